@@ -1,0 +1,95 @@
+// runopts: the typed options a scheduler accepts (`-cfg k=v,...`, `.torchxconfig [<scheduler>]`),
+// their values (CfgVal), the cfg string grammar, and TorchX's resolution rules and messages.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "torchx/status.h"
+
+namespace torchx::specs {
+
+using CfgList = std::vector<std::string>;
+using CfgDict = std::map<std::string, std::string>;
+/// TorchX's CfgVal: None | str | int | float | bool | list[str] | dict[str, str].
+using CfgVal = std::variant<std::monostate, std::string, std::int64_t, double, bool, CfgList, CfgDict>;
+/// A scheduler config: option name -> value.
+using Cfg = std::map<std::string, CfgVal>;
+
+enum class CfgType { kStr, kInt, kFloat, kBool, kListStr, kDictStr };
+
+/// Python's name for the type as TorchX prints it: str, int, float, bool, typing.List[str],
+/// typing.Dict[str, str].
+std::string_view CfgTypeName(CfgType t);
+/// Whether `v` holds type `t` (None matches every type, as in TorchX).
+bool CfgValIs(const CfgVal& v, CfgType t);
+bool CfgValIsNone(const CfgVal& v);
+/// Python str() of the value: None, True, 3, 0.5, abc, ['a', 'b'], {'k': 'v'}.
+std::string CfgValToString(const CfgVal& v);
+/// Python repr(): like str() but strings quoted ('abc').
+std::string CfgValRepr(const CfgVal& v);
+/// Python repr of a whole cfg dict, `{'k': v, ...}`, or "<EMPTY>" when empty (for messages).
+std::string CfgRepr(const Cfg& cfg);
+
+struct RunOpt {
+  CfgType type = CfgType::kStr;
+  CfgVal default_value;  ///< monostate = None
+  bool is_required = false;
+  std::string help;
+};
+
+/// TorchX's to_dict(): `k=v` pairs separated by ',' or ';'; a value may itself be a ','/';'
+/// list (the LAST delimiter before the next '=' separates pairs); '...' or "..." quoted values
+/// may hold '=', ',' and ';'; keys and values are stripped. "" -> empty. Errors name the piece
+/// that cannot be split. Order of first appearance is kept; a repeated key keeps its last value.
+Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::string_view s);
+
+class RunOpts {
+ public:
+  /// Adds an option. kInvalidArgument for a required option with a default, or a default of the
+  /// wrong type (TorchX raises ValueError / TypeError).
+  Status Add(std::string key, CfgType type, std::string help, CfgVal default_value = {},
+             bool required = false);
+
+  /// nullptr when unknown.
+  const RunOpt* Get(std::string_view key) const;
+  /// Options in the order they were added.
+  const std::vector<std::pair<std::string, RunOpt>>& options() const { return opts_; }
+  size_t size() const { return opts_.size(); }
+  bool empty() const { return opts_.empty(); }
+  /// Adds (or replaces) every option of `other`.
+  void Update(const RunOpts& other);
+
+  /// Fills defaults and checks required options and types; unknown keys pass through.
+  /// kInvalidArgument with TorchX's InvalidRunConfigException text ("Required run option: k,
+  /// must be provided and not `None`. Given: {...}" / "Run option: k, must be of type: T, but
+  /// was: v (t). Given: {...}").
+  Result<Cfg> Resolve(const Cfg& cfg) const;
+
+  /// Casts one string to the option's type: bool = "true" (any case) else false; list = split on
+  /// ',' or ';' dropping empty items; dict = items split on ','/';', each `k:v` at the first ':';
+  /// int / float must parse completely. Errors name the option and the expected form.
+  Result<CfgVal> Cast(std::string_view key, const RunOpt& opt, std::string_view value) const;
+
+  /// Parses a `-cfg` string and casts known keys. Unknown keys are dropped; their `k=v` go to
+  /// `unknown` (TorchX logs a warning for each) when given.
+  Result<Cfg> CfgFromString(std::string_view s, std::vector<std::string>* unknown = nullptr) const;
+
+  /// Parses a JSON object of option values (known keys only; list and dict items coerced to
+  /// strings; null kept as None).
+  Result<Cfg> CfgFromJson(std::string_view json) const;
+
+  /// TorchX's repr(runopts), as `torchx runopts` prints it.
+  std::string Render() const;
+
+ private:
+  std::vector<std::pair<std::string, RunOpt>> opts_;
+};
+
+}  // namespace torchx::specs

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the system packages the build and tests need, only those missing.
+# Idempotent: a second run on a ready machine installs nothing and takes well under a second.
+set -euo pipefail
+
+# Build toolchain and the libraries we link (see README "Dependencies" for why each).
+PKGS=(
+  build-essential cmake ninja-build ccache pkg-config
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libinih-dev libsqlite3-dev
+  libgtest-dev libgmock-dev
+)
+# clang + compiler-rt give libFuzzer and the sanitizer runtimes for the fuzz targets.
+if [[ "${TORCHX_WITH_FUZZ:-1}" == "1" ]]; then
+  PKGS+=(clang libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-deps: system packages present" >&2
+fi

@@ -1,0 +1,435 @@
+#include "torchx/specs/runopts.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace torchx::specs {
+namespace {
+
+std::string_view Strip(std::string_view s) {
+  const char* ws = " \t\n\r\f\v";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::string PyQuote(std::string_view s) {
+  // Python's repr picks double quotes when the text holds a single quote and no double quote.
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char q = (has_single && !has_double) ? '"' : '\'';
+  std::string out(1, q);
+  for (char c : s) {
+    if (c == q || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  out += q;
+  return out;
+}
+
+std::string PyFloat(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  std::string s = fmt::format("{}", d);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string_view PyTypeName(const CfgVal& v) {
+  static constexpr std::string_view kNames[] = {"NoneType", "str", "int", "float", "bool",
+                                                "list", "dict"};
+  return kNames[v.index()];
+}
+
+// Replaces every quoted run ('...' or "...", backslash escapes allowed, no newline) with a
+// placeholder, exactly where TorchX's regex `(['"])((?:\\.|(?!\1).)*?)\1` matches. The regex's
+// lazy loop backtracks over escapes, so the end of a quote starting at i is computed right to
+// left: end[j] = the first way to close from j trying "close", then "escape pair", then "char".
+std::string MaskQuoted(std::string_view s, std::vector<std::string>& quoted) {
+  std::string out;
+  constexpr size_t kNone = std::string_view::npos;
+  std::vector<size_t> end(s.size() + 2, kNone);
+  size_t i = 0;
+  while (i < s.size()) {
+    char q = s[i];
+    if (q != '\'' && q != '"') {
+      out += q;
+      ++i;
+      continue;
+    }
+    for (size_t j = s.size(); j-- > i + 1;) {
+      size_t r = kNone;
+      if (s[j] == q) {
+        r = j;
+      } else if (s[j] != '\n') {
+        if (s[j] == '\\' && j + 1 < s.size() && s[j + 1] != '\n') r = end[j + 2];
+        if (r == kNone) r = end[j + 1];
+      }
+      end[j] = r;
+    }
+    end[s.size()] = kNone;
+    size_t close = i + 1 < s.size() ? end[i + 1] : kNone;
+    if (close == kNone) {
+      out += q;
+      ++i;
+      continue;
+    }
+    quoted.emplace_back(s.substr(i, close - i + 1));
+    out += fmt::format("__QUOTED_{}__", quoted.size() - 1);
+    i = close + 1;
+  }
+  return out;
+}
+
+std::string Unmask(std::string s, const std::vector<std::string>& quoted) {
+  for (size_t i = 0; i < quoted.size(); ++i) {
+    std::string token = fmt::format("__QUOTED_{}__", i);
+    size_t pos = 0;
+    while ((pos = s.find(token, pos)) != std::string::npos) {
+      s.replace(pos, token.size(), quoted[i]);
+      pos += quoted[i].size();
+    }
+  }
+  return s;
+}
+
+std::string Unquote(const std::string& v) {
+  if (v.size() >= 2 && ((v.front() == '\'' && v.back() == '\'') ||
+                        (v.front() == '"' && v.back() == '"'))) {
+    return v.substr(1, v.size() - 2);
+  }
+  if (v == "'" || v == "\"") return "";
+  return v;
+}
+
+std::vector<std::string> SplitOnAny(std::string_view s, std::string_view delims) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || delims.find(s[i]) != std::string_view::npos) {
+      out.emplace_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view CfgTypeName(CfgType t) {
+  switch (t) {
+    case CfgType::kStr: return "str";
+    case CfgType::kInt: return "int";
+    case CfgType::kFloat: return "float";
+    case CfgType::kBool: return "bool";
+    case CfgType::kListStr: return "typing.List[str]";
+    case CfgType::kDictStr: return "typing.Dict[str, str]";
+  }
+  return "str";
+}
+
+bool CfgValIsNone(const CfgVal& v) { return std::holds_alternative<std::monostate>(v); }
+
+bool CfgValIs(const CfgVal& v, CfgType t) {
+  if (CfgValIsNone(v)) return true;
+  switch (t) {
+    case CfgType::kStr: return std::holds_alternative<std::string>(v);
+    // Python's bool is an int subclass: isinstance(True, int) holds, and TorchX inherits that.
+    case CfgType::kInt:
+      return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<bool>(v);
+    case CfgType::kFloat: return std::holds_alternative<double>(v);
+    case CfgType::kBool: return std::holds_alternative<bool>(v);
+    case CfgType::kListStr: return std::holds_alternative<CfgList>(v);
+    case CfgType::kDictStr: return std::holds_alternative<CfgDict>(v);
+  }
+  return false;
+}
+
+std::string CfgValToString(const CfgVal& v) {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return "None"; }
+    std::string operator()(const std::string& s) const { return s; }
+    std::string operator()(std::int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const { return PyFloat(d); }
+    std::string operator()(bool b) const { return b ? "True" : "False"; }
+    std::string operator()(const CfgList& l) const {
+      std::string out = "[";
+      for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + PyQuote(l[i]);
+      return out + "]";
+    }
+    std::string operator()(const CfgDict& d) const {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [k, val] : d) {
+        out += (first ? "" : ", ") + PyQuote(k) + ": " + PyQuote(val);
+        first = false;
+      }
+      return out + "}";
+    }
+  };
+  return std::visit(Visitor{}, v);
+}
+
+std::string CfgValRepr(const CfgVal& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return PyQuote(*s);
+  return CfgValToString(v);
+}
+
+std::string CfgRepr(const Cfg& cfg) {
+  if (cfg.empty()) return "<EMPTY>";
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [k, v] : cfg) {
+    out += (first ? "" : ", ") + PyQuote(k) + ": " + CfgValRepr(v);
+    first = false;
+  }
+  return out + "}";
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::string_view arg) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (arg.empty()) return out;
+  auto put = [&out](std::string key, std::string val) {
+    for (auto& [k, v] : out) {
+      if (k == key) {
+        v = std::move(val);
+        return;
+      }
+    }
+    out.emplace_back(std::move(key), std::move(val));
+  };
+
+  std::vector<std::string> quoted;
+  std::string masked = MaskQuoted(arg, quoted);
+  std::vector<std::string> parts;
+  for (const std::string& p : SplitOnAny(masked, "=")) {
+    std::string_view stripped = Strip(p);
+    if (!stripped.empty()) parts.emplace_back(stripped);
+  }
+  if (parts.size() < 2) {
+    return InvalidArgumentError(
+        fmt::format("cfg: `{}` does not have at least one `key=value` pair", arg));
+  }
+  std::string key = Unmask(parts[0], quoted);
+  for (size_t i = 1; i + 1 < parts.size(); ++i) {
+    const std::string& vk = parts[i];  // "<value><delim><next key>"
+    size_t comma = vk.rfind(',');
+    size_t semi = vk.rfind(';');
+    size_t idx = comma == std::string::npos ? semi
+                 : semi == std::string::npos ? comma
+                                             : std::max(comma, semi);
+    if (idx == std::string::npos || idx == 0 || idx + 1 == vk.size()) {
+      return InvalidArgumentError(fmt::format(
+          "cfg: `{}` cannot be split into `val<delim>key` with delims [',', ';'] (in `{}`)",
+          Unmask(vk, quoted), arg));
+    }
+    std::string val(Strip(std::string_view(vk).substr(0, idx)));
+    put(key, Unquote(Unmask(val, quoted)));
+    key = Unmask(std::string(Strip(std::string_view(vk).substr(idx + 1))), quoted);
+  }
+  put(key, Unquote(Unmask(parts.back(), quoted)));
+  return out;
+}
+
+Status RunOpts::Add(std::string key, CfgType type, std::string help, CfgVal default_value,
+                    bool required) {
+  if (required && !CfgValIsNone(default_value)) {
+    return InvalidArgumentError(
+        fmt::format("runopts: required option: {} must not specify default value. Given: {}", key,
+                    CfgValToString(default_value)));
+  }
+  if (!CfgValIs(default_value, type)) {
+    return InvalidArgumentError(fmt::format("runopts: option: {}, must be of type: {}. Given: {} ({})",
+                                            key, CfgTypeName(type), CfgValToString(default_value),
+                                            PyTypeName(default_value)));
+  }
+  RunOpt opt{type, std::move(default_value), required, std::move(help)};
+  for (auto& [k, existing] : opts_) {
+    if (k == key) {
+      existing = std::move(opt);
+      return OkStatus();
+    }
+  }
+  opts_.emplace_back(std::move(key), std::move(opt));
+  return OkStatus();
+}
+
+const RunOpt* RunOpts::Get(std::string_view key) const {
+  for (const auto& [k, opt] : opts_) {
+    if (k == key) return &opt;
+  }
+  return nullptr;
+}
+
+void RunOpts::Update(const RunOpts& other) {
+  for (const auto& [k, opt] : other.opts_) {
+    (void)Add(k, opt.type, opt.help, opt.default_value, opt.is_required);
+  }
+}
+
+Result<Cfg> RunOpts::Resolve(const Cfg& cfg) const {
+  Cfg resolved = cfg;
+  for (const auto& [key, opt] : opts_) {
+    auto it = resolved.find(key);
+    bool unset = it == resolved.end() || CfgValIsNone(it->second);
+    if (opt.is_required && unset) {
+      return InvalidArgumentError(fmt::format(
+          "Required run option: {}, must be provided and not `None`. Given: {}", key,
+          CfgRepr(cfg)));
+    }
+    if (!unset && !CfgValIs(it->second, opt.type)) {
+      return InvalidArgumentError(
+          fmt::format("Run option: {}, must be of type: {}, but was: {} ({}). Given: {}", key,
+                      CfgTypeName(opt.type), CfgValToString(it->second),
+                      PyTypeName(it->second), CfgRepr(cfg)));
+    }
+    if (unset) resolved[key] = opt.default_value;
+  }
+  return resolved;
+}
+
+Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt,
+                             std::string_view value) const {
+  auto bad = [&](std::string_view expected) {
+    return InvalidArgumentError(fmt::format("cfg: option {}: invalid {} value '{}'{}", key,
+                                            CfgTypeName(opt.type), value, expected));
+  };
+  switch (opt.type) {
+    case CfgType::kStr: return CfgVal(std::string(value));
+    case CfgType::kBool: {
+      std::string lower(value);
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return CfgVal(lower == "true");
+    }
+    case CfgType::kInt: {
+      std::string s(Strip(value));
+      if (s.empty()) return bad(", expected an integer");
+      char* end = nullptr;
+      errno = 0;
+      long long n = std::strtoll(s.c_str(), &end, 10);
+      if (*end != '\0' || errno == ERANGE) return bad(", expected an integer");
+      return CfgVal(static_cast<std::int64_t>(n));
+    }
+    case CfgType::kFloat: {
+      std::string s(Strip(value));
+      if (s.empty()) return bad(", expected a number");
+      char* end = nullptr;
+      double d = std::strtod(s.c_str(), &end);
+      if (*end != '\0') return bad(", expected a number");
+      return CfgVal(d);
+    }
+    case CfgType::kListStr: {
+      CfgList items;
+      for (std::string& item : SplitOnAny(value, ",;")) {
+        if (!item.empty()) items.push_back(std::move(item));
+      }
+      return CfgVal(std::move(items));
+    }
+    case CfgType::kDictStr: {
+      CfgDict d;
+      for (const std::string& item : SplitOnAny(value, ",;")) {
+        size_t colon = item.find(':');
+        if (colon == std::string::npos) {
+          return bad(fmt::format(": item '{}' is not of the form key:value", item));
+        }
+        d[item.substr(0, colon)] = item.substr(colon + 1);
+      }
+      return CfgVal(std::move(d));
+    }
+  }
+  return bad("");
+}
+
+Result<Cfg> RunOpts::CfgFromString(std::string_view s, std::vector<std::string>* unknown) const {
+  TORCHX_ASSIGN_OR_RETURN(auto pairs, CfgStringToPairs(s));
+  Cfg cfg;
+  for (const auto& [key, val] : pairs) {
+    const RunOpt* opt = Get(key);
+    if (!opt) {
+      if (unknown) unknown->push_back(fmt::format("{}={}", key, val));
+      continue;
+    }
+    TORCHX_ASSIGN_OR_RETURN(cfg[key], Cast(key, *opt, val));
+  }
+  return cfg;
+}
+
+Result<Cfg> RunOpts::CfgFromJson(std::string_view json) const {
+  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgumentError("cfg: JSON run config must be an object of option values");
+  }
+  auto as_string = [](const nlohmann::json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  Cfg cfg;
+  for (const auto& [key, v] : j.items()) {
+    const RunOpt* opt = Get(key);
+    if (!opt) continue;
+    if (v.is_null()) {
+      cfg[key] = std::monostate{};
+    } else if (opt->type == CfgType::kListStr && v.is_array()) {
+      CfgList l;
+      for (const auto& item : v) l.push_back(as_string(item));
+      cfg[key] = std::move(l);
+    } else if (opt->type == CfgType::kDictStr && v.is_object()) {
+      CfgDict d;
+      for (const auto& [k, item] : v.items()) d[k] = as_string(item);
+      cfg[key] = std::move(d);
+    } else if (v.is_string()) {
+      cfg[key] = v.get<std::string>();
+    } else if (v.is_boolean()) {
+      cfg[key] = v.get<bool>();
+    } else if (v.is_number_integer()) {
+      cfg[key] = v.get<std::int64_t>();
+    } else if (v.is_number()) {
+      cfg[key] = v.get<double>();
+    } else {
+      return InvalidArgumentError(fmt::format("cfg: option {}: unsupported JSON value {}, must "
+                                              "be a string, number, bool, list or object",
+                                              key, v.dump()));
+    }
+  }
+  return cfg;
+}
+
+std::string RunOpts::Render() const {
+  std::vector<const std::pair<std::string, RunOpt>*> required, optional;
+  for (const auto& entry : opts_) (entry.second.is_required ? required : optional).push_back(&entry);
+  auto upper = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::string out = "    usage:\n        ";
+  size_t i = 0;
+  for (const auto* group : {&required, &optional}) {
+    for (const auto* e : *group) {
+      std::string item = fmt::format("{}={}", e->first, upper(e->first));
+      if (!e->second.is_required) item = "[" + item + "]";
+      out += (i++ > 0 ? "," : "") + item;
+    }
+  }
+  for (const auto& [title, group] : {std::pair{"required", &required}, {"optional", &optional}}) {
+    if (group->empty()) continue;
+    out += fmt::format("\n\n    {} arguments:", title);
+    for (const auto* e : *group) {
+      std::string def =
+          e->second.is_required ? "" : ", " + CfgValToString(e->second.default_value);
+      out += fmt::format("\n        {}={} ({}{})", e->first, upper(e->first),
+                         CfgTypeName(e->second.type), def);
+      out += fmt::format("\n            {}", e->second.help);
+    }
+  }
+  return out;
+}
+
+}  // namespace torchx::specs

@@ -1,0 +1,476 @@
+#include "torchx/specs/serialize.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "core/spelling.h"
+#include "torchx/specs/named_resources.h"
+
+namespace torchx::specs {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// ---- writing ----
+
+Json ToJson(const Value& v) {
+  if (v.is_null()) return nullptr;
+  if (v.is_bool()) return v.as_bool();
+  if (v.is_int()) return v.as_int();
+  if (v.is_double()) return v.as_double();
+  if (v.is_string()) return v.as_string();
+  if (v.is_list()) {
+    Json arr = Json::array();
+    for (const Value& item : v.as_list()) arr.push_back(ToJson(item));
+    return arr;
+  }
+  Json obj = Json::object();
+  for (const auto& [k, item] : v.as_map()) obj[k] = ToJson(item);
+  return obj;
+}
+
+Json ToJson(const Value::Map& m) { return ToJson(Value(m)); }
+
+template <typename Map>
+Json MapToJson(const Map& m) {
+  Json obj = Json::object();
+  for (const auto& [k, v] : m) obj[k] = v;
+  return obj;
+}
+
+Json MountToJson(const Mount& m) {
+  if (const auto* b = std::get_if<BindMount>(&m)) {
+    return {{"type", "bind"}, {"src_path", b->src_path}, {"dst_path", b->dst_path},
+            {"read_only", b->read_only}};
+  }
+  if (const auto* v = std::get_if<VolumeMount>(&m)) {
+    return {{"type", "volume"}, {"src", v->src}, {"dst_path", v->dst_path},
+            {"read_only", v->read_only}};
+  }
+  const auto& d = std::get<DeviceMount>(m);
+  return {{"type", "device"}, {"src_path", d.src_path}, {"dst_path", d.dst_path},
+          {"permissions", d.permissions}};
+}
+
+Json RoleToJson(const Role& r) {
+  Json mounts = Json::array();
+  for (const Mount& m : r.mounts) mounts.push_back(MountToJson(m));
+  return {
+      {"name", r.name},
+      {"image", r.image},
+      {"entrypoint", r.entrypoint},
+      {"args", r.args},
+      {"env", MapToJson(r.env)},
+      {"num_replicas", r.num_replicas},
+      {"min_replicas", r.min_replicas ? Json(*r.min_replicas) : Json(nullptr)},
+      {"max_retries", r.max_retries},
+      {"retry_policy", RetryPolicyName(r.retry_policy)},
+      {"resource",
+       {{"cpu", r.resource.cpu},
+        {"gpu", r.resource.gpu},
+        {"memMB", r.resource.memMB},
+        {"capabilities", ToJson(r.resource.capabilities)},
+        {"devices", MapToJson(r.resource.devices)},
+        {"tags", ToJson(r.resource.tags)}}},
+      {"port_map", MapToJson(r.port_map)},
+      {"metadata", ToJson(r.metadata)},
+      {"mounts", std::move(mounts)},
+  };
+}
+
+Json AppToJson(const AppDef& app) {
+  Json roles = Json::array();
+  for (const Role& r : app.roles) roles.push_back(RoleToJson(r));
+  return {{"name", app.name}, {"roles", std::move(roles)}, {"metadata", MapToJson(app.metadata)}};
+}
+
+// ---- reading ----
+
+// Walks a JSON document against the AppDef schema, carrying the path for error messages.
+class Reader {
+ public:
+  explicit Reader(bool scalars_as_text) : scalars_as_text_(scalars_as_text) {}
+
+  Result<AppDef> App(const Json& j) {
+    TORCHX_RETURN_IF_ERROR(Keys(j, "", {"name", "roles", "metadata"}));
+    AppDef app;
+    TORCHX_RETURN_IF_ERROR(Str(j, "", "name", app.name));
+    if (j.contains("roles")) {
+      const Json& roles = j["roles"];
+      if (!roles.is_array()) return TypeError("roles", "a list", roles);
+      for (size_t i = 0; i < roles.size(); ++i) {
+        TORCHX_ASSIGN_OR_RETURN(Role r, ReadRole(roles[i], fmt::format("roles[{}]", i)));
+        app.roles.push_back(std::move(r));
+      }
+    }
+    TORCHX_RETURN_IF_ERROR(StrMap(j, "", "metadata", app.metadata));
+    return app;
+  }
+
+ private:
+  static std::string Join(std::string_view path, std::string_view key) {
+    return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+  }
+  static std::string_view KindOf(const Json& v) {
+    if (v.is_null()) return "null";
+    if (v.is_boolean()) return "bool";
+    if (v.is_number_integer()) return "integer";
+    if (v.is_number()) return "number";
+    if (v.is_string()) return "string";
+    if (v.is_array()) return "list";
+    return "object";
+  }
+  static Status TypeError(std::string_view path, std::string_view expected, const Json& got) {
+    return InvalidArgumentError(
+        fmt::format("{}: expected {}, got {} {}", path, expected, KindOf(got), got.dump()));
+  }
+
+  static Status Keys(const Json& j, std::string_view path, std::vector<std::string> valid) {
+    if (!j.is_object()) return TypeError(path.empty() ? "AppDef" : path, "an object", j);
+    for (const auto& [k, _] : j.items()) {
+      if (std::find(valid.begin(), valid.end(), k) == valid.end()) {
+        return InvalidArgumentError(fmt::format("{}: unknown field.{}", Join(path, k),
+                                                internal::SuggestionSuffix(k, valid)));
+      }
+    }
+    return OkStatus();
+  }
+
+  Status StrValue(const Json& v, const std::string& path, std::string& out) const {
+    if (v.is_string()) {
+      out = v.get<std::string>();
+    } else if (scalars_as_text_ && (v.is_number() || v.is_boolean())) {
+      out = v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.dump();
+    } else {
+      return TypeError(path, "a string", v);
+    }
+    return OkStatus();
+  }
+
+  Status Str(const Json& j, std::string_view path, const char* key, std::string& out) const {
+    if (!j.contains(key)) return OkStatus();
+    return StrValue(j[key], Join(path, key), out);
+  }
+
+  static Status IntValue(const Json& v, const std::string& path, int& out) {
+    if (!v.is_number_integer()) return TypeError(path, "an integer", v);
+    auto n = v.get<std::int64_t>();
+    if (n < INT32_MIN || n > INT32_MAX) {
+      return InvalidArgumentError(fmt::format("{}: {} is out of range", path, n));
+    }
+    out = static_cast<int>(n);
+    return OkStatus();
+  }
+
+  static Status Int(const Json& j, std::string_view path, const char* key, int& out) {
+    if (!j.contains(key)) return OkStatus();
+    return IntValue(j[key], Join(path, key), out);
+  }
+
+  Status StrMap(const Json& j, std::string_view path, const char* key,
+                std::map<std::string, std::string>& out) const {
+    if (!j.contains(key)) return OkStatus();
+    const Json& m = j[key];
+    std::string p = Join(path, key);
+    if (m.is_null()) return OkStatus();
+    if (!m.is_object()) return TypeError(p, "an object of strings", m);
+    for (const auto& [k, v] : m.items()) {
+      TORCHX_RETURN_IF_ERROR(StrValue(v, fmt::format("{}[{}]", p, k), out[k]));
+    }
+    return OkStatus();
+  }
+
+  static Status IntMap(const Json& j, std::string_view path, const char* key,
+                       std::map<std::string, int>& out) {
+    if (!j.contains(key)) return OkStatus();
+    const Json& m = j[key];
+    std::string p = Join(path, key);
+    if (m.is_null()) return OkStatus();
+    if (!m.is_object()) return TypeError(p, "an object of integers", m);
+    for (const auto& [k, v] : m.items()) {
+      TORCHX_RETURN_IF_ERROR(IntValue(v, fmt::format("{}[{}]", p, k), out[k]));
+    }
+    return OkStatus();
+  }
+
+  static Value ToValue(const Json& v) {
+    if (v.is_null()) return Value();
+    if (v.is_boolean()) return Value(v.get<bool>());
+    if (v.is_number_integer()) {
+      // Unsigned values above INT64_MAX keep their magnitude as a double rather than wrapping.
+      if (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) {
+        return Value(v.get<double>());
+      }
+      return Value(v.get<std::int64_t>());
+    }
+    if (v.is_number()) return Value(v.get<double>());
+    if (v.is_string()) return Value(v.get<std::string>());
+    if (v.is_array()) {
+      Value::List l;
+      for (const Json& item : v) l.push_back(ToValue(item));
+      return Value(std::move(l));
+    }
+    Value::Map m;
+    for (const auto& [k, item] : v.items()) m[k] = ToValue(item);
+    return Value(std::move(m));
+  }
+
+  static Status ValueMap(const Json& j, std::string_view path, const char* key, Value::Map& out) {
+    if (!j.contains(key) || j[key].is_null()) return OkStatus();
+    if (!j[key].is_object()) return TypeError(Join(path, key), "an object", j[key]);
+    out = ToValue(j[key]).as_map();
+    return OkStatus();
+  }
+
+  static Status Bool(const Json& j, std::string_view path, const char* key, bool& out) {
+    if (!j.contains(key)) return OkStatus();
+    if (!j[key].is_boolean()) return TypeError(Join(path, key), "true or false", j[key]);
+    out = j[key].get<bool>();
+    return OkStatus();
+  }
+
+  Result<Resource> ReadResource(const Json& j, const std::string& path) const {
+    if (j.is_string()) {  // a named resource, e.g. "gpu.small"
+      auto r = GetNamedResource(j.get<std::string>());
+      if (!r) return InvalidArgumentError(fmt::format("{}: {}", path, r.error().message()));
+      return r;
+    }
+    TORCHX_RETURN_IF_ERROR(
+        Keys(j, path, {"cpu", "gpu", "memMB", "capabilities", "devices", "tags"}));
+    Resource r;
+    TORCHX_RETURN_IF_ERROR(Int(j, path, "cpu", r.cpu));
+    TORCHX_RETURN_IF_ERROR(Int(j, path, "gpu", r.gpu));
+    TORCHX_RETURN_IF_ERROR(Int(j, path, "memMB", r.memMB));
+    TORCHX_RETURN_IF_ERROR(ValueMap(j, path, "capabilities", r.capabilities));
+    TORCHX_RETURN_IF_ERROR(IntMap(j, path, "devices", r.devices));
+    TORCHX_RETURN_IF_ERROR(ValueMap(j, path, "tags", r.tags));
+    return r;
+  }
+
+  Result<Mount> ReadMount(const Json& j, const std::string& path) const {
+    if (!j.is_object()) return TypeError(path, "an object", j);
+    std::string type;
+    if (!j.contains("type")) {
+      return InvalidArgumentError(
+          fmt::format("{}.type: missing, must be one of [bind, volume, device]", path));
+    }
+    TORCHX_RETURN_IF_ERROR(Str(j, path, "type", type));
+    if (type == "bind") {
+      TORCHX_RETURN_IF_ERROR(Keys(j, path, {"type", "src_path", "dst_path", "read_only"}));
+      BindMount m;
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "src_path", m.src_path));
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "dst_path", m.dst_path));
+      TORCHX_RETURN_IF_ERROR(Bool(j, path, "read_only", m.read_only));
+      return Mount(m);
+    }
+    if (type == "volume") {
+      TORCHX_RETURN_IF_ERROR(Keys(j, path, {"type", "src", "dst_path", "read_only"}));
+      VolumeMount m;
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "src", m.src));
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "dst_path", m.dst_path));
+      TORCHX_RETURN_IF_ERROR(Bool(j, path, "read_only", m.read_only));
+      return Mount(m);
+    }
+    if (type == "device") {
+      TORCHX_RETURN_IF_ERROR(Keys(j, path, {"type", "src_path", "dst_path", "permissions"}));
+      DeviceMount m;
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "src_path", m.src_path));
+      m.dst_path = m.src_path;
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "dst_path", m.dst_path));
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "permissions", m.permissions));
+      return Mount(m);
+    }
+    return InvalidArgumentError(fmt::format(
+        "{}.type: invalid mount type '{}', must be one of [bind, volume, device]", path, type));
+  }
+
+  Result<Role> ReadRole(const Json& j, const std::string& path) const {
+    TORCHX_RETURN_IF_ERROR(Keys(j, path,
+                                {"name", "image", "entrypoint", "args", "env", "num_replicas",
+                                 "min_replicas", "max_retries", "retry_policy", "resource",
+                                 "port_map", "metadata", "mounts"}));
+    Role r;
+    TORCHX_RETURN_IF_ERROR(Str(j, path, "name", r.name));
+    TORCHX_RETURN_IF_ERROR(Str(j, path, "image", r.image));
+    TORCHX_RETURN_IF_ERROR(Str(j, path, "entrypoint", r.entrypoint));
+    if (j.contains("args") && !j["args"].is_null()) {
+      const Json& args = j["args"];
+      if (!args.is_array()) return TypeError(Join(path, "args"), "a list of strings", args);
+      for (size_t i = 0; i < args.size(); ++i) {
+        TORCHX_RETURN_IF_ERROR(StrValue(args[i], fmt::format("{}.args[{}]", path, i),
+                                        r.args.emplace_back()));
+      }
+    }
+    TORCHX_RETURN_IF_ERROR(StrMap(j, path, "env", r.env));
+    TORCHX_RETURN_IF_ERROR(Int(j, path, "num_replicas", r.num_replicas));
+    if (j.contains("min_replicas") && !j["min_replicas"].is_null()) {
+      int m = 0;
+      TORCHX_RETURN_IF_ERROR(Int(j, path, "min_replicas", m));
+      r.min_replicas = m;
+    }
+    TORCHX_RETURN_IF_ERROR(Int(j, path, "max_retries", r.max_retries));
+    if (j.contains("retry_policy")) {
+      std::string p;
+      TORCHX_RETURN_IF_ERROR(Str(j, path, "retry_policy", p));
+      auto policy = ParseRetryPolicy(p);
+      if (!policy) return policy.error().WithContext(path);
+      r.retry_policy = *policy;
+    }
+    if (j.contains("resource") && !j["resource"].is_null()) {
+      TORCHX_ASSIGN_OR_RETURN(r.resource, ReadResource(j["resource"], Join(path, "resource")));
+    }
+    TORCHX_RETURN_IF_ERROR(IntMap(j, path, "port_map", r.port_map));
+    TORCHX_RETURN_IF_ERROR(ValueMap(j, path, "metadata", r.metadata));
+    if (j.contains("mounts") && !j["mounts"].is_null()) {
+      const Json& mounts = j["mounts"];
+      if (!mounts.is_array()) return TypeError(Join(path, "mounts"), "a list", mounts);
+      for (size_t i = 0; i < mounts.size(); ++i) {
+        TORCHX_ASSIGN_OR_RETURN(Mount m, ReadMount(mounts[i], fmt::format("{}.mounts[{}]", path, i)));
+        r.mounts.push_back(std::move(m));
+      }
+    }
+    return r;
+  }
+
+  bool scalars_as_text_;
+};
+
+// ---- YAML <-> JSON ----
+
+// YAML 1.2 core-schema scalar resolution for plain (unquoted) scalars.
+Json PlainScalar(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  auto parsed = Json::parse(s, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_discarded() && parsed.is_number()) return parsed;
+  return s;
+}
+
+// JSON, and so the canonical form, carries only UTF-8 text; YAML input is checked at the door.
+bool IsUtf8(const std::string& s) {
+  try {
+    (void)Json(s).dump();
+    return true;
+  } catch (const Json::type_error&) {
+    return false;
+  }
+}
+
+Result<Json> YamlToJson(const YAML::Node& n, const std::string& path) {
+  switch (n.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null: return Json(nullptr);
+    case YAML::NodeType::Scalar:
+      if (!IsUtf8(n.Scalar())) {
+        return InvalidArgumentError(
+            fmt::format("{}: not valid UTF-8 text", path.empty() ? "AppDef" : path));
+      }
+      return n.Tag() == "!" ? Json(n.Scalar()) : PlainScalar(n.Scalar());  // "!" = quoted
+    case YAML::NodeType::Sequence: {
+      Json arr = Json::array();
+      size_t i = 0;
+      for (const auto& item : n) {
+        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(item, fmt::format("{}[{}]", path, i++)));
+        arr.push_back(std::move(v));
+      }
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      Json obj = Json::object();
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar()) {
+          return InvalidArgumentError(fmt::format("{}: map keys must be scalars", path));
+        }
+        std::string key = kv.first.Scalar();
+        if (!IsUtf8(key)) {
+          return InvalidArgumentError(fmt::format("{}: key is not valid UTF-8 text", path));
+        }
+        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(kv.second, path.empty() ? key : path + "." + key));
+        obj[key] = std::move(v);
+      }
+      return obj;
+    }
+  }
+  return Json(nullptr);
+}
+
+void EmitJson(YAML::Emitter& out, const Json& j) {
+  if (j.is_null()) {
+    out << YAML::Null;
+  } else if (j.is_boolean()) {
+    out << j.get<bool>();
+  } else if (j.is_number()) {
+    out << j.dump();
+  } else if (j.is_string()) {
+    const std::string& s = j.get_ref<const std::string&>();
+    // Quote strings that a reader would otherwise take for another type ("1", "true", "").
+    if (!PlainScalar(s).is_string()) out << YAML::DoubleQuoted;
+    out << s;
+  } else if (j.is_array()) {
+    out << (j.empty() ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
+    for (const Json& item : j) EmitJson(out, item);
+    out << YAML::EndSeq;
+  } else {
+    out << (j.empty() ? YAML::Flow : YAML::Block) << YAML::BeginMap;
+    for (const auto& [k, v] : j.items()) {
+      out << YAML::Key;
+      if (!PlainScalar(k).is_string()) out << YAML::DoubleQuoted;
+      out << k << YAML::Value;
+      EmitJson(out, v);
+    }
+    out << YAML::EndMap;
+  }
+}
+
+}  // namespace
+
+std::string AppDefToJson(const AppDef& app, int indent) {
+  // An AppDef built in code may hold bytes that are not UTF-8; JSON cannot carry them, so they
+  // are written as U+FFFD rather than failing (readers only ever produce UTF-8).
+  return AppToJson(app).dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<AppDef> AppDefFromJson(std::string_view json) {
+  Json j;
+  try {
+    j = Json::parse(json);
+  } catch (const Json::parse_error& e) {
+    return InvalidArgumentError(fmt::format("AppDef JSON: {}", e.what()));
+  }
+  return Reader(/*scalars_as_text=*/false).App(j);
+}
+
+std::string AppDefToYaml(const AppDef& app) {
+  YAML::Emitter out;
+  EmitJson(out, AppToJson(app));
+  return std::string(out.c_str()) + "\n";
+}
+
+Result<AppDef> AppDefFromYaml(std::string_view yaml) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(fmt::format("AppDef YAML: {}", e.what()));
+  }
+  TORCHX_ASSIGN_OR_RETURN(Json j, YamlToJson(root, ""));
+  return Reader(/*scalars_as_text=*/true).App(j);
+}
+
+Result<AppDef> AppDefFromFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(fmt::format("spec file {}: cannot be read", path));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  bool is_json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  auto app = is_json ? AppDefFromJson(buf.str()) : AppDefFromYaml(buf.str());
+  if (!app) return app.error().WithContext(path);
+  return app;
+}
+
+}  // namespace torchx::specs
