@@ -439,7 +439,7 @@ Result<AppDef> AppDefFromJson(std::string_view json) {
   Json j;
   try {
     j = Json::parse(json);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for number overflow
     return InvalidArgumentError(fmt::format("AppDef JSON: {}", e.what()));
   }
   return Reader(/*scalars_as_text=*/false).App(j);

@@ -154,3 +154,15 @@ TEST(AppDefJson, WritingNonUtf8FromCodeDoesNotThrow) {
 
 }  // namespace
 }  // namespace torchx::specs
+
+namespace torchx::specs {
+namespace {
+
+// Found by appdef_json_fuzz: a number too large for a double threw out_of_range, not parse_error.
+TEST(AppDefJson, NumberOverflowIsAnError) {
+  EXPECT_THAT(AppDefFromJson("5e99999"),
+              StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("number overflow")));
+}
+
+}  // namespace
+}  // namespace torchx::specs
