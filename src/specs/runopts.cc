@@ -1,11 +1,12 @@
 #include "torchx/specs/runopts.h"
 
 #include <cerrno>
-#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/pystr.h"
 
 namespace torchx::specs {
 namespace {
@@ -16,32 +17,6 @@ std::string_view Strip(std::string_view s) {
   if (b == std::string_view::npos) return {};
   size_t e = s.find_last_not_of(ws);
   return s.substr(b, e - b + 1);
-}
-
-std::string PyQuote(std::string_view s) {
-  // Python's repr picks double quotes when the text holds a single quote and no double quote.
-  bool has_single = s.find('\'') != std::string_view::npos;
-  bool has_double = s.find('"') != std::string_view::npos;
-  char q = (has_single && !has_double) ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    if (c == q || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  out += q;
-  return out;
-}
-
-std::string PyFloat(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  std::string s = fmt::format("{}", d);
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return s;
 }
 
 std::string_view PyTypeName(const CfgVal& v) {
@@ -159,18 +134,18 @@ std::string CfgValToString(const CfgVal& v) {
     std::string operator()(std::monostate) const { return "None"; }
     std::string operator()(const std::string& s) const { return s; }
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const { return PyFloat(d); }
+    std::string operator()(double d) const { return internal::PyFloatStr(d); }
     std::string operator()(bool b) const { return b ? "True" : "False"; }
     std::string operator()(const CfgList& l) const {
       std::string out = "[";
-      for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + PyQuote(l[i]);
+      for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + internal::PyRepr(l[i]);
       return out + "]";
     }
     std::string operator()(const CfgDict& d) const {
       std::string out = "{";
       bool first = true;
       for (const auto& [k, val] : d) {
-        out += (first ? "" : ", ") + PyQuote(k) + ": " + PyQuote(val);
+        out += (first ? "" : ", ") + internal::PyRepr(k) + ": " + internal::PyRepr(val);
         first = false;
       }
       return out + "}";
@@ -180,7 +155,7 @@ std::string CfgValToString(const CfgVal& v) {
 }
 
 std::string CfgValRepr(const CfgVal& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return PyQuote(*s);
+  if (const auto* s = std::get_if<std::string>(&v)) return internal::PyRepr(*s);
   return CfgValToString(v);
 }
 
@@ -189,7 +164,7 @@ std::string CfgRepr(const Cfg& cfg) {
   std::string out = "{";
   bool first = true;
   for (const auto& [k, v] : cfg) {
-    out += (first ? "" : ", ") + PyQuote(k) + ": " + CfgValRepr(v);
+    out += (first ? "" : ", ") + internal::PyRepr(k) + ": " + CfgValRepr(v);
     first = false;
   }
   return out + "}";

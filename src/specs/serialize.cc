@@ -9,6 +9,7 @@
 
 #include "core/spelling.h"
 #include "torchx/specs/named_resources.h"
+#include "specs/yaml_reader.h"
 
 namespace torchx::specs {
 namespace {
@@ -134,7 +135,7 @@ class Reader {
     for (const auto& [k, _] : j.items()) {
       if (std::find(valid.begin(), valid.end(), k) == valid.end()) {
         return InvalidArgumentError(fmt::format("{}: unknown field.{}", Join(path, k),
-                                                internal::SuggestionSuffix(k, valid)));
+                                                ::torchx::internal::SuggestionSuffix(k, valid)));
       }
     }
     return OkStatus();
@@ -458,6 +459,10 @@ Result<AppDef> AppDefFromYaml(std::string_view yaml) {
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(fmt::format("AppDef YAML: {}", e.what()));
   }
+  return internal::AppDefFromYamlNode(root);
+}
+
+Result<AppDef> internal::AppDefFromYamlNode(const YAML::Node& root) {
   TORCHX_ASSIGN_OR_RETURN(Json j, YamlToJson(root, ""));
   return Reader(/*scalars_as_text=*/true).App(j);
 }

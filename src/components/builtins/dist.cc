@@ -1,0 +1,263 @@
+// dist.ddp and dist.spmd: torchrun-launched distributed apps, with TorchX's exact command line.
+#include "components/builtins/dist.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "components/builtins/builtins.h"
+#include "components/function_component.h"
+#include "core/pystr.h"
+#include "torchx/specs/macros.h"
+#include "torchx/specs/named_resources.h"
+
+namespace torchx::components::internal {
+namespace {
+
+Result<int> ToInt(const std::string& s, const std::string& what) {
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < 0 || v > 1000000) {
+    return InvalidArgumentError(fmt::format("{}: invalid number '{}'", what, s));
+  }
+  return static_cast<int>(v);
+}
+
+// Arguments for ddp, shared by spmd.
+struct DdpOptions {
+  std::vector<std::string> script_args;
+  std::optional<std::string> script, m;
+  std::string image, name, h, j;
+  int cpu = 2, gpu = 0, memMB = 1024;
+  std::map<std::string, std::string> env;
+  int max_retries = 0, rdzv_port = 29500, tee = 3;
+  std::string rdzv_backend = "c10d";
+  std::optional<std::string> rdzv_conf;
+  std::optional<std::vector<std::string>> mounts;
+  bool debug = false;
+};
+
+Result<specs::AppDef> BuildDdp(DdpOptions o) {
+  if (o.script.has_value() == o.m.has_value()) {
+    return InvalidArgumentError("--script, -m: exactly one of --script and -m must be specified");
+  }
+  TORCHX_ASSIGN_OR_RETURN(NNodes nn, ParseNNodes(o.j));
+  std::string endpoint = nn.max_nodes == 1
+      ? "localhost:0"  // one node: torchrun picks a free port, rdzv_port is ignored
+      : fmt::format("$${{{}:=localhost}}:{}", specs::macros::kRank0Env, o.rdzv_port);
+  TORCHX_ASSIGN_OR_RETURN(StructuredName name,
+                          ParseStructuredName(o.name, o.m.value_or(""), o.script.value_or("")));
+  o.env["TORCHX_TRACKING_EXPERIMENT_NAME"] = name.experiment;
+  o.env["TORCHX_TRACKING_RUN_NAME"] = name.run;
+  o.env.emplace("LOGLEVEL", DefaultLogLevel());
+  if (o.debug) {
+    o.env["CUDA_LAUNCH_BLOCKING"] = "1";
+    o.env["NCCL_DESYNC_DEBUG"] = "1";
+    o.env["TORCH_DISTRIBUTED_DEBUG"] = "DETAIL";
+    o.env["TORCH_SHOW_CPP_STACKTRACES"] = "1";
+  }
+  // Every token is shell-quoted except the endpoint, whose ${VAR:=localhost} the shell expands.
+  std::vector<std::string> cmd = {"torchrun", "--rdzv_backend", o.rdzv_backend};
+  if (o.rdzv_conf) {
+    cmd.push_back("--rdzv_conf");
+    cmd.push_back(*o.rdzv_conf);
+  }
+  std::string joined;
+  auto add = [&joined](const std::string& token, bool quote = true) {
+    joined += (joined.empty() ? "" : " ") + (quote ? ::torchx::internal::ShlexQuote(token) : token);
+  };
+  for (const std::string& t : cmd) add(t);
+  add("--rdzv_endpoint");
+  add(endpoint, /*quote=*/false);
+  for (const std::string& t : std::vector<std::string>{
+           "--rdzv_id", std::string(specs::macros::kAppId), "--nnodes", nn.nnodes, "--nproc_per_node",
+           std::to_string(nn.nproc_per_node), "--tee", std::to_string(o.tee), "--role", ""}) {
+    add(t);
+  }
+  if (o.rdzv_backend == "static") {
+    add("--node_rank");
+    add(std::string(specs::macros::kReplicaId));
+  }
+  if (o.script) {
+    add(*o.script);
+  } else {
+    add("-m");
+    add(*o.m);
+  }
+  for (const std::string& a : o.script_args) add(a);
+
+  specs::Role role;
+  role.name = o.script ? PathStem(*o.script) : o.m->substr(o.m->rfind('.') + 1);
+  role.image = o.image;
+  role.min_replicas = nn.min_nodes;
+  role.num_replicas = nn.max_nodes;
+  role.entrypoint = "bash";
+  role.args = {"-c", joined};
+  role.env = o.env;
+  role.port_map = {{"c10d", o.rdzv_port}};
+  role.max_retries = o.max_retries;
+  TORCHX_ASSIGN_OR_RETURN(role.resource, specs::MakeResource(o.cpu, o.gpu, o.memMB, o.h));
+  if (o.mounts && !o.mounts->empty()) {
+    TORCHX_ASSIGN_OR_RETURN(role.mounts, specs::ParseMounts(*o.mounts));
+  }
+  return specs::AppDef{name.run, {std::move(role)}, {}};
+}
+
+const Param kScript = OptionalNone("script", ParamType::kStr, "script or binary to run within the image");
+const Param kModule = OptionalNone("m", ParamType::kStr, "python module to run (instead of --script)");
+const Param kName = WithDefault("name", ParamType::kStr, "/",
+                                "job name as {experiment}/{run}, {experiment}/, /{run} or {run}; the run "
+                                "name defaults to the script or module name");
+const Param kEnv = OptionalNone("env", ParamType::kDictStr, "environment variables, e.g. A=1,B=2");
+const Param kMaxRetries = WithDefault("max_retries", ParamType::kInt, 0, "how many times the scheduler may retry");
+const Param kMounts = OptionalNone("mounts", ParamType::kListStr,
+                                   "mounts, e.g. type=bind,src=/host,dst=/job[,readonly]");
+const Param kDebug = WithDefault("debug", ParamType::kBool, false, "set PyTorch's debug environment variables");
+
+DdpOptions CommonOptions(const ComponentArgs& a) {
+  DdpOptions o;
+  o.script_args = a.varargs;
+  o.script = a.OptStr("script");
+  o.m = a.OptStr("m");
+  o.image = a.Str("image");
+  o.name = a.Str("name");
+  o.j = a.Str("j");
+  o.env = a.OptDict("env").value_or(std::map<std::string, std::string>{});
+  o.max_retries = static_cast<int>(a.Int("max_retries"));
+  o.mounts = a.OptList("mounts");
+  o.debug = a.Bool("debug");
+  return o;
+}
+
+}  // namespace
+
+Result<NNodes> ParseNNodes(const std::string& j) {
+  static const std::regex kElastic(R"((\d+):(\d+)x(\d+))"), kFixed(R"((\d+)x(\d+))"), kProcs(R"(\d+)");
+  std::smatch m;
+  NNodes out;
+  auto num = [](const std::string& s) { return static_cast<int>(std::strtol(s.c_str(), nullptr, 10)); };
+  if (j.size() <= 32 && std::regex_match(j, m, kElastic)) {
+    out = {num(m[1]), num(m[2]), num(m[3]), m[1].str() + ":" + m[2].str()};
+  } else if (j.size() <= 32 && std::regex_match(j, m, kFixed)) {
+    out = {num(m[1]), num(m[1]), num(m[2]), m[1].str()};
+  } else if (j.size() <= 32 && std::regex_match(j, kProcs)) {
+    out = {1, 1, num(j), "1"};
+  } else {
+    return InvalidArgumentError(
+        fmt::format("-j: invalid format, usage example: 1:2x4 or 1x4 or 4. Given: {}", j));
+  }
+  if (out.max_nodes < 1 || out.nproc_per_node < 1 || out.min_nodes > out.max_nodes) {
+    return InvalidArgumentError(fmt::format(
+        "-j: nodes and processes must be >= 1 and MIN <= MAX (usage: 1:2x4 or 1x4 or 4). Given: {}", j));
+  }
+  return out;
+}
+
+Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j) {
+  auto res = specs::GetNamedResource(h);
+  if (!res) return InvalidArgumentError(fmt::format("-h: {}", res.error().message()));
+  size_t x = j.find('x');
+  if (x == std::string::npos) {
+    TORCHX_ASSIGN_OR_RETURN(int nnodes, ToInt(j, "-j"));
+    if (res->gpu <= 0) {
+      return InvalidArgumentError(fmt::format(
+          "-j: nproc_per_node cannot be inferred from GPU count. `{}` is not a GPU instance. You must "
+          "specify `-j $NNODESx$NPROCS_PER_NODE` (e.g. `-j {}x8`)",
+          h, nnodes));
+    }
+    return fmt::format("{}x{}", nnodes, res->gpu);
+  }
+  if (j.find('x', x + 1) != std::string::npos) {
+    return InvalidArgumentError(fmt::format("-j: invalid format '{}', must be NNODES or NNODESxNPROCS", j));
+  }
+  TORCHX_ASSIGN_OR_RETURN(int nnodes, ToInt(j.substr(0, x), "-j"));
+  TORCHX_ASSIGN_OR_RETURN(int nproc, ToInt(j.substr(x + 1), "-j"));
+  return fmt::format("{}x{}", nnodes, nproc);
+}
+
+Result<StructuredName> ParseStructuredName(const std::string& name, const std::string& m,
+                                           const std::string& script) {
+  if (m.empty() && script.empty()) {
+    return InvalidArgumentError("--name: no main module or script specified; give --script or -m");
+  }
+  if (!m.empty() && !script.empty()) {
+    return InvalidArgumentError("--name: both main module and script set; give exactly one");
+  }
+  std::string run, experiment;
+  size_t slash = name.find('/');
+  if (slash == std::string::npos) {
+    run = name;
+  } else if (slash + 1 < name.size()) {
+    run = name.substr(slash + 1);
+  }
+  if (slash != std::string::npos && slash > 0) experiment = name.substr(0, slash);
+  if (run.empty()) run = !m.empty() ? m.substr(m.rfind('.') + 1) : PathStem(script);
+  return StructuredName{experiment.empty() ? "default-experiment" : experiment, run};
+}
+
+std::string PathStem(const std::string& path) {
+  std::string base = path;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  base = base.substr(base.rfind('/') + 1);
+  size_t dot = base.rfind('.');
+  if (dot == std::string::npos || dot == 0 || base == "..") return base;
+  return base.substr(0, dot);
+}
+
+void RegisterDistComponents(ComponentRegistry& registry) {
+  ComponentSpec ddp{
+      "dist.ddp",
+      "Distributed data parallel app: one role of N nodes, each running torchrun with M workers.",
+      "Launches the script or module with torchrun (c10d rendezvous on the rank-0 host's rdzv_port;\n"
+      "a single-node job uses localhost:0, a free port). -j is [{min_nodes}:]{nodes}x{procs_per_node},\n"
+      "or {procs} for one node. The named resource -h, when given, wins over --cpu/--gpu/--memMB.",
+      {kScript, kModule,
+       WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
+       kName,
+       OptionalNone("h", ParamType::kStr, "named resource for each node (wins over cpu, gpu, memMB)"),
+       WithDefault("cpu", ParamType::kInt, 2, "CPUs per node"),
+       WithDefault("gpu", ParamType::kInt, 0, "GPUs per node"),
+       WithDefault("memMB", ParamType::kInt, 1024, "memory per node in MB"),
+       WithDefault("j", ParamType::kStr, "1x2", "[{min_nodes}:]{nodes}x{procs_per_node}, or {procs_per_node}"),
+       kEnv, kMaxRetries,
+       WithDefault("rdzv_port", ParamType::kInt, 29500, "rendezvous port on the rank-0 host (multi-node only)"),
+       WithDefault("rdzv_backend", ParamType::kStr, "c10d", "rendezvous backend (c10d, static, etcd...)"),
+       OptionalNone("rdzv_conf", ParamType::kStr, "extra rendezvous config, e.g. join_timeout=600"),
+       kMounts, kDebug,
+       WithDefault("tee", ParamType::kInt, 3, "streams torchrun tees to console and file: 0 none, 1 out, 2 err, 3 both")},
+      VarArgs("script_args", "arguments for the script or module")};
+  (void)registry.Register(std::make_unique<FunctionComponent>(std::move(ddp), [](const ComponentArgs& a) {
+    DdpOptions o = CommonOptions(a);
+    o.h = a.OptStr("h").value_or("");
+    o.cpu = static_cast<int>(a.Int("cpu"));
+    o.gpu = static_cast<int>(a.Int("gpu"));
+    o.memMB = static_cast<int>(a.Int("memMB"));
+    o.rdzv_port = static_cast<int>(a.Int("rdzv_port"));
+    o.rdzv_backend = a.Str("rdzv_backend");
+    o.rdzv_conf = a.OptStr("rdzv_conf");
+    o.tee = static_cast<int>(a.Int("tee"));
+    return BuildDdp(std::move(o));
+  }));
+
+  ComponentSpec spmd{
+      "dist.spmd",
+      "Single-program multiple-data app: N hosts of type -h, each running one process per GPU.",
+      "Like dist.ddp but sized by host: -j {nodes} runs as many processes per node as host type -h\n"
+      "has GPUs, -j {nodes}x{procs} sets them explicitly. Resources always come from -h.",
+      {kScript, kModule,
+       WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
+       kName,
+       WithDefault("h", ParamType::kStr, "gpu.small", "named resource: the host type of each node"),
+       WithDefault("j", ParamType::kStr, "1x1", "{nodes}x{procs_per_node}, or {nodes} (procs = GPUs of -h)"),
+       kEnv, kMaxRetries, kMounts, kDebug},
+      VarArgs("args", "arguments for the script or module")};
+  (void)registry.Register(std::make_unique<FunctionComponent>(std::move(spmd), [](const ComponentArgs& a) -> Result<specs::AppDef> {
+    DdpOptions o = CommonOptions(a);
+    o.h = a.Str("h");
+    TORCHX_ASSIGN_OR_RETURN(o.j, ParseSpmdJ(o.h, o.j));
+    return BuildDdp(std::move(o));
+  }));
+}
+
+}  // namespace torchx::components::internal

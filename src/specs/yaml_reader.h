@@ -1,0 +1,14 @@
+// Internal: reads an AppDef from an already-loaded YAML node (declarative components template the
+// node, then hand it here). Included only by .cc files: yaml-cpp stays out of public headers.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include "torchx/specs/app_def.h"
+#include "torchx/status.h"
+
+namespace torchx::specs::internal {
+
+Result<AppDef> AppDefFromYamlNode(const YAML::Node& root);
+
+}  // namespace torchx::specs::internal
