@@ -10,5 +10,6 @@ namespace torchx::cli {
 using Handler = std::function<int()>;
 
 Handler AddRunCommand(CLI::App& app);
+Handler AddBuiltinsCommand(CLI::App& app);
 
 }  // namespace torchx::cli

@@ -1,32 +1,58 @@
 // torchx: PyTorch's universal job launcher. This file only wires subcommands and exit codes.
 #include <cstdio>
+#include <algorithm>
 #include <exception>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "exit_codes.h"
 
+namespace {
+
+// TorchX spells `run`'s scheduler options `-cfg`, a single-dash long name that CLI11 cannot
+// declare. Rewrite it to `--cfg` within `run`'s own options only: the component and its
+// arguments (from the first non-option on) are passed through untouched.
+std::vector<std::string> NormalizeArgs(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto run = std::find(args.begin(), args.end(), "run");
+  if (run == args.end()) return args;
+  for (auto it = run + 1; it != args.end(); ++it) {
+    if (*it == "--" || it->empty() || (*it)[0] != '-') break;
+    if (*it == "-cfg") *it = "--cfg";
+    if (it->rfind("-cfg=", 0) == 0) *it = "-" + *it;
+    bool takes_value = *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args";
+    if (takes_value && it + 1 != args.end()) ++it;
+  }
+  return args;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace torchx::cli;
-  CLI::App app("torchx: launch PyTorch jobs locally and on clusters", "torchx");
-  app.require_subcommand(0, 1);
-  bool show_version = false;
-  app.add_flag("--version", show_version, "Print the version and exit");
-
-  std::map<std::string, Handler> handlers;
-  handlers["run"] = AddRunCommand(app);
-  app.add_subcommand("version", "Print the version");
-
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
-  }
-  try {
+    CLI::App app("torchx: launch PyTorch jobs locally and on clusters", "torchx");
+    app.require_subcommand(0, 1);
+    bool show_version = false;
+    app.add_flag("--version", show_version, "Print the version and exit");
+
+    std::map<std::string, Handler> handlers;
+    handlers["run"] = AddRunCommand(app);
+    handlers["builtins"] = AddBuiltinsCommand(app);
+    app.add_subcommand("version", "Print the version");
+
+    std::vector<std::string> args = NormalizeArgs(argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      int rc = app.exit(e);
+      return rc == 0 ? kExitOk : kExitUsage;
+    }
     if (show_version || app.got_subcommand("version")) {
       std::printf("torchx-%s\n", TORCHX_VERSION);
       return kExitOk;

@@ -129,7 +129,7 @@ const Param* FindParam(const ComponentSpec& spec, std::string_view name) {
 
 std::vector<std::string> ParamNames(const ComponentSpec& spec) {
   std::vector<std::string> names;
-  for (const Param& p : spec.params) names.push_back("--" + p.name);
+  for (const Param& p : spec.params) names.push_back((p.name.size() == 1 ? "-" : "--") + p.name);
   return names;
 }
 
@@ -330,7 +330,7 @@ Result<ComponentArgs> ParseComponentArgs(const ComponentSpec& spec, const std::v
           ? fmt::format(" (arguments for the program go after `--`, e.g. `{} ... -- {}`)", spec.name, a)
           : "";
       return InvalidArgumentError(fmt::format("{}: unrecognized argument '{}'.{}{}", spec.name, a,
-                                              internal::SuggestionSuffix("--" + name, ParamNames(spec)), hint));
+                                              internal::SuggestionSuffix((single_dash ? "-" : "--") + name, ParamNames(spec)), hint));
     }
     if (args.values.count(p->name)) {
       return InvalidArgumentError(fmt::format(
@@ -391,7 +391,7 @@ std::string ComponentHelp(const ComponentSpec& spec) {
   for (const Param& p : spec.params) {
     std::string meta = p.name;
     std::transform(meta.begin(), meta.end(), meta.begin(), [](unsigned char c) { return std::toupper(c); });
-    std::string item = fmt::format("--{} {}", p.name, meta);
+    std::string item = fmt::format("{}{} {}", p.name.size() == 1 ? "-" : "--", p.name, meta);
     usage += p.default_value ? fmt::format(" [{}]", item) : " " + item;
   }
   if (spec.varargs) usage += fmt::format(" [{} ...]", spec.varargs->name);

@@ -42,5 +42,43 @@ check "unknown field suggests" 2 "Did you mean \`roles\`?" -- "$TORCHX" run --dr
 check "missing spec file" 2 "cannot be read" -- "$TORCHX" run --dryrun "$TMP/nope.json"
 check "run without a scheduler says so" 1 "not available in this build yet" -- "$TORCHX" run "$SRC/examples/echo.yaml"
 
+# components
+check "builtins lists 11" 0 "Found 11 builtin components:" -- "$TORCHX" builtins
+check "builtins --print" 0 "def ddp(" -- "$TORCHX" builtins --print dist.ddp
+check "builtins --print unknown" 2 "Did you mean \`utils.echo\`?" -- "$TORCHX" builtins --print utils.ech
+check "component help exits 0" 0 "usage: torchx run <run args...> dist.ddp" -- "$TORCHX" run dist.ddp --help
+check "ddp dry run" 0 "--nnodes 2 --nproc_per_node 2" -- "$TORCHX" run --dryrun dist.ddp -j 2x2 --script train.py
+check "-cfg accepted before the component" 0 "=== APPLICATION ===" -- "$TORCHX" run --dryrun -cfg log_dir=/tmp utils.echo
+check "unknown component suggests" 2 "Did you mean \`dist.ddp\`?" -- "$TORCHX" run --dryrun dist.dpp
+check "script option before -- is refused" 2 "after \`--\`" -- "$TORCHX" run --dryrun dist.ddp --script t.py --epochs 3
+check "script args after --" 0 "train.py --epochs 3" -- "$TORCHX" run --dryrun dist.ddp --script train.py -- --epochs 3
+check "bad -j" 2 "-j: invalid format" -- "$TORCHX" run --dryrun dist.ddp --script t.py -j 2x
+check "missing required" 2 "required: --file" -- "$TORCHX" run --dryrun utils.touch
+check "repeated option" 2 "repeated command line argument --msg" -- "$TORCHX" run --dryrun utils.echo --msg a --msg b
+check "wrong type" 2 "--num_replicas: invalid int value 'two'" -- "$TORCHX" run --dryrun utils.echo --num_replicas two
+check "python component files need the package" 1 "Python component files" -- "$TORCHX" run --dryrun ./comp.py:trainer
+
+# declarative component file + .torchxconfig defaults
+cat > "$TMP/train.yaml" <<'YAML'
+description: Trains a model.
+params:
+  script: {help: the training script}
+  lr: {type: float, default: 0.1, help: learning rate}
+app:
+  name: train
+  roles:
+    - name: trainer
+      entrypoint: python
+      args: ["{{ script }}", "--lr={{ lr }}"]
+      resource: cpu.small
+YAML
+check "declarative --help" 0 "learning rate (default: 0.1)" -- "$TORCHX" run "$TMP/train.yaml" --help
+check "declarative run" 0 '"--lr=0.5"' -- "$TORCHX" run --dryrun "$TMP/train.yaml" --script t.py --lr 0.5
+check "declarative missing param" 2 "required: --script" -- "$TORCHX" run --dryrun "$TMP/train.yaml"
+printf '[component:%s]\nscript = from_config.py\n[component:utils.echo]\nmsg = configured\n' "$TMP/train.yaml" > "$TMP/cfg"
+check "config default fills required" 0 '"from_config.py"' -- env TORCHXCONFIG="$TMP/cfg" "$TORCHX" run --dryrun "$TMP/train.yaml"
+check "config default for builtin" 0 '"configured"' -- env TORCHXCONFIG="$TMP/cfg" "$TORCHX" run --dryrun utils.echo
+check "missing TORCHXCONFIG file" 2 "TORCHXCONFIG=" -- env TORCHXCONFIG="$TMP/none" "$TORCHX" run --dryrun utils.echo
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
