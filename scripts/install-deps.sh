@@ -29,3 +29,9 @@ if ((${#missing[@]})); then
 else
   echo "install-deps: system packages present" >&2
 fi
+
+# Python test tooling (pytest) for the Python package's suite.
+if ! python3 -m pytest --version >/dev/null 2>&1; then
+  echo "install-deps: installing pytest" >&2
+  python3 -m pip install -q pytest
+fi

@@ -85,7 +85,7 @@ TEST(ParseComponentArgs, Errors) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("argument --file: expected one argument")));
   EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--nn", "2"}),
               StatusIs(StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("unrecognized argument '--nn'. Did you mean `--n`?"), HasSubstr("after `--`"))));
+                       AllOf(HasSubstr("unrecognized argument '--nn'. Did you mean `-n`?"), HasSubstr("after `--`"))));
   EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--env", "novalue"}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("--env: invalid dict value 'novalue'")));
   EXPECT_THAT(ParseComponentArgs(TestSpec(false), {"--file", "a", "extra"}),
@@ -120,7 +120,7 @@ TEST(ParseComponentArgs, HelpIsRecognisedWithoutRequiredArgs) {
   ASSERT_THAT(a, IsOk());
   EXPECT_TRUE(a->help_requested);
   std::string help = ComponentHelp(spec);
-  EXPECT_THAT(help, HasSubstr("usage: torchx run <run args...> test.comp [--help] --file FILE [--n N]"));
+  EXPECT_THAT(help, HasSubstr("usage: torchx run <run args...> test.comp [--help] --file FILE [-n N]"));
   EXPECT_THAT(help, HasSubstr("--file str\n        a file (required)"));
   EXPECT_THAT(help, HasSubstr("--n int\n        a count (default: 1)"));
   EXPECT_THAT(help, HasSubstr("--flag bool\n        a flag (default: False)"));
