@@ -11,5 +11,13 @@ using Handler = std::function<int()>;
 
 Handler AddRunCommand(CLI::App& app);
 Handler AddBuiltinsCommand(CLI::App& app);
+Handler AddStatusCommand(CLI::App& app);
+Handler AddDescribeCommand(CLI::App& app);
+Handler AddLogCommand(CLI::App& app);
+Handler AddCancelCommand(CLI::App& app);
+Handler AddDeleteCommand(CLI::App& app);
+Handler AddListCommand(CLI::App& app);
+Handler AddRunoptsCommand(CLI::App& app);
+Handler AddConfigureCommand(CLI::App& app);
 
 }  // namespace torchx::cli

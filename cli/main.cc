@@ -43,6 +43,14 @@ int main(int argc, char** argv) {
     std::map<std::string, Handler> handlers;
     handlers["run"] = AddRunCommand(app);
     handlers["builtins"] = AddBuiltinsCommand(app);
+    handlers["status"] = AddStatusCommand(app);
+    handlers["describe"] = AddDescribeCommand(app);
+    handlers["log"] = AddLogCommand(app);
+    handlers["cancel"] = AddCancelCommand(app);
+    handlers["delete"] = AddDeleteCommand(app);
+    handlers["list"] = AddListCommand(app);
+    handlers["runopts"] = AddRunoptsCommand(app);
+    handlers["configure"] = AddConfigureCommand(app);
     app.add_subcommand("version", "Print the version");
 
     std::vector<std::string> args = NormalizeArgs(argc, argv);

@@ -1,0 +1,45 @@
+// `torchx cancel HANDLE` (alias `stop`) and `torchx delete HANDLE`.
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "common.h"
+#include "exit_codes.h"
+
+namespace torchx::cli {
+
+Handler AddCancelCommand(CLI::App& app) {
+  auto handle = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("cancel", "Cancel an app (no-op if it already ended)");
+  cmd->alias("stop");
+  cmd->add_option("app_handle", *handle, "scheduler://session/app_id")->required();
+  return [handle] {
+    runner::Runner runner;
+    auto status = runner.Status(*handle);
+    if (!status) return ReportError(status.error());
+    if (!*status) {
+      ReportError(AppNotFound(*handle));
+      return kExitFailure;
+    }
+    if (Status s = runner.Cancel(*handle); !s.ok()) return ReportError(s);
+    std::fprintf(stderr, "torchx: cancel requested for %s\n", handle->c_str());
+    return kExitOk;
+  };
+}
+
+Handler AddDeleteCommand(CLI::App& app) {
+  auto handle = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("delete", "Delete an ended app's record and logs");
+  cmd->add_option("app_handle", *handle, "scheduler://session/app_id")->required();
+  return [handle] {
+    runner::Runner runner;
+    if (Status s = runner.Delete(*handle); !s.ok()) {
+      ReportError(s);
+      return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kFailedPrecondition ? kExitFailure
+                                                                                                : ExitCodeFor(s);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace torchx::cli

@@ -1,0 +1,51 @@
+// `torchx list [-s SCHEDULER] [--json]`: the apps a scheduler knows.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "common.h"
+#include "exit_codes.h"
+
+namespace torchx::cli {
+
+Handler AddListCommand(CLI::App& app) {
+  struct Opts {
+    std::string scheduler = "local_cwd";
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("list", "List apps on a scheduler");
+  cmd->add_option("-s,--scheduler", o->scheduler, "Scheduler")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print JSON");
+  return [o] {
+    runner::Runner runner;
+    auto apps = runner.List(o->scheduler);
+    if (!apps) return ReportError(apps.error());
+    if (o->json) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& a : *apps) {
+        arr.push_back({{"app_handle", a.app_handle}, {"app_id", a.app_id}, {"name", a.name},
+                       {"state", std::string(specs::AppStateName(a.state))}});
+      }
+      std::puts(arr.dump(2).c_str());
+      return kExitOk;
+    }
+    size_t w_handle = 10, w_name = 8;
+    for (const auto& a : *apps) {
+      w_handle = std::max(w_handle, a.app_handle.size());
+      w_name = std::max(w_name, a.name.size());
+    }
+    std::string out = fmt::format("{:<{}}  {:<{}}  {}\n", "APP HANDLE", w_handle, "APP NAME", w_name, "APP STATUS");
+    out += fmt::format("{:-<{}}  {:-<{}}  {:-<10}\n", "", w_handle, "", w_name, "");
+    for (const auto& a : *apps) {
+      out += fmt::format("{:<{}}  {:<{}}  {}\n", a.app_handle, w_handle, a.name, w_name, specs::AppStateName(a.state));
+    }
+    std::fputs(out.c_str(), stdout);
+    return kExitOk;
+  };
+}
+
+}  // namespace torchx::cli

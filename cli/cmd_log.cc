@@ -1,0 +1,97 @@
+// `torchx log [-t] [--regex R] [--streams S] [--json] SCHED://[SESSION]/APP_ID[/ROLE[/I,J,...]]`.
+#include <cstdio>
+#include <memory>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "common.h"
+#include "exit_codes.h"
+#include "log_stream.h"
+#include "torchx/specs/app_handle.h"
+
+namespace torchx::cli {
+namespace {
+
+struct Target {
+  std::string handle;
+  std::string role;          // empty: every role
+  std::vector<int> replicas; // empty: every replica of the role
+};
+
+Result<Target> ParseTarget(const std::string& id) {
+  static const std::regex re(R"(^(\w+)://([^/]*)/([^/]+)(/([^/]+)(/([0-9]+(,[0-9]+)*))?)?/?$)");
+  std::smatch m;
+  if (!std::regex_match(id, m, re)) {
+    return InvalidArgumentError(fmt::format(
+        "log: `{}` is not of the form SCHEDULER://[SESSION]/APP_ID[/ROLE[/REPLICA_IDS,...]]", id));
+  }
+  Target t;
+  t.handle = specs::MakeAppHandle(m[1].str(), m[2].str(), m[3].str());
+  t.role = m[5].str();
+  std::string ids = m[7].str();
+  size_t start = 0;
+  while (!ids.empty() && start <= ids.size()) {
+    size_t comma = ids.find(',', start);
+    if (comma == std::string::npos) comma = ids.size();
+    t.replicas.push_back(std::stoi(ids.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return t;
+}
+
+}  // namespace
+
+Handler AddLogCommand(CLI::App& app) {
+  struct Opts {
+    std::string id;
+    bool tail = false;
+    std::string regex;
+    std::string streams = "combined";
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("log", "Print an app's logs");
+  cmd->add_option("identifier", o->id, "SCHEDULER://[SESSION]/APP_ID[/ROLE[/REPLICA_IDS,...]]")->required();
+  cmd->add_flag("-t,--tail", o->tail, "Follow the logs until the app ends");
+  cmd->add_option("--regex", o->regex, "Only lines matching this regex");
+  cmd->add_option("--streams", o->streams, "stdout, stderr or combined")->capture_default_str();
+  cmd->add_flag("--json", o->json, "One JSON object per line");
+  return [o] {
+    auto target = ParseTarget(o->id);
+    if (!target) return ReportError(target.error());
+    auto stream = schedulers::ParseLogStream(o->streams);
+    if (!stream) return ReportError(stream.error());
+    auto all = AllReplicas(target->handle);
+    if (!all) {
+      ReportError(all.error());
+      return kExitFailure;
+    }
+    std::vector<ReplicaRef> selected;
+    std::vector<std::string> roles;
+    for (const ReplicaRef& r : *all) {
+      if (roles.empty() || roles.back() != r.role) roles.push_back(r.role);
+      if (!target->role.empty() && r.role != target->role) continue;
+      if (!target->replicas.empty() &&
+          std::find(target->replicas.begin(), target->replicas.end(), r.replica) == target->replicas.end()) {
+        continue;
+      }
+      selected.push_back(r);
+    }
+    if (selected.empty()) {
+      std::string list;
+      for (const auto& r : roles) list += (list.empty() ? "" : ", ") + r;
+      ReportError(NotFoundError(fmt::format("log: no replica matches `{}`; roles: [{}]", o->id, list)));
+      return kExitFailure;
+    }
+    schedulers::LogOptions opts;
+    opts.follow = o->tail;
+    opts.stream = *stream;
+    if (!o->regex.empty()) opts.regex = o->regex;
+    if (Status s = StreamLogs(target->handle, selected, opts, o->json); !s.ok()) return ReportError(s);
+    return kExitOk;
+  };
+}
+
+}  // namespace torchx::cli

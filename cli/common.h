@@ -1,0 +1,27 @@
+// Helpers shared by the verbs: config loading and scheduler-option resolution.
+#pragma once
+
+#include <string>
+
+#include "torchx/config/torchx_config.h"
+#include "torchx/runner/runner.h"
+
+namespace torchx::cli {
+
+/// `.torchxconfig` for the current directory (TorchX's lookup rules).
+Result<config::TorchxConfig> LoadConfig();
+
+/// Runner options with every `[component:<name>]` section of `config` as component defaults.
+runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config);
+
+/// `-cfg` string, then `[<scheduler>]` from `config` for keys the string does not set. Unknown
+/// keys are reported on stderr (TorchX warns and ignores them).
+Result<specs::Cfg> ResolveCfg(runner::Runner& runner, const std::string& scheduler, const std::string& cfg_str,
+                              const config::TorchxConfig& config);
+
+bool StdoutIsTerminal();
+
+/// TorchX's message for an app the scheduler does not know.
+Status AppNotFound(const std::string& handle);
+
+}  // namespace torchx::cli

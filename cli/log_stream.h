@@ -1,0 +1,27 @@
+// Prints the logs of several replicas at once, each line prefixed `<role>/<replica> `, one
+// thread per replica (as TorchX does), for `torchx log` and `torchx run --log`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/status.h"
+
+namespace torchx::cli {
+
+struct ReplicaRef {
+  std::string role;
+  int replica = 0;
+};
+
+/// Streams the replicas' logs to stdout until each iterator ends. `json` prints one JSON object
+/// per line ({"role", "replica", "line"}). Returns the first error.
+Status StreamLogs(const std::string& handle, const std::vector<ReplicaRef>& replicas,
+                  const schedulers::LogOptions& options, bool json);
+
+/// Every replica of the app, in role order.
+Result<std::vector<ReplicaRef>> AllReplicas(const std::string& handle);
+
+}  // namespace torchx::cli

@@ -1,0 +1,96 @@
+// Runner: the one API the CLI and the Python package call. It turns an AppDef or a component
+// into a submitted app on a scheduler, and answers status / wait / cancel / delete / describe /
+// logs / list by app handle (`scheduler://session/app_id`) from any process.
+//
+// TorchX semantics kept: dryrun validates the app and injects TORCHX_JOB_ID (with the ${app_id}
+// macro) and TORCHX_INTERNAL_SESSION_ID into every role's env; status of an unknown app is
+// nullopt, not an error; cancel of a missing or terminal app does nothing; the session part of a
+// handle is not used to find the app. Schedulers are created lazily, one per name.
+//
+// Thread-safety: one Runner per thread (schedulers are cached inside).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchx/components/component.h"
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/specs/app_def.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/status.h"
+
+namespace torchx::runner {
+
+struct RunnerOptions {
+  std::string session_name = "torchx";  ///< Default: "torchx" (TorchX deprecated custom names)
+  /// Extra component parameter defaults, keyed by component name (like `[component:<name>]`).
+  std::map<std::string, components::ConfigDefaults> component_defaults;
+};
+
+class Runner {
+ public:
+  /// Uses the built-in schedulers and components.
+  explicit Runner(RunnerOptions options = {});
+  Runner(RunnerOptions options, schedulers::SchedulerRegistry schedulers,
+         std::shared_ptr<components::ComponentRegistry> components);
+  ~Runner();
+
+  /// Validates `app` (kInvalidArgument naming the field), injects TorchX's env, resolves `cfg`
+  /// against the scheduler's runopts and builds the request. kNotFound for an unknown scheduler.
+  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
+                                        const specs::Cfg& cfg = {});
+  /// Submits a dry-run result; returns the app handle.
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info);
+  /// DryRun + Schedule.
+  Result<std::string> Run(specs::AppDef app, const std::string& scheduler, const specs::Cfg& cfg = {});
+
+  /// Resolves a component (builtin, declarative file, spec file), parses its CLI-style `args`
+  /// (defaults from RunnerOptions.component_defaults) and dry-runs it.
+  Result<schedulers::DryRunInfo> DryRunComponent(const std::string& component,
+                                                 const std::vector<std::string>& args,
+                                                 const std::string& scheduler, const specs::Cfg& cfg = {});
+  Result<std::string> RunComponent(const std::string& component, const std::vector<std::string>& args,
+                                   const std::string& scheduler, const specs::Cfg& cfg = {});
+
+  /// nullopt when the app is unknown to its scheduler. kInvalidArgument for a malformed handle.
+  Result<std::optional<specs::AppStatus>> Status(const std::string& handle);
+  /// Polls Status every `interval` until terminal (or `timeout`, then kDeadlineExceeded).
+  /// nullopt if the app disappears.
+  Result<std::optional<specs::AppStatus>> Wait(const std::string& handle,
+                                               std::chrono::milliseconds interval = std::chrono::milliseconds(200),
+                                               std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  /// Requests cancellation; returns at once. No-op for missing or terminal apps.
+  ::torchx::Status Cancel(const std::string& handle);
+  /// Removes a terminal app (record and logs). kFailedPrecondition while it runs.
+  ::torchx::Status Delete(const std::string& handle);
+  /// The app as submitted; nullopt when unknown.
+  Result<std::optional<specs::AppDef>> Describe(const std::string& handle);
+  /// Lines of one replica's log. kNotFound for an unknown app, or a role not in the app (the
+  /// message lists the roles).
+  Result<std::unique_ptr<schedulers::LogIterator>> LogLines(const std::string& handle,
+                                                            const schedulers::LogOptions& options);
+  /// Apps the scheduler knows, with handles filled in.
+  Result<std::vector<schedulers::ListAppResponse>> List(const std::string& scheduler);
+
+  Result<specs::RunOpts> SchedulerRunOpts(const std::string& scheduler);
+  std::vector<std::string> SchedulerBackends() const;
+  const std::string& session_name() const { return options_.session_name; }
+
+ private:
+  Result<schedulers::Scheduler*> GetScheduler(const std::string& name);
+  Result<std::pair<schedulers::Scheduler*, std::string>> SchedulerFor(const std::string& handle);
+
+  RunnerOptions options_;
+  schedulers::SchedulerRegistry registry_;
+  std::shared_ptr<components::ComponentRegistry> components_;
+  std::map<std::string, std::unique_ptr<schedulers::Scheduler>> schedulers_;
+};
+
+/// The id TorchX gives a runner process (TORCHX_INTERNAL_SESSION_ID, or a new UUID).
+std::string RunnerSessionId();
+
+}  // namespace torchx::runner

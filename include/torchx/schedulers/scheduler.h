@@ -1,0 +1,159 @@
+// The scheduler interface every back-end implements (local processes, Slurm, containers,
+// Kubernetes...), and the registry the runner finds them in.
+//
+// Request building is split from sending (non-virtual interface): SubmitDryRun resolves the cfg
+// against the back-end's runopts and builds a printable request without touching the engine;
+// Schedule sends it. Cancel is idempotent. Optional operations (logs, list, delete) are declared
+// in capabilities(); their default bodies return kUnimplemented naming the back-end.
+//
+// Thread-safety: a Scheduler instance is used from one thread at a time. Every call that takes
+// an app_id works from any process: state lives in the engine (or, for local_cwd, on disk).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchx/specs/app_def.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/specs/runopts.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers {
+
+/// What SubmitDryRun builds: everything Schedule needs, and a printable form of the request.
+struct DryRunInfo {
+  std::string scheduler;      ///< back-end name, e.g. "local_cwd"
+  specs::AppDef app;          ///< the app as it will be submitted (env injected by the runner)
+  specs::Cfg cfg;             ///< resolved scheduler options
+  std::string app_id;         ///< chosen at dry-run time where the back-end allows it
+  std::string request;        ///< printable request (argv/env per replica, sbatch script, YAML)
+  std::string payload;        ///< back-end specific serialized request for Schedule
+};
+
+struct DescribeAppResponse {
+  std::string app_id;
+  specs::AppState state = specs::AppState::kUnsubmitted;
+  int num_restarts = 0;
+  std::string msg;
+  std::string structured_error_msg = "<NONE>";
+  std::optional<std::string> ui_url;
+  std::vector<specs::RoleStatus> roles_statuses;
+  /// The app as submitted, when the back-end keeps it.
+  std::optional<specs::AppDef> app;
+};
+
+struct ListAppResponse {
+  std::string app_id;
+  specs::AppState state = specs::AppState::kUnknown;
+  std::string app_handle;
+  std::string name;
+};
+
+enum class LogStream { kStdout, kStderr, kCombined };
+/// "stdout" / "stderr" / "combined"; the error lists the choices.
+Result<LogStream> ParseLogStream(std::string_view s);
+
+struct LogOptions {
+  std::string role;
+  int replica = 0;
+  std::optional<std::string> regex;  ///< keep lines matching (search semantics)
+  std::optional<double> since;       ///< epoch seconds; back-ends without timestamps ignore it
+  std::optional<double> until;
+  bool follow = false;               ///< keep reading until the app is terminal
+  LogStream stream = LogStream::kCombined;
+};
+
+/// Yields log lines (each with its trailing newline, if it had one).
+class LogIterator {
+ public:
+  virtual ~LogIterator() = default;
+  /// The next line; nullopt at the end. Blocks while following a live app.
+  virtual Result<std::optional<std::string>> Next() = 0;
+};
+
+enum Capability : unsigned {
+  kCapLogs = 1u << 0,
+  kCapList = 1u << 1,
+  kCapDelete = 1u << 2,
+  kCapFollowLogs = 1u << 3,
+};
+
+class Scheduler {
+ public:
+  Scheduler(std::string backend, std::string session_name)
+      : backend_(std::move(backend)), session_name_(std::move(session_name)) {}
+  virtual ~Scheduler() = default;
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  const std::string& backend() const { return backend_; }
+  const std::string& session_name() const { return session_name_; }
+
+  /// The options this back-end accepts (`torchx runopts <name>`).
+  virtual specs::RunOpts run_opts() const = 0;
+  /// Bitset of Capability.
+  virtual unsigned capabilities() const { return 0; }
+
+  /// Resolves `cfg` against run_opts() (kInvalidArgument with TorchX's messages), validates the
+  /// app for this back-end, and builds the request. Does not contact the engine.
+  Result<DryRunInfo> SubmitDryRun(const specs::AppDef& app, const specs::Cfg& cfg);
+
+  /// Sends a request built by SubmitDryRun; returns the app id. kUnavailable if the engine
+  /// cannot be reached.
+  virtual Result<std::string> Schedule(const DryRunInfo& info) = 0;
+
+  /// nullopt when the app does not exist (never existed, or was deleted).
+  virtual Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) = 0;
+
+  Result<bool> Exists(const std::string& app_id);
+
+  /// Requests cancellation. OK (and nothing done) when the app does not exist or is terminal.
+  /// Does not wait for the app to stop.
+  Status Cancel(const std::string& app_id);
+
+  /// Removes a terminal app's record (and, where the back-end owns them, its logs).
+  /// kFailedPrecondition for a live app; kNotFound for an unknown one.
+  virtual Status Delete(const std::string& app_id);
+
+  virtual Result<std::vector<ListAppResponse>> List();
+
+  virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id,
+                                                       const LogOptions& options);
+
+ protected:
+  /// REQUIRES: cfg resolved against run_opts().
+  virtual Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) = 0;
+  /// REQUIRES: the app exists and is not terminal.
+  virtual Status DoCancel(const std::string& app_id) = 0;
+  Status Unsupported(std::string_view what) const;
+
+ private:
+  std::string backend_;
+  std::string session_name_;
+};
+
+/// Builds a scheduler for a session.
+using SchedulerFactory = std::function<Result<std::unique_ptr<Scheduler>>(const std::string& session_name)>;
+
+/// Name -> factory. Built-ins are registered explicitly by RegisterBuiltinSchedulers.
+class SchedulerRegistry {
+ public:
+  /// kAlreadyExists for a name registered twice.
+  Status Register(std::string name, SchedulerFactory factory);
+  /// kNotFound listing the registered names (with "did you mean").
+  Result<std::unique_ptr<Scheduler>> Create(std::string_view name, const std::string& session_name) const;
+  bool Contains(std::string_view name) const;
+  /// In registration order (the first is the default).
+  std::vector<std::string> Names() const;
+
+ private:
+  std::vector<std::pair<std::string, SchedulerFactory>> factories_;
+};
+
+/// local_cwd (and its alias `local`).
+void RegisterBuiltinSchedulers(SchedulerRegistry& registry);
+
+}  // namespace torchx::schedulers

@@ -1,0 +1,206 @@
+#include "torchx/runner/runner.h"
+
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "torchx/components/finder.h"
+#include "torchx/specs/app_handle.h"
+
+namespace torchx::runner {
+namespace {
+
+std::string NewUuid4() {
+  std::random_device rd;
+  std::uniform_int_distribution<int> hex(0, 15);
+  const char* digits = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 32; ++i) {
+    if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
+    int d = hex(rd);
+    if (i == 12) d = 4;                 // version 4
+    if (i == 16) d = 8 | (d & 3);       // variant 10xx
+    out += digits[d];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RunnerSessionId() {
+  static const std::string id = [] {
+    const char* env = std::getenv("TORCHX_INTERNAL_SESSION_ID");
+    return env && *env ? std::string(env) : NewUuid4();
+  }();
+  return id;
+}
+
+Runner::Runner(RunnerOptions options)
+    : Runner(std::move(options), [] {
+        schedulers::SchedulerRegistry r;
+        schedulers::RegisterBuiltinSchedulers(r);
+        return r;
+      }(), [] {
+        auto c = std::make_shared<components::ComponentRegistry>();
+        components::RegisterBuiltinComponents(*c);
+        return c;
+      }()) {}
+
+Runner::Runner(RunnerOptions options, schedulers::SchedulerRegistry schedulers,
+               std::shared_ptr<components::ComponentRegistry> components)
+    : options_(std::move(options)), registry_(std::move(schedulers)), components_(std::move(components)) {}
+
+Runner::~Runner() = default;
+
+Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
+  auto it = schedulers_.find(name);
+  if (it != schedulers_.end()) return it->second.get();
+  TORCHX_ASSIGN_OR_RETURN(auto sched, registry_.Create(name, options_.session_name));
+  return schedulers_.emplace(name, std::move(sched)).first->second.get();
+}
+
+Result<std::pair<schedulers::Scheduler*, std::string>> Runner::SchedulerFor(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(specs::ParsedAppHandle parsed, specs::ParseAppHandle(handle));
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(parsed.scheduler_backend));
+  return std::make_pair(sched, parsed.app_id);
+}
+
+Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
+                                              const specs::Cfg& cfg) {
+  TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  // TorchX's runner tells every replica who it is and which runner session launched it.
+  std::string job_id = specs::MakeAppHandle(scheduler, options_.session_name, "${app_id}");
+  const char* parent = std::getenv("TORCHX_PARENT_RUN_ID");
+  for (specs::Role& role : app.roles) {
+    role.env["TORCHX_JOB_ID"] = job_id;
+    role.env["TORCHX_INTERNAL_SESSION_ID"] = RunnerSessionId();
+    if (parent && *parent) role.env["TORCHX_PARENT_RUN_ID"] = parent;
+  }
+  return sched->SubmitDryRun(app, cfg);
+}
+
+Result<std::string> Runner::Schedule(const schedulers::DryRunInfo& info) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(info.scheduler));
+  TORCHX_ASSIGN_OR_RETURN(std::string app_id, sched->Schedule(info));
+  return specs::MakeAppHandle(info.scheduler, options_.session_name, app_id);
+}
+
+Result<std::string> Runner::Run(specs::AppDef app, const std::string& scheduler, const specs::Cfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(auto info, DryRun(std::move(app), scheduler, cfg));
+  return Schedule(info);
+}
+
+Result<schedulers::DryRunInfo> Runner::DryRunComponent(const std::string& component,
+                                                       const std::vector<std::string>& args,
+                                                       const std::string& scheduler, const specs::Cfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(auto resolved, components::ResolveComponent(*components_, component));
+  const components::Component& c = *resolved.component;
+  auto defaults_it = options_.component_defaults.find(c.spec().name);
+  TORCHX_ASSIGN_OR_RETURN(
+      auto parsed, components::ParseComponentArgs(c.spec(), args,
+                                                  defaults_it == options_.component_defaults.end()
+                                                      ? components::ConfigDefaults{}
+                                                      : defaults_it->second));
+  TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, components::BuildAppDef(c, parsed));
+  return DryRun(std::move(app), scheduler, cfg);
+}
+
+Result<std::string> Runner::RunComponent(const std::string& component, const std::vector<std::string>& args,
+                                         const std::string& scheduler, const specs::Cfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(auto info, DryRunComponent(component, args, scheduler, cfg));
+  return Schedule(info);
+}
+
+Result<std::optional<specs::AppStatus>> Runner::Status(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
+  if (!desc) return std::optional<specs::AppStatus>();
+  specs::AppStatus s;
+  s.state = desc->state;
+  s.num_restarts = desc->num_restarts;
+  s.msg = desc->msg;
+  s.structured_error_msg = desc->structured_error_msg;
+  s.ui_url = desc->ui_url;
+  s.roles = desc->roles_statuses;
+  return std::optional<specs::AppStatus>(std::move(s));
+}
+
+Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, std::chrono::milliseconds interval,
+                                                     std::optional<std::chrono::milliseconds> timeout) {
+  auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+  while (true) {
+    TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
+    if (!status || status->is_terminal()) return status;
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) {
+      return ::torchx::Status(StatusCode::kDeadlineExceeded,
+                              fmt::format("wait: {} still {} after the timeout", handle,
+                                          specs::AppStateName(status->state)));
+    }
+    std::this_thread::sleep_for(interval);
+  }
+}
+
+::torchx::Status Runner::Cancel(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  return sa.first->Cancel(sa.second);
+}
+
+::torchx::Status Runner::Delete(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  return sa.first->Delete(sa.second);
+}
+
+Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
+  if (!desc) return std::optional<specs::AppDef>();
+  if (desc->app) return desc->app;
+  // Back-ends that do not keep the AppDef: TorchX names it after the app id.
+  specs::AppDef app;
+  app.name = sa.second;
+  return std::optional<specs::AppDef>(std::move(app));
+}
+
+Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::string& handle,
+                                                                  const schedulers::LogOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
+  if (!desc) return NotFoundError(fmt::format("log: app {} does not exist", handle));
+  if (desc->app) {
+    std::vector<std::string> roles;
+    const specs::Role* found = nullptr;
+    for (const specs::Role& r : desc->app->roles) {
+      roles.push_back(r.name);
+      if (r.name == options.role) found = &r;
+    }
+    if (!found) {
+      std::string list;
+      for (const auto& r : roles) list += (list.empty() ? "" : ", ") + r;
+      return NotFoundError(fmt::format("log: role `{}` not in app {}; roles: [{}]", options.role, handle, list));
+    }
+    if (options.replica < 0 || options.replica >= found->num_replicas) {
+      return NotFoundError(fmt::format("log: replica {} not in role {} (0..{})", options.replica, options.role,
+                                       found->num_replicas - 1));
+    }
+  }
+  return sa.first->LogIter(sa.second, options);
+}
+
+Result<std::vector<schedulers::ListAppResponse>> Runner::List(const std::string& scheduler) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  TORCHX_ASSIGN_OR_RETURN(auto apps, sched->List());
+  for (auto& a : apps) a.app_handle = specs::MakeAppHandle(scheduler, options_.session_name, a.app_id);
+  return apps;
+}
+
+Result<specs::RunOpts> Runner::SchedulerRunOpts(const std::string& scheduler) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  return sched->run_opts();
+}
+
+std::vector<std::string> Runner::SchedulerBackends() const { return registry_.Names(); }
+
+}  // namespace torchx::runner

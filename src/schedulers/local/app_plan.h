@@ -1,0 +1,61 @@
+// What the local supervisor executes: every replica's argv, environment additions, working
+// directory and log files, decided at dry-run time in the submitting process (macros applied,
+// TorchX's local env and PATH rules), and the retry settings. Serialized to JSON in the store.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "torchx/specs/app_def.h"
+#include "torchx/specs/runopts.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers::local {
+
+struct ReplicaPlan {
+  std::string role;
+  int replica_id = 0;
+  std::vector<std::string> argv;           ///< argv[0] is the entrypoint (looked up on PATH)
+  std::map<std::string, std::string> env;  ///< set on top of the supervisor's environment
+  std::string cwd;
+  std::string log_dir;                     ///< <app_dir>/<role>/<replica_id>
+  std::string error_file;                  ///< TORCHELASTIC_ERROR_FILE
+};
+
+struct RolePolicy {
+  int max_retries = 0;
+  specs::RetryPolicy retry_policy = specs::RetryPolicy::kApplication;
+};
+
+struct AppPlan {
+  std::string app_id;
+  std::string app_dir;
+  double kill_grace_seconds = 10;  ///< SIGTERM -> SIGKILL
+  std::vector<ReplicaPlan> replicas;
+  std::map<std::string, RolePolicy> roles;
+};
+
+struct PlanInputs {
+  std::string app_id;
+  std::string session;
+  std::string cwd;          ///< the submitter's working directory (local_cwd's "image")
+  std::string log_dir;      ///< base; the app dir is <log_dir>/<session>/<app_id>
+  std::string parent_path;  ///< the submitter's PATH
+  bool prepend_cwd = false;
+  bool auto_set_cuda_visible_devices = false;
+  int visible_gpus = 0;     ///< GPUs on this host (for auto_set_cuda_visible_devices)
+  double kill_grace_seconds = 10;
+};
+
+/// Builds the plan. kInvalidArgument when auto_set_cuda_visible_devices asks for more GPUs
+/// than the host has (naming both numbers).
+Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in);
+
+std::string AppPlanToJson(const AppPlan& plan);
+Result<AppPlan> AppPlanFromJson(const std::string& json);
+
+/// Human-readable form for `--dryrun`: per replica, the command, cwd, env and log dir.
+std::string RenderAppPlan(const AppPlan& plan);
+
+}  // namespace torchx::schedulers::local

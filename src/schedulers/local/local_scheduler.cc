@@ -1,0 +1,465 @@
+#include "schedulers/local/local_scheduler.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "schedulers/local/app_plan.h"
+#include "schedulers/local/process_identity.h"
+#include "torchx/specs/app_id.h"
+#include "torchx/specs/serialize.h"
+
+extern char** environ;
+
+namespace torchx::schedulers::local {
+namespace {
+
+namespace fs = std::filesystem;
+using specs::AppState;
+
+std::string CfgStr(const specs::Cfg& cfg, const std::string& key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) return "";
+  const auto* s = std::get_if<std::string>(&it->second);
+  return s ? *s : "";
+}
+
+bool CfgBool(const specs::Cfg& cfg, const std::string& key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) return false;
+  const auto* b = std::get_if<bool>(&it->second);
+  return b && *b;
+}
+
+double CfgFloat(const specs::Cfg& cfg, const std::string& key, double def) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) return def;
+  if (const auto* d = std::get_if<double>(&it->second)) return *d;
+  if (const auto* i = std::get_if<std::int64_t>(&it->second)) return static_cast<double>(*i);
+  return def;
+}
+
+// GPUs visible on this host, from `nvidia-smi -L` (0 when it is missing).
+int CountGpus() {
+  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
+  if (!p) return 0;
+  int n = 0;
+  char line[512];
+  while (fgets(line, sizeof(line), p)) {
+    if (std::string_view(line).rfind("GPU ", 0) == 0) ++n;
+  }
+  pclose(p);
+  return n;
+}
+
+std::string AbsoluteStateDir(const std::string& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  return ec ? dir : p.lexically_normal().string();
+}
+
+const char* kHostname = "localhost";
+
+// Reads a replica's log file line by line; when following, waits for more with inotify until
+// the app is terminal.
+class FileLogIterator : public LogIterator {
+ public:
+  FileLogIterator(std::string path, std::optional<std::regex> regex, bool follow,
+                  std::function<bool()> app_terminal)
+      : path_(std::move(path)), regex_(std::move(regex)), follow_(follow), app_terminal_(std::move(app_terminal)) {}
+  ~FileLogIterator() override {
+    if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  }
+
+  Result<std::optional<std::string>> Next() override {
+    while (true) {
+      std::optional<std::string> line = ReadLine();
+      if (line) {
+        if (!regex_ || std::regex_search(*line, *regex_)) return line;
+        continue;
+      }
+      if (!follow_ || finished_) {
+        if (!pending_.empty() && !(follow_ && !finished_)) {
+          std::string rest = std::move(pending_);
+          pending_.clear();
+          if (!regex_ || std::regex_search(rest, *regex_)) return std::optional<std::string>(rest);
+        }
+        return std::optional<std::string>();
+      }
+      // At the end of what is written so far: once the app is terminal, one last read drains it.
+      if (app_terminal_()) {
+        finished_ = true;
+        continue;
+      }
+      WaitForChange();
+    }
+  }
+
+ private:
+  std::optional<std::string> ReadLine() {
+    while (true) {
+      size_t nl = pending_.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = pending_.substr(0, nl + 1);
+        pending_.erase(0, nl + 1);
+        return line;
+      }
+      if (!in_.is_open()) {
+        in_.open(path_, std::ios::binary);
+        if (!in_.is_open()) return std::nullopt;
+      }
+      char buf[65536];
+      in_.read(buf, sizeof(buf));
+      std::streamsize n = in_.gcount();
+      if (n <= 0) {
+        in_.clear();  // at EOF: clear so a later read sees appended data
+        return std::nullopt;
+      }
+      pending_.append(buf, static_cast<size_t>(n));
+    }
+  }
+
+  void WaitForChange() {
+    if (inotify_fd_ < 0) {
+      inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    }
+    if (inotify_fd_ >= 0 && watch_ < 0) {
+      watch_ = inotify_add_watch(inotify_fd_, path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+      if (watch_ < 0) {  // the file does not exist yet: watch its directory
+        inotify_add_watch(inotify_fd_, fs::path(path_).parent_path().c_str(), IN_CREATE);
+      }
+    }
+    // Woken by a write; the timeout only bounds how late we notice the app ending quietly.
+    pollfd pfd{inotify_fd_, POLLIN, 0};
+    ::poll(&pfd, inotify_fd_ >= 0 ? 1 : 0, 500);
+    char drain[4096];
+    while (inotify_fd_ >= 0 && ::read(inotify_fd_, drain, sizeof(drain)) > 0) {
+    }
+  }
+
+  std::string path_;
+  std::optional<std::regex> regex_;
+  bool follow_;
+  std::function<bool()> app_terminal_;
+  std::ifstream in_;
+  std::string pending_;
+  bool finished_ = false;
+  int inotify_fd_ = -1;
+  int watch_ = -1;
+};
+
+}  // namespace
+
+std::string DefaultStateDir() {
+  if (const char* d = std::getenv("TORCHX_STATE_DIR"); d && *d) return AbsoluteStateDir(d);
+  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return (fs::path(x) / "torchx").string();
+  const char* home = std::getenv("HOME");
+  return (fs::path(home && *home ? home : "/tmp") / ".local" / "state" / "torchx").string();
+}
+
+Result<std::string> FindSupervisor() {
+  constexpr const char* kName = "torchx-supervisor";
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("TORCHX_SUPERVISOR"); env && *env) candidates.emplace_back(env);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / kName);
+    candidates.push_back(exe.parent_path() / ".." / "libexec" / "torchx" / kName);
+  }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&FindSupervisor), &info) && info.dli_fname) {
+    candidates.push_back(fs::path(info.dli_fname).parent_path() / kName);  // next to a Python extension
+  }
+#ifdef TORCHX_SUPERVISOR_BUILD_PATH
+  candidates.emplace_back(TORCHX_SUPERVISOR_BUILD_PATH);
+#endif
+  for (const fs::path& c : candidates) {
+    if (::access(c.c_str(), X_OK) == 0) return c.lexically_normal().string();
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::string p(path);
+    size_t start = 0;
+    while (start <= p.size()) {
+      size_t colon = p.find(':', start);
+      if (colon == std::string::npos) colon = p.size();
+      fs::path c = fs::path(p.substr(start, colon - start)) / kName;
+      if (colon > start && ::access(c.c_str(), X_OK) == 0) return c.string();
+      start = colon + 1;
+    }
+  }
+  return FailedPreconditionError(
+      "local: cannot find the torchx-supervisor executable (looked next to this program, in the build tree and "
+      "on PATH); set TORCHX_SUPERVISOR to its path");
+}
+
+LocalScheduler::LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir)
+    : Scheduler(std::move(backend), std::move(session_name)), default_state_dir_(std::move(default_state_dir)) {}
+
+specs::RunOpts LocalScheduler::run_opts() const {
+  specs::RunOpts o;
+  (void)o.Add("log_dir", specs::CfgType::kStr,
+              "dir to write the replicas' stdout/stderr logs to (default: <state_dir>/logs)");
+  (void)o.Add("prepend_cwd", specs::CfgType::kBool,
+              "if set, prepends the working directory to the replicas' PATH, else appends it", false);
+  (void)o.Add("auto_set_cuda_visible_devices", specs::CfgType::kBool,
+              "sets CUDA_VISIBLE_DEVICES for each replica so that replicas get disjoint GPUs", false);
+  (void)o.Add("state_dir", specs::CfgType::kStr,
+              "where app state is kept (default: $TORCHX_STATE_DIR or ~/.local/state/torchx)");
+  (void)o.Add("kill_grace_seconds", specs::CfgType::kFloat,
+              "seconds between SIGTERM and SIGKILL when stopping replicas", 10.0);
+  return o;
+}
+
+Result<StateStore*> LocalScheduler::Store(const std::string& state_dir) {
+  auto it = stores_.find(state_dir);
+  if (it != stores_.end()) return it->second.get();
+  TORCHX_ASSIGN_OR_RETURN(auto store, StateStore::Open(state_dir));
+  return stores_.emplace(state_dir, std::move(store)).first->second.get();
+}
+
+Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) {
+  std::string state_dir = CfgStr(cfg, "state_dir");
+  state_dir = state_dir.empty() ? default_state_dir_ : AbsoluteStateDir(state_dir);
+  PlanInputs in;
+  in.app_id = specs::MakeUnique(app.name);
+  in.session = session_name();
+  std::error_code ec;
+  in.cwd = fs::current_path(ec).string();
+  std::string log_dir = CfgStr(cfg, "log_dir");
+  in.log_dir = log_dir.empty() ? (fs::path(state_dir) / "logs").string() : fs::absolute(log_dir, ec).string();
+  const char* path = std::getenv("PATH");
+  in.parent_path = path ? path : "";
+  in.prepend_cwd = CfgBool(cfg, "prepend_cwd");
+  in.auto_set_cuda_visible_devices = CfgBool(cfg, "auto_set_cuda_visible_devices");
+  if (in.auto_set_cuda_visible_devices) in.visible_gpus = CountGpus();
+  in.kill_grace_seconds = CfgFloat(cfg, "kill_grace_seconds", 10.0);
+  if (in.kill_grace_seconds < 0) {
+    return InvalidArgumentError("kill_grace_seconds: must be >= 0");
+  }
+  TORCHX_ASSIGN_OR_RETURN(AppPlan plan, BuildAppPlan(app, in));
+  DryRunInfo info;
+  info.app = app;
+  info.cfg = cfg;
+  info.cfg["state_dir"] = state_dir;
+  info.app_id = in.app_id;
+  info.request = RenderAppPlan(plan);
+  info.payload = AppPlanToJson(plan);
+  return info;
+}
+
+Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
+  std::string state_dir = CfgStr(info.cfg, "state_dir");
+  if (state_dir.empty()) state_dir = default_state_dir_;
+  TORCHX_ASSIGN_OR_RETURN(std::string supervisor, FindSupervisor());
+  TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(state_dir));
+  TORCHX_ASSIGN_OR_RETURN(AppPlan plan, AppPlanFromJson(info.payload));
+  AppRecord rec;
+  rec.app_id = info.app_id;
+  rec.session = session_name();
+  rec.name = info.app.name;
+  rec.appdef_json = specs::AppDefToJson(info.app, -1);
+  rec.plan_json = info.payload;
+  rec.app_dir = plan.app_dir;
+  rec.state = AppState::kSubmitted;
+  rec.created = rec.updated = NowSeconds();
+  TORCHX_RETURN_IF_ERROR(store->InsertApp(rec));
+  if (state_dir != default_state_dir_) {
+    TORCHX_ASSIGN_OR_RETURN(StateStore * def, Store(default_state_dir_));
+    TORCHX_RETURN_IF_ERROR(def->PutRedirect(rec.app_id, state_dir));
+  }
+
+  // The supervisor starts in its own session with no terminal and no inherited stdio, forks
+  // once more, and its first process exits as soon as the app is running: reaping it here
+  // leaves no zombie behind in long-lived callers (a Python process, Ax).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  std::vector<std::string> args = {supervisor, state_dir, rec.app_id};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, supervisor.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  int status = 0;
+  if (rc == 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string why = rc != 0 ? fmt::format("cannot start {}: {}", supervisor, strerror(rc))
+                              : fmt::format("{} exited before the app started", supervisor);
+    (void)store->SetAppState(rec.app_id, AppState::kFailed, 0, why, "<NONE>");
+    return UnavailableError(fmt::format("local: {}", why));
+  }
+  return rec.app_id;
+}
+
+Result<std::optional<LocalScheduler::Found>> LocalScheduler::Find(const std::string& app_id) {
+  TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(default_state_dir_));
+  TORCHX_ASSIGN_OR_RETURN(auto app, store->GetApp(app_id));
+  if (!app) {
+    TORCHX_ASSIGN_OR_RETURN(auto redirect, store->GetRedirect(app_id));
+    if (!redirect) return std::optional<Found>();
+    TORCHX_ASSIGN_OR_RETURN(store, Store(*redirect));
+    TORCHX_ASSIGN_OR_RETURN(app, store->GetApp(app_id));
+    if (!app) return std::optional<Found>();
+  }
+  TORCHX_RETURN_IF_ERROR(CheckLiveness(*store, *app));
+  return std::optional<Found>(Found{store, std::move(*app)});
+}
+
+Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
+  if (specs::IsTerminal(app.state)) return OkStatus();
+  std::string why;
+  if (app.supervisor_pid == 0) {
+    if (NowSeconds() - app.created < 60) return OkStatus();  // still starting
+    why = "the supervisor never started";
+  } else if (FromEarlierBoot(app.supervisor_start)) {
+    why = "the host rebooted while the app was running";
+  } else if (!IsSameProcess(app.supervisor_pid, app.supervisor_start)) {
+    why = fmt::format("the app's supervisor (pid {}) died unexpectedly; its replicas were stopped", app.supervisor_pid);
+  } else {
+    return OkStatus();
+  }
+  TORCHX_ASSIGN_OR_RETURN(auto replicas, store.GetReplicas(app.app_id));
+  for (ReplicaRecord& r : replicas) {
+    if (specs::IsTerminal(r.state)) continue;
+    if (!FromEarlierBoot(r.proc_start)) SignalGroupOrLeftovers(r.pid, r.proc_start, SIGKILL);
+    r.state = AppState::kFailed;
+  }
+  TORCHX_RETURN_IF_ERROR(store.PutReplicas(replicas));
+  TORCHX_RETURN_IF_ERROR(store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg).status());
+  TORCHX_ASSIGN_OR_RETURN(auto fresh, store.GetApp(app.app_id));
+  if (fresh) app = std::move(*fresh);
+  return OkStatus();
+}
+
+Result<std::optional<DescribeAppResponse>> LocalScheduler::Describe(const std::string& app_id) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return std::optional<DescribeAppResponse>();
+  const AppRecord& a = found->app;
+  DescribeAppResponse d;
+  d.app_id = a.app_id;
+  d.state = a.state;
+  d.num_restarts = a.num_restarts;
+  d.msg = a.msg;
+  d.structured_error_msg = a.structured_error_msg;
+  d.ui_url = "file://" + a.app_dir;
+  auto app = specs::AppDefFromJson(a.appdef_json);
+  if (app) d.app = std::move(*app);
+  TORCHX_ASSIGN_OR_RETURN(auto replicas, found->store->GetReplicas(app_id));
+  if (d.app) {
+    for (const specs::Role& role : d.app->roles) {
+      specs::RoleStatus rs{role.name, {}};
+      for (int i = 0; i < role.num_replicas; ++i) {
+        specs::ReplicaStatus r{i, a.state == AppState::kRunning ? AppState::kPending : a.state, role.name, kHostname, "<NONE>"};
+        for (const ReplicaRecord& rec : replicas) {
+          if (rec.role == role.name && rec.replica_id == i) {
+            r.state = rec.state;
+            r.structured_error_msg = rec.structured_error_msg;
+          }
+        }
+        rs.replicas.push_back(std::move(r));
+      }
+      d.roles_statuses.push_back(std::move(rs));
+    }
+  }
+  return std::optional<DescribeAppResponse>(std::move(d));
+}
+
+Status LocalScheduler::DoCancel(const std::string& app_id) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return OkStatus();
+  TORCHX_RETURN_IF_ERROR(found->store->RequestCancel(app_id));
+  const AppRecord& a = found->app;
+  if (IsSameProcess(a.supervisor_pid, a.supervisor_start)) ::kill(a.supervisor_pid, SIGTERM);
+  return OkStatus();
+}
+
+Status LocalScheduler::Delete(const std::string& app_id) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return NotFoundError(fmt::format("local: app {} does not exist", app_id));
+  if (!specs::IsTerminal(found->app.state)) {
+    return FailedPreconditionError(fmt::format("local: app {} is {}; cancel it before deleting it", app_id,
+                                               specs::AppStateName(found->app.state)));
+  }
+  std::error_code ec;
+  fs::remove_all(found->app.app_dir, ec);
+  TORCHX_RETURN_IF_ERROR(found->store->DeleteApp(app_id));
+  TORCHX_ASSIGN_OR_RETURN(StateStore * def, Store(default_state_dir_));
+  return def->DeleteRedirect(app_id);
+}
+
+Result<std::vector<ListAppResponse>> LocalScheduler::List() {
+  TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(default_state_dir_));
+  TORCHX_ASSIGN_OR_RETURN(auto apps, store->ListApps());
+  std::vector<ListAppResponse> out;
+  out.reserve(apps.size());
+  for (AppRecord& a : apps) {
+    TORCHX_RETURN_IF_ERROR(CheckLiveness(*store, a));
+    out.push_back(ListAppResponse{a.app_id, a.state, "", a.name});
+  }
+  return out;
+}
+
+Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& app_id, const LogOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return NotFoundError(fmt::format("local: app {} does not exist", app_id));
+  const char* file = options.stream == LogStream::kStdout ? "stdout.log"
+                     : options.stream == LogStream::kStderr ? "stderr.log" : "combined.log";
+  std::string path = (fs::path(found->app.app_dir) / options.role / std::to_string(options.replica) / file).string();
+  std::optional<std::regex> regex;
+  if (options.regex) {
+    try {
+      regex.emplace(*options.regex);
+    } catch (const std::regex_error& e) {
+      return InvalidArgumentError(fmt::format("regex: invalid pattern '{}': {}", *options.regex, e.what()));
+    }
+  }
+  StateStore* store = found->store;
+  auto terminal = [this, store, app_id]() {
+    auto app = store->GetApp(app_id);
+    if (!app || !*app) return true;
+    (void)CheckLiveness(*store, **app);
+    return specs::IsTerminal((*app)->state);
+  };
+  return std::unique_ptr<LogIterator>(std::make_unique<FileLogIterator>(path, std::move(regex), options.follow, terminal));
+}
+
+void RegisterLocalSchedulers(SchedulerRegistry& registry) {
+  for (const char* name : {"local_cwd", "local"}) {
+    (void)registry.Register(name, [name](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
+      return std::unique_ptr<Scheduler>(std::make_unique<LocalScheduler>(name, session, DefaultStateDir()));
+    });
+  }
+}
+
+}  // namespace torchx::schedulers::local
+
+namespace torchx::schedulers {
+
+void RegisterBuiltinSchedulers(SchedulerRegistry& registry) { local::RegisterLocalSchedulers(registry); }
+
+}  // namespace torchx::schedulers

@@ -1,0 +1,53 @@
+// local_cwd: runs each replica as a local process in the submitter's working directory, owned by
+// a detached per-app supervisor, with state in SQLite so that any later process (CLI or Python,
+// any terminal) can status / wait / log / cancel / list / describe / delete the app.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "schedulers/local/state_store.h"
+#include "torchx/schedulers/scheduler.h"
+
+namespace torchx::schedulers::local {
+
+/// $TORCHX_STATE_DIR, else $XDG_STATE_HOME/torchx, else $HOME/.local/state/torchx.
+std::string DefaultStateDir();
+
+/// Path of the torchx-supervisor executable: $TORCHX_SUPERVISOR, next to the running executable
+/// or library, the build tree, the install prefix's libexec, then $PATH.
+Result<std::string> FindSupervisor();
+
+class LocalScheduler : public Scheduler {
+ public:
+  LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir);
+
+  specs::RunOpts run_opts() const override;
+  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
+  Result<std::string> Schedule(const DryRunInfo& info) override;
+  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override;
+  Status Delete(const std::string& app_id) override;
+  Result<std::vector<ListAppResponse>> List() override;
+  Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
+
+ protected:
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override;
+  Status DoCancel(const std::string& app_id) override;
+
+ private:
+  struct Found {
+    StateStore* store;
+    AppRecord app;
+  };
+  Result<StateStore*> Store(const std::string& state_dir);
+  Result<std::optional<Found>> Find(const std::string& app_id);
+  /// Marks a non-terminal app whose supervisor is gone (killed, or the host rebooted) as FAILED
+  /// with the reason, and stops its replicas. Re-reads the record.
+  Status CheckLiveness(StateStore& store, AppRecord& app);
+
+  std::string default_state_dir_;
+  std::map<std::string, std::unique_ptr<StateStore>> stores_;
+};
+
+}  // namespace torchx::schedulers::local

@@ -1,0 +1,312 @@
+#include "schedulers/local/state_store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace torchx::schedulers::local {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS apps (
+  app_id TEXT PRIMARY KEY,
+  session TEXT NOT NULL,
+  name TEXT NOT NULL,
+  appdef_json TEXT NOT NULL,
+  plan_json TEXT NOT NULL,
+  app_dir TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  num_restarts INTEGER NOT NULL DEFAULT 0,
+  msg TEXT NOT NULL DEFAULT '',
+  structured_error_msg TEXT NOT NULL DEFAULT '<NONE>',
+  supervisor_pid INTEGER NOT NULL DEFAULT 0,
+  supervisor_start TEXT NOT NULL DEFAULT '',
+  created REAL NOT NULL,
+  updated REAL NOT NULL,
+  cancel_requested INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS replicas (
+  app_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  replica_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  proc_start TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  exit_code INTEGER,
+  structured_error_msg TEXT NOT NULL DEFAULT '<NONE>',
+  PRIMARY KEY (app_id, role, replica_id)
+);
+CREATE TABLE IF NOT EXISTS redirects (
+  app_id TEXT PRIMARY KEY,
+  state_dir TEXT NOT NULL
+);
+)sql";
+
+// A prepared statement that finalizes itself.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& Bind(int i, const std::string& s) {
+    sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int i, int v) {
+    sqlite3_bind_int(stmt_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
+  Stmt& BindNull(int i) {
+    sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
+  int Step() { return sqlite3_step(stmt_); }
+  std::string Text(int col) {
+    const unsigned char* t = sqlite3_column_text(stmt_, col);
+    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : "";
+  }
+  int Int(int col) { return sqlite3_column_int(stmt_, col); }
+  double Double(int col) { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+Status DbError(sqlite3* db, std::string_view what) {
+  return UnavailableError(fmt::format("local state store: {}: {}", what, sqlite3_errmsg(db)));
+}
+
+// RAII transaction: BEGIN IMMEDIATE takes the write lock up front, so two writers never deadlock
+// upgrading from read to write; the busy timeout makes the second one wait.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) { ok_ = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK; }
+  ~Transaction() {
+    if (ok_ && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  bool ok() const { return ok_; }
+  Status Commit() {
+    done_ = true;
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return DbError(db_, "commit");
+    return OkStatus();
+  }
+
+ private:
+  sqlite3* db_;
+  bool ok_ = false;
+  bool done_ = false;
+};
+
+AppRecord ReadApp(Stmt& s, bool with_blobs) {
+  AppRecord a;
+  int c = 0;
+  a.app_id = s.Text(c++);
+  a.session = s.Text(c++);
+  a.name = s.Text(c++);
+  if (with_blobs) {
+    a.appdef_json = s.Text(c++);
+    a.plan_json = s.Text(c++);
+  }
+  a.app_dir = s.Text(c++);
+  a.state = static_cast<specs::AppState>(s.Int(c++));
+  a.num_restarts = s.Int(c++);
+  a.msg = s.Text(c++);
+  a.structured_error_msg = s.Text(c++);
+  a.supervisor_pid = s.Int(c++);
+  a.supervisor_start = s.Text(c++);
+  a.created = s.Double(c++);
+  a.updated = s.Double(c++);
+  a.cancel_requested = s.Int(c++) != 0;
+  return a;
+}
+
+}  // namespace
+
+double NowSeconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) {
+    return UnavailableError(fmt::format("local state store: cannot create state directory {}: {}", state_dir, ec.message()));
+  }
+  std::string path = (std::filesystem::path(state_dir) / "local.db").string();
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    Status s = UnavailableError(fmt::format("local state store: cannot open {}: {}", path, db ? sqlite3_errmsg(db) : "out of memory"));
+    sqlite3_close(db);
+    return s;
+  }
+  std::unique_ptr<StateStore> store(new StateStore(db, path));
+  sqlite3_busy_timeout(db, 30000);
+  // WAL: readers and the writer do not block each other. NORMAL sync: a commit survives a
+  // process crash (the case that matters here); only a power loss can drop the last commits.
+  TORCHX_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  TORCHX_RETURN_IF_ERROR(store->Exec(kSchema));
+  return store;
+}
+
+StateStore::~StateStore() { sqlite3_close(db_); }
+
+Status StateStore::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    Status s = UnavailableError(fmt::format("local state store {}: {}", path_, err ? err : "error"));
+    sqlite3_free(err);
+    return s;
+  }
+  return OkStatus();
+}
+
+Status StateStore::InsertApp(const AppRecord& a) {
+  Stmt s(db_, "INSERT INTO apps (app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
+              " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested)"
+              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)");
+  if (!s.ok()) return DbError(db_, "insert app");
+  s.Bind(1, a.app_id).Bind(2, a.session).Bind(3, a.name).Bind(4, a.appdef_json).Bind(5, a.plan_json)
+      .Bind(6, a.app_dir).Bind(7, static_cast<int>(a.state)).Bind(8, a.num_restarts).Bind(9, a.msg)
+      .Bind(10, a.structured_error_msg).Bind(11, a.supervisor_pid).Bind(12, a.supervisor_start)
+      .Bind(13, a.created).Bind(14, a.updated);
+  int rc = s.Step();
+  if (rc == SQLITE_CONSTRAINT) return AlreadyExistsError(fmt::format("local: app {} already exists", a.app_id));
+  if (rc != SQLITE_DONE) return DbError(db_, "insert app");
+  return OkStatus();
+}
+
+Result<std::optional<AppRecord>> StateStore::GetApp(const std::string& app_id) {
+  Stmt s(db_, "SELECT app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
+              " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested"
+              " FROM apps WHERE app_id = ?");
+  if (!s.ok()) return DbError(db_, "get app");
+  s.Bind(1, app_id);
+  int rc = s.Step();
+  if (rc == SQLITE_DONE) return std::optional<AppRecord>();
+  if (rc != SQLITE_ROW) return DbError(db_, "get app");
+  return std::optional<AppRecord>(ReadApp(s, true));
+}
+
+Result<std::vector<ReplicaRecord>> StateStore::GetReplicas(const std::string& app_id) {
+  Stmt s(db_, "SELECT app_id, role, replica_id, attempt, pid, proc_start, state, exit_code, structured_error_msg"
+              " FROM replicas WHERE app_id = ? ORDER BY role, replica_id");
+  if (!s.ok()) return DbError(db_, "get replicas");
+  s.Bind(1, app_id);
+  std::vector<ReplicaRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    ReplicaRecord r;
+    r.app_id = s.Text(0);
+    r.role = s.Text(1);
+    r.replica_id = s.Int(2);
+    r.attempt = s.Int(3);
+    r.pid = s.Int(4);
+    r.proc_start = s.Text(5);
+    r.state = static_cast<specs::AppState>(s.Int(6));
+    if (!s.IsNull(7)) r.exit_code = s.Int(7);
+    r.structured_error_msg = s.Text(8);
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return DbError(db_, "get replicas");
+  return out;
+}
+
+Result<std::vector<AppRecord>> StateStore::ListApps() {
+  Stmt s(db_, "SELECT app_id, session, name, app_dir, state, num_restarts, msg, structured_error_msg,"
+              " supervisor_pid, supervisor_start, created, updated, cancel_requested FROM apps ORDER BY created DESC");
+  if (!s.ok()) return DbError(db_, "list apps");
+  std::vector<AppRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadApp(s, false));
+  if (rc != SQLITE_DONE) return DbError(db_, "list apps");
+  return out;
+}
+
+Status StateStore::SetSupervisor(const std::string& app_id, int pid, const std::string& start) {
+  Stmt s(db_, "UPDATE apps SET supervisor_pid = ?, supervisor_start = ?, updated = ? WHERE app_id = ?");
+  s.Bind(1, pid).Bind(2, start).Bind(3, NowSeconds()).Bind(4, app_id);
+  if (s.Step() != SQLITE_DONE) return DbError(db_, "set supervisor");
+  return OkStatus();
+}
+
+Result<bool> StateStore::SetAppState(const std::string& app_id, specs::AppState state, int num_restarts,
+                                     const std::string& msg, const std::string& structured_error_msg) {
+  // Terminal states are final: a late writer (a reader that detected a lost supervisor racing the
+  // supervisor's own last write) must not overwrite the first terminal state.
+  Stmt s(db_, "UPDATE apps SET state = ?, num_restarts = ?, msg = ?, structured_error_msg = ?, updated = ?"
+              " WHERE app_id = ? AND state NOT IN (4, 5, 6)");
+  s.Bind(1, static_cast<int>(state)).Bind(2, num_restarts).Bind(3, msg).Bind(4, structured_error_msg)
+      .Bind(5, NowSeconds()).Bind(6, app_id);
+  if (s.Step() != SQLITE_DONE) return DbError(db_, "set app state");
+  return sqlite3_changes(db_) > 0;
+}
+
+Status StateStore::RequestCancel(const std::string& app_id) {
+  Stmt s(db_, "UPDATE apps SET cancel_requested = 1, updated = ? WHERE app_id = ?");
+  s.Bind(1, NowSeconds()).Bind(2, app_id);
+  if (s.Step() != SQLITE_DONE) return DbError(db_, "request cancel");
+  return OkStatus();
+}
+
+Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
+  Transaction tx(db_);
+  if (!tx.ok()) return DbError(db_, "begin");
+  for (const ReplicaRecord& r : replicas) {
+    Stmt row(db_, "INSERT OR REPLACE INTO replicas (app_id, role, replica_id, attempt, pid, proc_start, state,"
+                  " exit_code, structured_error_msg) VALUES (?,?,?,?,?,?,?,?,?)");
+    row.Bind(1, r.app_id).Bind(2, r.role).Bind(3, r.replica_id).Bind(4, r.attempt).Bind(5, r.pid)
+        .Bind(6, r.proc_start).Bind(7, static_cast<int>(r.state)).Bind(9, r.structured_error_msg);
+    if (r.exit_code) row.Bind(8, *r.exit_code); else row.BindNull(8);
+    if (row.Step() != SQLITE_DONE) return DbError(db_, "put replica");
+  }
+  return tx.Commit();
+}
+
+Status StateStore::DeleteApp(const std::string& app_id) {
+  Transaction tx(db_);
+  if (!tx.ok()) return DbError(db_, "begin");
+  Stmt a(db_, "DELETE FROM apps WHERE app_id = ?");
+  a.Bind(1, app_id);
+  Stmt r(db_, "DELETE FROM replicas WHERE app_id = ?");
+  r.Bind(1, app_id);
+  if (a.Step() != SQLITE_DONE || r.Step() != SQLITE_DONE) return DbError(db_, "delete app");
+  return tx.Commit();
+}
+
+Status StateStore::PutRedirect(const std::string& app_id, const std::string& state_dir) {
+  Stmt s(db_, "INSERT OR REPLACE INTO redirects (app_id, state_dir) VALUES (?, ?)");
+  s.Bind(1, app_id).Bind(2, state_dir);
+  if (s.Step() != SQLITE_DONE) return DbError(db_, "put redirect");
+  return OkStatus();
+}
+
+Result<std::optional<std::string>> StateStore::GetRedirect(const std::string& app_id) {
+  Stmt s(db_, "SELECT state_dir FROM redirects WHERE app_id = ?");
+  s.Bind(1, app_id);
+  int rc = s.Step();
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return DbError(db_, "get redirect");
+  return std::optional<std::string>(s.Text(0));
+}
+
+Status StateStore::DeleteRedirect(const std::string& app_id) {
+  Stmt s(db_, "DELETE FROM redirects WHERE app_id = ?");
+  s.Bind(1, app_id);
+  if (s.Step() != SQLITE_DONE) return DbError(db_, "delete redirect");
+  return OkStatus();
+}
+
+}  // namespace torchx::schedulers::local

@@ -1,0 +1,92 @@
+// The local scheduler's state: apps and replicas in an embedded SQLite database (WAL) in the
+// state directory, shared by every process on the machine that runs, queries or cancels local
+// apps. Every state change is one transaction; readers never block the supervisor's writes.
+//
+// Thread-safety: one StateStore per thread. Any number of processes may open the same file.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchx/specs/app_state.h"
+#include "torchx/status.h"
+
+struct sqlite3;
+
+namespace torchx::schedulers::local {
+
+struct AppRecord {
+  std::string app_id;
+  std::string session;
+  std::string name;
+  std::string appdef_json;  ///< the AppDef as submitted (canonical JSON)
+  std::string plan_json;    ///< what the supervisor executes (AppPlan JSON)
+  std::string app_dir;      ///< <log_dir>/<session>/<app_id>
+  specs::AppState state = specs::AppState::kSubmitted;
+  int num_restarts = 0;
+  std::string msg;
+  std::string structured_error_msg = "<NONE>";
+  int supervisor_pid = 0;
+  std::string supervisor_start;  ///< process identity: "<boot id>:<start ticks>"
+  double created = 0;
+  double updated = 0;
+  bool cancel_requested = false;
+};
+
+struct ReplicaRecord {
+  std::string app_id;
+  std::string role;
+  int replica_id = 0;
+  int attempt = 0;
+  int pid = 0;                ///< leader pid, also its process group id
+  std::string proc_start;     ///< process identity of the leader, as AppRecord
+  specs::AppState state = specs::AppState::kPending;
+  std::optional<int> exit_code;
+  std::string structured_error_msg = "<NONE>";
+};
+
+class StateStore {
+ public:
+  /// Opens (creating the directory, file and schema as needed) `<state_dir>/local.db`.
+  static Result<std::unique_ptr<StateStore>> Open(const std::string& state_dir);
+  ~StateStore();
+
+  const std::string& path() const { return path_; }
+
+  /// kAlreadyExists if the id is taken.
+  Status InsertApp(const AppRecord& app);
+  Result<std::optional<AppRecord>> GetApp(const std::string& app_id);
+  Result<std::vector<ReplicaRecord>> GetReplicas(const std::string& app_id);
+  /// All apps, newest first (without the JSON blobs).
+  Result<std::vector<AppRecord>> ListApps();
+
+  Status SetSupervisor(const std::string& app_id, int pid, const std::string& start);
+  /// Sets state / restarts / msg / error, unless the app is already terminal (a terminal state is
+  /// final). Returns whether it changed anything.
+  Result<bool> SetAppState(const std::string& app_id, specs::AppState state, int num_restarts,
+                           const std::string& msg, const std::string& structured_error_msg);
+  Status RequestCancel(const std::string& app_id);
+  /// Inserts or replaces the replicas' rows in one transaction.
+  Status PutReplicas(const std::vector<ReplicaRecord>& replicas);
+  Status DeleteApp(const std::string& app_id);
+
+  /// Apps submitted with a non-default state directory are recorded in the default store so a
+  /// bare handle still finds them.
+  Status PutRedirect(const std::string& app_id, const std::string& state_dir);
+  Result<std::optional<std::string>> GetRedirect(const std::string& app_id);
+  Status DeleteRedirect(const std::string& app_id);
+
+ private:
+  StateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Status Exec(const char* sql);
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+/// Seconds since the epoch, as a double.
+double NowSeconds();
+
+}  // namespace torchx::schedulers::local

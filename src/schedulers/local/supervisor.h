@@ -1,0 +1,23 @@
+// The per-app supervisor of the local scheduler: a detached process that owns the app's
+// replicas. It starts each replica in its own process group with its output piped back, writes
+// stdout.log / stderr.log / combined.log, reaps exits, applies the retry policy, and on SIGTERM
+// (a cancel) stops every replica: SIGTERM to each process group, SIGKILL after the grace period.
+// Every transition is written to the state store. Event-driven: epoll over a signalfd, a timerfd
+// and the output pipes; it uses no CPU while the replicas run quietly.
+#pragma once
+
+#include <string>
+
+namespace torchx::schedulers::local {
+
+/// Runs app `app_id` of the store in `state_dir` to a terminal state. Writes one byte to
+/// `ready_fd` (when >= 0) once it has recorded itself in the store and started the replicas,
+/// then closes it. Returns the process exit code (0 unless the supervisor itself failed).
+int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd);
+
+/// Entry point of the torchx-supervisor executable: `torchx-supervisor <state_dir> <app_id>`.
+/// Forks once so the caller can reap it at once; the child runs the app, the parent exits when
+/// the child is ready.
+int SupervisorMain(int argc, char** argv);
+
+}  // namespace torchx::schedulers::local
