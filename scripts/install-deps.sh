@@ -35,3 +35,10 @@ if ! python3 -m pytest --version >/dev/null 2>&1; then
   echo "install-deps: installing pytest" >&2
   python3 -m pip install -q pytest
 fi
+
+# PyTorch for the real DDP job (CPU build: on these machines `pip install torch==2.13.0` takes the
+# wheel already on disk; elsewhere it downloads the CPU wheel). TORCHX_WITH_TORCH=0 skips it.
+if [[ "${TORCHX_WITH_TORCH:-1}" == "1" ]] && ! python3 -c "import torch.distributed" >/dev/null 2>&1; then
+  echo "install-deps: installing torch==2.13.0" >&2
+  python3 -m pip install -q torch==2.13.0
+fi

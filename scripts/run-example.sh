@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# The README's main command: installs what is missing, builds the release CLI, and shows what
-# `torchx run` submits for the example app (a dry run: the local scheduler lands with issue 4).
+# The README's main command: installs what is missing (build tools, libraries, PyTorch CPU),
+# builds the release CLI, and runs a real PyTorch DDP job (2 nodes x 2 processes, gloo on CPU)
+# through the launcher on the local scheduler, then shows its status and logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCHX_WITH_FUZZ=0 bash scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
-build/release/cli/torchx run --dryrun examples/echo.yaml
+TORCHX=build/release/cli/torchx
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "+ torchx run --wait -s local_cwd dist.ddp -j 2x2 --script examples/ddp/train.py"
+handle=$("$TORCHX" run --wait -s local_cwd dist.ddp -j 2x2 --rdzv_port "$port" --script examples/ddp/train.py | head -1)
+echo "+ torchx status $handle"
+"$TORCHX" status "$handle"
+echo "+ torchx log --regex 'rank=|trained' $handle"
+"$TORCHX" log --regex 'rank=|trained' "$handle"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds with warnings as errors, and runs
-# every test: unit + e2e (debug), the same under ASan + UBSan, and each fuzz target briefly.
+# every test: unit, conformance, e2e, python, and integration against real local processes and a
+# real PyTorch DDP job (debug); the same except the DDP job under ASan + UBSan; and each fuzz
+# target briefly.
 # Fails on any failing test and when no test ran.
 #   TORCHX_FUZZ_SECONDS  seconds per fuzz target (default 10; 0 skips fuzzing)
 #   TORCHX_SKIP_ASAN=1   skip the sanitizer build (quicker local loop)
@@ -9,6 +11,9 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 
+# Engines the tests need are installed above, so their tests must run, not skip.
+export TORCHX_REQUIRE_ENGINES=torch
+
 cmake --preset debug
 cmake --build --preset debug
 ctest --preset debug
@@ -16,7 +21,8 @@ ctest --preset debug
 if [[ "${TORCHX_SKIP_ASAN:-0}" != "1" ]]; then
   cmake --preset asan
   cmake --build --preset asan
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
+  # The DDP job is already covered above; under ASan the suites check memory errors.
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE torch
 fi
 
 fuzz_seconds=${TORCHX_FUZZ_SECONDS:-10}

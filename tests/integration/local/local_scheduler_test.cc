@@ -1,0 +1,438 @@
+// local_cwd against real processes: layout, env, failures, retries, cancel, supervisor loss,
+// concurrency. Each test has its own state directory.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "schedulers/local/state_store.h"
+#include "testing/local_env.h"
+#include "testing/status_matchers.h"
+#include "torchx/specs/app_handle.h"
+
+namespace torchx {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using specs::AppState;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream b;
+  b << in.rdbuf();
+  return b.str();
+}
+
+specs::Role ShRole(std::string name, std::string script, int replicas = 1) {
+  specs::Role r;
+  r.name = std::move(name);
+  r.entrypoint = "sh";
+  r.args = {"-c", std::move(script)};
+  r.num_replicas = replicas;
+  r.resource = specs::Resource{1, 0, 128, {}, {}, {}};
+  return r;
+}
+
+specs::AppDef App(std::vector<specs::Role> roles, std::string name = "app") {
+  return specs::AppDef{std::move(name), std::move(roles), {}};
+}
+
+std::string AppDir(const testing::LocalSchedulerEnv& env, const std::string& handle) {
+  return (fs::path(env.state_dir()) / "logs" / "torchx" / specs::ParseAppHandle(handle)->app_id).string();
+}
+
+std::vector<std::string> Lines(runner::Runner& r, const std::string& handle, const std::string& role, int replica,
+                               schedulers::LogStream stream = schedulers::LogStream::kCombined) {
+  schedulers::LogOptions o;
+  o.role = role;
+  o.replica = replica;
+  o.stream = stream;
+  auto it = r.LogLines(handle, o);
+  EXPECT_THAT(it, IsOk());
+  std::vector<std::string> out;
+  if (!it) return out;
+  while (true) {
+    auto line = (*it)->Next();
+    if (!line || !*line) break;
+    out.push_back(**line);
+  }
+  return out;
+}
+
+class LocalSchedulerTest : public ::testing::Test {
+ protected:
+  testing::LocalSchedulerEnv env_;
+  runner::Runner runner_;
+};
+
+TEST_F(LocalSchedulerTest, EchoSucceedsWithTorchXLogLayout) {
+  auto handle = runner_.RunComponent("utils.echo", {"--msg", "hello world", "--num_replicas", "2"}, "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  EXPECT_EQ(handle->rfind("local_cwd://torchx/echo-", 0), 0u) << *handle;
+  auto status = testing::WaitTerminal(runner_, *handle);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->state, AppState::kSucceeded);
+  ASSERT_EQ(status->roles.size(), 1u);
+  EXPECT_EQ(status->roles[0].replicas.size(), 2u);
+  for (const auto& r : status->roles[0].replicas) EXPECT_EQ(r.state, AppState::kSucceeded);
+  fs::path dir = AppDir(env_, *handle);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(Read(dir / "echo" / std::to_string(i) / "stdout.log"), "hello world\n");
+    EXPECT_EQ(Read(dir / "echo" / std::to_string(i) / "combined.log"), "hello world\n");
+    EXPECT_TRUE(fs::exists(dir / "echo" / std::to_string(i) / "stderr.log"));
+  }
+  EXPECT_THAT(Read(dir / "SUCCESS"), HasSubstr("\"final_state\": \"SUCCEEDED\""));
+  EXPECT_EQ(status->ui_url, "file://" + dir.string());
+  EXPECT_EQ(Lines(runner_, *handle, "echo", 1), std::vector<std::string>{"hello world\n"});
+}
+
+TEST_F(LocalSchedulerTest, InjectsTorchXEnvMacrosAndPath) {
+  specs::Role role = ShRole("w",
+                            "echo job=$TORCHX_JOB_ID; echo rank0=$TORCHX_RANK0_HOST; echo rid=$RID; "
+                            "echo unbuf=$PYTHONUNBUFFERED; echo err=$TORCHELASTIC_ERROR_FILE; echo path=$PATH; "
+                            "echo cwd=$(pwd)",
+                            2);
+  role.env["RID"] = "${replica_id}";
+  auto handle = runner_.Run(App({role}), "local_cwd", {{"prepend_cwd", true}});
+  ASSERT_THAT(handle, IsOk());
+  ASSERT_EQ(testing::WaitTerminal(runner_, *handle)->state, AppState::kSucceeded);
+  std::string out = Read(fs::path(AppDir(env_, *handle)) / "w" / "1" / "stdout.log");
+  std::string app_id = specs::ParseAppHandle(*handle)->app_id;
+  std::string cwd = fs::current_path().string();
+  EXPECT_THAT(out, HasSubstr("job=local_cwd://torchx/" + app_id + "\n"));
+  EXPECT_THAT(out, HasSubstr("rank0=localhost\n"));
+  EXPECT_THAT(out, HasSubstr("rid=1\n"));
+  EXPECT_THAT(out, HasSubstr("unbuf=x\n"));
+  EXPECT_THAT(out, HasSubstr("err=" + AppDir(env_, *handle) + "/w/1/error.json\n"));
+  EXPECT_THAT(out, HasSubstr("path=" + cwd + ":"));  // prepend_cwd
+  EXPECT_THAT(out, HasSubstr("cwd=" + cwd + "\n"));
+}
+
+TEST_F(LocalSchedulerTest, FailureReportsExitCodeAndTorchelasticErrorFile) {
+  std::string script =
+      "echo '{\"message\": {\"message\": \"boom\", \"errorCode\": 7, \"extraInfo\": {\"timestamp\": \"1\"}}}' "
+      "> $TORCHELASTIC_ERROR_FILE; echo to-stderr >&2; exit 7";
+  auto handle = runner_.Run(App({ShRole("t", script)}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->state, AppState::kFailed);
+  EXPECT_EQ(status->msg, "t/0 exited with code 7");
+  EXPECT_THAT(status->structured_error_msg, HasSubstr("boom"));
+  EXPECT_THAT(status->roles[0].replicas[0].structured_error_msg, HasSubstr("boom"));
+  EXPECT_THAT(specs::FormatAppStatus(*status), HasSubstr("FAILED (exitcode: 7)"));
+  EXPECT_EQ(Lines(runner_, *handle, "t", 0, schedulers::LogStream::kStderr), std::vector<std::string>{"to-stderr\n"});
+}
+
+TEST_F(LocalSchedulerTest, MissingEntrypointFailsWithReason) {
+  specs::Role r = ShRole("x", "");
+  r.entrypoint = "/nonexistent/program";
+  r.args = {};
+  auto handle = runner_.Run(App({r}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kFailed);
+  EXPECT_THAT(status->msg, HasSubstr("cannot start `/nonexistent/program`"));
+  EXPECT_THAT(status->msg, HasSubstr("No such file or directory"));
+}
+
+// A replica that fails on its first attempt only (a marker file remembers attempts).
+std::string FlakyOnce(const std::string& marker) {
+  return "echo start >> " + marker + "; if [ ! -e " + marker + ".ok ]; then touch " + marker + ".ok; exit 3; fi";
+}
+
+TEST_F(LocalSchedulerTest, ReplicaRetryRestartsOnlyTheFailedReplica) {
+  std::string m = env_.dir().path() + "/m";
+  specs::Role flaky = ShRole("r", "if [ \"$RID\" = 1 ]; then " + FlakyOnce(m + "1") + "; else echo start >> " + m + "0; sleep 0.5; fi", 2);
+  flaky.env["RID"] = "${replica_id}";
+  flaky.max_retries = 1;
+  flaky.retry_policy = specs::RetryPolicy::kReplica;
+  auto handle = runner_.Run(App({flaky}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kSucceeded) << status->msg;
+  EXPECT_EQ(status->num_restarts, 1);
+  EXPECT_EQ(Read(m + "1"), "start\nstart\n");
+  EXPECT_EQ(Read(m + "0"), "start\n");  // the healthy replica was not restarted
+  EXPECT_TRUE(fs::exists(fs::path(AppDir(env_, *handle)) / "r" / "1" / "attempt_0" / "combined.log"));
+}
+
+TEST_F(LocalSchedulerTest, RoleRetryRestartsEveryReplicaOfTheRole) {
+  std::string m = env_.dir().path() + "/m";
+  specs::Role a = ShRole("a", "echo start >> " + m + "a$RID; if [ \"$RID\" = 0 ]; then " + FlakyOnce(m + "flag") + "; fi; sleep 0.2", 2);
+  a.env["RID"] = "${replica_id}";
+  a.max_retries = 1;
+  a.retry_policy = specs::RetryPolicy::kRole;
+  specs::Role b = ShRole("b", "echo start >> " + m + "b; sleep 1");
+  auto handle = runner_.Run(App({a, b}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kSucceeded) << status->msg;
+  EXPECT_EQ(Read(m + "a0"), "start\nstart\n");
+  EXPECT_EQ(Read(m + "a1"), "start\nstart\n");
+  EXPECT_EQ(Read(m + "b"), "start\n");
+}
+
+TEST_F(LocalSchedulerTest, ApplicationRetryRestartsEverything) {
+  std::string m = env_.dir().path() + "/m";
+  // `a` fails once, but only after `b` has started, so that b's restart is observable.
+  specs::Role a = ShRole("a", "while [ ! -e " + m + "b ]; do sleep 0.02; done; " + FlakyOnce(m + "a"));
+  a.max_retries = 2;
+  specs::Role b = ShRole("b", "echo start >> " + m + "b; sleep 0.3");
+  auto handle = runner_.Run(App({a, b}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kSucceeded) << status->msg;
+  EXPECT_EQ(status->num_restarts, 1);
+  EXPECT_EQ(Read(m + "b"), "start\nstart\n");
+}
+
+TEST_F(LocalSchedulerTest, RetriesExhaustedFails) {
+  specs::Role r = ShRole("r", "exit 2");
+  r.max_retries = 2;
+  auto handle = runner_.Run(App({r}), "local_cwd");
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kFailed);
+  EXPECT_EQ(status->num_restarts, 2);
+}
+
+// Whether any live (non-zombie) process is in group `pgid`. kill(-pgid, 0) would also count
+// zombies, which an init that reaps slowly leaves around for a while.
+bool GroupAlive(int pgid) {
+  if (pgid <= 0) return false;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    int pid = std::atoi(e.path().filename().c_str());
+    if (pid <= 0 || getpgid(pid) != pgid) continue;
+    std::string stat = Read(e.path() / "stat");
+    size_t close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z') return true;
+  }
+  return false;
+}
+
+struct Pids {
+  int supervisor = 0;
+  std::vector<int> replicas;
+};
+
+Pids PidsOf(const testing::LocalSchedulerEnv& env, const std::string& handle) {
+  auto store = schedulers::local::StateStore::Open(env.state_dir());
+  Pids p;
+  std::string app_id = specs::ParseAppHandle(handle)->app_id;
+  if (!store) return p;
+  auto app = (*store)->GetApp(app_id);
+  if (app && *app) p.supervisor = (*app)->supervisor_pid;
+  auto reps = (*store)->GetReplicas(app_id);
+  if (reps) {
+    for (const auto& r : *reps) p.replicas.push_back(r.pid);
+  }
+  return p;
+}
+
+// Polls `pred` for up to 10 s: for effects of another process (a signal delivered, a group gone).
+template <typename Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 500; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
+
+TEST_F(LocalSchedulerTest, CancelStopsTheWholeProcessGroup) {
+  auto handle = runner_.Run(App({ShRole("s", "sleep 100 & sleep 100; wait", 2)}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  ASSERT_EQ(runner_.Status(*handle)->value().state, AppState::kRunning);
+  Pids pids = PidsOf(env_, *handle);
+  ASSERT_EQ(pids.replicas.size(), 2u);
+  for (int pg : pids.replicas) EXPECT_TRUE(GroupAlive(pg));
+  ASSERT_THAT(runner_.Cancel(*handle), IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kCancelled);
+  for (const auto& r : status->roles[0].replicas) EXPECT_EQ(r.state, AppState::kCancelled);
+  for (int pg : pids.replicas) EXPECT_TRUE(Eventually([&] { return !GroupAlive(pg); })) << pg;
+  EXPECT_THAT(runner_.Cancel(*handle), IsOk());  // idempotent on a terminal app
+  EXPECT_THAT(Read(fs::path(AppDir(env_, *handle)) / "SUCCESS"), HasSubstr("\"final_state\": \"CANCELLED\""));
+}
+
+TEST_F(LocalSchedulerTest, CancelEscalatesToSigkillAfterGrace) {
+  auto handle = runner_.Run(App({ShRole("s", "trap '' TERM; while true; do sleep 0.1; done")}), "local_cwd",
+                            {{"kill_grace_seconds", 0.3}});
+  ASSERT_THAT(handle, IsOk());
+  Pids pids = PidsOf(env_, *handle);
+  ASSERT_THAT(runner_.Cancel(*handle), IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kCancelled);
+  EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
+}
+
+TEST_F(LocalSchedulerTest, KilledSupervisorIsReportedAndNothingOutlivesIt) {
+  auto handle = runner_.Run(App({ShRole("s", "sleep 100; true")}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  Pids pids = PidsOf(env_, *handle);
+  ASSERT_GT(pids.supervisor, 0);
+  ASSERT_EQ(::kill(pids.supervisor, SIGKILL), 0);
+  // `sh` dies with its parent (PDEATHSIG); its child `sleep` is reached through the group.
+  EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kFailed);
+  EXPECT_THAT(status->msg, HasSubstr("supervisor"));
+  EXPECT_THAT(status->msg, HasSubstr("died unexpectedly"));
+}
+
+TEST_F(LocalSchedulerTest, ReaderDetectsLostSupervisorWhenItsWatchdogIsGoneToo) {
+  auto handle = runner_.Run(App({ShRole("s", "sleep 100")}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  Pids pids = PidsOf(env_, *handle);
+  // SIGSTOP the whole session (supervisor, watchdog and replicas), then kill the supervisor and
+  // the watchdog while stopped: only a reader can notice now.
+  int sid = getsid(pids.supervisor);
+  ASSERT_GT(sid, 0);
+  ASSERT_EQ(::kill(pids.supervisor, SIGSTOP), 0);
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    int pid = std::atoi(e.path().filename().c_str());
+    if (pid > 0 && pid != pids.supervisor && getsid(pid) == sid && getpgid(pid) == getpgid(pids.supervisor)) {
+      ::kill(pid, SIGKILL);  // the watchdog shares the supervisor's process group
+    }
+  }
+  ::kill(pids.supervisor, SIGKILL);
+  auto status = testing::WaitTerminal(runner_, *handle);
+  EXPECT_EQ(status->state, AppState::kFailed);
+  // The reader's message names the pid (the watchdog's does not).
+  EXPECT_THAT(status->msg, HasSubstr("supervisor (pid " + std::to_string(pids.supervisor) + ") died unexpectedly"));
+  EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
+}
+
+TEST_F(LocalSchedulerTest, SupervisorIdlesWithoutCpu) {
+  auto handle = runner_.Run(App({ShRole("s", "sleep 3")}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  int sup = PidsOf(env_, *handle).supervisor;
+  auto cpu_ticks = [sup] {
+    std::string stat = Read("/proc/" + std::to_string(sup) + "/stat");
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string f;
+    long ticks = 0;
+    for (int i = 3; i <= 15 && rest >> f; ++i) {
+      if (i == 14 || i == 15) ticks += std::atol(f.c_str());  // utime + stime
+    }
+    return ticks;
+  };
+  long before = cpu_ticks();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(cpu_ticks() - before, 0) << "the supervisor used CPU while its replica slept";
+  ASSERT_THAT(runner_.Cancel(*handle), IsOk());
+  testing::WaitTerminal(runner_, *handle);
+}
+
+TEST_F(LocalSchedulerTest, DeleteRemovesEndedAppsOnly) {
+  auto live = runner_.Run(App({ShRole("s", "sleep 100")}), "local_cwd");
+  EXPECT_THAT(runner_.Delete(*live), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("cancel it")));
+  ASSERT_THAT(runner_.Cancel(*live), IsOk());
+  testing::WaitTerminal(runner_, *live);
+  std::string dir = AppDir(env_, *live);
+  ASSERT_TRUE(fs::exists(dir));
+  ASSERT_THAT(runner_.Delete(*live), IsOk());
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_THAT(runner_.Status(*live), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(runner_.Delete(*live), StatusIs(StatusCode::kNotFound, ::testing::_));
+}
+
+TEST_F(LocalSchedulerTest, UnknownAppsAndBadHandles) {
+  EXPECT_THAT(runner_.Status("local_cwd://torchx/nope-123"), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(runner_.Describe("local_cwd://torchx/nope-123"), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(runner_.Cancel("local_cwd://torchx/nope-123"), IsOk());
+  EXPECT_THAT(runner_.Status("nope"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not of the form")));
+  EXPECT_THAT(runner_.Status("slurmm://torchx/1"), StatusIs(StatusCode::kNotFound, HasSubstr("unknown scheduler")));
+}
+
+TEST_F(LocalSchedulerTest, LogsFollowUntilTheAppEndsAndFilterByRegex) {
+  auto handle = runner_.Run(App({ShRole("s", "for i in 1 2 3; do echo line$i; sleep 0.2; done; echo other")}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  schedulers::LogOptions o;
+  o.role = "s";
+  o.follow = true;
+  o.regex = "line";
+  auto it = runner_.LogLines(*handle, o);
+  ASSERT_THAT(it, IsOk());
+  std::vector<std::string> got;
+  while (true) {
+    auto l = (*it)->Next();
+    ASSERT_THAT(l, IsOk());
+    if (!*l) break;
+    got.push_back(**l);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"line1\n", "line2\n", "line3\n"}));
+  EXPECT_TRUE(specs::IsTerminal(runner_.Status(*handle)->value().state));
+  o.role = "nope";
+  EXPECT_THAT(runner_.LogLines(*handle, o), StatusIs(StatusCode::kNotFound, HasSubstr("roles: [s]")));
+  o.role = "s";
+  o.regex = "(";
+  EXPECT_THAT(runner_.LogLines(*handle, o), StatusIs(StatusCode::kInvalidArgument, HasSubstr("regex")));
+}
+
+TEST_F(LocalSchedulerTest, AnotherRunnerSeesAndCancelsTheApp) {
+  auto handle = runner_.Run(App({ShRole("s", "sleep 100")}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  runner::Runner other;
+  EXPECT_EQ(other.Status(*handle)->value().state, AppState::kRunning);
+  auto described = other.Describe(*handle);
+  ASSERT_TRUE(described->has_value());
+  EXPECT_EQ((*described)->roles[0].args[1], "sleep 100");
+  ASSERT_THAT(other.Cancel(*handle), IsOk());
+  EXPECT_EQ(testing::WaitTerminal(runner_, *handle)->state, AppState::kCancelled);
+  auto listed = other.List("local_cwd");
+  ASSERT_THAT(listed, IsOk());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].app_handle, *handle);
+  // The `local` alias (Ax's default scheduler name) reads the same store.
+  EXPECT_EQ(other.Status("local://torchx/" + (*listed)[0].app_id)->value().state, AppState::kCancelled);
+}
+
+TEST_F(LocalSchedulerTest, StateDirRunoptIsFoundFromABareHandle) {
+  testing::ScopedTempDir other;
+  auto handle = runner_.Run(App({ShRole("s", "true")}), "local_cwd", {{"state_dir", other.path()}});
+  ASSERT_THAT(handle, IsOk());
+  EXPECT_EQ(testing::WaitTerminal(runner_, *handle)->state, AppState::kSucceeded);
+  EXPECT_TRUE(fs::exists(fs::path(other.path()) / "local.db"));
+  runner::Runner fresh;
+  EXPECT_EQ(fresh.Status(*handle)->value().state, AppState::kSucceeded);
+}
+
+TEST_F(LocalSchedulerTest, ManyConcurrentClientsLoseNoRecord) {
+  constexpr int kThreads = 6, kAppsEach = 5;
+  std::vector<std::vector<std::string>> handles(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      runner::Runner r;
+      for (int i = 0; i < kAppsEach; ++i) {
+        auto h = r.Run(App({ShRole("s", "echo " + std::to_string(t * 100 + i), 2)}), "local_cwd");
+        if (h) handles[t].push_back(*h);
+        (void)r.List("local_cwd");
+        for (const auto& prev : handles[t]) (void)r.Status(prev);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  runner::Runner r;
+  int total = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(handles[t].size(), static_cast<size_t>(kAppsEach));
+    for (const auto& h : handles[t]) {
+      auto s = testing::WaitTerminal(r, h);
+      ASSERT_TRUE(s);
+      EXPECT_EQ(s->state, AppState::kSucceeded) << h << " " << s->msg;
+      ++total;
+    }
+  }
+  EXPECT_EQ(r.List("local_cwd")->size(), static_cast<size_t>(total));
+}
+
+}  // namespace
+}  // namespace torchx
