@@ -13,6 +13,7 @@
 #include "common.h"
 #include "exit_codes.h"
 #include "log_stream.h"
+#include "wait_display.h"
 #include "torchx/components/finder.h"
 #include "torchx/specs/serialize.h"
 
@@ -25,6 +26,7 @@ struct RunOptions {
   bool dryrun = false;
   bool wait = false;
   bool log = false;
+  bool tee_logs = false;
   std::vector<std::string> rest;  // component + its arguments
 };
 
@@ -77,6 +79,7 @@ int Run(RunOptions opts) {
   if (!handle) return ReportError(handle.error());
   std::printf("%s\n", handle->c_str());
   std::fflush(stdout);
+  opts.log = opts.log || opts.tee_logs;
   if (!opts.wait && !opts.log) return kExitOk;
 
   if (opts.log) {
@@ -86,10 +89,12 @@ int Run(RunOptions opts) {
     log_opts.follow = true;
     if (Status s = StreamLogs(*handle, *replicas, log_opts, false); !s.ok()) return ReportError(s);
   }
-  auto status = runner.Wait(*handle);
+  auto status = opts.log ? runner.Wait(*handle) : WaitWithDisplay(runner, *handle);
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
-  std::fprintf(stderr, "torchx: %s %s\n", handle->c_str(), std::string(specs::AppStateName((*status)->state)).c_str());
+  if (opts.log) {
+    std::fprintf(stderr, "torchx: %s %s\n", handle->c_str(), std::string(specs::AppStateName((*status)->state)).c_str());
+  }
   if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());
   return (*status)->state == specs::AppState::kSucceeded ? kExitOk : kExitFailure;
 }
@@ -104,6 +109,7 @@ Handler AddRunCommand(CLI::App& app) {
   cmd->add_flag("--dryrun", opts->dryrun, "Print what would be submitted and exit");
   cmd->add_flag("--wait", opts->wait, "Wait for the app to finish; exit 0 only if it succeeded");
   cmd->add_flag("--log", opts->log, "Stream the app's logs until it finishes (implies --wait)");
+  cmd->add_flag("--tee_logs", opts->tee_logs, "TorchX's flag: stream logs prefixed with the replica (same as --log)");
   cmd->prefix_command();  // the component and everything after it are the component's arguments
   return [opts, cmd] {
     opts->rest = cmd->remaining();

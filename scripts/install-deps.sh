@@ -42,3 +42,10 @@ if [[ "${TORCHX_WITH_TORCH:-1}" == "1" ]] && ! python3 -c "import torch.distribu
   echo "install-deps: installing torch==2.13.0" >&2
   python3 -m pip install -q torch==2.13.0
 fi
+
+# This project's Python package (helper apps that builtin components run: python -m
+# torchx.apps...), installed editable so jobs on the local scheduler can import it.
+if ! python3 -c "import torchx.apps.utils.booth_main" >/dev/null 2>&1; then
+  echo "install-deps: installing the torchx Python package (editable)" >&2
+  python3 -m pip install -q -e "$(cd "$(dirname "$0")/.." && pwd)/python"
+fi

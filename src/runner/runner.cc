@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <random>
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
@@ -131,6 +132,7 @@ Result<std::optional<specs::AppStatus>> Runner::Status(const std::string& handle
 Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, std::chrono::milliseconds interval,
                                                      std::optional<std::chrono::milliseconds> timeout) {
   auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+  std::chrono::milliseconds delay(10);
   while (true) {
     TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
     if (!status || status->is_terminal()) return status;
@@ -139,7 +141,10 @@ Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, 
                               fmt::format("wait: {} still {} after the timeout", handle,
                                           specs::AppStateName(status->state)));
     }
-    std::this_thread::sleep_for(interval);
+    // Short jobs end quickly: start polling at 10 ms and back off to `interval`. A status query
+    // is a couple of indexed SQLite reads, so this costs little either way.
+    std::this_thread::sleep_for(std::min(interval, delay));
+    delay = std::min(interval, delay * 3 / 2 + std::chrono::milliseconds(1));
   }
 }
 

@@ -58,13 +58,16 @@ class Runner {
 
   /// nullopt when the app is unknown to its scheduler. kInvalidArgument for a malformed handle.
   Result<std::optional<specs::AppStatus>> Status(const std::string& handle);
-  /// Polls Status every `interval` until terminal (or `timeout`, then kDeadlineExceeded).
+  /// Polls Status until terminal (or `timeout`, then kDeadlineExceeded), starting at 10 ms and
+  /// backing off to `interval`.
   /// nullopt if the app disappears.
   Result<std::optional<specs::AppStatus>> Wait(const std::string& handle,
                                                std::chrono::milliseconds interval = std::chrono::milliseconds(200),
                                                std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   /// Requests cancellation; returns at once. No-op for missing or terminal apps.
   ::torchx::Status Cancel(const std::string& handle);
+  /// TorchX's deprecated alias of Cancel (Ax calls it).
+  ::torchx::Status Stop(const std::string& handle) { return Cancel(handle); }
   /// Removes a terminal app (record and logs). kFailedPrecondition while it runs.
   ::torchx::Status Delete(const std::string& handle);
   /// The app as submitted; nullopt when unknown.

@@ -14,6 +14,7 @@
 #include "testing/local_env.h"
 #include "testing/status_matchers.h"
 #include "torchx/specs/app_handle.h"
+#include "torchx/specs/serialize.h"
 
 namespace torchx {
 namespace {
@@ -307,6 +308,29 @@ TEST_F(LocalSchedulerTest, ReaderDetectsLostSupervisorWhenItsWatchdogIsGoneToo) 
   // The reader's message names the pid (the watchdog's does not).
   EXPECT_THAT(status->msg, HasSubstr("supervisor (pid " + std::to_string(pids.supervisor) + ") died unexpectedly"));
   EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
+}
+
+TEST_F(LocalSchedulerTest, AppFromBeforeARebootIsReportedFailed) {
+  // What a reboot leaves behind: a RUNNING record whose supervisor identity has another boot id.
+  auto store = schedulers::local::StateStore::Open(env_.state_dir());
+  ASSERT_THAT(store, IsOk());
+  schedulers::local::AppRecord a;
+  a.app_id = "rebooted-1";
+  a.session = "torchx";
+  a.name = "rebooted";
+  a.appdef_json = specs::AppDefToJson(App({ShRole("s", "sleep 100")}, "rebooted"));
+  a.plan_json = "{}";
+  a.app_dir = env_.state_dir() + "/logs/torchx/rebooted-1";
+  a.state = AppState::kRunning;
+  a.supervisor_pid = getpid();  // a live pid: only the boot id tells it is not ours
+  a.supervisor_start = "00000000-0000-0000-0000-000000000000:12345";
+  a.created = a.updated = schedulers::local::NowSeconds();
+  ASSERT_THAT((*store)->InsertApp(a), IsOk());
+  auto status = runner_.Status("local_cwd://torchx/rebooted-1");
+  ASSERT_THAT(status, IsOk());
+  ASSERT_TRUE(status->has_value());
+  EXPECT_EQ((*status)->state, AppState::kFailed);
+  EXPECT_EQ((*status)->msg, "the host rebooted while the app was running");
 }
 
 TEST_F(LocalSchedulerTest, SupervisorIdlesWithoutCpu) {
