@@ -40,27 +40,37 @@ Status StreamLogs(const std::string& handle, const std::vector<ReplicaRef>& repl
     if (it) {
       std::string prefix = color ? fmt::format("\033[32m{}/{}\033[0m ", ref.role, ref.replica)
                                  : fmt::format("{}/{} ", ref.role, ref.replica);
+      // Whole lines are buffered per replica and written under the lock in one call, so lines of
+      // different replicas never mix; the buffer is flushed before a call that may block.
+      std::string buf;
+      auto flush = [&] {
+        if (buf.empty()) return;
+        std::lock_guard<std::mutex> lock(mu);
+        std::fwrite(buf.data(), 1, buf.size(), stdout);
+        std::fflush(stdout);
+        buf.clear();
+      };
       while (true) {
+        if (!(*it)->Ready() || buf.size() >= (1u << 16)) flush();
         auto line = (*it)->Next();
         if (!line) {
           err = line.error();
           break;
         }
         if (!*line) break;
-        std::string text = std::move(**line);
-        std::lock_guard<std::mutex> lock(mu);
+        std::string& text = **line;
         if (json) {
           if (!text.empty() && text.back() == '\n') text.pop_back();
           nlohmann::json j = {{"role", ref.role}, {"replica", ref.replica}, {"line", text}};
-          std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-          std::fwrite(out.data(), 1, out.size(), stdout);
+          buf += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+          buf += '\n';
         } else {
-          if (text.empty() || text.back() != '\n') text += '\n';
-          std::string out = prefix + text;
-          std::fwrite(out.data(), 1, out.size(), stdout);
+          buf += prefix;
+          buf += text;
+          if (text.empty() || text.back() != '\n') buf += '\n';
         }
-        std::fflush(stdout);
       }
+      flush();
     }
     if (!err.ok()) {
       std::lock_guard<std::mutex> lock(mu);

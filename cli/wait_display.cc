@@ -66,7 +66,7 @@ Result<std::optional<specs::AppStatus>> WaitWithDisplay(runner::Runner& runner, 
     }
     std::fflush(stderr);
     if (status->is_terminal()) return status;
-    std::this_thread::sleep_for(delay);
+    runner.WaitForUpdate(handle, delay);  // returns at once when the app ends
     delay = std::min(std::chrono::milliseconds(200), delay * 3 / 2 + std::chrono::milliseconds(1));
   }
 }

@@ -132,20 +132,30 @@ Result<std::optional<specs::AppStatus>> Runner::Status(const std::string& handle
 Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, std::chrono::milliseconds interval,
                                                      std::optional<std::chrono::milliseconds> timeout) {
   auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
-  std::chrono::milliseconds delay(10);
   while (true) {
     TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
     if (!status || status->is_terminal()) return status;
-    if (deadline && std::chrono::steady_clock::now() >= *deadline) {
-      return ::torchx::Status(StatusCode::kDeadlineExceeded,
-                              fmt::format("wait: {} still {} after the timeout", handle,
-                                          specs::AppStateName(status->state)));
+    auto wait = interval;
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        return ::torchx::Status(StatusCode::kDeadlineExceeded,
+                                fmt::format("wait: {} still {} after the timeout", handle,
+                                            specs::AppStateName(status->state)));
+      }
+      wait = std::min(wait, left);
     }
-    // Short jobs end quickly: start polling at 10 ms and back off to `interval`. A status query
-    // is a couple of indexed SQLite reads, so this costs little either way.
-    std::this_thread::sleep_for(std::min(interval, delay));
-    delay = std::min(interval, delay * 3 / 2 + std::chrono::milliseconds(1));
+    WaitForUpdate(handle, wait);
   }
+}
+
+void Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) {
+  auto sa = SchedulerFor(handle);
+  if (!sa) {
+    std::this_thread::sleep_for(max_wait);
+    return;
+  }
+  sa->first->WaitForUpdate(sa->second, max_wait);
 }
 
 ::torchx::Status Runner::Cancel(const std::string& handle) {

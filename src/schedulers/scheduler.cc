@@ -1,5 +1,7 @@
 #include "torchx/schedulers/scheduler.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "core/spelling.h"
@@ -42,6 +44,10 @@ Result<std::vector<ListAppResponse>> Scheduler::List() { return Unsupported("lis
 
 Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, const LogOptions&) {
   return Unsupported("logs");
+}
+
+void Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds max_wait) {
+  std::this_thread::sleep_for(max_wait);
 }
 
 Status SchedulerRegistry::Register(std::string name, SchedulerFactory factory) {

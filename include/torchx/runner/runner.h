@@ -58,12 +58,14 @@ class Runner {
 
   /// nullopt when the app is unknown to its scheduler. kInvalidArgument for a malformed handle.
   Result<std::optional<specs::AppStatus>> Status(const std::string& handle);
-  /// Polls Status until terminal (or `timeout`, then kDeadlineExceeded), starting at 10 ms and
-  /// backing off to `interval`.
+  /// Waits until terminal (or `timeout`, then kDeadlineExceeded): woken by the scheduler where it
+  /// can notify (local_cwd: at once), else re-checking every `interval`.
   /// nullopt if the app disappears.
   Result<std::optional<specs::AppStatus>> Wait(const std::string& handle,
                                                std::chrono::milliseconds interval = std::chrono::milliseconds(200),
                                                std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  /// Blocks until the app may have changed (the scheduler can notify), at most `max_wait`.
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait);
   /// Requests cancellation; returns at once. No-op for missing or terminal apps.
   ::torchx::Status Cancel(const std::string& handle);
   /// TorchX's deprecated alias of Cancel (Ax calls it).

@@ -10,6 +10,7 @@
 // an app_id works from any process: state lives in the engine (or, for local_cwd, on disk).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -72,6 +73,9 @@ class LogIterator {
   virtual ~LogIterator() = default;
   /// The next line; nullopt at the end. Blocks while following a live app.
   virtual Result<std::optional<std::string>> Next() = 0;
+  /// Whether Next() would return without blocking. Callers buffer output while this holds and
+  /// flush before a call that may wait. Default: true (back-ends that never block).
+  virtual bool Ready() { return true; }
 };
 
 enum Capability : unsigned {
@@ -122,6 +126,10 @@ class Scheduler {
 
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id,
                                                        const LogOptions& options);
+
+  /// Blocks until the app may have changed state, or `max_wait` passes. Lets waiters react at
+  /// once where the engine can notify; the default just sleeps `max_wait`.
+  virtual void WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait);
 
  protected:
   /// REQUIRES: cfg resolved against run_opts().

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -87,6 +88,12 @@ class FileLogIterator : public LogIterator {
     if (inotify_fd_ >= 0) ::close(inotify_fd_);
   }
 
+  bool Ready() override {
+    if (pending_.find('\n', head_) != std::string::npos || !follow_ || finished_) return true;
+    ReadMore();
+    return pending_.find('\n', head_) != std::string::npos;
+  }
+
   Result<std::optional<std::string>> Next() override {
     while (true) {
       std::optional<std::string> line = ReadLine();
@@ -95,9 +102,10 @@ class FileLogIterator : public LogIterator {
         continue;
       }
       if (!follow_ || finished_) {
-        if (!pending_.empty() && !(follow_ && !finished_)) {
-          std::string rest = std::move(pending_);
+        if (pending_.size() > head_ && !(follow_ && !finished_)) {
+          std::string rest = pending_.substr(head_);
           pending_.clear();
+          head_ = 0;
           if (!regex_ || std::regex_search(rest, *regex_)) return std::optional<std::string>(rest);
         }
         return std::optional<std::string>();
@@ -114,25 +122,33 @@ class FileLogIterator : public LogIterator {
  private:
   std::optional<std::string> ReadLine() {
     while (true) {
-      size_t nl = pending_.find('\n');
+      size_t nl = pending_.find('\n', head_);
       if (nl != std::string::npos) {
-        std::string line = pending_.substr(0, nl + 1);
-        pending_.erase(0, nl + 1);
+        std::string line = pending_.substr(head_, nl + 1 - head_);
+        head_ = nl + 1;
         return line;
       }
-      if (!in_.is_open()) {
-        in_.open(path_, std::ios::binary);
-        if (!in_.is_open()) return std::nullopt;
-      }
-      char buf[65536];
-      in_.read(buf, sizeof(buf));
-      std::streamsize n = in_.gcount();
-      if (n <= 0) {
-        in_.clear();  // at EOF: clear so a later read sees appended data
-        return std::nullopt;
-      }
-      pending_.append(buf, static_cast<size_t>(n));
+      pending_.erase(0, head_);  // drop consumed lines once per refill, not once per line
+      head_ = 0;
+      if (!ReadMore()) return std::nullopt;
     }
+  }
+
+  // Appends what the file has beyond what was read; false at its current end.
+  bool ReadMore() {
+    if (!in_.is_open()) {
+      in_.open(path_, std::ios::binary);
+      if (!in_.is_open()) return false;
+    }
+    char buf[1 << 16];
+    in_.read(buf, sizeof(buf));
+    std::streamsize n = in_.gcount();
+    if (n <= 0) {
+      in_.clear();  // at EOF: clear so a later read sees appended data
+      return false;
+    }
+    pending_.append(buf, static_cast<size_t>(n));
+    return true;
   }
 
   void WaitForChange() {
@@ -159,6 +175,7 @@ class FileLogIterator : public LogIterator {
   std::function<bool()> app_terminal_;
   std::ifstream in_;
   std::string pending_;
+  size_t head_ = 0;  // start of the unconsumed part of pending_
   bool finished_ = false;
   int inotify_fd_ = -1;
   int watch_ = -1;
@@ -446,6 +463,27 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
     return specs::IsTerminal((*app)->state);
   };
   return std::unique_ptr<LogIterator>(std::make_unique<FileLogIterator>(path, std::move(regex), options.follow, terminal));
+}
+
+void LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) {
+  auto found = Find(app_id);
+  if (!found || !*found || specs::IsTerminal((*found)->app.state)) return;
+  const std::string& dir = (*found)->app.app_dir;
+  int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (fd < 0) {
+    Scheduler::WaitForUpdate(app_id, max_wait);
+    return;
+  }
+  // Watch first, then look: a summary written in between is seen either way.
+  bool watching = inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) >= 0;
+  std::error_code ec;
+  if (watching && !fs::exists(fs::path(dir) / "SUCCESS", ec)) {
+    pollfd pfd{fd, POLLIN, 0};
+    ::poll(&pfd, 1, static_cast<int>(max_wait.count()));
+  } else if (!watching) {
+    std::this_thread::sleep_for(max_wait);
+  }
+  ::close(fd);
 }
 
 void RegisterLocalSchedulers(SchedulerRegistry& registry) {

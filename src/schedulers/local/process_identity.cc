@@ -1,9 +1,13 @@
 #include "schedulers/local/process_identity.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string_view>
 
 #include <fstream>
-#include <sstream>
 
 namespace torchx::schedulers::local {
 
@@ -19,21 +23,29 @@ const std::string& BootId() {
 
 std::string ProcessIdentity(int pid) {
   if (pid <= 0) return "";
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return "";
+  // Plain syscalls: this runs once per replica start and on every liveness check.
+  char path[32];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char buf[1024];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return "";
+  std::string_view stat(buf, static_cast<size_t>(n));
   // Fields after the command name, which is parenthesised and may itself hold spaces or ')'.
   size_t close = stat.rfind(')');
-  if (close == std::string::npos) return "";
-  std::istringstream rest(stat.substr(close + 2));
-  std::string state;
-  rest >> state;  // field 3
-  if (state == "Z" || state == "X") return "";
-  std::string field;
-  for (int i = 4; i <= 22 && rest >> field; ++i) {
-    if (i == 22) return BootId() + ":" + field;  // starttime
+  if (close == std::string_view::npos || close + 2 >= stat.size()) return "";
+  std::string_view rest = stat.substr(close + 2);
+  if (rest[0] == 'Z' || rest[0] == 'X') return "";  // field 3: state
+  size_t pos = 0;
+  for (int field = 3; field < 22; ++field) {  // skip to field 22: starttime
+    pos = rest.find(' ', pos);
+    if (pos == std::string_view::npos) return "";
+    ++pos;
   }
-  return "";
+  size_t end = rest.find(' ', pos);
+  return BootId() + ":" + std::string(rest.substr(pos, end - pos));
 }
 
 bool IsSameProcess(int pid, const std::string& identity) {
@@ -51,6 +63,7 @@ bool SignalGroupIfSame(int pgid, const std::string& identity, int sig) {
 
 bool SignalGroupOrLeftovers(int pgid, const std::string& identity, int sig) {
   if (pgid <= 0) return false;
+  if (::kill(-pgid, 0) != 0) return false;  // no such group: nothing to signal, no /proc reads
   if (SignalGroupIfSame(pgid, identity, sig)) return true;
   if (!ProcessIdentity(pgid).empty()) return false;  // the pid now belongs to someone else
   return ::kill(-pgid, sig) == 0;

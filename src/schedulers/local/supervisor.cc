@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -47,6 +48,7 @@ struct Replica {
   AppState state = AppState::kPending;
   std::optional<int> exit_code;
   std::string structured_error = "<NONE>";
+  bool counted_success = false;  // included in Supervisor::succeeded_
 };
 
 void WriteAll(int fd, const char* data, size_t n) {
@@ -114,6 +116,67 @@ std::string ReadFileOr(const std::string& path, const std::string& fallback) {
   _exit(0);
 }
 
+// What the child of Spawn needs; it lives in the supervisor's memory, which a CLONE_VM child
+// shares, so the child reports an exec failure by writing `error` before it exits.
+struct ChildArgs {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  int out_fd;
+  int err_fd;
+  pid_t supervisor;
+  int error = 0;
+};
+
+// Runs in the child between clone and exec. It shares the parent's memory (the parent is
+// suspended until exec or exit), so it only makes system calls.
+int ChildMain(void* p) {
+  auto* a = static_cast<ChildArgs*>(p);
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // replica leaders never outlive a killed supervisor
+  if (getppid() != a->supervisor) _exit(127);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0) {
+    a->error = errno;
+    _exit(127);
+  }
+  if (chdir(a->cwd) != 0) {
+    a->error = errno;
+    _exit(127);
+  }
+  execve(a->path, a->argv, a->envp);
+  a->error = errno;
+  _exit(127);
+}
+
+// The program execvp would run for `name` on `path_var`, resolved once per (name, PATH, cwd)
+// instead of probing every PATH directory in every replica. Relative PATH entries are relative
+// to the replica's cwd.
+std::string ResolveProgram(const std::string& name, const std::string& path_var, const std::string& cwd) {
+  if (name.find('/') != std::string::npos) return name;
+  size_t start = 0;
+  while (start <= path_var.size()) {
+    size_t colon = path_var.find(':', start);
+    if (colon == std::string::npos) colon = path_var.size();
+    std::string dir = path_var.substr(start, colon - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = (dir[0] == '/' ? dir : cwd + "/" + dir) + "/" + name;
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = colon + 1;
+  }
+  return name;  // not found: execve reports ENOENT, as execvp would
+}
+
 class Supervisor {
  public:
   Supervisor(StateStore& store, std::string state_dir, AppRecord app, AppPlan plan)
@@ -132,6 +195,8 @@ class Supervisor {
       return 1;
     }
     (void)(store_.SetSupervisor(app_.app_id, getpid(), ProcessIdentity(getpid())));
+    std::error_code ec;
+    for (const auto& [role, _] : plan_.roles) fs::create_directories(fs::path(plan_.app_dir) / role, ec);
     for (size_t i = 0; i < replicas_.size(); ++i) Spawn(i);
     FlushReplicas();
     if (!final_state_) SetState(AppState::kRunning, "");
@@ -198,6 +263,12 @@ class Supervisor {
     return ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
   }
 
+  // The replica's log file, opened for appending on first use.
+  static int LogFd(const Replica& r, int& fd, const char* name) {
+    if (fd < 0) fd = ::open((fs::path(r.plan->log_dir) / name).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    return fd;
+  }
+
   // Keeps an earlier attempt's logs: <replica dir>/attempt_<n>/{stdout,stderr,combined}.log.
   static void ArchiveAttempt(const fs::path& dir, int attempt) {
     std::error_code ec;
@@ -213,77 +284,64 @@ class Supervisor {
     const ReplicaPlan& p = *r.plan;
     fs::path dir(p.log_dir);
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (r.attempt > 0) ArchiveAttempt(dir, r.attempt - 1);
-    fs::remove(p.error_file, ec);
-    r.out_file = OpenLog(dir / "stdout.log");
-    r.err_file = OpenLog(dir / "stderr.log");
-    r.combined_file = OpenLog(dir / "combined.log");
+    // One mkdir in the common case; the full walk only when a parent is missing.
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) fs::create_directories(dir, ec);
+    if (r.attempt > 0) {
+      ArchiveAttempt(dir, r.attempt - 1);
+      fs::remove(p.error_file, ec);
+    }
+    // Create (and truncate) the log files now, as TorchX's layout promises them, but hold no fd
+    // until output arrives: every exec copies and closes the supervisor's whole fd table, so a
+    // quiet replica should cost it no more than its two pipes.
+    for (const char* name : {"stdout.log", "stderr.log", "combined.log"}) {
+      int fd = OpenLog(dir / name);
+      if (fd >= 0) ::close(fd);
+    }
     r.out_partial.clear();
     r.err_partial.clear();
     r.exit_code.reset();
     r.structured_error = "<NONE>";
 
-    int out[2], err[2], exec_err[2];
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(exec_err, O_CLOEXEC) != 0) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
       MarkSpawnFailed(i, fmt::format("cannot create pipes: {}", strerror(errno)));
       return;
     }
-    // Build argv and env before forking: the child only calls async-signal-safe functions.
-    std::vector<std::string> env_strings;
-    std::map<std::string, std::string> env;
-    for (char** e = environ; *e; ++e) {
-      std::string kv(*e);
-      size_t eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    for (const auto& [k, v] : p.env) env[k] = v;
-    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+    // The supervisor's environment with the replica's variables on top.
+    std::vector<std::string> overrides;
+    overrides.reserve(p.env.size());
+    for (const auto& [k, v] : p.env) overrides.push_back(k + "=" + v);
     std::vector<char*> envp, argv;
-    for (std::string& s : env_strings) envp.push_back(s.data());
+    envp.reserve(BaseEnv().size() + overrides.size() + 1);
+    for (auto& [key, entry] : BaseEnv()) {
+      if (!p.env.count(key)) envp.push_back(entry.data());
+    }
+    for (std::string& e : overrides) envp.push_back(e.data());
     envp.push_back(nullptr);
     std::vector<std::string> args = p.argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    pid_t supervisor = getpid();
+    auto path_it = p.env.find("PATH");
+    std::string path_var = path_it != p.env.end() ? path_it->second
+                           : BaseEnv().count("PATH") ? BaseEnv().at("PATH").substr(5) : "";
+    std::string key = p.argv[0] + '\0' + path_var + '\0' + p.cwd;
+    auto cached = resolved_.find(key);
+    if (cached == resolved_.end()) cached = resolved_.emplace(key, ResolveProgram(p.argv[0], path_var, p.cwd)).first;
 
-    pid_t pid = fork();
-    if (pid == 0) {
-      setpgid(0, 0);
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // replicas never outlive a killed supervisor
-      if (getppid() != supervisor) _exit(127);
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      signal(SIGPIPE, SIG_DFL);
-      int devnull = ::open("/dev/null", O_RDONLY);
-      dup2(devnull, 0);
-      dup2(out[1], 1);
-      dup2(err[1], 2);
-      int e = 0;
-      if (chdir(p.cwd.c_str()) != 0) {
-        e = errno;
-      } else {
-        environ = envp.data();  // execvp searches the PATH of this environment
-        execvp(argv[0], argv.data());
-        e = errno;
-      }
-      ssize_t ignored = ::write(exec_err[1], &e, sizeof(e));
-      (void)ignored;
-      _exit(127);
-    }
+    ChildArgs child{cached->second.c_str(), argv.data(), envp.data(), p.cwd.c_str(), out[1], err[1], getpid()};
+    // CLONE_VFORK: we resume once the child has exec'd (or failed), so `child` stays valid and
+    // holds the exec error; CLONE_VM: no page tables to copy, unlike fork.
+    pid_t pid = clone(&ChildMain, child_stack_top_, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
     ::close(out[1]);
     ::close(err[1]);
-    ::close(exec_err[1]);
     if (pid < 0) {
       ::close(out[0]);
       ::close(err[0]);
-      ::close(exec_err[0]);
-      MarkSpawnFailed(i, fmt::format("fork failed: {}", strerror(errno)));
+      MarkSpawnFailed(i, fmt::format("cannot start a process: {}", strerror(errno)));
       return;
     }
-    setpgid(pid, pid);  // also from the parent, so the group exists before any kill
     r.pid = pid;
+    by_pid_[pid] = i;
     r.identity = ProcessIdentity(pid);
     TellWatchdog(fmt::format("{} {}", pid, r.identity));
     r.running = true;
@@ -296,19 +354,25 @@ class Supervisor {
     Watch(r.err_pipe);
     pipe_owner_[r.out_pipe] = {i, false};
     pipe_owner_[r.err_pipe] = {i, true};
-    int e = 0;
-    ssize_t n;
-    do {
-      n = ::read(exec_err[0], &e, sizeof(e));
-    } while (n < 0 && errno == EINTR);
-    ::close(exec_err[0]);
-    if (n == sizeof(e)) {
-      std::string why = fmt::format("{}: cannot start `{}` in {}: {}", Label(i), p.argv[0], p.cwd, strerror(e));
-      WriteAll(r.err_file, (why + "\n").data(), why.size() + 1);
-      WriteAll(r.combined_file, (why + "\n").data(), why.size() + 1);
+    if (child.error != 0) {
+      std::string why = fmt::format("{}: cannot start `{}` in {}: {}", Label(i), p.argv[0], p.cwd, strerror(child.error));
+      WriteAll(LogFd(r, r.err_file, "stderr.log"), (why + "\n").data(), why.size() + 1);
+      WriteAll(LogFd(r, r.combined_file, "combined.log"), (why + "\n").data(), why.size() + 1);
       if (spawn_error_.empty()) spawn_error_ = why;
     }
     dirty_.insert(i);
+  }
+
+  // The supervisor's own environment (the submitter's): name -> "NAME=value", parsed once.
+  std::map<std::string, std::string>& BaseEnv() {
+    if (base_env_.empty()) {
+      for (char** e = environ; *e; ++e) {
+        std::string kv(*e);
+        size_t eq = kv.find('=');
+        if (eq != std::string::npos) base_env_[kv.substr(0, eq)] = kv;
+      }
+    }
+    return base_env_;
   }
 
   void MarkSpawnFailed(size_t i, const std::string& why) {
@@ -362,9 +426,13 @@ class Supervisor {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-      for (size_t i = 0; i < replicas_.size(); ++i) {
+      auto owner = by_pid_.find(pid);
+      if (owner == by_pid_.end()) continue;  // e.g. the watchdog
+      size_t i = owner->second;
+      by_pid_.erase(owner);
+      {
         Replica& r = replicas_[i];
-        if (r.pid != pid || !r.running) continue;
+        if (!r.running) continue;
         r.running = false;
         // Python's convention, which TorchX reports: a negative code is the killing signal.
         r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
@@ -386,7 +454,8 @@ class Supervisor {
     while (true) {
       ssize_t n = ::read(fd, buf, sizeof(buf));
       if (n > 0) {
-        WriteAll(is_err ? r.err_file : r.out_file, buf, static_cast<size_t>(n));
+        WriteAll(is_err ? LogFd(r, r.err_file, "stderr.log") : LogFd(r, r.out_file, "stdout.log"), buf,
+                 static_cast<size_t>(n));
         AppendCombined(r, is_err, std::string_view(buf, static_cast<size_t>(n)));
         continue;
       }
@@ -401,16 +470,17 @@ class Supervisor {
   void AppendCombined(Replica& r, bool is_err, std::string_view data) {
     std::string& partial = is_err ? r.err_partial : r.out_partial;
     size_t last_nl = data.rfind('\n');
+    int combined = LogFd(r, r.combined_file, "combined.log");
     if (last_nl == std::string_view::npos) {
       partial.append(data);
       if (partial.size() > (1 << 20)) {  // a megabyte with no newline: write it anyway
-        WriteAll(r.combined_file, partial.data(), partial.size());
+        WriteAll(combined, partial.data(), partial.size());
         partial.clear();
       }
       return;
     }
     partial.append(data.substr(0, last_nl + 1));
-    WriteAll(r.combined_file, partial.data(), partial.size());
+    WriteAll(combined, partial.data(), partial.size());
     partial.assign(data.substr(last_nl + 1));
   }
 
@@ -421,7 +491,7 @@ class Supervisor {
     Replica& r = replicas_[i];
     std::string& partial = is_err ? r.err_partial : r.out_partial;
     if (!partial.empty()) {
-      WriteAll(r.combined_file, partial.data(), partial.size());
+      WriteAll(LogFd(r, r.combined_file, "combined.log"), partial.data(), partial.size());
       partial.clear();
     }
     epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
@@ -451,9 +521,11 @@ class Supervisor {
       return;
     }
     if (r.state == AppState::kSucceeded) {
-      bool all_done = true;
-      for (const Replica& x : replicas_) all_done = all_done && x.state == AppState::kSucceeded;
-      if (all_done) BeginStop(AppState::kSucceeded, "");
+      if (!r.counted_success) {
+        r.counted_success = true;
+        ++succeeded_;
+      }
+      if (succeeded_ == replicas_.size()) BeginStop(AppState::kSucceeded, "");
       return;
     }
     const RolePolicy& policy = plan_.roles.at(r.plan->role);
@@ -489,6 +561,10 @@ class Supervisor {
     DisarmGrace();
     for (size_t k : set) {
       Replica& r = replicas_[k];
+      if (r.counted_success) {
+        r.counted_success = false;
+        --succeeded_;
+      }
       SignalReplica(k, SIGKILL);  // leftovers of the old attempt's process group
       CloseReplicaFiles(r);
       r.attempt++;
@@ -633,6 +709,8 @@ class Supervisor {
   AppPlan plan_;
   std::vector<Replica> replicas_;
   std::map<int, std::pair<size_t, bool>> pipe_owner_;  // fd -> (replica, is stderr)
+  std::map<pid_t, size_t> by_pid_;                     // running leader -> replica
+  size_t succeeded_ = 0;
   std::set<size_t> dirty_;
   std::set<size_t> restart_set_;
   std::map<std::string, int> role_restarts_;
@@ -643,6 +721,10 @@ class Supervisor {
   int epfd_ = -1, sigfd_ = -1, timerfd_ = -1;
   int watchdog_fd_ = -1;
   bool done_ = false;
+  std::map<std::string, std::string> base_env_;
+  std::map<std::string, std::string> resolved_;  // program lookups, see ResolveProgram
+  std::vector<char> child_stack_ = std::vector<char>(256 * 1024);
+  char* child_stack_top_ = child_stack_.data() + child_stack_.size();
 };
 
 }  // namespace

@@ -194,6 +194,21 @@ TEST_F(LocalSchedulerTest, ApplicationRetryRestartsEverything) {
   EXPECT_EQ(Read(m + "b"), "start\nstart\n");
 }
 
+TEST_F(LocalSchedulerTest, ApplicationRetryRerunsReplicasThatAlreadySucceeded) {
+  // `b` ends successfully before `a` fails; the restart must run `b` again and still let the
+  // app reach SUCCEEDED (the success count has to forget b's first success).
+  std::string m = env_.dir().path() + "/m";
+  specs::Role a = ShRole("a", "while [ ! -e " + m + "b ]; do sleep 0.02; done; sleep 0.1; " + FlakyOnce(m + "a"));
+  a.max_retries = 1;
+  specs::Role b = ShRole("b", "echo start >> " + m + "b");
+  auto handle = runner_.Run(App({a, b}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->state, AppState::kSucceeded) << status->msg;
+  EXPECT_EQ(Read(m + "b"), "start\nstart\n");
+}
+
 TEST_F(LocalSchedulerTest, RetriesExhaustedFails) {
   specs::Role r = ShRole("r", "exit 2");
   r.max_retries = 2;
