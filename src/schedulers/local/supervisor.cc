@@ -49,6 +49,7 @@ struct Replica {
   std::optional<int> exit_code;
   std::string structured_error = "<NONE>";
   bool counted_success = false;  // included in Supervisor::succeeded_
+  bool logs_created = false;     // this attempt's log files exist
 };
 
 void WriteAll(int fd, const char* data, size_t n) {
@@ -198,6 +199,7 @@ class Supervisor {
     std::error_code ec;
     for (const auto& [role, _] : plan_.roles) fs::create_directories(fs::path(plan_.app_dir) / role, ec);
     for (size_t i = 0; i < replicas_.size(); ++i) Spawn(i);
+    for (size_t i = 0; i < replicas_.size(); ++i) CreateLogFiles(i);
     FlushReplicas();
     if (!final_state_) SetState(AppState::kRunning, "");
     if (ready_fd >= 0) {
@@ -279,6 +281,20 @@ class Supervisor {
     }
   }
 
+  // Creates (and truncates) a replica's log files, as TorchX's layout promises them, holding no
+  // fd until output arrives: every exec copies and closes the supervisor's whole fd table, so a
+  // quiet replica should cost it no more than its two pipes. Called right after the spawn (the
+  // pipes are only read once this is done), so creation overlaps the replicas' start-up.
+  void CreateLogFiles(size_t i) {
+    if (replicas_[i].logs_created) return;
+    replicas_[i].logs_created = true;
+    fs::path dir(replicas_[i].plan->log_dir);
+    for (const char* name : {"stdout.log", "stderr.log", "combined.log"}) {
+      int fd = OpenLog(dir / name);
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
   void Spawn(size_t i) {
     Replica& r = replicas_[i];
     const ReplicaPlan& p = *r.plan;
@@ -290,15 +306,9 @@ class Supervisor {
       ArchiveAttempt(dir, r.attempt - 1);
       fs::remove(p.error_file, ec);
     }
-    // Create (and truncate) the log files now, as TorchX's layout promises them, but hold no fd
-    // until output arrives: every exec copies and closes the supervisor's whole fd table, so a
-    // quiet replica should cost it no more than its two pipes.
-    for (const char* name : {"stdout.log", "stderr.log", "combined.log"}) {
-      int fd = OpenLog(dir / name);
-      if (fd >= 0) ::close(fd);
-    }
     r.out_partial.clear();
     r.err_partial.clear();
+    r.logs_created = false;
     r.exit_code.reset();
     r.structured_error = "<NONE>";
 
@@ -356,6 +366,7 @@ class Supervisor {
     pipe_owner_[r.err_pipe] = {i, true};
     if (child.error != 0) {
       std::string why = fmt::format("{}: cannot start `{}` in {}: {}", Label(i), p.argv[0], p.cwd, strerror(child.error));
+      CreateLogFiles(i);
       WriteAll(LogFd(r, r.err_file, "stderr.log"), (why + "\n").data(), why.size() + 1);
       WriteAll(LogFd(r, r.combined_file, "combined.log"), (why + "\n").data(), why.size() + 1);
       if (spawn_error_.empty()) spawn_error_ = why;
@@ -569,6 +580,7 @@ class Supervisor {
       CloseReplicaFiles(r);
       r.attempt++;
       Spawn(k);
+      CreateLogFiles(k);
     }
   }
 
