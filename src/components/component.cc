@@ -10,17 +10,12 @@
 
 #include "core/pystr.h"
 #include "core/spelling.h"
+#include "core/strings.h"
 #include "torchx/specs/runopts.h"
 
 namespace torchx::components {
 namespace {
 
-std::string Strip(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\n\r");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n\r");
-  return std::string(s.substr(b, e - b + 1));
-}
 
 std::string OptionName(const Param& p) {
   return p.name.size() == 1 ? fmt::format("-{}/--{}", p.name, p.name) : "--" + p.name;
@@ -41,7 +36,7 @@ Result<Value> Decode(const Param& p, const std::string& text) {
       return Value(lower == "true");
     }
     case ParamType::kInt: {
-      std::string s = Strip(text);
+      std::string s(::torchx::internal::Strip(text));
       char* end = nullptr;
       errno = 0;
       long long n = std::strtoll(s.c_str(), &end, 10);
@@ -49,7 +44,7 @@ Result<Value> Decode(const Param& p, const std::string& text) {
       return Value(static_cast<std::int64_t>(n));
     }
     case ParamType::kFloat: {
-      std::string s = Strip(text);
+      std::string s(::torchx::internal::Strip(text));
       char* end = nullptr;
       double d = std::strtod(s.c_str(), &end);
       if (s.empty() || *end != '\0') return bad(", expected a number");
@@ -57,12 +52,8 @@ Result<Value> Decode(const Param& p, const std::string& text) {
     }
     case ParamType::kListStr: {
       Value::List items;
-      size_t start = 0;
-      while (true) {
-        size_t comma = text.find(',', start);
-        items.emplace_back(Strip(std::string_view(text).substr(start, comma - start)));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
+      for (const std::string& item : ::torchx::internal::SplitAny(text, ",")) {
+        items.emplace_back(std::string(::torchx::internal::Strip(item)));
       }
       return Value(std::move(items));
     }
@@ -133,24 +124,13 @@ std::vector<std::string> ParamNames(const ComponentSpec& spec) {
   return names;
 }
 
-std::vector<std::string> SplitWhitespace(const std::string& s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    size_t start = i;
-    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
-  }
-  return out;
-}
 
 // Applies config defaults, then declared defaults, and checks required parameters.
 Status Finish(const ComponentSpec& spec, const ConfigDefaults& config_defaults, ComponentArgs& args,
               bool varargs_given) {
   for (const auto& [key, text] : config_defaults) {
     if (spec.varargs && key == spec.varargs->name) {
-      if (!varargs_given) args.varargs = SplitWhitespace(text);
+      if (!varargs_given) args.varargs = ::torchx::internal::SplitWhitespace(text);
       continue;
     }
     const Param* p = FindParam(spec, key);

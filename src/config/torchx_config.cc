@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <ini.h>
 
+#include "core/strings.h"
+
 namespace torchx::config {
 namespace {
 
@@ -93,12 +95,6 @@ int OnEntry(void* user, const char* section, const char* name, const char* value
   return 1;
 }
 
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
 
 Result<specs::CfgVal> CastConfigValue(const ConfigEntry& e, const specs::RunOpts& opts,
                                       const specs::RunOpt& opt) {
@@ -115,10 +111,7 @@ Result<specs::CfgVal> CastConfigValue(const ConfigEntry& e, const specs::RunOpts
           e.value));
     }
     case specs::CfgType::kListStr: {
-      specs::CfgList items;
-      std::stringstream ss(e.value);
-      for (std::string item; std::getline(ss, item, ';');) items.push_back(item);
-      return specs::CfgVal(std::move(items));
+      return specs::CfgVal(internal::SplitAny(e.value, ";"));
     }
     default: {
       auto v = opts.Cast(e.key, opt, e.value);
@@ -192,7 +185,7 @@ Result<TorchxConfig> TorchxConfig::Parse(std::string_view text, std::string_view
         "{}:{}: malformed line (expected [section], key = value, key: value, or a comment)",
         origin, rc));
   }
-  for (ConfigEntry& e : cfg.entries_) e.value = Trim(e.value);
+  for (ConfigEntry& e : cfg.entries_) e.value = std::string(internal::Strip(e.value));
   cfg.files_.emplace_back(origin);
   return cfg;
 }

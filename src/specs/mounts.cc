@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/strings.h"
 #include "torchx/specs/app_def.h"
 
 namespace torchx::specs {
@@ -104,12 +105,8 @@ Result<std::vector<Mount>> ParseMounts(const std::vector<std::string>& tokens) {
 
 Result<std::vector<Mount>> ParseMountsString(std::string_view spec) {
   std::vector<std::string> tokens;
-  size_t start = 0;
-  while (start <= spec.size()) {
-    size_t comma = spec.find(',', start);
-    if (comma == std::string_view::npos) comma = spec.size();
-    if (comma > start) tokens.emplace_back(spec.substr(start, comma - start));
-    start = comma + 1;
+  for (std::string& t : internal::SplitAny(spec, ",")) {
+    if (!t.empty()) tokens.push_back(std::move(t));
   }
   return ParseMounts(tokens);
 }

@@ -7,17 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/pystr.h"
+#include "core/strings.h"
 
 namespace torchx::specs {
 namespace {
 
-std::string_view Strip(std::string_view s) {
-  const char* ws = " \t\n\r\f\v";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
 
 std::string_view PyTypeName(const CfgVal& v) {
   static constexpr std::string_view kNames[] = {"NoneType", "str", "int", "float", "bool",
@@ -86,17 +80,6 @@ std::string Unquote(const std::string& v) {
   return v;
 }
 
-std::vector<std::string> SplitOnAny(std::string_view s, std::string_view delims) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || delims.find(s[i]) != std::string_view::npos) {
-      out.emplace_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -186,8 +169,8 @@ Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::s
   std::vector<std::string> quoted;
   std::string masked = MaskQuoted(arg, quoted);
   std::vector<std::string> parts;
-  for (const std::string& p : SplitOnAny(masked, "=")) {
-    std::string_view stripped = Strip(p);
+  for (const std::string& p : internal::SplitAny(masked, "=")) {
+    std::string_view stripped = internal::Strip(p);
     if (!stripped.empty()) parts.emplace_back(stripped);
   }
   if (parts.size() < 2) {
@@ -207,9 +190,9 @@ Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::s
           "cfg: `{}` cannot be split into `val<delim>key` with delims [',', ';'] (in `{}`)",
           Unmask(vk, quoted), arg));
     }
-    std::string val(Strip(std::string_view(vk).substr(0, idx)));
+    std::string val(internal::Strip(std::string_view(vk).substr(0, idx)));
     put(key, Unquote(Unmask(val, quoted)));
-    key = Unmask(std::string(Strip(std::string_view(vk).substr(idx + 1))), quoted);
+    key = Unmask(std::string(internal::Strip(std::string_view(vk).substr(idx + 1))), quoted);
   }
   put(key, Unquote(Unmask(parts.back(), quoted)));
   return out;
@@ -286,7 +269,7 @@ Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt,
       return CfgVal(lower == "true");
     }
     case CfgType::kInt: {
-      std::string s(Strip(value));
+      std::string s(internal::Strip(value));
       if (s.empty()) return bad(", expected an integer");
       char* end = nullptr;
       errno = 0;
@@ -295,7 +278,7 @@ Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt,
       return CfgVal(static_cast<std::int64_t>(n));
     }
     case CfgType::kFloat: {
-      std::string s(Strip(value));
+      std::string s(internal::Strip(value));
       if (s.empty()) return bad(", expected a number");
       char* end = nullptr;
       double d = std::strtod(s.c_str(), &end);
@@ -304,14 +287,14 @@ Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt,
     }
     case CfgType::kListStr: {
       CfgList items;
-      for (std::string& item : SplitOnAny(value, ",;")) {
+      for (std::string& item : internal::SplitAny(value, ",;")) {
         if (!item.empty()) items.push_back(std::move(item));
       }
       return CfgVal(std::move(items));
     }
     case CfgType::kDictStr: {
       CfgDict d;
-      for (const std::string& item : SplitOnAny(value, ",;")) {
+      for (const std::string& item : internal::SplitAny(value, ",;")) {
         size_t colon = item.find(':');
         if (colon == std::string::npos) {
           return bad(fmt::format(": item '{}' is not of the form key:value", item));

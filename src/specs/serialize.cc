@@ -1,6 +1,7 @@
 #include "torchx/specs/serialize.h"
 
 #include <fstream>
+#include <stdexcept>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -352,6 +353,8 @@ Json PlainScalar(const std::string& s) {
   return s;
 }
 
+constexpr int kYamlMaxDepth = 128;
+
 // JSON, and so the canonical form, carries only UTF-8 text; YAML input is checked at the door.
 bool IsUtf8(const std::string& s) {
   try {
@@ -362,7 +365,10 @@ bool IsUtf8(const std::string& s) {
   }
 }
 
-Result<Json> YamlToJson(const YAML::Node& n, const std::string& path) {
+Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth = 0) {
+  if (depth > kYamlMaxDepth) {
+    return InvalidArgumentError(fmt::format("AppDef YAML: nested deeper than {} levels", kYamlMaxDepth));
+  }
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null: return Json(nullptr);
@@ -376,7 +382,7 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path) {
       Json arr = Json::array();
       size_t i = 0;
       for (const auto& item : n) {
-        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(item, fmt::format("{}[{}]", path, i++)));
+        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(item, fmt::format("{}[{}]", path, i++), depth + 1));
         arr.push_back(std::move(v));
       }
       return arr;
@@ -391,7 +397,7 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path) {
         if (!IsUtf8(key)) {
           return InvalidArgumentError(fmt::format("{}: key is not valid UTF-8 text", path));
         }
-        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(kv.second, path.empty() ? key : path + "." + key));
+        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(kv.second, path.empty() ? key : path + "." + key, depth + 1));
         obj[key] = std::move(v);
       }
       return obj;
@@ -436,12 +442,26 @@ std::string AppDefToJson(const AppDef& app, int indent) {
   return AppToJson(app).dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
+// Nesting deeper than any real spec: the reader recurses, so the depth is bounded at the parser.
+constexpr int kMaxDepth = 128;
+
 Result<AppDef> AppDefFromJson(std::string_view json) {
   Json j;
+  bool too_deep = false;
   try {
-    j = Json::parse(json);
+    j = Json::parse(json, [&too_deep](int depth, Json::parse_event_t, Json&) {
+      if (depth > kMaxDepth) {
+        too_deep = true;
+        throw std::length_error("depth");
+      }
+      return true;
+    });
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for number overflow
     return InvalidArgumentError(fmt::format("AppDef JSON: {}", e.what()));
+  } catch (const std::length_error&) {
+  }
+  if (too_deep) {
+    return InvalidArgumentError(fmt::format("AppDef JSON: nested deeper than {} levels", kMaxDepth));
   }
   return Reader(/*scalars_as_text=*/false).App(j);
 }

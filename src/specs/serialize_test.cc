@@ -166,3 +166,25 @@ TEST(AppDefJson, NumberOverflowIsAnError) {
 
 }  // namespace
 }  // namespace torchx::specs
+
+namespace torchx::specs {
+namespace {
+
+// The reader recurses into metadata values: nesting is bounded so input cannot overflow the stack.
+TEST(AppDefJson, DeepNestingIsAnErrorNotACrash) {
+  std::string deep = R"({"name": "a", "roles": [{"name": "r", "metadata": {"k": )" + std::string(100000, '[') +
+                     std::string(100000, ']') + "}}]}";
+  EXPECT_THAT(AppDefFromJson(deep), StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("nested deeper than 128")));
+  std::string ok = R"({"name": "a", "roles": [{"name": "r", "metadata": {"k": )" + std::string(50, '[') +
+                   std::string(50, ']') + "}}]}";
+  EXPECT_THAT(AppDefFromJson(ok), IsOk());
+}
+
+TEST(AppDefYaml, DeepNestingIsAnErrorNotACrash) {
+  std::string deep = "name: a\nroles:\n  - name: r\n    metadata: {k: " + std::string(300, '[') + std::string(300, ']') + "}\n";
+  auto r = AppDefFromYaml(deep);
+  EXPECT_THAT(r, StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("AppDef YAML")));
+}
+
+}  // namespace
+}  // namespace torchx::specs

@@ -1,0 +1,28 @@
+#include "core/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace torchx::internal {
+namespace {
+
+using V = std::vector<std::string>;
+
+TEST(Strip, LikePython) {
+  EXPECT_EQ(Strip("  a b \t\n"), "a b");
+  EXPECT_EQ(Strip(" \t "), "");
+  EXPECT_EQ(Strip(""), "");
+}
+
+TEST(SplitAny, KeepsEmptyPieces) {
+  EXPECT_EQ(SplitAny("a,,b;c", ",;"), (V{"a", "", "b", "c"}));
+  EXPECT_EQ(SplitAny("", ","), (V{""}));
+  EXPECT_EQ(SplitAny("a,", ","), (V{"a", ""}));
+}
+
+TEST(SplitWhitespace, DropsEmptyPieces) {
+  EXPECT_EQ(SplitWhitespace("  a  b\tc\n"), (V{"a", "b", "c"}));
+  EXPECT_TRUE(SplitWhitespace("   ").empty());
+}
+
+}  // namespace
+}  // namespace torchx::internal
