@@ -2,7 +2,7 @@
 # Drives the built torchx binary and checks stdout, stderr and exit codes.
 # Usage: cli_test.sh <torchx binary> <source dir>
 set -u
-TORCHX=$1
+TORCHX=$(realpath "$1")
 SRC=$2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -101,6 +101,21 @@ check "runopts" 0 "auto_set_cuda_visible_devices" -- "$TORCHX" runopts local_cwd
 check "configure --print" 0 "[local_cwd]" -- "$TORCHX" configure --print -a
 check "bad -cfg value names the option" 2 "option kill_grace_seconds: invalid float value 'soon'" -- "$TORCHX" run --dryrun -cfg kill_grace_seconds=soon utils.echo
 check "non-tty --wait prints plain state lines" 0 "torchx:   echo/0 SUCCEEDED" -- "$TORCHX" run --wait utils.echo
+
+# a live per-replica display when stderr is a terminal (script(1) provides a pseudo-terminal)
+if command -v script >/dev/null; then
+  tty_out=$(script -qefc "$TORCHX run --wait utils.echo --num_replicas 2" /dev/null 2>&1)
+  if [[ "$tty_out" == *$'\033['*"echo/1"*"SUCCEEDED"* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: no live display on a terminal:"; echo "$tty_out" | cat -v | head; fi
+fi
+check "describe prints YAML" 0 "entrypoint: sh" -- "$TORCHX" describe "$H"
+H2=$("$TORCHX" run --wait utils.echo --msg json-line 2>/dev/null)
+check "log --json" 0 '{"line":"json-line","replica":0,"role":"echo"}' -- "$TORCHX" log --json "$H2"
+check "delete an ended app" 0 "" -- "$TORCHX" delete "$H2"
+check "status after delete" 1 "does not exist" -- "$TORCHX" status "$H2"
+(cd "$TMP" && "$TORCHX" configure -a >/dev/null 2>&1)
+check "configure writes ./.torchxconfig" 0 "kill_grace_seconds = 10.0" -- cat "$TMP/.torchxconfig"
+check "configured file is read back" 0 "=== APPLICATION ===" -- bash -c "cd '$TMP' && '$TORCHX' run --dryrun utils.echo"
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
