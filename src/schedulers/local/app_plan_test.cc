@@ -1,0 +1,80 @@
+#include "schedulers/local/app_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/status_matchers.h"
+
+namespace torchx::schedulers::local {
+namespace {
+
+using ::testing::HasSubstr;
+
+specs::Role GpuRole(std::string name, int replicas, int gpus) {
+  specs::Role r;
+  r.name = std::move(name);
+  r.entrypoint = "python";
+  r.args = {"-c", "r=${replica_id} a=${app_id} i=${img_root}"};
+  r.num_replicas = replicas;
+  r.resource = specs::Resource{1, gpus, 128, {}, {}, {}};
+  return r;
+}
+
+PlanInputs Inputs() {
+  PlanInputs in;
+  in.app_id = "app-1";
+  in.session = "torchx";
+  in.cwd = "/work";
+  in.log_dir = "/logs";
+  in.parent_path = "/usr/bin:/bin";
+  return in;
+}
+
+TEST(AppPlan, AutoSetCudaVisibleDevicesGivesDisjointGpusAcrossRoles) {
+  specs::AppDef app{"a", {GpuRole("t", 2, 2), GpuRole("e", 1, 1), GpuRole("c", 1, 0)}, {}};
+  PlanInputs in = Inputs();
+  in.auto_set_cuda_visible_devices = true;
+  in.visible_gpus = 8;
+  auto plan = BuildAppPlan(app, in);
+  ASSERT_THAT(plan, IsOk());
+  ASSERT_EQ(plan->replicas.size(), 4u);
+  EXPECT_EQ(plan->replicas[0].env.at("CUDA_VISIBLE_DEVICES"), "0,1");
+  EXPECT_EQ(plan->replicas[1].env.at("CUDA_VISIBLE_DEVICES"), "2,3");
+  EXPECT_EQ(plan->replicas[2].env.at("CUDA_VISIBLE_DEVICES"), "4");
+  EXPECT_EQ(plan->replicas[3].env.count("CUDA_VISIBLE_DEVICES"), 0u);  // a CPU-only role
+}
+
+TEST(AppPlan, AutoSetCudaVisibleDevicesRefusesMoreGpusThanTheHostHas) {
+  specs::AppDef app{"a", {GpuRole("t", 3, 2)}, {}};
+  PlanInputs in = Inputs();
+  in.auto_set_cuda_visible_devices = true;
+  in.visible_gpus = 4;
+  EXPECT_THAT(BuildAppPlan(app, in),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("asks for 6 GPUs in all but this host has 4")));
+  in.auto_set_cuda_visible_devices = false;  // off: GPUs are not checked or assigned
+  auto plan = BuildAppPlan(app, in);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->replicas[0].env.count("CUDA_VISIBLE_DEVICES"), 0u);
+}
+
+TEST(AppPlan, MacrosPathsAndLayout) {
+  specs::AppDef app{"a", {GpuRole("t", 2, 0)}, {}};
+  app.roles[0].env["PATH"] = "/opt/bin";
+  PlanInputs in = Inputs();
+  auto plan = BuildAppPlan(app, in);
+  ASSERT_THAT(plan, IsOk());
+  const ReplicaPlan& r1 = plan->replicas[1];
+  EXPECT_EQ(r1.argv, (std::vector<std::string>{"python", "-c", "r=1 a=app-1 i=/work"}));
+  EXPECT_EQ(r1.log_dir, "/logs/torchx/app-1/t/1");
+  EXPECT_EQ(r1.env.at("TORCHELASTIC_ERROR_FILE"), "/logs/torchx/app-1/t/1/error.json");
+  EXPECT_EQ(r1.env.at("PATH"), "/opt/bin:/usr/bin:/bin:/work");  // role PATH, submitter's, cwd last
+  in.prepend_cwd = true;
+  EXPECT_EQ(BuildAppPlan(app, in)->replicas[0].env.at("PATH"), "/work:/opt/bin:/usr/bin:/bin");
+  auto back = AppPlanFromJson(AppPlanToJson(*plan));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->replicas[1].argv, r1.argv);
+  EXPECT_EQ(back->replicas[1].env, r1.env);
+  EXPECT_THAT(AppPlanFromJson("{}"), StatusIs(StatusCode::kInternal, HasSubstr("corrupt app plan")));
+}
+
+}  // namespace
+}  // namespace torchx::schedulers::local
