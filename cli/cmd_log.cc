@@ -35,7 +35,11 @@ Result<Target> ParseTarget(const std::string& id) {
   while (!ids.empty() && start <= ids.size()) {
     size_t comma = ids.find(',', start);
     if (comma == std::string::npos) comma = ids.size();
-    t.replicas.push_back(std::stoi(ids.substr(start, comma - start)));
+    std::string replica = ids.substr(start, comma - start);
+    if (replica.size() > 9) {
+      return InvalidArgumentError(fmt::format("log: replica id `{}` in `{}` is out of range", replica, id));
+    }
+    t.replicas.push_back(std::atoi(replica.c_str()));
     start = comma + 1;
   }
   return t;

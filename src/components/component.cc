@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <set>
 
@@ -41,6 +42,7 @@ Result<Value> Decode(const Param& p, const std::string& text) {
       errno = 0;
       long long n = std::strtoll(s.c_str(), &end, 10);
       if (s.empty() || *end != '\0' || errno == ERANGE) return bad(", expected an integer");
+      if (n < INT32_MIN || n > INT32_MAX) return bad(", out of range (must fit in 32 bits)");
       return Value(static_cast<std::int64_t>(n));
     }
     case ParamType::kFloat: {
@@ -84,7 +86,7 @@ Result<Value> FromJson(const Param& p, const nlohmann::json& v) {
       if (v.is_number() || v.is_boolean()) return Value(v.dump());
       return bad();
     case ParamType::kInt:
-      if (v.is_number_integer()) return Value(v.get<std::int64_t>());
+      if (v.is_number_integer()) return Decode(p, v.dump());  // same range check as the CLI
       if (v.is_string()) return Decode(p, v.get<std::string>());
       return bad();
     case ParamType::kFloat:

@@ -79,6 +79,10 @@ TEST(ParseComponentArgs, Errors) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("repeated command line argument --file")));
   EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--n", "x"}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("--n: invalid int value 'x'")));
+  EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--n", "99999999999"}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("-n/--n: invalid int value '99999999999', out of range")));
+  EXPECT_THAT(ComponentArgsFromJson(spec, R"({"file": "a", "n": 99999999999})"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("out of range")));
   EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--ratio", "1.5.2"}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("--ratio: invalid float value")));
   EXPECT_THAT(ParseComponentArgs(spec, {"--file"}),

@@ -96,6 +96,8 @@ check "wait after cancel" 1 "" -- "$TORCHX" run --wait utils.sh false
 check "list shows apps" 0 "APP HANDLE" -- "$TORCHX" list
 check "unknown app" 1 "does not exist or has been removed from local_cwd's data plane" -- "$TORCHX" status local_cwd://torchx/nope-1
 check "malformed handle" 2 "is not of the form" -- "$TORCHX" status nope
+check "log replica id out of range" 2 "out of range" -- "$TORCHX" log "$H/sh/99999999999"
+check "absurd replica count is refused" 2 "the local scheduler can run at most" -- "$TORCHX" run --dryrun utils.echo --num_replicas 2000000000
 check "log of unknown role" 1 "roles: [sh]" -- "$TORCHX" log "$H/nope"
 check "runopts" 0 "auto_set_cuda_visible_devices" -- "$TORCHX" runopts local_cwd
 check "configure --print" 0 "[local_cwd]" -- "$TORCHX" configure --print -a

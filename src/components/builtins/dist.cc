@@ -19,7 +19,7 @@ Result<int> ToInt(const std::string& s, const std::string& what) {
   char* end = nullptr;
   long v = std::strtol(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || v < 0 || v > 1000000) {
-    return InvalidArgumentError(fmt::format("{}: invalid number '{}'", what, s));
+    return InvalidArgumentError(fmt::format("{}: invalid number '{}' (0..1000000)", what, s));
   }
   return static_cast<int>(v);
 }
@@ -136,13 +136,20 @@ Result<NNodes> ParseNNodes(const std::string& j) {
   static const std::regex kElastic(R"((\d+):(\d+)x(\d+))"), kFixed(R"((\d+)x(\d+))"), kProcs(R"(\d+)");
   std::smatch m;
   NNodes out;
-  auto num = [](const std::string& s) { return static_cast<int>(std::strtol(s.c_str(), nullptr, 10)); };
+  auto num = [](const std::string& s) { return ToInt(s, "-j"); };
   if (j.size() <= 32 && std::regex_match(j, m, kElastic)) {
-    out = {num(m[1]), num(m[2]), num(m[3]), m[1].str() + ":" + m[2].str()};
+    TORCHX_ASSIGN_OR_RETURN(out.min_nodes, num(m[1]));
+    TORCHX_ASSIGN_OR_RETURN(out.max_nodes, num(m[2]));
+    TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(m[3]));
+    out.nnodes = m[1].str() + ":" + m[2].str();
   } else if (j.size() <= 32 && std::regex_match(j, m, kFixed)) {
-    out = {num(m[1]), num(m[1]), num(m[2]), m[1].str()};
+    TORCHX_ASSIGN_OR_RETURN(out.max_nodes, num(m[1]));
+    out.min_nodes = out.max_nodes;
+    TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(m[2]));
+    out.nnodes = m[1].str();
   } else if (j.size() <= 32 && std::regex_match(j, kProcs)) {
-    out = {1, 1, num(j), "1"};
+    TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(j));
+    out.nnodes = "1";
   } else {
     return InvalidArgumentError(
         fmt::format("-j: invalid format, usage example: 1:2x4 or 1x4 or 4. Given: {}", j));

@@ -27,7 +27,8 @@ TEST(ParseNNodes, Forms) {
 }
 
 TEST(ParseNNodes, RejectsMalformed) {
-  for (const char* bad : {"1x", "x2", ":3", ":2x1", "1x2:3", "", "ax2", "1x2x3", "-1", "0x2", "3:2x1", "1 x2"}) {
+  for (const char* bad : {"1x", "x2", ":3", ":2x1", "1x2:3", "", "ax2", "1x2x3", "-1", "0x2", "3:2x1", "1 x2", "99999999999x2",
+                          "1:99999999999x1", "2x99999999999"}) {
     EXPECT_THAT(ParseNNodes(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("-j:"))) << bad;
   }
 }

@@ -30,6 +30,14 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
   plan.app_dir = (std::filesystem::path(in.log_dir) / in.session / in.app_id).string();
   plan.kill_grace_seconds = in.kill_grace_seconds;
 
+  long long replicas = 0;
+  for (const specs::Role& role : app.roles) replicas += role.num_replicas;
+  if (in.max_replicas > 0 && replicas > in.max_replicas) {
+    return InvalidArgumentError(fmt::format(
+        "num_replicas: the app has {} replicas in all; the local scheduler can run at most {} at once on "
+        "this host (five open files each, within the open-file limit `ulimit -Hn`)",
+        replicas, in.max_replicas));
+  }
   int gpus_needed = 0;
   for (const specs::Role& role : app.roles) gpus_needed += std::max(0, role.resource.gpu) * role.num_replicas;
   if (in.auto_set_cuda_visible_devices && gpus_needed > in.visible_gpus) {

@@ -46,10 +46,11 @@ struct PlanInputs {
   bool auto_set_cuda_visible_devices = false;
   int visible_gpus = 0;     ///< GPUs on this host (for auto_set_cuda_visible_devices)
   double kill_grace_seconds = 10;
+  int max_replicas = 0;     ///< refuse apps with more replicas in all (0: no limit)
 };
 
-/// Builds the plan. kInvalidArgument when auto_set_cuda_visible_devices asks for more GPUs
-/// than the host has (naming both numbers).
+/// Builds the plan. kInvalidArgument when the app has more replicas than `max_replicas`, or
+/// when auto_set_cuda_visible_devices asks for more GPUs than the host has (naming both numbers).
 Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in);
 
 std::string AppPlanToJson(const AppPlan& plan);

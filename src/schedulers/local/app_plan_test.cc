@@ -56,6 +56,15 @@ TEST(AppPlan, AutoSetCudaVisibleDevicesRefusesMoreGpusThanTheHostHas) {
   EXPECT_EQ(plan->replicas[0].env.count("CUDA_VISIBLE_DEVICES"), 0u);
 }
 
+TEST(AppPlan, RefusesMoreReplicasThanTheSchedulerCanHold) {
+  specs::AppDef app{"a", {GpuRole("t", 2000000000, 0), GpuRole("u", 2000000000, 0)}, {}};
+  PlanInputs in = Inputs();
+  in.max_replicas = 1000;
+  EXPECT_THAT(BuildAppPlan(app, in),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("the app has 4000000000 replicas in all; the local "
+                                                               "scheduler can run at most 1000")));
+}
+
 TEST(AppPlan, MacrosPathsAndLayout) {
   specs::AppDef app{"a", {GpuRole("t", 2, 0)}, {}};
   app.roles[0].env["PATH"] = "/opt/bin";

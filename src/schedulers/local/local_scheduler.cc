@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -267,6 +268,14 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   in.auto_set_cuda_visible_devices = CfgBool(cfg, "auto_set_cuda_visible_devices");
   if (in.auto_set_cuda_visible_devices) in.visible_gpus = CountGpus();
   in.kill_grace_seconds = CfgFloat(cfg, "kill_grace_seconds", 10.0);
+  // The supervisor holds up to five fds per replica (two pipes, three log files once output
+  // flows) and raises its soft open-file limit to the hard one; leave room for its own files.
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_max != RLIM_INFINITY) {
+    in.max_replicas = static_cast<int>(std::min<rlim_t>((lim.rlim_max - 64) / 5, 1 << 30));
+  } else {
+    in.max_replicas = 1 << 20;
+  }
   if (in.kill_grace_seconds < 0) {
     return InvalidArgumentError("kill_grace_seconds: must be >= 0");
   }

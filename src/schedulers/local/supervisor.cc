@@ -198,6 +198,17 @@ class Supervisor {
     (void)(store_.SetSupervisor(app_.app_id, getpid(), ProcessIdentity(getpid())));
     std::error_code ec;
     for (const auto& [role, _] : plan_.roles) fs::create_directories(fs::path(plan_.app_dir) / role, ec);
+    // A cancel that arrived before the pid above was recorded could not signal us; it left a
+    // flag. Reading it after recording the pid closes that window: one side sees the other.
+    if (auto fresh = store_.GetApp(app_.app_id); fresh && *fresh && (*fresh)->cancel_requested) {
+      (void)Finish(AppState::kCancelled, "cancelled before it started");
+      if (ready_fd >= 0) {
+        WriteAll(ready_fd, "R", 1);
+        ::close(ready_fd);
+      }
+      TellWatchdog("done");
+      return 0;
+    }
     for (size_t i = 0; i < replicas_.size(); ++i) Spawn(i);
     for (size_t i = 0; i < replicas_.size(); ++i) CreateLogFiles(i);
     FlushReplicas();

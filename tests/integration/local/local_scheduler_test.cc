@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "schedulers/local/app_plan.h"
+#include "schedulers/local/local_scheduler.h"
 #include "schedulers/local/state_store.h"
 #include "testing/local_env.h"
 #include "testing/status_matchers.h"
@@ -346,6 +348,40 @@ TEST_F(LocalSchedulerTest, AppFromBeforeARebootIsReportedFailed) {
   ASSERT_TRUE(status->has_value());
   EXPECT_EQ((*status)->state, AppState::kFailed);
   EXPECT_EQ((*status)->msg, "the host rebooted while the app was running");
+}
+
+TEST_F(LocalSchedulerTest, CancelBeforeTheSupervisorStartsIsNotLost) {
+  // A cancel that finds no supervisor pid yet leaves only a flag; the supervisor must honour it.
+  std::string marker = env_.dir().path() + "/ran";
+  specs::AppDef app = App({ShRole("s", "touch " + marker)}, "early");
+  schedulers::local::PlanInputs in;
+  in.app_id = "early-1";
+  in.session = "torchx";
+  in.cwd = fs::current_path().string();
+  in.log_dir = env_.state_dir() + "/logs";
+  in.parent_path = "/usr/bin:/bin";
+  auto plan = schedulers::local::BuildAppPlan(app, in);
+  ASSERT_THAT(plan, IsOk());
+  auto store = schedulers::local::StateStore::Open(env_.state_dir());
+  ASSERT_THAT(store, IsOk());
+  schedulers::local::AppRecord a;
+  a.app_id = "early-1";
+  a.session = "torchx";
+  a.name = "early";
+  a.appdef_json = specs::AppDefToJson(app);
+  a.plan_json = schedulers::local::AppPlanToJson(*plan);
+  a.app_dir = plan->app_dir;
+  a.state = AppState::kSubmitted;
+  a.created = a.updated = schedulers::local::NowSeconds();
+  ASSERT_THAT((*store)->InsertApp(a), IsOk());
+  ASSERT_THAT((*store)->RequestCancel("early-1"), IsOk());
+  auto supervisor = schedulers::local::FindSupervisor();
+  ASSERT_THAT(supervisor, IsOk());
+  ASSERT_EQ(std::system((*supervisor + " " + env_.state_dir() + " early-1").c_str()), 0);
+  auto status = testing::WaitTerminal(runner_, "local_cwd://torchx/early-1");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->state, AppState::kCancelled);
+  EXPECT_FALSE(fs::exists(marker)) << "a replica ran after the cancel";
 }
 
 TEST_F(LocalSchedulerTest, SupervisorIdlesWithoutCpu) {
