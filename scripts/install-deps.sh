@@ -30,10 +30,17 @@ else
   echo "install-deps: system packages present" >&2
 fi
 
-# Python test tooling (pytest) for the Python package's suite.
-if ! python3 -m pytest --version >/dev/null 2>&1; then
-  echo "install-deps: installing pytest" >&2
-  python3 -m pip install -q pytest
+# Python packages: pytest for the suites; scikit-build-core + pybind11 to build the extension
+# (`pip install --no-build-isolation .` uses these rather than downloading them per build);
+# docstring-parser, the package's one runtime dependency (component help from docstrings).
+pip_missing=()
+python3 -m pytest --version >/dev/null 2>&1 || pip_missing+=(pytest)
+python3 -c "import scikit_build_core" >/dev/null 2>&1 || pip_missing+=("scikit-build-core>=0.10")
+python3 -c "import pybind11" >/dev/null 2>&1 || pip_missing+=("pybind11>=2.12")
+python3 -c "import docstring_parser" >/dev/null 2>&1 || pip_missing+=("docstring-parser>=0.15")
+if ((${#pip_missing[@]})); then
+  echo "install-deps: installing ${pip_missing[*]}" >&2
+  python3 -m pip install -q "${pip_missing[@]}"
 fi
 
 # PyTorch for the real DDP job (CPU build: on these machines `pip install torch==2.13.0` takes the
@@ -43,9 +50,9 @@ if [[ "${TORCHX_WITH_TORCH:-1}" == "1" ]] && ! python3 -c "import torch.distribu
   python3 -m pip install -q torch==2.13.0
 fi
 
-# This project's Python package (helper apps that builtin components run: python -m
-# torchx.apps...), installed editable so jobs on the local scheduler can import it.
-if ! python3 -c "import torchx.apps.utils.booth_main" >/dev/null 2>&1; then
-  echo "install-deps: installing the torchx Python package (editable)" >&2
-  python3 -m pip install -q -e "$(cd "$(dirname "$0")/.." && pwd)/python"
+# Ax (ax-platform from PyPI) for the hyper-parameter search integration test; after torch so that
+# botorch is satisfied by the CPU wheel. TORCHX_WITH_AX=0 skips it.
+if [[ "${TORCHX_WITH_AX:-1}" == "1" ]] && ! python3 -c "import ax.runners.torchx" >/dev/null 2>&1; then
+  echo "install-deps: installing ax-platform" >&2
+  python3 -m pip install -q "ax-platform>=1.2"
 fi

@@ -10,9 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+# The Python package (extension + CLI) the python and ax suites import.
+bash scripts/build-python.sh
 
 # Engines the tests need are installed above, so their tests must run, not skip.
-export TORCHX_REQUIRE_ENGINES=torch
+export TORCHX_REQUIRE_ENGINES=torch,ax
 
 cmake --preset debug
 cmake --build --preset debug
@@ -21,8 +23,9 @@ ctest --preset debug
 if [[ "${TORCHX_SKIP_ASAN:-0}" != "1" ]]; then
   cmake --preset asan
   cmake --build --preset asan
-  # The DDP job is already covered above; under ASan the suites check memory errors.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE torch
+  # The DDP job and the Ax experiment are already covered above (their processes are not
+  # sanitized); under ASan the suites check memory errors.
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax"
 fi
 
 fuzz_seconds=${TORCHX_FUZZ_SECONDS:-10}

@@ -1,8 +1,16 @@
-"""torchx: PyTorch's universal job launcher (C++ core, thin Python layer).
+"""torchx: a universal job launcher for PyTorch, with a C++ core.
 
-The binding to the C++ core arrives with the Python package issue; today this package carries the
-helper apps that builtin components run inside a job (``python -m torchx.apps...``) and the
-result tracker they write to.
+Importing this package loads nothing else: torchx.specs, torchx.runner and the extension module
+are imported when used.
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> str:
+    # TorchX's torchx.IMAGE: the default image of builtin components ($TORCHX_IMAGE overrides).
+    if name == "IMAGE":
+        from torchx._core import core
+
+        return core().default_image()
+    raise AttributeError(f"module 'torchx' has no attribute {name!r}")

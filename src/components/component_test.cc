@@ -1,4 +1,5 @@
 #include "torchx/components/component.h"
+#include "torchx/components/component_json.h"
 
 #include <gtest/gtest.h>
 
@@ -167,6 +168,45 @@ TEST(ComponentRegistry, FindSuggestsAndPointsAtBuiltins) {
                   ComponentSpec{"utils.echo", "", "", {}, std::nullopt},
                   [](const ComponentArgs&) -> Result<specs::AppDef> { return specs::AppDef{}; })),
               StatusIs(StatusCode::kAlreadyExists, HasSubstr("utils.echo")));
+}
+
+}  // namespace
+}  // namespace torchx::components
+
+// ---- ComponentSpec / ComponentArgs JSON (how Python components describe themselves) ----
+
+
+namespace torchx::components {
+namespace {
+
+TEST(ComponentJsonTest, SpecRoundTripsThroughJson) {
+  ComponentSpec spec{"f.py:train", "Trains.", "More.", {}, Param{"script_args", ParamType::kListStr, false, {}, "args"}};
+  spec.params.push_back(Param{"lr", ParamType::kFloat, false, Value(0.5), "learning rate"});
+  spec.params.push_back(Param{"steps", ParamType::kListStr, true, Value(), "steps"});
+  spec.params.push_back(Param{"name", ParamType::kStr, false, std::nullopt, "required"});
+  auto back = ComponentSpecFromJson(ComponentSpecToJson(spec));
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  EXPECT_EQ(ComponentSpecToJson(*back), ComponentSpecToJson(spec));
+  ASSERT_EQ(back->params.size(), 3u);
+  EXPECT_FALSE(back->params[2].default_value.has_value());
+  EXPECT_TRUE(back->params[1].default_value->is_null());
+  ASSERT_TRUE(back->varargs.has_value());
+  EXPECT_EQ(back->varargs->name, "script_args");
+
+  auto args = ParseComponentArgs(*back, {"--name", "n", "--steps", "1,2", "--", "x", "y"});
+  ASSERT_TRUE(args.has_value()) << args.error().ToString();
+  EXPECT_EQ(ComponentArgsToJson(*args),
+            R"({"values":{"lr":0.5,"name":"n","steps":["1","2"]},"varargs":["x","y"]})");
+}
+
+TEST(ComponentJsonTest, BadSpecNamesThePath) {
+  auto r = ComponentSpecFromJson(R"({"name": "c", "params": [{"name": "x", "type": "set"}]})");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.error().message(), ::testing::HasSubstr("params[0].type"));
+  EXPECT_THAT(r.error().message(), ::testing::HasSubstr("[str, int, float, bool, list, dict]"));
+  EXPECT_FALSE(ComponentSpecFromJson("[]").has_value());
+  EXPECT_FALSE(ComponentSpecFromJson(R"({"params": []})").has_value());
 }
 
 }  // namespace

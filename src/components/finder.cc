@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "components/function_component.h"
+#include "components/python_component.h"
 #include "torchx/components/declarative.h"
 #include "torchx/specs/serialize.h"
 
@@ -27,10 +28,9 @@ Result<ResolvedComponent> ResolveComponent(const ComponentRegistry& registry, st
   std::error_code ec;
   bool is_file = std::filesystem::is_regular_file(path, ec);
   if (name.find(':') != std::string_view::npos && !is_file) {
-    return UnimplementedError(fmt::format(
-        "component `{}`: Python component files (path.py:fn, pkg.module:fn) need the torchx Python "
-        "package, which this build does not have yet",
-        name));
+    TORCHX_ASSIGN_OR_RETURN(out.owned, internal::LoadPythonComponent(name));
+    out.component = out.owned.get();
+    return out;
   }
   bool yaml = EndsWith(name, ".yaml") || EndsWith(name, ".yml");
   if (is_file && yaml && IsDeclarativeComponentFile(path)) {

@@ -94,18 +94,31 @@ Result<std::string> Runner::Run(specs::AppDef app, const std::string& scheduler,
   return Schedule(info);
 }
 
+Result<specs::AppDef> Runner::ComponentAppDef(const std::string& component, const std::vector<std::string>& args) {
+  TORCHX_ASSIGN_OR_RETURN(auto resolved, components::ResolveComponent(*components_, component));
+  const components::Component& c = *resolved.component;
+  TORCHX_ASSIGN_OR_RETURN(auto parsed, components::ParseComponentArgs(c.spec(), args, DefaultsFor(c.spec().name)));
+  return components::BuildAppDef(c, parsed);
+}
+
+Result<specs::AppDef> Runner::ComponentAppDefFromJson(const std::string& component, std::string_view args_json) {
+  TORCHX_ASSIGN_OR_RETURN(auto resolved, components::ResolveComponent(*components_, component));
+  const components::Component& c = *resolved.component;
+  TORCHX_ASSIGN_OR_RETURN(auto parsed,
+                          components::ComponentArgsFromJson(c.spec(), args_json, DefaultsFor(c.spec().name)));
+  return components::BuildAppDef(c, parsed);
+}
+
+const components::ConfigDefaults& Runner::DefaultsFor(const std::string& component) const {
+  static const components::ConfigDefaults kNone;
+  auto it = options_.component_defaults.find(component);
+  return it == options_.component_defaults.end() ? kNone : it->second;
+}
+
 Result<schedulers::DryRunInfo> Runner::DryRunComponent(const std::string& component,
                                                        const std::vector<std::string>& args,
                                                        const std::string& scheduler, const specs::Cfg& cfg) {
-  TORCHX_ASSIGN_OR_RETURN(auto resolved, components::ResolveComponent(*components_, component));
-  const components::Component& c = *resolved.component;
-  auto defaults_it = options_.component_defaults.find(c.spec().name);
-  TORCHX_ASSIGN_OR_RETURN(
-      auto parsed, components::ParseComponentArgs(c.spec(), args,
-                                                  defaults_it == options_.component_defaults.end()
-                                                      ? components::ConfigDefaults{}
-                                                      : defaults_it->second));
-  TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, components::BuildAppDef(c, parsed));
+  TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, ComponentAppDef(component, args));
   return DryRun(std::move(app), scheduler, cfg);
 }
 

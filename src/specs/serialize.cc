@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/spelling.h"
+#include "core/value_json.h"
 #include "torchx/specs/named_resources.h"
 #include "specs/yaml_reader.h"
 
@@ -19,21 +20,7 @@ using Json = nlohmann::ordered_json;
 
 // ---- writing ----
 
-Json ToJson(const Value& v) {
-  if (v.is_null()) return nullptr;
-  if (v.is_bool()) return v.as_bool();
-  if (v.is_int()) return v.as_int();
-  if (v.is_double()) return v.as_double();
-  if (v.is_string()) return v.as_string();
-  if (v.is_list()) {
-    Json arr = Json::array();
-    for (const Value& item : v.as_list()) arr.push_back(ToJson(item));
-    return arr;
-  }
-  Json obj = Json::object();
-  for (const auto& [k, item] : v.as_map()) obj[k] = ToJson(item);
-  return obj;
-}
+Json ToJson(const Value& v) { return ::torchx::internal::ValueToJson<Json>(v); }
 
 Json ToJson(const Value::Map& m) { return ToJson(Value(m)); }
 
@@ -199,27 +186,7 @@ class Reader {
     return OkStatus();
   }
 
-  static Value ToValue(const Json& v) {
-    if (v.is_null()) return Value();
-    if (v.is_boolean()) return Value(v.get<bool>());
-    if (v.is_number_integer()) {
-      // Unsigned values above INT64_MAX keep their magnitude as a double rather than wrapping.
-      if (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) {
-        return Value(v.get<double>());
-      }
-      return Value(v.get<std::int64_t>());
-    }
-    if (v.is_number()) return Value(v.get<double>());
-    if (v.is_string()) return Value(v.get<std::string>());
-    if (v.is_array()) {
-      Value::List l;
-      for (const Json& item : v) l.push_back(ToValue(item));
-      return Value(std::move(l));
-    }
-    Value::Map m;
-    for (const auto& [k, item] : v.items()) m[k] = ToValue(item);
-    return Value(std::move(m));
-  }
+  static Value ToValue(const Json& v) { return ::torchx::internal::ValueFromJson(v); }
 
   static Status ValueMap(const Json& j, std::string_view path, const char* key, Value::Map& out) {
     if (!j.contains(key) || j[key].is_null()) return OkStatus();

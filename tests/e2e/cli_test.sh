@@ -56,7 +56,8 @@ check "bad -j" 2 "-j: invalid format" -- "$TORCHX" run --dryrun dist.ddp --scrip
 check "missing required" 2 "required: --file" -- "$TORCHX" run --dryrun utils.touch
 check "repeated option" 2 "repeated command line argument --msg" -- "$TORCHX" run --dryrun utils.echo --msg a --msg b
 check "wrong type" 2 "--num_replicas: invalid int value 'two'" -- "$TORCHX" run --dryrun utils.echo --num_replicas two
-check "python component files need the package" 1 "Python component files" -- "$TORCHX" run --dryrun ./comp.py:trainer
+check "missing python component file" 2 "no such file" -- "$TORCHX" run --dryrun ./comp.py:trainer
+check "python components without python" 1 "need a Python interpreter" -- env TORCHX_PYTHON=/nonexistent/python3 "$TORCHX" run --dryrun ./comp.py:trainer
 
 # declarative component file + .torchxconfig defaults
 cat > "$TMP/train.yaml" <<'YAML'

@@ -16,7 +16,7 @@ struct ResolvedComponent {
 };
 
 /// kNotFound ("did you mean", pointer to `torchx builtins`) for unknown names; file errors name
-/// the file. `path.py:fn` and `pkg.module:fn` need the Python package: kUnimplemented says so.
+/// the file. `path.py:fn` and `pkg.module:fn` run in a Python child (components/python_component.h).
 Result<ResolvedComponent> ResolveComponent(const ComponentRegistry& registry, std::string_view name);
 
 }  // namespace torchx::components

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchx/components/component.h"
@@ -56,6 +57,11 @@ class Runner {
   Result<std::string> RunComponent(const std::string& component, const std::vector<std::string>& args,
                                    const std::string& scheduler, const specs::Cfg& cfg = {});
 
+  /// The AppDef a component builds from CLI-style `args` (defaults as DryRunComponent).
+  Result<specs::AppDef> ComponentAppDef(const std::string& component, const std::vector<std::string>& args);
+  /// The same from a JSON object of typed arguments (TorchX's run_component(dict)).
+  Result<specs::AppDef> ComponentAppDefFromJson(const std::string& component, std::string_view args_json);
+
   /// nullopt when the app is unknown to its scheduler. kInvalidArgument for a malformed handle.
   Result<std::optional<specs::AppStatus>> Status(const std::string& handle);
   /// Waits until terminal (or `timeout`, then kDeadlineExceeded): woken by the scheduler where it
@@ -87,6 +93,7 @@ class Runner {
 
  private:
   Result<schedulers::Scheduler*> GetScheduler(const std::string& name);
+  const components::ConfigDefaults& DefaultsFor(const std::string& component) const;
   Result<std::pair<schedulers::Scheduler*, std::string>> SchedulerFor(const std::string& handle);
 
   RunnerOptions options_;

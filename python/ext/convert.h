@@ -1,0 +1,30 @@
+// Conversions between Python values and core value types, shared by the binding files.
+// Structured data (AppDef, AppStatus, runopts) crosses as canonical JSON text; only cfg values,
+// which are small and typed, are converted element by element.
+#pragma once
+
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+#include "torchx/specs/app_def.h"
+#include "torchx/specs/runopts.h"
+
+namespace torchx::python {
+
+/// {"key": None | bool | int | float | str | list[str] | dict[str, str]} -> Cfg. TypeError naming
+/// the key for anything else.
+specs::Cfg CfgFromPy(const pybind11::handle& cfg);
+pybind11::object CfgValToPy(const specs::CfgVal& v);
+pybind11::dict CfgToPy(const specs::Cfg& cfg);
+
+/// One role's resource, as the JSON object the AppDef form uses.
+std::string ResourceToJson(const specs::Resource& r);
+/// Mounts as the JSON list the AppDef form uses.
+std::string MountsToJson(const std::vector<specs::Mount>& mounts);
+/// A runopts table as a JSON list of {name, type, help, default, required}.
+std::string RunOptsToJson(const specs::RunOpts& opts);
+/// The inverse; ValueError / TypeError (as TorchX's runopts.add) for a bad table.
+specs::RunOpts RunOptsFromJson(const std::string& json);
+
+}  // namespace torchx::python

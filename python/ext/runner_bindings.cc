@@ -1,0 +1,248 @@
+// torchx.runner's core: a Runner object per Python Runner, and the builtin components. Calls that
+// may block (submit, wait, status of a remote back-end, log reads) release the GIL.
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "bindings.h"
+#include "convert.h"
+#include "errors.h"
+#include "torchx/components/component_json.h"
+#include "torchx/runner/runner.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::python {
+namespace py = pybind11;
+
+namespace {
+
+using runner::Runner;
+using schedulers::DryRunInfo;
+
+std::optional<std::string> StatusJson(const std::optional<specs::AppStatus>& s) {
+  if (!s) return std::nullopt;
+  return specs::AppStatusToJson(*s);
+}
+
+// Python iterator over log lines; each next() reads with the GIL released.
+class PyLogIterator {
+ public:
+  explicit PyLogIterator(std::unique_ptr<schedulers::LogIterator> it) : it_(std::move(it)) {}
+  std::string Next() {
+    Result<std::optional<std::string>> line = [&] {
+      py::gil_scoped_release release;
+      return it_->Next();
+    }();
+    std::optional<std::string> l = ValueOrThrow(std::move(line));
+    if (!l) throw py::stop_iteration();
+    return *l;
+  }
+
+ private:
+  std::unique_ptr<schedulers::LogIterator> it_;
+};
+
+runner::RunnerOptions MakeOptions(const std::string& session_name, const py::object& component_defaults) {
+  runner::RunnerOptions o;
+  o.session_name = session_name;
+  if (!component_defaults.is_none()) {
+    for (auto [name, values] : component_defaults.cast<py::dict>()) {
+      components::ConfigDefaults d;
+      for (auto [k, v] : values.cast<py::dict>()) d.emplace_back(py::str(k), py::str(v));
+      o.component_defaults[py::str(name)] = std::move(d);
+    }
+  }
+  return o;
+}
+
+specs::AppDef ComponentApp(Runner& r, const std::string& component, const py::object& args) {
+  Result<specs::AppDef> app = [&]() -> Result<specs::AppDef> {
+    if (py::isinstance<py::str>(args)) return r.ComponentAppDefFromJson(component, args.cast<std::string>());
+    return r.ComponentAppDef(component, args.is_none() ? std::vector<std::string>{}
+                                                       : args.cast<std::vector<std::string>>());
+  }();
+  return ValueOrThrow(std::move(app), ErrorSite::kComponent);
+}
+
+DryRunInfo DryRun(Runner& r, specs::AppDef app, const std::string& scheduler, const py::object& cfg) {
+  // Resolve first so that a bad cfg raises InvalidRunConfigException, not a bare ValueError.
+  specs::Cfg c = CfgFromPy(cfg);
+  specs::RunOpts opts = ValueOrThrow(r.SchedulerRunOpts(scheduler));
+  (void)ValueOrThrow(opts.Resolve(c), ErrorSite::kRunConfig);
+  auto info = [&] {
+    py::gil_scoped_release release;
+    return r.DryRun(std::move(app), scheduler, c);
+  }();
+  return ValueOrThrow(std::move(info));
+}
+
+std::string Schedule(Runner& r, const DryRunInfo& info) {
+  Result<std::string> handle = [&] {
+    py::gil_scoped_release release;
+    return r.Schedule(info);
+  }();
+  return ValueOrThrow(std::move(handle));
+}
+
+}  // namespace
+
+void BindComponents(py::module_& m) {
+  auto registry = std::make_shared<components::ComponentRegistry>();
+  components::RegisterBuiltinComponents(*registry);
+  m.def("component_names", [registry] { return registry->Names(); });
+  m.def("component_spec", [registry](const std::string& name) {
+    const components::Component* c = ValueOrThrow(registry->Find(name), ErrorSite::kComponent);
+    return components::ComponentSpecToJson(c->spec());
+  });
+  m.def("component_help", [registry](const std::string& name) {
+    const components::Component* c = ValueOrThrow(registry->Find(name), ErrorSite::kComponent);
+    return components::ComponentHelp(c->spec());
+  });
+  m.def(
+      "build_component",
+      [registry](const std::string& name, const std::string& args_json) {
+        const components::Component* c = ValueOrThrow(registry->Find(name), ErrorSite::kComponent);
+        auto args = ValueOrThrow(components::ComponentArgsFromJson(c->spec(), args_json), ErrorSite::kComponent);
+        return specs::AppDefToJson(ValueOrThrow(components::BuildAppDef(*c, args), ErrorSite::kComponent), -1);
+      },
+      "Builds a builtin component from a JSON object of typed arguments; returns AppDef JSON.");
+  m.def("default_image", &components::DefaultImage);
+  // Python component files: the core parses their arguments against the spec they describe.
+  m.def("parse_component_args", [](const std::string& spec_json, const std::vector<std::string>& argv) {
+    auto spec = ValueOrThrow(components::ComponentSpecFromJson(spec_json), ErrorSite::kComponent);
+    return components::ComponentArgsToJson(
+        ValueOrThrow(components::ParseComponentArgs(spec, argv), ErrorSite::kComponent));
+  });
+  m.def("component_args_from_json", [](const std::string& spec_json, const std::string& args_json) {
+    auto spec = ValueOrThrow(components::ComponentSpecFromJson(spec_json), ErrorSite::kComponent);
+    return components::ComponentArgsToJson(
+        ValueOrThrow(components::ComponentArgsFromJson(spec, args_json), ErrorSite::kComponent));
+  });
+}
+
+void BindRunner(py::module_& m) {
+  py::class_<DryRunInfo>(m, "DryRunInfo")
+      .def_readonly("scheduler", &DryRunInfo::scheduler)
+      .def_readonly("app_id", &DryRunInfo::app_id)
+      .def_readonly("request", &DryRunInfo::request)
+      .def_property_readonly("app_json", [](const DryRunInfo& d) { return specs::AppDefToJson(d.app, -1); })
+      .def_property_readonly("cfg", [](const DryRunInfo& d) { return CfgToPy(d.cfg); });
+
+  py::class_<PyLogIterator>(m, "LogIterator")
+      .def("__iter__", [](PyLogIterator& self) -> PyLogIterator& { return self; })
+      .def("__next__", &PyLogIterator::Next);
+
+  py::class_<Runner>(m, "Runner")
+      .def(py::init([](const std::string& session_name, const py::object& component_defaults) {
+             return std::make_unique<Runner>(MakeOptions(session_name, component_defaults));
+           }),
+           py::arg("session_name") = "torchx", py::arg("component_defaults") = py::none())
+      .def_property_readonly("session_name", &Runner::session_name)
+      .def("scheduler_backends", &Runner::SchedulerBackends)
+      .def("dryrun",
+           [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg) {
+             return DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg);
+           })
+      .def("component_app",
+           [](Runner& r, const std::string& component, const py::object& args) {
+             return specs::AppDefToJson(ComponentApp(r, component, args), -1);
+           },
+           "AppDef JSON of a component; args: list of CLI strings, or a JSON object string.")
+      .def("dryrun_component",
+           [](Runner& r, const std::string& component, const py::object& args, const std::string& scheduler,
+              const py::object& cfg) { return DryRun(r, ComponentApp(r, component, args), scheduler, cfg); })
+      .def("schedule", &Schedule)
+      .def("run",
+           [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg) {
+             return Schedule(r, DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg));
+           })
+      .def("status",
+           [](Runner& r, const std::string& handle) {
+             auto s = [&] {
+               py::gil_scoped_release release;
+               return r.Status(handle);
+             }();
+             return StatusJson(ValueOrThrow(std::move(s), ErrorSite::kAppHandle));
+           })
+      .def(
+          "wait",
+          [](Runner& r, const std::string& handle, double interval_s, std::optional<double> timeout_s) {
+            auto interval = std::chrono::milliseconds(static_cast<std::int64_t>(interval_s * 1000));
+            std::optional<std::chrono::milliseconds> timeout;
+            if (timeout_s) timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout_s * 1000));
+            auto s = [&] {
+              py::gil_scoped_release release;
+              return r.Wait(handle, interval, timeout);
+            }();
+            return StatusJson(ValueOrThrow(std::move(s), ErrorSite::kAppHandle));
+          },
+          py::arg("handle"), py::arg("interval_s") = 0.2, py::arg("timeout_s") = py::none())
+      .def("cancel",
+           [](Runner& r, const std::string& handle) {
+             auto s = [&] {
+               py::gil_scoped_release release;
+               return r.Cancel(handle);
+             }();
+             ThrowIfError(s, ErrorSite::kAppHandle);
+           })
+      .def("delete",
+           [](Runner& r, const std::string& handle) {
+             auto s = [&] {
+               py::gil_scoped_release release;
+               return r.Delete(handle);
+             }();
+             ThrowIfError(s, ErrorSite::kAppHandle);
+           })
+      .def("describe",
+           [](Runner& r, const std::string& handle) -> std::optional<std::string> {
+             auto d = [&] {
+               py::gil_scoped_release release;
+               return r.Describe(handle);
+             }();
+             auto app = ValueOrThrow(std::move(d), ErrorSite::kAppHandle);
+             if (!app) return std::nullopt;
+             return specs::AppDefToJson(*app, -1);
+           })
+      .def(
+          "log_lines",
+          [](Runner& r, const std::string& handle, const std::string& role, int k, std::optional<std::string> regex,
+             std::optional<double> since, std::optional<double> until, bool follow, const std::string& stream) {
+            schedulers::LogOptions o;
+            o.role = role;
+            o.replica = k;
+            o.regex = std::move(regex);
+            o.since = since;
+            o.until = until;
+            o.follow = follow;
+            o.stream = ValueOrThrow(schedulers::ParseLogStream(stream));
+            auto it = [&] {
+              py::gil_scoped_release release;
+              return r.LogLines(handle, o);
+            }();
+            return PyLogIterator(ValueOrThrow(std::move(it), ErrorSite::kAppHandle));
+          },
+          py::arg("handle"), py::arg("role"), py::arg("k") = 0, py::arg("regex") = py::none(),
+          py::arg("since") = py::none(), py::arg("until") = py::none(), py::arg("follow") = false,
+          py::arg("stream") = "combined")
+      .def("list",
+           [](Runner& r, const std::string& scheduler) {
+             auto l = [&] {
+               py::gil_scoped_release release;
+               return r.List(scheduler);
+             }();
+             py::list out;
+             for (const auto& a : ValueOrThrow(std::move(l))) {
+               out.append(py::make_tuple(a.app_id, static_cast<int>(a.state), a.app_handle, a.name));
+             }
+             return out;
+           })
+      .def("runopts", [](Runner& r, const std::string& scheduler) {
+        return RunOptsToJson(ValueOrThrow(r.SchedulerRunOpts(scheduler)));
+      });
+}
+
+}  // namespace torchx::python

@@ -1,0 +1,124 @@
+// torchx.specs functions backed by the core: AppDef validation, macros, app handles, named
+// resources, mounts, status formatting, runopts.
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bindings.h"
+#include "convert.h"
+#include "errors.h"
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/app_id.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/specs/macros.h"
+#include "torchx/specs/named_resources.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::python {
+namespace py = pybind11;
+
+namespace {
+
+specs::AppDef AppFromJson(const std::string& json) { return ValueOrThrow(specs::AppDefFromJson(json)); }
+
+specs::RunOpts SchedulerRunOpts(const std::string& scheduler) {
+  schedulers::SchedulerRegistry registry;
+  schedulers::RegisterBuiltinSchedulers(registry);
+  auto s = ValueOrThrow(registry.Create(scheduler, std::string(specs::kDefaultSessionName)));
+  return s->run_opts();
+}
+
+}  // namespace
+
+void BindSpecs(py::module_& m) {
+  m.def("appdef_normalize", [](const std::string& json) { return specs::AppDefToJson(AppFromJson(json), -1); },
+        "Reads an AppDef JSON (strictly typed) and writes it back in canonical form.");
+  m.def(
+      "appdef_validate",
+      [](const std::string& json) {
+        ThrowIfError(specs::ValidateAppDef(AppFromJson(json)));
+      },
+      "ValueError naming the field if the AppDef cannot be submitted.");
+  m.def("appdef_to_yaml", [](const std::string& json) { return specs::AppDefToYaml(AppFromJson(json)); });
+  m.def("appdef_from_yaml", [](const std::string& yaml) {
+    return specs::AppDefToJson(ValueOrThrow(specs::AppDefFromYaml(yaml)), -1);
+  });
+
+  m.def(
+      "macros_substitute",
+      [](const std::string& text, const std::string& img_root, const std::string& app_id,
+         const std::string& replica_id, const std::string& rank0_env) {
+        specs::macros::Values v{img_root, app_id, replica_id, rank0_env};
+        return v.Substitute(text);
+      },
+      py::arg("text"), py::arg("img_root"), py::arg("app_id"), py::arg("replica_id"), py::arg("rank0_env"));
+  m.def(
+      "macros_apply",
+      [](const std::string& app_json, const std::string& img_root, const std::string& app_id,
+         const std::string& replica_id, const std::string& rank0_env) {
+        specs::AppDef app = AppFromJson(app_json);
+        specs::macros::Values v{img_root, app_id, replica_id, rank0_env};
+        for (specs::Role& r : app.roles) r = v.Apply(r);
+        return specs::AppDefToJson(app, -1);
+      },
+      "Applies the macros to every role of an AppDef JSON.");
+
+  m.def("make_app_handle", [](const std::string& scheduler, const std::string& session, const std::string& app_id) {
+    return specs::MakeAppHandle(scheduler, session, app_id);
+  });
+  m.def("parse_app_handle", [](const std::string& handle) {
+    auto p = ValueOrThrow(specs::ParseAppHandle(handle), ErrorSite::kAppHandle);
+    return py::make_tuple(p.scheduler_backend, p.session_name, p.app_id);
+  });
+  m.def("make_unique", [](const std::string& name, size_t n) { return specs::MakeUnique(name, n); },
+        py::arg("name"), py::arg("size") = 0);
+  m.def("normalize_name", [](const std::string& name) { return specs::NormalizeName(name); });
+
+  m.def("named_resource", [](const std::string& name) {
+    return ResourceToJson(ValueOrThrow(specs::GetNamedResource(name), ErrorSite::kNamedResource));
+  });
+  m.def("named_resource_names", &specs::NamedResourceNames);
+  m.def("parse_mounts", [](const std::vector<std::string>& tokens) {
+    return MountsToJson(ValueOrThrow(specs::ParseMounts(tokens)));
+  });
+
+  m.def("app_state_names", [] {
+    py::list names;
+    for (int i = 0; i <= static_cast<int>(specs::AppState::kUnknown); ++i) {
+      names.append(std::string(specs::AppStateName(static_cast<specs::AppState>(i))));
+    }
+    return names;
+  });
+  m.def(
+      "format_app_status",
+      [](const std::string& status_json, const std::vector<std::string>& roles) {
+        return specs::FormatAppStatus(ValueOrThrow(specs::AppStatusFromJson(status_json)), roles);
+      },
+      py::arg("status_json"), py::arg("filter_roles") = std::vector<std::string>{});
+
+  m.def("runopts_resolve", [](const std::string& opts, const py::dict& cfg) {
+    return CfgToPy(ValueOrThrow(RunOptsFromJson(opts).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
+  });
+  m.def("runopts_cfg_from_str", [](const std::string& opts, const std::string& text) {
+    return CfgToPy(ValueOrThrow(RunOptsFromJson(opts).CfgFromString(text), ErrorSite::kRunConfig));
+  });
+  m.def("runopts_render", [](const std::string& opts) { return RunOptsFromJson(opts).Render(); });
+
+  m.def("scheduler_names", [] {
+    schedulers::SchedulerRegistry registry;
+    schedulers::RegisterBuiltinSchedulers(registry);
+    return registry.Names();
+  });
+  m.def("scheduler_runopts", [](const std::string& scheduler) { return RunOptsToJson(SchedulerRunOpts(scheduler)); });
+  m.def("scheduler_runopts_repr",
+        [](const std::string& scheduler) { return SchedulerRunOpts(scheduler).Render(); });
+  m.def("scheduler_resolve_cfg", [](const std::string& scheduler, const py::dict& cfg) {
+    return CfgToPy(ValueOrThrow(SchedulerRunOpts(scheduler).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
+  });
+  m.def("scheduler_cfg_from_str", [](const std::string& scheduler, const std::string& text) {
+    return CfgToPy(ValueOrThrow(SchedulerRunOpts(scheduler).CfgFromString(text), ErrorSite::kRunConfig));
+  });
+}
+
+}  // namespace torchx::python

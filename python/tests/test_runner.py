@@ -1,0 +1,153 @@
+"""torchx.runner against the real local scheduler: submit, follow, cancel, logs, errors."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from torchx import specs
+from torchx.components import utils
+from torchx.runner import get_runner
+from torchx.specs.finder import ComponentNotFoundException
+
+
+def sh_app(script, name="sh", num_replicas=1):
+    return specs.AppDef(
+        name=name,
+        roles=[
+            specs.Role(
+                name="worker",
+                image="",
+                entrypoint="bash",
+                args=["-c", script],
+                num_replicas=num_replicas,
+                resource=specs.Resource(cpu=1, gpu=0, memMB=64),
+            )
+        ],
+    )
+
+
+def wait_for(pred, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_run_wait_status_describe_logs_list_delete(tmp_path):
+    runner = get_runner()
+    app = sh_app('echo "out $TORCHX_RANK0_HOST"; echo err >&2', num_replicas=2)
+    handle = runner.run(app, "local_cwd", cfg={"log_dir": str(tmp_path)})
+    assert handle.startswith("local_cwd://torchx/sh-")
+    status = runner.wait(handle, wait_interval=1)
+    assert status.state == specs.AppState.SUCCEEDED
+    assert [r.state for r in status.roles[0].replicas] == [specs.AppState.SUCCEEDED] * 2
+    assert runner.status(handle).state == specs.AppState.SUCCEEDED
+    described = runner.describe(handle)
+    assert described.roles[0].args == app.roles[0].args and described.roles[0].num_replicas == 2
+    assert "TORCHX_JOB_ID" in described.roles[0].env
+    assert list(runner.log_lines(handle, "worker", k=1)) == ["out localhost\n", "err\n"]
+    assert list(runner.log_lines(handle, "worker", 0, streams="stderr")) == ["err\n"]
+    assert list(runner.log_lines(handle, "worker", 0, regex="^out")) == ["out localhost\n"]
+    listed = {a.app_handle: a for a in runner.list("local_cwd")}
+    assert listed[handle].state == specs.AppState.SUCCEEDED
+    runner.delete(handle)
+    assert runner.status(handle) is None and runner.describe(handle) is None
+
+
+def test_unknown_app_and_bad_inputs():
+    runner = get_runner()
+    assert runner.status("local_cwd://torchx/does-not-exist") is None
+    runner.cancel("local_cwd://torchx/does-not-exist")  # no-op, as TorchX
+    with pytest.raises(specs.MalformedAppHandleException):
+        runner.status("not a handle")
+    with pytest.raises(KeyError, match="local_cwd"):
+        runner.run(sh_app("true"), "no_such_scheduler")
+    with pytest.raises(specs.InvalidRunConfigException, match="prepend_cwd"):
+        runner.dryrun(sh_app("true"), "local_cwd", cfg={"prepend_cwd": "yes"})
+    with pytest.raises(ValueError, match="resource"):
+        runner.dryrun(specs.AppDef("a", [specs.Role("r", "i", entrypoint="true")]), "local_cwd")
+    with pytest.raises(TypeError):
+        runner.run("not an app", "local_cwd")
+    with pytest.raises(ComponentNotFoundException, match="utils.echo"):
+        runner.run_component("utils.ech", [], "local_cwd")
+    with pytest.raises(ValueError, match="--msgg"):
+        runner.run_component("utils.echo", ["--msgg", "x"], "local_cwd")
+
+
+def test_dryrun_then_schedule():
+    runner = get_runner()
+    info = runner.dryrun(sh_app("exit 0"), "local", cfg={"prepend_cwd": True})
+    assert info._scheduler == "local" and info._cfg["prepend_cwd"] is True
+    assert "bash -c" in repr(info) and info._app.roles[0].env["TORCHX_JOB_ID"].endswith("${app_id}")
+    handle = runner.schedule(info)
+    assert runner.wait(handle).state == specs.AppState.SUCCEEDED
+
+
+def test_run_component_with_list_and_dict_args(tmp_path):
+    runner = get_runner()
+    h1 = runner.run_component("utils.echo", ["--msg", "from list"], "local_cwd", cfg={"log_dir": str(tmp_path)})
+    h2 = runner.run_component("utils.echo", {"msg": "from dict"}, "local_cwd", cfg={"log_dir": str(tmp_path)})
+    for h, text in [(h1, "from list\n"), (h2, "from dict\n")]:
+        assert runner.wait(h).state == specs.AppState.SUCCEEDED
+        assert list(runner.log_lines(h, "echo")) == [text]
+
+
+def test_failed_app_reports_failure_and_retries():
+    runner = get_runner()
+    app = sh_app("exit 3")
+    app.roles[0].max_retries = 1
+    status = runner.wait(runner.run(app, "local_cwd"))
+    assert status.state == specs.AppState.FAILED and status.num_restarts == 1
+
+
+def test_cancel_while_waiting_in_another_thread_releases_the_gil():
+    runner = get_runner()
+    handle = runner.run(sh_app("sleep 60"), "local_cwd")
+    assert wait_for(lambda: runner.status(handle).state == specs.AppState.RUNNING)
+    result = {}
+    waiter = threading.Thread(target=lambda: result.setdefault("s", get_runner().wait(handle)))
+    waiter.start()
+    time.sleep(0.2)  # the waiter blocks inside the core; this thread still runs Python
+    t0 = time.monotonic()
+    runner.cancel(handle)
+    waiter.join(timeout=30)
+    assert not waiter.is_alive()
+    assert result["s"].state == specs.AppState.CANCELLED
+    assert time.monotonic() - t0 < 15
+
+
+def test_handles_work_from_a_fresh_process():
+    """Ax may keep only the handle: another process's runner can status and cancel it."""
+    runner = get_runner()
+    handle = runner.run(sh_app("sleep 60"), "local_cwd")
+    code = (
+        "import sys; from torchx.runner import get_runner; r = get_runner(); h = sys.argv[1];"
+        "print(r.status(h).state.name); r.cancel(h); print(r.wait(h).state.name)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, handle], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split()[-1] == "CANCELLED"
+    assert runner.status(handle).state == specs.AppState.CANCELLED
+
+
+def test_runner_introspection():
+    runner = get_runner()
+    assert runner.scheduler_backends()[:2] == ["local_cwd", "local"]
+    opts = runner.scheduler_run_opts("local_cwd")
+    assert opts.get("prepend_cwd").default is False
+    assert set(runner.run_opts()) >= {"local_cwd", "local"}
+    with get_runner() as r:
+        assert "local_cwd" in repr(r)
+
+
+def test_follow_logs_until_the_app_ends():
+    runner = get_runner()
+    handle = runner.run(sh_app("for i in 1 2 3; do echo line$i; sleep 0.2; done"), "local_cwd")
+    lines = list(runner.log_lines(handle, "worker", should_tail=True))
+    assert lines == ["line1\n", "line2\n", "line3\n"]

@@ -1,0 +1,154 @@
+"""torchx.specs: the job model objects, their JSON form, and the rules the core applies."""
+
+import copy
+import dataclasses
+import json
+
+import pytest
+
+from torchx import specs
+from torchx.specs import api
+from torchx.specs.builders import parse_mounts
+
+
+def make_app(**role_kwargs):
+    role = specs.Role(
+        name="trainer",
+        image="img",
+        entrypoint="python",
+        args=["-m", "train", "--id", specs.macros.app_id],
+        env={"RANK0": specs.macros.rank0_env},
+        resource=specs.Resource(cpu=2, gpu=0, memMB=1024),
+        **role_kwargs,
+    )
+    return specs.AppDef(name="app", roles=[role])
+
+
+def test_role_defaults_match_torchx():
+    r = specs.Role(name="r", image="i")
+    assert r.entrypoint == specs.MISSING == "<MISSING>"
+    assert r.num_replicas == 1 and r.max_retries == 0 and r.min_replicas is None
+    assert r.retry_policy == specs.RetryPolicy.APPLICATION
+    assert r.resource == specs.NULL_RESOURCE and r.resource is not specs.NULL_RESOURCE
+    assert r.args == [] and r.env == {} and r.mounts == [] and r.port_map == {}
+
+
+def test_appdef_json_round_trip_through_core():
+    app = make_app(
+        num_replicas=3,
+        max_retries=2,
+        retry_policy=specs.RetryPolicy.REPLICA,
+        mounts=[specs.BindMount("/a", "/b", True), specs.VolumeMount("v", "/c"), specs.DeviceMount("/dev/x", "/dev/y")],
+        metadata={"k": {"nested": [1, 2.5, "x", None]}},
+        port_map={"http": 80},
+    )
+    app.roles[0].resource.capabilities["instance"] = "big"
+    text = specs.api.app_to_core(app)
+    canonical = json.loads(specs.api.core().appdef_normalize(text))
+    assert specs.api.from_json(canonical) == app
+
+
+def test_appdef_wrong_type_names_the_field():
+    app = make_app()
+    app.roles[0].num_replicas = "three"
+    with pytest.raises(ValueError, match=r"roles\[0\]\.num_replicas"):
+        specs.api.core().appdef_normalize(specs.api.app_to_core(app))
+
+
+def test_macros_values_apply_and_substitute():
+    app = make_app()
+    values = specs.macros.Values(img_root="/img", app_id="app-123", replica_id="0", rank0_env="MASTER_ADDR")
+    role = values.apply(app.roles[0])
+    assert role.args[-1] == "app-123"
+    assert role.env["RANK0"] == "MASTER_ADDR"
+    assert app.roles[0].args[-1] == "${app_id}"  # a copy: the original is untouched
+    assert values.substitute("$$ ${app_id} $unknown ${replica_id}") == "$ app-123 $unknown 0"
+
+
+def test_app_state_enum_values_and_text():
+    assert [s.value for s in specs.AppState] == list(range(8))
+    assert [s.name for s in specs.AppState] == specs.api.core().app_state_names()
+    assert str(specs.AppState.RUNNING) == "RUNNING"
+    assert repr(specs.AppState.FAILED) == "FAILED (5)"
+    assert specs.is_terminal(specs.AppState.CANCELLED) and not specs.is_terminal(specs.AppState.RUNNING)
+    assert specs.AppState(3) == specs.AppState.RUNNING == 3
+
+
+def test_app_status_format_and_raise():
+    status = specs.AppStatus(
+        state=specs.AppState.FAILED,
+        num_restarts=1,
+        msg="boom",
+        roles=[specs.RoleStatus("trainer", [specs.ReplicaStatus(0, specs.AppState.FAILED, "trainer", "localhost")])],
+    )
+    text = status.format()
+    assert "State: FAILED" in text and "Num Restarts: 1" in text and "trainer[0]:FAILED" in text
+    assert json.loads(repr(status))["state"] == "FAILED"
+    with pytest.raises(specs.AppStatusError):
+        status.raise_for_status()
+    specs.AppStatus(state=specs.AppState.SUCCEEDED).raise_for_status()
+
+
+def test_app_handles():
+    h = specs.make_app_handle("local_cwd", "torchx", "app-1")
+    assert h == "local_cwd://torchx/app-1"
+    assert specs.parse_app_handle(h) == ("local_cwd", "torchx", "app-1")
+    assert specs.parse_app_handle("k8s:///ns:app").session_name == ""
+    for bad in ["", "local_cwd://", "no-scheme/app", "local_cwd://session/"]:
+        with pytest.raises(specs.MalformedAppHandleException):
+            specs.parse_app_handle(bad)
+
+
+def test_named_resources():
+    r = specs.named_resources["gpu.small"]
+    assert (r.cpu, r.gpu, r.memMB) == (8, 1, 32768)
+    assert "gpu.small" in specs.named_resources and "nope" not in specs.named_resources
+    r.cpu = 1  # each lookup is a fresh object
+    assert specs.named_resources["gpu.small"].cpu == 8
+    with pytest.raises(KeyError, match="gpu.small"):
+        specs.named_resources["gpu.smal"]
+    assert specs.resource(h="gpu.small") == specs.get_named_resources("gpu.small")
+    assert specs.resource(cpu=4) == specs.Resource(cpu=4, gpu=0, memMB=1024)
+    assert specs.named_resources["NULL"] == specs.NULL_RESOURCE
+    with pytest.raises(NotImplementedError):
+        iter(specs.named_resources)
+
+
+def test_resource_copy_merges_capabilities():
+    base = specs.Resource(cpu=1, gpu=0, memMB=10, capabilities={"a": 1})
+    c = specs.Resource.copy(base, b=2)
+    assert c.capabilities == {"a": 1, "b": 2} and base.capabilities == {"a": 1}
+
+
+def test_parse_mounts():
+    mounts = parse_mounts(["type=bind", "src=/a", "dst=/b", "readonly", "type=volume", "src=v", "dst=/c"])
+    assert mounts == [specs.BindMount("/a", "/b", True), specs.VolumeMount("v", "/c", False)]
+    with pytest.raises(ValueError, match="type"):
+        parse_mounts(["type=nfs", "src=/a", "dst=/b"])
+
+
+def test_runopts_resolve_render_and_errors():
+    opts = specs.runopts()
+    opts.add("partition", type_=str, help="where", required=True)
+    opts.add("nodes", type_=int, help="count", default=1)
+    opts.add("tags", type_=list, help="labels", default=None)
+    assert opts.resolve({"partition": "p"}) == {"partition": "p", "nodes": 1, "tags": None}
+    with pytest.raises(specs.InvalidRunConfigException, match="Required run option: partition"):
+        opts.resolve({})
+    with pytest.raises(specs.InvalidRunConfigException, match="must be of type: int"):
+        opts.resolve({"partition": "p", "nodes": "2"})
+    assert opts.cfg_from_str("partition=p,nodes=3;tags=a,b") == {"partition": "p", "nodes": 3, "tags": ["a", "b"]}
+    assert "partition=PARTITION" in repr(opts)
+    assert len(opts) == 3 and opts.get("nodes").default == 1
+    with pytest.raises(ValueError):
+        opts.add("x", type_=int, help="h", default="not an int")
+    with pytest.raises(TypeError):
+        opts.add("y", type_=set, help="h")
+
+
+def test_dataclass_behaviour_kept():
+    app = make_app()
+    clone = copy.deepcopy(app)
+    assert clone == app
+    assert dataclasses.replace(app.roles[0], num_replicas=4).num_replicas == 4
+    assert dataclasses.asdict(app)["roles"][0]["name"] == "trainer"

@@ -1,0 +1,280 @@
+"""User components written in Python: ``path/to/file.py:fn`` and ``pkg.module:fn``.
+
+A component is a function annotated ``-> AppDef`` (or ``specs.AppDef``) whose parameters are
+typed with str/int/float/bool, Optional[...] of those, List/Dict/Tuple of primitives. It is
+checked with TorchX's linter rules (same messages), described to the core as a ComponentSpec
+(parameter types, defaults, help from its Google-style docstring) so that the core parses CLI
+arguments exactly as for builtins, and called with the typed values the core returns.
+"""
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import typing
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from torchx._exceptions import ComponentNotFoundException, ComponentValidationException
+from torchx.specs.api import AppDef
+
+_PRIMITIVES = {"int", "str", "float", "bool"}
+
+
+def _split(name: str) -> Tuple[str, str]:
+    path, sep, fn = name.rpartition(":")
+    if not sep or not path or not fn:
+        raise ComponentNotFoundException(f"component `{name}`: expected `path/to/file.py:function` or `module:function`")
+    return path, fn
+
+
+def _load_module(path: str) -> Tuple[ModuleType, Optional[str]]:
+    if path.endswith(".py") or os.sep in path:
+        if not os.path.isfile(path):
+            raise ComponentNotFoundException(f"component file {path}: no such file")
+        mod_name = "torchx_component_" + os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            raise ComponentNotFoundException(f"component file {path}: cannot be loaded as Python")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        spec.loader.exec_module(module)
+        return module, path
+    try:
+        module = importlib.import_module(path)
+    except ModuleNotFoundError as e:
+        raise ComponentNotFoundException(f"component module `{path}`: {e}") from e
+    return module, getattr(module, "__file__", None)
+
+
+def load_component_fn(name: str) -> Callable[..., AppDef]:
+    """Imports the component and runs the linter; ComponentNotFoundException or
+    ComponentValidationException (all linter errors, one per line) on failure."""
+    path, fn_name = _split(name)
+    module, source_file = _load_module(path)
+    fn = getattr(module, fn_name, None)
+    if fn is None or not callable(fn):
+        found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
+        raise ComponentNotFoundException(
+            f"component `{name}`: no function `{fn_name}` in {source_file or path}. Functions there: {found}"
+        )
+    if source_file and source_file.endswith(".py"):
+        errors = lint(open(source_file).read(), fn_name)
+        if errors:
+            raise ComponentValidationException("\n".join(errors))
+    return fn
+
+
+# ---- linter (TorchX's rules and wording) ----
+
+
+def _is_primitive(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name)
+
+
+def _generic_arg(node: ast.Subscript) -> ast.expr:
+    s = node.slice
+    return s.value if isinstance(s, ast.Index) else s  # type: ignore[attr-defined]
+
+
+def _optional_inner(node: ast.expr) -> Optional[ast.expr]:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
+        return _generic_arg(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        if isinstance(node.right, ast.Constant) and node.right.value is None:
+            return node.left
+        if isinstance(node.left, ast.Constant) and node.left.value is None:
+            return node.right
+    return None
+
+
+def _arg_errors(arg: ast.arg, fn: str) -> List[str]:
+    def err(reason: str) -> List[str]:
+        return [f"{reason} for argument {ast.unparse(arg)!r} in function {fn!r}"]
+
+    tp = arg.annotation
+    if tp is None:
+        return err("Missing type annotation")
+    inner = _optional_inner(tp)
+    if inner is not None:
+        tp = inner
+    if _is_primitive(tp):
+        return []
+    if isinstance(tp, ast.Subscript) and isinstance(tp.value, ast.Name):
+        container = tp.value.id
+        generic = _generic_arg(tp)
+        if container in ("Dict", "dict"):
+            if not isinstance(generic, ast.Tuple) or len(generic.elts) != 2:
+                return err(f"Unsupported argument type {ast.unparse(tp)!r}")
+            k, v = generic.elts
+            if not _is_primitive(k):
+                return err(f"Non-primitive key type {ast.unparse(k)!r}")
+            if not _is_primitive(v):
+                return err(f"Non-primitive value type {ast.unparse(v)!r}")
+            return []
+        if container in ("List", "list"):
+            return [] if _is_primitive(generic) else err(f"Non-primitive element type {ast.unparse(generic)!r}")
+        if container in ("Tuple", "tuple"):
+            elts = generic.elts if isinstance(generic, ast.Tuple) else [generic]
+            for e in elts:
+                if not _is_primitive(e) and not (isinstance(e, ast.Constant) and e.value is Ellipsis):
+                    return err(f"Non-primitive element type '{ast.unparse(e)!r}'")
+            return []
+        return err(f"Unsupported container type {container!r}")
+    return err(f"Unsupported argument type {ast.unparse(tp)!r}")
+
+
+def _return_name(node: Optional[ast.expr]) -> Optional[str]:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def lint(source: str, function_name: str) -> List[str]:
+    """TorchX's component linter: ``<file>:<line> <description>`` style messages (here
+    ``line N: description``), empty when the function is a valid component."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == function_name:
+            errors: List[str] = []
+            for a in node.args.args + node.args.kwonlyargs:
+                errors += [f"line {a.lineno}: {m}" for m in _arg_errors(a, function_name)]
+            ret = _return_name(node.returns)
+            if ret is None:
+                errors.append(
+                    f"line {node.lineno}: Function: {function_name} missing return annotation "
+                    "or has unknown annotations. Supported return annotation: AppDef"
+                )
+            elif ret != "AppDef":
+                errors.append(
+                    f"line {node.lineno}: Function: {function_name} has incorrect return annotation, "
+                    "supported annotation: AppDef"
+                )
+            return errors
+    return [f"Function {function_name} not found"]
+
+
+# ---- description for the core, and calls ----
+
+
+def _unwrap_optional(tp: Any) -> Tuple[Any, bool]:
+    if typing.get_origin(tp) is typing.Union or type(tp).__name__ == "UnionType":
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return tp, False
+
+
+def _kind(tp: Any) -> str:
+    origin = typing.get_origin(tp) or tp
+    if origin in (list, tuple, List, Tuple):
+        return "list"
+    if origin in (dict, Dict):
+        return "dict"
+    if tp in (int, float, bool):
+        return tp.__name__
+    return "str"
+
+
+def _docs(fn: Callable[..., Any]) -> Tuple[str, str, Dict[str, str]]:
+    import docstring_parser
+
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return f"{fn.__name__} TIP: improve this help string by adding a docstring to your component", "", {}
+    parsed = docstring_parser.parse(doc)
+    helps = {p.arg_name.lstrip("*"): p.description or "" for p in parsed.params}
+    return parsed.short_description or fn.__name__, parsed.long_description or "", helps
+
+
+def component_spec(name: str, fn: Callable[..., Any]) -> Dict[str, Any]:
+    """The ComponentSpec JSON object the core's argument parser reads."""
+    summary, description, helps = _docs(fn)
+    hints = typing.get_type_hints(fn)
+    params: List[Dict[str, Any]] = []
+    varargs = None
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            varargs = {"name": p.name, "help": helps.get(p.name, p.name)}
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            continue
+        tp, optional = _unwrap_optional(hints.get(p.name, str))
+        required = p.default is inspect.Parameter.empty
+        default = None if required else p.default
+        if default is not None and not isinstance(default, (str, int, float, bool)):
+            default = list(default) if isinstance(default, (list, tuple)) else default
+        if default is not None and not isinstance(default, (str, int, float, bool, list, dict)):
+            default = str(default)
+        params.append(
+            {
+                "name": p.name,
+                "type": _kind(tp),
+                "optional": optional or (not required and p.default is None),
+                "required": required,
+                "default": default,
+                "help": helps.get(p.name, p.name),
+            }
+        )
+    return {"name": name, "summary": summary, "description": description, "params": params, "varargs": varargs}
+
+
+def _cast(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    tp, _ = _unwrap_optional(tp)
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (list, List) and args:
+        return [_cast(args[0], v) for v in value]
+    if origin in (tuple, Tuple):
+        elem = args[0] if args else str
+        return tuple(_cast(elem, v) for v in value)
+    if origin in (dict, Dict) and len(args) == 2:
+        return {_cast(args[0], k): _cast(args[1], v) for k, v in value.items()}
+    if tp is bool and isinstance(value, str):
+        return value.lower() == "true"
+    if tp in (int, float, str) and not isinstance(value, tp):
+        return tp(value)
+    return value
+
+
+def call_with_values(fn: Callable[..., AppDef], values: Dict[str, Any], varargs: List[str]) -> AppDef:
+    """Calls ``fn`` with the core's typed values, converting list/dict element types."""
+    hints = typing.get_type_hints(fn)
+    kwargs = {k: _cast(hints.get(k, str), v) for k, v in values.items()}
+    sig = inspect.signature(fn)
+    positional = [p for p in sig.parameters.values() if p.kind == p.VAR_POSITIONAL]
+    if positional:
+        # Parameters before *args must be passed positionally for Python to accept the call.
+        before = []
+        for p in sig.parameters.values():
+            if p.kind == p.VAR_POSITIONAL:
+                break
+            before.append(kwargs.pop(p.name))
+        app = fn(*before, *varargs, **kwargs)
+    else:
+        app = fn(**kwargs)
+    if not isinstance(app, AppDef):
+        raise ComponentValidationException(f"component {fn.__name__} returned {type(app).__name__}, not an AppDef")
+    return app
+
+
+def call_component(fn: Callable[..., AppDef], component_args: Any) -> AppDef:
+    """``Runner.run_component`` for a Python component: a dict of values, or CLI-style strings
+    parsed by the core against the function's ComponentSpec."""
+    from torchx._core import core
+
+    spec = json.dumps(component_spec(fn.__name__, fn))
+    if isinstance(component_args, dict):
+        parsed = json.loads(core().component_args_from_json(spec, json.dumps(component_args)))
+    else:
+        parsed = json.loads(core().parse_component_args(spec, list(component_args or [])))
+    return call_with_values(fn, parsed["values"], parsed["varargs"])

@@ -1,0 +1,5 @@
+"""Serving: ``torchserve`` registers a model with a TorchServe management API."""
+
+from torchx.components._builtin import builtin
+
+torchserve = builtin("serve.torchserve", __name__)

@@ -1,0 +1,237 @@
+"""Runner: TorchX's Python API over the core's Runner.
+
+Each method converts its arguments (AppDef -> JSON, cfg dict) and hands them to the core, which
+validates, dry-runs, submits and answers by app handle. Handles are self-sufficient: the local
+scheduler keeps its state on disk, so a Runner in another process (or after a restart) can
+status, wait for, cancel or read the logs of any handle; Ax may therefore store only the handle.
+"""
+
+import json
+import logging
+import warnings
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Type, Union
+
+from torchx._core import core
+from torchx.specs.api import (
+    AppDef,
+    AppDryRunInfo,
+    AppHandle,
+    AppState,
+    AppStatus,
+    CfgVal,
+    app_to_core,
+    from_json,
+    runopts,
+    status_from_core,
+)
+
+logger: logging.Logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ListAppResponse:
+    """One app of ``Runner.list``."""
+
+    app_id: str
+    state: AppState
+    app_handle: str = "<NOT_SET>"
+    name: str = ""
+
+
+class Runner:
+    """Submits apps to schedulers by name ("local_cwd", "local", ...) and follows them.
+
+    Use ``get_runner()``; the constructor's ``scheduler_factories`` and ``scheduler_params`` are
+    accepted for TorchX compatibility (schedulers come from the core's registry)."""
+
+    def __init__(
+        self,
+        name: str,
+        scheduler_factories: Optional[Mapping[str, Any]] = None,
+        component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
+        scheduler_params: Optional[Dict[str, object]] = None,
+    ) -> None:
+        self._name = name or "torchx"
+        self._scheduler_params = dict(scheduler_params or {})
+        self._core = core().Runner(self._name, component_defaults)
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing to release: submitted apps live on without this object."""
+
+    # ---- submit ----
+
+    def run(
+        self,
+        app: AppDef,
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppHandle:
+        """Dry-runs and submits ``app``; returns its handle ``{scheduler}://{session}/{app_id}``."""
+        return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
+
+    def dryrun(
+        self,
+        app: AppDef,
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppDryRunInfo:
+        """Validates ``app`` and builds the scheduler's request without submitting it."""
+        _no_workspace(workspace)
+        info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}))
+        return _dryrun_info(info)
+
+    def run_component(
+        self,
+        component: str,
+        component_args: Union[List[str], Dict[str, Any], None],
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppHandle:
+        """Builds the component (CLI-style argument list, or a dict of typed values) and runs it."""
+        return self.schedule(self.dryrun_component(component, component_args, scheduler, cfg, workspace, parent_run_id))
+
+    def dryrun_component(
+        self,
+        component: str,
+        component_args: Union[List[str], Dict[str, Any], None],
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppDryRunInfo:
+        _no_workspace(workspace)
+        args: Any = json.dumps(component_args) if isinstance(component_args, dict) else component_args
+        if _is_python_component(component):
+            app = _python_component_app(component, component_args)
+            return self.dryrun(app, scheduler, cfg)
+        return _dryrun_info(self._core.dryrun_component(component, args, scheduler, dict(cfg or {})))
+
+    def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
+        """Submits a dry run's request (possibly edited by the caller through ``request``)."""
+        if dryrun_info._core is None:
+            raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")
+        return self._core.schedule(dryrun_info._core)
+
+    # ---- follow ----
+
+    def status(self, app_handle: AppHandle) -> Optional[AppStatus]:
+        """The app's status, or None when its scheduler does not know it."""
+        return status_from_core(self._core.status(app_handle))
+
+    def wait(self, app_handle: AppHandle, wait_interval: float = 10) -> Optional[AppStatus]:
+        """Blocks until the app is terminal. The local scheduler wakes this at once;
+        ``wait_interval`` bounds the polling of back-ends that cannot notify."""
+        return status_from_core(self._core.wait(app_handle, float(wait_interval), None))
+
+    def cancel(self, app_handle: AppHandle) -> None:
+        """Requests cancellation and returns; nothing for unknown or finished apps."""
+        self._core.cancel(app_handle)
+
+    def stop(self, app_handle: AppHandle) -> None:
+        """Deprecated alias of cancel (TorchX's name; older Ax versions call it)."""
+        warnings.warn("Runner.stop is deprecated, use Runner.cancel", DeprecationWarning, stacklevel=2)
+        self.cancel(app_handle)
+
+    def delete(self, app_handle: AppHandle) -> None:
+        """Removes a finished app's record and logs."""
+        self._core.delete(app_handle)
+
+    def describe(self, app_handle: AppHandle) -> Optional[AppDef]:
+        """The app as submitted, or None when unknown."""
+        text = self._core.describe(app_handle)
+        return None if text is None else from_json(json.loads(text))
+
+    def log_lines(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[Any] = None,
+        until: Optional[Any] = None,
+        should_tail: bool = False,
+        streams: Optional[Any] = None,
+    ) -> Iterable[str]:
+        """Lines of replica ``k`` of ``role_name`` (each ending in a newline where it had one).
+        ``should_tail`` follows the log until the app finishes; ``streams``: None/"combined",
+        "stdout" or "stderr" (TorchX's Stream enum values are accepted)."""
+        stream = getattr(streams, "value", streams) or "combined"
+        return self._core.log_lines(
+            app_handle, role_name, k, regex, _epoch(since), _epoch(until), bool(should_tail), str(stream)
+        )
+
+    def list(self, scheduler: str) -> List[ListAppResponse]:
+        return [ListAppResponse(app_id, AppState(state), handle, name) for app_id, state, handle, name in self._core.list(scheduler)]
+
+    # ---- introspection ----
+
+    def scheduler_backends(self) -> List[str]:
+        return list(self._core.scheduler_backends())
+
+    def scheduler_run_opts(self, scheduler: str) -> runopts:
+        return runopts._from_json(self._core.runopts(scheduler))
+
+    def run_opts(self) -> Dict[str, runopts]:
+        return {name: self.scheduler_run_opts(name) for name in self.scheduler_backends()}
+
+    def __repr__(self) -> str:
+        return f"Runner(name={self._name}, schedulers={self.scheduler_backends()})"
+
+
+def get_runner(
+    name: Optional[str] = None,
+    component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
+    **scheduler_params: Any,
+) -> Runner:
+    """A Runner over every registered scheduler. ``name`` is the session name (default
+    "torchx"); ``component_defaults`` are per-component argument defaults."""
+    if name:
+        warnings.warn("Custom session names are deprecated in TorchX; using it anyway", UserWarning, stacklevel=2)
+    return Runner(name or "torchx", None, component_defaults, scheduler_params)
+
+
+def _dryrun_info(info: Any) -> AppDryRunInfo:
+    out: AppDryRunInfo = AppDryRunInfo(info.request)
+    out._app = from_json(json.loads(info.app_json))
+    out._cfg = info.cfg
+    out._scheduler = info.scheduler
+    out._core = info
+    return out
+
+
+def _no_workspace(workspace: Optional[str]) -> None:
+    if workspace:
+        raise NotImplementedError("workspace: not supported yet by this torchx (issue: workspaces)")
+
+
+def _epoch(t: Any) -> Optional[float]:
+    if t is None:
+        return None
+    if hasattr(t, "timestamp"):
+        return float(t.timestamp())
+    return float(t)
+
+
+def _is_python_component(name: str) -> bool:
+    # `path/to/file.py:fn` or `pkg.module:fn`; builtins and declarative files have no colon.
+    return ":" in name
+
+
+def _python_component_app(component: str, component_args: Any) -> AppDef:
+    from torchx.components._loader import load_component_fn, call_component
+
+    fn = load_component_fn(component)
+    return call_component(fn, component_args)

@@ -1,0 +1,98 @@
+"""torchx.specs: the job model (AppDef, Role, Resource, ...) and named resources.
+
+Same names as TorchX's torchx.specs, so component files written for TorchX import them unchanged.
+"""
+
+import json
+from typing import Callable, Dict, Mapping, Optional
+
+from torchx._core import core
+from torchx.specs.api import (
+    ALL,
+    MISSING,
+    NONE,
+    NULL_RESOURCE,
+    AppDef,
+    AppDryRunInfo,
+    AppHandle,
+    AppState,
+    AppStatus,
+    AppStatusError,
+    BindMount,
+    CfgVal,
+    DeviceMount,
+    InvalidRunConfigException,
+    MalformedAppHandleException,
+    MountType,
+    ParsedAppHandle,
+    ReplicaState,
+    ReplicaStatus,
+    Resource,
+    RetryPolicy,
+    Role,
+    RoleStatus,
+    UnknownAppException,
+    UnknownSchedulerException,
+    VolumeMount,
+    get_type_name,
+    is_started,
+    is_terminal,
+    macros,
+    make_app_handle,
+    parse_app_handle,
+    resource_from_json,
+    runopt,
+    runopts,
+)
+from torchx.specs.builders import parse_mounts
+
+GiB: int = 1024
+
+ResourceFactory = Callable[[], Resource]
+
+
+class _NamedResourcesLibrary:
+    """``named_resources["gpu.small"]``: a fresh Resource per lookup; a KeyError with "did you
+    mean" for unknown names. Lookups are answered by the core's table (plus plugins)."""
+
+    def __getitem__(self, key: str) -> Resource:
+        if key in ("NULL", "MISSING"):
+            return Resource(cpu=-1, gpu=-1, memMB=-1)
+        return resource_from_json(json.loads(core().named_resource(key)))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (key in ("NULL", "MISSING") or key in core().named_resource_names())
+
+    def __iter__(self) -> None:
+        raise NotImplementedError("named resources doesn't support iterating")
+
+
+named_resources: _NamedResourcesLibrary = _NamedResourcesLibrary()
+
+
+def get_named_resources(res: str) -> Resource:
+    """The Resource registered under ``res`` (KeyError if none)."""
+    return named_resources[res]
+
+
+def resource(
+    cpu: Optional[int] = None,
+    gpu: Optional[int] = None,
+    memMB: Optional[int] = None,
+    h: Optional[str] = None,
+) -> Resource:
+    """A Resource from a named resource ``h`` or from cpu/gpu/memMB (defaults 2 CPUs, 0 GPUs,
+    1024 MB, as TorchX); ``h`` wins when both are given."""
+    if h:
+        return get_named_resources(h)
+    return Resource(cpu=cpu or 2, gpu=gpu or 0, memMB=memMB or 1024)
+
+
+__all__ = [
+    "ALL", "MISSING", "NONE", "NULL_RESOURCE", "GiB", "AppDef", "AppDryRunInfo", "AppHandle", "AppState",
+    "AppStatus", "AppStatusError", "BindMount", "CfgVal", "DeviceMount", "InvalidRunConfigException",
+    "MalformedAppHandleException", "MountType", "ParsedAppHandle", "ReplicaState", "ReplicaStatus", "Resource",
+    "RetryPolicy", "Role", "RoleStatus", "UnknownAppException", "UnknownSchedulerException", "VolumeMount",
+    "get_named_resources", "get_type_name", "is_started", "is_terminal", "macros", "make_app_handle",
+    "named_resources", "parse_app_handle", "parse_mounts", "resource", "runopt", "runopts",
+]
