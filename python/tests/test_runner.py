@@ -151,3 +151,17 @@ def test_follow_logs_until_the_app_ends():
     handle = runner.run(sh_app("for i in 1 2 3; do echo line$i; sleep 0.2; done"), "local_cwd")
     lines = list(runner.log_lines(handle, "worker", should_tail=True))
     assert lines == ["line1\n", "line2\n", "line3\n"]
+
+
+def test_schedulers_module():
+    from torchx.schedulers import Stream, get_default_scheduler_name, get_scheduler_factories
+
+    assert get_default_scheduler_name() == "local_cwd"
+    factories = get_scheduler_factories()
+    assert list(factories)[:2] == ["local_cwd", "local"]
+    info = factories["local"]("session")
+    assert info.run_opts().get("log_dir") is not None
+    runner = get_runner()
+    handle = runner.run(sh_app("echo o; echo e >&2"), "local_cwd")
+    runner.wait(handle)
+    assert list(runner.log_lines(handle, "worker", streams=Stream.STDERR)) == ["e\n"]

@@ -9,10 +9,10 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 import json
 import logging
 import warnings
-from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Type, Union
 
 from torchx._core import core
+from torchx.schedulers.api import ListAppResponse
 from torchx.specs.api import (
     AppDef,
     AppDryRunInfo,
@@ -27,16 +27,6 @@ from torchx.specs.api import (
 )
 
 logger: logging.Logger = logging.getLogger(__name__)
-
-
-@dataclass
-class ListAppResponse:
-    """One app of ``Runner.list``."""
-
-    app_id: str
-    state: AppState
-    app_handle: str = "<NOT_SET>"
-    name: str = ""
 
 
 class Runner:

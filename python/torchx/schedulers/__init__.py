@@ -1,0 +1,36 @@
+"""torchx.schedulers: the scheduler back-ends the core registers, by name.
+
+``get_scheduler_factories()`` maps each name ("local_cwd", "local", ...) to a factory of a
+``SchedulerInfo`` (its name and run options); submitting goes through ``torchx.runner``.
+"""
+
+from typing import Callable, Dict
+
+from torchx._core import core
+from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, SchedulerInfo, Stream
+
+__all__ = [
+    "DescribeAppResponse",
+    "ListAppResponse",
+    "SchedulerInfo",
+    "Stream",
+    "get_default_scheduler_name",
+    "get_scheduler_factories",
+]
+
+
+def get_scheduler_factories(group: str = "torchx.schedulers", skip_defaults: bool = False) -> Dict[str, Callable[..., SchedulerInfo]]:
+    """Name -> factory(session_name, **kwargs) for every registered scheduler, the default first."""
+    return {name: _factory(name) for name in core().scheduler_names()}
+
+
+def get_default_scheduler_name() -> str:
+    """The scheduler ``torchx run`` uses without ``-s`` (TorchX's: local_cwd)."""
+    return core().scheduler_names()[0]
+
+
+def _factory(name: str) -> Callable[..., SchedulerInfo]:
+    def create(session_name: str = "torchx", **kwargs: object) -> SchedulerInfo:
+        return SchedulerInfo(name, session_name)
+
+    return create
