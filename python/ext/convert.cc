@@ -86,44 +86,4 @@ std::string MountsToJson(const std::vector<specs::Mount>& mounts) {
   return FirstRole(std::move(role))["mounts"].dump();
 }
 
-std::string RunOptsToJson(const specs::RunOpts& opts) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [name, opt] : opts.options()) {
-    nlohmann::json def;
-    std::visit(
-        [&def](const auto& x) {
-          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
-            def = nullptr;
-          } else {
-            def = x;
-          }
-        },
-        opt.default_value);
-    out.push_back({{"name", name},
-                   {"type", specs::CfgTypeName(opt.type)},
-                   {"help", opt.help},
-                   {"default", def},
-                   {"required", opt.is_required}});
-  }
-  return out.dump();
-}
-
-specs::RunOpts RunOptsFromJson(const std::string& json) {
-  specs::RunOpts opts;
-  for (const auto& o : nlohmann::json::parse(json)) {
-    specs::CfgType type = specs::CfgType::kStr;
-    std::string type_name = o.at("type").get<std::string>();
-    for (specs::CfgType t : {specs::CfgType::kStr, specs::CfgType::kInt, specs::CfgType::kFloat,
-                             specs::CfgType::kBool, specs::CfgType::kListStr, specs::CfgType::kDictStr}) {
-      if (specs::CfgTypeName(t) == type_name) type = t;
-    }
-    py::dict holder;
-    holder["v"] = py::module_::import("json").attr("loads")(o.at("default").dump());
-    specs::CfgVal def = CfgFromPy(holder)["v"];
-    ThrowIfError(opts.Add(o.at("name").get<std::string>(), type, o.at("help").get<std::string>(), def,
-                          o.at("required").get<bool>()));
-  }
-  return opts;
-}
-
 }  // namespace torchx::python

@@ -22,9 +22,5 @@ pybind11::dict CfgToPy(const specs::Cfg& cfg);
 std::string ResourceToJson(const specs::Resource& r);
 /// Mounts as the JSON list the AppDef form uses.
 std::string MountsToJson(const std::vector<specs::Mount>& mounts);
-/// A runopts table as a JSON list of {name, type, help, default, required}.
-std::string RunOptsToJson(const specs::RunOpts& opts);
-/// The inverse; ValueError / TypeError (as TorchX's runopts.add) for a bad table.
-specs::RunOpts RunOptsFromJson(const std::string& json);
 
 }  // namespace torchx::python

@@ -241,7 +241,7 @@ void BindRunner(py::module_& m) {
              return out;
            })
       .def("runopts", [](Runner& r, const std::string& scheduler) {
-        return RunOptsToJson(ValueOrThrow(r.SchedulerRunOpts(scheduler)));
+        return specs::RunOptsToJson(ValueOrThrow(r.SchedulerRunOpts(scheduler)));
       });
 }
 

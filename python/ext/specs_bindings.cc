@@ -98,19 +98,19 @@ void BindSpecs(py::module_& m) {
       py::arg("status_json"), py::arg("filter_roles") = std::vector<std::string>{});
 
   m.def("runopts_resolve", [](const std::string& opts, const py::dict& cfg) {
-    return CfgToPy(ValueOrThrow(RunOptsFromJson(opts).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
+    return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
   });
   m.def("runopts_cfg_from_str", [](const std::string& opts, const std::string& text) {
-    return CfgToPy(ValueOrThrow(RunOptsFromJson(opts).CfgFromString(text), ErrorSite::kRunConfig));
+    return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).CfgFromString(text), ErrorSite::kRunConfig));
   });
-  m.def("runopts_render", [](const std::string& opts) { return RunOptsFromJson(opts).Render(); });
+  m.def("runopts_render", [](const std::string& opts) { return ValueOrThrow(specs::RunOptsFromJson(opts)).Render(); });
 
   m.def("scheduler_names", [] {
     schedulers::SchedulerRegistry registry;
     schedulers::RegisterBuiltinSchedulers(registry);
     return registry.Names();
   });
-  m.def("scheduler_runopts", [](const std::string& scheduler) { return RunOptsToJson(SchedulerRunOpts(scheduler)); });
+  m.def("scheduler_runopts", [](const std::string& scheduler) { return specs::RunOptsToJson(SchedulerRunOpts(scheduler)); });
   m.def("scheduler_runopts_repr",
         [](const std::string& scheduler) { return SchedulerRunOpts(scheduler).Render(); });
   m.def("scheduler_resolve_cfg", [](const std::string& scheduler, const py::dict& cfg) {

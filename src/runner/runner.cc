@@ -1,13 +1,15 @@
 #include "torchx/runner/runner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
-#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "torchx/components/finder.h"
+#include "torchx/plugins/registry.h"
+#include "core/spelling.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx::runner {
@@ -58,6 +60,16 @@ Runner::~Runner() = default;
 Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   auto it = schedulers_.find(name);
   if (it != schedulers_.end()) return it->second.get();
+  // Built-ins first, so that a builtin scheduler never pays for plugin discovery.
+  if (!registry_.Contains(name) && options_.use_plugins) {
+    if (auto factory = plugins::PluginRegistry::Global().Scheduler(name)) {
+      TORCHX_ASSIGN_OR_RETURN(auto sched, (*factory)(options_.session_name));
+      return schedulers_.emplace(name, std::move(sched)).first->second.get();
+    }
+    return NotFoundError(fmt::format("scheduler: unknown scheduler `{}`. Valid choices: {}{}", name,
+                                     fmt::join(SchedulerBackends(), ", "),
+                                     internal::SuggestionSuffix(name, SchedulerBackends())));
+  }
   TORCHX_ASSIGN_OR_RETURN(auto sched, registry_.Create(name, options_.session_name));
   return schedulers_.emplace(name, std::move(sched)).first->second.get();
 }
@@ -94,15 +106,26 @@ Result<std::string> Runner::Run(specs::AppDef app, const std::string& scheduler,
   return Schedule(info);
 }
 
+Result<components::ResolvedComponent> Runner::ResolveComponent(const std::string& component) {
+  auto resolved = components::ResolveComponent(*components_, component);
+  if (resolved || resolved.error().code() != StatusCode::kNotFound || !options_.use_plugins) return resolved;
+  auto plugin = plugins::PluginRegistry::Global().Component(component);
+  if (!plugin) return resolved;
+  components::ResolvedComponent out;
+  out.component = plugin.get();
+  plugin_components_.push_back(std::move(plugin));  // keeps it alive while the Runner lives
+  return out;
+}
+
 Result<specs::AppDef> Runner::ComponentAppDef(const std::string& component, const std::vector<std::string>& args) {
-  TORCHX_ASSIGN_OR_RETURN(auto resolved, components::ResolveComponent(*components_, component));
+  TORCHX_ASSIGN_OR_RETURN(auto resolved, ResolveComponent(component));
   const components::Component& c = *resolved.component;
   TORCHX_ASSIGN_OR_RETURN(auto parsed, components::ParseComponentArgs(c.spec(), args, DefaultsFor(c.spec().name)));
   return components::BuildAppDef(c, parsed);
 }
 
 Result<specs::AppDef> Runner::ComponentAppDefFromJson(const std::string& component, std::string_view args_json) {
-  TORCHX_ASSIGN_OR_RETURN(auto resolved, components::ResolveComponent(*components_, component));
+  TORCHX_ASSIGN_OR_RETURN(auto resolved, ResolveComponent(component));
   const components::Component& c = *resolved.component;
   TORCHX_ASSIGN_OR_RETURN(auto parsed,
                           components::ComponentArgsFromJson(c.spec(), args_json, DefaultsFor(c.spec().name)));
@@ -229,6 +252,13 @@ Result<specs::RunOpts> Runner::SchedulerRunOpts(const std::string& scheduler) {
   return sched->run_opts();
 }
 
-std::vector<std::string> Runner::SchedulerBackends() const { return registry_.Names(); }
+std::vector<std::string> Runner::SchedulerBackends() const {
+  std::vector<std::string> names = registry_.Names();
+  if (!options_.use_plugins) return names;
+  for (const std::string& n : plugins::PluginRegistry::Global().Names(plugins::PluginType::kScheduler)) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  return names;
+}
 
 }  // namespace torchx::runner

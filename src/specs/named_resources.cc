@@ -99,10 +99,27 @@ int AwsMemMB(int gib) {
   return gib * kTaxedGiB;
 }
 
-std::vector<std::string> NamedResourceNames() {
+static NamedResourceSource& ExtraSource() {
+  static NamedResourceSource source;
+  return source;
+}
+
+void SetNamedResourceSource(NamedResourceSource source) { ExtraSource() = std::move(source); }
+
+std::vector<std::string> BuiltinNamedResourceNames() {
   std::vector<std::string> names;
   for (const Entry& e : kTable) names.emplace_back(e.name);
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> NamedResourceNames() {
+  std::vector<std::string> names = BuiltinNamedResourceNames();
+  if (ExtraSource().names) {
+    for (std::string& n : ExtraSource().names()) names.push_back(std::move(n));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
   return names;
 }
 
@@ -110,6 +127,9 @@ Result<Resource> GetNamedResource(std::string_view name) {
   if (name == "NULL" || name == "MISSING") return NullResource();
   for (const Entry& e : kTable) {
     if (e.name == name) return FromEntry(e);
+  }
+  if (ExtraSource().find) {
+    if (auto found = ExtraSource().find(name)) return std::move(*found);
   }
   return NotFoundError(fmt::format("named resource: unknown name `{}`.{}", name,
                                    internal::SuggestionSuffix(name, NamedResourceNames())));

@@ -390,4 +390,84 @@ std::string RunOpts::Render() const {
   return out;
 }
 
+namespace {
+
+nlohmann::json CfgValToJson(const CfgVal& v) {
+  return std::visit(
+      [](const auto& x) -> nlohmann::json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+          return nullptr;
+        } else {
+          return x;
+        }
+      },
+      v);
+}
+
+}  // namespace
+
+std::string RunOptsToJson(const RunOpts& opts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [name, opt] : opts.options()) {
+    out.push_back({{"name", name},
+                   {"type", CfgTypeName(opt.type)},
+                   {"help", opt.help},
+                   {"default", CfgValToJson(opt.default_value)},
+                   {"required", opt.is_required}});
+  }
+  return out.dump();
+}
+
+Result<RunOpts> RunOptsFromJson(std::string_view text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_array()) return InvalidArgumentError("runopts JSON: expected a list of options");
+  RunOpts opts;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const auto& o = j[i];
+    auto where = fmt::format("runopts JSON: [{}]", i);
+    if (!o.is_object() || !o.contains("name") || !o["name"].is_string()) {
+      return InvalidArgumentError(where + ": expected an object with a string `name`");
+    }
+    std::string type_name = o.value("type", "str");
+    std::optional<CfgType> type;
+    for (CfgType t : {CfgType::kStr, CfgType::kInt, CfgType::kFloat, CfgType::kBool, CfgType::kListStr,
+                      CfgType::kDictStr}) {
+      if (CfgTypeName(t) == type_name) type = t;
+    }
+    if (!type) {
+      return InvalidArgumentError(fmt::format(
+          "{}.type: `{}` is not one of str, int, float, bool, typing.List[str], typing.Dict[str, str]", where,
+          type_name));
+    }
+    CfgVal def;
+    const nlohmann::json d = o.value("default", nlohmann::json());
+    if (d.is_boolean()) {
+      def = d.get<bool>();
+    } else if (d.is_number_integer()) {
+      def = d.get<std::int64_t>();
+    } else if (d.is_number()) {
+      def = d.get<double>();
+    } else if (d.is_string()) {
+      def = d.get<std::string>();
+    } else if (d.is_array()) {
+      CfgList l;
+      for (const auto& x : d) l.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+      def = std::move(l);
+    } else if (d.is_object()) {
+      CfgDict m;
+      for (const auto& [k, x] : d.items()) m[k] = x.is_string() ? x.get<std::string>() : x.dump();
+      def = std::move(m);
+    }
+    std::string help = o.contains("help") && o["help"].is_string() ? o["help"].get<std::string>() : "";
+    TORCHX_RETURN_IF_ERROR(opts.Add(o["name"].get<std::string>(), *type, help, def, o.value("required", false)));
+  }
+  return opts;
+}
+
+std::string CfgToJson(const Cfg& cfg) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : cfg) out[k] = CfgValToJson(v);
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace torchx::specs

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "torchx/components/component.h"
+#include "torchx/components/finder.h"
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/app_state.h"
@@ -30,6 +31,9 @@ struct RunnerOptions {
   std::string session_name = "torchx";  ///< Default: "torchx" (TorchX deprecated custom names)
   /// Extra component parameter defaults, keyed by component name (like `[component:<name>]`).
   std::map<std::string, components::ConfigDefaults> component_defaults;
+  /// Also find schedulers and components in the plugin registry (plugins/registry.h) when a name
+  /// is not built in.
+  bool use_plugins = true;
 };
 
 class Runner {
@@ -94,12 +98,14 @@ class Runner {
  private:
   Result<schedulers::Scheduler*> GetScheduler(const std::string& name);
   const components::ConfigDefaults& DefaultsFor(const std::string& component) const;
+  Result<components::ResolvedComponent> ResolveComponent(const std::string& component);
   Result<std::pair<schedulers::Scheduler*, std::string>> SchedulerFor(const std::string& handle);
 
   RunnerOptions options_;
   schedulers::SchedulerRegistry registry_;
   std::shared_ptr<components::ComponentRegistry> components_;
   std::map<std::string, std::unique_ptr<schedulers::Scheduler>> schedulers_;
+  std::vector<std::shared_ptr<const components::Component>> plugin_components_;
 };
 
 /// The id TorchX gives a runner process (TORCHX_INTERNAL_SESSION_ID, or a new UUID).

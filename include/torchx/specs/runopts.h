@@ -92,4 +92,12 @@ class RunOpts {
   std::vector<std::pair<std::string, RunOpt>> opts_;
 };
 
+/// A runopts table as JSON: [{"name", "type" (CfgTypeName), "help", "default", "required"}], in
+/// order. How plugins and the Python package describe their options.
+std::string RunOptsToJson(const RunOpts& opts);
+/// The inverse; errors name the entry and field (and the valid types).
+Result<RunOpts> RunOptsFromJson(std::string_view json);
+/// Cfg values as a JSON object (None as null).
+std::string CfgToJson(const Cfg& cfg);
+
 }  // namespace torchx::specs

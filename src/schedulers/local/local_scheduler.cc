@@ -1,6 +1,5 @@
 #include "schedulers/local/local_scheduler.h"
 
-#include <dlfcn.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/inotify.h>
@@ -22,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "core/helper_exe.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/process_identity.h"
 #include "torchx/specs/app_id.h"
@@ -192,39 +192,14 @@ std::string DefaultStateDir() {
 }
 
 Result<std::string> FindSupervisor() {
-  constexpr const char* kName = "torchx-supervisor";
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("TORCHX_SUPERVISOR"); env && *env) candidates.emplace_back(env);
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / kName);
-    candidates.push_back(exe.parent_path() / ".." / "libexec" / "torchx" / kName);
-  }
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&FindSupervisor), &info) && info.dli_fname) {
-    candidates.push_back(fs::path(info.dli_fname).parent_path() / kName);  // next to a Python extension
-  }
 #ifdef TORCHX_SUPERVISOR_BUILD_PATH
-  candidates.emplace_back(TORCHX_SUPERVISOR_BUILD_PATH);
+  const char* build_path = TORCHX_SUPERVISOR_BUILD_PATH;
+#else
+  const char* build_path = nullptr;
 #endif
-  for (const fs::path& c : candidates) {
-    if (::access(c.c_str(), X_OK) == 0) return c.lexically_normal().string();
-  }
-  if (const char* path = std::getenv("PATH")) {
-    std::string p(path);
-    size_t start = 0;
-    while (start <= p.size()) {
-      size_t colon = p.find(':', start);
-      if (colon == std::string::npos) colon = p.size();
-      fs::path c = fs::path(p.substr(start, colon - start)) / kName;
-      if (colon > start && ::access(c.c_str(), X_OK) == 0) return c.string();
-      start = colon + 1;
-    }
-  }
-  return FailedPreconditionError(
-      "local: cannot find the torchx-supervisor executable (looked next to this program, in the build tree and "
-      "on PATH); set TORCHX_SUPERVISOR to its path");
+  auto found = internal::FindHelperExecutable("torchx-supervisor", "TORCHX_SUPERVISOR", build_path);
+  if (!found) return FailedPreconditionError("local: " + found.error().message());
+  return found;
 }
 
 LocalScheduler::LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir)

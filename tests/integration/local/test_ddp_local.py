@@ -49,8 +49,11 @@ def free_port() -> int:
 
 def test_ddp_2x2_allreduce_and_training(torchx):
     res = torchx("run", "--wait", "-s", "local_cwd", "dist.ddp", "-j", "2x2", "--rdzv_port", str(free_port()),
-                 "--script", "examples/ddp/train.py")
+                 "--script", "examples/ddp/train.py", check=False)
     handle = res.stdout.strip().splitlines()[0]
+    if res.returncode != 0:  # show what the ranks printed: a failure here is otherwise opaque
+        pytest.fail(f"DDP job failed:\n{res.stdout}\n{res.stderr}\n--- replica logs ---\n"
+                    f"{torchx('log', handle, check=False).stdout[-6000:]}")
     assert handle.startswith("local_cwd://torchx/train-")
 
     status = json.loads(torchx("status", "--json", handle).stdout)

@@ -1,0 +1,286 @@
+#include "torchx/plugins/registry.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/spelling.h"
+#include "plugins/native_loader.h"
+#include "torchx/specs/named_resources.h"
+
+namespace torchx::plugins {
+
+std::string_view PluginTypeName(PluginType t) {
+  switch (t) {
+    case PluginType::kScheduler: return "scheduler";
+    case PluginType::kTracker: return "tracker";
+    case PluginType::kNamedResource: return "named_resource";
+    case PluginType::kComponent: return "component";
+    case PluginType::kDevice: return "device";
+  }
+  return "scheduler";
+}
+
+std::string_view PluginTypeGroup(PluginType t) {
+  switch (t) {
+    case PluginType::kScheduler: return "torchx.schedulers";
+    case PluginType::kTracker: return "torchx.tracker";
+    case PluginType::kNamedResource: return "torchx.named_resources";
+    case PluginType::kComponent: return "torchx.components";
+    case PluginType::kDevice: return "torchx.devices";
+  }
+  return "torchx.schedulers";
+}
+
+Result<PluginType> ParsePluginType(std::string_view s) {
+  std::vector<std::string> names;
+  for (PluginType t : kAllPluginTypes) {
+    if (s == PluginTypeName(t) || s == PluginTypeGroup(t)) return t;
+    names.emplace_back(PluginTypeName(t));
+  }
+  return InvalidArgumentError(fmt::format("plugin type: `{}` is not one of [{}]", s, fmt::join(names, ", ")));
+}
+
+struct PluginRegistry::Impl {
+  Options options;
+  std::recursive_mutex mu;  // providers call Add* while Discover holds the lock
+  std::map<std::string, std::pair<std::string, schedulers::SchedulerFactory>> schedulers;
+  std::map<std::string, std::pair<std::string, NamedResourceFactory>> named_resources;
+  std::map<std::string, std::pair<std::string, std::shared_ptr<components::Component>>> components;
+  std::map<std::string, DevicePlugin> devices;
+  std::map<std::string, std::pair<std::string, TrackerDescription>> trackers;
+  std::vector<PluginError> errors;
+  std::vector<std::pair<std::string, Provider>> providers;
+  std::set<PluginType> discovered;
+  bool natives_loaded = false;
+  std::map<std::string, double> seconds;  // "native" and each type name
+  std::vector<NativeLibrary> libraries;   // kept loaded for the process lifetime
+};
+
+PluginRegistry::PluginRegistry() : PluginRegistry(Options{}) {}
+PluginRegistry::PluginRegistry(Options options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+PluginRegistry::~PluginRegistry() = default;
+
+PluginRegistry& PluginRegistry::Global() {
+  static PluginRegistry* registry = [] {
+    auto* r = new PluginRegistry();  // never destroyed: plugins stay loaded until exit
+    RegisterBuiltins(*r);
+    InstallNamedResourceSource();
+    return r;
+  }();
+  return *registry;
+}
+
+namespace {
+
+template <typename Map, typename Value>
+Status AddUnique(Map& map, std::vector<PluginError>& errors, PluginType type, std::string name, std::string source,
+                 Value value) {
+  if (auto it = map.find(name); it != map.end()) {
+    std::string msg = fmt::format("{} `{}` from {} is already registered by {}; the first one is kept",
+                                  PluginTypeName(type), name, source, it->second.first);
+    errors.push_back({source, "duplicate", msg});
+    return AlreadyExistsError(msg);
+  }
+  map.emplace(std::move(name), std::make_pair(std::move(source), std::move(value)));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status PluginRegistry::AddScheduler(std::string name, std::string source, schedulers::SchedulerFactory factory) {
+  std::lock_guard lock(impl_->mu);
+  return AddUnique(impl_->schedulers, impl_->errors, PluginType::kScheduler, std::move(name), std::move(source),
+                   std::move(factory));
+}
+
+Status PluginRegistry::AddNamedResource(std::string name, std::string source, NamedResourceFactory factory) {
+  std::lock_guard lock(impl_->mu);
+  return AddUnique(impl_->named_resources, impl_->errors, PluginType::kNamedResource, std::move(name),
+                   std::move(source), std::move(factory));
+}
+
+Status PluginRegistry::AddComponent(std::string source, std::shared_ptr<components::Component> component) {
+  std::lock_guard lock(impl_->mu);
+  std::string name = component->spec().name;
+  return AddUnique(impl_->components, impl_->errors, PluginType::kComponent, std::move(name), std::move(source),
+                   std::move(component));
+}
+
+Status PluginRegistry::AddDevice(std::string source, DevicePlugin device) {
+  std::lock_guard lock(impl_->mu);
+  if (auto it = impl_->devices.find(device.name); it != impl_->devices.end()) {
+    std::string msg = fmt::format("device `{}` from {} is already registered by {}; the first one is kept",
+                                  device.name, source, it->second.source);
+    impl_->errors.push_back({source, "duplicate", msg});
+    return AlreadyExistsError(msg);
+  }
+  device.source = std::move(source);
+  std::string name = device.name;
+  impl_->devices.emplace(std::move(name), std::move(device));
+  return OkStatus();
+}
+
+Status PluginRegistry::AddTracker(std::string name, std::string source, TrackerDescription description) {
+  std::lock_guard lock(impl_->mu);
+  return AddUnique(impl_->trackers, impl_->errors, PluginType::kTracker, std::move(name), std::move(source),
+                   std::move(description));
+}
+
+void PluginRegistry::AddError(PluginError error) {
+  std::lock_guard lock(impl_->mu);
+  impl_->errors.push_back(std::move(error));
+}
+
+void PluginRegistry::AddProvider(std::string name, Provider provider) {
+  std::lock_guard lock(impl_->mu);
+  impl_->providers.emplace_back(std::move(name), std::move(provider));
+  // Types discovered before this provider existed are asked again on their next access.
+  impl_->discovered.clear();
+}
+
+void PluginRegistry::Discover(PluginType type) {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->discovered.count(type)) return;
+  impl_->discovered.insert(type);
+  if (!impl_->natives_loaded) {
+    impl_->natives_loaded = true;
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::string> path = impl_->options.native_path ? *impl_->options.native_path : DefaultNativePath();
+    LoadNativePlugins(path, *this, impl_->libraries);
+    impl_->seconds["native"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto providers = impl_->providers;  // a provider may add another
+  for (auto& [name, provider] : providers) provider(type, *this);
+  impl_->seconds[std::string(PluginTypeName(type))] +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::optional<schedulers::SchedulerFactory> PluginRegistry::Scheduler(std::string_view name) {
+  Discover(PluginType::kScheduler);
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->schedulers.find(std::string(name));
+  if (it == impl_->schedulers.end()) return std::nullopt;
+  return it->second.second;
+}
+
+std::optional<Result<specs::Resource>> PluginRegistry::NamedResource(std::string_view name) {
+  Discover(PluginType::kNamedResource);
+  NamedResourceFactory factory;
+  {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->named_resources.find(std::string(name));
+    if (it == impl_->named_resources.end()) return std::nullopt;
+    factory = it->second.second;
+  }
+  return factory();
+}
+
+std::shared_ptr<const components::Component> PluginRegistry::Component(std::string_view name) {
+  Discover(PluginType::kComponent);
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->components.find(std::string(name));
+  if (it == impl_->components.end()) return nullptr;
+  return it->second.second;
+}
+
+std::optional<DevicePlugin> PluginRegistry::Device(std::string_view name) {
+  Discover(PluginType::kDevice);
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->devices.find(std::string(name));
+  if (it == impl_->devices.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> PluginRegistry::Names(PluginType type) {
+  std::vector<std::string> names;
+  for (const PluginInfo& p : Info(type)) names.push_back(p.name);
+  return names;
+}
+
+std::vector<PluginInfo> PluginRegistry::Info(PluginType type) {
+  Discover(type);
+  std::lock_guard lock(impl_->mu);
+  std::vector<PluginInfo> out;
+  auto add = [&](const auto& map) {
+    for (const auto& [name, entry] : map) out.push_back({type, name, entry.first});
+  };
+  switch (type) {
+    case PluginType::kScheduler: add(impl_->schedulers); break;
+    case PluginType::kTracker: add(impl_->trackers); break;
+    case PluginType::kNamedResource: add(impl_->named_resources); break;
+    case PluginType::kComponent: add(impl_->components); break;
+    case PluginType::kDevice:
+      for (const auto& [name, d] : impl_->devices) out.push_back({type, name, d.source});
+      break;
+  }
+  return out;
+}
+
+std::vector<PluginInfo> PluginRegistry::Info() {
+  std::vector<PluginInfo> out;
+  for (PluginType t : kAllPluginTypes) {
+    auto part = Info(t);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+std::vector<PluginError> PluginRegistry::Errors() {
+  std::lock_guard lock(impl_->mu);
+  return impl_->errors;
+}
+
+std::string PluginRegistry::Report() {
+  auto all = Info();
+  std::lock_guard lock(impl_->mu);
+  std::string out = "torchx plugins\n";
+  for (PluginType t : kAllPluginTypes) {
+    std::vector<const PluginInfo*> group;
+    for (const PluginInfo& p : all) {
+      if (p.type == t) group.push_back(&p);
+    }
+    double secs = impl_->seconds.count(std::string(PluginTypeName(t))) ? impl_->seconds[std::string(PluginTypeName(t))] : 0;
+    out += fmt::format("\n{} ({}): {} found in {:.1f} ms\n", PluginTypeGroup(t), PluginTypeName(t), group.size(),
+                       secs * 1000);
+    for (const PluginInfo* p : group) out += fmt::format("  {:<28} {}\n", p->name, p->source);
+  }
+  out += fmt::format("\nnative plugin search: {:.1f} ms\n", impl_->seconds["native"] * 1000);
+  if (impl_->errors.empty()) {
+    out += "errors: none\n";
+  } else {
+    out += fmt::format("errors: {}\n", impl_->errors.size());
+    for (const PluginError& e : impl_->errors) out += fmt::format("  [{}] {}: {}\n", e.kind, e.source, e.message);
+  }
+  return out;
+}
+
+std::string PluginRegistry::ReportJson() {
+  auto all = Info();
+  std::lock_guard lock(impl_->mu);
+  nlohmann::json j = {{"plugins", nlohmann::json::object()}, {"errors", nlohmann::json::array()},
+                      {"seconds", nlohmann::json::object()}};
+  for (PluginType t : kAllPluginTypes) j["plugins"][std::string(PluginTypeName(t))] = nlohmann::json::array();
+  for (const PluginInfo& p : all) {
+    j["plugins"][std::string(PluginTypeName(p.type))].push_back({{"name", p.name}, {"source", p.source}});
+  }
+  for (const PluginError& e : impl_->errors) {
+    j["errors"].push_back({{"source", e.source}, {"kind", e.kind}, {"message", e.message}});
+  }
+  for (const auto& [k, v] : impl_->seconds) j["seconds"][k] = v;
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void InstallNamedResourceSource() {
+  specs::SetNamedResourceSource({
+      [](std::string_view name) { return PluginRegistry::Global().NamedResource(name); },
+      [] { return PluginRegistry::Global().Names(PluginType::kNamedResource); },
+  });
+}
+
+}  // namespace torchx::plugins

@@ -1,0 +1,207 @@
+// Native plugins and device plugins against real shared libraries (built in-tree, and the example
+// plugin built out-of-tree by the plugins.example_build fixture).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "torchx/plugins/device.h"
+#include "torchx/plugins/registry.h"
+#include "torchx/runner/runner.h"
+
+namespace torchx::plugins {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+PluginRegistry::Options Path(std::vector<std::string> path) {
+  PluginRegistry::Options o;
+  o.native_path = std::move(path);
+  return o;
+}
+
+const PluginError* FindError(const std::vector<PluginError>& errors, std::string_view source_part) {
+  for (const PluginError& e : errors) {
+    if (e.source.find(source_part) != std::string::npos) return &e;
+  }
+  return nullptr;
+}
+
+TEST(ExamplePlugin, RegistersNamedResourcesWithFractionalsAndAliases) {
+  PluginRegistry reg(Path({EXAMPLE_PLUGIN}));
+  auto whole = reg.NamedResource("example_gpu");
+  ASSERT_TRUE(whole.has_value());
+  ASSERT_THAT(*whole, IsOk());
+  EXPECT_EQ((*whole)->gpu, 8);
+  EXPECT_EQ((*whole)->cpu, 64);
+  EXPECT_EQ((*whole)->memMB, 512 * 1024);
+  EXPECT_EQ((*whole)->capabilities.at("node.kubernetes.io/instance-type").as_string(), "example.8x");
+  auto quarter = reg.NamedResource("example_gpu_2");
+  ASSERT_TRUE(quarter.has_value());
+  EXPECT_EQ((**quarter).gpu, 2);
+  EXPECT_EQ((**quarter).cpu, 16);
+  EXPECT_EQ((**quarter).memMB, 128 * 1024);
+  EXPECT_TRUE(reg.NamedResource("egpu").has_value());
+  auto names = reg.Names(PluginType::kNamedResource);
+  for (const char* n : {"example_gpu_8", "example_gpu_4", "example_gpu_1", "example_cpu_128", "example_cpu_64",
+                        "example_cpu_32", "example_cpu_16"}) {
+    EXPECT_THAT(names, Contains(n));
+  }
+  EXPECT_THAT(names, Not(Contains("example_cpu_8")));  // below minGiB
+  EXPECT_THAT(reg.Errors(), IsEmpty());
+  for (const PluginInfo& p : reg.Info(PluginType::kNamedResource)) {
+    EXPECT_THAT(p.source, HasSubstr("torchx_example_plugin.so"));
+  }
+}
+
+TEST(ExamplePlugin, ComponentAndSchedulerRunARealAppThroughTheRunner) {
+  testing::ScopedTempDir tmp;
+  testing::ScopedEnv path("TORCHX_PLUGIN_PATH", EXAMPLE_PLUGIN);
+  std::string state_dir = tmp.path() + "/state";
+  testing::ScopedEnv state("TORCHX_STATE_DIR", state_dir.c_str());
+  std::string nohup_dir = tmp.path() + "/nohup-index";
+  testing::ScopedEnv nohup("TORCHX_EXAMPLE_NOHUP_DIR", nohup_dir.c_str());
+  runner::Runner r;
+  EXPECT_THAT(r.SchedulerBackends(), Contains("example_nohup"));
+  specs::Cfg cfg = {{"root", specs::CfgVal(tmp.path() + "/nohup")}};
+  auto app = r.ComponentAppDef("example.hello", {"--who", "plugins", "--num_replicas", "2"});
+  ASSERT_THAT(app, IsOk());
+  auto handle = r.Run(*app, "example_nohup", cfg);
+  ASSERT_THAT(handle, IsOk());
+  EXPECT_THAT(*handle, HasSubstr("example_nohup://torchx/hello-"));
+  auto status = r.Wait(*handle, std::chrono::milliseconds(50), std::chrono::seconds(30));
+  ASSERT_THAT(status, IsOk());
+  ASSERT_TRUE(status->has_value());
+  EXPECT_EQ((*status)->state, specs::AppState::kSucceeded);
+  schedulers::LogOptions lo;
+  lo.role = "hello";
+  lo.replica = 1;
+  auto it = r.LogLines(*handle, lo);
+  ASSERT_THAT(it, IsOk());
+  auto line = (*it)->Next();
+  ASSERT_THAT(line, IsOk());
+  EXPECT_EQ(line->value_or(""), "hello plugins from replica 1\n");
+  auto listed = r.List("example_nohup");
+  ASSERT_THAT(listed, IsOk());
+  bool found = false;
+  for (const auto& a : *listed) found |= a.app_handle == *handle;
+  EXPECT_TRUE(found);
+
+  // A long app is cancelled through the plugin.
+  specs::AppDef sleeper = *app;
+  sleeper.roles[0].entrypoint = "sleep";
+  sleeper.roles[0].args = {"60"};
+  sleeper.roles[0].num_replicas = 1;
+  auto h2 = r.Run(sleeper, "example_nohup", cfg);
+  ASSERT_THAT(h2, IsOk());
+  ASSERT_THAT(r.Cancel(*h2), IsOk());
+  auto s2 = r.Wait(*h2, std::chrono::milliseconds(50), std::chrono::seconds(30));
+  ASSERT_THAT(s2, IsOk());
+  EXPECT_EQ((*s2)->state, specs::AppState::kCancelled);
+}
+
+TEST(BrokenPlugins, EachFailureIsReportedWithItsKindAndNothingElseBreaks) {
+  PluginRegistry reg(Path({BROKEN_DIR, EXAMPLE_PLUGIN, "/nonexistent/dir"}));
+  RegisterBuiltins(reg);
+  EXPECT_TRUE(reg.Scheduler("local_cwd").has_value());
+  EXPECT_TRUE(reg.NamedResource("example_gpu_4").has_value());  // the good plugin still loads
+  auto errors = reg.Errors();
+  struct Want {
+    const char* lib;
+    const char* kind;
+    const char* text;
+  };
+  for (const Want& w : {Want{"no_entry.so", "missing_symbol", "torchx_plugin_v1"},
+                        Want{"bad_abi.so", "abi_version", "version 99"},
+                        Want{"small_info.so", "struct_size", "struct_size 4"},
+                        Want{"init_fails.so", "init", "the license server is unreachable"},
+                        Want{"duplicate.so", "duplicate", "gpu.small"},
+                        Want{"not_a_library.so", "dlopen", "not_a_library.so"}}) {
+    const PluginError* e = FindError(errors, w.lib);
+    ASSERT_NE(e, nullptr) << w.lib;
+    EXPECT_EQ(e->kind, w.kind) << w.lib;
+    EXPECT_THAT(e->message, HasSubstr(w.text)) << w.lib;
+  }
+  // The builtin gpu.small keeps its value.
+  auto small = reg.NamedResource("gpu.small");
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ((**small).cpu, 8);
+
+  std::string report = reg.Report();
+  EXPECT_THAT(report, AllOf(HasSubstr("torchx.schedulers (scheduler)"), HasSubstr("example_nohup"),
+                            HasSubstr("[abi_version]"), HasSubstr("[missing_symbol]"), HasSubstr("builtin")));
+  auto j = nlohmann::json::parse(reg.ReportJson());
+  EXPECT_GE(j["errors"].size(), 6u);
+  EXPECT_TRUE(j["plugins"]["device"].is_array());
+}
+
+TEST(DevicePlugins, ChipCountComesFromThePjrtLibraryInAChildProcess) {
+  testing::ScopedEnv devices("FAKE_PJRT_DEVICES", "4");
+  std::string ok_lib = std::string(PJRT_DIR) + "/fake_pjrt_ok.so";
+  testing::ScopedEnv lib("EXAMPLE_PJRT_LIBRARY", ok_lib.c_str());
+  PluginRegistry reg(Path({EXAMPLE_PLUGIN}));
+  auto dev = reg.Device("EXAMPLE");
+  ASSERT_TRUE(dev.has_value());
+  EXPECT_THAT(DeviceChipCount(*dev), IsOkAndHolds(4));
+  auto env = DeviceEnv(*dev, 2, 4, 4);
+  EXPECT_EQ(env["PJRT_DEVICE"], "EXAMPLE");
+  EXPECT_EQ(env["PJRT_LOCAL_PROCESS_RANK"], "2");
+  EXPECT_EQ(env["PJRT_LOCAL_PROCESS_COUNT"], "4");
+  EXPECT_EQ(env["EXAMPLE_VISIBLE_CHIPS"], "2");
+  auto probe = ProbePjrtLibrary(std::string(PJRT_DIR) + "/fake_pjrt_ok.so");
+  ASSERT_THAT(probe, IsOk());
+  EXPECT_EQ(probe->platform, "fake");
+  EXPECT_EQ(probe->api_minor, 54);
+}
+
+TEST(DevicePlugins, BrokenPjrtLibrariesGiveDistinctErrors) {
+  std::string dir = PJRT_DIR;
+  struct Want {
+    const char* lib;
+    const char* text;
+  };
+  for (const Want& w : {Want{"fake_pjrt_no_symbol.so", "does not export GetPjrtApi"},
+                        Want{"fake_pjrt_major_1.so", "unsupported PJRT API major version 1"},
+                        Want{"fake_pjrt_small_struct.so", "PJRT_Api struct too small"},
+                        Want{"fake_pjrt_create_error.so", "client create failed: no fake device is attached"},
+                        Want{"fake_pjrt_crash.so", "crashed (signal"},
+                        Want{"missing.so", "dlopen failed"}}) {
+    auto probe = ProbePjrtLibrary(dir + "/" + w.lib);
+    ASSERT_FALSE(probe.has_value()) << w.lib;
+    EXPECT_EQ(probe.error().code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(probe.error().message(), HasSubstr(w.text)) << w.lib;
+  }
+}
+
+TEST(DevicePlugins, SelectionFollowsPjrtDevice) {
+  PluginRegistry reg(Path({EXAMPLE_PLUGIN}));
+  RegisterBuiltins(reg);
+  auto find = [&](const std::string& n) { return reg.Device(n); };
+  auto names = reg.Names(PluginType::kDevice);
+  EXPECT_THAT(names, AllOf(Contains("CUDA"), Contains("EXAMPLE")));
+  auto none = SelectDevice("", "", find, names);
+  ASSERT_THAT(none, IsOk());
+  EXPECT_FALSE(none->has_value());
+  auto example = SelectDevice("example", "", find, names);
+  ASSERT_THAT(example, IsOk());
+  EXPECT_EQ((*example)->name, "EXAMPLE");
+  auto library = SelectDevice("LIBRARY", std::string(PJRT_DIR) + "/fake_pjrt_ok.so", find, names);
+  ASSERT_THAT(library, IsOk());
+  EXPECT_EQ(DeviceEnv(**library, 0, 1, 4).at("PJRT_LIBRARY_PATH"), std::string(PJRT_DIR) + "/fake_pjrt_ok.so");
+  EXPECT_THAT(SelectDevice("LIBRARY", "", find, names).status().message(), HasSubstr("PJRT_LIBRARY_PATH"));
+  auto unknown = SelectDevice("TPX", "", find, names);
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(unknown.status().message(), AllOf(HasSubstr("TPX"), HasSubstr("EXAMPLE")));
+}
+
+}  // namespace
+}  // namespace torchx::plugins
