@@ -1,6 +1,7 @@
 #include "torchx/plugins/registry.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
@@ -70,6 +71,7 @@ PluginRegistry& PluginRegistry::Global() {
     auto* r = new PluginRegistry();  // never destroyed: plugins stay loaded until exit
     RegisterBuiltins(*r);
     InstallNamedResourceSource();
+    InstallDeviceChipSource();
     return r;
   }();
   return *registry;
@@ -274,6 +276,23 @@ std::string PluginRegistry::ReportJson() {
   }
   for (const auto& [k, v] : impl_->seconds) j["seconds"][k] = v;
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void InstallDeviceChipSource() {
+  components::SetDeviceChipSource([]() -> Result<int> {
+    auto& registry = PluginRegistry::Global();
+    const char* dev = std::getenv("PJRT_DEVICE");
+    const char* lib = std::getenv("PJRT_LIBRARY_PATH");
+    auto names = registry.Names(PluginType::kDevice);
+    if (!dev || !*dev) {
+      return FailedPreconditionError(fmt::format(
+          "set PJRT_DEVICE to the device whose chips to count (registered: [{}], or LIBRARY with PJRT_LIBRARY_PATH)",
+          fmt::join(names, ", ")));
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto device, SelectDevice(dev, lib ? lib : "",
+                                                      [&](const std::string& n) { return registry.Device(n); }, names));
+    return DeviceChipCount(*device);
+  });
 }
 
 void InstallNamedResourceSource() {

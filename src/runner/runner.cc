@@ -53,7 +53,11 @@ Runner::Runner(RunnerOptions options)
 
 Runner::Runner(RunnerOptions options, schedulers::SchedulerRegistry schedulers,
                std::shared_ptr<components::ComponentRegistry> components)
-    : options_(std::move(options)), registry_(std::move(schedulers)), components_(std::move(components)) {}
+    : options_(std::move(options)), registry_(std::move(schedulers)), components_(std::move(components)) {
+  // Installs the registry's sources for plugin named resources and device chip counts (cheap: no
+  // discovery happens until a name is not built in).
+  if (options_.use_plugins) (void)plugins::PluginRegistry::Global();
+}
 
 Runner::~Runner() = default;
 

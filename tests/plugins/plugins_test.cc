@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "testing/status_matchers.h"
@@ -201,6 +202,56 @@ TEST(DevicePlugins, SelectionFollowsPjrtDevice) {
   auto unknown = SelectDevice("TPX", "", find, names);
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(unknown.status().message(), AllOf(HasSubstr("TPX"), HasSubstr("EXAMPLE")));
+}
+
+TEST(DevicePlugins, LocalSchedulerGivesEachReplicaItsDeviceEnvAndDdpSizesFromChips) {
+  testing::ScopedTempDir tmp;
+  std::string state_dir = tmp.path() + "/state";
+  std::string ok_lib = std::string(PJRT_DIR) + "/fake_pjrt_ok.so";
+  testing::ScopedEnv state("TORCHX_STATE_DIR", state_dir.c_str());
+  testing::ScopedEnv path("TORCHX_PLUGIN_PATH", EXAMPLE_PLUGIN);
+  testing::ScopedEnv lib("EXAMPLE_PJRT_LIBRARY", ok_lib.c_str());
+  testing::ScopedEnv devices("FAKE_PJRT_DEVICES", "2");
+  testing::ScopedEnv pjrt("PJRT_DEVICE", "EXAMPLE");
+  runner::Runner r;
+
+  specs::AppDef app;
+  app.name = "dev";
+  specs::Role role;
+  role.name = "w";
+  role.entrypoint = "sh";
+  role.args = {"-c", "echo $PJRT_DEVICE $PJRT_LOCAL_PROCESS_RANK $PJRT_LOCAL_PROCESS_COUNT $EXAMPLE_VISIBLE_CHIPS"};
+  role.num_replicas = 2;
+  role.resource = specs::Resource{1, 0, 64, {}, {}, {}};
+  app.roles = {role};
+  specs::Cfg cfg = {{"device", specs::CfgVal(std::string("example"))}};
+  auto handle = r.Run(app, "local_cwd", cfg);
+  ASSERT_THAT(handle, IsOk());
+  auto status = r.Wait(*handle, std::chrono::milliseconds(50), std::chrono::seconds(30));
+  ASSERT_THAT(status, IsOk());
+  EXPECT_EQ((*status)->state, specs::AppState::kSucceeded);
+  for (int k : {0, 1}) {
+    schedulers::LogOptions lo;
+    lo.role = "w";
+    lo.replica = k;
+    auto it = r.LogLines(*handle, lo);
+    ASSERT_THAT(it, IsOk());
+    auto line = (*it)->Next();
+    ASSERT_THAT(line, IsOk());
+    EXPECT_EQ(line->value_or(""), fmt::format("EXAMPLE {} 2 {}\n", k, k));
+  }
+  // More processes than chips is refused, naming both numbers.
+  app.roles[0].num_replicas = 3;
+  auto too_many = r.DryRun(app, "local_cwd", cfg);
+  EXPECT_THAT(too_many.status().message(), AllOf(HasSubstr("3 replicas"), HasSubstr("2 EXAMPLE chips")));
+  auto unknown = r.DryRun(app, "local_cwd", {{"device", specs::CfgVal(std::string("TPX"))}});
+  EXPECT_THAT(unknown.status().message(), HasSubstr("PJRT_DEVICE=TPX"));
+
+  // dist.ddp -j 1xauto: one process per chip of the device PJRT_DEVICE selects.
+  auto ddp = r.ComponentAppDef("dist.ddp", {"-j", "1xauto", "--script", "train.py"});
+  ASSERT_THAT(ddp, IsOk());
+  std::string cmd = ddp->roles[0].args.back();
+  EXPECT_THAT(cmd, HasSubstr("--nproc_per_node 2"));
 }
 
 }  // namespace

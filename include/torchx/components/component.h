@@ -9,6 +9,7 @@
 // dropped); a config default makes a required parameter optional; repeating an option is an error.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -119,6 +120,10 @@ class ComponentRegistry {
 /// The 11 TorchX builtins: dist.ddp, dist.spmd, utils.{echo,touch,sh,python,binary,copy,booth},
 /// serve.torchserve, metrics.tensorboard.
 void RegisterBuiltinComponents(ComponentRegistry& registry);
+
+/// Where `dist.ddp -j ...xauto` gets its processes per node: the chip count of the selected
+/// device (the plugin registry installs this; components stay independent of plugins).
+void SetDeviceChipSource(std::function<Result<int>()> source);
 
 /// The default `image` of builtins (TorchX's torchx.IMAGE); $TORCHX_IMAGE overrides it.
 std::string DefaultImage();

@@ -120,5 +120,7 @@ void RegisterBuiltins(PluginRegistry& registry);
 
 /// Makes specs::GetNamedResource fall back to the global registry's named resources.
 void InstallNamedResourceSource();
+/// Makes `dist.ddp -j ...xauto` count the chips of the device $PJRT_DEVICE selects.
+void InstallDeviceChipSource();
 
 }  // namespace torchx::plugins

@@ -12,6 +12,17 @@
 #include "torchx/specs/macros.h"
 #include "torchx/specs/named_resources.h"
 
+namespace torchx::components {
+
+static std::function<Result<int>()>& DeviceChipSource() {
+  static std::function<Result<int>()> source;
+  return source;
+}
+
+void SetDeviceChipSource(std::function<Result<int>()> source) { DeviceChipSource() = std::move(source); }
+
+}  // namespace torchx::components
+
 namespace torchx::components::internal {
 namespace {
 
@@ -132,11 +143,22 @@ DdpOptions CommonOptions(const ComponentArgs& a) {
 
 }  // namespace
 
-Result<NNodes> ParseNNodes(const std::string& j) {
+Result<NNodes> ParseNNodes(const std::string& j_in) {
   static const std::regex kElastic(R"((\d+):(\d+)x(\d+))"), kFixed(R"((\d+)x(\d+))"), kProcs(R"(\d+)");
   std::smatch m;
   NNodes out;
   auto num = [](const std::string& s) { return ToInt(s, "-j"); };
+  std::string j = j_in;
+  // `auto` processes per node: one per chip of the selected device.
+  if (j == "auto" || (j.size() > 5 && j.ends_with("xauto"))) {
+    if (!DeviceChipSource()) {
+      return InvalidArgumentError("-j: `auto` needs a device plugin to count chips, and none is available here");
+    }
+    auto chips = DeviceChipSource()();
+    if (!chips) return InvalidArgumentError(fmt::format("-j: `auto`: {}", chips.error().message()));
+    if (*chips < 1) return InvalidArgumentError("-j: `auto`: the selected device reports no chips on this host");
+    j = j == "auto" ? std::to_string(*chips) : j.substr(0, j.size() - 4) + std::to_string(*chips);
+  }
   if (j.size() <= 32 && std::regex_match(j, m, kElastic)) {
     TORCHX_ASSIGN_OR_RETURN(out.min_nodes, num(m[1]));
     TORCHX_ASSIGN_OR_RETURN(out.max_nodes, num(m[2]));
@@ -152,7 +174,7 @@ Result<NNodes> ParseNNodes(const std::string& j) {
     out.nnodes = "1";
   } else {
     return InvalidArgumentError(
-        fmt::format("-j: invalid format, usage example: 1:2x4 or 1x4 or 4. Given: {}", j));
+        fmt::format("-j: invalid format, usage example: 1:2x4 or 1x4 or 4 (or 2xauto). Given: {}", j_in));
   }
   if (out.max_nodes < 1 || out.nproc_per_node < 1 || out.min_nodes > out.max_nodes) {
     return InvalidArgumentError(fmt::format(

@@ -14,6 +14,8 @@ struct NNodes {
   int nproc_per_node = 1;
   std::string nnodes;  ///< what torchrun's --nnodes gets: "MIN:MAX" or "NN"
 };
+/// `-j`: [MIN:]MAXxNPROC, or NPROC. NPROC may be `auto`: the chip count of the device plugin
+/// $PJRT_DEVICE selects (through the source SetDeviceChipSource installs).
 Result<NNodes> ParseNNodes(const std::string& j);
 
 /// `-j` of dist.spmd with host type `h`: bare `N` is N nodes x (GPUs of h); `NxM` as given.

@@ -45,6 +45,15 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
         "auto_set_cuda_visible_devices: the app asks for {} GPUs in all but this host has {}", gpus_needed,
         in.visible_gpus));
   }
+  if (in.device) {
+    for (const specs::Role& role : app.roles) {
+      if (role.num_replicas > in.device_chips) {
+        return InvalidArgumentError(fmt::format(
+            "device {}: role {} has {} replicas but this host has {} {} chips (one process per chip)",
+            in.device->name, role.name, role.num_replicas, in.device_chips, in.device->name));
+      }
+    }
+  }
   int next_gpu = 0;
   for (const specs::Role& role : app.roles) {
     plan.roles[role.name] = RolePolicy{role.max_retries, role.retry_policy};
@@ -72,6 +81,9 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
         std::string devices;
         for (int g = 0; g < role.resource.gpu; ++g) devices += (g ? "," : "") + std::to_string(next_gpu++);
         rp.env["CUDA_VISIBLE_DEVICES"] = devices;
+      }
+      if (in.device) {
+        for (auto& [k, v] : plugins::DeviceEnv(*in.device, i, role.num_replicas, in.device_chips)) rp.env[k] = v;
       }
       plan.replicas.push_back(std::move(rp));
     }

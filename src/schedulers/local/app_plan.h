@@ -4,9 +4,11 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "torchx/plugins/device.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/runopts.h"
 #include "torchx/status.h"
@@ -47,10 +49,14 @@ struct PlanInputs {
   int visible_gpus = 0;     ///< GPUs on this host (for auto_set_cuda_visible_devices)
   double kill_grace_seconds = 10;
   int max_replicas = 0;     ///< refuse apps with more replicas in all (0: no limit)
+  /// A device plugin (runopt `device`): replica r of a role's n gets DeviceEnv(device, r, n, chips).
+  std::optional<plugins::DevicePlugin> device;
+  int device_chips = 0;
 };
 
-/// Builds the plan. kInvalidArgument when the app has more replicas than `max_replicas`, or
-/// when auto_set_cuda_visible_devices asks for more GPUs than the host has (naming both numbers).
+/// Builds the plan. kInvalidArgument when the app has more replicas than `max_replicas`, when
+/// auto_set_cuda_visible_devices asks for more GPUs than the host has, or when a role has more
+/// replicas than the device has chips (naming both numbers).
 Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in);
 
 std::string AppPlanToJson(const AppPlan& plan);

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "core/helper_exe.h"
+#include "torchx/plugins/registry.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/process_identity.h"
 #include "torchx/specs/app_id.h"
@@ -213,6 +214,9 @@ specs::RunOpts LocalScheduler::run_opts() const {
               "if set, prepends the working directory to the replicas' PATH, else appends it", false);
   (void)o.Add("auto_set_cuda_visible_devices", specs::CfgType::kBool,
               "sets CUDA_VISIBLE_DEVICES for each replica so that replicas get disjoint GPUs", false);
+  (void)o.Add("device", specs::CfgType::kStr,
+              "a device plugin (PJRT_DEVICE name, or LIBRARY with $PJRT_LIBRARY_PATH): each replica r of a role's "
+              "n gets that device's environment (PJRT_DEVICE, PJRT_LOCAL_PROCESS_RANK/COUNT, ...)");
   (void)o.Add("state_dir", specs::CfgType::kStr,
               "where app state is kept (default: $TORCHX_STATE_DIR or ~/.local/state/torchx)");
   (void)o.Add("kill_grace_seconds", specs::CfgType::kFloat,
@@ -243,6 +247,16 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   in.auto_set_cuda_visible_devices = CfgBool(cfg, "auto_set_cuda_visible_devices");
   if (in.auto_set_cuda_visible_devices) in.visible_gpus = CountGpus();
   in.kill_grace_seconds = CfgFloat(cfg, "kill_grace_seconds", 10.0);
+  if (std::string device = CfgStr(cfg, "device"); !device.empty()) {
+    auto& registry = plugins::PluginRegistry::Global();
+    const char* lib = std::getenv("PJRT_LIBRARY_PATH");
+    TORCHX_ASSIGN_OR_RETURN(
+        in.device, plugins::SelectDevice(device, lib ? lib : "", [&](const std::string& n) { return registry.Device(n); },
+                                         registry.Names(plugins::PluginType::kDevice)));
+    auto chips = plugins::DeviceChipCount(*in.device);
+    if (!chips) return InvalidArgumentError(fmt::format("device: {}", chips.error().message()));
+    in.device_chips = *chips;
+  }
   // The supervisor holds up to five fds per replica (two pipes, three log files once output
   // flows) and raises its soft open-file limit to the hard one; leave room for its own files.
   struct rlimit lim;

@@ -1,0 +1,119 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/status_matchers.h"
+#include "torchx/plugins/fractionals.h"
+#include "torchx/plugins/registry.h"
+
+namespace torchx::plugins {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+specs::Resource Res(int cpu, int gpu, int mem) {
+  specs::Resource r;
+  r.cpu = cpu;
+  r.gpu = gpu;
+  r.memMB = mem;
+  return r;
+}
+
+PluginRegistry::Options NoNatives() {
+  PluginRegistry::Options o;
+  o.native_path = std::vector<std::string>{};
+  return o;
+}
+
+TEST(Fractionals, PowersOfTwoGpus) {
+  EXPECT_THAT(PowersOfTwoGpus(Res(96, 8, 1024)),
+              IsOkAndHolds(ElementsAre(Fractional{1.0, "8"}, Fractional{0.5, "4"}, Fractional{0.25, "2"},
+                                       Fractional{0.125, "1"})));
+  EXPECT_THAT(PowersOfTwoGpus(Res(1, 1, 1)), IsOkAndHolds(ElementsAre(Fractional{1.0, "1"})));
+  for (int gpu : {0, 3, 6, -1}) {
+    auto r = PowersOfTwoGpus(Res(1, gpu, 1));
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.error().message(), HasSubstr("power of two"));
+  }
+}
+
+TEST(Fractionals, HalveMemDownTo) {
+  EXPECT_THAT(HalveMemDownTo(Res(1, 0, 64 * 1024), 8),
+              IsOkAndHolds(ElementsAre(Fractional{1.0, "64"}, Fractional{0.5, "32"}, Fractional{0.25, "16"},
+                                       Fractional{0.125, "8"})));
+  // 96 GiB: odd part 3, so the series may go down to 3 GiB.
+  EXPECT_THAT(HalveMemDownTo(Res(1, 0, 96 * 1024), 3),
+              IsOkAndHolds(ElementsAre(Fractional{1.0, "96"}, Fractional{0.5, "48"}, Fractional{0.25, "24"},
+                                       Fractional{0.125, "12"}, Fractional{0.0625, "6"}, Fractional{0.03125, "3"})));
+  EXPECT_THAT(HalveMemDownTo(Res(1, 0, 96 * 1024), 2).status().message(), HasSubstr("odd part"));
+  EXPECT_THAT(HalveMemDownTo(Res(1, 0, 0), 1).status().message(), HasSubstr("memMB"));
+  EXPECT_THAT(HalveMemDownTo(Res(1, 0, 1000), 1).status().message(), HasSubstr("whole number of GiB"));
+}
+
+TEST(PluginTypeTest, NamesAndGroups) {
+  EXPECT_THAT(ParsePluginType("scheduler"), IsOkAndHolds(PluginType::kScheduler));
+  EXPECT_THAT(ParsePluginType("torchx.named_resources"), IsOkAndHolds(PluginType::kNamedResource));
+  EXPECT_EQ(PluginTypeGroup(PluginType::kTracker), "torchx.tracker");
+  EXPECT_THAT(ParsePluginType("widget").status().message(),
+              HasSubstr("[scheduler, tracker, named_resource, component, device]"));
+}
+
+TEST(PluginRegistryTest, ProvidersRunOncePerTypeOnFirstAccess) {
+  PluginRegistry reg(NoNatives());
+  std::vector<PluginType> asked;
+  reg.AddProvider("test", [&](PluginType t, PluginRegistry& r) {
+    asked.push_back(t);
+    if (t == PluginType::kNamedResource) {
+      (void)r.AddNamedResource("tiny", "python:test", [] { return Result<specs::Resource>(Res(1, 0, 10)); });
+    }
+  });
+  EXPECT_THAT(asked, IsEmpty());  // nothing is discovered before it is needed
+  EXPECT_TRUE(reg.NamedResource("tiny").has_value());
+  EXPECT_TRUE(reg.NamedResource("tiny").has_value());
+  EXPECT_THAT(asked, ElementsAre(PluginType::kNamedResource));
+  EXPECT_FALSE(reg.Scheduler("nope").has_value());
+  EXPECT_THAT(asked, ElementsAre(PluginType::kNamedResource, PluginType::kScheduler));
+  EXPECT_THAT(reg.Names(PluginType::kComponent), IsEmpty());  // empty, never an error
+  auto info = reg.Info(PluginType::kNamedResource);
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_EQ(info[0].source, "python:test");
+}
+
+TEST(PluginRegistryTest, DuplicatesKeepTheFirstAndAreReported) {
+  PluginRegistry reg(NoNatives());
+  ASSERT_THAT(reg.AddNamedResource("x", "builtin", [] { return Result<specs::Resource>(Res(1, 0, 1)); }), IsOk());
+  auto again = reg.AddNamedResource("x", "native:/p.so", [] { return Result<specs::Resource>(Res(2, 0, 1)); });
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ((**reg.NamedResource("x")).cpu, 1);
+  ASSERT_EQ(reg.Errors().size(), 1u);
+  EXPECT_EQ(reg.Errors()[0].kind, "duplicate");
+  EXPECT_THAT(reg.Report(), HasSubstr("[duplicate] native:/p.so"));
+}
+
+TEST(PluginRegistryTest, BuiltinsAreRegistered) {
+  PluginRegistry reg(NoNatives());
+  RegisterBuiltins(reg);
+  EXPECT_TRUE(reg.Scheduler("local_cwd").has_value());
+  EXPECT_TRUE(reg.Component("dist.ddp") != nullptr);
+  EXPECT_EQ((**reg.NamedResource("gpu.small")).gpu, 1);
+  EXPECT_TRUE(reg.Device("CUDA").has_value());
+  EXPECT_THAT(reg.Errors(), IsEmpty());
+}
+
+TEST(DeviceEnvTest, TemplateFillsRankCountAndChips) {
+  DevicePlugin d;
+  d.name = "TPU";
+  d.env_template = {{"TPU_VISIBLE_CHIPS", "{rank}"}, {"TPU_PROCESS_BOUNDS", "1,1,{count}"}, {"CHIPS", "{chips}"}};
+  auto env = DeviceEnv(d, 1, 4, 8);
+  EXPECT_EQ(env["PJRT_DEVICE"], "TPU");
+  EXPECT_EQ(env["PJRT_LOCAL_PROCESS_RANK"], "1");
+  EXPECT_EQ(env["PJRT_LOCAL_PROCESS_COUNT"], "4");
+  EXPECT_EQ(env["TPU_VISIBLE_CHIPS"], "1");
+  EXPECT_EQ(env["TPU_PROCESS_BOUNDS"], "1,1,4");
+  EXPECT_EQ(env["CHIPS"], "8");
+}
+
+}  // namespace
+}  // namespace torchx::plugins
