@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "torchx/components/component.h"
+#include "torchx/plugins/registry.h"
 
 namespace torchx::cli {
 
@@ -19,15 +20,23 @@ Handler AddBuiltinsCommand(CLI::App& app) {
     components::RegisterBuiltinComponents(registry);
     if (!print->empty()) {
       auto c = registry.Find(*print);
-      if (!c) return ReportError(c.error());
+      if (!c) {
+        // Components from native plugins are listed and printed like builtins.
+        if (auto p = plugins::PluginRegistry::Global().Component(*print)) {
+          std::fputs(components::ComponentSignature(p->spec()).c_str(), stdout);
+          return kExitOk;
+        }
+        return ReportError(c.error());
+      }
       std::fputs(components::ComponentSignature((*c)->spec()).c_str(), stdout);
       return kExitOk;
     }
-    auto names = registry.Names();
+    auto& plugin_registry = plugins::PluginRegistry::Global();
+    auto names = plugin_registry.Names(plugins::PluginType::kComponent);
     std::printf("Found %zu builtin components:\n", names.size());
     for (size_t i = 0; i < names.size(); ++i) {
-      auto c = registry.Find(names[i]);
-      std::printf("%3zu. %-20s %s\n", i + 1, names[i].c_str(), (*c)->spec().summary.c_str());
+      auto c = plugin_registry.Component(names[i]);
+      std::printf("%3zu. %-20s %s\n", i + 1, names[i].c_str(), c ? c->spec().summary.c_str() : "");
     }
     return kExitOk;
   };

@@ -19,5 +19,6 @@ Handler AddDeleteCommand(CLI::App& app);
 Handler AddListCommand(CLI::App& app);
 Handler AddRunoptsCommand(CLI::App& app);
 Handler AddConfigureCommand(CLI::App& app);
+Handler AddPluginsCommand(CLI::App& app);
 
 }  // namespace torchx::cli

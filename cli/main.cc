@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "torchx/plugins/registry.h"
 
 namespace {
 
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
     handlers["list"] = AddListCommand(app);
     handlers["runopts"] = AddRunoptsCommand(app);
     handlers["configure"] = AddConfigureCommand(app);
+    handlers["plugins"] = AddPluginsCommand(app);
+    // Python plugins are asked for only when a name is not built in (or by `torchx plugins`).
+    torchx::plugins::AddPythonBridgeProvider(torchx::plugins::PluginRegistry::Global());
     app.add_subcommand("version", "Print the version");
 
     std::vector<std::string> args = NormalizeArgs(argc, argv);

@@ -8,5 +8,6 @@ namespace torchx::python {
 void BindSpecs(pybind11::module_& m);
 void BindComponents(pybind11::module_& m);
 void BindRunner(pybind11::module_& m);
+void BindPlugins(pybind11::module_& m);
 
 }  // namespace torchx::python

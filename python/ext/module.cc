@@ -9,4 +9,5 @@ PYBIND11_MODULE(_torchx, m) {
   torchx::python::BindSpecs(m);
   torchx::python::BindComponents(m);
   torchx::python::BindRunner(m);
+  torchx::python::BindPlugins(m);
 }

@@ -10,5 +10,14 @@ def core() -> Any:
     if _module is None:
         from torchx import _torchx
 
+        # Python plugins (torchx_plugins.*, entry points) join the core's registry, which asks
+        # for each plugin type only when it is first needed.
+        _torchx.set_python_provider(_provide)
         _module = _torchx
     return _module
+
+
+def _provide(core_type: str) -> Any:
+    from torchx.plugins._registry import _core_provider
+
+    return _core_provider(core_type)

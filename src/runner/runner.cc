@@ -213,9 +213,16 @@ Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle)
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
   if (!desc) return std::optional<specs::AppDef>();
   if (desc->app) return desc->app;
-  // Back-ends that do not keep the AppDef: TorchX names it after the app id.
+  // Back-ends that do not keep the AppDef: TorchX names it after the app id; the roles (and how
+  // many replicas each has) come from the role statuses.
   specs::AppDef app;
   app.name = sa.second;
+  for (const specs::RoleStatus& rs : desc->roles_statuses) {
+    specs::Role role;
+    role.name = rs.role;
+    role.num_replicas = static_cast<int>(rs.replicas.size());
+    app.roles.push_back(std::move(role));
+  }
   return std::optional<specs::AppDef>(std::move(app));
 }
 

@@ -123,4 +123,8 @@ void InstallNamedResourceSource();
 /// Makes `dist.ddp -j ...xauto` count the chips of the device $PJRT_DEVICE selects.
 void InstallDeviceChipSource();
 
+/// For the CLI: Python plugins through a `python -m torchx.plugins._bridge` child, started the
+/// first time a scheduler, named resource or tracker type is discovered.
+void AddPythonBridgeProvider(PluginRegistry& registry);
+
 }  // namespace torchx::plugins

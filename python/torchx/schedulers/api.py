@@ -3,7 +3,7 @@
 import json
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from torchx._core import core
 from torchx.specs.api import NONE, AppDef, AppState, RoleStatus, runopts
@@ -49,3 +49,60 @@ class SchedulerInfo:
 
     def __repr__(self) -> str:
         return f"SchedulerInfo(backend={self.backend!r}, session_name={self.session_name!r})"
+
+
+class Scheduler:
+    """Base class of schedulers written in Python (TorchX's torchx.schedulers.api.Scheduler), for
+    plugins: subclasses implement ``_run_opts``, ``_submit_dryrun``, ``schedule``, ``describe``,
+    ``_cancel_existing`` and, where the back-end can, ``list`` and ``log_iter``. Register a factory
+    ``(session_name, **kwargs) -> Scheduler`` with ``@torchx.plugins.register.scheduler()``."""
+
+    def __init__(self, backend: str, session_name: str) -> None:
+        self.backend = backend
+        self.session_name = session_name
+
+    def run_opts(self) -> runopts:
+        return self._run_opts()
+
+    def _run_opts(self) -> runopts:
+        return runopts()
+
+    def submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
+        """Resolves ``cfg`` against the run options, then builds the request."""
+        resolved = self.run_opts().resolve(cfg)
+        info = self._submit_dryrun(app, resolved)
+        info._app = app
+        info._cfg = resolved
+        info._scheduler = self.backend
+        return info
+
+    def _submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
+        raise NotImplementedError
+
+    def schedule(self, dryrun_info: Any) -> str:
+        raise NotImplementedError
+
+    def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
+        raise NotImplementedError
+
+    def exists(self, app_id: str) -> bool:
+        return self.describe(app_id) is not None
+
+    def cancel(self, app_id: str) -> None:
+        """Cancels a live app; nothing for unknown or finished ones."""
+        desc = self.describe(app_id)
+        if desc is not None and desc.state not in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
+            self._cancel_existing(app_id)
+
+    def _cancel_existing(self, app_id: str) -> None:
+        raise NotImplementedError
+
+    def list(self) -> List[ListAppResponse]:
+        raise NotImplementedError(f"{self.backend}: list is not supported")
+
+    def log_iter(self, app_id: str, role_name: str, k: int = 0, regex: Optional[str] = None, since: Any = None,
+                 until: Any = None, should_tail: bool = False, streams: Optional[Stream] = None) -> Any:
+        raise NotImplementedError(f"{self.backend}: logs are not supported")
+
+    def close(self) -> None:
+        pass

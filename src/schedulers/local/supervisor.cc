@@ -700,8 +700,9 @@ class Supervisor {
       dirty_.insert(static_cast<size_t>(&r - replicas_.data()));
     }
     FlushReplicas();
-    SetState(*final_state_, final_msg_);
+    // The summary goes first: a reader that sees the terminal state must find it.
     WriteSummary();
+    SetState(*final_state_, final_msg_);
     TellWatchdog("done");
     done_ = true;
   }

@@ -1,0 +1,160 @@
+// torchx.plugins' core side: the registry report and info, the fractional helpers, and the
+// provider through which Python plugins (torchx_plugins.*, entry points) join the core's registry.
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bindings.h"
+#include "errors.h"
+#include "plugins/json_scheduler.h"
+#include "torchx/plugins/fractionals.h"
+#include "torchx/plugins/registry.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::python {
+namespace py = pybind11;
+
+namespace {
+
+using plugins::PluginRegistry;
+using plugins::PluginType;
+
+Result<specs::Resource> ResourceFromJson(const std::string& json) {
+  std::string app = R"({"name": "r", "roles": [{"name": "r", "image": "", "resource": )" + json + "}]}";
+  TORCHX_ASSIGN_OR_RETURN(specs::AppDef a, specs::AppDefFromJson(app));
+  return a.roles[0].resource;
+}
+
+specs::Resource ResourceArg(const std::string& json) { return ValueOrThrow(ResourceFromJson(json)); }
+
+// Runs `fn` with the GIL, turning a Python exception into a Status.
+template <typename Fn>
+auto WithGil(std::string_view what, Fn fn) -> Result<decltype(fn())> {
+  py::gil_scoped_acquire gil;
+  try {
+    return fn();
+  } catch (py::error_already_set& e) {
+    return InvalidArgumentError(fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+// A Python scheduler (behind torchx.plugins._scheduler_adapter) as a JSON scheduler channel.
+class PyChannel : public plugins::JsonSchedulerChannel {
+ public:
+  PyChannel(std::string name, py::object adapter) : name_(std::move(name)), adapter_(std::move(adapter)) {}
+  ~PyChannel() override {
+    py::gil_scoped_acquire gil;
+    adapter_ = py::object();
+  }
+  Result<std::string> DryRun(const std::string& r) override { return Call("dryrun", r); }
+  Result<std::string> Schedule(const std::string& p) override { return Call("schedule", p); }
+  Result<std::string> Describe(const std::string& id) override { return Call("describe", id); }
+  Status Cancel(const std::string& id) override { return Call("cancel", id).status(); }
+  Result<std::string> List() override { return Call("list", std::nullopt); }
+  Result<std::string> Logs(const std::string& r) override { return Call("logs", r); }
+
+ private:
+  Result<std::string> Call(const char* method, std::optional<std::string> arg) {
+    return WithGil(fmt::format("{}: {}", name_, method), [&] {
+      py::object f = adapter_.attr(method);
+      return (arg ? f(*arg) : f()).cast<std::string>();
+    });
+  }
+  std::string name_;
+  py::object adapter_;
+};
+
+void AddPythonEntries(PluginRegistry& registry, PluginType type, const py::object& provider) {
+  if (type != PluginType::kScheduler && type != PluginType::kNamedResource && type != PluginType::kTracker) return;
+  py::gil_scoped_acquire gil;
+  py::dict provided;
+  try {
+    provided = provider(std::string(plugins::PluginTypeName(type)));
+  } catch (py::error_already_set& e) {
+    registry.AddError({"python", "python", e.what()});
+    return;
+  }
+  for (auto err : provided["errors"]) {
+    auto t = err.cast<py::tuple>();
+    registry.AddError({t[0].cast<std::string>(), t[1].cast<std::string>(), t[2].cast<std::string>()});
+  }
+  for (auto entry : provided["entries"]) {
+    auto t = entry.cast<py::tuple>();
+    std::string name = t[0].cast<std::string>(), source = t[1].cast<std::string>();
+    // Held for the process lifetime, like the registry itself (never destroyed at exit).
+    auto* factory = new py::object(t[2]);
+    if (type == PluginType::kNamedResource) {
+      (void)registry.AddNamedResource(name, source, [factory, name]() -> Result<specs::Resource> {
+        auto json = WithGil(fmt::format("named resource {}", name), [&] {
+          py::object to_json = py::module_::import("torchx.specs.api").attr("resource_to_json");
+          return py::module_::import("json").attr("dumps")(to_json((*factory)())).cast<std::string>();
+        });
+        if (!json) return json.status();
+        return ResourceFromJson(*json);
+      });
+    } else if (type == PluginType::kScheduler) {
+      (void)registry.AddScheduler(name, source, [factory, name](const std::string& session)
+                                                    -> Result<std::unique_ptr<schedulers::Scheduler>> {
+        py::object adapter;
+        auto opts_json = WithGil(fmt::format("scheduler {}", name), [&] {
+          py::object cls = py::module_::import("torchx.plugins._scheduler_adapter").attr("SchedulerAdapter");
+          adapter = cls((*factory)(session));
+          return adapter.attr("runopts_json")().cast<std::string>();
+        });
+        if (!opts_json) return opts_json.status();
+        TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(*opts_json));
+        auto channel = std::make_unique<PyChannel>(name, std::move(adapter));
+        return plugins::MakeJsonScheduler(name, session, std::move(opts), std::move(channel),
+                                          schedulers::kCapList | schedulers::kCapLogs);
+      });
+    } else {
+      (void)registry.AddTracker(name, source, "");
+    }
+  }
+}
+
+template <typename Fn>
+auto Released(Fn fn) {
+  py::gil_scoped_release release;
+  return fn();
+}
+
+}  // namespace
+
+void BindPlugins(py::module_& m) {
+  m.def("plugins_report", [] { return Released([] { return PluginRegistry::Global().Report(); }); });
+  m.def("plugins_report_json", [] { return Released([] { return PluginRegistry::Global().ReportJson(); }); });
+  m.def("plugins_info", [](const std::string& type) {
+    PluginType t = ValueOrThrow(plugins::ParsePluginType(type));
+    auto info = Released([t] { return PluginRegistry::Global().Info(t); });
+    py::list out;
+    for (const auto& p : info) out.append(py::make_tuple(p.name, p.source));
+    return out;
+  });
+  m.def("plugins_errors", [] {
+    auto errors = Released([] { return PluginRegistry::Global().Errors(); });
+    py::list out;
+    for (const auto& e : errors) out.append(py::make_tuple(e.source, e.kind, e.message));
+    return out;
+  });
+  m.def("powers_of_two_gpus", [](const std::string& resource) {
+    std::vector<std::pair<double, std::string>> out;
+    for (const auto& f : ValueOrThrow(plugins::PowersOfTwoGpus(ResourceArg(resource)))) out.emplace_back(f.fraction, f.suffix);
+    return out;
+  });
+  m.def("halve_mem_down_to", [](const std::string& resource, int min_gib) {
+    std::vector<std::pair<double, std::string>> out;
+    for (const auto& f : ValueOrThrow(plugins::HalveMemDownTo(ResourceArg(resource), min_gib))) {
+      out.emplace_back(f.fraction, f.suffix);
+    }
+    return out;
+  });
+  m.def("set_python_provider", [](py::object provider) {
+    auto* held = new py::object(std::move(provider));  // lives as long as the registry
+    PluginRegistry::Global().AddProvider(
+        "python", [held](PluginType t, PluginRegistry& r) { AddPythonEntries(r, t, *held); });
+  });
+}
+
+}  // namespace torchx::python

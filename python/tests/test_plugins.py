@@ -1,0 +1,152 @@
+"""torchx.plugins: registration, fractionals, discovery (namespace packages, entry points),
+the diagnostic report, and Python plugins used by the runner and by the C++ CLI."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from torchx import plugins, specs
+from torchx.plugins import register
+
+FIXTURES = pathlib.Path(__file__).resolve().parent / "plugin_fixtures"
+
+
+def run_py(code, tmp_path, extra_env=None, pythonpath=(str(FIXTURES),)):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath), DEMO_INLINE_DIR=str(tmp_path / "inline"),
+               TORCHX_STATE_DIR=str(tmp_path / "state"), **(extra_env or {}))
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_register_tags_functions():
+    @register.scheduler()
+    def my_sched(session_name, **kwargs):
+        return None
+
+    @register.scheduler(name="custom")
+    def other(session_name, **kwargs):
+        return None
+
+    @register(plugins.PluginType.TRACKER)
+    def tracker():
+        return None
+
+    assert my_sched._plugin_type == plugins.PluginType.SCHEDULER and my_sched._plugin_name == "my_sched"
+    assert other._plugin_name == "custom" and tracker._plugin_type == plugins.PluginType.TRACKER
+    assert plugins.PluginType.NAMED_RESOURCE.value == "torchx.named_resources"
+    assert (plugins.WHOLE, plugins.HALF, plugins.QUARTER, plugins.EIGHTH, plugins.SIXTEENTH) == (
+        1.0, 0.5, 0.25, 0.125, 0.0625)
+    with pytest.raises(ValueError, match="fractional"):
+        @register.named_resource(fractionals={1.0: "1"})
+        def no_fraction_param() -> specs.Resource:
+            return specs.Resource(cpu=1, gpu=0, memMB=1)
+
+
+def test_fractional_helpers():
+    assert register.powers_of_two_gpus(specs.Resource(cpu=96, gpu=8, memMB=1024)) == {
+        1.0: "8", 0.5: "4", 0.25: "2", 0.125: "1"}
+    for gpu in (0, 3):
+        with pytest.raises(ValueError, match="power of two"):
+            register.powers_of_two_gpus(specs.Resource(cpu=1, gpu=gpu, memMB=1024))
+    halve = register.halve_mem_down_to(minGiB=8)
+    assert halve(specs.Resource(cpu=1, gpu=0, memMB=64 * 1024)) == {1.0: "64", 0.5: "32", 0.25: "16", 0.125: "8"}
+    with pytest.raises(ValueError, match="odd part"):
+        register.halve_mem_down_to(minGiB=2)(specs.Resource(cpu=1, gpu=0, memMB=96 * 1024))
+    with pytest.raises(ValueError, match="GiB"):
+        halve(specs.Resource(cpu=1, gpu=0, memMB=1000))
+
+
+def test_namespace_plugins_are_discovered_and_used(tmp_path):
+    out = run_py(
+        """
+        import json
+        from torchx import plugins, specs
+        from torchx.runner import get_runner
+        from torchx.components import utils
+        reg = plugins.registry()
+        assert reg is plugins.registry()
+        scheds = reg.get(plugins.PluginType.SCHEDULER)
+        res = reg.get(plugins.PluginType.NAMED_RESOURCE)
+        info = reg.info()
+        info[plugins.PluginType.SCHEDULER].clear()  # a copy: the registry keeps its own
+        r = get_runner()
+        h = r.run(utils.echo(msg="plugged in"), "demo_inline", cfg={"greeting": "hello"})
+        print(json.dumps({
+            "scheds": sorted(scheds), "gpu2": res["demo_gpu_2"]().gpu, "alias": res["dgpu"]().gpu,
+            "mem": sorted(n for n in res if n.startswith("demo_mem")),
+            "lookup": specs.named_resources["demo_gpu_1"].cpu,
+            "still": sorted(reg.get(plugins.PluginType.SCHEDULER)),
+            "trackers": sorted(reg.get(plugins.PluginType.TRACKER)),
+            "state": r.status(h).state.name, "log": list(r.log_lines(h, "echo")),
+            "report": str(reg),
+        }))
+        """,
+        tmp_path,
+    )
+    got = json.loads(out)
+    assert got["scheds"] == ["demo_inline", "local", "local_cwd"] == got["still"]
+    assert got["gpu2"] == 2 and got["alias"] == 4 and got["lookup"] == 8
+    assert got["mem"] == ["demo_mem", "demo_mem_16", "demo_mem_32", "demo_mem_64"]
+    assert got["trackers"] == ["demo_tracker"]
+    assert got["state"] == "SUCCEEDED" and got["log"] == ["plugged in\n"]
+    report = got["report"]
+    assert "demo_inline                  python:torchx_plugins.schedulers.demo_inline" in report
+    assert "[python] python:torchx_plugins.broken.bad_plugin: RuntimeError: this plugin is broken on purpose" in report
+    assert "local_cwd                    builtin" in report
+
+
+def test_entry_points_are_merged_unless_disabled(tmp_path):
+    site = tmp_path / "site"
+    (site / "ep_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "ep_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-plugin\nVersion: 1.0\n")
+    (site / "ep_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[torchx.named_resources]\nep_res = ep_module:ep_res\nbad_res = ep_module:missing\n")
+    (site / "ep_module.py").write_text(
+        "from torchx.specs import Resource\ndef ep_res():\n    return Resource(cpu=3, gpu=0, memMB=300)\n")
+    code = """
+        import json, warnings
+        warnings.simplefilter("ignore")
+        from torchx import plugins
+        print(json.dumps({
+            "default": sorted(n for n in plugins.registry().get(plugins.PluginType.NAMED_RESOURCE) if n.startswith("ep_")),
+            "off": sorted(n for n in plugins.PluginRegistry(load_entrypoints=False).get(plugins.PluginType.NAMED_RESOURCE)
+                          if n.startswith("ep_")),
+            "report": str(plugins.registry()),
+        }))
+    """
+    got = json.loads(run_py(code, tmp_path, pythonpath=(str(site),)))
+    assert got["default"] == ["ep_res"] and got["off"] == []
+    assert "ep_res                       entrypoint:ep-plugin" in got["report"]
+    assert "bad_res = ep_module:missing" in got["report"]
+    disabled = json.loads(run_py(code, tmp_path, {"TORCHX_NO_ENTRYPOINTS": "1"}, pythonpath=(str(site),)))
+    assert disabled["default"] == []
+
+
+def test_cli_sees_python_plugins(torchx_bin, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(FIXTURES), DEMO_INLINE_DIR=str(tmp_path / "inline"),
+               TORCHX_STATE_DIR=str(tmp_path / "state"))
+
+    def cli(*args):
+        return subprocess.run([torchx_bin, *args], env=env, capture_output=True, text=True, timeout=120)
+
+    run = cli("run", "-s", "demo_inline", "utils.echo", "--msg", "via the cli")
+    assert run.returncode == 0, run.stderr
+    handle = run.stdout.strip().splitlines()[0]
+    assert handle.startswith("demo_inline://torchx/echo-")
+    assert "State: SUCCEEDED" in cli("status", handle).stdout
+    assert "echo/0 via the cli" in cli("log", handle).stdout
+    dry = cli("run", "--dryrun", "dist.ddp", "-h", "demo_gpu_2", "--script", "t.py")
+    assert dry.returncode == 0, dry.stderr
+    assert '"gpu": 2' in dry.stdout
+    report = json.loads(cli("plugins", "--json").stdout)
+    assert {"name": "demo_inline", "source": "python:torchx_plugins.schedulers.demo_inline"} in report["plugins"]["scheduler"]
+    assert any(e["kind"] == "python" and "broken" in e["source"] for e in report["errors"])
+    unknown = cli("run", "-s", "nope", "utils.echo")
+    assert unknown.returncode == 2 and "demo_inline" in unknown.stderr

@@ -1,0 +1,107 @@
+#include "core/python_bridge.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace torchx::internal {
+namespace {
+
+constexpr int kReplyFd = 3;
+
+std::string FindPython() {
+  if (const char* env = std::getenv("TORCHX_PYTHON"); env && *env) return env;
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto beside = exe.parent_path() / "python3";
+    if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  return "python3";
+}
+
+}  // namespace
+
+PythonBridge::~PythonBridge() {
+  if (to_child_) std::fclose(to_child_);
+  if (from_child_) std::fclose(from_child_);
+  if (pid_ > 0) {
+    int st = 0;
+    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+Status PythonBridge::Start(const std::string& module, const std::string& purpose) {
+  module_ = module;
+  purpose_ = purpose;
+  int req[2], rep[2];
+  if (::pipe2(req, O_CLOEXEC) != 0) return InternalError(fmt::format("python bridge: pipe: {}", std::strerror(errno)));
+  if (::pipe2(rep, O_CLOEXEC) != 0) {
+    ::close(req[0]);
+    ::close(req[1]);
+    return InternalError(fmt::format("python bridge: pipe: {}", std::strerror(errno)));
+  }
+  python_ = FindPython();
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, req[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, rep[1], kReplyFd);
+  posix_spawn_file_actions_adddup2(&fa, 2, 1);  // user code's prints go to our stderr
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "TORCHX_BRIDGE_FD=", 17) != 0) envp.push_back(*e);
+  }
+  std::string fd_env = fmt::format("TORCHX_BRIDGE_FD={}", kReplyFd);
+  envp.push_back(fd_env.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = {python_, "-u", "-m", module};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int rc = ::posix_spawnp(&pid_, python_.c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(req[0]);
+  ::close(rep[1]);
+  if (rc != 0) {
+    pid_ = -1;
+    ::close(req[1]);
+    ::close(rep[0]);
+    return FailedPreconditionError(fmt::format("{} need a Python interpreter: cannot start {}: {} (set TORCHX_PYTHON)",
+                                               purpose, python_, std::strerror(rc)));
+  }
+  to_child_ = ::fdopen(req[1], "w");
+  from_child_ = ::fdopen(rep[0], "r");
+  return OkStatus();
+}
+
+Result<std::string> PythonBridge::Call(const std::string& request_json) {
+  if (!to_child_ || !from_child_) return FailedPreconditionError("python bridge: not started");
+  std::string line = request_json + "\n";
+  bool sent = std::fwrite(line.data(), 1, line.size(), to_child_) == line.size() && std::fflush(to_child_) == 0;
+  std::string reply;
+  char buf[65536];
+  while (sent && std::fgets(buf, sizeof buf, from_child_)) {
+    reply += buf;
+    if (!reply.empty() && reply.back() == '\n') break;
+  }
+  if (reply.empty()) {
+    return FailedPreconditionError(fmt::format(
+        "{} need the torchx Python package: `{} -m {}` exited without answering (see its error above; install the "
+        "package with `pip install .` or set TORCHX_PYTHON)",
+        purpose_, python_, module_));
+  }
+  return reply;
+}
+
+}  // namespace torchx::internal

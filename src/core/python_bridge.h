@@ -1,0 +1,38 @@
+// A child Python process speaking JSON lines: requests on its stdin, replies on a dedicated fd
+// ($TORCHX_BRIDGE_FD), so that prints of user code go to our stderr. Used by the CLI for Python
+// component files and Python plugins; started only when one is needed. The interpreter is
+// $TORCHX_PYTHON, else the python3 beside this executable (a virtual env's bin/), else python3 on
+// PATH.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdio>
+#include <string>
+
+#include "torchx/status.h"
+
+namespace torchx::internal {
+
+class PythonBridge {
+ public:
+  PythonBridge() = default;
+  ~PythonBridge();
+  PythonBridge(const PythonBridge&) = delete;
+  PythonBridge& operator=(const PythonBridge&) = delete;
+
+  /// Starts `python -u -m <module>`. kFailedPrecondition when no interpreter can be started.
+  Status Start(const std::string& module, const std::string& purpose);
+  /// Sends one request line and returns the reply line. kFailedPrecondition when the child exited
+  /// without answering (e.g. the torchx package is not importable).
+  Result<std::string> Call(const std::string& request_json);
+  bool started() const { return pid_ > 0; }
+
+ private:
+  std::string python_, module_, purpose_;
+  pid_t pid_ = -1;
+  FILE* to_child_ = nullptr;
+  FILE* from_child_ = nullptr;
+};
+
+}  // namespace torchx::internal
