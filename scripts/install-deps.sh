@@ -56,3 +56,10 @@ if [[ "${TORCHX_WITH_AX:-1}" == "1" ]] && ! python3 -c "import ax.runners.torchx
   echo "install-deps: installing ax-platform" >&2
   python3 -m pip install -q "ax-platform>=1.2"
 fi
+
+# A real PJRT plugin for the device-plugin tests: fastatomstruct-xla-cpu ships XLA's CPU PJRT
+# library (libpjrt_cpu.so; no Python dependencies). TORCHX_WITH_PJRT=0 skips it.
+if [[ "${TORCHX_WITH_PJRT:-1}" == "1" ]] && ! python3 -c "import fastatomstruct_xla_cpu" >/dev/null 2>&1; then
+  echo "install-deps: installing fastatomstruct-xla-cpu (a PJRT CPU plugin)" >&2
+  python3 -m pip install -q --no-deps fastatomstruct-xla-cpu
+fi

@@ -14,7 +14,7 @@ bash scripts/install-deps.sh
 bash scripts/build-python.sh
 
 # Engines the tests need are installed above, so their tests must run, not skip.
-export TORCHX_REQUIRE_ENGINES=torch,ax
+export TORCHX_REQUIRE_ENGINES=torch,ax,pjrt
 
 cmake --preset debug
 cmake --build --preset debug

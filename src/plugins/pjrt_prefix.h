@@ -84,6 +84,9 @@ typedef struct {
   void* kv_put_callback;
   void* kv_put_user_arg;
   PJRT_Client* client; /* out */
+  /* Appended in later API versions; plugins built against them refuse a smaller struct. */
+  void* kv_try_get_callback;
+  void* kv_try_get_user_arg;
 } PJRT_Client_Create_Args;
 
 typedef struct {

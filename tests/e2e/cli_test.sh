@@ -59,6 +59,15 @@ check "wrong type" 2 "--num_replicas: invalid int value 'two'" -- "$TORCHX" run 
 check "missing python component file" 2 "no such file" -- "$TORCHX" run --dryrun ./comp.py:trainer
 check "python components without python" 1 "need a Python interpreter" -- env TORCHX_PYTHON=/nonexistent/python3 "$TORCHX" run --dryrun ./comp.py:trainer
 
+# plugins
+echo "not a shared library" > "$TMP/bogus.so"
+check "plugins report" 0 "torchx.schedulers (scheduler)" -- "$TORCHX" plugins
+check "plugins report lists devices" 0 "CUDA" -- "$TORCHX" plugins --type device
+check "plugins bad type lists choices" 2 "[scheduler, tracker, named_resource, component, device]" -- "$TORCHX" plugins --type widget
+check "plugins json" 0 '"errors"' -- "$TORCHX" plugins --json
+check "a broken native plugin is reported, not fatal" 0 "[dlopen]" -- env TORCHX_PLUGIN_PATH="$TMP/bogus.so" "$TORCHX" plugins
+check "ddp -j auto without PJRT_DEVICE" 2 "set PJRT_DEVICE" -- env -u PJRT_DEVICE "$TORCHX" run --dryrun dist.ddp -j 1xauto --script t.py
+
 # declarative component file + .torchxconfig defaults
 cat > "$TMP/train.yaml" <<'YAML'
 description: Trains a model.
