@@ -74,12 +74,6 @@ nlohmann::json FirstRole(specs::Role role) {
 }
 }  // namespace
 
-std::string ResourceToJson(const specs::Resource& r) {
-  specs::Role role;
-  role.resource = r;
-  return FirstRole(std::move(role))["resource"].dump();
-}
-
 std::string MountsToJson(const std::vector<specs::Mount>& mounts) {
   specs::Role role;
   role.mounts = mounts;

@@ -18,8 +18,6 @@ specs::Cfg CfgFromPy(const pybind11::handle& cfg);
 pybind11::object CfgValToPy(const specs::CfgVal& v);
 pybind11::dict CfgToPy(const specs::Cfg& cfg);
 
-/// One role's resource, as the JSON object the AppDef form uses.
-std::string ResourceToJson(const specs::Resource& r);
 /// Mounts as the JSON list the AppDef form uses.
 std::string MountsToJson(const std::vector<specs::Mount>& mounts);
 

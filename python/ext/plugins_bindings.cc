@@ -20,11 +20,7 @@ namespace {
 using plugins::PluginRegistry;
 using plugins::PluginType;
 
-Result<specs::Resource> ResourceFromJson(const std::string& json) {
-  std::string app = R"({"name": "r", "roles": [{"name": "r", "image": "", "resource": )" + json + "}]}";
-  TORCHX_ASSIGN_OR_RETURN(specs::AppDef a, specs::AppDefFromJson(app));
-  return a.roles[0].resource;
-}
+using specs::ResourceFromJson;
 
 specs::Resource ResourceArg(const std::string& json) { return ValueOrThrow(ResourceFromJson(json)); }
 

@@ -76,9 +76,18 @@ void BindSpecs(py::module_& m) {
   m.def("normalize_name", [](const std::string& name) { return specs::NormalizeName(name); });
 
   m.def("named_resource", [](const std::string& name) {
-    return ResourceToJson(ValueOrThrow(specs::GetNamedResource(name), ErrorSite::kNamedResource));
+    // Without the GIL: an unknown name may run plugin discovery, which takes the registry's lock
+    // and may call back into Python.
+    auto res = [&] {
+      py::gil_scoped_release release;
+      return specs::GetNamedResource(name);
+    }();
+    return specs::ResourceToJson(ValueOrThrow(std::move(res), ErrorSite::kNamedResource));
   });
-  m.def("named_resource_names", &specs::NamedResourceNames);
+  m.def("named_resource_names", [] {
+    py::gil_scoped_release release;
+    return specs::NamedResourceNames();
+  });
   m.def("parse_mounts", [](const std::vector<std::string>& tokens) {
     return MountsToJson(ValueOrThrow(specs::ParseMounts(tokens)));
   });

@@ -72,12 +72,6 @@ class BridgeChannel : public JsonSchedulerChannel {
   int id_;
 };
 
-Result<specs::Resource> ResourceFromJson(const Json& resource) {
-  Json app = {{"name", "r"}, {"roles", {{{"name", "r"}, {"image", ""}, {"resource", resource}}}}};
-  TORCHX_ASSIGN_OR_RETURN(specs::AppDef a, specs::AppDefFromJson(app.dump()));
-  return a.roles[0].resource;
-}
-
 void Provide(const std::shared_ptr<Bridge>& bridge, PluginType type, PluginRegistry& registry) {
   if (type != PluginType::kScheduler && type != PluginType::kNamedResource && type != PluginType::kTracker) return;
   auto reply = bridge->Call({{"op", "discover"}, {"type", PluginTypeName(type)}});
@@ -91,7 +85,7 @@ void Provide(const std::shared_ptr<Bridge>& bridge, PluginType type, PluginRegis
   for (const Json& e : (*reply)["entries"]) {
     std::string name = e.value("name", ""), source = e.value("source", "python");
     if (type == PluginType::kNamedResource) {
-      auto res = ResourceFromJson(e["resource"]);
+      auto res = specs::ResourceFromJson(e["resource"].dump());
       if (!res) {
         registry.AddError({source, "python", fmt::format("named resource {}: {}", name, res.error().message())});
         continue;

@@ -84,6 +84,8 @@ class Reader {
  public:
   explicit Reader(bool scalars_as_text) : scalars_as_text_(scalars_as_text) {}
 
+  Result<Resource> TopResource(const Json& j) { return ReadResource(j, "resource"); }
+
   Result<AppDef> App(const Json& j) {
     TORCHX_RETURN_IF_ERROR(Keys(j, "", {"name", "roles", "metadata"}));
     AppDef app;
@@ -463,6 +465,20 @@ Result<AppDef> AppDefFromFile(const std::string& path) {
   auto app = is_json ? AppDefFromJson(buf.str()) : AppDefFromYaml(buf.str());
   if (!app) return app.error().WithContext(path);
   return app;
+}
+
+std::string ResourceToJson(const Resource& r) {
+  AppDef app;
+  Role role;
+  role.resource = r;
+  app.roles.push_back(std::move(role));
+  return AppToJson(app)["roles"][0]["resource"].dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<Resource> ResourceFromJson(std::string_view json) {
+  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgumentError("resource JSON: not valid JSON");
+  return Reader(/*scalars_as_text=*/false).TopResource(j);
 }
 
 }  // namespace torchx::specs

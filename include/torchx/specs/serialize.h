@@ -26,6 +26,10 @@ std::string AppDefToYaml(const AppDef& app);
 /// keep its exact text. Where a string is expected a plain number or bool is accepted as text.
 Result<AppDef> AppDefFromYaml(std::string_view yaml);
 
+/// One Resource in the same form as an AppDef role's "resource" (how plugins hand resources over).
+std::string ResourceToJson(const Resource& r);
+Result<Resource> ResourceFromJson(std::string_view json);
+
 /// Reads a spec file, JSON or YAML by extension (.json; .yaml / .yml), errors naming the file.
 Result<AppDef> AppDefFromFile(const std::string& path);
 
