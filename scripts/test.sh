@@ -13,8 +13,18 @@ bash scripts/install-deps.sh
 # The Python package (extension + CLI) the python and ax suites import.
 bash scripts/build-python.sh
 
+# A real three-node Slurm cluster on this host for the slurm scheduler's tests (the project's own
+# copy of the set-up; stopped again when this script exits). TORCHX_WITH_SLURM=0 skips it.
+if [[ "${TORCHX_WITH_SLURM:-1}" == "1" ]]; then
+  bash scripts/engines/slurm-up.sh
+  trap 'bash scripts/engines/slurm-down.sh >/dev/null 2>&1 || true' EXIT
+  engines=torch,ax,pjrt,slurm
+else
+  engines=torch,ax,pjrt
+fi
+
 # Engines the tests need are installed above, so their tests must run, not skip.
-export TORCHX_REQUIRE_ENGINES=torch,ax,pjrt
+export TORCHX_REQUIRE_ENGINES=$engines
 
 cmake --preset debug
 cmake --build --preset debug
@@ -23,9 +33,9 @@ ctest --preset debug
 if [[ "${TORCHX_SKIP_ASAN:-0}" != "1" ]]; then
   cmake --preset asan
   cmake --build --preset asan
-  # The DDP job and the Ax experiment are already covered above (their processes are not
-  # sanitized); under ASan the suites check memory errors.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax"
+  # The DDP job, the Ax experiment and the Slurm jobs are already covered above (their processes
+  # are not sanitized); under ASan the suites check memory errors.
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax|slurm"
 fi
 
 fuzz_seconds=${TORCHX_FUZZ_SECONDS:-10}

@@ -1,5 +1,8 @@
 #include "torchx/schedulers/scheduler.h"
 
+#include "schedulers/local/local_scheduler.h"
+#include "schedulers/slurm/slurm_scheduler.h"
+
 #include <thread>
 
 #include <fmt/format.h>
@@ -76,6 +79,14 @@ Result<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(std::string_view na
   }
   return NotFoundError(fmt::format("scheduler: unknown scheduler `{}`.{}", name,
                                    internal::SuggestionSuffix(name, Names())));
+}
+
+// The built-in back-ends, in TorchX's order (the first is the CLI default).
+void RegisterBuiltinSchedulers(SchedulerRegistry& registry) {
+  local::RegisterLocalSchedulers(registry);
+  (void)registry.Register("slurm", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
+    return slurm::MakeSlurmScheduler(session);
+  });
 }
 
 }  // namespace torchx::schedulers

@@ -494,8 +494,3 @@ void RegisterLocalSchedulers(SchedulerRegistry& registry) {
 
 }  // namespace torchx::schedulers::local
 
-namespace torchx::schedulers {
-
-void RegisterBuiltinSchedulers(SchedulerRegistry& registry) { local::RegisterLocalSchedulers(registry); }
-
-}  // namespace torchx::schedulers

@@ -52,4 +52,7 @@ class LocalScheduler : public Scheduler {
   std::map<std::string, std::unique_ptr<StateStore>> stores_;
 };
 
+/// local_cwd and its alias local.
+void RegisterLocalSchedulers(SchedulerRegistry& registry);
+
 }  // namespace torchx::schedulers::local

@@ -1,0 +1,152 @@
+#include "schedulers/slurm/sbatch_script.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "core/pystr.h"
+#include "torchx/specs/macros.h"
+
+namespace torchx::schedulers::slurm {
+namespace {
+
+std::string Str(const specs::Cfg& cfg, const char* key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) return "";
+  if (const auto* s = std::get_if<std::string>(&it->second)) return *s;
+  return "";
+}
+
+bool Bool(const specs::Cfg& cfg, const char* key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) return false;
+  if (const auto* b = std::get_if<bool>(&it->second)) return *b;
+  return false;
+}
+
+// One shell word. `${app_id}` becomes the job id at run time: the word is quoted with the macro
+// text in it, then the macro is replaced by a double-quoted $SLURM_JOB_ID between the single
+// quotes ('a-'"$SLURM_JOB_ID"'-b'), so everything else stays literal.
+std::string ShellWord(const std::string& s) {
+  std::string quoted = internal::ShlexQuote(s);
+  const std::string macro(specs::macros::kAppId);
+  for (size_t pos = 0; (pos = quoted.find(macro, pos)) != std::string::npos;) {
+    quoted.replace(pos, macro.size(), "'\"$SLURM_JOB_ID\"'");
+    pos += 17;
+  }
+  return quoted;
+}
+
+}  // namespace
+
+std::optional<SlurmVersion> ParseSlurmVersion(const std::string& text) {
+  static const std::regex kVersion(R"((\d+)\.(\d+))");
+  std::smatch m;
+  if (!std::regex_search(text, m, kVersion)) return std::nullopt;
+  return SlurmVersion{std::stoi(m[1]), std::stoi(m[2])};
+}
+
+specs::RunOpts SlurmRunOpts() {
+  specs::RunOpts o;
+  (void)o.Add("partition", specs::CfgType::kStr, "The partition to run the job in.");
+  (void)o.Add("time", specs::CfgType::kStr,
+              "The maximum time the job is allowed to run for. Formats: \"minutes\", \"minutes:seconds\", "
+              "\"hours:minutes:seconds\", \"days-hours\", \"days-hours:minutes\" or \"days-hours:minutes:seconds\"");
+  (void)o.Add("comment", specs::CfgType::kStr, "Comment to set on the slurm job.");
+  (void)o.Add("constraint", specs::CfgType::kStr, "Constraint to use for the slurm job.");
+  (void)o.Add("mail-user", specs::CfgType::kStr, "User to mail on job end.");
+  (void)o.Add("mail-type", specs::CfgType::kStr, "What events to mail users on.");
+  (void)o.Add("job_dir", specs::CfgType::kStr,
+              "The directory to place the job code and outputs. The directory must not exist and will be "
+              "created. To enable log iteration, jobs will be tracked in ``.torchxslurmjobdirs``.");
+  (void)o.Add("qos", specs::CfgType::kStr, "Quality of Service (QoS) to assign to the job.");
+  (void)o.Add("nomem", specs::CfgType::kBool,
+              "do not request memory (--mem) for the replicas, for clusters that do not schedule on memory", false);
+  return o;
+}
+
+Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const specs::Cfg& cfg, SlurmVersion version,
+                                            std::optional<int> partition_mem_mb) {
+  SlurmBatchRequest req;
+  req.cmd = {"sbatch", "--parsable"};
+  for (const char* key : {"comment", "mail-user", "mail-type"}) {
+    if (std::string v = Str(cfg, key); !v.empty()) req.cmd.push_back(fmt::format("--{}={}", key, v));
+  }
+  req.job_dir = Str(cfg, "job_dir");
+  bool nomem = Bool(cfg, "nomem") || (partition_mem_mb && *partition_mem_mb <= 1000);
+  int max_retries = -1;
+  for (const specs::Role& role : app.roles) {
+    max_retries = max_retries < 0 ? role.max_retries : std::min(max_retries, role.max_retries);
+    for (int i = 0; i < role.num_replicas; ++i) {
+      std::string image = role.image.empty() && !req.job_dir.empty() ? req.job_dir : role.image;
+      specs::macros::Values values{image, std::string(specs::macros::kAppId), std::to_string(i),
+                                   "SLURM_JOB_NODELIST_HET_GROUP_0"};
+      specs::Role r = values.Apply(role);
+      SlurmReplicaRequest rep;
+      rep.name = fmt::format("{}-{}", role.name, i);
+      rep.sbatch_opts = {"--job-name=" + rep.name, "--requeue", "--ntasks-per-node=1"};
+      const specs::Resource& res = role.resource;
+      if (res.cpu > 0) rep.sbatch_opts.push_back(fmt::format("--cpus-per-task={}", res.cpu));
+      if (res.memMB > 0 && !nomem) rep.sbatch_opts.push_back(fmt::format("--mem={}", res.memMB));
+      if (res.gpu > 0) {
+        if (version >= SlurmVersion{24, 11}) {
+          rep.sbatch_opts.push_back(fmt::format("--gpus-per-node={}", res.gpu));
+        } else {
+          rep.sbatch_opts.push_back(fmt::format("--gpus-per-task={}", res.gpu));
+          rep.sbatch_opts.push_back("--ntasks=1");
+        }
+      }
+      for (const char* key : {"partition", "time", "constraint", "qos"}) {
+        if (std::string v = Str(cfg, key); !v.empty()) rep.sbatch_opts.push_back(fmt::format("--{}={}", key, v));
+      }
+      rep.srun_opts = {fmt::format("--output=slurm-\"$SLURM_JOB_ID\"-{}.out", rep.name),
+                       fmt::format("--error=slurm-\"$SLURM_JOB_ID\"-{}.err", rep.name), "--wait=60",
+                       "--kill-on-bad-exit=1"};
+      // The environment goes through `env` rather than srun's --export=ALL,K=V (which splits on
+      // commas and cannot quote), so that every value reaches the process byte for byte.
+      if (!r.env.empty()) {
+        rep.command = {"env", "--"};
+        for (const auto& [k, v] : r.env) rep.command.push_back(ShellWord(k + "=" + v));
+      }
+      rep.command.push_back(ShellWord(r.entrypoint));
+      for (const std::string& a : r.args) rep.command.push_back(ShellWord(a));
+      req.replicas.push_back(std::move(rep));
+    }
+  }
+  req.max_retries = std::max(0, max_retries);
+  if (req.replicas.empty()) return InvalidArgumentError("roles: a slurm job needs at least one replica");
+  return req;
+}
+
+std::string SlurmBatchRequest::Materialize() const {
+  std::string out = "#!/bin/bash\n#\n";
+  out += fmt::format("# Generated by TorchX {} (C++)\n", TORCHX_SLURM_VERSION_STRING);
+  out += fmt::format("# Run with: {}\n#\n", fmt::join(cmd, " "));
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    if (i) out += "#SBATCH hetjob\n";
+    out += fmt::format("#SBATCH {}\n", fmt::join(replicas[i].sbatch_opts, " "));
+  }
+  out += "\nset -evx\n\n";
+  out += "export PYTHONUNBUFFERED=1\nexport SLURM_UNBUFFEREDIO=1\n";
+  out += fmt::format("export TORCHX_MAX_RETRIES={}\n\n", max_retries);
+  out += "set +e\n";
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    const auto& r = replicas[i];
+    out += i ? "     " : "srun ";
+    out += fmt::format("{} {}", fmt::join(r.srun_opts, " "), fmt::join(r.command, " "));
+    out += i + 1 < replicas.size() ? " :\\\n" : "\n";
+  }
+  out += "exitcode=$?\nset -e\n\n";
+  out += "echo \"job exited with code $exitcode\"\n";
+  out += "if [ $exitcode -ne 0 ]; then\n";
+  out += "    if [ \"$TORCHX_MAX_RETRIES\" -gt \"${SLURM_RESTART_COUNT:-0}\" ]; then\n";
+  out += "        scontrol requeue \"$SLURM_JOB_ID\"\n";
+  out += "    fi\n";
+  out += "    exit $exitcode\n";
+  out += "fi\n";
+  return out;
+}
+
+}  // namespace torchx::schedulers::slurm

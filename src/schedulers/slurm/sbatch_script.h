@@ -1,0 +1,50 @@
+// The sbatch request TorchX's slurm scheduler builds: one heterogeneous-job group per replica
+// (`<role>-<i>`), one `srun` over all groups, requeue-based retries. Pure: the Slurm version and
+// the partition's memory come in as arguments, so dry runs and tests need no cluster.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchx/specs/app_def.h"
+#include "torchx/specs/runopts.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers::slurm {
+
+struct SlurmVersion {
+  int major = 24;
+  int minor = 5;
+  friend auto operator<=>(const SlurmVersion&, const SlurmVersion&) = default;
+};
+/// "slurm 22.05.8" (sinfo --version) -> {22, 5}.
+std::optional<SlurmVersion> ParseSlurmVersion(const std::string& text);
+
+struct SlurmReplicaRequest {
+  std::string name;                       ///< <role>-<replica>
+  std::vector<std::string> sbatch_opts;   ///< for its `#SBATCH` line
+  std::vector<std::string> srun_opts;     ///< before the command in `srun`
+  std::vector<std::string> command;       ///< shell words, already quoted
+};
+
+struct SlurmBatchRequest {
+  std::vector<std::string> cmd;  ///< sbatch --parsable [job-level flags]
+  std::vector<SlurmReplicaRequest> replicas;
+  int max_retries = 0;
+  std::string job_dir;  ///< cfg job_dir, or empty
+
+  /// The batch script (`#SBATCH` header, `srun` with ` :\` separated groups, retry logic).
+  std::string Materialize() const;
+};
+
+/// The runopts of the slurm scheduler (TorchX's, plus `nomem`).
+specs::RunOpts SlurmRunOpts();
+
+/// `partition_mem_mb`: RealMemory of the target partition; --mem is left out when it is <= 1000
+/// (tiny test partitions) or when cfg nomem is set. kInvalidArgument naming the role for
+/// requests Slurm cannot express.
+Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const specs::Cfg& cfg, SlurmVersion version,
+                                            std::optional<int> partition_mem_mb);
+
+}  // namespace torchx::schedulers::slurm

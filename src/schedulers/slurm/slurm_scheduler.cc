@@ -1,0 +1,283 @@
+#include "schedulers/slurm/slurm_scheduler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <regex>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/subprocess.h"
+#include "schedulers/slurm/sbatch_script.h"
+#include "schedulers/slurm/slurm_status.h"
+#include "schedulers/slurm/workspace.h"
+
+namespace torchx::schedulers::slurm {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using internal::RunCommand;
+
+constexpr const char* kJobDirsFile = ".torchxslurmjobdirs";
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Where a job's files are: its job_dir (recorded at submit in ./.torchxslurmjobdirs), else cwd.
+fs::path JobDir(const std::string& app_id) {
+  std::ifstream f(kJobDirsFile);
+  std::string line;
+  fs::path found;
+  while (std::getline(f, line)) {
+    size_t eq = line.find(" = ");
+    if (eq != std::string::npos && line.substr(0, eq) == app_id) found = line.substr(eq + 3);
+  }
+  std::error_code ec;
+  return found.empty() ? fs::current_path(ec) : found;
+}
+
+class FileLines : public LogIterator {
+ public:
+  FileLines(std::vector<fs::path> files, std::optional<std::string> regex, bool follow,
+            std::function<bool()> finished)
+      : files_(std::move(files)), follow_(follow), finished_(std::move(finished)) {
+    if (regex) re_.emplace(*regex);
+  }
+  Result<std::optional<std::string>> Next() override {
+    while (true) {
+      if (!pending_.empty()) {
+        std::string line = std::move(pending_.front());
+        pending_.erase(pending_.begin());
+        if (!re_ || std::regex_search(line, *re_)) return std::optional(std::move(line));
+        continue;
+      }
+      if (index_ >= files_.size()) return std::optional<std::string>();
+      std::string text = ReadFile(files_[index_]);
+      std::string fresh = text.size() > offset_ ? text.substr(offset_) : "";
+      // Only whole lines while the app may still write; the rest at the end.
+      size_t cut = fresh.rfind('\n');
+      bool done = !follow_ || finished_();
+      if (done) {
+        cut = fresh.size();
+      } else if (cut == std::string::npos) {
+        cut = 0;
+      } else {
+        ++cut;
+      }
+      std::string take = fresh.substr(0, cut);
+      offset_ += take.size();
+      for (size_t b = 0; b < take.size();) {
+        size_t nl = take.find('\n', b);
+        size_t e = nl == std::string::npos ? take.size() : nl + 1;
+        pending_.push_back(take.substr(b, e - b));
+        b = e;
+      }
+      if (pending_.empty()) {
+        if (done) {
+          ++index_;
+          offset_ = 0;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+      }
+    }
+  }
+
+ private:
+  std::vector<fs::path> files_;
+  std::optional<std::regex> re_;
+  bool follow_;
+  std::function<bool()> finished_;
+  std::vector<std::string> pending_;
+  size_t index_ = 0;
+  size_t offset_ = 0;
+};
+
+class SlurmScheduler : public Scheduler {
+ public:
+  explicit SlurmScheduler(std::string session) : Scheduler("slurm", std::move(session)) {}
+
+  specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
+  unsigned capabilities() const override { return kCapLogs | kCapList | kCapFollowLogs; }
+
+  Result<std::string> Schedule(const DryRunInfo& info) override {
+    Json p = Json::parse(info.payload, nullptr, false);
+    if (!p.is_object()) return InvalidArgumentError("slurm: the request is not one this scheduler's dry run made");
+    std::string script = p.value("script", "");
+    std::vector<std::string> cmd = p.value("cmd", std::vector<std::string>{});
+    std::string job_dir = p.value("job_dir", "");
+    fs::path script_path;
+    std::error_code ec;
+    if (!job_dir.empty()) {
+      TORCHX_RETURN_IF_ERROR(CopyWorkspace(fs::current_path(ec), job_dir));
+      script_path = fs::path(job_dir) / "torchx-sbatch.sh";
+      cmd.push_back("--chdir=" + job_dir);
+    } else {
+      std::string tmpl = (fs::temp_directory_path(ec) / "torchx-slurm-XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) return InternalError("slurm: cannot create a temp dir for the batch script");
+      script_path = fs::path(tmpl) / "torchx-sbatch.sh";
+    }
+    std::ofstream(script_path) << script;
+    cmd.push_back(script_path.string());
+    TORCHX_ASSIGN_OR_RETURN(auto res, Tool(cmd, std::chrono::seconds(60)));
+    if (res.exit_code != 0) {
+      return UnavailableError(fmt::format("slurm: sbatch failed (exit {}): {}", res.exit_code, Trim(res.err)));
+    }
+    std::string id = Trim(res.out);
+    id = id.substr(0, id.find(';'));  // `--parsable` prints "id" or "id;cluster"
+    if (id.empty()) return UnavailableError("slurm: sbatch printed no job id");
+    if (!job_dir.empty()) std::ofstream(kJobDirsFile, std::ios::app) << id << " = " << job_dir << "\n";
+    return id;
+  }
+
+  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto jobs, SqueueJobs());
+    if (auto d = DescribeFromJobs(app_id, jobs)) return std::optional(std::move(*d));
+    // Gone from squeue (finished beyond MinJobAge): accounting, where the cluster has it.
+    auto sacct = Tool({"sacct", "--parsable2", "-j", app_id, "-o", "JobID,JobName,State,ExitCode,NodeList"},
+                      std::chrono::seconds(30));
+    if (!sacct || sacct->exit_code != 0) return std::optional<DescribeAppResponse>();
+    TORCHX_ASSIGN_OR_RETURN(auto rows, ParseSacct(sacct->out));
+    return DescribeFromJobs(app_id, rows);
+  }
+
+  Result<std::vector<ListAppResponse>> List() override {
+    std::vector<SlurmJob> jobs;
+    auto sacct = Tool({"sacct", "--parsable2", "-X", "-S", "1970-01-01T00:00:01", "-o",
+                       "JobID,JobName,State,ExitCode,NodeList"},
+                      std::chrono::seconds(60));
+    if (sacct && sacct->exit_code == 0) {
+      TORCHX_ASSIGN_OR_RETURN(jobs, ParseSacct(sacct->out));
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto live, SqueueJobs());  // accounting lags, or is absent
+    jobs.insert(jobs.end(), live.begin(), live.end());
+    std::vector<ListAppResponse> out;
+    std::vector<std::string> seen;
+    for (const SlurmJob& j : jobs) {
+      if (std::find(seen.begin(), seen.end(), j.job_id) != seen.end()) continue;
+      seen.push_back(j.job_id);
+      auto d = DescribeFromJobs(j.job_id, live);
+      if (!d) d = DescribeFromJobs(j.job_id, jobs);
+      ListAppResponse r;
+      r.app_id = j.job_id;
+      r.state = d->state;
+      r.name = j.name;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& o) override {
+    fs::path dir = JobDir(app_id);
+    std::string base = fmt::format("slurm-{}-{}-{}", app_id, o.role, o.replica);
+    std::vector<fs::path> files;
+    if (o.stream != LogStream::kStderr) files.push_back(dir / (base + ".out"));
+    if (o.stream != LogStream::kStdout) files.push_back(dir / (base + ".err"));
+    std::error_code ec;
+    bool any = false;
+    for (const auto& f : files) any |= fs::exists(f, ec);
+    if (!any && !o.follow) {
+      return NotFoundError(fmt::format("slurm: no log files {}.{{out,err}} in {} (logs live in the job's working "
+                                       "dir or job_dir)",
+                                       base, dir.string()));
+    }
+    auto finished = [this, app_id] {
+      auto d = Describe(app_id);
+      return !d || !*d || specs::IsTerminal((*d)->state);
+    };
+    return std::unique_ptr<LogIterator>(std::make_unique<FileLines>(files, o.regex, o.follow, finished));
+  }
+
+ protected:
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+    SlurmVersion version;  // 24.05 when sinfo cannot tell (as TorchX)
+    if (auto v = Tool({"sinfo", "--version"}, std::chrono::seconds(10)); v && v->exit_code == 0) {
+      if (auto parsed = ParseSlurmVersion(v->out)) version = *parsed;
+    }
+    std::optional<int> mem;
+    if (auto s = Tool({"sinfo", "--format", "%P,%m", "--noconvert", "-h"}, std::chrono::seconds(10));
+        s && s->exit_code == 0) {
+      mem = PartitionMemMB(s->out, cfg);
+    }
+    TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, BuildSlurmRequest(app, cfg, version, mem));
+    DryRunInfo info;
+    info.scheduler = backend();
+    info.app = app;
+    info.cfg = cfg;
+    std::string script = req.Materialize();
+    info.request = fmt::format("{} <script>\n\n{}", fmt::join(req.cmd, " "), script);
+    info.payload = Json{{"script", script}, {"cmd", req.cmd}, {"job_dir", req.job_dir}}.dump();
+    return info;
+  }
+
+  Status DoCancel(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"scancel", app_id}, std::chrono::seconds(30)));
+    if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: scancel {}: {}", app_id, Trim(res.err)));
+    return OkStatus();
+  }
+
+ private:
+  static std::string Trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  }
+
+  static Result<internal::CommandResult> Tool(const std::vector<std::string>& argv, std::chrono::milliseconds t) {
+    auto res = RunCommand(argv, "", t);
+    if (!res && res.error().code() == StatusCode::kNotFound) {
+      return UnavailableError(fmt::format("slurm: {} (is this a Slurm login node?)", res.error().message()));
+    }
+    return res;
+  }
+
+  static Result<std::vector<SlurmJob>> SqueueJobs() {
+    TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"squeue", "--json"}, std::chrono::seconds(60)));
+    if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue --json: {}", Trim(res.err)));
+    return ParseSqueueJson(res.out);
+  }
+
+  // RealMemory (MB) of the partition the job goes to (cfg partition, else the default, marked *).
+  static std::optional<int> PartitionMemMB(const std::string& sinfo, const specs::Cfg& cfg) {
+    std::string want;
+    if (auto it = cfg.find("partition"); it != cfg.end()) {
+      if (const auto* s = std::get_if<std::string>(&it->second)) want = *s;
+    }
+    std::istringstream in(sinfo);
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t comma = line.find(',');
+      if (comma == std::string::npos) continue;
+      std::string part = line.substr(0, comma);
+      bool is_default = !part.empty() && part.back() == '*';
+      if (is_default) part.pop_back();
+      if (want.empty() ? is_default : part == want) {
+        try {
+          return std::stoi(line.substr(comma + 1));
+        } catch (...) {
+          return std::nullopt;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name) {
+  return std::make_unique<SlurmScheduler>(session_name);
+}
+
+}  // namespace torchx::schedulers::slurm

@@ -1,0 +1,43 @@
+// Reading Slurm's answers about jobs: `squeue --json` in the shapes of 22.05 (state a string,
+// plain numbers) through 23.x/24.x (state a list, numbers as {"set", "number"} objects, `+` het
+// component ids), and `sacct --parsable2` rows (with or without accounting in squeue's place).
+// One het component per replica, named <role>-<replica>.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers::slurm {
+
+/// Every Slurm job state: COMPLETED -> SUCCEEDED; CANCELLED -> CANCELLED; PENDING, REQUEUED,
+/// REQUEUE_FED, REQUEUE_HOLD, RESIZING, SUSPENDED, CONFIGURING -> PENDING; RUNNING, COMPLETING,
+/// STAGE_OUT, SIGNALING -> RUNNING; BOOT_FAIL, DEADLINE, FAILED, NODE_FAIL, OUT_OF_MEMORY,
+/// PREEMPTED, REVOKED, TIMEOUT, SPECIAL_EXIT -> FAILED; anything else -> UNKNOWN. Accepts sacct's
+/// forms ("CANCELLED by 0", "COMPLETED+").
+specs::AppState SlurmStateToAppState(std::string_view state);
+
+struct SlurmJob {
+  std::string job_id;     ///< the app id: the (leader) job id
+  std::string component;  ///< het component offset ("0", "1", ...), or "" for a plain job
+  std::string name;       ///< <role>-<replica>
+  std::string state;      ///< Slurm's
+  std::string hostname;
+  std::optional<int> exit_code;
+  int restarts = 0;  ///< times requeued (squeue's restart_cnt)
+};
+
+/// All jobs in a `squeue --json` document (any of the shapes above).
+Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view json);
+/// Rows of `sacct --parsable2 -o JobID,JobName,State,ExitCode,NodeList` (steps skipped).
+Result<std::vector<SlurmJob>> ParseSacct(std::string_view text);
+
+/// The app `app_id` from jobs (het components grouped): nullopt when none belongs to it.
+std::optional<DescribeAppResponse> DescribeFromJobs(const std::string& app_id, const std::vector<SlurmJob>& jobs);
+
+}  // namespace torchx::schedulers::slurm

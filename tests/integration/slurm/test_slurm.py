@@ -1,0 +1,138 @@
+"""The slurm scheduler against a real Slurm cluster (scripts/engines/slurm-up.sh: three nodes on
+this host), through the CLI as users run it: the flow of TorchX's own Slurm integration test
+(`dist.ddp -j 2x1 --wait --log`, two hello-world lines), echo, retries, cancel, status,
+describe, list, logs, and hostile arguments arriving byte-identical.
+
+Skips without sbatch unless TORCHX_REQUIRE_ENGINES names slurm."""
+
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+HERE = pathlib.Path(__file__).resolve().parent
+
+if shutil.which("sbatch") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
+    if "slurm" in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(","):
+        raise RuntimeError("slurm is required (TORCHX_REQUIRE_ENGINES) but no cluster answers: "
+                           "run scripts/engines/slurm-up.sh")
+    pytest.skip("no Slurm cluster (scripts/engines/slurm-up.sh starts one)", allow_module_level=True)
+
+
+@pytest.fixture
+def torchx(tmp_path):
+    binary = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
+    jobs = []
+
+    def run(*args, check=True, timeout=300):
+        res = subprocess.run([binary, *args], capture_output=True, text=True, cwd=tmp_path, timeout=timeout)
+        if check:
+            assert res.returncode == 0, f"torchx {' '.join(args)} -> {res.returncode}\n{res.stdout}\n{res.stderr}"
+        if args and args[0] == "run" and res.stdout.startswith("slurm://"):
+            jobs.append(res.stdout.split()[0])
+        return res
+
+    yield run
+    for handle in jobs:  # leave nothing queued or running
+        subprocess.run([binary, "cancel", handle], capture_output=True, cwd=tmp_path)
+
+
+def handle_of(res):
+    h = res.stdout.strip().splitlines()[0]
+    assert h.startswith("slurm://torchx/"), res.stdout
+    return h
+
+
+def wait_state(torchx, handle, want, timeout=120):
+    deadline = time.monotonic() + timeout
+    state = None
+    while time.monotonic() < deadline:
+        state = json.loads(torchx("status", "--json", handle).stdout)["state"]
+        if state in want:
+            return state
+        time.sleep(0.5)
+    raise AssertionError(f"{handle} still {state}, wanted {want}")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_echo_wait_log_status_describe_list(torchx):
+    res = torchx("run", "--wait", "--log", "-s", "slurm", "utils.echo", "--msg", "hello slurm")
+    handle = handle_of(res)
+    assert "echo/0 hello slurm" in res.stdout
+    status = json.loads(torchx("status", "--json", handle).stdout)
+    assert status["state"] == "SUCCEEDED"
+    assert status["roles"][0]["replicas"][0]["hostname"].startswith("node")
+    assert "name: echo" in torchx("describe", handle).stdout
+    assert handle in torchx("list", "-s", "slurm").stdout
+    assert torchx("log", handle).stdout == "echo/0 hello slurm\n"
+
+
+def test_ddp_2x1_across_two_nodes(torchx, tmp_path):
+    shutil.copy(HERE / "hello_world.py", tmp_path / "hello_world.py")
+    res = torchx("run", "--wait", "--log", "-s", "slurm", "dist.ddp", "-j", "2x1", "--cpu", "1", "--memMB", "1500",
+                 "--max_retries", "1", "--rdzv_port", str(free_port()), "--script", "hello_world.py", timeout=600)
+    handle = handle_of(res)
+    hello = [line for line in res.stdout.splitlines() if "hello world" in line]
+    assert len(hello) == 2, res.stdout + res.stderr
+    assert {h.split("rank=")[1].split()[0] for h in hello} == {"0", "1"}
+    assert all("world=2 sum=2" in h for h in hello)
+    assert {h.split("node=")[1] for h in hello} == {"node1", "node2"} or len({h.split("node=")[1] for h in hello}) == 2
+    assert json.loads(torchx("status", "--json", handle).stdout)["state"] == "SUCCEEDED"
+
+
+def test_failing_job_is_retried_then_fails(torchx, tmp_path):
+    app = {"name": "flaky", "roles": [{
+        "name": "flaky", "image": str(tmp_path), "entrypoint": "sh",
+        "args": ["-c", "echo attempt ${SLURM_RESTART_COUNT:-0}; exit 3"], "max_retries": 1,
+        "resource": {"cpu": 1, "gpu": 0, "memMB": 256}}]}
+    (tmp_path / "flaky.json").write_text(json.dumps(app))
+    handle = handle_of(torchx("run", "-s", "slurm", "./flaky.json"))
+    wait_state(torchx, handle, {"FAILED"}, timeout=180)
+    status = json.loads(torchx("status", "--json", handle).stdout)
+    assert status["num_restarts"] == 1
+    assert "flaky-0 exited with code 3" in status["msg"] or status["state"] == "FAILED"
+
+
+def test_cancel_a_running_job(torchx):
+    handle = handle_of(torchx("run", "-s", "slurm", "utils.sh", "sleep", "300"))
+    wait_state(torchx, handle, {"RUNNING"})
+    torchx("cancel", handle)
+    assert wait_state(torchx, handle, {"CANCELLED"}) == "CANCELLED"
+
+
+def test_hostile_arguments_arrive_byte_identical(torchx):
+    hostile = ["it's", 'say "hi"', "$(touch /tmp/pwned)", "`id`", "*", "a b\tc", "new\nline", "${app_id}x", "-", "--x=1,2"]
+    code = "import json, sys; print(json.dumps(sys.argv[1:]))"
+    res = torchx("run", "--wait", "--log", "-s", "slurm", "utils.python", "-c", code, "--", *hostile)
+    line = [l for l in res.stdout.splitlines() if l.startswith("python/0 [")][0]
+    got = json.loads(line[len("python/0 "):])
+    handle = handle_of(res)
+    job_id = handle.rsplit("/", 1)[1]
+    assert got == [a.replace("${app_id}", job_id) for a in hostile]
+    assert not os.path.exists("/tmp/pwned")
+
+
+def test_job_dir_copies_the_workspace_and_finds_logs(torchx, tmp_path):
+    (tmp_path / "keep.txt").write_text("kept\n")
+    (tmp_path / "skip.log").write_text("ignored\n")
+    (tmp_path / ".torchxignore").write_text("*.log\n")
+    job_dir = tmp_path / "jobs" / "run1"
+    res = torchx("run", "--wait", "--log", "-s", "slurm", "-cfg", f"job_dir={job_dir}", "utils.sh", "cat", "keep.txt")
+    handle = handle_of(res)
+    assert "sh/0 kept" in res.stdout
+    assert (job_dir / "keep.txt").exists() and not (job_dir / "skip.log").exists()
+    assert not (job_dir / "jobs" / "run1").exists()  # job_dir inside the workspace is not copied into itself
+    assert f"{handle.rsplit('/', 1)[1]} = {job_dir}" in (tmp_path / ".torchxslurmjobdirs").read_text()
+    again = torchx("run", "-s", "slurm", "-cfg", f"job_dir={job_dir}", "utils.sh", "true", check=False)
+    assert again.returncode != 0 and "already exists" in again.stderr
