@@ -143,8 +143,14 @@ class SlurmScheduler : public Scheduler {
   }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(auto jobs, SqueueJobs());
-    if (auto d = DescribeFromJobs(app_id, jobs)) return std::optional(std::move(*d));
+    // `-j` is honoured with --json from 23.02 (22.05 returns every job: filtered here); an id
+    // squeue no longer knows makes it fail, and accounting is asked instead.
+    auto squeue = Tool({"squeue", "--json", "-j", app_id}, std::chrono::seconds(60));
+    if (!squeue) return squeue.status();
+    if (squeue->exit_code == 0) {
+      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueJson(squeue->out));
+      if (auto d = DescribeFromJobs(app_id, jobs)) return std::optional(std::move(*d));
+    }
     // Gone from squeue (finished beyond MinJobAge): accounting, where the cluster has it.
     auto sacct = Tool({"sacct", "--parsable2", "-j", app_id, "-o", "JobID,JobName,State,ExitCode,NodeList"},
                       std::chrono::seconds(30));

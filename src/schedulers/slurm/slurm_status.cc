@@ -69,41 +69,118 @@ specs::AppState SlurmStateToAppState(std::string_view state_in) {
   return it == kStates.end() ? AppState::kUnknown : it->second;
 }
 
+namespace {
+
+// squeue --json lists every job with ~100 fields (9 MB for 1,000 jobs); a DOM of all of it costs
+// more than squeue itself. This SAX handler keeps only the fields a job's status needs.
+class SqueueSax : public nlohmann::json_sax<Json> {
+ public:
+  std::vector<SlurmJob> jobs;
+  bool saw_jobs = false;
+
+  bool null() override { return Scalar(Json()); }
+  bool boolean(bool v) override { return Scalar(Json(v)); }
+  bool number_integer(number_integer_t v) override { return Scalar(Json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return Scalar(Json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return Scalar(Json(v)); }
+  bool string(string_t& v) override { return Scalar(Json(std::move(v))); }
+  bool binary(binary_t&) override { return Scalar(Json()); }
+
+  bool start_object(std::size_t) override {
+    path_.push_back(pending_key_);
+    pending_key_.clear();
+    if (InJob() && path_.size() == 3) job_ = Json::object();  // {"jobs": [ {<job>} ]}
+    return true;
+  }
+  bool end_object() override {
+    if (InJob() && path_.size() == 3) Finish();
+    path_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    path_.push_back(pending_key_);
+    if (path_.size() == 2 && pending_key_ == "jobs") saw_jobs = true;
+    pending_key_.clear();
+    return true;
+  }
+  bool end_array() override {
+    path_.pop_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    pending_key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool InJob() const { return path_.size() >= 3 && path_[1] == "jobs"; }
+
+  bool Scalar(Json v) {
+    if (!InJob()) return true;
+    // Depth 3: a job's own field; deeper: inside one of the fields we keep (exit_code,
+    // het_job_id {number}, job_state [..]).
+    static const char* kKeep[] = {"job_id", "het_job_id", "het_job_offset", "name", "job_state",
+                                  "batch_host", "nodes", "exit_code", "restart_cnt"};
+    const std::string& field = path_.size() == 3 ? pending_key_ : path_[3];
+    if (std::find(std::begin(kKeep), std::end(kKeep), field) == std::end(kKeep)) return true;
+    if (path_.size() == 3) {
+      job_[field] = std::move(v);
+    } else if (path_.size() == 4 && field == "job_state") {
+      if (!job_.contains("job_state")) job_["job_state"] = Json::array();
+      job_["job_state"].push_back(std::move(v));
+    } else if (path_.size() == 4) {
+      job_[field][pending_key_] = std::move(v);  // {"set", "number"}
+    } else if (path_.size() == 5 && field == "exit_code" && path_[4] == "return_code") {
+      job_["exit_code"]["return_code"][pending_key_] = std::move(v);
+    }
+    return true;
+  }
+
+  void Finish();
+
+  std::vector<std::string> path_;
+  std::string pending_key_;
+  Json job_;
+};
+
+}  // namespace
+
 Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
-  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array()) {
-    return InvalidArgumentError("squeue --json: expected an object with a `jobs` list");
+  SqueueSax sax;
+  bool ok = Json::sax_parse(text, &sax);
+  if (!ok || !sax.saw_jobs) return InvalidArgumentError("squeue --json: expected an object with a `jobs` list");
+  return std::move(sax.jobs);
+}
+
+void SqueueSax::Finish() {
+  const Json& j = job_;
+  auto id = Number(j.value("job_id", Json()));
+  if (!id) return;
+  SlurmJob job;
+  auto het = Number(j.value("het_job_id", Json()));
+  auto offset = Number(j.value("het_job_offset", Json()));
+  if (het && *het > 0) {
+    job.job_id = std::to_string(*het);
+    job.component = std::to_string(offset.value_or(*id - *het));
+  } else {
+    job.job_id = std::to_string(*id);
   }
-  std::vector<SlurmJob> out;
-  for (const Json& j : doc["jobs"]) {
-    auto id = Number(j.value("job_id", Json()));
-    if (!id) continue;
-    SlurmJob job;
-    auto het = Number(j.value("het_job_id", Json()));
-    auto offset = Number(j.value("het_job_offset", Json()));
-    if (het && *het > 0) {
-      job.job_id = std::to_string(*het);
-      job.component = std::to_string(offset.value_or(*id - *het));
-    } else {
-      job.job_id = std::to_string(*id);
+  job.name = j.value("name", "");
+  job.state = StateOf(j.value("job_state", Json()));
+  if (j.contains("batch_host") && j["batch_host"].is_string()) job.hostname = j["batch_host"];
+  if (job.hostname.empty() && j.contains("nodes") && j["nodes"].is_string()) job.hostname = j["nodes"];
+  if (auto rc = Number(j.value("restart_cnt", Json()))) job.restarts = static_cast<int>(*rc);
+  if (j.contains("exit_code")) {
+    const Json& ec = j["exit_code"];
+    // 22.05: the raw wait status (exit 3 -> 768); 23.x+: {"status", "return_code": {number}}.
+    if (auto raw = Number(ec)) {
+      job.exit_code = static_cast<int>(*raw >> 8);
+    } else if (ec.is_object() && ec.contains("return_code")) {
+      if (auto rc = Number(ec["return_code"])) job.exit_code = static_cast<int>(*rc);
     }
-    job.name = j.value("name", "");
-    job.state = StateOf(j.value("job_state", Json()));
-    if (j.contains("batch_host") && j["batch_host"].is_string()) job.hostname = j["batch_host"];
-    if (job.hostname.empty() && j.contains("nodes") && j["nodes"].is_string()) job.hostname = j["nodes"];
-    if (auto rc = Number(j.value("restart_cnt", Json()))) job.restarts = static_cast<int>(*rc);
-    if (j.contains("exit_code")) {
-      const Json& ec = j["exit_code"];
-      // 22.05: the raw wait status (exit 3 -> 768); 23.x+: {"status", "return_code": {number}}.
-      if (auto raw = Number(ec)) {
-        job.exit_code = static_cast<int>(*raw >> 8);
-      } else if (ec.is_object() && ec.contains("return_code")) {
-        if (auto rc = Number(ec["return_code"])) job.exit_code = static_cast<int>(*rc);
-      }
-    }
-    out.push_back(std::move(job));
   }
-  return out;
+  jobs.push_back(std::move(job));
 }
 
 Result<std::vector<SlurmJob>> ParseSacct(std::string_view text) {
