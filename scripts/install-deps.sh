@@ -6,7 +6,7 @@ set -euo pipefail
 # Build toolchain and the libraries we link (see README "Dependencies" for why each).
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config
-  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libinih-dev libsqlite3-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libinih-dev libsqlite3-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev
 )
 # clang + compiler-rt give libFuzzer and the sanitizer runtimes for the fuzz targets.

@@ -15,12 +15,22 @@ bash scripts/build-python.sh
 
 # A real three-node Slurm cluster on this host for the slurm scheduler's tests (the project's own
 # copy of the set-up; stopped again when this script exits). TORCHX_WITH_SLURM=0 skips it.
+engines=torch,ax,pjrt
+stop_engines=()
+trap 'for s in "${stop_engines[@]}"; do bash "$s" >/dev/null 2>&1 || true; done' EXIT
 if [[ "${TORCHX_WITH_SLURM:-1}" == "1" ]]; then
   bash scripts/engines/slurm-up.sh
-  trap 'bash scripts/engines/slurm-down.sh >/dev/null 2>&1 || true' EXIT
-  engines=torch,ax,pjrt,slurm
-else
-  engines=torch,ax,pjrt
+  stop_engines+=(scripts/engines/slurm-down.sh)
+  engines+=,slurm
+fi
+# Container engines for local_docker: dockerd and podman (Docker Engine API on unix sockets,
+# busybox imported from a local rootfs; no registry). TORCHX_WITH_CONTAINERS=0 skips them.
+if [[ "${TORCHX_WITH_CONTAINERS:-1}" == "1" ]]; then
+  bash scripts/engines/dockerd-up.sh
+  stop_engines+=(scripts/engines/dockerd-down.sh)
+  bash scripts/engines/podman-up.sh
+  stop_engines+=(scripts/engines/podman-down.sh)
+  engines+=,docker,podman
 fi
 
 # Engines the tests need are installed above, so their tests must run, not skip.
@@ -35,7 +45,7 @@ if [[ "${TORCHX_SKIP_ASAN:-0}" != "1" ]]; then
   cmake --build --preset asan
   # The DDP job, the Ax experiment and the Slurm jobs are already covered above (their processes
   # are not sanitized); under ASan the suites check memory errors.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax|slurm"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax|slurm|docker"
 fi
 
 fuzz_seconds=${TORCHX_FUZZ_SECONDS:-10}

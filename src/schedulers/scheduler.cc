@@ -1,5 +1,6 @@
 #include "torchx/schedulers/scheduler.h"
 
+#include "schedulers/docker/docker_scheduler.h"
 #include "schedulers/local/local_scheduler.h"
 #include "schedulers/slurm/slurm_scheduler.h"
 
@@ -81,9 +82,13 @@ Result<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(std::string_view na
                                    internal::SuggestionSuffix(name, Names())));
 }
 
-// The built-in back-ends, in TorchX's order (the first is the CLI default).
+// The built-in back-ends (the first is the CLI default).
 void RegisterBuiltinSchedulers(SchedulerRegistry& registry) {
+  // local_cwd stays the default (TorchX's is local_docker, which fails without a running engine).
   local::RegisterLocalSchedulers(registry);
+  (void)registry.Register("local_docker", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
+    return docker::MakeDockerScheduler(session);
+  });
   (void)registry.Register("slurm", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
     return slurm::MakeSlurmScheduler(session);
   });

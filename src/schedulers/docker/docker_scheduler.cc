@@ -1,0 +1,389 @@
+#include "schedulers/docker/docker_scheduler.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "schedulers/docker/engine_client.h"
+#include "torchx/specs/app_id.h"
+#include "torchx/specs/macros.h"
+#include "torchx/specs/serialize.h"
+
+extern char** environ;
+
+namespace torchx::schedulers::docker {
+namespace {
+
+using Json = nlohmann::json;
+using specs::AppState;
+
+constexpr const char* kLabelVersion = "torchx.pytorch.org/version";
+constexpr const char* kLabelAppId = "torchx.pytorch.org/app-id";
+constexpr const char* kLabelRole = "torchx.pytorch.org/role-name";
+constexpr const char* kLabelReplica = "torchx.pytorch.org/replica-id";
+constexpr const char* kCancelledSuffix = "-cancelled";
+
+// TorchX's container name: <last 30 of app_id>-<first 30 of role>-<i>, no leading non-alnum.
+std::string ContainerName(const std::string& app_id, const std::string& role, int i) {
+  std::string a = app_id.size() > 30 ? app_id.substr(app_id.size() - 30) : app_id;
+  std::string name = fmt::format("{}-{}-{}", a, role.substr(0, 30), i);
+  size_t start = 0;
+  while (start < name.size() && !std::isalnum(static_cast<unsigned char>(name[start]))) ++start;
+  return name.substr(start);
+}
+
+// Device paths for Resource.devices (TorchX's devices.py): EFA and Neuron.
+std::vector<std::string> DeviceMounts(const std::map<std::string, int>& devices) {
+  std::vector<std::string> out;
+  for (const auto& [name, count] : devices) {
+    for (int i = 0; i < count; ++i) {
+      if (name == "vpc.amazonaws.com/efa") out.push_back(fmt::format("/dev/infiniband/uverbs{0}:/dev/infiniband/uverbs{0}:rwm", i));
+      if (name == "aws.amazon.com/neurondevice") out.push_back(fmt::format("/dev/neuron{0}:/dev/neuron{0}:rwm", i));
+    }
+  }
+  return out;
+}
+
+AppState ContainerState(const Json& c) {
+  std::string state = c.value("State", "");
+  if (state == "created" || state == "configured") return AppState::kSubmitted;
+  if (state == "restarting" || state == "paused" || state == "removing") return AppState::kPending;
+  if (state == "running") return AppState::kRunning;
+  if (state == "exited" || state == "stopped") {
+    return c.value("ExitCode", 1) == 0 ? AppState::kSucceeded : AppState::kFailed;
+  }
+  return state == "dead" ? AppState::kFailed : AppState::kUnknown;
+}
+
+class LinesIterator : public LogIterator {
+ public:
+  explicit LinesIterator(std::vector<std::string> lines) : lines_(std::move(lines)) {}
+  Result<std::optional<std::string>> Next() override {
+    if (i_ >= lines_.size()) return std::optional<std::string>();
+    return std::optional<std::string>(lines_[i_++]);
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  size_t i_ = 0;
+};
+
+// Splits the engine's multiplexed log stream (8-byte frame headers: stream, 0, 0, 0, size
+// big-endian) into lines of the wanted streams.
+std::vector<std::string> Demux(const std::string& raw, LogStream want) {
+  std::string out;
+  size_t pos = 0;
+  while (pos + 8 <= raw.size()) {
+    unsigned char kind = static_cast<unsigned char>(raw[pos]);
+    size_t size = (static_cast<size_t>(static_cast<unsigned char>(raw[pos + 4])) << 24) |
+                  (static_cast<size_t>(static_cast<unsigned char>(raw[pos + 5])) << 16) |
+                  (static_cast<size_t>(static_cast<unsigned char>(raw[pos + 6])) << 8) |
+                  static_cast<size_t>(static_cast<unsigned char>(raw[pos + 7]));
+    if (pos + 8 + size > raw.size()) break;
+    bool keep = want == LogStream::kCombined || (want == LogStream::kStdout && kind == 1) ||
+                (want == LogStream::kStderr && kind == 2);
+    if (keep) out.append(raw, pos + 8, size);
+    pos += 8 + size;
+  }
+  std::vector<std::string> lines;
+  for (size_t b = 0; b < out.size();) {
+    size_t nl = out.find('\n', b);
+    size_t e = nl == std::string::npos ? out.size() : nl + 1;
+    lines.push_back(out.substr(b, e - b));
+    b = e;
+  }
+  return lines;
+}
+
+class DockerScheduler : public Scheduler {
+ public:
+  explicit DockerScheduler(std::string session) : Scheduler("local_docker", std::move(session)) {}
+
+  specs::RunOpts run_opts() const override {
+    specs::RunOpts o;
+    (void)o.Add("copy_env", specs::CfgType::kListStr,
+                "list of glob patterns of environment variables to copy if not set in AppDef. Ex: FOO_*");
+    (void)o.Add("env", specs::CfgType::kDictStr,
+                "environment variables to be passed to the run. The separator sign can be eiher comma or "
+                "semicolon (e.g. ENV1:v1,ENV2:v2,ENV3:v3 or ENV1:V1;ENV2:V2). Environment variables from env will be "
+                "applied on top of the ones from copy_env");
+    (void)o.Add("privileged", specs::CfgType::kBool, "If true runs the container with elevated permissions.", false);
+    (void)o.Add("image_repo", specs::CfgType::kStr, "(remote jobs) the image repository to use when pushing patched images");
+    (void)o.Add("quiet", specs::CfgType::kBool, "whether to suppress verbose output for image building", false);
+    return o;
+  }
+  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete; }
+
+  Result<std::string> Schedule(const DryRunInfo& info) override {
+    Json req = Json::parse(info.payload);
+    for (const Json& c : req["containers"]) {
+      std::string name = c["name"];
+      TORCHX_ASSIGN_OR_RETURN(auto created,
+                              client_.Request("POST", "/containers/create?name=" + UrlEncode(name), c["config"].dump()));
+      if (created.status == 404) {
+        return FailedPreconditionError(fmt::format(
+            "local_docker: image `{}` is not on this engine ({}); no registry is pulled from: build or import it first",
+            c["config"].value("Image", ""), client_.socket_path()));
+      }
+      if (created.status >= 300) {
+        return UnavailableError(fmt::format("local_docker: create {}: HTTP {}: {}", name, created.status, created.body));
+      }
+      std::string id = Json::parse(created.body).value("Id", name);
+      TORCHX_ASSIGN_OR_RETURN(auto started, client_.Request("POST", "/containers/" + id + "/start"));
+      if (started.status >= 300) {
+        return UnavailableError(fmt::format("local_docker: start {}: HTTP {}: {}", name, started.status, started.body));
+      }
+    }
+    return req["app_id"].get<std::string>();
+  }
+
+  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
+    if (containers.empty()) return std::optional<DescribeAppResponse>();
+    DescribeAppResponse d;
+    d.app_id = app_id;
+    std::map<std::string, std::vector<specs::ReplicaStatus>> roles;
+    bool all_terminal = true, all_ok = true, cancelled = false;
+    std::optional<AppState> first_live;
+    for (const Json& c : containers) {
+      TORCHX_ASSIGN_OR_RETURN(auto inspect, client_.Request("GET", "/containers/" + c.value("Id", "") + "/json"));
+      Json info = Json::parse(inspect.body, nullptr, false);
+      Json st = info.is_object() ? info.value("State", Json::object()) : Json::object();
+      Json flat = {{"State", st.value("Status", c.value("State", ""))}, {"ExitCode", st.value("ExitCode", 1)}};
+      AppState s = ContainerState(flat);
+      const Json& labels = c.value("Labels", Json::object());
+      bool this_cancelled = IsCancelled(c);
+      cancelled |= this_cancelled;
+      int restarts = info.is_object() ? info.value("RestartCount", 0) : 0;
+      d.num_restarts = std::max(d.num_restarts, restarts);
+      // Between an exit and its restart an engine may report "exited" (podman does): a failed
+      // container with restarts left is still pending.
+      if (s == AppState::kFailed && !this_cancelled && info.is_object()) {
+        const Json policy = info.value("HostConfig", Json::object()).value("RestartPolicy", Json::object());
+        if (policy.value("Name", "") == "on-failure" && restarts < policy.value("MaximumRetryCount", 0)) {
+          s = AppState::kPending;
+        }
+      }
+      specs::ReplicaStatus r;
+      r.role = labels.value(kLabelRole, "");
+      r.id = std::stoi(labels.value(kLabelReplica, "0"));
+      r.state = s;
+      r.hostname = ContainerName(app_id, r.role, r.id);
+      roles[r.role].push_back(r);
+      if (!specs::IsTerminal(s)) {
+        all_terminal = false;
+        if (!first_live) first_live = s;
+      }
+      all_ok &= s == AppState::kSucceeded;
+    }
+    d.num_restarts = std::max(0, d.num_restarts);
+    d.state = all_terminal ? (all_ok ? AppState::kSucceeded : (cancelled ? AppState::kCancelled : AppState::kFailed))
+                           : *first_live;
+    for (auto& [name, reps] : roles) {
+      std::sort(reps.begin(), reps.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+      d.roles_statuses.push_back({name, reps});
+    }
+    return std::optional(std::move(d));
+  }
+
+  Result<std::vector<ListAppResponse>> List() override {
+    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(""));
+    std::vector<ListAppResponse> out;
+    std::vector<std::string> seen;
+    for (const Json& c : containers) {
+      std::string id = c.value("Labels", Json::object()).value(kLabelAppId, "");
+      if (id.empty() || std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+      seen.push_back(id);
+      TORCHX_ASSIGN_OR_RETURN(auto d, Describe(id));
+      if (!d) continue;
+      ListAppResponse r;
+      r.app_id = id;
+      r.state = d->state;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  Status Delete(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
+    if (containers.empty()) return NotFoundError(fmt::format("local_docker: no app {}", app_id));
+    for (const Json& c : containers) {
+      TORCHX_RETURN_IF_ERROR(client_.Request("DELETE", "/containers/" + c.value("Id", "") + "?force=1").status());
+    }
+    return OkStatus();
+  }
+
+  Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& o) override {
+    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
+    for (const Json& c : containers) {
+      const Json& labels = c.value("Labels", Json::object());
+      if (labels.value(kLabelRole, "") != o.role || labels.value(kLabelReplica, "") != std::to_string(o.replica)) {
+        continue;
+      }
+      std::string path = fmt::format("/containers/{}/logs?stdout=1&stderr=1&follow={}", c.value("Id", ""),
+                                     o.follow ? 1 : 0);
+      if (o.since) path += fmt::format("&since={}", static_cast<long long>(*o.since));
+      if (o.until) path += fmt::format("&until={}", static_cast<long long>(*o.until));
+      std::string raw;
+      TORCHX_RETURN_IF_ERROR(client_.Stream(path, [&raw](std::string_view d) {
+                                      raw.append(d);
+                                      return true;
+                                    }).status());
+      auto lines = Demux(raw, o.stream);
+      if (o.regex) {
+        std::regex re(*o.regex);
+        std::erase_if(lines, [&](const std::string& l) { return !std::regex_search(l, re); });
+      }
+      return std::unique_ptr<LogIterator>(std::make_unique<LinesIterator>(std::move(lines)));
+    }
+    return NotFoundError(fmt::format("local_docker: {} has no replica {}/{}", app_id, o.role, o.replica));
+  }
+
+ protected:
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+    std::string app_id = specs::MakeUnique(specs::NormalizeName(app.name));
+    std::map<std::string, std::string> base_env;
+    if (auto it = cfg.find("copy_env"); it != cfg.end()) {
+      if (const auto* patterns = std::get_if<specs::CfgList>(&it->second)) {
+        for (char** e = environ; *e; ++e) {
+          std::string kv(*e);
+          std::string k = kv.substr(0, kv.find('='));
+          for (const auto& p : *patterns) {
+            if (fnmatch(p.c_str(), k.c_str(), 0) == 0) base_env[k] = kv.substr(k.size() + 1);
+          }
+        }
+      }
+    }
+    if (auto it = cfg.find("env"); it != cfg.end()) {
+      if (const auto* env = std::get_if<specs::CfgDict>(&it->second)) {
+        for (const auto& [k, v] : *env) base_env[k] = v;
+      }
+    }
+    bool privileged = false;
+    if (auto it = cfg.find("privileged"); it != cfg.end()) {
+      if (const auto* b = std::get_if<bool>(&it->second)) privileged = *b;
+    }
+    std::string rank0 = ContainerName(app_id, app.roles.empty() ? "" : app.roles[0].name, 0);
+    Json containers = Json::array();
+    std::string printable;
+    for (const specs::Role& role : app.roles) {
+      for (int i = 0; i < role.num_replicas; ++i) {
+        specs::macros::Values values{"", app_id, std::to_string(i), "TORCHX_RANK0_HOST"};
+        specs::Role r = values.Apply(role);
+        std::string name = ContainerName(app_id, role.name, i);
+        Json env = Json::array();
+        std::map<std::string, std::string> merged = base_env;
+        for (const auto& [k, v] : r.env) merged[k] = v;
+        merged["TORCHX_RANK0_HOST"] = rank0;
+        for (const auto& [k, v] : merged) env.push_back(k + "=" + v);
+        Json cmd = Json::array({r.entrypoint});
+        for (const auto& a : r.args) cmd.push_back(a);
+        Json host = {{"NetworkMode", "host"},
+                     // Replicas share the host's loopback; rank 0's name resolves there.
+                     {"ExtraHosts", Json::array({rank0 + ":127.0.0.1"})},
+                     {"Privileged", privileged}};
+        if (r.resource.memMB > 0) {
+          host["Memory"] = static_cast<long long>(r.resource.memMB) * 1024 * 1024;
+          host["ShmSize"] = static_cast<long long>(r.resource.memMB) * 1024 * 1024;
+        }
+        if (r.resource.cpu > 0) host["NanoCpus"] = static_cast<long long>(r.resource.cpu) * 1000000000LL;
+        if (r.resource.gpu > 0) {
+          host["DeviceRequests"] = Json::array(
+              {{{"Count", r.resource.gpu}, {"Capabilities", Json::array({Json::array({"compute", "utility"})})}}});
+        }
+        if (role.max_retries > 0) {
+          host["RestartPolicy"] = {{"Name", "on-failure"}, {"MaximumRetryCount", role.max_retries}};
+        }
+        Json mounts = Json::array(), devices = Json::array();
+        for (const specs::Mount& m : r.mounts) {
+          if (const auto* b = std::get_if<specs::BindMount>(&m)) {
+            mounts.push_back({{"Type", "bind"}, {"Source", b->src_path}, {"Target", b->dst_path}, {"ReadOnly", b->read_only}});
+          } else if (const auto* v = std::get_if<specs::VolumeMount>(&m)) {
+            mounts.push_back({{"Type", "volume"}, {"Source", v->src}, {"Target", v->dst_path}, {"ReadOnly", v->read_only}});
+          } else if (const auto* d = std::get_if<specs::DeviceMount>(&m)) {
+            devices.push_back({{"PathOnHost", d->src_path}, {"PathInContainer", d->dst_path},
+                               {"CgroupPermissions", d->permissions}});
+          }
+        }
+        for (const std::string& dm : DeviceMounts(r.resource.devices)) {
+          size_t a = dm.find(':'), b = dm.rfind(':');
+          devices.push_back({{"PathOnHost", dm.substr(0, a)}, {"PathInContainer", dm.substr(a + 1, b - a - 1)},
+                             {"CgroupPermissions", dm.substr(b + 1)}});
+        }
+        if (!mounts.empty()) host["Mounts"] = mounts;
+        if (!devices.empty()) host["Devices"] = devices;
+        Json config = {{"Image", r.image},
+                       {"Cmd", cmd},
+                       {"Env", env},
+                       {"Hostname", name},
+                       {"Labels",
+                        {{kLabelVersion, TORCHX_DOCKER_VERSION_STRING},
+                         {kLabelAppId, app_id},
+                         {kLabelRole, role.name},
+                         {kLabelReplica, std::to_string(i)}}},
+                       {"HostConfig", host}};
+        containers.push_back({{"name", name}, {"config", config}});
+        printable += fmt::format("{}:\n  image: {}\n  cmd: {}\n  env: {}\n", name, r.image, cmd.dump(), env.dump());
+      }
+    }
+    DryRunInfo info;
+    info.scheduler = backend();
+    info.app = app;
+    info.cfg = cfg;
+    info.app_id = app_id;
+    info.request = printable;
+    info.payload = Json{{"app_id", app_id}, {"containers", containers}}.dump();
+    return info;
+  }
+
+  Status DoCancel(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
+    for (const Json& c : containers) {
+      std::string id = c.value("Id", "");
+      if (IsCancelled(c)) continue;
+      // Labels cannot change after creation: a cancelled replica's container is renamed, which
+      // every later process can see.
+      std::string name = c.value("Names", Json::array({"/" + id})).at(0).get<std::string>().substr(1);
+      (void)client_.Request("POST", fmt::format("/containers/{}/rename?name={}", id, UrlEncode(name + kCancelledSuffix)));
+      // Docker restarts an on-failure container that was killed; update the policy first.
+      (void)client_.Request("POST", "/containers/" + id + "/update", R"({"RestartPolicy": {"Name": "no"}})");
+      TORCHX_RETURN_IF_ERROR(client_.Request("POST", "/containers/" + id + "/stop?t=2", "", 60000).status());
+    }
+    return OkStatus();
+  }
+
+ private:
+  static bool IsCancelled(const Json& c) {
+    for (const Json& n : c.value("Names", Json::array())) {
+      if (n.is_string() && n.get<std::string>().ends_with(kCancelledSuffix)) return true;
+    }
+    return false;
+  }
+
+  Result<Json> Containers(const std::string& app_id) {
+    std::string label = app_id.empty() ? std::string(kLabelAppId) : fmt::format("{}={}", kLabelAppId, app_id);
+    std::string filters = Json{{"label", Json::array({label})}}.dump();
+    TORCHX_ASSIGN_OR_RETURN(auto resp, client_.Request("GET", "/containers/json?all=1&filters=" + UrlEncode(filters)));
+    if (resp.status >= 300) return UnavailableError(fmt::format("local_docker: list containers: HTTP {}", resp.status));
+    Json j = Json::parse(resp.body, nullptr, false);
+    if (!j.is_array()) return InternalError("local_docker: unreadable container list");
+    return j;
+  }
+
+  EngineClient client_;
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name) {
+  return std::make_unique<DockerScheduler>(session_name);
+}
+
+}  // namespace torchx::schedulers::docker

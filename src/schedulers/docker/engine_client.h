@@ -1,0 +1,37 @@
+// A client of the Docker Engine HTTP API (which podman serves too) over the engine's unix socket,
+// with libcurl: no docker CLI. The socket is $DOCKER_HOST (unix://...) or /var/run/docker.sock.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "torchx/status.h"
+
+namespace torchx::schedulers::docker {
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+};
+
+class EngineClient {
+ public:
+  /// `socket_path` empty: from $DOCKER_HOST, else /var/run/docker.sock.
+  explicit EngineClient(std::string socket_path = {});
+  const std::string& socket_path() const { return socket_; }
+
+  /// kUnavailable when the engine cannot be reached (naming the socket). The path is appended to
+  /// the API version prefix (/v1.41).
+  Result<HttpResponse> Request(const std::string& method, const std::string& path, const std::string& body = {},
+                               long timeout_ms = 60000) const;
+  /// Streams a response body to `on_data` (return false to stop), e.g. followed logs.
+  Result<long> Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const;
+
+ private:
+  std::string socket_;
+};
+
+/// Percent-encodes a query parameter value.
+std::string UrlEncode(const std::string& s);
+
+}  // namespace torchx::schedulers::docker

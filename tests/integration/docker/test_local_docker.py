@@ -1,0 +1,143 @@
+"""local_docker against real container engines over the Docker Engine API: dockerd and podman
+(scripts/engines/dockerd-up.sh, podman-up.sh; busybox images imported from a local rootfs, no
+registry). Each test runs on every engine that answers; TORCHX_REQUIRE_ENGINES naming docker or
+podman makes a missing one an error."""
+
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+ENGINES = {
+    "docker": ("/var/run/docker.sock", "busybox:latest"),
+    "podman": ("/run/podman/podman.sock", "localhost/busybox:latest"),
+}
+REQUIRED = os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(",")
+
+
+def engine_up(sock):
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock)
+        s.close()
+        return True
+    except OSError:
+        return False
+
+
+def engines():
+    out = []
+    for name, (sock, image) in ENGINES.items():
+        if engine_up(sock):
+            out.append(pytest.param((name, sock, image), id=name))
+        elif name in REQUIRED:
+            raise RuntimeError(f"{name} is required (TORCHX_REQUIRE_ENGINES) but {sock} does not answer")
+    if not out:
+        pytest.skip("no container engine (scripts/engines/dockerd-up.sh / podman-up.sh)", allow_module_level=True)
+    return out
+
+
+@pytest.fixture(params=engines())
+def engine(request):
+    return request.param
+
+
+@pytest.fixture
+def torchx(engine, tmp_path):
+    name, sock, image = engine
+    binary = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
+    env = dict(os.environ, DOCKER_HOST=f"unix://{sock}")
+    handles = []
+
+    def run(*args, check=True, timeout=120):
+        res = subprocess.run([binary, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=timeout)
+        if check:
+            assert res.returncode == 0, f"torchx {' '.join(args)} -> {res.returncode}\n{res.stdout}\n{res.stderr}"
+        if args and args[0] == "run" and res.stdout.startswith("local_docker://"):
+            handles.append(res.stdout.split()[0])
+        return res
+
+    run.image = image
+    yield run
+    for h in handles:  # containers are removed with their apps
+        subprocess.run([binary, "cancel", h], env=env, capture_output=True)
+        subprocess.run([binary, "delete", h], env=env, capture_output=True)
+
+
+def handle_of(res):
+    return res.stdout.strip().splitlines()[0]
+
+
+def wait_state(torchx, handle, want, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = json.loads(torchx("status", "--json", handle).stdout)["state"]
+        if state in want:
+            return state
+        time.sleep(0.3)
+    raise AssertionError(f"{handle} not in {want}")
+
+
+def spec(tmp_path, name, role):
+    app = {"name": name, "roles": [{"name": name, "resource": {"cpu": 1, "gpu": 0, "memMB": 128}, **role}]}
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(app))
+    return f"./{path.name}"
+
+
+def test_echo_status_list_logs(torchx):
+    res = torchx("run", "--wait", "--log", "-s", "local_docker", "utils.echo", "--image", torchx.image, "--msg", "hi there")
+    handle = handle_of(res)
+    assert "echo/0 hi there" in res.stdout
+    assert json.loads(torchx("status", "--json", handle).stdout)["state"] == "SUCCEEDED"
+    assert handle in torchx("list", "-s", "local_docker").stdout
+    assert torchx("log", handle).stdout == "echo/0 hi there\n"
+
+
+def test_replica_one_reaches_replica_zero_through_rank0_host(torchx, tmp_path):
+    port = 20000 + os.getpid() % 20000
+    script = ("if [ \"$RID\" = 0 ]; then nc -l -p {p} -w 20; "
+              "else for i in $(seq 1 50); do echo hello-from-1 | nc $TORCHX_RANK0_HOST {p} && break; sleep 0.2; done; fi").format(p=port)
+    role = {"image": torchx.image, "entrypoint": "sh", "args": ["-c", script], "num_replicas": 2,
+            "env": {"RID": "${replica_id}"}}
+    res = torchx("run", "--wait", "--log", "-s", "local_docker", spec(tmp_path, "pair", role))
+    assert "pair/0 hello-from-1" in res.stdout, res.stdout + res.stderr
+
+
+def test_failing_job_retries_then_fails(torchx, tmp_path):
+    role = {"image": torchx.image, "entrypoint": "sh", "args": ["-c", "echo try; exit 3"], "max_retries": 2}
+    handle = handle_of(torchx("run", "-s", "local_docker", spec(tmp_path, "flaky", role)))
+    wait_state(torchx, handle, {"FAILED"})
+    status = json.loads(torchx("status", "--json", handle).stdout)
+    assert status["num_restarts"] == 2
+
+
+def test_cancel(torchx):
+    handle = handle_of(torchx("run", "-s", "local_docker", "utils.sh", "--image", torchx.image, "sleep", "300"))
+    wait_state(torchx, handle, {"RUNNING"})
+    torchx("cancel", handle)
+    assert wait_state(torchx, handle, {"CANCELLED"}) == "CANCELLED"
+
+
+def test_hostile_arguments_arrive_byte_identical(torchx, tmp_path):
+    hostile = ["it's", 'say "hi"', "$(touch /tmp/pwned)", "`id`", "*", "a b\tc", "new\nline", "-", "--x=1,2"]
+    role = {"image": torchx.image, "entrypoint": "printf", "args": ["<%s>", *hostile]}
+    res = torchx("run", "--wait", "-s", "local_docker", spec(tmp_path, "args", role))
+    out = torchx("log", handle_of(res), "--streams", "stdout").stdout
+    # `torchx log` prefixes every line with the replica and ends the last one.
+    text = "".join(l[len("args/0 "):] if l.startswith("args/0 ") else l for l in out.splitlines(keepends=True))
+    assert text.rstrip("\n") == "".join(f"<{a}>" for a in hostile)
+    assert not os.path.exists("/tmp/pwned")
+
+
+def test_missing_image_fails_fast(torchx):
+    t = time.monotonic()
+    res = torchx("run", "-s", "local_docker", "utils.echo", "--image", "no-such-image:latest", check=False)
+    assert res.returncode != 0 and "not on this engine" in res.stderr
+    assert time.monotonic() - t < 20
