@@ -14,18 +14,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-class LinesIterator : public schedulers::LogIterator {
- public:
-  explicit LinesIterator(std::vector<std::string> lines) : lines_(std::move(lines)) {}
-  Result<std::optional<std::string>> Next() override {
-    if (i_ >= lines_.size()) return std::optional<std::string>();
-    return std::optional<std::string>(lines_[i_++]);
-  }
-
- private:
-  std::vector<std::string> lines_;
-  size_t i_ = 0;
-};
 
 class JsonScheduler : public schedulers::Scheduler {
  public:
@@ -87,7 +75,7 @@ class JsonScheduler : public schedulers::Scheduler {
       if (!re || std::regex_search(line, *re)) lines.push_back(std::move(line));
       start = end;
     }
-    return std::unique_ptr<schedulers::LogIterator>(std::make_unique<LinesIterator>(std::move(lines)));
+    return schedulers::MakeLinesIterator(std::move(lines));
   }
 
  protected:

@@ -82,6 +82,25 @@ Result<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(std::string_view na
                                    internal::SuggestionSuffix(name, Names())));
 }
 
+namespace {
+class LinesIterator : public LogIterator {
+ public:
+  explicit LinesIterator(std::vector<std::string> lines) : lines_(std::move(lines)) {}
+  Result<std::optional<std::string>> Next() override {
+    if (i_ >= lines_.size()) return std::optional<std::string>();
+    return std::optional<std::string>(std::move(lines_[i_++]));
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  size_t i_ = 0;
+};
+}  // namespace
+
+std::unique_ptr<LogIterator> MakeLinesIterator(std::vector<std::string> lines) {
+  return std::make_unique<LinesIterator>(std::move(lines));
+}
+
 // The built-in back-ends (the first is the CLI default).
 void RegisterBuiltinSchedulers(SchedulerRegistry& registry) {
   // local_cwd stays the default (TorchX's is local_docker, which fails without a running engine).

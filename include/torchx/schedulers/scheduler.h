@@ -78,6 +78,9 @@ class LogIterator {
   virtual bool Ready() { return true; }
 };
 
+/// A LogIterator over lines already read (back-ends that fetch a log whole).
+std::unique_ptr<LogIterator> MakeLinesIterator(std::vector<std::string> lines);
+
 enum Capability : unsigned {
   kCapLogs = 1u << 0,
   kCapList = 1u << 1,

@@ -3,6 +3,9 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <chrono>
 #include <map>
 #include <regex>
@@ -62,45 +65,103 @@ AppState ContainerState(const Json& c) {
   return state == "dead" ? AppState::kFailed : AppState::kUnknown;
 }
 
-class LinesIterator : public LogIterator {
+
+// Splits the engine's multiplexed log stream (8-byte frame headers: stream 1|2, 0, 0, 0, size
+// big-endian) into lines of the wanted streams, across arbitrary chunk boundaries.
+class FrameDemuxer {
  public:
-  explicit LinesIterator(std::vector<std::string> lines) : lines_(std::move(lines)) {}
-  Result<std::optional<std::string>> Next() override {
-    if (i_ >= lines_.size()) return std::optional<std::string>();
-    return std::optional<std::string>(lines_[i_++]);
+  explicit FrameDemuxer(LogStream want) : want_(want) {}
+  template <typename Emit>
+  void Feed(std::string_view d, Emit&& emit) {
+    buf_.append(d);
+    size_t pos = 0;
+    while (pos + 8 <= buf_.size()) {
+      auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(buf_[pos + i])); };
+      size_t size = (byte(4) << 24) | (byte(5) << 16) | (byte(6) << 8) | byte(7);
+      if (pos + 8 + size > buf_.size()) break;
+      size_t kind = byte(0);
+      bool keep = want_ == LogStream::kCombined || (want_ == LogStream::kStdout && kind == 1) ||
+                  (want_ == LogStream::kStderr && kind == 2);
+      if (keep) partial_.append(buf_, pos + 8, size);
+      pos += 8 + size;
+    }
+    buf_.erase(0, pos);
+    for (size_t nl; (nl = partial_.find('\n')) != std::string::npos;) {
+      emit(partial_.substr(0, nl + 1));
+      partial_.erase(0, nl + 1);
+    }
+  }
+  template <typename Emit>
+  void Flush(Emit&& emit) {
+    if (!partial_.empty()) emit(std::move(partial_));
+    partial_.clear();
   }
 
  private:
-  std::vector<std::string> lines_;
-  size_t i_ = 0;
+  LogStream want_;
+  std::string buf_, partial_;
 };
 
-// Splits the engine's multiplexed log stream (8-byte frame headers: stream, 0, 0, 0, size
-// big-endian) into lines of the wanted streams.
-std::vector<std::string> Demux(const std::string& raw, LogStream want) {
-  std::string out;
-  size_t pos = 0;
-  while (pos + 8 <= raw.size()) {
-    unsigned char kind = static_cast<unsigned char>(raw[pos]);
-    size_t size = (static_cast<size_t>(static_cast<unsigned char>(raw[pos + 4])) << 24) |
-                  (static_cast<size_t>(static_cast<unsigned char>(raw[pos + 5])) << 16) |
-                  (static_cast<size_t>(static_cast<unsigned char>(raw[pos + 6])) << 8) |
-                  static_cast<size_t>(static_cast<unsigned char>(raw[pos + 7]));
-    if (pos + 8 + size > raw.size()) break;
-    bool keep = want == LogStream::kCombined || (want == LogStream::kStdout && kind == 1) ||
-                (want == LogStream::kStderr && kind == 2);
-    if (keep) out.append(raw, pos + 8, size);
-    pos += 8 + size;
+// Followed logs: the engine keeps the response open until the container ends; a thread reads
+// it, demultiplexes frames into lines as they arrive, and Next() hands them out (blocking).
+class FollowIterator : public LogIterator {
+ public:
+  FollowIterator(EngineClient client, std::string path, LogOptions o) : state_(std::make_shared<State>()) {
+    if (o.regex) state_->re.emplace(*o.regex);
+    state_->demux.emplace(o.stream);
+    // Detached: it ends with the container's log stream; the state outlives this iterator.
+    std::thread([client = std::move(client), path = std::move(path), st = state_] {
+      auto rc = client.Stream(path, [&](std::string_view d) { return st->Feed(d); });
+      std::lock_guard lock(st->mu);
+      if (!rc) st->error = rc.status();
+      st->demux->Flush([&](std::string line) { st->Emit(std::move(line)); });
+      st->done = true;
+      st->cv.notify_all();
+    }).detach();
   }
-  std::vector<std::string> lines;
-  for (size_t b = 0; b < out.size();) {
-    size_t nl = out.find('\n', b);
-    size_t e = nl == std::string::npos ? out.size() : nl + 1;
-    lines.push_back(out.substr(b, e - b));
-    b = e;
+  ~FollowIterator() override {
+    std::lock_guard lock(state_->mu);
+    state_->abandoned = true;
   }
-  return lines;
-}
+  Result<std::optional<std::string>> Next() override {
+    std::unique_lock lock(state_->mu);
+    state_->cv.wait(lock, [&] { return !state_->lines.empty() || state_->done; });
+    if (!state_->lines.empty()) {
+      std::string line = std::move(state_->lines.front());
+      state_->lines.pop_front();
+      return std::optional(std::move(line));
+    }
+    if (!state_->error.ok()) return state_->error;
+    return std::optional<std::string>();
+  }
+  bool Ready() override {
+    std::lock_guard lock(state_->mu);
+    return !state_->lines.empty() || state_->done;
+  }
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::string> lines;
+    std::optional<FrameDemuxer> demux;
+    std::optional<std::regex> re;
+    bool done = false, abandoned = false;
+    Status error;
+
+    void Emit(std::string line) {
+      if (!re || std::regex_search(line, *re)) lines.push_back(std::move(line));
+    }
+    bool Feed(std::string_view d) {
+      std::lock_guard lock(mu);
+      if (abandoned) return false;
+      demux->Feed(d, [&](std::string line) { Emit(std::move(line)); });
+      cv.notify_all();
+      return true;
+    }
+  };
+  std::shared_ptr<State> state_;
+};
 
 class DockerScheduler : public Scheduler {
  public:
@@ -119,7 +180,7 @@ class DockerScheduler : public Scheduler {
     (void)o.Add("quiet", specs::CfgType::kBool, "whether to suppress verbose output for image building", false);
     return o;
   }
-  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete; }
+  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
     Json req = Json::parse(info.payload);
@@ -231,17 +292,22 @@ class DockerScheduler : public Scheduler {
                                      o.follow ? 1 : 0);
       if (o.since) path += fmt::format("&since={}", static_cast<long long>(*o.since));
       if (o.until) path += fmt::format("&until={}", static_cast<long long>(*o.until));
+      if (o.follow) return std::unique_ptr<LogIterator>(std::make_unique<FollowIterator>(client_, path, o));
       std::string raw;
       TORCHX_RETURN_IF_ERROR(client_.Stream(path, [&raw](std::string_view d) {
                                       raw.append(d);
                                       return true;
                                     }).status());
-      auto lines = Demux(raw, o.stream);
+      std::vector<std::string> lines;
+      FrameDemuxer demux(o.stream);
+      auto keep = [&](std::string line) { lines.push_back(std::move(line)); };
+      demux.Feed(raw, keep);
+      demux.Flush(keep);
       if (o.regex) {
         std::regex re(*o.regex);
         std::erase_if(lines, [&](const std::string& l) { return !std::regex_search(l, re); });
       }
-      return std::unique_ptr<LogIterator>(std::make_unique<LinesIterator>(std::move(lines)));
+      return MakeLinesIterator(std::move(lines));
     }
     return NotFoundError(fmt::format("local_docker: {} has no replica {}/{}", app_id, o.role, o.replica));
   }

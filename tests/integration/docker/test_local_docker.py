@@ -136,6 +136,14 @@ def test_hostile_arguments_arrive_byte_identical(torchx, tmp_path):
     assert not os.path.exists("/tmp/pwned")
 
 
+def test_follow_streams_lines_while_the_container_runs(torchx, tmp_path):
+    role = {"image": torchx.image, "entrypoint": "sh",
+            "args": ["-c", "for i in 1 2 3; do echo line$i; sleep 0.5; done; echo oops >&2"]}
+    handle = handle_of(torchx("run", "-s", "local_docker", spec(tmp_path, "tail", role)))
+    out = torchx("log", "-t", handle, "--streams", "stdout").stdout
+    assert out == "tail/0 line1\ntail/0 line2\ntail/0 line3\n"
+
+
 def test_missing_image_fails_fast(torchx):
     t = time.monotonic()
     res = torchx("run", "-s", "local_docker", "utils.echo", "--image", "no-such-image:latest", check=False)
