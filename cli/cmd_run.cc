@@ -23,6 +23,7 @@ namespace {
 struct RunOptions {
   std::string scheduler;
   std::string cfg;
+  std::string workspace;
   bool dryrun = false;
   bool wait = false;
   bool log = false;
@@ -68,7 +69,7 @@ int Run(RunOptions opts) {
         fmt::format("scheduler options (check -cfg, .torchxconfig [{}], and `torchx runopts {}`)", opts.scheduler,
                     opts.scheduler)));
   }
-  auto info = runner.DryRunComponent(opts.rest[0], args, opts.scheduler, *cfg);
+  auto info = runner.DryRunComponent(opts.rest[0], args, opts.scheduler, *cfg, opts.workspace);
   if (!info) return ReportError(info.error());
   if (opts.dryrun) {
     std::printf("=== APPLICATION ===\n%s\n\n=== SCHEDULER REQUEST ===\n%s", specs::AppDefToJson(info->app).c_str(),
@@ -107,6 +108,9 @@ Handler AddRunCommand(CLI::App& app) {
   cmd->add_option("-s,--scheduler", opts->scheduler, "Scheduler to run on (default: [cli:run] scheduler, else local_cwd)");
   cmd->add_option("--cfg,--scheduler_args", opts->cfg, "Scheduler options: k1=v1,k2=v2 (TorchX spelling -cfg accepted)");
   cmd->add_flag("--dryrun", opts->dryrun, "Print what would be submitted and exit");
+  cmd->add_option("--workspace", opts->workspace,
+                  "A local directory to build into the app first (local_docker: an image with the directory "
+                  "copied in, from Dockerfile.torchx if present)");
   cmd->add_flag("--wait", opts->wait, "Wait for the app to finish; exit 0 only if it succeeded");
   cmd->add_flag("--log", opts->log, "Stream the app's logs until it finishes (implies --wait)");
   cmd->add_flag("--tee_logs", opts->tee_logs, "TorchX's flag: stream logs prefixed with the replica (same as --log)");

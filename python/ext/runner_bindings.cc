@@ -68,14 +68,15 @@ specs::AppDef ComponentApp(Runner& r, const std::string& component, const py::ob
   return ValueOrThrow(std::move(app), ErrorSite::kComponent);
 }
 
-DryRunInfo DryRun(Runner& r, specs::AppDef app, const std::string& scheduler, const py::object& cfg) {
+DryRunInfo DryRun(Runner& r, specs::AppDef app, const std::string& scheduler, const py::object& cfg,
+                  const std::string& workspace = {}) {
   // Resolve first so that a bad cfg raises InvalidRunConfigException, not a bare ValueError.
   specs::Cfg c = CfgFromPy(cfg);
   specs::RunOpts opts = ValueOrThrow(r.SchedulerRunOpts(scheduler));
   (void)ValueOrThrow(opts.Resolve(c), ErrorSite::kRunConfig);
   auto info = [&] {
     py::gil_scoped_release release;
-    return r.DryRun(std::move(app), scheduler, c);
+    return r.DryRun(std::move(app), scheduler, c, workspace);
   }();
   return ValueOrThrow(std::move(info));
 }
@@ -143,18 +144,25 @@ void BindRunner(py::module_& m) {
            py::arg("session_name") = "torchx", py::arg("component_defaults") = py::none())
       .def_property_readonly("session_name", &Runner::session_name)
       .def("scheduler_backends", &Runner::SchedulerBackends)
-      .def("dryrun",
-           [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg) {
-             return DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg);
-           })
+      .def(
+          "dryrun",
+          [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg,
+             const std::string& workspace) {
+            return DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg, workspace);
+          },
+          py::arg("app_json"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
       .def("component_app",
            [](Runner& r, const std::string& component, const py::object& args) {
              return specs::AppDefToJson(ComponentApp(r, component, args), -1);
            },
            "AppDef JSON of a component; args: list of CLI strings, or a JSON object string.")
-      .def("dryrun_component",
-           [](Runner& r, const std::string& component, const py::object& args, const std::string& scheduler,
-              const py::object& cfg) { return DryRun(r, ComponentApp(r, component, args), scheduler, cfg); })
+      .def(
+          "dryrun_component",
+          [](Runner& r, const std::string& component, const py::object& args, const std::string& scheduler,
+             const py::object& cfg, const std::string& workspace) {
+            return DryRun(r, ComponentApp(r, component, args), scheduler, cfg, workspace);
+          },
+          py::arg("component"), py::arg("args"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
       .def("schedule", &Schedule)
       .def("run",
            [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg) {

@@ -165,3 +165,8 @@ def test_schedulers_module():
     handle = runner.run(sh_app("echo o; echo e >&2"), "local_cwd")
     runner.wait(handle)
     assert list(runner.log_lines(handle, "worker", streams=Stream.STDERR)) == ["e\n"]
+
+
+def test_workspace_is_refused_by_schedulers_without_workspaces(tmp_path):
+    with pytest.raises(NotImplementedError, match="local_cwd: workspaces are not supported"):
+        get_runner().dryrun(sh_app("true"), "local_cwd", workspace=str(tmp_path))

@@ -85,7 +85,7 @@ Result<std::pair<schedulers::Scheduler*, std::string>> Runner::SchedulerFor(cons
 }
 
 Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
-                                              const specs::Cfg& cfg) {
+                                              const specs::Cfg& cfg, const std::string& workspace) {
   TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
   // TorchX's runner tells every replica who it is and which runner session launched it.
@@ -96,6 +96,7 @@ Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::stri
     role.env["TORCHX_INTERNAL_SESSION_ID"] = RunnerSessionId();
     if (parent && *parent) role.env["TORCHX_PARENT_RUN_ID"] = parent;
   }
+  if (!workspace.empty()) TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, cfg));
   return sched->SubmitDryRun(app, cfg);
 }
 
@@ -144,9 +145,10 @@ const components::ConfigDefaults& Runner::DefaultsFor(const std::string& compone
 
 Result<schedulers::DryRunInfo> Runner::DryRunComponent(const std::string& component,
                                                        const std::vector<std::string>& args,
-                                                       const std::string& scheduler, const specs::Cfg& cfg) {
+                                                       const std::string& scheduler, const specs::Cfg& cfg,
+                                                       const std::string& workspace) {
   TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, ComponentAppDef(component, args));
-  return DryRun(std::move(app), scheduler, cfg);
+  return DryRun(std::move(app), scheduler, cfg, workspace);
 }
 
 Result<std::string> Runner::RunComponent(const std::string& component, const std::vector<std::string>& args,

@@ -82,6 +82,12 @@ Result<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(std::string_view na
                                    internal::SuggestionSuffix(name, Names())));
 }
 
+Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::Cfg&) {
+  return UnimplementedError(fmt::format("{}: workspaces are not supported (asked to build {}); local_docker builds "
+                                        "them, slurm copies one with -cfg job_dir=...",
+                                        backend(), workspace));
+}
+
 namespace {
 class LinesIterator : public LogIterator {
  public:

@@ -46,8 +46,10 @@ class Runner {
 
   /// Validates `app` (kInvalidArgument naming the field), injects TorchX's env, resolves `cfg`
   /// against the scheduler's runopts and builds the request. kNotFound for an unknown scheduler.
+  /// `workspace`: a local directory the scheduler builds into the app first (see
+  /// Scheduler::BuildWorkspace); empty for none.
   Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
-                                        const specs::Cfg& cfg = {});
+                                        const specs::Cfg& cfg = {}, const std::string& workspace = {});
   /// Submits a dry-run result; returns the app handle.
   Result<std::string> Schedule(const schedulers::DryRunInfo& info);
   /// DryRun + Schedule.
@@ -57,7 +59,8 @@ class Runner {
   /// (defaults from RunnerOptions.component_defaults) and dry-runs it.
   Result<schedulers::DryRunInfo> DryRunComponent(const std::string& component,
                                                  const std::vector<std::string>& args,
-                                                 const std::string& scheduler, const specs::Cfg& cfg = {});
+                                                 const std::string& scheduler, const specs::Cfg& cfg = {},
+                                                 const std::string& workspace = {});
   Result<std::string> RunComponent(const std::string& component, const std::vector<std::string>& args,
                                    const std::string& scheduler, const specs::Cfg& cfg = {});
 

@@ -130,6 +130,11 @@ class Scheduler {
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id,
                                                        const LogOptions& options);
 
+  /// Builds `workspace` (a local directory) into what the app runs, updating its roles (e.g.
+  /// local_docker builds an image patched with the directory and points role.image at it).
+  /// Default: kUnimplemented naming the back-end.
+  virtual Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg& cfg);
+
   /// Blocks until the app may have changed state, or `max_wait` passes. Lets waiters react at
   /// once where the engine can notify; the default just sleeps `max_wait`.
   virtual void WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait);

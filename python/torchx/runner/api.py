@@ -76,9 +76,10 @@ class Runner:
         workspace: Optional[str] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppDryRunInfo:
-        """Validates ``app`` and builds the scheduler's request without submitting it."""
-        _no_workspace(workspace)
-        info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}))
+        """Validates ``app`` and builds the scheduler's request without submitting it. ``workspace``
+        (a local directory) is built into the app first where the scheduler supports it
+        (local_docker: an image with the directory copied in)."""
+        info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), _workspace(workspace))
         return _dryrun_info(info)
 
     def run_component(
@@ -102,12 +103,13 @@ class Runner:
         workspace: Optional[str] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppDryRunInfo:
-        _no_workspace(workspace)
         args: Any = json.dumps(component_args) if isinstance(component_args, dict) else component_args
         if _is_python_component(component):
             app = _python_component_app(component, component_args)
-            return self.dryrun(app, scheduler, cfg)
-        return _dryrun_info(self._core.dryrun_component(component, args, scheduler, dict(cfg or {})))
+            return self.dryrun(app, scheduler, cfg, workspace)
+        return _dryrun_info(
+            self._core.dryrun_component(component, args, scheduler, dict(cfg or {}), _workspace(workspace))
+        )
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
         """Submits a dry run's request (possibly edited by the caller through ``request``)."""
@@ -202,9 +204,14 @@ def _dryrun_info(info: Any) -> AppDryRunInfo:
     return out
 
 
-def _no_workspace(workspace: Optional[str]) -> None:
-    if workspace:
-        raise NotImplementedError("workspace: not supported yet by this torchx (issue: workspaces)")
+def _workspace(workspace: Any) -> str:
+    # TorchX passes a path, a file:// URL, or a Workspace object with a `projects` mapping.
+    if workspace is None:
+        return ""
+    projects = getattr(workspace, "projects", None)
+    if isinstance(projects, dict) and projects:
+        return str(next(iter(projects)))
+    return str(workspace)
 
 
 def _epoch(t: Any) -> Optional[float]:

@@ -47,13 +47,14 @@ EngineClient::EngineClient(std::string socket_path) : socket_(std::move(socket_p
 }
 
 Result<HttpResponse> EngineClient::Request(const std::string& method, const std::string& path,
-                                           const std::string& body, long timeout_ms) const {
+                                           const std::string& body, long timeout_ms,
+                                           const std::string& content_type) const {
   GlobalInit();
   CURL* curl = curl_easy_init();
   if (!curl) return InternalError("engine client: curl_easy_init failed");
   HttpResponse resp;
   std::string url = std::string("http://localhost") + kApiPrefix + path;
-  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_slist* headers = curl_slist_append(nullptr, ("Content-Type: " + content_type).c_str());
   curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());

@@ -8,13 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/ignore_patterns.h"
 #include "torchx/status.h"
 
 namespace torchx::schedulers::slurm {
 
-/// Whether `rel` (a '/'-separated path relative to the workspace) is excluded by `patterns`
-/// (the lines of a .torchxignore; the last matching pattern wins).
-bool IsIgnored(const std::string& rel, const std::vector<std::string>& patterns);
+using ::torchx::internal::IsIgnored;
 
 /// kAlreadyExists if `job_dir` exists (TorchX requires a new directory). A job_dir inside the
 /// workspace is not copied into itself.

@@ -144,6 +144,21 @@ def test_follow_streams_lines_while_the_container_runs(torchx, tmp_path):
     assert out == "tail/0 line1\ntail/0 line2\ntail/0 line3\n"
 
 
+def test_workspace_builds_an_image_with_the_directory(torchx, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "data.txt").write_text("from the workspace\n")
+    (ws / "secret.log").write_text("never copied\n")
+    (ws / ".dockerignore").write_text("*.log\n")
+    res = torchx("run", "--wait", "--log", "-s", "local_docker", "--workspace", str(ws), "utils.sh", "--image",
+                 torchx.image, "sh", "-c", "cat data.txt; test -e secret.log || echo ignored")
+    assert "sh/0 from the workspace" in res.stdout and "sh/0 ignored" in res.stdout, res.stdout + res.stderr
+    (ws / "Dockerfile.torchx").write_text("ARG IMAGE\nFROM $IMAGE\nCOPY data.txt /custom/data.txt\n")
+    res = torchx("run", "--wait", "--log", "-s", "local_docker", "--workspace", str(ws), "utils.sh", "--image",
+                 torchx.image, "cat", "/custom/data.txt")
+    assert "sh/0 from the workspace" in res.stdout
+
+
 def test_missing_image_fails_fast(torchx):
     t = time.monotonic()
     res = torchx("run", "-s", "local_docker", "utils.echo", "--image", "no-such-image:latest", check=False)
