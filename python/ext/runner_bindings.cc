@@ -164,10 +164,6 @@ void BindRunner(py::module_& m) {
           },
           py::arg("component"), py::arg("args"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
       .def("schedule", &Schedule)
-      .def("run",
-           [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg) {
-             return Schedule(r, DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg));
-           })
       .def("status",
            [](Runner& r, const std::string& handle) {
              auto s = [&] {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "torchx/plugins/fractionals.h"
+#include "torchx/specs/serialize.h"
 
 namespace torchx::plugins {
 namespace {
@@ -34,30 +35,17 @@ Result<specs::Resource> ResourceFrom(const TorchxNamedResource& r, double fracti
     return InvalidArgumentError(fmt::format("named resource {}: TorchxResource struct_size {} < {}", r.name,
                                             out.struct_size, TORCHX_RESOURCE_V1_SIZE));
   }
-  specs::Resource res;
-  res.cpu = out.cpu;
-  res.gpu = out.gpu;
-  res.memMB = out.mem_mb;
-  if (out.capabilities_json) {
-    auto j = nlohmann::json::parse(out.capabilities_json, nullptr, false);
-    if (j.is_object()) {
-      for (auto& [k, v] : j.items()) {
-        if (v.is_string()) res.capabilities[k] = v.get<std::string>();
-        else if (v.is_boolean()) res.capabilities[k] = v.get<bool>();
-        else if (v.is_number_integer()) res.capabilities[k] = v.get<std::int64_t>();
-        else if (v.is_number()) res.capabilities[k] = v.get<double>();
-        else res.capabilities[k] = v.dump();
-      }
+  // Through the core's resource reader, so malformed capabilities/devices name the field.
+  nlohmann::json j = {{"cpu", out.cpu}, {"gpu", out.gpu}, {"memMB", out.mem_mb}};
+  for (auto [key, text] : {std::pair{"capabilities", out.capabilities_json}, std::pair{"devices", out.devices_json}}) {
+    if (!text) continue;
+    j[key] = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j[key].is_discarded()) {
+      return InvalidArgumentError(fmt::format("named resource {}: {}: not valid JSON: {}", r.name, key, text));
     }
   }
-  if (out.devices_json) {
-    auto j = nlohmann::json::parse(out.devices_json, nullptr, false);
-    if (j.is_object()) {
-      for (auto& [k, v] : j.items()) {
-        if (v.is_number_integer()) res.devices[k] = v.get<int>();
-      }
-    }
-  }
+  auto res = specs::ResourceFromJson(j.dump());
+  if (!res) return res.error().WithContext(fmt::format("named resource {}", r.name));
   return res;
 }
 

@@ -81,6 +81,28 @@ TEST(PluginRegistryTest, ProvidersRunOncePerTypeOnFirstAccess) {
   EXPECT_EQ(info[0].source, "python:test");
 }
 
+TEST(PluginRegistryTest, AProviderAddedLaterIsAskedWithoutReaskingEarlierOnes) {
+  PluginRegistry reg(NoNatives());
+  int first = 0, second = 0;
+  reg.AddProvider("first", [&](PluginType t, PluginRegistry& r) {
+    if (t == PluginType::kNamedResource) {
+      ++first;
+      (void)r.AddNamedResource("a", "python:first", [] { return Result<specs::Resource>(Res(1, 0, 1)); });
+    }
+  });
+  EXPECT_TRUE(reg.NamedResource("a").has_value());
+  reg.AddProvider("second", [&](PluginType t, PluginRegistry& r) {
+    if (t == PluginType::kNamedResource) {
+      ++second;
+      (void)r.AddNamedResource("b", "python:second", [] { return Result<specs::Resource>(Res(2, 0, 1)); });
+    }
+  });
+  EXPECT_TRUE(reg.NamedResource("b").has_value());
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 1);
+  EXPECT_THAT(reg.Errors(), IsEmpty());  // no duplicate from asking "first" again
+}
+
 TEST(PluginRegistryTest, DuplicatesKeepTheFirstAndAreReported) {
   PluginRegistry reg(NoNatives());
   ASSERT_THAT(reg.AddNamedResource("x", "builtin", [] { return Result<specs::Resource>(Res(1, 0, 1)); }), IsOk());

@@ -53,7 +53,12 @@ struct PluginRegistry::Impl {
   std::map<std::string, DevicePlugin> devices;
   std::map<std::string, std::pair<std::string, TrackerDescription>> trackers;
   std::vector<PluginError> errors;
-  std::vector<std::pair<std::string, Provider>> providers;
+  struct ProviderEntry {
+    std::string name;
+    Provider provider;
+    std::set<PluginType> asked;  // types this provider has already answered
+  };
+  std::vector<ProviderEntry> providers;
   std::set<PluginType> discovered;
   bool natives_loaded = false;
   std::map<std::string, double> seconds;  // "native" and each type name
@@ -140,8 +145,8 @@ void PluginRegistry::AddError(PluginError error) {
 
 void PluginRegistry::AddProvider(std::string name, Provider provider) {
   std::lock_guard lock(impl_->mu);
-  impl_->providers.emplace_back(std::move(name), std::move(provider));
-  // Types discovered before this provider existed are asked again on their next access.
+  impl_->providers.push_back({std::move(name), std::move(provider), {}});
+  // Types discovered before this provider existed are asked of it on their next access.
   impl_->discovered.clear();
 }
 
@@ -157,8 +162,12 @@ void PluginRegistry::Discover(PluginType type) {
     impl_->seconds["native"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto providers = impl_->providers;  // a provider may add another
-  for (auto& [name, provider] : providers) provider(type, *this);
+  // By index: a provider may add another. Each answers each type once.
+  for (size_t i = 0; i < impl_->providers.size(); ++i) {
+    if (!impl_->providers[i].asked.insert(type).second) continue;
+    Provider provider = impl_->providers[i].provider;
+    provider(type, *this);
+  }
   impl_->seconds[std::string(PluginTypeName(type))] +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

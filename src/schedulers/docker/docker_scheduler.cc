@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <charconv>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -44,16 +45,26 @@ std::string ContainerName(const std::string& app_id, const std::string& role, in
   return name.substr(start);
 }
 
-// Device paths for Resource.devices (TorchX's devices.py): EFA and Neuron.
-std::vector<std::string> DeviceMounts(const std::map<std::string, int>& devices) {
-  std::vector<std::string> out;
+// Resource.devices as engine device entries (TorchX's devices.py: EFA and Neuron).
+Json DeviceEntry(const std::string& path, const std::string& permissions) {
+  return {{"PathOnHost", path}, {"PathInContainer", path}, {"CgroupPermissions", permissions}};
+}
+
+void AddResourceDevices(const std::map<std::string, int>& devices, Json& out) {
   for (const auto& [name, count] : devices) {
     for (int i = 0; i < count; ++i) {
-      if (name == "vpc.amazonaws.com/efa") out.push_back(fmt::format("/dev/infiniband/uverbs{0}:/dev/infiniband/uverbs{0}:rwm", i));
-      if (name == "aws.amazon.com/neurondevice") out.push_back(fmt::format("/dev/neuron{0}:/dev/neuron{0}:rwm", i));
+      if (name == "vpc.amazonaws.com/efa") out.push_back(DeviceEntry(fmt::format("/dev/infiniband/uverbs{}", i), "rwm"));
+      if (name == "aws.amazon.com/neurondevice") out.push_back(DeviceEntry(fmt::format("/dev/neuron{}", i), "rwm"));
     }
   }
-  return out;
+}
+
+// The replica-id label of a container (0 when someone else's container carries a bad one).
+int ReplicaIdOf(const Json& labels) {
+  std::string v = labels.value(kLabelReplica, "0");
+  int id = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+  return ec == std::errc() && p == v.data() + v.size() ? id : 0;
 }
 
 AppState ContainerState(const Json& c) {
@@ -236,7 +247,7 @@ class DockerScheduler : public Scheduler {
       }
       specs::ReplicaStatus r;
       r.role = labels.value(kLabelRole, "");
-      r.id = std::stoi(labels.value(kLabelReplica, "0"));
+      r.id = ReplicaIdOf(labels);
       r.state = s;
       r.hostname = ContainerName(app_id, r.role, r.id);
       roles[r.role].push_back(r);
@@ -425,11 +436,7 @@ class DockerScheduler : public Scheduler {
                                {"CgroupPermissions", d->permissions}});
           }
         }
-        for (const std::string& dm : DeviceMounts(r.resource.devices)) {
-          size_t a = dm.find(':'), b = dm.rfind(':');
-          devices.push_back({{"PathOnHost", dm.substr(0, a)}, {"PathInContainer", dm.substr(a + 1, b - a - 1)},
-                             {"CgroupPermissions", dm.substr(b + 1)}});
-        }
+        AddResourceDevices(r.resource.devices, devices);
         if (!mounts.empty()) host["Mounts"] = mounts;
         if (!devices.empty()) host["Devices"] = devices;
         Json config = {{"Image", r.image},

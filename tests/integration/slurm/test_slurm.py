@@ -87,7 +87,8 @@ def test_ddp_2x1_across_two_nodes(torchx, tmp_path):
     assert len(hello) == 2, res.stdout + res.stderr
     assert {h.split("rank=")[1].split()[0] for h in hello} == {"0", "1"}
     assert all("world=2 sum=2" in h for h in hello)
-    assert {h.split("node=")[1] for h in hello} == {"node1", "node2"} or len({h.split("node=")[1] for h in hello}) == 2
+    nodes = {h.split("node=")[1] for h in hello}
+    assert len(nodes) == 2 and nodes <= {"node1", "node2", "node3"}, hello  # one rank on each of two nodes
     assert json.loads(torchx("status", "--json", handle).stdout)["state"] == "SUCCEEDED"
 
 
@@ -101,7 +102,7 @@ def test_failing_job_is_retried_then_fails(torchx, tmp_path):
     wait_state(torchx, handle, {"FAILED"}, timeout=180)
     status = json.loads(torchx("status", "--json", handle).stdout)
     assert status["num_restarts"] == 1
-    assert "flaky-0 exited with code 3" in status["msg"] or status["state"] == "FAILED"
+    assert status["msg"] == "flaky-0 exited with code 3"
 
 
 def test_cancel_a_running_job(torchx):
