@@ -490,8 +490,17 @@ class DockerScheduler : public Scheduler {
   Result<Json> Containers(const std::string& app_id) {
     std::string label = app_id.empty() ? std::string(kLabelAppId) : fmt::format("{}={}", kLabelAppId, app_id);
     std::string filters = Json{{"label", Json::array({label})}}.dump();
-    TORCHX_ASSIGN_OR_RETURN(auto resp, client_.Request("GET", "/containers/json?all=1&filters=" + UrlEncode(filters)));
-    if (resp.status >= 300) return UnavailableError(fmt::format("local_docker: list containers: HTTP {}", resp.status));
+    std::string path = "/containers/json?all=1&filters=" + UrlEncode(filters);
+    TORCHX_ASSIGN_OR_RETURN(auto resp, client_.Request("GET", path));
+    // podman answers 500 when a container disappears while it lists (another app being deleted):
+    // transient, so ask again a few times.
+    for (int attempt = 0; resp.status == 500 && attempt < 5; ++attempt) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      TORCHX_ASSIGN_OR_RETURN(resp, client_.Request("GET", path));
+    }
+    if (resp.status >= 300) {
+      return UnavailableError(fmt::format("local_docker: list containers: HTTP {}: {}", resp.status, resp.body));
+    }
     Json j = Json::parse(resp.body, nullptr, false);
     if (!j.is_array()) return InternalError("local_docker: unreadable container list");
     return j;
