@@ -168,7 +168,9 @@ TEST_F(LocalSchedulerTest, ReplicaRetryRestartsOnlyTheFailedReplica) {
 
 TEST_F(LocalSchedulerTest, RoleRetryRestartsEveryReplicaOfTheRole) {
   std::string m = env_.dir().path() + "/m";
-  specs::Role a = ShRole("a", "echo start >> " + m + "a$RID; if [ \"$RID\" = 0 ]; then " + FlakyOnce(m + "flag") + "; fi; sleep 0.2", 2);
+  // Replica 0 fails once, but only after replica 1 has started, so that its restart is observable.
+  specs::Role a = ShRole("a", "echo start >> " + m + "a$RID; if [ \"$RID\" = 0 ]; then while [ ! -e " + m +
+                                  "a1 ]; do sleep 0.02; done; " + FlakyOnce(m + "flag") + "; fi; sleep 0.2", 2);
   a.env["RID"] = "${replica_id}";
   a.max_retries = 1;
   a.retry_policy = specs::RetryPolicy::kRole;
