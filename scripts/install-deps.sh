@@ -8,6 +8,7 @@ PKGS=(
   build-essential cmake ninja-build ccache pkg-config
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libinih-dev libsqlite3-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev
+  openssl  # the kubernetes tests' API server fake makes its TLS certificates with it
 )
 # clang + compiler-rt give libFuzzer and the sanitizer runtimes for the fuzz targets.
 if [[ "${TORCHX_WITH_FUZZ:-1}" == "1" ]]; then
@@ -38,6 +39,8 @@ python3 -m pytest --version >/dev/null 2>&1 || pip_missing+=(pytest)
 python3 -c "import scikit_build_core" >/dev/null 2>&1 || pip_missing+=("scikit-build-core>=0.10")
 python3 -c "import pybind11" >/dev/null 2>&1 || pip_missing+=("pybind11>=2.12")
 python3 -c "import docstring_parser" >/dev/null 2>&1 || pip_missing+=("docstring-parser>=0.15")
+# The official Kubernetes schemas (and jsonschema, PyYAML) for the kubernetes manifest tests.
+python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubernetes-validate>=1.33")
 if ((${#pip_missing[@]})); then
   echo "install-deps: installing ${pip_missing[*]}" >&2
   python3 -m pip install -q "${pip_missing[@]}"

@@ -1,6 +1,7 @@
 // Small string helpers shared by the parsers (cfg strings, component arguments, config files).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,5 +16,8 @@ std::vector<std::string> SplitAny(std::string_view s, std::string_view delims);
 
 /// Splits on runs of whitespace, dropping empty pieces, as Python's str.split().
 std::vector<std::string> SplitWhitespace(std::string_view s);
+
+/// Standard base64 (RFC 4648, padding optional, whitespace ignored); nullopt on any other byte.
+std::optional<std::string> Base64Decode(std::string_view s);
 
 }  // namespace torchx::internal

@@ -24,5 +24,15 @@ TEST(SplitWhitespace, DropsEmptyPieces) {
   EXPECT_TRUE(SplitWhitespace("   ").empty());
 }
 
+TEST(StringsTest, Base64DecodeReadsPaddedUnpaddedAndWrappedText) {
+  EXPECT_EQ(Base64Decode("aGVsbG8="), "hello");
+  EXPECT_EQ(Base64Decode("aGVsbG8"), "hello");
+  EXPECT_EQ(Base64Decode("aGVs\nbG8h"), "hello!");
+  EXPECT_EQ(Base64Decode(""), "");
+  EXPECT_EQ(Base64Decode("/+8="), std::string("\xff\xef"));
+  EXPECT_FALSE(Base64Decode("aGV*bG8="));
+  EXPECT_FALSE(Base64Decode("aG=Vs"));
+}
+
 }  // namespace
 }  // namespace torchx::internal

@@ -1,6 +1,7 @@
 #include "torchx/schedulers/scheduler.h"
 
 #include "schedulers/docker/docker_scheduler.h"
+#include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/local/local_scheduler.h"
 #include "schedulers/slurm/slurm_scheduler.h"
 
@@ -116,6 +117,9 @@ void RegisterBuiltinSchedulers(SchedulerRegistry& registry) {
   });
   (void)registry.Register("slurm", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
     return slurm::MakeSlurmScheduler(session);
+  });
+  (void)registry.Register("kubernetes", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
+    return kubernetes::MakeKubernetesScheduler(session);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "core/json_yaml.h"
 #include "core/spelling.h"
 #include "core/value_json.h"
 #include "torchx/specs/named_resources.h"
@@ -313,15 +314,6 @@ class Reader {
 // ---- YAML <-> JSON ----
 
 // YAML 1.2 core-schema scalar resolution for plain (unquoted) scalars.
-Json PlainScalar(const std::string& s) {
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  auto parsed = Json::parse(s, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_discarded() && parsed.is_number()) return parsed;
-  return s;
-}
-
 constexpr int kYamlMaxDepth = 128;
 
 // JSON, and so the canonical form, carries only UTF-8 text; YAML input is checked at the door.
@@ -346,7 +338,7 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
         return InvalidArgumentError(
             fmt::format("{}: not valid UTF-8 text", path.empty() ? "AppDef" : path));
       }
-      return n.Tag() == "!" ? Json(n.Scalar()) : PlainScalar(n.Scalar());  // "!" = quoted
+      return n.Tag() == "!" ? Json(n.Scalar()) : Json(torchx::internal::YamlPlainScalar(n.Scalar()));  // "!" = quoted
     case YAML::NodeType::Sequence: {
       Json arr = Json::array();
       size_t i = 0;
@@ -373,34 +365,6 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
     }
   }
   return Json(nullptr);
-}
-
-void EmitJson(YAML::Emitter& out, const Json& j) {
-  if (j.is_null()) {
-    out << YAML::Null;
-  } else if (j.is_boolean()) {
-    out << j.get<bool>();
-  } else if (j.is_number()) {
-    out << j.dump();
-  } else if (j.is_string()) {
-    const std::string& s = j.get_ref<const std::string&>();
-    // Quote strings that a reader would otherwise take for another type ("1", "true", "").
-    if (!PlainScalar(s).is_string()) out << YAML::DoubleQuoted;
-    out << s;
-  } else if (j.is_array()) {
-    out << (j.empty() ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
-    for (const Json& item : j) EmitJson(out, item);
-    out << YAML::EndSeq;
-  } else {
-    out << (j.empty() ? YAML::Flow : YAML::Block) << YAML::BeginMap;
-    for (const auto& [k, v] : j.items()) {
-      out << YAML::Key;
-      if (!PlainScalar(k).is_string()) out << YAML::DoubleQuoted;
-      out << k << YAML::Value;
-      EmitJson(out, v);
-    }
-    out << YAML::EndMap;
-  }
 }
 
 }  // namespace
@@ -435,11 +399,7 @@ Result<AppDef> AppDefFromJson(std::string_view json) {
   return Reader(/*scalars_as_text=*/false).App(j);
 }
 
-std::string AppDefToYaml(const AppDef& app) {
-  YAML::Emitter out;
-  EmitJson(out, AppToJson(app));
-  return std::string(out.c_str()) + "\n";
-}
+std::string AppDefToYaml(const AppDef& app) { return torchx::internal::JsonToYaml(AppToJson(app)); }
 
 Result<AppDef> AppDefFromYaml(std::string_view yaml) {
   YAML::Node root;

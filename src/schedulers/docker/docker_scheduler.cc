@@ -4,9 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <chrono>
 #include <map>
 #include <regex>
@@ -18,6 +15,7 @@
 
 #include "schedulers/docker/build_context.h"
 #include "schedulers/docker/engine_client.h"
+#include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/macros.h"
 #include "torchx/specs/serialize.h"
@@ -81,11 +79,10 @@ AppState ContainerState(const Json& c) {
 
 // Splits the engine's multiplexed log stream (8-byte frame headers: stream 1|2, 0, 0, 0, size
 // big-endian) into lines of the wanted streams, across arbitrary chunk boundaries.
-class FrameDemuxer {
+class FrameDemuxer : public LineDecoder {
  public:
   explicit FrameDemuxer(LogStream want) : want_(want) {}
-  template <typename Emit>
-  void Feed(std::string_view d, Emit&& emit) {
+  void Feed(std::string_view d, std::vector<std::string>& lines) override {
     buf_.append(d);
     size_t pos = 0;
     while (pos + 8 <= buf_.size()) {
@@ -95,85 +92,17 @@ class FrameDemuxer {
       size_t kind = byte(0);
       bool keep = want_ == LogStream::kCombined || (want_ == LogStream::kStdout && kind == 1) ||
                   (want_ == LogStream::kStderr && kind == 2);
-      if (keep) partial_.append(buf_, pos + 8, size);
+      if (keep) lines_->Feed(std::string_view(buf_).substr(pos + 8, size), lines);
       pos += 8 + size;
     }
     buf_.erase(0, pos);
-    for (size_t nl; (nl = partial_.find('\n')) != std::string::npos;) {
-      emit(partial_.substr(0, nl + 1));
-      partial_.erase(0, nl + 1);
-    }
   }
-  template <typename Emit>
-  void Flush(Emit&& emit) {
-    if (!partial_.empty()) emit(std::move(partial_));
-    partial_.clear();
-  }
+  void Flush(std::vector<std::string>& lines) override { lines_->Flush(lines); }
 
  private:
   LogStream want_;
-  std::string buf_, partial_;
-};
-
-// Followed logs: the engine keeps the response open until the container ends; a thread reads
-// it, demultiplexes frames into lines as they arrive, and Next() hands them out (blocking).
-class FollowIterator : public LogIterator {
- public:
-  FollowIterator(EngineClient client, std::string path, LogOptions o) : state_(std::make_shared<State>()) {
-    if (o.regex) state_->re.emplace(*o.regex);
-    state_->demux.emplace(o.stream);
-    // Detached: it ends with the container's log stream; the state outlives this iterator.
-    std::thread([client = std::move(client), path = std::move(path), st = state_] {
-      auto rc = client.Stream(path, [&](std::string_view d) { return st->Feed(d); });
-      std::lock_guard lock(st->mu);
-      if (!rc) st->error = rc.status();
-      st->demux->Flush([&](std::string line) { st->Emit(std::move(line)); });
-      st->done = true;
-      st->cv.notify_all();
-    }).detach();
-  }
-  ~FollowIterator() override {
-    std::lock_guard lock(state_->mu);
-    state_->abandoned = true;
-  }
-  Result<std::optional<std::string>> Next() override {
-    std::unique_lock lock(state_->mu);
-    state_->cv.wait(lock, [&] { return !state_->lines.empty() || state_->done; });
-    if (!state_->lines.empty()) {
-      std::string line = std::move(state_->lines.front());
-      state_->lines.pop_front();
-      return std::optional(std::move(line));
-    }
-    if (!state_->error.ok()) return state_->error;
-    return std::optional<std::string>();
-  }
-  bool Ready() override {
-    std::lock_guard lock(state_->mu);
-    return !state_->lines.empty() || state_->done;
-  }
-
- private:
-  struct State {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::string> lines;
-    std::optional<FrameDemuxer> demux;
-    std::optional<std::regex> re;
-    bool done = false, abandoned = false;
-    Status error;
-
-    void Emit(std::string line) {
-      if (!re || std::regex_search(line, *re)) lines.push_back(std::move(line));
-    }
-    bool Feed(std::string_view d) {
-      std::lock_guard lock(mu);
-      if (abandoned) return false;
-      demux->Feed(d, [&](std::string line) { Emit(std::move(line)); });
-      cv.notify_all();
-      return true;
-    }
-  };
-  std::shared_ptr<State> state_;
+  std::string buf_;
+  std::unique_ptr<LineDecoder> lines_ = MakeNewlineDecoder();
 };
 
 class DockerScheduler : public Scheduler {
@@ -350,7 +279,14 @@ class DockerScheduler : public Scheduler {
                                      o.follow ? 1 : 0);
       if (o.since) path += fmt::format("&since={}", static_cast<long long>(*o.since));
       if (o.until) path += fmt::format("&until={}", static_cast<long long>(*o.until));
-      if (o.follow) return std::unique_ptr<LogIterator>(std::make_unique<FollowIterator>(client_, path, o));
+      std::function<bool(const std::string&)> keep;
+      if (o.regex) keep = [re = std::regex(*o.regex)](const std::string& l) { return std::regex_search(l, re); };
+      if (o.follow) {
+        auto producer = [client = client_, path](const std::function<bool(std::string_view)>& on_data) {
+          return client.Stream(path, on_data).status();
+        };
+        return MakeStreamedLinesIterator(producer, std::make_unique<FrameDemuxer>(o.stream), keep);
+      }
       std::string raw;
       TORCHX_RETURN_IF_ERROR(client_.Stream(path, [&raw](std::string_view d) {
                                       raw.append(d);
@@ -358,13 +294,9 @@ class DockerScheduler : public Scheduler {
                                     }).status());
       std::vector<std::string> lines;
       FrameDemuxer demux(o.stream);
-      auto keep = [&](std::string line) { lines.push_back(std::move(line)); };
-      demux.Feed(raw, keep);
-      demux.Flush(keep);
-      if (o.regex) {
-        std::regex re(*o.regex);
-        std::erase_if(lines, [&](const std::string& l) { return !std::regex_search(l, re); });
-      }
+      demux.Feed(raw, lines);
+      demux.Flush(lines);
+      if (keep) std::erase_if(lines, [&](const std::string& l) { return !keep(l); });
       return MakeLinesIterator(std::move(lines));
     }
     return NotFoundError(fmt::format("local_docker: {} has no replica {}/{}", app_id, o.role, o.replica));

@@ -5,20 +5,19 @@
 #include <functional>
 #include <string>
 
+#include "core/http.h"
 #include "torchx/status.h"
 
 namespace torchx::schedulers::docker {
 
-struct HttpResponse {
-  long status = 0;
-  std::string body;
-};
+using internal::HttpResponse;
+using internal::UrlEncode;
 
 class EngineClient {
  public:
   /// `socket_path` empty: from $DOCKER_HOST, else /var/run/docker.sock.
   explicit EngineClient(std::string socket_path = {});
-  const std::string& socket_path() const { return socket_; }
+  const std::string& socket_path() const { return transport_.unix_socket; }
 
   /// kUnavailable when the engine cannot be reached (naming the socket). The path is appended to
   /// the API version prefix (/v1.41).
@@ -28,10 +27,7 @@ class EngineClient {
   Result<long> Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const;
 
  private:
-  std::string socket_;
+  internal::HttpTransport transport_;
 };
-
-/// Percent-encodes a query parameter value.
-std::string UrlEncode(const std::string& s);
 
 }  // namespace torchx::schedulers::docker

@@ -1,0 +1,51 @@
+// One HTTP(S) call with libcurl, for the back-ends that speak an engine's REST API: the container
+// engine over its unix socket, the Kubernetes API server over TLS with the kubeconfig's CA,
+// client certificate and token.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchx/status.h"
+
+namespace torchx::internal {
+
+/// How to reach the server. PEM fields hold certificate/key text; *_file fields name files.
+struct HttpTransport {
+  std::string unix_socket;  ///< non-empty: connect through this socket
+  std::string ca_file, ca_pem;
+  std::string client_cert_file, client_cert_pem;
+  std::string client_key_file, client_key_pem;
+  bool insecure_skip_verify = false;
+  std::vector<std::string> headers;  ///< e.g. "Authorization: Bearer ..."
+  std::string user_password;         ///< "user:password" for basic auth
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+};
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::string body;
+  std::string content_type = "application/json";
+  long timeout_ms = 60000;  ///< 0: no limit (followed streams)
+};
+
+/// kUnavailable (with curl's reason and `what`, naming the server for the user) when the server
+/// cannot be reached; an HTTP error status is not an error here.
+Result<HttpResponse> HttpCall(const HttpTransport& transport, const HttpRequest& request, std::string_view what);
+
+/// Like HttpCall, but hands the body to `on_data` as it arrives (return false to stop; that is not
+/// an error). The response's body stays empty unless the status is an error (then it is kept).
+Result<HttpResponse> HttpStream(const HttpTransport& transport, const HttpRequest& request, std::string_view what,
+                                const std::function<bool(std::string_view)>& on_data);
+
+/// Percent-encodes a query parameter value.
+std::string UrlEncode(std::string_view s);
+
+}  // namespace torchx::internal

@@ -1,0 +1,339 @@
+#include "schedulers/kubernetes/kubernetes_scheduler.h"
+
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <map>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/http.h"
+#include "core/json_yaml.h"
+#include "schedulers/kubernetes/kube_client.h"
+#include "schedulers/kubernetes/volcano_job.h"
+#include "schedulers/streamed_lines.h"
+#include "torchx/specs/app_state.h"
+
+namespace torchx::schedulers::kubernetes {
+namespace {
+
+using Json = nlohmann::json;
+using specs::AppState;
+
+constexpr const char* kJobsApi = "/apis/batch.volcano.sh/v1alpha1/namespaces/{}/jobs";
+constexpr const char* kCommandsApi = "/apis/bus.volcano.sh/v1alpha1/namespaces/{}/commands";
+constexpr const char* kManagedBy = "app.kubernetes.io/managed-by=torchx.pytorch.org";
+
+struct JobRef {
+  std::string ns, name;
+};
+
+Result<JobRef> ParseAppId(const std::string& app_id) {
+  auto colon = app_id.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == app_id.size() ||
+      app_id.find(':', colon + 1) != std::string::npos) {
+    return InvalidArgumentError(
+        fmt::format("kubernetes: app id `{}` is not `<namespace>:<job name>`", app_id));
+  }
+  return JobRef{app_id.substr(0, colon), app_id.substr(colon + 1)};
+}
+
+// Epoch seconds of the RFC 3339 timestamp the API server puts before each log line.
+std::optional<double> LineTime(const std::string& line) {
+  int y, mo, d, h, mi;
+  double s;
+  if (std::sscanf(line.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ", &y, &mo, &d, &h, &mi, &s) != 6) return std::nullopt;
+  struct tm t{};
+  t.tm_year = y - 1900;
+  t.tm_mon = mo - 1;
+  t.tm_mday = d;
+  t.tm_hour = h;
+  t.tm_min = mi;
+  return static_cast<double>(timegm(&t)) + s;
+}
+
+std::string StrOpt(const specs::Cfg& cfg, const char* key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) return {};
+  const auto* s = std::get_if<std::string>(&it->second);
+  return s ? *s : std::string();
+}
+
+class KubernetesScheduler : public Scheduler {
+ public:
+  explicit KubernetesScheduler(std::string session) : Scheduler("kubernetes", std::move(session)) {}
+
+  specs::RunOpts run_opts() const override {
+    specs::RunOpts o;
+    (void)o.Add("namespace", specs::CfgType::kStr, "Kubernetes namespace to schedule job in", std::string("default"));
+    (void)o.Add("queue", specs::CfgType::kStr, "Volcano queue to schedule job in", {}, /*required=*/true);
+    (void)o.Add("service_account", specs::CfgType::kStr, "The service account name to set on the pod specs");
+    (void)o.Add("priority_class", specs::CfgType::kStr, "The name of the PriorityClass to set on the job specs");
+    (void)o.Add("tolerations", specs::CfgType::kListStr,
+                "taints the pods tolerate, each key[:value][:NoSchedule|PreferNoSchedule|NoExecute]");
+    (void)o.Add("node_selector", specs::CfgType::kDictStr,
+                "node labels the pods must match, label:value (added to the instance-type capability's selector)");
+    return o;
+  }
+
+  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
+
+  Result<std::string> Schedule(const DryRunInfo& info) override {
+    Json req = Json::parse(info.payload);
+    std::string ns = req["namespace"];
+    const Json& job = req["job"];
+    std::string name = job["metadata"]["name"];
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kJobsApi, internal::UrlEncode(ns)), job.dump()));
+    if (resp.status == 404) {
+      return FailedPreconditionError(fmt::format(
+          "kubernetes: {} has no batch.volcano.sh/v1alpha1 jobs in namespace `{}` (is Volcano installed, and does the "
+          "namespace exist?): {}",
+          c->connection().server, ns, ApiError(resp, "create").message()));
+    }
+    if (resp.status == 409) {
+      return AlreadyExistsError(fmt::format(
+          "kubernetes: job `{}` already exists in namespace `{}`; this is transient, resubmit the job", name, ns));
+    }
+    if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: create job {}/{}", ns, name));
+    Json created = Json::parse(resp.body, nullptr, false);
+    if (created.is_object() && created.contains("metadata")) name = created["metadata"].value("name", name);
+    return ns + ":" + name;
+  }
+
+  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
+    if (!job) return std::optional<DescribeAppResponse>();
+    return std::optional(ToDescribe(app_id, *job));
+  }
+
+  Result<std::vector<ListAppResponse>> List() override {
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    const std::string& ns = c->connection().namespace_;
+    std::string path = fmt::format(kJobsApi, internal::UrlEncode(ns)) + "?labelSelector=" + internal::UrlEncode(kManagedBy);
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path));
+    if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: list jobs in `{}`", ns));
+    Json list = Json::parse(resp.body, nullptr, false);
+    if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
+      return UnavailableError("kubernetes: the job list is not a JobList");
+    }
+    std::vector<ListAppResponse> out;
+    for (const Json& job : list["items"]) {
+      ListAppResponse r;
+      r.app_id = ns + ":" + job["metadata"].value("name", "");
+      r.state = ToDescribe(r.app_id, job).state;
+      r.name = job["metadata"].value("labels", Json::object()).value("app.kubernetes.io/name", "");
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  Status Delete(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
+    if (!job) return NotFoundError(fmt::format("kubernetes: no job {}", app_id));
+    if (!specs::IsTerminal(ToDescribe(app_id, *job).state)) {
+      return FailedPreconditionError(fmt::format("kubernetes: {} is still running; cancel it first", app_id));
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    // Background propagation: the pods go with the job.
+    std::string path = fmt::format(kJobsApi, internal::UrlEncode(ref.ns)) + "/" + internal::UrlEncode(ref.name);
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("DELETE", path, R"({"propagationPolicy":"Background"})"));
+    if (resp.status == 404) return NotFoundError(fmt::format("kubernetes: no job {}", app_id));
+    if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: delete {}", app_id));
+    return OkStatus();
+  }
+
+  Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& o) override {
+    if (o.stream != LogStream::kCombined) {
+      return InvalidArgumentError(
+          "kubernetes: the API server keeps one log per container: the only stream is combined (valid choices: "
+          "combined)");
+    }
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    std::string pod = PodName(ref.name, o.role, o.replica);
+    std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/log?timestamps=true", internal::UrlEncode(ref.ns),
+                                   internal::UrlEncode(pod));
+    if (o.since) {
+      double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      path += fmt::format("&sinceSeconds={}", std::max<long long>(1, static_cast<long long>(std::ceil(now - *o.since))));
+    }
+    std::function<bool(const std::string&)> keep;
+    std::optional<std::regex> re;
+    if (o.regex) re.emplace(*o.regex);
+    if (re || o.since || o.until) {
+      keep = [re, since = o.since, until = o.until](const std::string& line) {
+        if (since || until) {
+          auto t = LineTime(line);
+          if (t && since && *t < *since) return false;
+          if (t && until && *t > *until) return false;
+        }
+        return !re || std::regex_search(line, *re);
+      };
+    }
+    auto not_found = [&](const HttpResponse& r) {
+      return NotFoundError(fmt::format("kubernetes: no log for {}/{} of {} (pod {}: {})", o.role, o.replica, app_id, pod,
+                                       ApiError(r, "read").message()));
+    };
+    if (o.follow) {
+      // An error status ends the stream before any data: say so at the first Next().
+      auto producer = [c, path = path + "&follow=true", not_found](const std::function<bool(std::string_view)>& on) {
+        auto resp = c->Stream(path, on);
+        if (!resp.ok()) return resp.status();
+        if (resp->status == 404) return not_found(*resp);
+        if (resp->status >= 300) return ApiError(*resp, "kubernetes: follow log");
+        return OkStatus();
+      };
+      return MakeStreamedLinesIterator(producer, MakeNewlineDecoder(), keep);
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path, "", 120000));
+    if (resp.status == 404) return not_found(resp);
+    if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: log of pod {}", pod));
+    std::vector<std::string> lines;
+    auto decoder = MakeNewlineDecoder();
+    decoder->Feed(resp.body, lines);
+    decoder->Flush(lines);
+    if (keep) std::erase_if(lines, [&](const std::string& l) { return !keep(l); });
+    return MakeLinesIterator(std::move(lines));
+  }
+
+ protected:
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+    VolcanoJobOptions o;
+    o.job_name = MakeJobName(app.name);
+    o.namespace_ = StrOpt(cfg, "namespace");
+    if (o.namespace_.empty()) o.namespace_ = "default";
+    o.queue = StrOpt(cfg, "queue");
+    o.service_account = StrOpt(cfg, "service_account");
+    o.priority_class = StrOpt(cfg, "priority_class");
+    o.torchx_version = TORCHX_KUBERNETES_VERSION_STRING;
+    if (auto it = cfg.find("tolerations"); it != cfg.end()) {
+      if (const auto* list = std::get_if<specs::CfgList>(&it->second)) {
+        for (const std::string& t : *list) {
+          TORCHX_ASSIGN_OR_RETURN(Toleration parsed, ParseToleration(t));
+          o.tolerations.push_back(std::move(parsed));
+        }
+      }
+    }
+    if (auto it = cfg.find("node_selector"); it != cfg.end()) {
+      if (const auto* d = std::get_if<specs::CfgDict>(&it->second)) o.node_selector = *d;
+    }
+    TORCHX_ASSIGN_OR_RETURN(Json job, AppToVolcanoJob(app, o));
+    DryRunInfo info;
+    info.scheduler = backend();
+    info.app = app;
+    info.cfg = cfg;
+    info.app_id = o.namespace_ + ":" + o.job_name;
+    info.request = internal::JsonToYaml(job);
+    info.payload = Json{{"namespace", o.namespace_}, {"job", job}}.dump();
+    return info;
+  }
+
+  // Volcano's own way to stop a job (what `vcctl job suspend` sends): a bus Command with the
+  // AbortJob action, owned by the job. The pods are killed and the job ends Aborted (CANCELLED),
+  // its record kept until `torchx delete`.
+  Status DoCancel(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
+    if (!job) return OkStatus();
+    Json owner = {{"apiVersion", "batch.volcano.sh/v1alpha1"},
+                  {"kind", "Job"},
+                  {"name", ref.name},
+                  {"uid", (*job)["metadata"].value("uid", "")},
+                  {"controller", true},
+                  {"blockOwnerDeletion", true}};
+    Json command = {{"apiVersion", "bus.volcano.sh/v1alpha1"},
+                    {"kind", "Command"},
+                    {"metadata",
+                     {{"generateName", ref.name.substr(0, 40) + "-abortjob-"},
+                      {"namespace", ref.ns},
+                      {"ownerReferences", Json::array({owner})}}},
+                    {"action", "AbortJob"},
+                    {"target", owner}};
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kCommandsApi, internal::UrlEncode(ref.ns)),
+                                               command.dump()));
+    if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: abort {}", app_id));
+    return OkStatus();
+  }
+
+ private:
+  Result<std::shared_ptr<KubeClient>> Client() {
+    if (!client_) {
+      KubeConfigOptions o;
+      const char* exec = std::getenv("TORCHX_KUBERNETES_ALLOW_EXEC");
+      o.allow_exec = exec && std::string(exec) == "1";
+      TORCHX_ASSIGN_OR_RETURN(KubeConnection conn, LoadKubeConfig(o));
+      client_ = std::make_shared<KubeClient>(std::move(conn));
+    }
+    return client_;
+  }
+
+  Result<std::optional<Json>> GetJob(const JobRef& ref) {
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    std::string path = fmt::format(kJobsApi, internal::UrlEncode(ref.ns)) + "/" + internal::UrlEncode(ref.name);
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path));
+    if (resp.status == 404) return std::optional<Json>();
+    if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: get job {}:{}", ref.ns, ref.name));
+    Json job = Json::parse(resp.body, nullptr, false);
+    if (!job.is_object() || !job.contains("metadata")) {
+      return UnavailableError(fmt::format("kubernetes: job {}:{} came back unreadable", ref.ns, ref.name));
+    }
+    return std::optional(std::move(job));
+  }
+
+  // Job phase -> app state; each task's pod phase (taskStatusCount) -> its replica's state. Roles
+  // and replica ids come from the pod template's labels (names were normalized).
+  static DescribeAppResponse ToDescribe(const std::string& app_id, const Json& job) {
+    DescribeAppResponse d;
+    d.app_id = app_id;
+    Json status = job.value("status", Json::object());
+    Json state = status.is_object() ? status.value("state", Json::object()) : Json::object();
+    std::string phase = state.is_object() ? state.value("phase", "") : "";
+    d.state = phase.empty() ? AppState::kSubmitted : JobPhaseToState(phase);
+    if (state.is_object()) {
+      std::string reason = state.value("reason", ""), message = state.value("message", "");
+      d.msg = reason.empty() ? message : (message.empty() ? reason : reason + ": " + message);
+    }
+    if (status.is_object()) d.num_restarts = status.value("retryCount", 0);
+    Json counts = status.is_object() ? status.value("taskStatusCount", Json::object()) : Json::object();
+    std::map<std::string, std::vector<specs::ReplicaStatus>> roles;
+    std::vector<std::string> order;
+    Json tasks = job.value("spec", Json::object()).value("tasks", Json::array());
+    for (const Json& task : tasks) {
+      std::string task_name = task.value("name", "");
+      Json labels = task.value("template", Json::object()).value("metadata", Json::object()).value("labels", Json::object());
+      specs::ReplicaStatus r;
+      r.role = labels.value("torchx.pytorch.org/role-name", task_name.substr(0, task_name.rfind('-')));
+      r.id = std::atoi(labels.value("torchx.pytorch.org/replica-id", task_name.substr(task_name.rfind('-') + 1)).c_str());
+      r.hostname = fmt::format("{}-{}-0", job["metadata"].value("name", ""), task_name);
+      // A task without pods yet is pending while the job lives, and ends as the job ends.
+      r.state = specs::IsTerminal(d.state) ? d.state : AppState::kPending;
+      if (counts.is_object() && counts.contains(task_name)) {
+        Json phases = counts[task_name].value("phase", Json::object());
+        if (phases.is_object() && !phases.empty()) r.state = TaskPhaseToState(phases.begin().key());
+      }
+      if (!roles.contains(r.role)) order.push_back(r.role);
+      roles[r.role].push_back(r);
+    }
+    for (const std::string& role : order) d.roles_statuses.push_back({role, roles[role]});
+    return d;
+  }
+
+  std::shared_ptr<KubeClient> client_;
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_name) {
+  return std::make_unique<KubernetesScheduler>(session_name);
+}
+
+}  // namespace torchx::schedulers::kubernetes

@@ -1,0 +1,258 @@
+// The Volcano manifest against TorchX's own (goldens written by TorchX, tests/golden/kubernetes),
+// names, tolerations, states, and kubeconfig reading. The API protocol is tested against an API
+// server fake in tests/integration/kubernetes.
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "schedulers/kubernetes/kube_config.h"
+#include "schedulers/kubernetes/volcano_job.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::schedulers::kubernetes {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream b;
+  b << f.rdbuf();
+  return b.str();
+}
+
+std::string GoldenDir() { return std::string(TORCHX_SOURCE_DIR) + "/tests/golden/kubernetes/"; }
+
+// The documented differences from TorchX's manifest, undone: the job's own namespace and labels,
+// our version label, env sorted by name (TorchX keeps insertion order).
+Json Comparable(Json job) {
+  job["metadata"].erase("namespace");
+  job["metadata"].erase("labels");
+  for (Json& task : job["spec"]["tasks"]) {
+    task["template"]["metadata"]["labels"].erase("torchx.pytorch.org/version");
+    Json& env = task["template"]["spec"]["containers"][0]["env"];
+    std::sort(env.begin(), env.end(), [](const Json& a, const Json& b) { return a["name"] < b["name"]; });
+  }
+  return job;
+}
+
+TEST(VolcanoJob, MatchesTorchXsManifestForEachGoldenCase) {
+  Json cases = Json::parse(ReadFile(GoldenDir() + "cases.json"));
+  ASSERT_FALSE(cases.empty());
+  for (const Json& c : cases) {
+    SCOPED_TRACE(c["id"].get<std::string>());
+    auto app = specs::AppDefFromJson(c["app"].dump());
+    ASSERT_THAT(app, IsOk());
+    VolcanoJobOptions o;
+    o.job_name = c["job_name"];
+    o.namespace_ = "default";
+    o.queue = c["queue"];
+    o.service_account = c.value("service_account", "");
+    o.priority_class = c.value("priority_class", "");
+    o.torchx_version = "0.1.0";
+    auto ours = AppToVolcanoJob(*app, o);
+    ASSERT_THAT(ours, IsOk());
+    Json theirs = Json::parse(ReadFile(GoldenDir() + c["id"].get<std::string>() + ".torchx.json"));
+    EXPECT_EQ(Comparable(*ours).dump(1), Comparable(theirs).dump(1));
+  }
+}
+
+specs::Role SimpleRole(std::string name, int replicas = 1) {
+  specs::Role r;
+  r.name = std::move(name);
+  r.image = "img";
+  r.entrypoint = "python";
+  r.num_replicas = replicas;
+  r.resource = specs::Resource{1, 0, 1024, {}, {}, {}};
+  return r;
+}
+
+VolcanoJobOptions Options() {
+  VolcanoJobOptions o;
+  o.job_name = "app-abc";
+  o.namespace_ = "ns";
+  o.queue = "q";
+  o.torchx_version = "0.1.0";
+  return o;
+}
+
+TEST(VolcanoJob, RetryPoliciesPerTask) {
+  specs::Role r = SimpleRole("r", 2);
+  r.max_retries = 2;
+  r.retry_policy = specs::RetryPolicy::kReplica;
+  auto job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options());
+  ASSERT_THAT(job, IsOk());
+  EXPECT_EQ((*job)["spec"]["tasks"][1]["policies"][1], (Json{{"event", "PodFailed"}, {"action", "RestartTask"}}));
+  EXPECT_EQ((*job)["spec"]["tasks"][1]["maxRetry"], 2);
+
+  r.retry_policy = specs::RetryPolicy::kRole;  // one role: the role is the job
+  job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options());
+  ASSERT_THAT(job, IsOk());
+  EXPECT_EQ((*job)["spec"]["tasks"][0]["policies"][0]["action"], "RestartJob");
+
+  auto refused = AppToVolcanoJob(specs::AppDef{"a", {r, SimpleRole("other")}, {}}, Options());
+  EXPECT_THAT(refused, StatusIs(StatusCode::kInvalidArgument, HasSubstr("valid choices here: APPLICATION, REPLICA")));
+}
+
+TEST(VolcanoJob, TolerationsNodeSelectorsAndNamespace) {
+  VolcanoJobOptions o = Options();
+  o.tolerations = {*ParseToleration("gpu:true:NoSchedule"), *ParseToleration("spot")};
+  o.node_selector = {{"zone", "a"}};
+  specs::Role r = SimpleRole("r");
+  r.resource.capabilities["node.kubernetes.io/instance-type"] = Value(std::string("m5.large"));
+  auto job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, o);
+  ASSERT_THAT(job, IsOk());
+  const Json& pod = (*job)["spec"]["tasks"][0]["template"]["spec"];
+  EXPECT_EQ(pod["nodeSelector"], (Json{{"zone", "a"}, {"node.kubernetes.io/instance-type", "m5.large"}}));
+  EXPECT_EQ(pod["tolerations"][0],
+            (Json{{"key", "gpu"}, {"operator", "Equal"}, {"value", "true"}, {"effect", "NoSchedule"}}));
+  EXPECT_EQ(pod["tolerations"][1], (Json{{"key", "spot"}, {"operator", "Exists"}}));
+  EXPECT_EQ((*job)["metadata"]["namespace"], "ns");
+}
+
+TEST(VolcanoJob, EnvValuesFromPodFields) {
+  specs::Role r = SimpleRole("r");
+  r.env = {{"POD_IP", "[FIELD_PATH]status.podIP"}, {"PLAIN", "[FIELD_PATH"}};
+  auto job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options());
+  ASSERT_THAT(job, IsOk());
+  const Json& env = (*job)["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["env"];
+  EXPECT_EQ(env[0], (Json{{"name", "PLAIN"}, {"value", "[FIELD_PATH"}}));
+  EXPECT_EQ(env[1], (Json{{"name", "POD_IP"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}}));
+}
+
+TEST(Tolerations, ParseEachFormAndRefuseBadEffects) {
+  auto t = ParseToleration("dedicated=ml:NoExecute");
+  ASSERT_THAT(t, IsOk());
+  EXPECT_EQ(t->key, "dedicated");
+  EXPECT_EQ(t->value, "ml");
+  EXPECT_EQ(t->op, "Equal");
+  EXPECT_EQ(t->effect, "NoExecute");
+  t = ParseToleration("key:PreferNoSchedule");
+  ASSERT_THAT(t, IsOk());
+  EXPECT_EQ(t->op, "Exists");
+  EXPECT_EQ(t->effect, "PreferNoSchedule");
+  t = ParseToleration("key:value");
+  ASSERT_THAT(t, IsOk());
+  EXPECT_EQ(t->value, "value");
+  EXPECT_EQ(t->effect, "");
+  EXPECT_THAT(ParseToleration("a:b:Sometimes"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("NoSchedule, PreferNoSchedule, NoExecute")));
+  EXPECT_THAT(ParseToleration(":NoSchedule"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("has no key")));
+  EXPECT_THAT(ParseToleration("a:b:c:NoSchedule"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not")));
+}
+
+TEST(Names, FollowTorchXAndFitKubernetesLimits) {
+  EXPECT_EQ(NormalizeStr("-Foo_Bar.1-x"), "foobar1-x");
+  std::string job = MakeJobName("My_Very.Long-Application-Name-For.Training");
+  EXPECT_LE(job.size(), 63u);
+  EXPECT_EQ(job.rfind("myverylong-applicati-", 0), 0u) << job;
+  EXPECT_EQ(MakeJobName("123").rfind("app-", 0), 0u);
+  EXPECT_EQ(TaskName("j", "Trainer_Role", 3), "trainerrole-3");
+  std::string pod = PodName(job, std::string(80, 'r'), 12);
+  EXPECT_EQ(pod.size(), 63u);
+  EXPECT_TRUE(pod.ends_with("-12-0")) << pod;
+
+  specs::Role a = SimpleRole(std::string(70, 'x') + "a"), b = SimpleRole(std::string(70, 'x') + "b");
+  EXPECT_THAT(AppToVolcanoJob(specs::AppDef{"a", {a, b}, {}}, Options()),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("same task name")));
+}
+
+TEST(States, VolcanoPhasesMapToTorchXStates) {
+  using specs::AppState;
+  EXPECT_EQ(JobPhaseToState("Pending"), AppState::kPending);
+  EXPECT_EQ(JobPhaseToState("Restarting"), AppState::kRunning);
+  EXPECT_EQ(JobPhaseToState("Aborted"), AppState::kCancelled);
+  EXPECT_EQ(JobPhaseToState("Completed"), AppState::kSucceeded);
+  EXPECT_EQ(JobPhaseToState("Terminated"), AppState::kFailed);
+  EXPECT_EQ(JobPhaseToState("Something"), AppState::kUnknown);
+  EXPECT_EQ(TaskPhaseToState("Bound"), AppState::kPending);
+  EXPECT_EQ(TaskPhaseToState("Releasing"), AppState::kRunning);
+  EXPECT_EQ(TaskPhaseToState("Failed"), AppState::kFailed);
+}
+
+constexpr const char* kConfig = R"(
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: c1
+  cluster:
+    server: https://10.0.0.1:6443/
+    certificate-authority: certs/ca.crt
+- name: c2
+  cluster:
+    server: https://10.0.0.2:6443
+    certificate-authority-data: aGVsbG8=
+    insecure-skip-tls-verify: true
+users:
+- name: u-token
+  user:
+    token: abc
+- name: u-certs
+  user:
+    client-certificate-data: Y2VydA==
+    client-key-data: a2V5
+- name: u-exec
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: sh
+      args: ["-c", "echo '{\"status\": {\"token\": \"from-exec\"}}'"]
+contexts:
+- name: dev
+  context: {cluster: c1, user: u-token, namespace: team}
+- name: prod
+  context: {cluster: c2, user: u-certs}
+- name: exec
+  context: {cluster: c2, user: u-exec}
+- name: broken
+  context: {cluster: nowhere, user: u-token}
+)";
+
+TEST(KubeConfig, ReadsContextsClustersAndCredentials) {
+  testing::ScopedTempDir dir;
+  dir.Write("certs/ca.crt", "pem");
+  auto dev = KubeConfigFromYaml(kConfig, dir.path(), {});
+  ASSERT_THAT(dev, IsOk());
+  EXPECT_EQ(dev->server, "https://10.0.0.1:6443");
+  EXPECT_EQ(dev->namespace_, "team");
+  EXPECT_EQ(dev->transport.ca_file, dir.path() + "/certs/ca.crt");  // relative to the file
+  EXPECT_EQ(dev->transport.headers, std::vector<std::string>{"Authorization: Bearer abc"});
+
+  auto prod = KubeConfigFromYaml(kConfig, dir.path(), {"prod", false});
+  ASSERT_THAT(prod, IsOk());
+  EXPECT_EQ(prod->namespace_, "default");
+  EXPECT_EQ(prod->transport.ca_pem, "hello");
+  EXPECT_EQ(prod->transport.client_cert_pem, "cert");
+  EXPECT_EQ(prod->transport.client_key_pem, "key");
+  EXPECT_TRUE(prod->transport.insecure_skip_verify);
+}
+
+TEST(KubeConfig, ExecPluginsRunOnlyWhenAllowed) {
+  auto off = KubeConfigFromYaml(kConfig, "", {"exec", false});
+  EXPECT_THAT(off, StatusIs(StatusCode::kFailedPrecondition, HasSubstr("TORCHX_KUBERNETES_ALLOW_EXEC=1")));
+  auto on = KubeConfigFromYaml(kConfig, "", {"exec", true});
+  ASSERT_THAT(on, IsOk());
+  EXPECT_EQ(on->transport.headers, std::vector<std::string>{"Authorization: Bearer from-exec"});
+}
+
+TEST(KubeConfig, MissingPiecesNameWhatIsMissing) {
+  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"nope", false}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("no context `nope`; contexts: broken, dev, exec, prod")));
+  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"broken", false}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("cluster `nowhere`, which is not defined")));
+  EXPECT_THAT(KubeConfigFromYaml(kConfig, "/nonexistent", {}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("certificate-authority")));
+  EXPECT_THAT(KubeConfigFromYaml("clusters: 3", "", {}), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("is not a list")));
+  EXPECT_THAT(KubeConfigFromYaml("current-context: x\n", "", {}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("no context `x`")));
+  EXPECT_THAT(KubeConfigFromYaml("{{{", "", {}), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("not YAML")));
+}
+
+}  // namespace
+}  // namespace torchx::schedulers::kubernetes

@@ -1,0 +1,307 @@
+#include "schedulers/kubernetes/volcano_job.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+#include "torchx/specs/app_id.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/specs/macros.h"
+
+namespace torchx::schedulers::kubernetes {
+namespace {
+
+using Json = nlohmann::json;
+using specs::AppState;
+
+constexpr const char* kInstanceType = "node.kubernetes.io/instance-type";
+// role.env values with this prefix are read from the pod's own fields at run time.
+constexpr std::string_view kFieldPath = "[FIELD_PATH]";
+// Kubernetes reserves some of every node; whole-node jobs request a little less than they limit.
+constexpr int kReservedMilliCpu = 100;
+constexpr int kReservedMemMB = 1024;
+// Of a job name: the app name's part, leaving room for the random suffix and task names.
+constexpr size_t kMaxAppPart = 20;
+
+// Label values: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends (app names may hold
+// anything; TorchX passes them through and the API server refuses the job).
+std::string LabelValue(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  if (out.size() > 63) out.resize(63);
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  while (!out.empty() && !alnum(out.back())) out.pop_back();
+  size_t start = 0;
+  while (start < out.size() && !alnum(out[start])) ++start;
+  return out.substr(start);
+}
+
+Json Resources(const specs::Resource& r) {
+  Json limits = Json::object(), requests = Json::object();
+  if (r.cpu > 0) {
+    int mcpu = r.cpu * 1000;
+    limits["cpu"] = fmt::format("{}m", mcpu);
+    requests["cpu"] = fmt::format("{}m", std::max(mcpu - kReservedMilliCpu, 0));
+  }
+  if (r.memMB > 0) {
+    limits["memory"] = fmt::format("{}M", r.memMB);
+    requests["memory"] = fmt::format("{}M", std::max(r.memMB - kReservedMemMB, 0));
+  }
+  if (r.gpu > 0) limits["nvidia.com/gpu"] = requests["nvidia.com/gpu"] = std::to_string(r.gpu);
+  for (const auto& [name, count] : r.devices) limits[name] = std::to_string(count);
+  return {{"limits", limits}, {"requests", requests}};
+}
+
+Json Env(const std::map<std::string, std::string>& env) {
+  Json out = Json::array();
+  for (const auto& [name, value] : env) {
+    if (value.starts_with(kFieldPath)) {
+      out.push_back({{"name", name},
+                     {"valueFrom", {{"fieldRef", {{"fieldPath", value.substr(kFieldPath.size())}}}}}});
+    } else {
+      out.push_back({{"name", name}, {"value", value}});
+    }
+  }
+  return out;
+}
+
+// Volumes and the container's mounts: /dev/shm as an unbounded tmpfs (PyTorch data loaders
+// outgrow the 64M default), then the role's mounts. A device mount needs a privileged container:
+// Kubernetes has no `--device`.
+void AddVolumes(const specs::Role& role, Json& volumes, Json& mounts, Json& security) {
+  volumes.push_back({{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}});
+  mounts.push_back({{"name", "dshm"}, {"mountPath", "/dev/shm"}});
+  for (size_t i = 0; i < role.mounts.size(); ++i) {
+    std::string name = fmt::format("mount-{}", i);
+    const specs::Mount& m = role.mounts[i];
+    if (const auto* b = std::get_if<specs::BindMount>(&m)) {
+      volumes.push_back({{"name", name}, {"hostPath", {{"path", b->src_path}}}});
+      mounts.push_back({{"name", name}, {"mountPath", b->dst_path}, {"readOnly", b->read_only}});
+    } else if (const auto* v = std::get_if<specs::VolumeMount>(&m)) {
+      volumes.push_back({{"name", name}, {"persistentVolumeClaim", {{"claimName", v->src}}}});
+      mounts.push_back({{"name", name}, {"mountPath", v->dst_path}, {"readOnly", v->read_only}});
+    } else if (const auto* d = std::get_if<specs::DeviceMount>(&m)) {
+      volumes.push_back({{"name", name}, {"hostPath", {{"path", d->src_path}}}});
+      bool writable = d->permissions.find_first_of("wm") != std::string::npos;
+      mounts.push_back({{"name", name}, {"mountPath", d->dst_path}, {"readOnly", !writable}});
+      security["privileged"] = true;
+    }
+  }
+}
+
+Result<Json> RetryPolicies(const specs::AppDef& app, const specs::Role& role) {
+  Json restart_job = Json::array({{{"event", "PodEvicted"}, {"action", "RestartJob"}},
+                                  {{"event", "PodFailed"}, {"action", "RestartJob"}}});
+  switch (role.retry_policy) {
+    case specs::RetryPolicy::kApplication:
+      return restart_job;
+    case specs::RetryPolicy::kReplica:
+      // Each replica is its own task: restarting the task restarts that replica only.
+      return Json::array({{{"event", "PodEvicted"}, {"action", "RestartTask"}},
+                          {{"event", "PodFailed"}, {"action", "RestartTask"}}});
+    case specs::RetryPolicy::kRole:
+      // With one role, the role is the whole job. Volcano has no action that restarts a group of
+      // tasks, so with several roles ROLE cannot be honoured.
+      if (app.roles.size() == 1) return restart_job;
+      return InvalidArgumentError(fmt::format(
+          "kubernetes: role `{}` has retry_policy ROLE, which Volcano cannot express when an app has "
+          "several roles (it restarts a task or the whole job); valid choices here: APPLICATION, REPLICA",
+          role.name));
+  }
+  return restart_job;
+}
+
+}  // namespace
+
+Result<Toleration> ParseToleration(const std::string& spec) {
+  constexpr const char* kFormat = "key[:value][:effect] (or key=value[:effect] outside -cfg)";
+  Toleration t;
+  std::vector<std::string> parts = internal::SplitAny(spec, ":");
+  auto is_effect = [](const std::string& e) { return e == "NoSchedule" || e == "PreferNoSchedule" || e == "NoExecute"; };
+  if (parts.size() > 1 && is_effect(parts.back())) {
+    t.effect = parts.back();
+    parts.pop_back();
+  } else if (parts.size() == 3) {
+    return InvalidArgumentError(fmt::format(
+        "kubernetes: tolerations: `{}` has effect `{}`; valid effects: NoSchedule, PreferNoSchedule, NoExecute ({})",
+        spec, parts.back(), kFormat));
+  }
+  if (parts.size() > 2) return InvalidArgumentError(fmt::format("kubernetes: tolerations: `{}` is not {}", spec, kFormat));
+  t.key = parts[0];
+  if (parts.size() == 2) {
+    t.value = parts[1];
+    t.op = "Equal";
+  } else if (auto eq = t.key.find('='); eq != std::string::npos) {
+    t.value = t.key.substr(eq + 1);
+    t.key.resize(eq);
+    t.op = "Equal";
+  }
+  if (t.key.empty()) {
+    return InvalidArgumentError(fmt::format("kubernetes: tolerations: `{}` has no key ({})", spec, kFormat));
+  }
+  return t;
+}
+
+std::string NormalizeStr(const std::string& s) {
+  std::string_view in = s;
+  if (in.starts_with('-')) in.remove_prefix(1);
+  std::string out;
+  for (char c : in) {
+    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') || l == '-') out += l;
+  }
+  return out;
+}
+
+std::string MakeJobName(const std::string& app_name) {
+  std::string app = NormalizeStr(app_name);
+  // A leading digit or '-' is fine for Volcano but not for every label; keep it a DNS label.
+  while (!app.empty() && !std::isalpha(static_cast<unsigned char>(app[0]))) app.erase(0, 1);
+  if (app.empty()) app = "app";
+  if (app.size() > kMaxAppPart) app.resize(kMaxAppPart);
+  while (app.ends_with('-')) app.pop_back();
+  return NormalizeStr(specs::MakeUnique(app));
+}
+
+std::string TaskName(const std::string& job, const std::string& role, int replica) {
+  std::string suffix = fmt::format("-{}", replica);
+  std::string r = NormalizeStr(role);
+  // Volcano makes `<job>-<task>-0` the pod's hostname: an RFC 1123 label of at most 63.
+  size_t room = 63 - std::min<size_t>(63, job.size() + 3 + suffix.size());
+  if (r.size() > room) r.resize(room);
+  while (r.ends_with('-')) r.pop_back();
+  return r + suffix;
+}
+
+std::string PodName(const std::string& job, const std::string& role, int replica) {
+  return fmt::format("{}-{}-0", job, TaskName(job, role, replica));
+}
+
+Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& o) {
+  if (app.roles.empty()) return InvalidArgumentError("kubernetes: the app has no roles");
+  Json tasks = Json::array();
+  // Volcano's svc plugin lists each task's hosts in VC_<TASK>_HOSTS ('-' as '_').
+  std::string rank0_peer = "VC_" + TaskName(o.job_name, app.roles[0].name, 0) + "_HOSTS";
+  std::transform(rank0_peer.begin(), rank0_peer.end(), rank0_peer.begin(),
+                 [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
+  int job_retries = app.roles[0].max_retries;
+  std::map<std::string, std::string> task_roles;  // task name -> role, to refuse collisions
+  for (size_t role_idx = 0; role_idx < app.roles.size(); ++role_idx) {
+    const specs::Role& role = app.roles[role_idx];
+    job_retries = std::min(job_retries, role.max_retries);
+    Json policies;
+    if (role.max_retries > 0) {
+      TORCHX_ASSIGN_OR_RETURN(policies, RetryPolicies(app, role));
+    }
+    for (int i = 0; i < role.num_replicas; ++i) {
+      bool rank0 = role_idx == 0 && i == 0;
+      // Rank 0 reaches itself on localhost; the others through Volcano's svc plugin, which puts
+      // each task's hostnames in VC_<TASK>_HOSTS.
+      specs::macros::Values values{"", o.job_name, std::to_string(i), rank0 ? "TORCHX_RANK0_HOST" : rank0_peer};
+      specs::Role r = values.Apply(role);
+      if (rank0) r.env["TORCHX_RANK0_HOST"] = "localhost";
+      std::string name = TaskName(o.job_name, role.name, i);
+      if (auto [it, fresh] = task_roles.emplace(name, role.name); !fresh) {
+        return InvalidArgumentError(fmt::format(
+            "kubernetes: roles `{}` and `{}` have the same task name `{}` once made a Kubernetes name (lower-case "
+            "[a-z0-9-], pod names of at most 63 characters); rename one",
+            it->second, role.name, name));
+      }
+
+      Json volumes = Json::array(), mounts = Json::array(), security = Json::object();
+      AddVolumes(r, volumes, mounts, security);
+      Json command = Json::array({r.entrypoint});
+      for (const auto& a : r.args) command.push_back(a);
+      Json ports = Json::array();
+      for (const auto& [port_name, port] : r.port_map) ports.push_back({{"name", port_name}, {"containerPort", port}});
+      Json container = {{"command", command},         {"env", Env(r.env)},          {"image", r.image},
+                        {"name", name},               {"ports", ports},             {"resources", Resources(r.resource)},
+                        {"securityContext", security}, {"volumeMounts", mounts}};
+
+      Json node_selector = Json::object();
+      if (auto it = r.resource.capabilities.find(kInstanceType);
+          it != r.resource.capabilities.end() && it->second.is_string()) {
+        node_selector[kInstanceType] = it->second.as_string();
+      }
+      for (const auto& [k, v] : o.node_selector) node_selector[k] = v;
+      Json spec = {{"containers", Json::array({container})},
+                   {"nodeSelector", node_selector},
+                   {"restartPolicy", "Never"},
+                   {"volumes", volumes}};
+      if (!o.service_account.empty()) spec["serviceAccountName"] = o.service_account;
+      if (!o.tolerations.empty()) {
+        Json tolerations = Json::array();
+        for (const Toleration& t : o.tolerations) {
+          Json j = {{"key", t.key}, {"operator", t.op}};
+          if (t.op == "Equal") j["value"] = t.value;
+          if (!t.effect.empty()) j["effect"] = t.effect;
+          tolerations.push_back(j);
+        }
+        spec["tolerations"] = tolerations;
+      }
+      Json labels = {{"torchx.pytorch.org/version", LabelValue(o.torchx_version)},
+                     {"torchx.pytorch.org/app-name", LabelValue(app.name)},
+                     {"torchx.pytorch.org/role-index", std::to_string(role_idx)},
+                     {"torchx.pytorch.org/role-name", LabelValue(role.name)},
+                     {"torchx.pytorch.org/replica-id", std::to_string(i)},
+                     {"app.kubernetes.io/name", LabelValue(app.name)},
+                     {"app.kubernetes.io/managed-by", "torchx.pytorch.org"},
+                     {"app.kubernetes.io/instance", o.job_name}};
+      // Istio's sidecar would keep the pod alive after the trainer exits.
+      Json metadata = {{"annotations", {{"sidecar.istio.io/inject", "false"}}}, {"labels", labels}};
+      Json task = {{"name", name}, {"replicas", 1}, {"template", {{"metadata", metadata}, {"spec", spec}}}};
+      if (role.max_retries > 0) {
+        task["maxRetry"] = role.max_retries;
+        task["policies"] = policies;
+      }
+      // The first min_replicas tasks are required; the rest may come and go (elastic).
+      if (role.min_replicas) task["minAvailable"] = i < *role.min_replicas ? 1 : 0;
+      tasks.push_back(std::move(task));
+    }
+  }
+  Json spec = {{"schedulerName", "volcano"},
+               {"queue", o.queue},
+               {"tasks", tasks},
+               {"maxRetry", job_retries},
+               // Peers must resolve before they are ready (rendezvous happens before readiness).
+               {"plugins", {{"svc", Json::array({"--publish-not-ready-addresses"})}, {"env", Json::array()}}}};
+  if (!o.priority_class.empty()) spec["priorityClassName"] = o.priority_class;
+  // The job carries the app's labels too, so that `list` can select TorchX's jobs.
+  Json job_labels = {{"app.kubernetes.io/managed-by", "torchx.pytorch.org"},
+                     {"app.kubernetes.io/name", LabelValue(app.name)},
+                     {"torchx.pytorch.org/version", LabelValue(o.torchx_version)}};
+  return Json{{"apiVersion", "batch.volcano.sh/v1alpha1"},
+              {"kind", "Job"},
+              {"metadata", {{"name", o.job_name}, {"namespace", o.namespace_}, {"labels", job_labels}}},
+              {"spec", spec}};
+}
+
+AppState JobPhaseToState(const std::string& phase) {
+  if (phase == "Pending") return AppState::kPending;
+  if (phase == "Running" || phase == "Aborting" || phase == "Restarting" || phase == "Terminating" ||
+      phase == "Completing") {
+    return AppState::kRunning;
+  }
+  if (phase == "Aborted") return AppState::kCancelled;
+  if (phase == "Completed") return AppState::kSucceeded;
+  if (phase == "Terminated" || phase == "Failed") return AppState::kFailed;
+  return AppState::kUnknown;
+}
+
+AppState TaskPhaseToState(const std::string& phase) {
+  if (phase == "Pending" || phase == "Allocated" || phase == "Pipelined" || phase == "Binding" || phase == "Bound") {
+    return AppState::kPending;
+  }
+  if (phase == "Running" || phase == "Releasing") return AppState::kRunning;
+  if (phase == "Succeeded") return AppState::kSucceeded;
+  if (phase == "Failed") return AppState::kFailed;
+  return AppState::kUnknown;
+}
+
+}  // namespace torchx::schedulers::kubernetes

@@ -1,0 +1,62 @@
+// The Volcano Job (batch.volcano.sh/v1alpha1) an AppDef becomes on Kubernetes: TorchX's
+// manifest (one task per replica so that macros differ per replica, requests a little under
+// limits, /dev/shm, mounts, retry policies per task), plus tolerations and node selectors.
+// Pure: builds JSON, talks to nothing. See docs/kubernetes.md.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "torchx/specs/app_def.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers::kubernetes {
+
+struct Toleration {
+  std::string key;
+  std::string op = "Exists";  ///< "Equal" when a value is given
+  std::string value;
+  std::string effect;         ///< empty: every effect
+};
+
+/// `key[:value][:Effect]`, or kubectl's `key=value[:Effect]` where '=' is free to use (not in
+/// -cfg, which splits on it); Effect one of NoSchedule, PreferNoSchedule, NoExecute. No value:
+/// the Exists operator. kInvalidArgument naming the option and the choices.
+Result<Toleration> ParseToleration(const std::string& spec);
+
+struct VolcanoJobOptions {
+  std::string job_name;   ///< a valid RFC 1123 label (MakeJobName)
+  std::string namespace_;
+  std::string queue;
+  std::string service_account;  ///< empty: the namespace's default
+  std::string priority_class;   ///< empty: none
+  std::vector<Toleration> tolerations;
+  std::map<std::string, std::string> node_selector;
+  std::string torchx_version;
+};
+
+/// TorchX's normalize_str: lower-case, keep only [a-z0-9-], drop one leading '-'.
+std::string NormalizeStr(const std::string& s);
+/// normalize_str(make_unique(app name)), the app-name part cut to 20 characters so that pod
+/// names (`<job>-<task>-0`) have room within Kubernetes' 63.
+std::string MakeJobName(const std::string& app_name);
+/// The task (and container) name of a replica: TorchX's normalize_str("<role>-<i>"), the role part
+/// cut so that the pod name fits in 63 characters.
+std::string TaskName(const std::string& job, const std::string& role, int replica);
+/// The pod Volcano creates for a task: `<job>-<task>-0`.
+std::string PodName(const std::string& job, const std::string& role, int replica);
+
+/// The Job manifest. kInvalidArgument for what Volcano cannot express (a ROLE retry policy in an
+/// app with several roles), naming the role and the choices.
+Result<nlohmann::json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& options);
+
+/// Volcano's job phases as TorchX app states (an unknown phase is UNKNOWN).
+specs::AppState JobPhaseToState(const std::string& phase);
+/// Volcano's task (pod) phases as replica states.
+specs::AppState TaskPhaseToState(const std::string& phase);
+
+}  // namespace torchx::schedulers::kubernetes

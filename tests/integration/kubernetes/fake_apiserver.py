@@ -1,0 +1,328 @@
+"""A small Kubernetes API server fake for the kubernetes scheduler's protocol tests.
+
+It serves, over TLS on 127.0.0.1, the parts of the API the scheduler uses, with the request and
+response shapes of the Kubernetes API reference: Volcano Jobs (batch.volcano.sh/v1alpha1 create,
+get, list with labelSelector, delete), Volcano bus Commands (create; AbortJob aborts its target),
+and pod logs (timestamps, sinceSeconds, follow as a chunked stream). Errors are v1 Status objects.
+Clients authenticate with a client certificate signed by the fake's CA or a bearer token.
+
+There is no controller: tests move jobs through Volcano's phases with set_phase() and write pod
+logs with add_log(), as Volcano and the kubelet would.
+"""
+
+import datetime
+import json
+import re
+import ssl
+import subprocess
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+JOBS = re.compile(r"^/apis/batch\.volcano\.sh/v1alpha1/namespaces/([^/]+)/jobs(?:/([^/]+))?$")
+COMMANDS = re.compile(r"^/apis/bus\.volcano\.sh/v1alpha1/namespaces/([^/]+)/commands$")
+POD_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
+
+
+def make_pki(d):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, with openssl."""
+
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=fake-kubernetes-ca", "-days", "2")
+    for name, ext in (("server", "subjectAltName=IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")):
+        (d / f"{name}.ext").write_text(ext + "\n")
+        run("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN=torchx-{name}/O=system:masters")
+        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext")
+    return d
+
+
+def status(code, reason, message, details=None):
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": reason, "code": code}
+    if details:
+        body["details"] = details
+    return code, body
+
+
+class FakeApiServer:
+    def __init__(self, pki_dir, token="fake-token", namespaces=("default", "team")):
+        self.token = token
+        self.namespaces = set(namespaces)
+        self.jobs = {}       # (ns, name) -> job object
+        self.commands = []   # created bus Commands
+        self.logs = {}       # (ns, pod) -> [(time, line)]
+        self.finished = set()  # (ns, pod) whose log stream has ended
+        self.requests = []   # (method, path, query, auth kind, body)
+        self.cond = threading.Condition(threading.RLock())  # set_phase is called with it held
+        self._serial = 0
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(pki_dir / "server.crt", pki_dir / "server.key")
+        ctx.load_verify_locations(pki_dir / "ca.crt")
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                fake._handle(self, "GET")
+
+            def do_POST(self):
+                fake._handle(self, "POST")
+
+            def do_DELETE(self):
+                fake._handle(self, "DELETE")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.url = f"https://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        with self.cond:
+            self.finished.update(self.logs.keys())
+            self.cond.notify_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # --- what Volcano and the kubelet would do -------------------------------------------------
+
+    def set_phase(self, ns, name, phase, tasks=None, retry_count=0, message=""):
+        """tasks: {task name: pod phase}."""
+        with self.cond:
+            job = self.jobs[(ns, name)]
+            job["status"] = {"state": {"phase": phase, "message": message,
+                                       "lastTransitionTime": self._now()},
+                             "retryCount": retry_count,
+                             "taskStatusCount": {t: {"phase": {p: 1}} for t, p in (tasks or {}).items()}}
+            if phase in ("Completed", "Failed", "Aborted", "Terminated"):
+                for key in self.logs:
+                    if key[0] == ns and key[1].startswith(name + "-"):
+                        self.finished.add(key)
+            self.cond.notify_all()
+
+    def add_log(self, ns, pod, line, when=None):
+        with self.cond:
+            self.logs.setdefault((ns, pod), []).append((when or time.time(), line))
+            self.cond.notify_all()
+
+    def pods_of(self, ns, name):
+        job = self.jobs[(ns, name)]
+        return [f"{name}-{t['name']}-0" for t in job["spec"]["tasks"]]
+
+    # --- the API -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _now():
+        return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _auth(self, h):
+        cert = h.connection.getpeercert()
+        if cert:
+            return "cert"
+        if h.headers.get("Authorization") == f"Bearer {self.token}":
+            return "token"
+        return None
+
+    def _handle(self, h, method):
+        url = urlparse(h.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        auth = self._auth(h)
+        with self.cond:
+            self.requests.append((method, url.path, query, auth, raw.decode()))
+        if auth is None:
+            return self._send(h, *status(401, "Unauthorized", "Unauthorized"))
+        m = POD_LOG.match(url.path)
+        if m and method == "GET":
+            return self._log(h, m.group(1), m.group(2), query)
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            return self._send(h, *status(400, "BadRequest", "the request body is not JSON"))
+        m = JOBS.match(url.path)
+        if m:
+            return self._send(h, *self._jobs(method, m.group(1), m.group(2), query, body))
+        m = COMMANDS.match(url.path)
+        if m and method == "POST":
+            return self._send(h, *self._command(m.group(1), body))
+        return self._send(h, *status(404, "NotFound", "the server could not find the requested resource"))
+
+    def _send(self, h, code, body):
+        data = json.dumps(body).encode()
+        h.send_response(code)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _jobs(self, method, ns, name, query, body):
+        with self.cond:
+            if ns not in self.namespaces:
+                return status(404, "NotFound", f'namespaces "{ns}" not found',
+                              {"name": ns, "kind": "namespaces"})
+            if method == "POST" and name is None:
+                if not isinstance(body, dict) or body.get("kind") != "Job" or \
+                        body.get("apiVersion") != "batch.volcano.sh/v1alpha1":
+                    return status(400, "BadRequest", "the body is not a batch.volcano.sh/v1alpha1 Job")
+                meta = body.get("metadata") or {}
+                job_name = meta.get("name")
+                if not job_name:
+                    return status(422, "Invalid", "Job.batch.volcano.sh is invalid: metadata.name: Required value")
+                if meta.get("namespace", ns) != ns:
+                    return status(400, "BadRequest", "the namespace of the provided object does not match the "
+                                                     "namespace sent on the request")
+                if (ns, job_name) in self.jobs:
+                    return status(409, "AlreadyExists", f'jobs.batch.volcano.sh "{job_name}" already exists',
+                                  {"name": job_name, "group": "batch.volcano.sh", "kind": "jobs"})
+                self._serial += 1
+                job = json.loads(json.dumps(body))
+                job["metadata"].update({"namespace": ns, "uid": str(uuid.uuid4()),
+                                        "resourceVersion": str(self._serial),
+                                        "creationTimestamp": self._now(), "generation": 1})
+                self.jobs[(ns, job_name)] = job
+                for pod in self.pods_of(ns, job_name):
+                    self.logs.setdefault((ns, pod), [])
+                return 201, job
+            if method == "GET" and name is None:
+                items = list(j for (n, _), j in self.jobs.items() if n == ns)
+                selector = query.get("labelSelector")
+                if selector:
+                    k, _, v = selector.partition("=")
+                    items = [j for j in items if j["metadata"].get("labels", {}).get(k) == v]
+                return 200, {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "JobList", "items": items,
+                             "metadata": {"resourceVersion": str(self._serial)}}
+            job = self.jobs.get((ns, name))
+            if job is None:
+                return status(404, "NotFound", f'jobs.batch.volcano.sh "{name}" not found',
+                              {"name": name, "group": "batch.volcano.sh", "kind": "jobs"})
+            if method == "GET":
+                return 200, job
+            if method == "DELETE":
+                del self.jobs[(ns, name)]
+                for key in [k for k in self.logs if k[0] == ns and k[1].startswith(name + "-")]:
+                    self.finished.add(key)
+                self.cond.notify_all()
+                return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                             "details": {"name": name, "group": "batch.volcano.sh", "kind": "jobs",
+                                         "uid": job["metadata"]["uid"]}}
+            return status(405, "MethodNotAllowed", f"{method} is not supported here")
+
+    def _command(self, ns, body):
+        with self.cond:
+            if not isinstance(body, dict) or body.get("kind") != "Command":
+                return status(400, "BadRequest", "the body is not a bus.volcano.sh/v1alpha1 Command")
+            meta = dict(body.get("metadata") or {})
+            if not meta.get("name"):
+                if not meta.get("generateName"):
+                    return status(422, "Invalid", "Command.bus.volcano.sh is invalid: metadata.name: Required value")
+                meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
+            command = dict(body, metadata=meta)
+            self.commands.append(command)
+            target = body.get("target") or {}
+            job = self.jobs.get((ns, target.get("name")))
+            if job is not None and target.get("uid") == job["metadata"]["uid"] and body.get("action") == "AbortJob":
+                tasks = {t["name"]: "Failed" for t in job["spec"]["tasks"]}
+                self.set_phase(ns, target["name"], "Aborted", tasks, message="aborted by a command")
+            return 201, command
+
+    def _log(self, h, ns, pod, query):
+        with self.cond:
+            known = (ns, pod) in self.logs
+        if not known:
+            code, body = status(404, "NotFound", f'pods "{pod}" not found', {"name": pod, "kind": "pods"})
+            return self._send(h, code, body)
+        since = time.time() - float(query["sinceSeconds"]) if "sinceSeconds" in query else None
+        stamps = query.get("timestamps") == "true"
+
+        def render(entries):
+            out = []
+            for when, line in entries:
+                if since is not None and when < since:
+                    continue
+                ts = datetime.datetime.fromtimestamp(when, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+                out.append(f"{ts} {line}\n" if stamps else f"{line}\n")
+            return "".join(out).encode()
+
+        if query.get("follow") != "true":
+            with self.cond:
+                data = render(self.logs[(ns, pod)])
+            h.send_response(200)
+            h.send_header("Content-Type", "text/plain")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+            return
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        sent = 0
+        while True:
+            with self.cond:
+                self.cond.wait_for(lambda: len(self.logs.get((ns, pod), [])) > sent or (ns, pod) in self.finished,
+                                   timeout=30)
+                entries = self.logs.get((ns, pod), [])[sent:]
+                sent += len(entries)
+                done = (ns, pod) in self.finished and sent >= len(self.logs.get((ns, pod), []))
+            data = render(entries)
+            try:
+                if data:
+                    h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    h.wfile.flush()
+                if done:
+                    h.wfile.write(b"0\r\n\r\n")
+                    h.wfile.flush()
+                    return
+            except OSError:
+                return
+
+
+def kubeconfig(server, pki_dir, mode="cert", namespace="default", token="fake-token", extra_user=None):
+    """Kubeconfig text reaching `server`: mode cert (client certificate files), cert-data
+    (base64 *-data fields), token, token-file, or exec (an exec plugin printing the token)."""
+    import base64
+
+    def b64(name):
+        return base64.b64encode((pki_dir / name).read_bytes()).decode()
+
+    cluster = {"server": server}
+    if mode == "cert-data":
+        cluster["certificate-authority-data"] = b64("ca.crt")
+    else:
+        cluster["certificate-authority"] = str(pki_dir / "ca.crt")
+    user = {}
+    if mode == "cert":
+        user = {"client-certificate": str(pki_dir / "client.crt"), "client-key": str(pki_dir / "client.key")}
+    elif mode == "cert-data":
+        user = {"client-certificate-data": b64("client.crt"), "client-key-data": b64("client.key")}
+    elif mode == "token":
+        user = {"token": token}
+    elif mode == "token-file":
+        user = {"tokenFile": "token"}  # relative to the kubeconfig's directory: the caller writes it
+    elif mode == "exec":
+        user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "sh",
+                         "args": ["-c", 'printf \'{"apiVersion":"client.authentication.k8s.io/v1",'
+                                        '"kind":"ExecCredential","status":{"token":"%s"}}\' "$FAKE_TOKEN"'],
+                         "env": [{"name": "FAKE_TOKEN", "value": token}]}}
+    if extra_user:
+        user.update(extra_user)
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "fake",
+              "clusters": [{"name": "fake-cluster", "cluster": cluster}],
+              "users": [{"name": "fake-user", "user": user}],
+              "contexts": [{"name": "fake", "context": {"cluster": "fake-cluster", "user": "fake-user",
+                                                        "namespace": namespace}}]}
+    return json.dumps(config, indent=1)  # JSON is YAML

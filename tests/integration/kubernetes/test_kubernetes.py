@@ -1,0 +1,281 @@
+"""The kubernetes scheduler's protocol against an API server fake (fake_apiserver.py): the torchx
+CLI reads a kubeconfig, creates Volcano Jobs, reads their state, logs (whole and followed),
+lists, cancels (a Volcano AbortJob command) and deletes them, over TLS with each kind of
+credential. No real cluster runs here; test_real_cluster runs the same flow against one when
+TORCHX_KUBERNETES_TEST_KUBECONFIG names its kubeconfig (see docs/kubernetes.md)."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from fake_apiserver import FakeApiServer, kubeconfig, make_pki  # noqa: E402
+from volcano_schema import validate_command, validate_job  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture
+def server(pki):
+    s = FakeApiServer(pki)
+    yield s
+    s.stop()
+
+
+def make_cli(tmp_path, config_text, extra_env=None):
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text(config_text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHX_KUBERNETES")}
+    env.update(KUBECONFIG=str(cfg), **(extra_env or {}))
+
+    def run(*args, check=True, timeout=60):
+        res = subprocess.run([BINARY, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=timeout)
+        if check:
+            assert res.returncode == 0, f"torchx {' '.join(args)} -> {res.returncode}\n{res.stdout}\n{res.stderr}"
+        return res
+
+    run.env = env
+    return run
+
+
+@pytest.fixture
+def torchx(server, pki, tmp_path):
+    return make_cli(tmp_path, kubeconfig(server.url, pki, "cert"))
+
+
+def submit(torchx, *component, cfg="queue=default"):
+    res = torchx("run", "-s", "kubernetes", "-cfg", cfg, *component)
+    handle = res.stdout.strip().splitlines()[0]
+    assert handle.startswith("kubernetes://"), res.stdout
+    ns, name = handle.split("/")[-1].split(":")
+    return handle, ns, name
+
+
+def state_of(torchx, handle):
+    return json.loads(torchx("status", "--json", handle).stdout)
+
+
+def test_run_creates_a_volcano_job_and_follows_its_phases(torchx, server):
+    handle, ns, name = submit(torchx, "utils.echo", "--msg", "hello k8s", "--num_replicas", "2")
+    assert ns == "default"
+    posts = [r for r in server.requests if r[0] == "POST"]
+    assert posts[0][1] == "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
+    assert posts[0][3] == "cert"  # the client certificate from the kubeconfig
+    job = json.loads(posts[0][4])
+    assert job["kind"] == "Job" and job["metadata"]["name"] == name
+    validate_job(job)  # what went over the wire, held to Volcano's and Kubernetes' schemas
+    assert [t["name"] for t in job["spec"]["tasks"]] == ["echo-0", "echo-1"]
+    assert job["spec"]["queue"] == "default"
+
+    assert state_of(torchx, handle)["state"] == "SUBMITTED"  # the controller has not seen it yet
+    server.set_phase(ns, name, "Pending")
+    assert state_of(torchx, handle)["state"] == "PENDING"
+    server.set_phase(ns, name, "Running", {"echo-0": "Running", "echo-1": "Pending"})
+    st = state_of(torchx, handle)
+    assert st["state"] == "RUNNING"
+    replicas = st["roles"][0]["replicas"]
+    assert [(r["id"], r["state"]) for r in replicas] == [(0, 3), (1, 2)]  # AppState RUNNING, PENDING
+    assert replicas[0]["hostname"] == f"{name}-echo-0-0"
+    server.set_phase(ns, name, "Completed", {"echo-0": "Succeeded", "echo-1": "Succeeded"})
+    assert state_of(torchx, handle)["state"] == "SUCCEEDED"
+    server.set_phase(ns, name, "Failed", {"echo-0": "Failed"}, retry_count=2, message="pod failed")
+    st = state_of(torchx, handle)
+    assert (st["state"], st["num_restarts"]) == ("FAILED", 2)
+    assert "pod failed" in st["msg"]
+
+
+def test_logs_whole_filtered_and_followed(torchx, server):
+    handle, ns, name = submit(torchx, "utils.echo", "--msg", "x")
+    pod = f"{name}-echo-0-0"
+    server.set_phase(ns, name, "Running", {"echo-0": "Running"})
+    server.add_log(ns, pod, "old line", when=time.time() - 3600)
+    server.add_log(ns, pod, "first")
+    server.add_log(ns, pod, "second")
+    out = torchx("log", f"{handle}/echo/0").stdout.splitlines()
+    assert [l.split(" ", 2)[2] for l in out] == ["old line", "first", "second"]  # echo/0 <timestamp> text
+    assert out[0].startswith("echo/0 ") and out[0].split(" ")[1].endswith("Z")
+    assert [l.split(" ", 2)[2] for l in torchx("log", "--regex", "sec", f"{handle}/echo/0").stdout.splitlines()] == \
+        ["second"]
+    log_requests = [r for r in server.requests if r[1].endswith(f"/pods/{pod}/log")]
+    assert log_requests[0][2]["timestamps"] == "true"
+
+    follower = subprocess.Popen([BINARY, "log", "-t", f"{handle}/echo/0"], stdout=subprocess.PIPE, text=True,
+                                env=torchx.env)
+    try:
+        def later():
+            time.sleep(0.5)
+            server.add_log(ns, pod, "third")
+            time.sleep(0.3)
+            server.set_phase(ns, name, "Completed", {"echo-0": "Succeeded"})
+        threading.Thread(target=later).start()
+        out, _ = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert [l.split(" ", 2)[2] for l in out.splitlines()] == ["old line", "first", "second", "third"]
+    assert any(r[2].get("follow") == "true" for r in server.requests if r[1].endswith("/log"))
+
+    res = torchx("log", "--streams", "stderr", f"{handle}/echo/0", check=False)
+    assert res.returncode != 0 and "combined" in res.stderr
+    res = torchx("log", f"{handle}/echo/5", check=False)
+    assert res.returncode != 0 and "no replica matches" in res.stderr
+
+
+def test_list_cancel_and_delete(torchx, server):
+    handle, ns, name = submit(torchx, "utils.sh", "sleep", "600")
+    server.set_phase(ns, name, "Running", {"sh-0": "Running"})
+    listed = torchx("list", "-s", "kubernetes").stdout
+    assert f"default:{name}" in listed and "RUNNING" in listed
+    assert any(r[2].get("labelSelector") == "app.kubernetes.io/managed-by=torchx.pytorch.org"
+               for r in server.requests if r[0] == "GET" and r[1].endswith("/jobs"))
+
+    res = torchx("delete", handle, check=False)
+    assert res.returncode != 0 and "cancel it first" in res.stderr
+
+    torchx("cancel", handle)
+    command = server.commands[-1]
+    validate_command(command)
+    assert command["action"] == "AbortJob"
+    assert command["target"]["name"] == name
+    assert command["target"]["uid"] == server.jobs[(ns, name)]["metadata"]["uid"]
+    assert state_of(torchx, handle)["state"] == "CANCELLED"
+    torchx("cancel", handle)  # idempotent: a terminal job is left alone
+    assert len(server.commands) == 1
+
+    torchx("delete", handle)
+    assert (ns, name) not in server.jobs
+    res = torchx("status", handle, check=False)
+    assert res.returncode != 0
+
+
+def test_namespace_and_options_reach_the_manifest(torchx, server):
+    cfg = ("queue=research,namespace=team,service_account=trainer,priority_class=high,"
+           "tolerations=gpu:true:NoSchedule;spot,node_selector=zone:a")
+    handle, ns, name = submit(torchx, "utils.echo", cfg=cfg)
+    assert ns == "team"
+    job = server.jobs[(ns, name)]
+    spec = job["spec"]
+    assert spec["queue"] == "research" and spec["priorityClassName"] == "high"
+    pod = spec["tasks"][0]["template"]["spec"]
+    assert pod["serviceAccountName"] == "trainer"
+    assert pod["nodeSelector"] == {"zone": "a"}
+    assert pod["tolerations"] == [{"key": "gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+                                  {"key": "spot", "operator": "Exists"}]
+
+
+def test_api_errors_are_clear(torchx, server, pki, tmp_path):
+    res = torchx("run", "-s", "kubernetes", "-cfg", "queue=default,namespace=nope", "utils.echo", check=False)
+    assert res.returncode != 0
+    assert "Volcano" in res.stderr and "nope" in res.stderr
+
+    res = torchx("run", "-s", "kubernetes", "utils.echo", check=False)
+    assert res.returncode != 0 and "queue" in res.stderr  # required runopt
+
+    res = torchx("run", "-s", "kubernetes", "-cfg", "queue=q,tolerations=a:b:Sometimes", "utils.echo", check=False)
+    assert res.returncode != 0 and "NoSchedule" in res.stderr
+
+    res = torchx("status", "kubernetes://torchx/no-colon", check=False)
+    assert res.returncode != 0 and "<namespace>:<job name>" in res.stderr
+
+    bad = make_cli(tmp_path, kubeconfig(server.url, pki, "token", token="wrong"))
+    res = bad("run", "-s", "kubernetes", "-cfg", "queue=default", "utils.echo", check=False)
+    assert res.returncode != 0 and "401" in res.stderr
+
+
+def test_already_exists_is_reported(server, pki, tmp_path, monkeypatch):
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text(kubeconfig(server.url, pki, "cert"))
+    monkeypatch.setenv("KUBECONFIG", str(cfg))
+    from torchx.runner import get_runner
+    from torchx.specs import AppDef, Resource, Role
+
+    app = AppDef("dup", [Role("r", image="busybox", entrypoint="true", resource=Resource(cpu=1, gpu=0, memMB=128))])
+    with get_runner() as runner:
+        info = runner.dryrun(app, "kubernetes", cfg={"queue": "default"})
+        runner.schedule(info)
+        with pytest.raises(Exception, match="already exists"):
+            runner.schedule(info)
+
+
+def test_since_and_until_through_the_python_api(server, pki, tmp_path, monkeypatch):
+    import datetime
+
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text(kubeconfig(server.url, pki, "cert"))
+    monkeypatch.setenv("KUBECONFIG", str(cfg))
+    from torchx.runner import get_runner
+
+    with get_runner() as runner:
+        handle = runner.run_component("utils.echo", ["--msg", "x"], "kubernetes", cfg={"queue": "default"})
+        ns, name = handle.split("/")[-1].split(":")
+        pod = f"{name}-echo-0-0"
+        now = time.time()
+        for age, text in ((7200, "two hours ago"), (1800, "half an hour ago"), (5, "just now")):
+            server.add_log(ns, pod, text, when=now - age)
+        since = datetime.datetime.fromtimestamp(now - 3600)
+        until = datetime.datetime.fromtimestamp(now - 60)
+        lines = list(runner.log_lines(handle, "echo", 0, since=since, until=until))
+    assert [l.split(" ", 1)[1].strip() for l in lines] == ["half an hour ago"]
+    query = [r[2] for r in server.requests if r[1].endswith(f"/pods/{pod}/log")][-1]
+    assert 3590 <= int(query["sinceSeconds"]) <= 3700  # the window starts at the server
+
+
+@pytest.mark.parametrize("mode", ["cert-data", "token", "token-file", "exec"])
+def test_each_kind_of_credential(server, pki, tmp_path, mode):
+    extra = {"TORCHX_KUBERNETES_ALLOW_EXEC": "1"} if mode == "exec" else {}
+    (tmp_path / "token").write_text("fake-token\n")
+    torchx = make_cli(tmp_path, kubeconfig(server.url, pki, mode), extra)
+    handle, ns, name = submit(torchx, "utils.echo")
+    assert server.requests[-1][3] == ("cert" if mode == "cert-data" else "token")
+    assert state_of(torchx, handle)["state"] == "SUBMITTED"
+
+
+def test_exec_plugins_are_off_by_default(server, pki, tmp_path):
+    torchx = make_cli(tmp_path, kubeconfig(server.url, pki, "exec"))
+    res = torchx("run", "-s", "kubernetes", "-cfg", "queue=default", "utils.echo", check=False)
+    assert res.returncode != 0 and "TORCHX_KUBERNETES_ALLOW_EXEC=1" in res.stderr
+    assert not server.requests
+
+
+def test_kubeconfig_problems_name_the_field(tmp_path, pki):
+    res = make_cli(tmp_path, "apiVersion: v1\nkind: Config\n")("list", "-s", "kubernetes", check=False)
+    assert res.returncode != 0 and "current-context" in res.stderr
+    text = kubeconfig("https://127.0.0.1:1", pki, "cert").replace('"current-context": "fake"',
+                                                                  '"current-context": "other"')
+    res = make_cli(tmp_path, text)("list", "-s", "kubernetes", check=False)
+    assert res.returncode != 0 and "no context `other`" in res.stderr and "fake" in res.stderr
+    res = make_cli(tmp_path, kubeconfig("https://127.0.0.1:1", pki, "cert"))("list", "-s", "kubernetes", check=False)
+    assert res.returncode != 0 and "cannot be reached" in res.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("TORCHX_KUBERNETES_TEST_KUBECONFIG"),
+                    reason="no real cluster: set TORCHX_KUBERNETES_TEST_KUBECONFIG (and _QUEUE, _IMAGE)")
+def test_real_cluster(tmp_path):
+    env = dict(os.environ, KUBECONFIG=os.environ["TORCHX_KUBERNETES_TEST_KUBECONFIG"])
+    queue = os.environ.get("TORCHX_KUBERNETES_TEST_QUEUE", "default")
+    image = os.environ.get("TORCHX_KUBERNETES_TEST_IMAGE", "busybox:latest")
+
+    def run(*args):
+        return subprocess.run([BINARY, *args], capture_output=True, text=True, env=env, timeout=900)
+
+    res = run("run", "--wait", "-s", "kubernetes", "-cfg", f"queue={queue}", "utils.echo", "--image", image,
+              "--msg", "hello from torchx", "--num_replicas", "2")
+    assert res.returncode == 0, res.stderr
+    handle = res.stdout.strip().splitlines()[0]
+    try:
+        assert json.loads(run("status", "--json", handle).stdout)["state"] == "SUCCEEDED"
+        assert "hello from torchx" in run("log", f"{handle}/echo/1").stdout
+        assert handle.split("/")[-1] in run("list", "-s", "kubernetes").stdout
+    finally:
+        run("delete", handle)
