@@ -1,5 +1,11 @@
 // The behaviour every scheduler back-end must have, run against each registered back-end that
 // can run here. A new back-end adds an environment to Backends() and gets the whole suite.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -19,16 +25,63 @@ struct Backend {
   std::string name;
   /// Sets up the engine for one test (e.g. a private state dir); destroyed after it.
   std::function<std::shared_ptr<void>()> environment;
+  std::string image;  ///< what roles run in (container back-ends)
+  /// Empty when the engine is here; else why not (the test is skipped, or fails when the engine
+  /// is named in TORCHX_REQUIRE_ENGINES).
+  std::function<std::string()> unavailable = [] { return std::string(); };
+  std::string engine;  ///< its name in TORCHX_REQUIRE_ENGINES
+};
+
+std::string DockerSocketMissing() {
+  const char* path = "/var/run/docker.sock";
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path, sizeof(addr.sun_path) - 1);
+  bool up = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  if (fd >= 0) close(fd);
+  return up ? "" : "no container engine at /var/run/docker.sock (scripts/engines/dockerd-up.sh)";
+}
+
+// Removes the apps a local_docker test made (their containers stay in the engine otherwise).
+class DockerCleanup {
+ public:
+  ~DockerCleanup() {
+    runner::Runner r;
+    auto apps = r.List("local_docker");
+    if (!apps) return;
+    for (const auto& a : *apps) {
+      if (a.app_id.rfind("conf-", 0) != 0) continue;
+      (void)r.Cancel(a.app_handle);
+      testing::WaitTerminal(r, a.app_handle);
+      (void)r.Delete(a.app_handle);
+    }
+  }
 };
 
 std::vector<Backend> Backends() {
   auto local = [] { return std::shared_ptr<void>(std::make_shared<testing::LocalSchedulerEnv>()); };
-  return {{"local_cwd", local}, {"local", local}};
+  auto docker = [] { return std::shared_ptr<void>(std::make_shared<DockerCleanup>()); };
+  Backend docker_backend{"local_docker", docker, "busybox:latest", DockerSocketMissing, "docker"};
+  Backend cwd{"local_cwd", local, "", [] { return std::string(); }, ""};
+  Backend local_alias = cwd;
+  local_alias.name = "local";
+  return {cwd, local_alias, docker_backend};
 }
 
 class SchedulerConformance : public ::testing::TestWithParam<Backend> {
  protected:
-  void SetUp() override { env_ = GetParam().environment(); }
+  void SetUp() override {
+    if (std::string why = GetParam().unavailable(); !why.empty()) {
+      const char* required = std::getenv("TORCHX_REQUIRE_ENGINES");
+      if (required && std::string(",").append(required).append(",").find("," + GetParam().engine + ",") !=
+                          std::string::npos) {
+        FAIL() << why << " (required by TORCHX_REQUIRE_ENGINES)";
+      }
+      GTEST_SKIP() << why;
+    }
+    env_ = GetParam().environment();
+  }
   const std::string& sched() const { return GetParam().name; }
   specs::AppDef Sh(const std::string& script, int replicas = 1) {
     specs::Role r;
@@ -36,6 +89,7 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
     r.entrypoint = "sh";
     r.args = {"-c", script};
     r.num_replicas = replicas;
+    r.image = GetParam().image;
     r.resource = specs::Resource{1, 0, 128, {}, {}, {}};
     return specs::AppDef{"conf", {r}, {}};
   }
