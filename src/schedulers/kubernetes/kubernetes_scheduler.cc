@@ -110,7 +110,17 @@ class KubernetesScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
     TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
     if (!job) return std::optional<DescribeAppResponse>();
-    return std::optional(ToDescribe(app_id, *job));
+    DescribeAppResponse d = ToDescribe(app_id, *job);
+    // The pods say more than Volcano's counts (why a replica waits or failed). Reading them is
+    // best effort: an account allowed to read jobs but not pods still gets the job's view.
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    std::string path = fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", internal::UrlEncode(ref.ns),
+                                   internal::UrlEncode("app.kubernetes.io/instance=" + ref.name));
+    if (auto pods = c->Call("GET", path); pods.ok() && pods->status == 200) {
+      Json list = Json::parse(pods->body, nullptr, false);
+      if (list.is_object() && list.contains("items") && list["items"].is_array()) ApplyPods(list["items"], d);
+    }
+    return std::optional(std::move(d));
   }
 
   Result<std::vector<ListAppResponse>> List() override {
@@ -324,7 +334,66 @@ class KubernetesScheduler : public Scheduler {
       roles[r.role].push_back(r);
     }
     for (const std::string& role : order) d.roles_statuses.push_back({role, roles[role]});
+    d.app = AppFromVolcanoJob(job);
     return d;
+  }
+
+  // Why a pod is not (or no longer) doing well, in the kubelet's words; empty when it is fine.
+  static std::string PodProblem(const Json& pod) {
+    Json status = pod.value("status", Json::object());
+    if (!status.is_object()) return {};
+    for (const Json& c : status.value("containerStatuses", Json::array())) {
+      Json state = c.value("state", Json::object());
+      if (!state.is_object()) continue;
+      if (state.contains("waiting") && state["waiting"].is_object()) {
+        std::string reason = state["waiting"].value("reason", "");
+        if (!reason.empty() && reason != "ContainerCreating" && reason != "PodInitializing") {
+          std::string message = state["waiting"].value("message", "");
+          return message.empty() ? reason : reason + ": " + message;
+        }
+      }
+      if (state.contains("terminated") && state["terminated"].is_object()) {
+        const Json& t = state["terminated"];
+        int code = t.value("exitCode", 0);
+        if (code != 0) {
+          std::string message = t.value("message", "");
+          return fmt::format("{} (exit code {}){}", t.value("reason", "Error"), code, message.empty() ? "" : ": " + message);
+        }
+      }
+    }
+    if (std::string reason = status.value("reason", ""); !reason.empty()) {
+      std::string message = status.value("message", "");
+      return message.empty() ? reason : reason + ": " + message;
+    }
+    for (const Json& cond : status.value("conditions", Json::array())) {
+      if (cond.value("type", "") == "PodScheduled" && cond.value("status", "") == "False") {
+        return cond.value("reason", "Unschedulable") + ": " + cond.value("message", "");
+      }
+    }
+    return {};
+  }
+
+  // Each replica's pod: its phase as the replica's state, and what is wrong with it, if anything.
+  static void ApplyPods(const Json& pods, DescribeAppResponse& d) {
+    std::vector<std::string> problems;
+    for (specs::RoleStatus& role : d.roles_statuses) {
+      for (specs::ReplicaStatus& r : role.replicas) {
+        for (const Json& pod : pods) {
+          Json labels = pod.value("metadata", Json::object()).value("labels", Json::object());
+          if (!labels.is_object() || labels.value("torchx.pytorch.org/role-name", "") != r.role ||
+              labels.value("torchx.pytorch.org/replica-id", "") != std::to_string(r.id)) {
+            continue;
+          }
+          std::string phase = pod.value("status", Json::object()).value("phase", "");
+          if (!phase.empty()) r.state = TaskPhaseToState(phase);
+          if (std::string problem = PodProblem(pod); !problem.empty()) {
+            r.structured_error_msg = problem;
+            problems.push_back(fmt::format("{}/{}: {}", r.role, r.id, problem));
+          }
+        }
+      }
+    }
+    for (const std::string& p : problems) d.msg += (d.msg.empty() ? "" : "; ") + p;
   }
 
   std::shared_ptr<KubeClient> client_;

@@ -125,6 +125,28 @@ TEST(VolcanoJob, EnvValuesFromPodFields) {
   EXPECT_EQ(env[1], (Json{{"name", "POD_IP"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}}));
 }
 
+TEST(VolcanoJob, DescribeReadsTheAppBackFromTheManifest) {
+  specs::Role a = SimpleRole("trainer", 3);
+  a.args = {"-m", "train"};
+  a.env = {{"A", "1"}, {"IP", "[FIELD_PATH]status.podIP"}};
+  a.resource = specs::Resource{8, 2, 32000, {}, {{"vpc.amazonaws.com/efa", 1}}, {}};
+  a.resource.capabilities["node.kubernetes.io/instance-type"] = Value(std::string("p4d.24xlarge"));
+  a.port_map = {{"c10d", 29500}};
+  a.max_retries = 2;
+  a.retry_policy = specs::RetryPolicy::kReplica;
+  a.min_replicas = 2;
+  a.mounts = {specs::BindMount{"/data", "/mnt/data", true}, specs::VolumeMount{"claim", "/mnt/c", false},
+              specs::DeviceMount{"/dev/fuse", "/dev/fuse", "rwm"}};
+  specs::Role b = SimpleRole("reader");
+  auto job = AppToVolcanoJob(specs::AppDef{"app", {a, b}, {}}, Options());
+  ASSERT_THAT(job, IsOk());
+  specs::AppDef back = AppFromVolcanoJob(*job);
+  EXPECT_EQ(back.name, "app-abc");
+  ASSERT_EQ(back.roles.size(), 2u);
+  EXPECT_EQ(back.roles[0], a);
+  EXPECT_EQ(back.roles[1], b);
+}
+
 TEST(Tolerations, ParseEachFormAndRefuseBadEffects) {
   auto t = ParseToleration("dedicated=ml:NoExecute");
   ASSERT_THAT(t, IsOk());

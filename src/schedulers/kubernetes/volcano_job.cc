@@ -282,6 +282,117 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
               {"spec", spec}};
 }
 
+namespace {
+
+// A Kubernetes quantity as an integer in `unit`s: "2000m" cpu -> 2; "1024M" / "1Gi" memory -> MB.
+int Quantity(const Json& v, bool memory) {
+  if (!v.is_string()) return -1;
+  std::string s = v;
+  size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  if (digits == 0) return -1;
+  double n = std::stod(s.substr(0, digits));
+  std::string unit = s.substr(digits);
+  if (!memory) return unit == "m" ? static_cast<int>(n / 1000) : (unit.empty() ? static_cast<int>(n) : -1);
+  if (unit == "M" || unit == "Mi") return static_cast<int>(n);
+  if (unit == "G") return static_cast<int>(n * 1000);
+  if (unit == "Gi") return static_cast<int>(n * 1024);
+  if (unit.empty()) return static_cast<int>(n / (1024 * 1024));
+  return -1;
+}
+
+specs::Role RoleFromTask(const Json& task) {
+  specs::Role r;
+  const Json tmpl = task.value("template", Json::object());
+  const Json labels = tmpl.value("metadata", Json::object()).value("labels", Json::object());
+  const Json spec = tmpl.value("spec", Json::object());
+  r.name = labels.value("torchx.pytorch.org/role-name", task.value("name", ""));
+  const Json containers = spec.value("containers", Json::array());
+  if (!containers.is_array() || containers.empty()) return r;
+  const Json& c = containers[0];
+  r.image = c.value("image", "");
+  const Json command = c.value("command", Json::array());
+  for (size_t i = 0; command.is_array() && i < command.size(); ++i) {
+    if (!command[i].is_string()) continue;
+    if (i == 0) r.entrypoint = command[i];
+    else r.args.push_back(command[i]);
+  }
+  for (const Json& e : c.value("env", Json::array())) {
+    std::string name = e.value("name", "");
+    if (name.empty() || name == "TORCHX_RANK0_HOST") continue;  // set per replica here
+    if (e.contains("valueFrom")) {
+      std::string path = e["valueFrom"].value("fieldRef", Json::object()).value("fieldPath", "");
+      r.env[name] = std::string(kFieldPath) + path;
+    } else {
+      r.env[name] = e.value("value", "");
+    }
+  }
+  const Json limits = c.value("resources", Json::object()).value("limits", Json::object());
+  r.resource = specs::Resource{-1, 0, -1, {}, {}, {}};
+  for (const auto& [k, v] : limits.items()) {
+    if (k == "cpu") r.resource.cpu = Quantity(v, false);
+    else if (k == "memory") r.resource.memMB = Quantity(v, true);
+    else if (k == "nvidia.com/gpu") r.resource.gpu = Quantity(v, false);
+    else if (int n = Quantity(v, false); n >= 0) r.resource.devices[k] = n;
+  }
+  const Json selector = spec.value("nodeSelector", Json::object());
+  if (selector.is_object() && selector.contains(kInstanceType) && selector[kInstanceType].is_string()) {
+    r.resource.capabilities[kInstanceType] = Value(selector[kInstanceType].get<std::string>());
+  }
+  for (const Json& p : c.value("ports", Json::array())) r.port_map[p.value("name", "")] = p.value("containerPort", 0);
+  bool privileged = c.value("securityContext", Json::object()).value("privileged", false);
+  std::map<std::string, Json> volumes;
+  for (const Json& v : spec.value("volumes", Json::array())) volumes[v.value("name", "")] = v;
+  for (const Json& m : c.value("volumeMounts", Json::array())) {
+    const Json& v = volumes[m.value("name", "")];
+    std::string dst = m.value("mountPath", "");
+    bool read_only = m.value("readOnly", false);
+    if (v.contains("persistentVolumeClaim")) {
+      r.mounts.push_back(specs::VolumeMount{v["persistentVolumeClaim"].value("claimName", ""), dst, read_only});
+    } else if (v.contains("hostPath")) {
+      std::string src = v["hostPath"].value("path", "");
+      if (privileged && src.starts_with("/dev/")) {
+        r.mounts.push_back(specs::DeviceMount{src, dst, read_only ? "r" : "rwm"});
+      } else {
+        r.mounts.push_back(specs::BindMount{src, dst, read_only});
+      }
+    }
+  }
+  r.max_retries = task.value("maxRetry", 0);
+  for (const Json& p : task.value("policies", Json::array())) {
+    if (p.value("action", "") == "RestartTask") r.retry_policy = specs::RetryPolicy::kReplica;
+  }
+  return r;
+}
+
+}  // namespace
+
+specs::AppDef AppFromVolcanoJob(const Json& job) {
+  specs::AppDef app;
+  const Json meta = job.value("metadata", Json::object());
+  app.name = meta.value("name", "");
+  std::map<std::string, size_t> index;  // role -> position in app.roles
+  std::map<std::string, int> required;  // role -> tasks with minAvailable 1
+  std::map<std::string, bool> elastic;
+  for (const Json& task : job.value("spec", Json::object()).value("tasks", Json::array())) {
+    specs::Role r = RoleFromTask(task);
+    if (task.contains("minAvailable")) {
+      elastic[r.name] = true;
+      required[r.name] += task.value("minAvailable", 0) > 0 ? 1 : 0;
+    }
+    if (auto it = index.find(r.name); it != index.end()) {
+      ++app.roles[it->second].num_replicas;
+      continue;
+    }
+    index[r.name] = app.roles.size();
+    app.roles.push_back(std::move(r));
+  }
+  for (specs::Role& r : app.roles) {
+    if (elastic[r.name]) r.min_replicas = required[r.name];
+  }
+  return app;
+}
+
 AppState JobPhaseToState(const std::string& phase) {
   if (phase == "Pending") return AppState::kPending;
   if (phase == "Running" || phase == "Aborting" || phase == "Restarting" || phase == "Terminating" ||

@@ -54,6 +54,11 @@ std::string PodName(const std::string& job, const std::string& role, int replica
 /// app with several roles), naming the role and the choices.
 Result<nlohmann::json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& options);
 
+/// The app a Job was made from, as far as its manifest tells (describe): per role, replica 0's
+/// task gives the image, entrypoint, args and env (macros already substituted), resource,
+/// ports, mounts and retry settings; the tasks' count gives num_replicas.
+specs::AppDef AppFromVolcanoJob(const nlohmann::json& job);
+
 /// Volcano's job phases as TorchX app states (an unknown phase is UNKNOWN).
 specs::AppState JobPhaseToState(const std::string& phase);
 /// Volcano's task (pod) phases as replica states.

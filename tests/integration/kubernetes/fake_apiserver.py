@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlparse
 JOBS = re.compile(r"^/apis/batch\.volcano\.sh/v1alpha1/namespaces/([^/]+)/jobs(?:/([^/]+))?$")
 COMMANDS = re.compile(r"^/apis/bus\.volcano\.sh/v1alpha1/namespaces/([^/]+)/commands$")
 POD_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
+PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 
 
 def make_pki(d):
@@ -57,6 +58,7 @@ class FakeApiServer:
         self.jobs = {}       # (ns, name) -> job object
         self.commands = []   # created bus Commands
         self.logs = {}       # (ns, pod) -> [(time, line)]
+        self.pods = {}       # (ns, pod) -> pod object (made when its job is created)
         self.finished = set()  # (ns, pod) whose log stream has ended
         self.requests = []   # (method, path, query, auth kind, body)
         self.cond = threading.Condition(threading.RLock())  # set_phase is called with it held
@@ -107,11 +109,20 @@ class FakeApiServer:
                                        "lastTransitionTime": self._now()},
                              "retryCount": retry_count,
                              "taskStatusCount": {t: {"phase": {p: 1}} for t, p in (tasks or {}).items()}}
+            for task, pod_phase in (tasks or {}).items():
+                pod = self.pods.get((ns, f"{name}-{task}-0"))
+                if pod is not None:
+                    pod["status"]["phase"] = pod_phase
             if phase in ("Completed", "Failed", "Aborted", "Terminated"):
                 for key in self.logs:
                     if key[0] == ns and key[1].startswith(name + "-"):
                         self.finished.add(key)
             self.cond.notify_all()
+
+    def set_pod_status(self, ns, pod, status):
+        """The kubelet's report for a pod (phase, containerStatuses, reason, conditions)."""
+        with self.cond:
+            self.pods[(ns, pod)]["status"] = status
 
     def add_log(self, ns, pod, line, when=None):
         with self.cond:
@@ -156,6 +167,9 @@ class FakeApiServer:
         m = JOBS.match(url.path)
         if m:
             return self._send(h, *self._jobs(method, m.group(1), m.group(2), query, body))
+        m = PODS.match(url.path)
+        if m and method == "GET":
+            return self._send(h, *self._pods(m.group(1), query))
         m = COMMANDS.match(url.path)
         if m and method == "POST":
             return self._send(h, *self._command(m.group(1), body))
@@ -194,8 +208,14 @@ class FakeApiServer:
                                         "resourceVersion": str(self._serial),
                                         "creationTimestamp": self._now(), "generation": 1})
                 self.jobs[(ns, job_name)] = job
-                for pod in self.pods_of(ns, job_name):
+                for task, pod in zip(job["spec"]["tasks"], self.pods_of(ns, job_name)):
                     self.logs.setdefault((ns, pod), [])
+                    labels = dict(task["template"]["metadata"].get("labels", {}),
+                                  **{"volcano.sh/job-name": job_name, "volcano.sh/task-spec": task["name"]})
+                    self.pods[(ns, pod)] = {"apiVersion": "v1", "kind": "Pod",
+                                            "metadata": {"name": pod, "namespace": ns, "labels": labels,
+                                                         "uid": str(uuid.uuid4())},
+                                            "spec": task["template"]["spec"], "status": {"phase": "Pending"}}
                 return 201, job
             if method == "GET" and name is None:
                 items = list(j for (n, _), j in self.jobs.items() if n == ns)
@@ -213,6 +233,8 @@ class FakeApiServer:
                 return 200, job
             if method == "DELETE":
                 del self.jobs[(ns, name)]
+                for key in [k for k in self.pods if k[0] == ns and k[1].startswith(name + "-")]:
+                    del self.pods[key]
                 for key in [k for k in self.logs if k[0] == ns and k[1].startswith(name + "-")]:
                     self.finished.add(key)
                 self.cond.notify_all()
@@ -220,6 +242,16 @@ class FakeApiServer:
                              "details": {"name": name, "group": "batch.volcano.sh", "kind": "jobs",
                                          "uid": job["metadata"]["uid"]}}
             return status(405, "MethodNotAllowed", f"{method} is not supported here")
+
+    def _pods(self, ns, query):
+        with self.cond:
+            items = [p for (n, _), p in self.pods.items() if n == ns]
+            selector = query.get("labelSelector")
+            if selector:
+                k, _, v = selector.partition("=")
+                items = [p for p in items if p["metadata"]["labels"].get(k) == v]
+            return 200, {"apiVersion": "v1", "kind": "PodList", "items": items,
+                         "metadata": {"resourceVersion": str(self._serial)}}
 
     def _command(self, ns, body):
         with self.cond:

@@ -96,6 +96,36 @@ def test_run_creates_a_volcano_job_and_follows_its_phases(torchx, server):
     assert "pod failed" in st["msg"]
 
 
+def test_pod_problems_reach_the_status(torchx, server):
+    handle, ns, name = submit(torchx, "utils.echo", "--num_replicas", "2")
+    server.set_phase(ns, name, "Pending", {"echo-0": "Pending", "echo-1": "Pending"})
+    server.set_pod_status(ns, f"{name}-echo-0-0", {
+        "phase": "Pending",
+        "containerStatuses": [{"name": "echo-0", "state": {"waiting": {
+            "reason": "ImagePullBackOff", "message": 'Back-off pulling image "nope:latest"'}}}]})
+    server.set_pod_status(ns, f"{name}-echo-1-0", {
+        "phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                            "message": "0/3 nodes are available: 3 Insufficient cpu."}]})
+    st = state_of(torchx, handle)
+    assert st["state"] == "PENDING"
+    assert 'echo/0: ImagePullBackOff: Back-off pulling image "nope:latest"' in st["msg"]
+    assert "echo/1: Unschedulable: 0/3 nodes are available" in st["msg"]
+    server.set_phase(ns, name, "Failed", {"echo-0": "Failed", "echo-1": "Succeeded"})
+    server.set_pod_status(ns, f"{name}-echo-0-0", {
+        "phase": "Failed",
+        "containerStatuses": [{"name": "echo-0", "state": {"terminated": {"reason": "OOMKilled", "exitCode": 137}}}]})
+    server.set_pod_status(ns, f"{name}-echo-1-0", {"phase": "Succeeded"})
+    st = state_of(torchx, handle)
+    assert st["state"] == "FAILED"
+    assert "echo/0: OOMKilled (exit code 137)" in st["msg"]
+    replicas = st["roles"][0]["replicas"]
+    assert [r["state"] for r in replicas] == [5, 4]  # AppState FAILED, SUCCEEDED
+    text = torchx("status", handle).stdout
+    assert "OOMKilled" in text
+    assert any(r[1] == f"/api/v1/namespaces/{ns}/pods" and
+               r[2].get("labelSelector") == f"app.kubernetes.io/instance={name}" for r in server.requests)
+
+
 def test_logs_whole_filtered_and_followed(torchx, server):
     handle, ns, name = submit(torchx, "utils.echo", "--msg", "x")
     pod = f"{name}-echo-0-0"
