@@ -55,6 +55,14 @@ def main():
         report("CLI dry run (utils.echo)", ours, peer, "reference torchx", "<= 1/100 of torchx",
                bool(peer) and ours <= peer / 100)
 
+        # 1b. a Volcano Job manifest: dist.ddp on 4 nodes x 8 processes, dry run (the reference
+        # needs `--workspace ""`, or it builds an image of the current directory first).
+        k8s = ["run", "--dryrun", "-s", "kubernetes", "-cfg", "queue=default", "dist.ddp", "-j", "4x8",
+               "--script", "train.py"]
+        ours = timeit([str(OURS), *k8s], 30, env)
+        peer = timeit([str(REF), k8s[0], "--workspace", "", *k8s[1:]], 5, env, cwd=tmp) if have_ref else 0
+        report("kubernetes dry run (dist.ddp 4x8)", ours, peer, "reference torchx", "(informative)", True)
+
         # 2. 500-replica fan-out of `true`, run to completion. The raw loop writes no files; the
         # launcher creates 3 log files per replica and its state. On tmpfs that measures the
         # launcher; on disk it also measures the disk (reported too, informative).

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <regex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -194,12 +195,21 @@ class KubernetesScheduler : public Scheduler {
     };
     if (o.follow) {
       // An error status ends the stream before any data: say so at the first Next().
+      // A container that has not started yet has no log to follow (HTTP 400 "waiting to start"):
+      // wait for it, as `kubectl logs -f` users end up doing by hand.
       auto producer = [c, path = path + "&follow=true", not_found](const std::function<bool(std::string_view)>& on) {
-        auto resp = c->Stream(path, on);
-        if (!resp.ok()) return resp.status();
-        if (resp->status == 404) return not_found(*resp);
-        if (resp->status >= 300) return ApiError(*resp, "kubernetes: follow log");
-        return OkStatus();
+        while (true) {
+          auto resp = c->Stream(path, on);
+          if (!resp.ok()) return resp.status();
+          if (resp->status == 400 && resp->body.find("waiting to start") != std::string::npos) {
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            if (!on("")) return OkStatus();  // the reader is gone
+            continue;
+          }
+          if (resp->status == 404) return not_found(*resp);
+          if (resp->status >= 300) return ApiError(*resp, "kubernetes: follow log");
+          return OkStatus();
+        }
       };
       return MakeStreamedLinesIterator(producer, MakeNewlineDecoder(), keep);
     }

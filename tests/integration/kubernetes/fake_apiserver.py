@@ -274,9 +274,15 @@ class FakeApiServer:
     def _log(self, h, ns, pod, query):
         with self.cond:
             known = (ns, pod) in self.logs
+            pod_object = self.pods.get((ns, pod), {})
+            phase = pod_object.get("status", {}).get("phase")
+            container = pod_object.get("metadata", {}).get("labels", {}).get("volcano.sh/task-spec", pod)
         if not known:
             code, body = status(404, "NotFound", f'pods "{pod}" not found', {"name": pod, "kind": "pods"})
             return self._send(h, code, body)
+        if phase == "Pending":  # the kubelet has no log for a container that has not started
+            return self._send(h, *status(400, "BadRequest", f'container "{container}" in pod "{pod}" is waiting '
+                                                             "to start: ContainerCreating"))
         since = time.time() - float(query["sinceSeconds"]) if "sinceSeconds" in query else None
         stamps = query.get("timestamps") == "true"
 

@@ -162,6 +162,28 @@ def test_logs_whole_filtered_and_followed(torchx, server):
     assert res.returncode != 0 and "no replica matches" in res.stderr
 
 
+def test_following_a_replica_that_has_not_started_waits_for_it(torchx, server):
+    handle, ns, name = submit(torchx, "utils.echo")
+    pod = f"{name}-echo-0-0"
+    res = torchx("log", f"{handle}/echo/0", check=False)  # not following: say why there is no log
+    assert res.returncode != 0 and "waiting to start" in res.stderr
+
+    follower = subprocess.Popen([BINARY, "log", "-t", f"{handle}/echo/0"], stdout=subprocess.PIPE, text=True,
+                                env=torchx.env)
+    try:
+        time.sleep(1.5)  # it is asking, and being told the container is waiting
+        server.set_phase(ns, name, "Running", {"echo-0": "Running"})
+        server.add_log(ns, pod, "started at last")
+        time.sleep(1.5)
+        server.set_phase(ns, name, "Completed", {"echo-0": "Succeeded"})
+        out, _ = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert out.splitlines()[-1].endswith("started at last")
+    waits = [r for r in server.requests if r[1].endswith(f"/pods/{pod}/log") and r[2].get("follow") == "true"]
+    assert len(waits) >= 2
+
+
 def test_list_cancel_and_delete(torchx, server):
     handle, ns, name = submit(torchx, "utils.sh", "sleep", "600")
     server.set_phase(ns, name, "Running", {"sh-0": "Running"})
@@ -250,6 +272,7 @@ def test_since_and_until_through_the_python_api(server, pki, tmp_path, monkeypat
         handle = runner.run_component("utils.echo", ["--msg", "x"], "kubernetes", cfg={"queue": "default"})
         ns, name = handle.split("/")[-1].split(":")
         pod = f"{name}-echo-0-0"
+        server.set_phase(ns, name, "Running", {"echo-0": "Running"})
         now = time.time()
         for age, text in ((7200, "two hours ago"), (1800, "half an hour ago"), (5, "just now")):
             server.add_log(ns, pod, text, when=now - age)
