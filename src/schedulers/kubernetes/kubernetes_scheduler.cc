@@ -189,8 +189,9 @@ class KubernetesScheduler : public Scheduler {
         return !re || std::regex_search(line, *re);
       };
     }
-    auto not_found = [&](const HttpResponse& r) {
-      return NotFoundError(fmt::format("kubernetes: no log for {}/{} of {} (pod {}: {})", o.role, o.replica, app_id, pod,
+    // Copies: the followed stream's thread may call this after LogIter has returned.
+    auto not_found = [role = o.role, replica = o.replica, app_id, pod](const HttpResponse& r) {
+      return NotFoundError(fmt::format("kubernetes: no log for {}/{} of {} (pod {}: {})", role, replica, app_id, pod,
                                        ApiError(r, "read").message()));
     };
     if (o.follow) {

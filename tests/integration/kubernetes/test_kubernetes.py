@@ -284,6 +284,23 @@ def test_since_and_until_through_the_python_api(server, pki, tmp_path, monkeypat
     assert 3590 <= int(query["sinceSeconds"]) <= 3700  # the window starts at the server
 
 
+def test_following_a_pod_that_is_gone_ends_with_a_clear_error(server, pki, tmp_path, monkeypatch):
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text(kubeconfig(server.url, pki, "cert"))
+    monkeypatch.setenv("KUBECONFIG", str(cfg))
+    from torchx.runner import get_runner
+
+    with get_runner() as runner:
+        handle = runner.run_component("utils.echo", ["--msg", "x"], "kubernetes", cfg={"queue": "default"})
+        ns, name = handle.split("/")[-1].split(":")
+        with server.cond:  # the pod was evicted and removed; the job still lists the replica
+            server.pods.pop((ns, f"{name}-echo-0-0"))
+            server.logs.pop((ns, f"{name}-echo-0-0"))
+        # The error surfaces on the stream's own thread, after log_lines has returned.
+        with pytest.raises(Exception, match=r'no log for echo/0 of .*pods "[^"]*-echo-0-0" not found'):
+            list(runner.log_lines(handle, "echo", 0, should_tail=True))
+
+
 @pytest.mark.parametrize("mode", ["cert-data", "token", "token-file", "exec"])
 def test_each_kind_of_credential(server, pki, tmp_path, mode):
     extra = {"TORCHX_KUBERNETES_ALLOW_EXEC": "1"} if mode == "exec" else {}
