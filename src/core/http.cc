@@ -80,7 +80,7 @@ Result<HttpResponse> Perform(const HttpTransport& t, const HttpRequest& r, std::
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Write);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-  if (r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
+  if (!r.body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, r.body.c_str());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(r.body.size()));
   }

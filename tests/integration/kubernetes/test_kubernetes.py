@@ -207,6 +207,8 @@ def test_list_cancel_and_delete(torchx, server):
 
     torchx("delete", handle)
     assert (ns, name) not in server.jobs
+    delete = next(r for r in server.requests if r[0] == "DELETE")
+    assert json.loads(delete[4]) == {"propagationPolicy": "Background"}  # the pods go with the job
     res = torchx("status", handle, check=False)
     assert res.returncode != 0
 
