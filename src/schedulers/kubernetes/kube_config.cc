@@ -164,7 +164,7 @@ Status ApplyUser(const YAML::Node& u, const Entry& e, const std::string& name, b
   return OkStatus();
 }
 
-Result<KubeConnection> FromMerged(const Merged& m, const KubeConfigOptions& o) {
+Result<KubeConnection> ReadMerged(const Merged& m, const KubeConfigOptions& o) {
   std::string sources = fmt::format("{}", fmt::join(m.files, ":"));
   std::string ctx_name = o.context.empty() ? m.current_context : o.context;
   if (ctx_name.empty()) {
@@ -211,6 +211,17 @@ Result<KubeConnection> FromMerged(const Merged& m, const KubeConfigOptions& o) {
     TORCHX_RETURN_IF_ERROR(ApplyUser(user->second.node, user->second, user_name, o.allow_exec, c));
   }
   return c;
+}
+
+// A field of an unexpected shape (a list where a string belongs, an exec env that is a map) makes
+// yaml-cpp throw: an error naming the files, never an exception out of the scheduler.
+Result<KubeConnection> FromMerged(const Merged& m, const KubeConfigOptions& o) {
+  try {
+    return ReadMerged(m, o);
+  } catch (const YAML::Exception& e) {
+    return FailedPreconditionError(fmt::format("kubeconfig {}: a field has the wrong shape: {}",
+                                               fmt::join(m.files, ":"), e.what()));
+  }
 }
 
 // Inside a pod: the API server from the service's env, the service account's token and CA.

@@ -274,6 +274,16 @@ TEST(KubeConfig, MissingPiecesNameWhatIsMissing) {
   EXPECT_THAT(KubeConfigFromYaml("current-context: x\n", "", {}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("no context `x`")));
   EXPECT_THAT(KubeConfigFromYaml("{{{", "", {}), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("not YAML")));
+  std::string bad_exec = std::string(kConfig) + R"(
+- name: bad-exec
+  context: {cluster: c2, user: u-bad-exec}
+)";
+  bad_exec.replace(bad_exec.find("contexts:"), 9, R"(- name: u-bad-exec
+  user:
+    exec: {command: sh, args: [[nested]], env: {A: b}}
+contexts:)");
+  EXPECT_THAT(KubeConfigFromYaml(bad_exec, "", {"bad-exec", true}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("wrong shape")));
 }
 
 }  // namespace
