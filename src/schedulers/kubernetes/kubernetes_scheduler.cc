@@ -111,7 +111,7 @@ class KubernetesScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
     TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
     if (!job) return std::optional<DescribeAppResponse>();
-    DescribeAppResponse d = ToDescribe(app_id, *job);
+    TORCHX_ASSIGN_OR_RETURN(DescribeAppResponse d, ToDescribe(app_id, *job));
     // The pods say more than Volcano's counts (why a replica waits or failed). Reading them is
     // best effort: an account allowed to read jobs but not pods still gets the job's view.
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
@@ -119,7 +119,10 @@ class KubernetesScheduler : public Scheduler {
                                    internal::UrlEncode("app.kubernetes.io/instance=" + ref.name));
     if (auto pods = c->Call("GET", path); pods.ok() && pods->status == 200) {
       Json list = Json::parse(pods->body, nullptr, false);
-      if (list.is_object() && list.contains("items") && list["items"].is_array()) ApplyPods(list["items"], d);
+      try {
+        if (list.is_object() && list.contains("items") && list["items"].is_array()) ApplyPods(list["items"], d);
+      } catch (const Json::exception&) {  // a pod of an odd shape: keep the job's view
+      }
     }
     return std::optional(std::move(d));
   }
@@ -136,10 +139,16 @@ class KubernetesScheduler : public Scheduler {
     }
     std::vector<ListAppResponse> out;
     for (const Json& job : list["items"]) {
+      Json meta = job.is_object() ? job.value("metadata", Json::object()) : Json::object();
+      Json name = meta.is_object() ? meta.value("name", Json()) : Json();
+      if (!name.is_string()) continue;  // not a job this could ever address
       ListAppResponse r;
-      r.app_id = ns + ":" + job["metadata"].value("name", "");
-      r.state = ToDescribe(r.app_id, job).state;
-      r.name = job["metadata"].value("labels", Json::object()).value("app.kubernetes.io/name", "");
+      r.app_id = ns + ":" + name.get<std::string>();
+      TORCHX_ASSIGN_OR_RETURN(DescribeAppResponse d, ToDescribe(r.app_id, job));
+      r.state = d.state;
+      Json labels = meta.value("labels", Json::object());
+      Json app_name = labels.is_object() ? labels.value("app.kubernetes.io/name", Json()) : Json();
+      if (app_name.is_string()) r.name = app_name;
       out.push_back(std::move(r));
     }
     return out;
@@ -149,7 +158,8 @@ class KubernetesScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
     TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
     if (!job) return NotFoundError(fmt::format("kubernetes: no job {}", app_id));
-    if (!specs::IsTerminal(ToDescribe(app_id, *job).state)) {
+    TORCHX_ASSIGN_OR_RETURN(DescribeAppResponse d, ToDescribe(app_id, *job));
+    if (!specs::IsTerminal(d.state)) {
       return FailedPreconditionError(fmt::format("kubernetes: {} is still running; cancel it first", app_id));
     }
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
@@ -312,7 +322,17 @@ class KubernetesScheduler : public Scheduler {
 
   // Job phase -> app state; each task's pod phase (taskStatusCount) -> its replica's state. Roles
   // and replica ids come from the pod template's labels (names were normalized).
-  static DescribeAppResponse ToDescribe(const std::string& app_id, const Json& job) {
+  // A job someone else wrote (or edited) may hold a field of another type than Volcano's: an
+  // error naming the job rather than an exception.
+  static Result<DescribeAppResponse> ToDescribe(const std::string& app_id, const Json& job) {
+    try {
+      return ReadJob(app_id, job);
+    } catch (const Json::exception& e) {
+      return UnavailableError(fmt::format("kubernetes: job {} has an unexpected shape: {}", app_id, e.what()));
+    }
+  }
+
+  static DescribeAppResponse ReadJob(const std::string& app_id, const Json& job) {
     DescribeAppResponse d;
     d.app_id = app_id;
     Json status = job.value("status", Json::object());

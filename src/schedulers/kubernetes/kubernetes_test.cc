@@ -147,6 +147,18 @@ TEST(VolcanoJob, DescribeReadsTheAppBackFromTheManifest) {
   EXPECT_EQ(back.roles[1], b);
 }
 
+TEST(VolcanoJob, DescribeTreatsQuantitiesItCannotReadAsUnknown) {
+  Json job = Json::parse(R"({"metadata": {"name": "j"}, "spec": {"tasks": [{"name": "r-0", "template": {"spec": {
+      "containers": [{"image": "i", "command": ["x"], "resources": {"limits": {
+        "cpu": "99999999999999999999m", "memory": "4Ti", "nvidia.com/gpu": "x"}}}]}}}]}})");
+  specs::AppDef app = AppFromVolcanoJob(job);
+  ASSERT_EQ(app.roles.size(), 1u);
+  EXPECT_EQ(app.roles[0].resource.cpu, -1);
+  EXPECT_EQ(app.roles[0].resource.memMB, -1);
+  EXPECT_EQ(app.roles[0].resource.gpu, -1);
+  EXPECT_EQ(app.roles[0].entrypoint, "x");
+}
+
 TEST(Tolerations, ParseEachFormAndRefuseBadEffects) {
   auto t = ParseToleration("dedicated=ml:NoExecute");
   ASSERT_THAT(t, IsOk());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -45,9 +46,9 @@ std::string LabelValue(const std::string& s) {
 Json Resources(const specs::Resource& r) {
   Json limits = Json::object(), requests = Json::object();
   if (r.cpu > 0) {
-    int mcpu = r.cpu * 1000;
+    long long mcpu = r.cpu * 1000LL;  // an int cpu count times 1000 may not fit an int
     limits["cpu"] = fmt::format("{}m", mcpu);
-    requests["cpu"] = fmt::format("{}m", std::max(mcpu - kReservedMilliCpu, 0));
+    requests["cpu"] = fmt::format("{}m", std::max<long long>(mcpu - kReservedMilliCpu, 0));
   }
   if (r.memMB > 0) {
     limits["memory"] = fmt::format("{}M", r.memMB);
@@ -290,15 +291,23 @@ int Quantity(const Json& v, bool memory) {
   std::string s = v;
   size_t digits = 0;
   while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
-  if (digits == 0) return -1;
+  if (digits == 0 || digits > 12) return -1;  // not ours, or beyond any machine: unknown
   double n = std::stod(s.substr(0, digits));
   std::string unit = s.substr(digits);
-  if (!memory) return unit == "m" ? static_cast<int>(n / 1000) : (unit.empty() ? static_cast<int>(n) : -1);
-  if (unit == "M" || unit == "Mi") return static_cast<int>(n);
-  if (unit == "G") return static_cast<int>(n * 1000);
-  if (unit == "Gi") return static_cast<int>(n * 1024);
-  if (unit.empty()) return static_cast<int>(n / (1024 * 1024));
-  return -1;
+  double value = -1;
+  if (!memory) {
+    if (unit == "m") value = n / 1000;
+    else if (unit.empty()) value = n;
+  } else if (unit == "M" || unit == "Mi") {
+    value = n;
+  } else if (unit == "G") {
+    value = n * 1000;
+  } else if (unit == "Gi") {
+    value = n * 1024;
+  } else if (unit.empty()) {
+    value = n / (1024 * 1024);
+  }
+  return value < 0 || value > std::numeric_limits<int>::max() ? -1 : static_cast<int>(value);
 }
 
 specs::Role RoleFromTask(const Json& task) {

@@ -247,6 +247,16 @@ def test_api_errors_are_clear(torchx, server, pki, tmp_path):
     assert res.returncode != 0 and "401" in res.stderr
 
 
+def test_a_job_of_an_odd_shape_is_a_clear_error(torchx, server):
+    handle, ns, name = submit(torchx, "utils.echo")
+    with server.cond:  # someone edited the job: a phase that is not a string
+        server.jobs[(ns, name)]["status"] = {"state": {"phase": 3}}
+    res = torchx("status", handle, check=False)
+    assert res.returncode != 0 and f"job {ns}:{name} has an unexpected shape" in res.stderr
+    res = torchx("list", "-s", "kubernetes", check=False)
+    assert res.returncode != 0 and "unexpected shape" in res.stderr
+
+
 def test_already_exists_is_reported(server, pki, tmp_path, monkeypatch):
     cfg = tmp_path / "kubeconfig"
     cfg.write_text(kubeconfig(server.url, pki, "cert"))
