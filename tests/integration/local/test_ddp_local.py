@@ -52,8 +52,12 @@ def test_ddp_2x2_allreduce_and_training(torchx):
                  "--script", "examples/ddp/train.py", check=False)
     handle = res.stdout.strip().splitlines()[0]
     if res.returncode != 0:  # show what the ranks printed: a failure here is otherwise opaque
-        pytest.fail(f"DDP job failed:\n{res.stdout}\n{res.stderr}\n--- replica logs ---\n"
-                    f"{torchx('log', handle, check=False).stdout[-6000:]}")
+        # Each replica's own tail (the first lines of a traceback say why; one replica's long
+        # stack must not hide the other's).
+        tails = "".join(f"--- {handle}/train/{i} (head and tail) ---\n{out[:3000]}\n...\n{out[-3000:]}\n"
+                        for i in (0, 1)
+                        for out in [torchx("log", f"{handle}/train/{i}", check=False).stdout])
+        pytest.fail(f"DDP job failed:\n{res.stdout}\n{res.stderr}\n{tails}")
     assert handle.startswith("local_cwd://torchx/train-")
 
     status = json.loads(torchx("status", "--json", handle).stdout)
