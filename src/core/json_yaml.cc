@@ -8,6 +8,17 @@ namespace {
 
 using Json = nlohmann::json;
 
+// yaml-cpp writes strings holding control characters (a lone \r, say) as plain scalars, which
+// its parser then reads back changed; such strings are quoted so that every character survives.
+bool HasControlCharacter(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+bool NeedsQuotes(const std::string& s) { return HasControlCharacter(s) || !YamlPlainScalar(s).is_string(); }
+
 template <typename J>
 void Emit(YAML::Emitter& out, const J& j) {
   if (j.is_null()) {
@@ -18,7 +29,7 @@ void Emit(YAML::Emitter& out, const J& j) {
     out << j.dump();
   } else if (j.is_string()) {
     const std::string& s = j.template get_ref<const std::string&>();
-    if (!YamlPlainScalar(s).is_string()) out << YAML::DoubleQuoted;
+    if (NeedsQuotes(s)) out << YAML::DoubleQuoted;
     out << s;
   } else if (j.is_array()) {
     out << (j.empty() ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
@@ -28,7 +39,7 @@ void Emit(YAML::Emitter& out, const J& j) {
     out << (j.empty() ? YAML::Flow : YAML::Block) << YAML::BeginMap;
     for (const auto& [k, v] : j.items()) {
       out << YAML::Key;
-      if (!YamlPlainScalar(k).is_string()) out << YAML::DoubleQuoted;
+      if (NeedsQuotes(k)) out << YAML::DoubleQuoted;
       out << k << YAML::Value;
       Emit(out, v);
     }

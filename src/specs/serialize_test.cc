@@ -99,6 +99,17 @@ TEST(AppDefYaml, RoundTripsExactly) {
   EXPECT_EQ(AppDefToYaml(*back), yaml);
 }
 
+TEST(AppDefYaml, ControlCharactersSurviveTheRoundTrip) {
+  // Found by the appdef_yaml fuzzer: a plain scalar ending in "\r" lost it when read back.
+  AppDef app = FullApp();
+  app.name = "echo \r\r6 \r";
+  app.roles[0].args = {"a\tb", "\x01", "line\nbreak\r\n", "trailing\r"};
+  std::string yaml = AppDefToYaml(app);
+  auto back = AppDefFromYaml(yaml);
+  ASSERT_THAT(back, IsOk()) << yaml;
+  EXPECT_EQ(*back, app) << yaml;
+}
+
 TEST(AppDefYaml, HandWrittenSpecWithPlainScalars) {
   auto app = AppDefFromYaml(R"(
 name: train
