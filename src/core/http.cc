@@ -56,6 +56,7 @@ Result<HttpResponse> Perform(const HttpTransport& t, const HttpRequest& r, std::
   Sink sink{on_data, &resp.body, 0, curl};
   curl_slist* headers = curl_slist_append(nullptr, ("Content-Type: " + r.content_type).c_str());
   for (const std::string& h : t.headers) headers = curl_slist_append(headers, h.c_str());
+  for (const std::string& h : r.headers) headers = curl_slist_append(headers, h.c_str());
   if (!t.unix_socket.empty()) curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, t.unix_socket.c_str());
   if (!t.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, t.ca_file.c_str());
   curl_blob ca = Blob(t.ca_pem), cert = Blob(t.client_cert_pem), key = Blob(t.client_key_pem);

@@ -34,6 +34,7 @@ struct HttpRequest {
   std::string body;
   std::string content_type = "application/json";
   long timeout_ms = 60000;  ///< 0: no limit (followed streams)
+  std::vector<std::string> headers;  ///< added to the transport's, e.g. "X-Registry-Auth: ..."
 };
 
 /// kUnavailable (with curl's reason and `what`, naming the server for the user) when the server

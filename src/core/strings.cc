@@ -62,4 +62,20 @@ std::optional<std::string> Base64Decode(std::string_view s) {
   return out;
 }
 
+std::string Base64UrlEncode(std::string_view s) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  out.reserve((s.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < s.size(); i += 3) {
+    unsigned n = static_cast<unsigned char>(s[i]) << 16;
+    if (i + 1 < s.size()) n |= static_cast<unsigned char>(s[i + 1]) << 8;
+    if (i + 2 < s.size()) n |= static_cast<unsigned char>(s[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < s.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += i + 2 < s.size() ? kAlphabet[n & 63] : '=';
+  }
+  return out;
+}
+
 }  // namespace torchx::internal

@@ -20,4 +20,7 @@ std::vector<std::string> SplitWhitespace(std::string_view s);
 /// Standard base64 (RFC 4648, padding optional, whitespace ignored); nullopt on any other byte.
 std::optional<std::string> Base64Decode(std::string_view s);
 
+/// Base64 of `s` with the URL-safe alphabet (RFC 4648 section 5, `-` and `_`), padded.
+std::string Base64UrlEncode(std::string_view s);
+
 }  // namespace torchx::internal

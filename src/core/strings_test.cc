@@ -24,6 +24,18 @@ TEST(SplitWhitespace, DropsEmptyPieces) {
   EXPECT_TRUE(SplitWhitespace("   ").empty());
 }
 
+TEST(StringsTest, Base64UrlEncodeUsesTheUrlAlphabetAndRoundTrips) {
+  EXPECT_EQ(Base64UrlEncode(""), "");
+  EXPECT_EQ(Base64UrlEncode("hello"), "aGVsbG8=");
+  EXPECT_EQ(Base64UrlEncode("{}"), "e30=");
+  EXPECT_EQ(Base64UrlEncode("\xfb\xff\xbf"), "-_-_");  // "+/+/" in the standard alphabet
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  std::string std_alphabet = Base64UrlEncode(all);
+  for (char& c : std_alphabet) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  EXPECT_EQ(Base64Decode(std_alphabet), all);
+}
+
 TEST(StringsTest, Base64DecodeReadsPaddedUnpaddedAndWrappedText) {
   EXPECT_EQ(Base64Decode("aGVsbG8="), "hello");
   EXPECT_EQ(Base64Decode("aGVsbG8"), "hello");

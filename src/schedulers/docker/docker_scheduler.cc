@@ -7,14 +7,13 @@
 #include <chrono>
 #include <map>
 #include <regex>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "schedulers/docker/build_context.h"
 #include "schedulers/docker/engine_client.h"
+#include "schedulers/docker/workspace_image.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/macros.h"
@@ -215,46 +214,15 @@ class DockerScheduler : public Scheduler {
   }
 
   // TorchX's docker workspace: each role's image becomes an image built from the workspace
-  // (Dockerfile.torchx with the build arg IMAGE, or `FROM <image>` + `COPY . .`), through the
-  // engine's build API; .dockerignore is honoured. Images are never pulled.
+  // (docker/workspace_image), run locally as it is. Images are never pulled.
   Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg&) override {
     std::map<std::string, std::string> built;  // base image -> built image id
     for (specs::Role& role : app.roles) {
-      if (auto it = built.find(role.image); it != built.end()) {
-        role.image = it->second;
-        continue;
+      if (auto it = built.find(role.image); it == built.end()) {
+        TORCHX_ASSIGN_OR_RETURN(std::string id, BuildWorkspaceImage(client_, workspace, role.image, "local_docker"));
+        built[role.image] = std::move(id);
       }
-      TORCHX_ASSIGN_OR_RETURN(BuildContext ctx, MakeBuildContext(workspace, role.image));
-      std::string args = Json{{"IMAGE", role.image}}.dump();
-      std::string path = fmt::format("/build?dockerfile={}&buildargs={}&rm=1&forcerm=1&pull=0&q=1",
-                                     UrlEncode(ctx.dockerfile), UrlEncode(args));
-      TORCHX_ASSIGN_OR_RETURN(auto resp, client_.Request("POST", path, ctx.tar, 600000, "application/x-tar"));
-      // A stream of JSON messages: {"stream": ...}, {"aux": {"ID": ...}}, or {"error": ...}.
-      std::string id, error;
-      std::istringstream in(resp.body);
-      for (std::string line; std::getline(in, line);) {
-        Json m = Json::parse(line, nullptr, false);
-        if (!m.is_object()) continue;
-        if (m.contains("error")) error = m["error"].is_string() ? m["error"].get<std::string>() : m["error"].dump();
-        if (m.contains("aux") && m["aux"].is_object()) id = m["aux"].value("ID", id);
-        if (m.contains("stream") && m["stream"].is_string()) {
-          std::string text = m["stream"];
-          // Quiet builds print just the image id (docker: "sha256:<hex>", podman: "<hex>").
-          static const std::regex kId(R"(^\s*((sha256:)?[0-9a-f]{64})\s*$)");
-          std::smatch match;
-          if (std::regex_match(text, match, kId)) id = match[1];
-          if (auto pos = text.find("Successfully built "); pos != std::string::npos) {
-            id = text.substr(pos + 19, text.find_first_of("\r\n", pos) - pos - 19);
-          }
-        }
-      }
-      if (resp.status >= 300 || !error.empty() || id.empty()) {
-        return FailedPreconditionError(fmt::format("local_docker: building the workspace {} on `{}` failed (HTTP {}): {}",
-                                                   workspace, role.image, resp.status,
-                                                   error.empty() ? resp.body.substr(0, 500) : error));
-      }
-      built[role.image] = id;
-      role.image = id;
+      role.image = built[role.image];
     }
     return OkStatus();
   }

@@ -22,8 +22,8 @@ EngineClient::EngineClient(std::string socket_path) {
 
 Result<HttpResponse> EngineClient::Request(const std::string& method, const std::string& path,
                                            const std::string& body, long timeout_ms,
-                                           const std::string& content_type) const {
-  internal::HttpRequest r{method, kApiUrl + path, body, content_type, timeout_ms};
+                                           const std::string& content_type, std::vector<std::string> headers) const {
+  internal::HttpRequest r{method, kApiUrl + path, body, content_type, timeout_ms, std::move(headers)};
   return internal::HttpCall(transport_, r,
                             fmt::format("container engine at unix://{} cannot be reached (is dockerd or `podman "
                                         "system service` running? set DOCKER_HOST=unix://<socket>)",
@@ -31,7 +31,7 @@ Result<HttpResponse> EngineClient::Request(const std::string& method, const std:
 }
 
 Result<long> EngineClient::Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const {
-  internal::HttpRequest r{"GET", kApiUrl + path, "", "application/json", 0};
+  internal::HttpRequest r{"GET", kApiUrl + path, "", "application/json", 0, {}};
   TORCHX_ASSIGN_OR_RETURN(auto resp, internal::HttpStream(transport_, r,
                                                           fmt::format("container engine at unix://{}", transport_.unix_socket),
                                                           on_data));

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/http.h"
 #include "torchx/status.h"
@@ -22,7 +23,8 @@ class EngineClient {
   /// kUnavailable when the engine cannot be reached (naming the socket). The path is appended to
   /// the API version prefix (/v1.41).
   Result<HttpResponse> Request(const std::string& method, const std::string& path, const std::string& body = {},
-                               long timeout_ms = 60000, const std::string& content_type = "application/json") const;
+                               long timeout_ms = 60000, const std::string& content_type = "application/json",
+                               std::vector<std::string> headers = {}) const;
   /// Streams a response body to `on_data` (return false to stop), e.g. followed logs.
   Result<long> Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const;
 

@@ -2,11 +2,13 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <regex>
 #include <thread>
 
@@ -15,6 +17,7 @@
 
 #include "core/http.h"
 #include "core/json_yaml.h"
+#include "schedulers/docker/workspace_image.h"
 #include "schedulers/kubernetes/kube_client.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "schedulers/streamed_lines.h"
@@ -75,6 +78,10 @@ class KubernetesScheduler : public Scheduler {
     (void)o.Add("queue", specs::CfgType::kStr, "Volcano queue to schedule job in", {}, /*required=*/true);
     (void)o.Add("service_account", specs::CfgType::kStr, "The service account name to set on the pod specs");
     (void)o.Add("priority_class", specs::CfgType::kStr, "The name of the PriorityClass to set on the job specs");
+    (void)o.Add("image_repo", specs::CfgType::kStr,
+                "repository that workspace images are pushed to (push access needed) and the cluster pulls from, "
+                "e.g. registry.example.com/team/trainer");
+    (void)o.Add("quiet", specs::CfgType::kBool, "whether to suppress verbose output for image building", false);
     (void)o.Add("tolerations", specs::CfgType::kListStr,
                 "taints the pods tolerate, each key[:value][:NoSchedule|PreferNoSchedule|NoExecute]");
     (void)o.Add("node_selector", specs::CfgType::kDictStr,
@@ -86,6 +93,13 @@ class KubernetesScheduler : public Scheduler {
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
     Json req = Json::parse(info.payload);
+    // Workspace images go to the registry first: the cluster's nodes pull them from there.
+    for (const Json& image : req.value("push", Json::array())) {
+      std::string ref = image;
+      auto colon = ref.rfind(':');
+      TORCHX_RETURN_IF_ERROR(docker::PushImage(docker::EngineClient(), ref.substr(0, colon), ref.substr(colon + 1),
+                                               "kubernetes"));
+    }
     std::string ns = req["namespace"];
     const Json& job = req["job"];
     std::string name = job["metadata"]["name"];
@@ -236,6 +250,39 @@ class KubernetesScheduler : public Scheduler {
   }
 
  protected:
+  // TorchX's docker workspace for a cluster: each role's image is rebuilt with the workspace by
+  // the local container engine and tagged `<image_repo>:<image id>`; Schedule pushes it (a dry
+  // run builds but does not push).
+  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg& cfg) override {
+    std::string repo = StrOpt(cfg, "image_repo");
+    if (repo.empty()) {
+      return InvalidArgumentError(
+          "kubernetes: a workspace needs the run option `image_repo`, the repository its image is pushed to and the "
+          "cluster pulls from (e.g. -cfg image_repo=registry.example.com/team/trainer)");
+    }
+    // A repository without tag or digest, lower case as registries require (host part aside).
+    static const std::regex kRepo(
+        R"(^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
+    if (!std::regex_match(repo, kRepo)) {
+      return InvalidArgumentError(fmt::format(
+          "kubernetes: image_repo `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)",
+          repo));
+    }
+    docker::EngineClient engine;
+    std::map<std::string, std::string> built;  // base image -> pushed name
+    for (specs::Role& role : app.roles) {
+      if (auto it = built.find(role.image); it == built.end()) {
+        TORCHX_ASSIGN_OR_RETURN(std::string id, docker::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
+        std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
+        TORCHX_RETURN_IF_ERROR(docker::TagImage(engine, id, repo, tag, "kubernetes"));
+        built[role.image] = repo + ":" + tag;
+      }
+      role.image = built[role.image];
+      workspace_images_.insert(role.image);
+    }
+    return OkStatus();
+  }
+
   Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
     VolcanoJobOptions o;
     o.job_name = MakeJobName(app.name);
@@ -257,13 +304,22 @@ class KubernetesScheduler : public Scheduler {
       if (const auto* d = std::get_if<specs::CfgDict>(&it->second)) o.node_selector = *d;
     }
     TORCHX_ASSIGN_OR_RETURN(Json job, AppToVolcanoJob(app, o));
+    Json push = Json::array();
+    std::string pushed_note;
+    for (const specs::Role& role : app.roles) {
+      if (!workspace_images_.contains(role.image) || std::find(push.begin(), push.end(), role.image) != push.end()) {
+        continue;
+      }
+      push.push_back(role.image);
+      pushed_note += "# workspace image pushed before the job is created: " + role.image + "\n";
+    }
     DryRunInfo info;
     info.scheduler = backend();
     info.app = app;
     info.cfg = cfg;
     info.app_id = o.namespace_ + ":" + o.job_name;
-    info.request = internal::JsonToYaml(job);
-    info.payload = Json{{"namespace", o.namespace_}, {"job", job}}.dump();
+    info.request = pushed_note + internal::JsonToYaml(job);
+    info.payload = Json{{"namespace", o.namespace_}, {"job", job}, {"push", push}}.dump();
     return info;
   }
 
@@ -428,6 +484,8 @@ class KubernetesScheduler : public Scheduler {
   }
 
   std::shared_ptr<KubeClient> client_;
+  // Images this scheduler built from a workspace (BuildWorkspace), which the dry run marks for push.
+  std::set<std::string> workspace_images_;
 };
 
 }  // namespace

@@ -15,23 +15,11 @@ import time
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from fake_apiserver import FakeApiServer, kubeconfig, make_pki  # noqa: E402
+from fake_apiserver import kubeconfig  # noqa: E402
 from volcano_schema import validate_command, validate_job  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture
-def server(pki):
-    s = FakeApiServer(pki)
-    yield s
-    s.stop()
 
 
 def make_cli(tmp_path, config_text, extra_env=None):

@@ -1,0 +1,165 @@
+#include "schedulers/docker/workspace_image.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+#include "schedulers/docker/build_context.h"
+
+namespace torchx::schedulers::docker {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kDockerHubAuthKey = "https://index.docker.io/v1/";
+
+// The engine answers builds and pushes with a stream of JSON messages, one per line; a failure
+// after the stream started is a message with "error" (HTTP status stays 200).
+struct EngineMessages {
+  std::vector<Json> messages;
+  std::string error;
+};
+
+EngineMessages ReadMessages(const std::string& body) {
+  EngineMessages out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    Json m = Json::parse(line, nullptr, false);
+    if (!m.is_object()) continue;
+    if (m.contains("error")) out.error = m["error"].is_string() ? m["error"].get<std::string>() : m["error"].dump();
+    out.messages.push_back(std::move(m));
+  }
+  return out;
+}
+
+// "host", "https://host", "https://host/v1/" all name the registry `host`.
+std::string AuthKeyHost(std::string key) {
+  if (auto scheme = key.find("://"); scheme != std::string::npos) key = key.substr(scheme + 3);
+  return key.substr(0, key.find('/'));
+}
+
+std::string DockerConfigPath() {
+  if (const char* dir = std::getenv("DOCKER_CONFIG"); dir && *dir) return std::string(dir) + "/config.json";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "") + "/.docker/config.json";
+}
+
+}  // namespace
+
+Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::string& workspace,
+                                        const std::string& base_image, std::string_view who) {
+  TORCHX_ASSIGN_OR_RETURN(BuildContext ctx, MakeBuildContext(workspace, base_image));
+  std::string args = Json{{"IMAGE", base_image}, {"WORKSPACE", workspace}}.dump();
+  std::string path = fmt::format("/build?dockerfile={}&buildargs={}&rm=1&forcerm=1&pull=0&q=1",
+                                 UrlEncode(ctx.dockerfile), UrlEncode(args));
+  TORCHX_ASSIGN_OR_RETURN(auto resp, engine.Request("POST", path, ctx.tar, 600000, "application/x-tar"));
+  EngineMessages read = ReadMessages(resp.body);
+  std::string id;
+  for (const Json& m : read.messages) {
+    if (m.contains("aux") && m["aux"].is_object()) id = m["aux"].value("ID", id);
+    if (!m.contains("stream") || !m["stream"].is_string()) continue;
+    std::string text = m["stream"];
+    // Quiet builds print just the image id (docker: "sha256:<hex>", podman: "<hex>").
+    static const std::regex kId(R"(^\s*((sha256:)?[0-9a-f]{64})\s*$)");
+    std::smatch match;
+    if (std::regex_match(text, match, kId)) id = match[1];
+    if (auto pos = text.find("Successfully built "); pos != std::string::npos) {
+      id = text.substr(pos + 19, text.find_first_of("\r\n", pos) - pos - 19);
+    }
+  }
+  if (resp.status >= 300 || !read.error.empty() || id.empty()) {
+    return FailedPreconditionError(fmt::format("{}: building the workspace {} on `{}` failed (HTTP {}): {}", who,
+                                               workspace, base_image, resp.status,
+                                               read.error.empty() ? resp.body.substr(0, 500) : read.error));
+  }
+  return id;
+}
+
+Status TagImage(const EngineClient& engine, const std::string& image, const std::string& repo, const std::string& tag,
+                std::string_view who) {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, engine.Request("POST", fmt::format("/images/{}/tag?repo={}&tag={}", UrlEncode(image),
+                                                                        UrlEncode(repo), UrlEncode(tag))));
+  if (resp.status >= 300) {
+    return FailedPreconditionError(fmt::format("{}: tagging image {} as {}:{} failed (HTTP {}): {}", who, image, repo,
+                                               tag, resp.status, resp.body.substr(0, 500)));
+  }
+  return OkStatus();
+}
+
+std::string RegistryHostOf(std::string_view repo) {
+  auto slash = repo.find('/');
+  if (slash == std::string_view::npos) return "docker.io";
+  std::string_view first = repo.substr(0, slash);
+  bool is_host = first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos ||
+                 first == "localhost";
+  return is_host ? std::string(first) : "docker.io";
+}
+
+Result<std::string> RegistryAuthFor(std::string_view repo, std::string_view docker_config_json) {
+  Json config = Json::parse(docker_config_json, nullptr, false);
+  if (!config.is_object()) return InvalidArgumentError("docker config: not a JSON object");
+  if (!config.contains("auths")) return std::string("{}");
+  if (!config["auths"].is_object()) return InvalidArgumentError("docker config: `auths` is not an object");
+  std::string host = RegistryHostOf(repo);
+  for (const auto& [key, entry] : config["auths"].items()) {
+    bool hub_key = key == kDockerHubAuthKey || AuthKeyHost(key) == "index.docker.io";
+    if (!(host == "docker.io" ? hub_key : AuthKeyHost(key) == host) || !entry.is_object()) continue;
+    Json auth = {{"serveraddress", host == "docker.io" ? std::string(kDockerHubAuthKey) : host}};
+    auto str = [&entry](const char* k) {
+      return entry.contains(k) && entry[k].is_string() ? entry[k].get<std::string>() : std::string();
+    };
+    if (std::string token = str("identitytoken"); !token.empty()) {
+      auth["identitytoken"] = token;
+    } else if (std::string b64 = str("auth"); !b64.empty()) {
+      auto decoded = internal::Base64Decode(b64);
+      auto colon = decoded ? decoded->find(':') : std::string::npos;
+      if (colon == std::string::npos) {
+        return InvalidArgumentError(fmt::format("docker config: auths[\"{}\"].auth is not base64 of user:password", key));
+      }
+      auth["username"] = decoded->substr(0, colon);
+      auth["password"] = decoded->substr(colon + 1);
+    } else {
+      auth["username"] = str("username");
+      auth["password"] = str("password");
+    }
+    return auth.dump();
+  }
+  return std::string("{}");
+}
+
+Status PushImage(const EngineClient& engine, const std::string& repo, const std::string& tag, std::string_view who) {
+  std::string auth = "{}";
+  std::string config_path = DockerConfigPath();
+  if (std::ifstream f(config_path); f) {
+    std::stringstream text;
+    text << f.rdbuf();
+    auto read = RegistryAuthFor(repo, text.str());
+    if (!read.ok()) return InvalidArgumentError(fmt::format("{}: {}: {}", who, config_path, read.error().message()));
+    auth = *read;
+  }
+  // The engine wants the header even for registries without auth; it travels base64url-encoded.
+  TORCHX_ASSIGN_OR_RETURN(auto resp,
+                          engine.Request("POST", fmt::format("/images/{}/push?tag={}", UrlEncode(repo), UrlEncode(tag)),
+                                         "", 1800000, "application/json",
+                                         {"X-Registry-Auth: " + internal::Base64UrlEncode(auth)}));
+  EngineMessages read = ReadMessages(resp.body);
+  if (resp.status >= 300 || !read.error.empty()) {
+    std::string reason = read.error.empty() ? resp.body.substr(0, 500) : read.error;
+    static const std::regex kAuthProblem("unauthorized|denied|authenticat", std::regex::icase);
+    std::string hint = std::regex_search(reason, kAuthProblem)
+                           ? fmt::format(" (credentials come from the auths that `docker login` writes to {}; "
+                                         "credential helpers are not consulted)",
+                                         config_path)
+                           : "";
+    return FailedPreconditionError(fmt::format("{}: pushing image {}:{} to {} failed (HTTP {}): {}{}", who, repo, tag,
+                                               RegistryHostOf(repo), resp.status, reason, hint));
+  }
+  return OkStatus();
+}
+
+}  // namespace torchx::schedulers::docker

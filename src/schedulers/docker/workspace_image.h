@@ -1,0 +1,39 @@
+// Workspace images through a container engine's API, shared by the back-ends that run images:
+// TorchX's docker workspace (an image built from a local directory on top of a role's image),
+// and, for back-ends whose nodes pull from a registry (kubernetes), tagging and pushing it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "schedulers/docker/engine_client.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers::docker {
+
+/// Builds `workspace` on top of `base_image` (Dockerfile.torchx with the build args IMAGE and
+/// WORKSPACE, else `FROM <image>` + `COPY . .`; .dockerignore honoured; never pulls). Returns the
+/// engine's id of the new image (docker: "sha256:<hex>", podman: "<hex>"). `who` names the
+/// back-end in errors.
+Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::string& workspace,
+                                        const std::string& base_image, std::string_view who);
+
+/// Tags the local `image` as `repo:tag`.
+Status TagImage(const EngineClient& engine, const std::string& image, const std::string& repo, const std::string& tag,
+                std::string_view who);
+
+/// Pushes `repo:tag` through the engine, with the credentials docker's config.json holds for the
+/// repository's registry ($DOCKER_CONFIG, else ~/.docker; what `docker login` writes).
+/// kFailedPrecondition naming the image and the registry's reason when the push fails.
+Status PushImage(const EngineClient& engine, const std::string& repo, const std::string& tag, std::string_view who);
+
+/// The registry host of an image repository: its first path part when that names a host
+/// ("registry.example.com/team/x", "127.0.0.1:5000/x", "localhost/x"), else Docker Hub.
+std::string RegistryHostOf(std::string_view repo);
+
+/// The X-Registry-Auth JSON for `repo` from the text of a docker config.json: its `auths` entry
+/// for the repository's registry ("auth" = base64 user:password, or username/password, or
+/// identitytoken), "{}" when there is none. kInvalidArgument when the text is not a config.
+Result<std::string> RegistryAuthFor(std::string_view repo, std::string_view docker_config_json);
+
+}  // namespace torchx::schedulers::docker

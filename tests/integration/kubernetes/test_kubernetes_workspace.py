@@ -1,0 +1,206 @@
+"""kubernetes with a workspace: the image is built by a real dockerd from the workspace, tagged
+`<image_repo>:<image id>`, pushed to a real registry (Debian's docker-registry, the CNCF
+distribution server, on a loopback port) and the Volcano Job sent to the API server fake names it.
+A dry run builds but does not push; a push that fails creates no job.
+
+Needs dockerd (scripts/engines/dockerd-up.sh) and docker-registry (scripts/install-deps.sh). Skips
+without them, unless TORCHX_REQUIRE_ENGINES names docker (CI), where a missing one is an error."""
+
+import gzip
+import io
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from fake_apiserver import kubeconfig  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
+DOCKER_SOCK = "/var/run/docker.sock"
+REGISTRY_BIN = shutil.which("docker-registry") or "/usr/bin/docker-registry"
+REQUIRED = "docker" in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(",")
+
+
+def _dockerd_up():
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(DOCKER_SOCK)
+        return True
+    except OSError:
+        return False
+
+
+_missing = [what for what, ok in (("dockerd", _dockerd_up()), ("docker-registry", os.access(REGISTRY_BIN, os.X_OK)))
+            if not ok]
+if _missing:
+    if REQUIRED:
+        raise RuntimeError(f"{', '.join(_missing)} required (TORCHX_REQUIRE_ENGINES names docker) but not available")
+    pytest.skip(f"no {', '.join(_missing)}", allow_module_level=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Registry:
+    """A docker-registry process serving from a temp dir on 127.0.0.1."""
+
+    def __init__(self, root):
+        self.port = free_port()
+        self.host = f"127.0.0.1:{self.port}"
+        config = root / "registry.yml"
+        config.write_text(f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\n"
+                          f"http:\n  addr: {self.host}\n")
+        self.proc = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=subprocess.DEVNULL,
+                                     stderr=open(root / "registry.log", "w"))
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(f"http://{self.host}/v2/", timeout=2).read()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"docker-registry did not start: {(root / 'registry.log').read_text()}")
+                time.sleep(0.1)
+
+    def get(self, path, accept="application/json"):
+        req = urllib.request.Request(f"http://{self.host}{path}", headers={"Accept": accept})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read()
+
+    def tags(self, repo):
+        try:
+            return json.loads(self.get(f"/v2/{repo}/tags/list")).get("tags") or []
+        except urllib.error.HTTPError as e:
+            assert e.code == 404, e
+            return []
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def registry(tmp_path):
+    r = Registry(tmp_path)
+    yield r
+    r.stop()
+
+
+def engine_call(method, path):
+    """One Docker Engine API call over the unix socket (for cleanup)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(DOCKER_SOCK)
+        s.sendall(f"{method} {path} HTTP/1.0\r\nHost: d\r\n\r\n".encode())
+        while s.recv(65536):
+            pass
+
+
+@pytest.fixture
+def torchx(server, pki, tmp_path):
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text(kubeconfig(server.url, pki, "cert"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHX_KUBERNETES")}
+    env.update(KUBECONFIG=str(cfg), DOCKER_HOST=f"unix://{DOCKER_SOCK}", DOCKER_CONFIG=str(tmp_path / "docker"))
+    images = []
+
+    def run(*args, check=True):
+        res = subprocess.run([BINARY, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+        if check:
+            assert res.returncode == 0, f"torchx {' '.join(args)} -> {res.returncode}\n{res.stdout}\n{res.stderr}"
+        return res
+
+    run.images = images
+    yield run
+    for image in images:  # the tags this test made in the engine
+        engine_call("DELETE", f"/images/{image}?force=1")
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "hello.txt").write_text("workspace says hi\n")
+    (ws / "secret.txt").write_text("never shipped\n")
+    (ws / ".dockerignore").write_text("secret.txt\n")
+    return ws
+
+
+def created_jobs(server):
+    return [json.loads(r[4]) for r in server.requests if r[0] == "POST" and r[1].endswith("/jobs")]
+
+
+def files_in_layer(blob):
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(blob))) as tar:
+        return {m.name: (tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()}
+
+
+def test_workspace_image_is_built_pushed_and_named_in_the_job(torchx, server, registry, workspace):
+    repo = "torchx/trainer"
+    res = torchx("run", "-s", "kubernetes", "--workspace", str(workspace), "-cfg",
+                 f"queue=default,image_repo={registry.host}/{repo}", "utils.sh", "--image", "busybox:latest",
+                 "cat", "hello.txt")
+    assert res.stdout.startswith("kubernetes://"), res.stdout
+    [job] = created_jobs(server)
+    image = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"]
+    prefix = f"{registry.host}/{repo}:"
+    assert image.startswith(prefix), image
+    tag = image[len(prefix):]
+    assert len(tag) == 64 and all(c in "0123456789abcdef" for c in tag)  # TorchX's tag: the image id's hash
+    torchx.images.append(image)
+
+    # What the cluster would pull: the registry holds the tag, and its top layer is the workspace.
+    assert registry.tags(repo) == [tag]
+    manifest = json.loads(registry.get(f"/v2/{repo}/manifests/{tag}",
+                                       "application/vnd.docker.distribution.manifest.v2+json"))
+    top = manifest["layers"][-1]["digest"]
+    files = files_in_layer(registry.get(f"/v2/{repo}/blobs/{top}", "*/*"))
+    assert files.get("hello.txt") == b"workspace says hi\n", sorted(files)
+    assert "secret.txt" not in files  # .dockerignore honoured
+
+
+def test_dry_run_builds_but_does_not_push(torchx, server, registry, workspace):
+    repo = "torchx/dry"
+    res = torchx("run", "--dryrun", "-s", "kubernetes", "--workspace", str(workspace), "-cfg",
+                 f"queue=default,image_repo={registry.host}/{repo}", "utils.sh", "--image", "busybox:latest", "true")
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("# workspace image pushed before")]
+    assert len(lines) == 1, res.stdout
+    image = lines[0].split(": ", 1)[1]
+    torchx.images.append(image)
+    assert f"image: {image}" in res.stdout
+    assert registry.tags(repo) == []
+    assert created_jobs(server) == []
+
+
+def test_a_failed_push_creates_no_job(torchx, server, workspace):
+    closed = f"127.0.0.1:{free_port()}"  # nothing listens there
+    res = torchx("run", "-s", "kubernetes", "--workspace", str(workspace), "-cfg",
+                 f"queue=default,image_repo={closed}/torchx/x", "utils.sh", "--image", "busybox:latest", "true",
+                 check=False)
+    assert res.returncode != 0
+    assert f"pushing image {closed}/torchx/x:" in res.stderr and f"to {closed} failed" in res.stderr, res.stderr
+    tag = res.stderr.split(f"pushing image {closed}/torchx/x:", 1)[1].split()[0]
+    torchx.images.append(f"{closed}/torchx/x:{tag}")
+    assert created_jobs(server) == []
+
+
+def test_workspace_without_image_repo_is_refused_before_building(torchx, server, workspace):
+    res = torchx("run", "-s", "kubernetes", "--workspace", str(workspace), "-cfg", "queue=default", "utils.sh",
+                 "--image", "busybox:latest", "true", check=False)
+    assert res.returncode != 0
+    assert "image_repo" in res.stderr, res.stderr
+    assert created_jobs(server) == []
