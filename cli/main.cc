@@ -25,7 +25,8 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
     if (*it == "--" || it->empty() || (*it)[0] != '-') break;
     if (*it == "-cfg") *it = "--cfg";
     if (it->rfind("-cfg=", 0) == 0) *it = "-" + *it;
-    bool takes_value = *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args";
+    bool takes_value = *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args" ||
+                       *it == "--workspace";
     if (takes_value && it + 1 != args.end()) ++it;
   }
   return args;
