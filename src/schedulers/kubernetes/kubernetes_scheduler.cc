@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -119,6 +119,39 @@ class KubernetesScheduler : public Scheduler {
     Json created = Json::parse(resp.body, nullptr, false);
     if (created.is_object() && created.contains("metadata")) name = created["metadata"].value("name", name);
     return ns + ":" + name;
+  }
+
+  // TorchX's docker workspace for a cluster: each role's image is rebuilt with the workspace by
+  // the local container engine and tagged `<image_repo>:<image id>`; Schedule pushes it (a dry
+  // run builds but does not push).
+  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg& cfg) override {
+    std::string repo = StrOpt(cfg, "image_repo");
+    if (repo.empty()) {
+      return InvalidArgumentError(
+          "kubernetes: a workspace needs the run option `image_repo`, the repository its image is pushed to and the "
+          "cluster pulls from (e.g. -cfg image_repo=registry.example.com/team/trainer)");
+    }
+    // A repository without tag or digest, lower case as registries require (host part aside).
+    static const std::regex kRepo(
+        R"(^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
+    if (!std::regex_match(repo, kRepo)) {
+      return InvalidArgumentError(fmt::format(
+          "kubernetes: image_repo `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)",
+          repo));
+    }
+    docker::EngineClient engine;
+    std::map<std::string, std::string> built;  // base image -> pushed name
+    for (specs::Role& role : app.roles) {
+      if (auto it = built.find(role.image); it == built.end()) {
+        TORCHX_ASSIGN_OR_RETURN(std::string id, docker::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
+        std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
+        TORCHX_RETURN_IF_ERROR(docker::TagImage(engine, id, repo, tag, "kubernetes"));
+        built[role.image] = repo + ":" + tag;
+      }
+      role.image = built[role.image];
+      workspace_images_.insert(role.image);
+    }
+    return OkStatus();
   }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
@@ -250,39 +283,6 @@ class KubernetesScheduler : public Scheduler {
   }
 
  protected:
-  // TorchX's docker workspace for a cluster: each role's image is rebuilt with the workspace by
-  // the local container engine and tagged `<image_repo>:<image id>`; Schedule pushes it (a dry
-  // run builds but does not push).
-  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg& cfg) override {
-    std::string repo = StrOpt(cfg, "image_repo");
-    if (repo.empty()) {
-      return InvalidArgumentError(
-          "kubernetes: a workspace needs the run option `image_repo`, the repository its image is pushed to and the "
-          "cluster pulls from (e.g. -cfg image_repo=registry.example.com/team/trainer)");
-    }
-    // A repository without tag or digest, lower case as registries require (host part aside).
-    static const std::regex kRepo(
-        R"(^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
-    if (!std::regex_match(repo, kRepo)) {
-      return InvalidArgumentError(fmt::format(
-          "kubernetes: image_repo `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)",
-          repo));
-    }
-    docker::EngineClient engine;
-    std::map<std::string, std::string> built;  // base image -> pushed name
-    for (specs::Role& role : app.roles) {
-      if (auto it = built.find(role.image); it == built.end()) {
-        TORCHX_ASSIGN_OR_RETURN(std::string id, docker::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
-        std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
-        TORCHX_RETURN_IF_ERROR(docker::TagImage(engine, id, repo, tag, "kubernetes"));
-        built[role.image] = repo + ":" + tag;
-      }
-      role.image = built[role.image];
-      workspace_images_.insert(role.image);
-    }
-    return OkStatus();
-  }
-
   Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
     VolcanoJobOptions o;
     o.job_name = MakeJobName(app.name);
