@@ -106,7 +106,9 @@ Result<std::string> RegistryAuthFor(std::string_view repo, std::string_view dock
   if (!config.contains("auths")) return std::string("{}");
   if (!config["auths"].is_object()) return InvalidArgumentError("docker config: `auths` is not an object");
   std::string host = RegistryHostOf(repo);
-  for (const auto& [key, entry] : config["auths"].items()) {
+  for (const auto& item : config["auths"].items()) {
+    const std::string& key = item.key();
+    const Json& entry = item.value();  // a plain reference: lambdas below capture it (clang 14 cannot capture bindings)
     bool hub_key = key == kDockerHubAuthKey || AuthKeyHost(key) == "index.docker.io";
     if (!(host == "docker.io" ? hub_key : AuthKeyHost(key) == host) || !entry.is_object()) continue;
     Json auth = {{"serveraddress", host == "docker.io" ? std::string(kDockerHubAuthKey) : host}};
