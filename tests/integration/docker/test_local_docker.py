@@ -102,8 +102,11 @@ def test_echo_status_list_logs(torchx):
 
 def test_replica_one_reaches_replica_zero_through_rank0_host(torchx, tmp_path):
     port = 20000 + os.getpid() % 20000
+    # Replica 1 sends with `nc -e echo`, which writes whatever the peer does: with `echo | nc`, busybox nc
+    # could read replica 0's end-of-stream (its stdin is empty) before its own stdin, and quit unsent.
     script = ("if [ \"$RID\" = 0 ]; then nc -l -p {p} -w 20; "
-              "else for i in $(seq 1 50); do echo hello-from-1 | nc $TORCHX_RANK0_HOST {p} && break; sleep 0.2; done; fi").format(p=port)
+              "else for i in $(seq 1 50); do nc $TORCHX_RANK0_HOST {p} -e echo hello-from-1 && break; sleep 0.2; done; fi"
+              ).format(p=port)
     role = {"image": torchx.image, "entrypoint": "sh", "args": ["-c", script], "num_replicas": 2,
             "env": {"RID": "${replica_id}"}}
     res = torchx("run", "--wait", "--log", "-s", "local_docker", spec(tmp_path, "pair", role))
