@@ -93,6 +93,7 @@ class KubernetesScheduler : public Scheduler {
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
     Json req = Json::parse(info.payload);
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());  // before pushing: no push for a job that cannot be sent
     // Workspace images go to the registry first: the cluster's nodes pull them from there.
     for (const Json& image : req.value("push", Json::array())) {
       std::string ref = image;
@@ -103,7 +104,6 @@ class KubernetesScheduler : public Scheduler {
     std::string ns = req["namespace"];
     const Json& job = req["job"];
     std::string name = job["metadata"]["name"];
-    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kJobsApi, internal::UrlEncode(ns)), job.dump()));
     if (resp.status == 404) {
       return FailedPreconditionError(fmt::format(
