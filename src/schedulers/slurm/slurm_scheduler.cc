@@ -5,16 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
-#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "schedulers/slurm/log_files.h"
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "schedulers/slurm/workspace.h"
@@ -28,13 +27,6 @@ using internal::RunCommand;
 
 constexpr const char* kJobDirsFile = ".torchxslurmjobdirs";
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Where a job's files are: its job_dir (recorded at submit in ./.torchxslurmjobdirs), else cwd.
 fs::path JobDir(const std::string& app_id) {
   std::ifstream f(kJobDirsFile);
@@ -47,63 +39,6 @@ fs::path JobDir(const std::string& app_id) {
   std::error_code ec;
   return found.empty() ? fs::current_path(ec) : found;
 }
-
-class FileLines : public LogIterator {
- public:
-  FileLines(std::vector<fs::path> files, std::optional<std::string> regex, bool follow,
-            std::function<bool()> finished)
-      : files_(std::move(files)), follow_(follow), finished_(std::move(finished)) {
-    if (regex) re_.emplace(*regex);
-  }
-  Result<std::optional<std::string>> Next() override {
-    while (true) {
-      if (!pending_.empty()) {
-        std::string line = std::move(pending_.front());
-        pending_.erase(pending_.begin());
-        if (!re_ || std::regex_search(line, *re_)) return std::optional(std::move(line));
-        continue;
-      }
-      if (index_ >= files_.size()) return std::optional<std::string>();
-      std::string text = ReadFile(files_[index_]);
-      std::string fresh = text.size() > offset_ ? text.substr(offset_) : "";
-      // Only whole lines while the app may still write; the rest at the end.
-      size_t cut = fresh.rfind('\n');
-      bool done = !follow_ || finished_();
-      if (done) {
-        cut = fresh.size();
-      } else if (cut == std::string::npos) {
-        cut = 0;
-      } else {
-        ++cut;
-      }
-      std::string take = fresh.substr(0, cut);
-      offset_ += take.size();
-      for (size_t b = 0; b < take.size();) {
-        size_t nl = take.find('\n', b);
-        size_t e = nl == std::string::npos ? take.size() : nl + 1;
-        pending_.push_back(take.substr(b, e - b));
-        b = e;
-      }
-      if (pending_.empty()) {
-        if (done) {
-          ++index_;
-          offset_ = 0;
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-      }
-    }
-  }
-
- private:
-  std::vector<fs::path> files_;
-  std::optional<std::regex> re_;
-  bool follow_;
-  std::function<bool()> finished_;
-  std::vector<std::string> pending_;
-  size_t index_ = 0;
-  size_t offset_ = 0;
-};
 
 class SlurmScheduler : public Scheduler {
  public:
@@ -203,7 +138,7 @@ class SlurmScheduler : public Scheduler {
       auto d = Describe(app_id);
       return !d || !*d || specs::IsTerminal((*d)->state);
     };
-    return std::unique_ptr<LogIterator>(std::make_unique<FileLines>(files, o.regex, o.follow, finished));
+    return std::unique_ptr<LogIterator>(MakeReplicaLogLines(files, o.regex, o.follow, finished));
   }
 
  protected:

@@ -4,9 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "schedulers/slurm/log_files.h"
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "schedulers/slurm/workspace.h"
@@ -200,6 +204,31 @@ TEST(SlurmStatus, SacctRowsSkipStepsAndReadExitCodes) {
   EXPECT_EQ(failed->state, AppState::kFailed);
   EXPECT_EQ(failed->msg, "echo-0 exited with code 3");
   EXPECT_EQ(failed->roles_statuses[0].replicas[0].hostname, "node3");
+}
+
+// The job may end between a read of its output file and the question "is it over?": its last
+// lines, written in that gap, must still be read (a `run --wait --log` once printed nothing).
+TEST(ReplicaLogLines, LinesWrittenAsTheJobEndsAreRead) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("torchx-slurm-logs-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path out = dir / "slurm-1-echo-0.out";
+  std::ofstream(out) << "first\n";
+  int asked = 0;
+  auto finished = [&] {  // the job writes its last line and ends just as it is asked about
+    if (++asked == 2) std::ofstream(out, std::ios::app) << "last words\n";
+    return asked >= 2;
+  };
+  auto lines = MakeReplicaLogLines({out, dir / "missing.err"}, std::nullopt, /*follow=*/true, finished);
+  std::vector<std::string> got;
+  while (true) {
+    auto line = lines->Next();
+    ASSERT_TRUE(line.ok());
+    if (!*line) break;
+    got.push_back(**line);
+  }
+  EXPECT_THAT(got, testing::ElementsAre("first\n", "last words\n"));
+  fs::remove_all(dir);
 }
 
 TEST(Workspace, TorchxIgnorePatterns) {

@@ -1,0 +1,22 @@
+// A replica's Slurm output files (`slurm-<job>-<role>-<i>.out`, `.err`) read as log lines, and
+// followed while the job runs.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchx/schedulers/scheduler.h"
+
+namespace torchx::schedulers::slurm {
+
+/// Lines of `files` in turn, kept when they match `regex`. With `follow`, waits at the end of
+/// each file for more until `finished()` (the job is over); a missing file reads as empty.
+std::unique_ptr<LogIterator> MakeReplicaLogLines(std::vector<std::filesystem::path> files,
+                                                 std::optional<std::string> regex, bool follow,
+                                                 std::function<bool()> finished);
+
+}  // namespace torchx::schedulers::slurm
