@@ -245,10 +245,15 @@ def test_a_job_of_an_odd_shape_is_a_clear_error(torchx, server):
     assert res.returncode != 0 and "unexpected shape" in res.stderr
 
 
-def test_already_exists_is_reported(server, pki, tmp_path, monkeypatch):
+@pytest.fixture
+def python_kubeconfig(server, pki, tmp_path, monkeypatch):
+    """KUBECONFIG for the Python package in this process, pointing at the fake."""
     cfg = tmp_path / "kubeconfig"
     cfg.write_text(kubeconfig(server.url, pki, "cert"))
     monkeypatch.setenv("KUBECONFIG", str(cfg))
+
+
+def test_already_exists_is_reported(server, python_kubeconfig):
     from torchx.runner import get_runner
     from torchx.specs import AppDef, Resource, Role
 
@@ -260,12 +265,9 @@ def test_already_exists_is_reported(server, pki, tmp_path, monkeypatch):
             runner.schedule(info)
 
 
-def test_since_and_until_through_the_python_api(server, pki, tmp_path, monkeypatch):
+def test_since_and_until_through_the_python_api(server, python_kubeconfig):
     import datetime
 
-    cfg = tmp_path / "kubeconfig"
-    cfg.write_text(kubeconfig(server.url, pki, "cert"))
-    monkeypatch.setenv("KUBECONFIG", str(cfg))
     from torchx.runner import get_runner
 
     with get_runner() as runner:
@@ -284,10 +286,7 @@ def test_since_and_until_through_the_python_api(server, pki, tmp_path, monkeypat
     assert 3590 <= int(query["sinceSeconds"]) <= 3700  # the window starts at the server
 
 
-def test_following_a_pod_that_is_gone_ends_with_a_clear_error(server, pki, tmp_path, monkeypatch):
-    cfg = tmp_path / "kubeconfig"
-    cfg.write_text(kubeconfig(server.url, pki, "cert"))
-    monkeypatch.setenv("KUBECONFIG", str(cfg))
+def test_following_a_pod_that_is_gone_ends_with_a_clear_error(server, python_kubeconfig):
     from torchx.runner import get_runner
 
     with get_runner() as runner:
