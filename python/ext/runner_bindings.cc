@@ -13,6 +13,7 @@
 #include "errors.h"
 #include "torchx/components/component_json.h"
 #include "torchx/runner/runner.h"
+#include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
 namespace torchx::python {
@@ -223,11 +224,13 @@ void BindRunner(py::module_& m) {
             o.until = until;
             o.follow = follow;
             o.stream = ValueOrThrow(schedulers::ParseLogStream(stream));
+            // A bad handle is TorchX's MalformedAppHandleException; a bad option (regex) a ValueError.
+            ValueOrThrow(specs::ParseAppHandle(handle), ErrorSite::kAppHandle);
             auto it = [&] {
               py::gil_scoped_release release;
               return r.LogLines(handle, o);
             }();
-            return PyLogIterator(ValueOrThrow(std::move(it), ErrorSite::kAppHandle));
+            return PyLogIterator(ValueOrThrow(std::move(it)));
           },
           py::arg("handle"), py::arg("role"), py::arg("k") = 0, py::arg("regex") = py::none(),
           py::arg("since") = py::none(), py::arg("until") = py::none(), py::arg("follow") = false,

@@ -55,6 +55,8 @@ def test_run_wait_status_describe_logs_list_delete(tmp_path):
     assert list(runner.log_lines(handle, "worker", k=1)) == ["out localhost\n", "err\n"]
     assert list(runner.log_lines(handle, "worker", 0, streams="stderr")) == ["err\n"]
     assert list(runner.log_lines(handle, "worker", 0, regex="^out")) == ["out localhost\n"]
+    with pytest.raises(ValueError, match="invalid pattern"):
+        runner.log_lines(handle, "worker", 0, regex="(")
     listed = {a.app_handle: a for a in runner.list("local_cwd")}
     assert listed[handle].state == specs.AppState.SUCCEEDED
     runner.delete(handle)

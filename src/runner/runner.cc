@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -230,6 +231,15 @@ Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle)
 
 Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::string& handle,
                                                                   const schedulers::LogOptions& options) {
+  // Checked once here for every back-end: std::regex throws on a bad pattern, inside LogIter or on
+  // a followed stream's thread.
+  if (options.regex) {
+    try {
+      std::regex check(*options.regex);
+    } catch (const std::regex_error& e) {
+      return InvalidArgumentError(fmt::format("regex: invalid pattern '{}': {}", *options.regex, e.what()));
+    }
+  }
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
   if (!desc) return NotFoundError(fmt::format("log: app {} does not exist", handle));

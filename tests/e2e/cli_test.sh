@@ -110,6 +110,7 @@ check "malformed handle" 2 "is not of the form" -- "$TORCHX" status nope
 check "log replica id out of range" 2 "out of range" -- "$TORCHX" log "$H/sh/99999999999"
 check "absurd replica count is refused" 2 "the local scheduler can run at most" -- "$TORCHX" run --dryrun utils.echo --num_replicas 2000000000
 check "log of unknown role" 1 "roles: [sh]" -- "$TORCHX" log "$H/nope"
+check "log with a bad regex names it" 2 "regex: invalid pattern '('" -- "$TORCHX" log --regex '(' "$H"
 check "runopts" 0 "auto_set_cuda_visible_devices" -- "$TORCHX" runopts local_cwd
 check "configure --print" 0 "[local_cwd]" -- "$TORCHX" configure --print -a
 check "bad -cfg value names the option" 2 "option kill_grace_seconds: invalid float value 'soon'" -- "$TORCHX" run --dryrun -cfg kill_grace_seconds=soon utils.echo
