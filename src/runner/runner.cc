@@ -97,7 +97,11 @@ Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::stri
     role.env["TORCHX_INTERNAL_SESSION_ID"] = RunnerSessionId();
     if (parent && *parent) role.env["TORCHX_PARENT_RUN_ID"] = parent;
   }
-  if (!workspace.empty()) TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, cfg));
+  if (!workspace.empty()) {
+    // Options are checked before the (slow, image-leaving) build, which then sees their typed values.
+    TORCHX_ASSIGN_OR_RETURN(specs::Cfg resolved, sched->run_opts().Resolve(cfg));
+    TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, resolved));
+  }
   return sched->SubmitDryRun(app, cfg);
 }
 

@@ -49,6 +49,7 @@ check "builtins --print unknown" 2 "Did you mean \`utils.echo\`?" -- "$TORCHX" b
 check "component help exits 0" 0 "usage: torchx run <run args...> dist.ddp" -- "$TORCHX" run dist.ddp --help
 check "ddp dry run" 0 "--nnodes 2 --nproc_per_node 2" -- "$TORCHX" run --dryrun dist.ddp -j 2x2 --script train.py
 check "-cfg accepted before the component" 0 "=== APPLICATION ===" -- "$TORCHX" run --dryrun -cfg log_dir=/tmp utils.echo
+check "workspace options are checked before building" 2 "Required run option: queue" -- "$TORCHX" run --dryrun -s kubernetes --workspace "$TMP" -cfg image_repo=r.example.com/x utils.echo
 check "-cfg accepted after --workspace" 2 "needs the run option \`image_repo\`" -- "$TORCHX" run --dryrun -s kubernetes --workspace "$TMP" -cfg queue=q utils.echo
 check "unknown component suggests" 2 "Did you mean \`dist.ddp\`?" -- "$TORCHX" run --dryrun dist.dpp
 check "script option before -- is refused" 2 "after \`--\`" -- "$TORCHX" run --dryrun dist.ddp --script t.py --epochs 3
