@@ -9,6 +9,10 @@ import os
 
 import torch
 import torch.distributed as dist
+# Imported before init_process_group on purpose: on first import this module binds the default
+# process group into its functions' default arguments, and DDP imports it; imported after init it
+# would keep the group, and its gloo worker threads, alive until interpreter exit (see the end of main).
+import torch.distributed.nn.functional  # noqa: F401
 from torch.nn.parallel import DistributedDataParallel
 
 
@@ -39,10 +43,14 @@ def main() -> None:
     if rank == 0:
         w = model.module.weight.detach()
         print(f"trained loss={loss.item():.6f} weight={[round(v, 3) for v in w[0].tolist()]}", flush=True)
-    # Every rank waits for the others before tearing gloo down: a rank that destroys its process
-    # group while a peer still has traffic in flight can abort (torch 2.13 on CPU: "terminate
-    # called without an active exception" in about one run in four on a loaded 2-core host).
+    # Tear gloo down while Python is fully alive: wait for every rank (none closes its connections
+    # while a peer still has traffic in flight), drop the DDP model (it holds the process group),
+    # then destroy the group, which joins gloo's worker threads. Left running into interpreter
+    # shutdown, a worker that frees DDP's last gradient all-reduce (its saved thread-local state holds
+    # a Python object) needs the GIL there and aborts the process: torch 2.13, "terminate called
+    # without an active exception", about 1 run in 17 of a 2x2 job on a loaded 2-core host.
     dist.barrier()
+    del model, opt
     dist.destroy_process_group()
 
 
