@@ -1,6 +1,7 @@
 """A real PyTorch DDP job through the launcher: `torchx run -s local_cwd dist.ddp -j 2x2`, gloo on
 CPU. Asserts 4 ranks with world size 4, a correct all-reduce, training, and SUCCEEDED, and that
-status / log / list / describe work on it from fresh CLI processes.
+status / log / list / describe work on it from fresh CLI processes; and that the example's teardown
+leaves no gloo thread running into interpreter shutdown (where torch 2.13 can abort the process).
 
 Needs torch (`pip install torch==2.13.0`). Skips without it, unless TORCHX_REQUIRE_ENGINES names
 torch (CI does), where a missing engine must fail rather than skip."""
@@ -104,3 +105,14 @@ def test_ddp_failure_is_reported(torchx, tmp_path):
     assert res.returncode == 1
     handle = res.stdout.strip().splitlines()[0]
     assert json.loads(torchx("status", "--json", handle).stdout)["state"] == "FAILED"
+
+
+def test_ddp_example_teardown_leaves_no_thread_behind(torchx):
+    # Deterministic guard for a rare abort: a gloo worker thread still alive at interpreter
+    # shutdown aborts its rank now and then; here any such thread fails every run.
+    res = torchx("run", "--wait", "-s", "local_cwd", "dist.ddp", "-j", "1x2", "--rdzv_port", str(free_port()),
+                 "--script", "tests/integration/local/ddp_teardown_check.py", check=False)
+    handle = res.stdout.strip().splitlines()[0]
+    log = torchx("log", handle, check=False).stdout
+    assert res.returncode == 0, f"{res.stdout}\n{res.stderr}\n{log[-4000:]}"
+    assert sorted(re.findall(r"teardown ok: rank=(\d+)", log)) == ["0", "1"], log[-4000:]
