@@ -8,13 +8,13 @@
 
 namespace torchx::cli {
 
-Handler AddCancelCommand(CLI::App& app) {
+Handler AddCancelCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   auto handle = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("cancel", "Cancel an app (no-op if it already ended)");
   cmd->alias("stop");
   cmd->add_option("app_handle", *handle, "scheduler://session/app_id")->required();
-  return [handle] {
-    runner::Runner runner;
+  return [handle, &registry] {
+    runner::Runner runner(registry);
     auto status = runner.Status(*handle);
     if (!status) return ReportError(status.error());
     if (!*status) {
@@ -27,12 +27,12 @@ Handler AddCancelCommand(CLI::App& app) {
   };
 }
 
-Handler AddDeleteCommand(CLI::App& app) {
+Handler AddDeleteCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   auto handle = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("delete", "Delete an ended app's record and logs");
   cmd->add_option("app_handle", *handle, "scheduler://session/app_id")->required();
-  return [handle] {
-    runner::Runner runner;
+  return [handle, &registry] {
+    runner::Runner runner(registry);
     if (Status s = runner.Delete(*handle); !s.ok()) {
       ReportError(s);
       return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kFailedPrecondition ? kExitFailure

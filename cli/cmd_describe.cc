@@ -9,7 +9,7 @@
 
 namespace torchx::cli {
 
-Handler AddDescribeCommand(CLI::App& app) {
+Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
     std::string handle;
     bool json = false;
@@ -18,8 +18,8 @@ Handler AddDescribeCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("describe", "Show the AppDef an app was submitted with");
   cmd->add_option("app_handle", o->handle, "scheduler://session/app_id")->required();
   cmd->add_flag("--json", o->json, "Print JSON (the default output is YAML)");
-  return [o] {
-    runner::Runner runner;
+  return [o, &registry] {
+    runner::Runner runner(registry);
     auto described = runner.Describe(o->handle);
     if (!described) return ReportError(described.error());
     if (!*described) {

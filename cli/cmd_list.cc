@@ -11,7 +11,7 @@
 
 namespace torchx::cli {
 
-Handler AddListCommand(CLI::App& app) {
+Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
     std::string scheduler = "local_cwd";
     bool json = false;
@@ -20,8 +20,8 @@ Handler AddListCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("list", "List apps on a scheduler");
   cmd->add_option("-s,--scheduler", o->scheduler, "Scheduler")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
-  return [o] {
-    runner::Runner runner;
+  return [o, &registry] {
+    runner::Runner runner(registry);
     auto apps = runner.List(o->scheduler);
     if (!apps) return ReportError(apps.error());
     if (o->json) {

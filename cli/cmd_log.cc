@@ -9,6 +9,7 @@
 #include "common.h"
 #include "exit_codes.h"
 #include "log_stream.h"
+#include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx::cli {
@@ -47,7 +48,7 @@ Result<Target> ParseTarget(const std::string& id) {
 
 }  // namespace
 
-Handler AddLogCommand(CLI::App& app) {
+Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
     std::string id;
     bool tail = false;
@@ -62,12 +63,13 @@ Handler AddLogCommand(CLI::App& app) {
   cmd->add_option("--regex", o->regex, "Only lines matching this regex");
   cmd->add_option("--streams", o->streams, "stdout, stderr or combined")->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object per line");
-  return [o] {
+  return [o, &registry] {
     auto target = ParseTarget(o->id);
     if (!target) return ReportError(target.error());
     auto stream = schedulers::ParseLogStream(o->streams);
     if (!stream) return ReportError(stream.error());
-    auto all = AllReplicas(target->handle);
+    runner::Runner runner(registry);
+    auto all = AllReplicas(runner, target->handle);
     if (!all) {
       ReportError(all.error());
       return kExitFailure;
@@ -93,7 +95,7 @@ Handler AddLogCommand(CLI::App& app) {
     opts.follow = o->tail;
     opts.stream = *stream;
     if (!o->regex.empty()) opts.regex = o->regex;
-    if (Status s = StreamLogs(target->handle, selected, opts, o->json); !s.ok()) return ReportError(s);
+    if (Status s = StreamLogs(registry, target->handle, selected, opts, o->json); !s.ok()) return ReportError(s);
     return kExitOk;
   };
 }

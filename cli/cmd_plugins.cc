@@ -12,14 +12,13 @@
 
 namespace torchx::cli {
 
-Handler AddPluginsCommand(CLI::App& app) {
+Handler AddPluginsCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   auto json = std::make_shared<bool>(false);
   auto type = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("plugins", "Show the plugins found, where from, and what failed to load");
   cmd->add_flag("--json", *json, "Print the report as JSON");
   cmd->add_option("--type", *type, "Only list plugins of this type (scheduler, tracker, named_resource, component, device)");
-  return [json, type] {
-    auto& registry = plugins::PluginRegistry::Global();
+  return [json, type, &registry] {
     if (!type->empty()) {
       auto t = plugins::ParsePluginType(*type);
       if (!t) return ReportError(t.error());

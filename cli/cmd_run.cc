@@ -14,7 +14,6 @@
 #include "exit_codes.h"
 #include "log_stream.h"
 #include "wait_display.h"
-#include "torchx/components/finder.h"
 #include "torchx/specs/serialize.h"
 
 namespace torchx::cli {
@@ -39,7 +38,7 @@ bool WantsHelp(const std::vector<std::string>& args) {
   return false;
 }
 
-int Run(RunOptions opts) {
+int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   auto config = LoadConfig();
   if (!config) return ReportError(config.error());
   if (opts.scheduler.empty()) opts.scheduler = config->CliDefault("run", "scheduler").value_or("local_cwd");
@@ -53,16 +52,14 @@ int Run(RunOptions opts) {
     opts.rest.insert(opts.rest.begin(), *def);
   }
   std::vector<std::string> args(opts.rest.begin() + 1, opts.rest.end());
+  runner::Runner runner(registry, RunnerOptionsFrom(*config));
   if (WantsHelp(args)) {
-    components::ComponentRegistry registry;
-    components::RegisterBuiltinComponents(registry);
-    auto resolved = components::ResolveComponent(registry, opts.rest[0]);
-    if (!resolved) return ReportError(resolved.error());
-    std::fputs(components::ComponentHelp(resolved->component->spec()).c_str(), stdout);
+    auto help = runner.ComponentHelp(opts.rest[0]);
+    if (!help) return ReportError(help.error());
+    std::fputs(help->c_str(), stdout);
     return kExitOk;
   }
 
-  runner::Runner runner(RunnerOptionsFrom(*config));
   auto cfg = ResolveCfg(runner, opts.scheduler, opts.cfg, *config);
   if (!cfg) {
     return ReportError(cfg.error().WithContext(
@@ -84,11 +81,11 @@ int Run(RunOptions opts) {
   if (!opts.wait && !opts.log) return kExitOk;
 
   if (opts.log) {
-    auto replicas = AllReplicas(*handle);
+    auto replicas = AllReplicas(runner, *handle);
     if (!replicas) return ReportError(replicas.error());
     schedulers::LogOptions log_opts;
     log_opts.follow = true;
-    if (Status s = StreamLogs(*handle, *replicas, log_opts, false); !s.ok()) return ReportError(s);
+    if (Status s = StreamLogs(registry, *handle, *replicas, log_opts, false); !s.ok()) return ReportError(s);
   }
   auto status = opts.log ? runner.Wait(*handle) : WaitWithDisplay(runner, *handle);
   if (!status) return ReportError(status.error());
@@ -102,7 +99,7 @@ int Run(RunOptions opts) {
 
 }  // namespace
 
-Handler AddRunCommand(CLI::App& app) {
+Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run a component or an AppDef spec file");
   cmd->add_option("-s,--scheduler", opts->scheduler, "Scheduler to run on (default: [cli:run] scheduler, else local_cwd)");
@@ -115,9 +112,9 @@ Handler AddRunCommand(CLI::App& app) {
   cmd->add_flag("--log", opts->log, "Stream the app's logs until it finishes (implies --wait)");
   cmd->add_flag("--tee_logs", opts->tee_logs, "TorchX's flag: stream logs prefixed with the replica (same as --log)");
   cmd->prefix_command();  // the component and everything after it are the component's arguments
-  return [opts, cmd] {
+  return [opts, cmd, &registry] {
     opts->rest = cmd->remaining();
-    return Run(*opts);
+    return Run(*opts, registry);
   };
 }
 

@@ -12,7 +12,7 @@
 
 namespace torchx::cli {
 
-Handler AddRunoptsCommand(CLI::App& app) {
+Handler AddRunoptsCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
     std::string scheduler;
     bool json = false;
@@ -21,8 +21,8 @@ Handler AddRunoptsCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("runopts", "Show the options each scheduler accepts");
   cmd->add_option("scheduler", o->scheduler, "Only this scheduler");
   cmd->add_flag("--json", o->json, "Print JSON");
-  return [o] {
-    runner::Runner runner;
+  return [o, &registry] {
+    runner::Runner runner(registry);
     std::vector<std::string> names = o->scheduler.empty() ? runner.SchedulerBackends()
                                                           : std::vector<std::string>{o->scheduler};
     nlohmann::json all = nlohmann::json::object();
@@ -47,7 +47,7 @@ Handler AddRunoptsCommand(CLI::App& app) {
   };
 }
 
-Handler AddConfigureCommand(CLI::App& app) {
+Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
     std::vector<std::string> schedulers;
     bool print = false;
@@ -58,8 +58,8 @@ Handler AddConfigureCommand(CLI::App& app) {
   cmd->add_option("-s,--schedulers", o->schedulers, "Schedulers to include (comma-separated; default all)")->delimiter(',');
   cmd->add_flag("--print", o->print, "Print instead of writing ./.torchxconfig");
   cmd->add_flag("-a,--all", o->all, "Include optional options with their defaults");
-  return [o] {
-    runner::Runner runner;
+  return [o, &registry] {
+    runner::Runner runner(registry);
     std::vector<std::string> names = o->schedulers.empty() ? runner.SchedulerBackends() : o->schedulers;
     std::vector<std::pair<std::string, specs::RunOpts>> sections;
     for (const std::string& name : names) {

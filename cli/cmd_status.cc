@@ -8,7 +8,7 @@
 
 namespace torchx::cli {
 
-Handler AddStatusCommand(CLI::App& app) {
+Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
     std::string handle;
     std::vector<std::string> roles;
@@ -19,8 +19,8 @@ Handler AddStatusCommand(CLI::App& app) {
   cmd->add_option("app_handle", o->handle, "scheduler://session/app_id")->required();
   cmd->add_option("--roles", o->roles, "Only these roles (comma-separated)")->delimiter(',');
   cmd->add_flag("--json", o->json, "Print JSON");
-  return [o] {
-    runner::Runner runner;
+  return [o, &registry] {
+    runner::Runner runner(registry);
     auto status = runner.Status(o->handle);
     if (!status) return ReportError(status.error());
     if (!*status) {

@@ -1,24 +1,27 @@
-// Subcommands: each adds its options to the CLI11 app and returns the handler to run.
+// Subcommands: each adds its options to the CLI11 app and returns the handler to run. The
+// registry is the one main built; handlers resolve every name through a Runner over it.
 #pragma once
 
 #include <functional>
 
 #include <CLI/CLI.hpp>
 
+#include "torchx/plugins/registry.h"
+
 namespace torchx::cli {
 
 using Handler = std::function<int()>;
 
-Handler AddRunCommand(CLI::App& app);
-Handler AddBuiltinsCommand(CLI::App& app);
-Handler AddStatusCommand(CLI::App& app);
-Handler AddDescribeCommand(CLI::App& app);
-Handler AddLogCommand(CLI::App& app);
-Handler AddCancelCommand(CLI::App& app);
-Handler AddDeleteCommand(CLI::App& app);
-Handler AddListCommand(CLI::App& app);
-Handler AddRunoptsCommand(CLI::App& app);
-Handler AddConfigureCommand(CLI::App& app);
-Handler AddPluginsCommand(CLI::App& app);
+Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddBuiltinsCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddCancelCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddDeleteCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddRunoptsCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddPluginsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 
 }  // namespace torchx::cli

@@ -14,8 +14,7 @@
 
 namespace torchx::cli {
 
-Result<std::vector<ReplicaRef>> AllReplicas(const std::string& handle) {
-  runner::Runner runner;
+Result<std::vector<ReplicaRef>> AllReplicas(runner::Runner& runner, const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto app, runner.Describe(handle));
   if (!app) return AppNotFound(handle);
   std::vector<ReplicaRef> out;
@@ -25,13 +24,13 @@ Result<std::vector<ReplicaRef>> AllReplicas(const std::string& handle) {
   return out;
 }
 
-Status StreamLogs(const std::string& handle, const std::vector<ReplicaRef>& replicas,
+Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, const std::vector<ReplicaRef>& replicas,
                   const schedulers::LogOptions& options, bool json) {
   std::mutex mu;
   Status first_error;
   bool color = StdoutIsTerminal() && !json;
   auto worker = [&](const ReplicaRef& ref) {
-    runner::Runner runner;  // one per thread: a Runner is not shared across threads
+    runner::Runner runner(registry);  // one per thread: a Runner is not shared across threads
     schedulers::LogOptions opts = options;
     opts.role = ref.role;
     opts.replica = ref.replica;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "torchx/plugins/registry.h"
+#include "torchx/runner/runner.h"
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/status.h"
 
@@ -18,10 +20,10 @@ struct ReplicaRef {
 
 /// Streams the replicas' logs to stdout until each iterator ends. `json` prints one JSON object
 /// per line ({"role", "replica", "line"}). Returns the first error.
-Status StreamLogs(const std::string& handle, const std::vector<ReplicaRef>& replicas,
+Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, const std::vector<ReplicaRef>& replicas,
                   const schedulers::LogOptions& options, bool json);
 
 /// Every replica of the app, in role order.
-Result<std::vector<ReplicaRef>> AllReplicas(const std::string& handle);
+Result<std::vector<ReplicaRef>> AllReplicas(runner::Runner& runner, const std::string& handle);
 
 }  // namespace torchx::cli

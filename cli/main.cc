@@ -42,20 +42,25 @@ int main(int argc, char** argv) {
     bool show_version = false;
     app.add_flag("--version", show_version, "Print the version and exit");
 
+    // The composition root: the one registry every verb resolves names through. Native plugins
+    // are searched, and Python plugins asked for, only when a name is not built in (or by
+    // `torchx plugins`).
+    torchx::plugins::PluginRegistry registry;
+    torchx::plugins::RegisterBuiltins(registry);
+    torchx::plugins::AddPythonBridgeProvider(registry);
+
     std::map<std::string, Handler> handlers;
-    handlers["run"] = AddRunCommand(app);
-    handlers["builtins"] = AddBuiltinsCommand(app);
-    handlers["status"] = AddStatusCommand(app);
-    handlers["describe"] = AddDescribeCommand(app);
-    handlers["log"] = AddLogCommand(app);
-    handlers["cancel"] = AddCancelCommand(app);
-    handlers["delete"] = AddDeleteCommand(app);
-    handlers["list"] = AddListCommand(app);
-    handlers["runopts"] = AddRunoptsCommand(app);
-    handlers["configure"] = AddConfigureCommand(app);
-    handlers["plugins"] = AddPluginsCommand(app);
-    // Python plugins are asked for only when a name is not built in (or by `torchx plugins`).
-    torchx::plugins::AddPythonBridgeProvider(torchx::plugins::PluginRegistry::Global());
+    handlers["run"] = AddRunCommand(app, registry);
+    handlers["builtins"] = AddBuiltinsCommand(app, registry);
+    handlers["status"] = AddStatusCommand(app, registry);
+    handlers["describe"] = AddDescribeCommand(app, registry);
+    handlers["log"] = AddLogCommand(app, registry);
+    handlers["cancel"] = AddCancelCommand(app, registry);
+    handlers["delete"] = AddDeleteCommand(app, registry);
+    handlers["list"] = AddListCommand(app, registry);
+    handlers["runopts"] = AddRunoptsCommand(app, registry);
+    handlers["configure"] = AddConfigureCommand(app, registry);
+    handlers["plugins"] = AddPluginsCommand(app, registry);
     app.add_subcommand("version", "Print the version");
 
     std::vector<std::string> args = NormalizeArgs(argc, argv);

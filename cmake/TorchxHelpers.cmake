@@ -22,3 +22,34 @@ function(torchx_cc_test)
     PROPERTIES LABELS "${T_LABELS}"
     DISCOVERY_TIMEOUT 30)
 endfunction()
+
+# torchx_add_backend(NAME slurm NAMESPACE torchx::schedulers::slurm SOURCES a.cc b.cc DEPS lib...)
+# One scheduler back-end as its own static library torchx_backend_<NAME>, linked above the
+# scheduler API. Its NAMESPACE exports `std::vector<SchedulerEntry> BackendSchedulers()`; the
+# generated table (torchx_generate_backend_table) calls it, so adding a back-end touches neither
+# the scheduler base nor the registry. Back-ends are listed in the order they are added: the
+# first one's first entry is the default scheduler.
+function(torchx_add_backend)
+  cmake_parse_arguments(B "" "NAME;NAMESPACE" "SOURCES;DEPS" ${ARGN})
+  set(target torchx_backend_${B_NAME})
+  add_library(${target} STATIC ${B_SOURCES})
+  target_link_libraries(${target} PUBLIC torchx_scheduler_api PRIVATE ${B_DEPS})
+  set(TORCHX_BACKEND_TARGETS ${TORCHX_BACKEND_TARGETS} ${target} PARENT_SCOPE)
+  set(TORCHX_BACKEND_NAMESPACES ${TORCHX_BACKEND_NAMESPACES} ${B_NAMESPACE} PARENT_SCOPE)
+endfunction()
+
+# Writes the table of linked-in back-ends (src/plugins/builtin_backends.cc.in) to OUT.
+function(torchx_generate_backend_table out)
+  set(decls "")
+  set(calls "")
+  foreach(ns IN LISTS TORCHX_BACKEND_NAMESPACES)
+    string(APPEND decls "namespace ${ns} {\nstd::vector<torchx::schedulers::SchedulerEntry> BackendSchedulers();\n}\n")
+    if(calls)
+      string(APPEND calls ", ")
+    endif()
+    string(APPEND calls "&${ns}::BackendSchedulers")
+  endforeach()
+  set(TORCHX_BACKEND_DECLARATIONS "${decls}")
+  set(TORCHX_BACKEND_FUNCTIONS "${calls}")
+  configure_file("${PROJECT_SOURCE_DIR}/src/plugins/builtin_backends.cc.in" "${out}" @ONLY)
+endfunction()

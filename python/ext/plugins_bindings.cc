@@ -90,8 +90,9 @@ void AddPythonEntries(PluginRegistry& registry, PluginType type, const py::objec
         return ResourceFromJson(*json);
       });
     } else if (type == PluginType::kScheduler) {
-      (void)registry.AddScheduler(name, source, [factory, name](const std::string& session)
+      (void)registry.AddScheduler(name, source, [factory, name](const schedulers::SchedulerContext& context)
                                                     -> Result<std::unique_ptr<schedulers::Scheduler>> {
+        const std::string& session = context.session_name;
         py::object adapter;
         auto opts_json = WithGil(fmt::format("scheduler {}", name), [&] {
           py::object cls = py::module_::import("torchx.plugins._scheduler_adapter").attr("SchedulerAdapter");
@@ -118,18 +119,18 @@ auto Released(Fn fn) {
 
 }  // namespace
 
-void BindPlugins(py::module_& m) {
-  m.def("plugins_report", [] { return Released([] { return PluginRegistry::Global().Report(); }); });
-  m.def("plugins_report_json", [] { return Released([] { return PluginRegistry::Global().ReportJson(); }); });
-  m.def("plugins_info", [](const std::string& type) {
+void BindPlugins(py::module_& m, PluginRegistry& registry) {
+  m.def("plugins_report", [&registry] { return Released([&] { return registry.Report(); }); });
+  m.def("plugins_report_json", [&registry] { return Released([&] { return registry.ReportJson(); }); });
+  m.def("plugins_info", [&registry](const std::string& type) {
     PluginType t = ValueOrThrow(plugins::ParsePluginType(type));
-    auto info = Released([t] { return PluginRegistry::Global().Info(t); });
+    auto info = Released([&] { return registry.Info(t); });
     py::list out;
     for (const auto& p : info) out.append(py::make_tuple(p.name, p.source));
     return out;
   });
-  m.def("plugins_errors", [] {
-    auto errors = Released([] { return PluginRegistry::Global().Errors(); });
+  m.def("plugins_errors", [&registry] {
+    auto errors = Released([&] { return registry.Errors(); });
     py::list out;
     for (const auto& e : errors) out.append(py::make_tuple(e.source, e.kind, e.message));
     return out;
@@ -146,9 +147,9 @@ void BindPlugins(py::module_& m) {
     }
     return out;
   });
-  m.def("set_python_provider", [](py::object provider) {
+  m.def("set_python_provider", [&registry](py::object provider) {
     auto* held = new py::object(std::move(provider));  // lives as long as the registry
-    PluginRegistry::Global().AddProvider(
+    registry.AddProvider(
         "python", [held](PluginType t, PluginRegistry& r) { AddPythonEntries(r, t, *held); });
   });
 }

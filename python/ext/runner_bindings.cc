@@ -92,26 +92,27 @@ std::string Schedule(Runner& r, const DryRunInfo& info) {
 
 }  // namespace
 
-void BindComponents(py::module_& m) {
-  auto registry = std::make_shared<components::ComponentRegistry>();
-  components::RegisterBuiltinComponents(*registry);
-  m.def("component_names", [registry] { return registry->Names(); });
-  m.def("component_spec", [registry](const std::string& name) {
-    const components::Component* c = ValueOrThrow(registry->Find(name), ErrorSite::kComponent);
-    return components::ComponentSpecToJson(c->spec());
-  });
-  m.def("component_help", [registry](const std::string& name) {
-    const components::Component* c = ValueOrThrow(registry->Find(name), ErrorSite::kComponent);
-    return components::ComponentHelp(c->spec());
-  });
+void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
+  // Registered components (builtins and native plugins), resolved as the Runner resolves them.
+  auto find = [&registry](const std::string& name) {
+    return ValueOrThrow(components::FindComponent(registry.components(), name), ErrorSite::kComponent);
+  };
+  m.def("component_names", [&registry] { return registry.Names(plugins::PluginType::kComponent); });
+  m.def("component_spec", [find](const std::string& name) { return components::ComponentSpecToJson(find(name)->spec()); });
+  m.def("component_help", [find](const std::string& name) { return components::ComponentHelp(find(name)->spec()); });
   m.def(
       "build_component",
-      [registry](const std::string& name, const std::string& args_json) {
-        const components::Component* c = ValueOrThrow(registry->Find(name), ErrorSite::kComponent);
+      [find, &registry](const std::string& name, const std::string& args_json) {
+        auto c = find(name);
         auto args = ValueOrThrow(components::ComponentArgsFromJson(c->spec(), args_json), ErrorSite::kComponent);
-        return specs::AppDefToJson(ValueOrThrow(components::BuildAppDef(*c, args), ErrorSite::kComponent), -1);
+        components::BuildContext context{&registry.named_resources(), &registry.devices()};
+        auto app = [&] {
+          py::gil_scoped_release release;  // a plugin named resource may call back into Python
+          return components::BuildAppDef(*c, args, context);
+        }();
+        return specs::AppDefToJson(ValueOrThrow(std::move(app), ErrorSite::kComponent), -1);
       },
-      "Builds a builtin component from a JSON object of typed arguments; returns AppDef JSON.");
+      "Builds a registered component from a JSON object of typed arguments; returns AppDef JSON.");
   m.def("default_image", &components::DefaultImage);
   // Python component files: the core parses their arguments against the spec they describe.
   m.def("parse_component_args", [](const std::string& spec_json, const std::vector<std::string>& argv) {
@@ -126,7 +127,7 @@ void BindComponents(py::module_& m) {
   });
 }
 
-void BindRunner(py::module_& m) {
+void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
   py::class_<DryRunInfo>(m, "DryRunInfo")
       .def_readonly("scheduler", &DryRunInfo::scheduler)
       .def_readonly("app_id", &DryRunInfo::app_id)
@@ -139,8 +140,8 @@ void BindRunner(py::module_& m) {
       .def("__next__", &PyLogIterator::Next);
 
   py::class_<Runner>(m, "Runner")
-      .def(py::init([](const std::string& session_name, const py::object& component_defaults) {
-             return std::make_unique<Runner>(MakeOptions(session_name, component_defaults));
+      .def(py::init([&registry](const std::string& session_name, const py::object& component_defaults) {
+             return std::make_unique<Runner>(registry, MakeOptions(session_name, component_defaults));
            }),
            py::arg("session_name") = "torchx", py::arg("component_defaults") = py::none())
       .def_property_readonly("session_name", &Runner::session_name)

@@ -7,7 +7,7 @@
 #include "bindings.h"
 #include "convert.h"
 #include "errors.h"
-#include "torchx/schedulers/scheduler.h"
+#include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/app_state.h"
@@ -22,16 +22,20 @@ namespace {
 
 specs::AppDef AppFromJson(const std::string& json) { return ValueOrThrow(specs::AppDefFromJson(json)); }
 
-specs::RunOpts SchedulerRunOpts(const std::string& scheduler) {
-  schedulers::SchedulerRegistry registry;
-  schedulers::RegisterBuiltinSchedulers(registry);
-  auto s = ValueOrThrow(registry.Create(scheduler, std::string(specs::kDefaultSessionName)));
-  return s->run_opts();
+// Through a Runner over the module's registry: built-in, native and Python plugin schedulers
+// alike, as torchx.runner sees them.
+specs::RunOpts SchedulerRunOpts(plugins::PluginRegistry& registry, const std::string& scheduler) {
+  runner::Runner runner(registry);
+  auto opts = [&] {
+    py::gil_scoped_release release;  // creating a Python plugin scheduler takes the GIL itself
+    return runner.SchedulerRunOpts(scheduler);
+  }();
+  return ValueOrThrow(std::move(opts));
 }
 
 }  // namespace
 
-void BindSpecs(py::module_& m) {
+void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
   m.def("appdef_normalize", [](const std::string& json) { return specs::AppDefToJson(AppFromJson(json), -1); },
         "Reads an AppDef JSON (strictly typed) and writes it back in canonical form.");
   m.def(
@@ -75,18 +79,18 @@ void BindSpecs(py::module_& m) {
         py::arg("name"), py::arg("size") = 0);
   m.def("normalize_name", [](const std::string& name) { return specs::NormalizeName(name); });
 
-  m.def("named_resource", [](const std::string& name) {
+  m.def("named_resource", [&registry](const std::string& name) {
     // Without the GIL: an unknown name may run plugin discovery, which takes the registry's lock
     // and may call back into Python.
     auto res = [&] {
       py::gil_scoped_release release;
-      return specs::GetNamedResource(name);
+      return specs::GetNamedResource(name, &registry.named_resources());
     }();
     return specs::ResourceToJson(ValueOrThrow(std::move(res), ErrorSite::kNamedResource));
   });
-  m.def("named_resource_names", [] {
+  m.def("named_resource_names", [&registry] {
     py::gil_scoped_release release;
-    return specs::NamedResourceNames();
+    return specs::NamedResourceNames(&registry.named_resources());
   });
   m.def("parse_mounts", [](const std::vector<std::string>& tokens) {
     return MountsToJson(ValueOrThrow(specs::ParseMounts(tokens)));
@@ -114,19 +118,21 @@ void BindSpecs(py::module_& m) {
   });
   m.def("runopts_render", [](const std::string& opts) { return ValueOrThrow(specs::RunOptsFromJson(opts)).Render(); });
 
-  m.def("scheduler_names", [] {
-    schedulers::SchedulerRegistry registry;
-    schedulers::RegisterBuiltinSchedulers(registry);
-    return registry.Names();
+  m.def("scheduler_names", [&registry] {
+    py::gil_scoped_release release;  // discovery may ask the Python provider
+    return registry.Names(plugins::PluginType::kScheduler);
   });
-  m.def("scheduler_runopts", [](const std::string& scheduler) { return specs::RunOptsToJson(SchedulerRunOpts(scheduler)); });
+  m.def("scheduler_runopts", [&registry](const std::string& scheduler) {
+    return specs::RunOptsToJson(SchedulerRunOpts(registry, scheduler));
+  });
   m.def("scheduler_runopts_repr",
-        [](const std::string& scheduler) { return SchedulerRunOpts(scheduler).Render(); });
-  m.def("scheduler_resolve_cfg", [](const std::string& scheduler, const py::dict& cfg) {
-    return CfgToPy(ValueOrThrow(SchedulerRunOpts(scheduler).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
+        [&registry](const std::string& scheduler) { return SchedulerRunOpts(registry, scheduler).Render(); });
+  m.def("scheduler_resolve_cfg", [&registry](const std::string& scheduler, const py::dict& cfg) {
+    return CfgToPy(
+        ValueOrThrow(SchedulerRunOpts(registry, scheduler).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
   });
-  m.def("scheduler_cfg_from_str", [](const std::string& scheduler, const std::string& text) {
-    return CfgToPy(ValueOrThrow(SchedulerRunOpts(scheduler).CfgFromString(text), ErrorSite::kRunConfig));
+  m.def("scheduler_cfg_from_str", [&registry](const std::string& scheduler, const std::string& text) {
+    return CfgToPy(ValueOrThrow(SchedulerRunOpts(registry, scheduler).CfgFromString(text), ErrorSite::kRunConfig));
   });
 }
 

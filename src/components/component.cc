@@ -419,35 +419,20 @@ std::string ComponentSignature(const ComponentSpec& spec) {
   return out + "    \"\"\"\n";
 }
 
-Result<specs::AppDef> BuildAppDef(const Component& component, const ComponentArgs& args) {
-  auto app = component.Build(args);
+Result<specs::AppDef> BuildAppDef(const Component& component, const ComponentArgs& args,
+                                  const BuildContext& context) {
+  auto app = component.Build(args, context);
   if (!app) return app.error().WithContext(component.spec().name);
   if (Status s = specs::ValidateAppDef(*app); !s.ok()) return s.WithContext(component.spec().name);
   return app;
 }
 
-Status ComponentRegistry::Register(std::unique_ptr<Component> component) {
-  std::string name = component->spec().name;
-  if (components_.count(name)) {
-    return AlreadyExistsError(fmt::format("component {} is already registered", name));
-  }
-  components_.emplace(std::move(name), std::move(component));
-  return OkStatus();
-}
-
-Result<const Component*> ComponentRegistry::Find(std::string_view name) const {
-  auto it = components_.find(name);
-  if (it != components_.end()) return it->second.get();
-  auto suggestion = internal::SpellCheck(name, Names());
+Result<std::shared_ptr<const Component>> FindComponent(const ComponentSource& source, std::string_view name) {
+  if (auto c = source.Find(name)) return c;
+  auto suggestion = internal::SpellCheck(name, source.Names());
   return NotFoundError(fmt::format(
       "component `{}` not found.{} Run `torchx builtins` to list the components.", name,
       suggestion ? fmt::format(" Did you mean `{}`?", *suggestion) : ""));
-}
-
-std::vector<std::string> ComponentRegistry::Names() const {
-  std::vector<std::string> names;
-  for (const auto& [name, _] : components_) names.push_back(name);
-  return names;
 }
 
 std::string DefaultImage() {

@@ -1,9 +1,12 @@
 #include "torchx/components/component.h"
 #include "torchx/components/component_json.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "components/function_component.h"
+#include "testing/component_source.h"
 #include "testing/status_matchers.h"
 
 namespace torchx::components {
@@ -156,18 +159,15 @@ TEST(ComponentSignature, RendersPythonStyleDefinition) {
   EXPECT_THAT(sig, HasSubstr(") -> specs.AppDef:\n    \"\"\"\n    A test component."));
 }
 
-TEST(ComponentRegistry, FindSuggestsAndPointsAtBuiltins) {
-  ComponentRegistry reg;
-  RegisterBuiltinComponents(reg);
-  EXPECT_EQ(reg.Names().size(), 11u);
-  EXPECT_THAT(reg.Find("dist.ddp"), IsOk());
-  EXPECT_THAT(reg.Find("dist.dpp"),
+TEST(FindComponent, FindsBuiltinsAndSuggestsForUnknownNames) {
+  testing::ListComponentSource builtins;
+  std::vector<std::string> names = builtins.Names();
+  EXPECT_EQ(names.size(), 11u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_THAT(FindComponent(builtins, "dist.ddp"), IsOk());
+  EXPECT_THAT(FindComponent(builtins, "dist.dpp"),
               StatusIs(StatusCode::kNotFound,
                        "component `dist.dpp` not found. Did you mean `dist.ddp`? Run `torchx builtins` to list the components."));
-  EXPECT_THAT(reg.Register(std::make_unique<FunctionComponent>(
-                  ComponentSpec{"utils.echo", "", "", {}, std::nullopt},
-                  [](const ComponentArgs&) -> Result<specs::AppDef> { return specs::AppDef{}; })),
-              StatusIs(StatusCode::kAlreadyExists, HasSubstr("utils.echo")));
 }
 
 }  // namespace

@@ -262,7 +262,8 @@ Result<std::unique_ptr<Component>> ParseDeclarativeComponent(std::string_view ya
   TORCHX_RETURN_IF_ERROR(Substitute(app_template, probe, origin + ": app").status());
 
   std::string varargs_name = spec.varargs ? spec.varargs->name : "";
-  auto build = [app_template, varargs_name, origin](const ComponentArgs& a) -> Result<specs::AppDef> {
+  auto build = [app_template, varargs_name, origin](const ComponentArgs& a,
+                                                    const BuildContext& ctx) -> Result<specs::AppDef> {
     Bindings b = a.values;
     if (!varargs_name.empty()) {
       Value::List l;
@@ -270,7 +271,7 @@ Result<std::unique_ptr<Component>> ParseDeclarativeComponent(std::string_view ya
       b[varargs_name] = Value(std::move(l));
     }
     TORCHX_ASSIGN_OR_RETURN(YAML::Node node, Substitute(app_template, b, "app"));
-    auto app = specs::internal::AppDefFromYamlNode(node);
+    auto app = specs::internal::AppDefFromYamlNode(node, ctx.named_resources);
     if (!app) return app.error().WithContext(origin);
     return app;
   };

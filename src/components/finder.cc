@@ -18,35 +18,30 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-Result<ResolvedComponent> ResolveComponent(const ComponentRegistry& registry, std::string_view name) {
-  ResolvedComponent out;
-  if (auto c = registry.Find(name); c.has_value()) {
-    out.component = *c;
-    return out;
-  }
+Result<std::shared_ptr<const Component>> ResolveComponent(const ComponentSource& registry, std::string_view name,
+                                                          const specs::NamedResourceSource* named_resources) {
+  if (auto c = registry.Find(name)) return c;
   std::string path(name);
   std::error_code ec;
   bool is_file = std::filesystem::is_regular_file(path, ec);
   if (name.find(':') != std::string_view::npos && !is_file) {
-    TORCHX_ASSIGN_OR_RETURN(out.owned, internal::LoadPythonComponent(name));
-    out.component = out.owned.get();
-    return out;
+    TORCHX_ASSIGN_OR_RETURN(auto python, internal::LoadPythonComponent(name));
+    return std::shared_ptr<const Component>(std::move(python));
   }
   bool yaml = EndsWith(name, ".yaml") || EndsWith(name, ".yml");
   if (is_file && yaml && IsDeclarativeComponentFile(path)) {
-    TORCHX_ASSIGN_OR_RETURN(out.owned, LoadDeclarativeComponent(path));
-  } else if (is_file && (yaml || EndsWith(name, ".json"))) {
-    TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromFile(path));
-    ComponentSpec spec{path, fmt::format("AppDef spec file {}", path), "", {}, std::nullopt};
-    out.owned = std::make_unique<internal::FunctionComponent>(
-        std::move(spec), [app](const ComponentArgs&) -> Result<specs::AppDef> { return app; }, path);
-  } else if (yaml || EndsWith(name, ".json")) {
-    return NotFoundError(fmt::format("component file {}: cannot be read", path));
-  } else {
-    return registry.Find(name).status();
+    TORCHX_ASSIGN_OR_RETURN(auto declarative, LoadDeclarativeComponent(path));
+    return std::shared_ptr<const Component>(std::move(declarative));
   }
-  out.component = out.owned.get();
-  return out;
+  if (is_file && (yaml || EndsWith(name, ".json"))) {
+    TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromFile(path, named_resources));
+    ComponentSpec spec{path, fmt::format("AppDef spec file {}", path), "", {}, std::nullopt};
+    return std::shared_ptr<const Component>(std::make_shared<internal::FunctionComponent>(
+        std::move(spec), [app](const ComponentArgs&, const BuildContext&) -> Result<specs::AppDef> { return app; },
+        path));
+  }
+  if (yaml || EndsWith(name, ".json")) return NotFoundError(fmt::format("component file {}: cannot be read", path));
+  return FindComponent(registry, name).status();
 }
 
 }  // namespace torchx::components

@@ -11,14 +11,16 @@
 
 namespace torchx::components::internal {
 
-using BuildFn = std::function<Result<specs::AppDef>(const ComponentArgs&)>;
+using BuildFn = std::function<Result<specs::AppDef>(const ComponentArgs&, const BuildContext&)>;
 
 class FunctionComponent : public Component {
  public:
   FunctionComponent(ComponentSpec spec, BuildFn build, std::string origin = "builtin")
       : spec_(std::move(spec)), build_(std::move(build)), origin_(std::move(origin)) {}
   const ComponentSpec& spec() const override { return spec_; }
-  Result<specs::AppDef> Build(const ComponentArgs& args) const override { return build_(args); }
+  Result<specs::AppDef> Build(const ComponentArgs& args, const BuildContext& context) const override {
+    return build_(args, context);
+  }
   std::string origin() const override { return origin_; }
 
  private:

@@ -47,12 +47,13 @@ class PythonComponent : public Component {
   const ComponentSpec& spec() const override { return spec_; }
   std::string origin() const override { return origin_; }
 
-  Result<specs::AppDef> Build(const ComponentArgs& args) const override {
+  Result<specs::AppDef> Build(const ComponentArgs& args, const BuildContext& context) const override {
     Json request = Json::parse(ComponentArgsToJson(args));
     request["op"] = "build";
     TORCHX_ASSIGN_OR_RETURN(Json reply, bridge_->Call(request));
     if (!reply.contains("app")) return InternalError("python component bridge: reply without an app");
-    return specs::AppDefFromJson(reply["app"].dump(-1, ' ', false, Json::error_handler_t::replace));
+    return specs::AppDefFromJson(reply["app"].dump(-1, ' ', false, Json::error_handler_t::replace),
+                                 context.named_resources);
   }
 
  private:

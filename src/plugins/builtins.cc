@@ -1,5 +1,5 @@
-// The built-in plugins, registered explicitly (no discovery): schedulers, named resources,
-// components and the CUDA device.
+// The built-in plugins, registered explicitly (no discovery): the back-ends linked into this
+// build, the named resource tables, the builtin components and the CUDA device.
 #include <filesystem>
 
 #include "torchx/components/component.h"
@@ -23,29 +23,13 @@ Result<int> CountNvidiaGpus() {
 }  // namespace
 
 void RegisterBuiltins(PluginRegistry& registry) {
-  schedulers::SchedulerRegistry schedulers;
-  schedulers::RegisterBuiltinSchedulers(schedulers);
-  for (const std::string& name : schedulers.Names()) {
-    (void)registry.AddScheduler(name, "builtin", [name](const std::string& session) {
-      schedulers::SchedulerRegistry r;
-      schedulers::RegisterBuiltinSchedulers(r);
-      return r.Create(name, session);
-    });
+  for (schedulers::SchedulerEntry& entry : BuiltinBackends()) {
+    (void)registry.AddScheduler(std::move(entry.name), "builtin", std::move(entry.factory));
   }
   for (const std::string& name : specs::BuiltinNamedResourceNames()) {
     (void)registry.AddNamedResource(name, "builtin", [name] { return specs::GetNamedResource(name); });
   }
-  // The builtin components live as long as the process (the registry is never destroyed).
-  static auto* builtin_components = [] {
-    auto* r = new components::ComponentRegistry();
-    components::RegisterBuiltinComponents(*r);
-    return r;
-  }();
-  for (const std::string& name : builtin_components->Names()) {
-    const components::Component* c = *builtin_components->Find(name);
-    (void)registry.AddComponent("builtin", std::shared_ptr<components::Component>(
-                                               const_cast<components::Component*>(c), [](components::Component*) {}));
-  }
+  for (auto& component : components::BuiltinComponents()) (void)registry.AddComponent("builtin", std::move(component));
   DevicePlugin cuda;
   cuda.name = "CUDA";
   cuda.env_template = {{"CUDA_VISIBLE_DEVICES", "{rank}"}};

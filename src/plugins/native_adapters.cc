@@ -33,12 +33,13 @@ class NativeComponent : public components::Component {
       : c_(c), spec_(std::move(spec)), origin_(std::move(origin)) {}
   const components::ComponentSpec& spec() const override { return spec_; }
   std::string origin() const override { return origin_; }
-  Result<specs::AppDef> Build(const components::ComponentArgs& args) const override {
+  Result<specs::AppDef> Build(const components::ComponentArgs& args,
+                              const components::BuildContext& context) const override {
     std::string in = components::ComponentArgsToJson(args);
     auto out = CallPlugin(c_.free_string, spec_.name,
                           [&](char** error) { return c_.build(c_.user, in.c_str(), error); });
     if (!out) return InvalidArgumentError(out.error().message());
-    return specs::AppDefFromJson(*out);
+    return specs::AppDefFromJson(*out, context.named_resources);
   }
 
  private:
@@ -86,7 +87,7 @@ class NativeChannel : public JsonSchedulerChannel {
 
 }  // namespace
 
-std::shared_ptr<components::Component> MakeNativeComponent(const TorchxComponent& c, std::string origin,
+std::shared_ptr<const components::Component> MakeNativeComponent(const TorchxComponent& c, std::string origin,
                                                            Status* error) {
   auto spec = components::ComponentSpecFromJson(c.spec_json);
   if (!spec) {
@@ -98,7 +99,8 @@ std::shared_ptr<components::Component> MakeNativeComponent(const TorchxComponent
 
 schedulers::SchedulerFactory MakeNativeSchedulerFactory(const TorchxScheduler& desc) {
   TorchxScheduler s = desc;
-  return [s](const std::string& session) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+  return [s](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+    const std::string& session = context.session_name;
     specs::RunOpts opts;
     if (s.runopts_json) {
       TORCHX_ASSIGN_OR_RETURN(opts, specs::RunOptsFromJson(s.runopts_json));

@@ -25,7 +25,7 @@ void LoadNativePlugins(const std::vector<std::string>& path, PluginRegistry& reg
                        std::vector<NativeLibrary>& loaded);
 
 /// Adapters from the C descriptors (native_adapters.cc).
-std::shared_ptr<components::Component> MakeNativeComponent(const TorchxComponent& c, std::string origin,
+std::shared_ptr<const components::Component> MakeNativeComponent(const TorchxComponent& c, std::string origin,
                                                            Status* error);
 schedulers::SchedulerFactory MakeNativeSchedulerFactory(const TorchxScheduler& s);
 

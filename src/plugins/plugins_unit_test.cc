@@ -1,9 +1,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "testing/status_matchers.h"
 #include "torchx/plugins/fractionals.h"
 #include "torchx/plugins/registry.h"
+#include "torchx/specs/named_resources.h"
 
 namespace torchx::plugins {
 namespace {
@@ -135,6 +138,54 @@ TEST(DeviceEnvTest, TemplateFillsRankCountAndChips) {
   EXPECT_EQ(env["TPU_VISIBLE_CHIPS"], "1");
   EXPECT_EQ(env["TPU_PROCESS_BOUNDS"], "1,1,4");
   EXPECT_EQ(env["CHIPS"], "8");
+}
+
+TEST(PluginRegistryTest, ABuiltinNameIsFoundWithoutDiscoveringPlugins) {
+  PluginRegistry reg(NoNatives());
+  RegisterBuiltins(reg);
+  int asked = 0;
+  reg.AddProvider("counting", [&](PluginType, PluginRegistry&) { ++asked; });
+  EXPECT_TRUE(reg.Scheduler("local_cwd").has_value());
+  EXPECT_NE(reg.Component("utils.echo"), nullptr);
+  EXPECT_TRUE(reg.NamedResource("gpu.small").has_value());
+  EXPECT_TRUE(reg.Device("CUDA").has_value());
+  EXPECT_EQ(asked, 0);
+  EXPECT_FALSE(reg.Scheduler("nope").has_value());  // an unknown name asks the providers once
+  EXPECT_FALSE(reg.Scheduler("nope2").has_value());
+  EXPECT_EQ(asked, 1);
+}
+
+TEST(PluginRegistryTest, SchedulersKeepRegistrationOrderSoTheDefaultComesFirst) {
+  PluginRegistry reg(NoNatives());
+  RegisterBuiltins(reg);
+  ASSERT_THAT(reg.AddScheduler("aaa_plugin", "test", [](const schedulers::SchedulerContext&) {
+    return Result<std::unique_ptr<schedulers::Scheduler>>(UnimplementedError("test"));
+  }), IsOk());
+  std::vector<std::string> names = reg.Names(PluginType::kScheduler);
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(names.front(), "local_cwd");
+  EXPECT_EQ(names.back(), "aaa_plugin");
+  // The named resources stay sorted.
+  std::vector<std::string> resources = reg.Names(PluginType::kNamedResource);
+  EXPECT_TRUE(std::is_sorted(resources.begin(), resources.end()));
+}
+
+TEST(PluginRegistryTest, ViewsAnswerForTheLowerLayers) {
+  PluginRegistry reg(NoNatives());
+  RegisterBuiltins(reg);
+  ASSERT_THAT(reg.AddNamedResource("custom.box", "test", [] { return Result<specs::Resource>(Res(3, 0, 300)); }),
+              IsOk());
+  auto custom = reg.named_resources().Find("custom.box");
+  ASSERT_TRUE(custom.has_value());
+  EXPECT_EQ((**custom).cpu, 3);
+  EXPECT_FALSE(reg.named_resources().Find("no.such").has_value());
+  EXPECT_THAT(reg.named_resources().Names(), ::testing::Contains("custom.box"));
+  EXPECT_NE(reg.components().Find("dist.ddp"), nullptr);
+  EXPECT_EQ(reg.components().Find("dist.dpp"), nullptr);
+  EXPECT_TRUE(reg.devices().Find("CUDA").has_value());
+  // specs resolves plugin names only through the view it is handed.
+  EXPECT_THAT(specs::GetNamedResource("custom.box"), StatusIs(StatusCode::kNotFound, HasSubstr("custom.box")));
+  EXPECT_THAT(specs::GetNamedResource("custom.box", &reg.named_resources()), IsOk());
 }
 
 }  // namespace

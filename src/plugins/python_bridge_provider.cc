@@ -92,8 +92,9 @@ void Provide(const std::shared_ptr<Bridge>& bridge, PluginType type, PluginRegis
       }
       (void)registry.AddNamedResource(name, source, [r = *res] { return Result<specs::Resource>(r); });
     } else if (type == PluginType::kScheduler) {
-      (void)registry.AddScheduler(name, source, [bridge, name](const std::string& session)
+      (void)registry.AddScheduler(name, source, [bridge, name](const schedulers::SchedulerContext& context)
                                                     -> Result<std::unique_ptr<schedulers::Scheduler>> {
+        const std::string& session = context.session_name;
         TORCHX_ASSIGN_OR_RETURN(Json made, bridge->Call({{"op", "scheduler"}, {"name", name}, {"session", session}}));
         TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(made.value("runopts", "[]")));
         return MakeJsonScheduler(name, session, std::move(opts),

@@ -1,7 +1,6 @@
 #include "torchx/plugins/registry.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
@@ -49,7 +48,8 @@ struct PluginRegistry::Impl {
   std::recursive_mutex mu;  // providers call Add* while Discover holds the lock
   std::map<std::string, std::pair<std::string, schedulers::SchedulerFactory>> schedulers;
   std::map<std::string, std::pair<std::string, NamedResourceFactory>> named_resources;
-  std::map<std::string, std::pair<std::string, std::shared_ptr<components::Component>>> components;
+  std::map<std::string, std::pair<std::string, std::shared_ptr<const components::Component>>> components;
+  std::vector<std::string> scheduler_order;  // registration order: built-ins first, the default first
   std::map<std::string, DevicePlugin> devices;
   std::map<std::string, std::pair<std::string, TrackerDescription>> trackers;
   std::vector<PluginError> errors;
@@ -65,22 +65,57 @@ struct PluginRegistry::Impl {
   std::vector<NativeLibrary> libraries;   // kept loaded for the process lifetime
 };
 
+// The registry seen through the lower layers' lookup interfaces. The lookups discover lazily,
+// which mutates the registry; the views hold it by reference for that.
+class PluginRegistry::Views {
+ public:
+  explicit Views(PluginRegistry& r) : resources_(r), devices_(r), components_(r) {}
+
+  class Resources : public specs::NamedResourceSource {
+   public:
+    explicit Resources(PluginRegistry& r) : r_(r) {}
+    std::optional<Result<specs::Resource>> Find(std::string_view name) const override { return r_.NamedResource(name); }
+    std::vector<std::string> Names() const override { return r_.Names(PluginType::kNamedResource); }
+
+   private:
+    PluginRegistry& r_;
+  };
+  class Devices : public devices::DeviceSource {
+   public:
+    explicit Devices(PluginRegistry& r) : r_(r) {}
+    std::optional<DevicePlugin> Find(const std::string& name) const override { return r_.Device(name); }
+    std::vector<std::string> Names() const override { return r_.Names(PluginType::kDevice); }
+
+   private:
+    PluginRegistry& r_;
+  };
+  class Components : public components::ComponentSource {
+   public:
+    explicit Components(PluginRegistry& r) : r_(r) {}
+    std::shared_ptr<const components::Component> Find(std::string_view name) const override {
+      return r_.Component(name);
+    }
+    std::vector<std::string> Names() const override { return r_.Names(PluginType::kComponent); }
+
+   private:
+    PluginRegistry& r_;
+  };
+
+  Resources resources_;
+  Devices devices_;
+  Components components_;
+};
+
 PluginRegistry::PluginRegistry() : PluginRegistry(Options{}) {}
-PluginRegistry::PluginRegistry(Options options) : impl_(std::make_unique<Impl>()) {
+PluginRegistry::PluginRegistry(Options options)
+    : impl_(std::make_unique<Impl>()), views_(std::make_unique<Views>(*this)) {
   impl_->options = std::move(options);
 }
 PluginRegistry::~PluginRegistry() = default;
 
-PluginRegistry& PluginRegistry::Global() {
-  static PluginRegistry* registry = [] {
-    auto* r = new PluginRegistry();  // never destroyed: plugins stay loaded until exit
-    RegisterBuiltins(*r);
-    InstallNamedResourceSource();
-    InstallDeviceChipSource();
-    return r;
-  }();
-  return *registry;
-}
+const specs::NamedResourceSource& PluginRegistry::named_resources() const { return views_->resources_; }
+const devices::DeviceSource& PluginRegistry::devices() const { return views_->devices_; }
+const components::ComponentSource& PluginRegistry::components() const { return views_->components_; }
 
 namespace {
 
@@ -101,8 +136,11 @@ Status AddUnique(Map& map, std::vector<PluginError>& errors, PluginType type, st
 
 Status PluginRegistry::AddScheduler(std::string name, std::string source, schedulers::SchedulerFactory factory) {
   std::lock_guard lock(impl_->mu);
-  return AddUnique(impl_->schedulers, impl_->errors, PluginType::kScheduler, std::move(name), std::move(source),
-                   std::move(factory));
+  std::string key = name;
+  TORCHX_RETURN_IF_ERROR(AddUnique(impl_->schedulers, impl_->errors, PluginType::kScheduler, std::move(name),
+                                   std::move(source), std::move(factory)));
+  impl_->scheduler_order.push_back(std::move(key));
+  return OkStatus();
 }
 
 Status PluginRegistry::AddNamedResource(std::string name, std::string source, NamedResourceFactory factory) {
@@ -111,7 +149,7 @@ Status PluginRegistry::AddNamedResource(std::string name, std::string source, Na
                    std::move(source), std::move(factory));
 }
 
-Status PluginRegistry::AddComponent(std::string source, std::shared_ptr<components::Component> component) {
+Status PluginRegistry::AddComponent(std::string source, std::shared_ptr<const components::Component> component) {
   std::lock_guard lock(impl_->mu);
   std::string name = component->spec().name;
   return AddUnique(impl_->components, impl_->errors, PluginType::kComponent, std::move(name), std::move(source),
@@ -172,40 +210,51 @@ void PluginRegistry::Discover(PluginType type) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::optional<schedulers::SchedulerFactory> PluginRegistry::Scheduler(std::string_view name) {
-  Discover(PluginType::kScheduler);
+// A name already registered (a built-in) is answered without discovery; others discover the type
+// first. The lookup runs under the lock and copies what it returns.
+template <typename Fn>
+std::invoke_result_t<Fn, PluginRegistry::Impl&> PluginRegistry::Lookup(PluginType type, Fn find) {
+  {
+    std::lock_guard lock(impl_->mu);
+    if (auto found = find(*impl_)) return found;
+  }
+  Discover(type);
   std::lock_guard lock(impl_->mu);
-  auto it = impl_->schedulers.find(std::string(name));
-  if (it == impl_->schedulers.end()) return std::nullopt;
-  return it->second.second;
+  return find(*impl_);
+}
+
+std::optional<schedulers::SchedulerFactory> PluginRegistry::Scheduler(std::string_view name) {
+  return Lookup(PluginType::kScheduler, [&](Impl& impl) -> std::optional<schedulers::SchedulerFactory> {
+    auto it = impl.schedulers.find(std::string(name));
+    if (it == impl.schedulers.end()) return std::nullopt;
+    return it->second.second;
+  });
 }
 
 std::optional<Result<specs::Resource>> PluginRegistry::NamedResource(std::string_view name) {
-  Discover(PluginType::kNamedResource);
-  NamedResourceFactory factory;
-  {
-    std::lock_guard lock(impl_->mu);
-    auto it = impl_->named_resources.find(std::string(name));
-    if (it == impl_->named_resources.end()) return std::nullopt;
-    factory = it->second.second;
-  }
-  return factory();
+  auto factory = Lookup(PluginType::kNamedResource, [&](Impl& impl) -> std::optional<NamedResourceFactory> {
+    auto it = impl.named_resources.find(std::string(name));
+    if (it == impl.named_resources.end()) return std::nullopt;
+    return it->second.second;
+  });
+  if (!factory) return std::nullopt;
+  return (*factory)();  // outside the lock: a Python factory takes the GIL
 }
 
 std::shared_ptr<const components::Component> PluginRegistry::Component(std::string_view name) {
-  Discover(PluginType::kComponent);
-  std::lock_guard lock(impl_->mu);
-  auto it = impl_->components.find(std::string(name));
-  if (it == impl_->components.end()) return nullptr;
-  return it->second.second;
+  return Lookup(PluginType::kComponent, [&](Impl& impl) -> std::shared_ptr<const components::Component> {
+    auto it = impl.components.find(std::string(name));
+    if (it == impl.components.end()) return nullptr;
+    return it->second.second;
+  });
 }
 
 std::optional<DevicePlugin> PluginRegistry::Device(std::string_view name) {
-  Discover(PluginType::kDevice);
-  std::lock_guard lock(impl_->mu);
-  auto it = impl_->devices.find(std::string(name));
-  if (it == impl_->devices.end()) return std::nullopt;
-  return it->second;
+  return Lookup(PluginType::kDevice, [&](Impl& impl) -> std::optional<DevicePlugin> {
+    auto it = impl.devices.find(std::string(name));
+    if (it == impl.devices.end()) return std::nullopt;
+    return it->second;
+  });
 }
 
 std::vector<std::string> PluginRegistry::Names(PluginType type) {
@@ -222,7 +271,11 @@ std::vector<PluginInfo> PluginRegistry::Info(PluginType type) {
     for (const auto& [name, entry] : map) out.push_back({type, name, entry.first});
   };
   switch (type) {
-    case PluginType::kScheduler: add(impl_->schedulers); break;
+    case PluginType::kScheduler:
+      for (const std::string& name : impl_->scheduler_order) {
+        out.push_back({type, name, impl_->schedulers.at(name).first});
+      }
+      break;
     case PluginType::kTracker: add(impl_->trackers); break;
     case PluginType::kNamedResource: add(impl_->named_resources); break;
     case PluginType::kComponent: add(impl_->components); break;
@@ -285,30 +338,6 @@ std::string PluginRegistry::ReportJson() {
   }
   for (const auto& [k, v] : impl_->seconds) j["seconds"][k] = v;
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-void InstallDeviceChipSource() {
-  components::SetDeviceChipSource([]() -> Result<int> {
-    auto& registry = PluginRegistry::Global();
-    const char* dev = std::getenv("PJRT_DEVICE");
-    const char* lib = std::getenv("PJRT_LIBRARY_PATH");
-    auto names = registry.Names(PluginType::kDevice);
-    if (!dev || !*dev) {
-      return FailedPreconditionError(fmt::format(
-          "set PJRT_DEVICE to the device whose chips to count (registered: [{}], or LIBRARY with PJRT_LIBRARY_PATH)",
-          fmt::join(names, ", ")));
-    }
-    TORCHX_ASSIGN_OR_RETURN(auto device, SelectDevice(dev, lib ? lib : "",
-                                                      [&](const std::string& n) { return registry.Device(n); }, names));
-    return DeviceChipCount(*device);
-  });
-}
-
-void InstallNamedResourceSource() {
-  specs::SetNamedResourceSource({
-      [](std::string_view name) { return PluginRegistry::Global().NamedResource(name); },
-      [] { return PluginRegistry::Global().Names(PluginType::kNamedResource); },
-  });
 }
 
 }  // namespace torchx::plugins

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "torchx/components/finder.h"
-#include "torchx/plugins/registry.h"
+#include "torchx/specs/named_resources.h"
 #include "core/spelling.h"
 #include "torchx/specs/app_handle.h"
 
@@ -41,41 +41,25 @@ std::string RunnerSessionId() {
   return id;
 }
 
-Runner::Runner(RunnerOptions options)
-    : Runner(std::move(options), [] {
-        schedulers::SchedulerRegistry r;
-        schedulers::RegisterBuiltinSchedulers(r);
-        return r;
-      }(), [] {
-        auto c = std::make_shared<components::ComponentRegistry>();
-        components::RegisterBuiltinComponents(*c);
-        return c;
-      }()) {}
-
-Runner::Runner(RunnerOptions options, schedulers::SchedulerRegistry schedulers,
-               std::shared_ptr<components::ComponentRegistry> components)
-    : options_(std::move(options)), registry_(std::move(schedulers)), components_(std::move(components)) {
-  // Installs the registry's sources for plugin named resources and device chip counts (cheap: no
-  // discovery happens until a name is not built in).
-  if (options_.use_plugins) (void)plugins::PluginRegistry::Global();
-}
+Runner::Runner(plugins::PluginRegistry& registry, RunnerOptions options)
+    : registry_(registry), options_(std::move(options)) {}
 
 Runner::~Runner() = default;
 
 Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   auto it = schedulers_.find(name);
   if (it != schedulers_.end()) return it->second.get();
-  // Built-ins first, so that a builtin scheduler never pays for plugin discovery.
-  if (!registry_.Contains(name) && options_.use_plugins) {
-    if (auto factory = plugins::PluginRegistry::Global().Scheduler(name)) {
-      TORCHX_ASSIGN_OR_RETURN(auto sched, (*factory)(options_.session_name));
-      return schedulers_.emplace(name, std::move(sched)).first->second.get();
-    }
+  // A built-in is found without discovering plugins; any other name discovers them first.
+  auto factory = registry_.Scheduler(name);
+  if (!factory) {
+    std::vector<std::string> names = SchedulerBackends();
     return NotFoundError(fmt::format("scheduler: unknown scheduler `{}`. Valid choices: {}{}", name,
-                                     fmt::join(SchedulerBackends(), ", "),
-                                     internal::SuggestionSuffix(name, SchedulerBackends())));
+                                     fmt::join(names, ", "), internal::SuggestionSuffix(name, names)));
   }
-  TORCHX_ASSIGN_OR_RETURN(auto sched, registry_.Create(name, options_.session_name));
+  schedulers::SchedulerContext context;
+  context.session_name = options_.session_name;
+  context.devices = &registry_.devices();
+  TORCHX_ASSIGN_OR_RETURN(auto sched, (*factory)(context));
   return schedulers_.emplace(name, std::move(sched)).first->second.get();
 }
 
@@ -116,30 +100,40 @@ Result<std::string> Runner::Run(specs::AppDef app, const std::string& scheduler,
   return Schedule(info);
 }
 
-Result<components::ResolvedComponent> Runner::ResolveComponent(const std::string& component) {
-  auto resolved = components::ResolveComponent(*components_, component);
-  if (resolved || resolved.error().code() != StatusCode::kNotFound || !options_.use_plugins) return resolved;
-  auto plugin = plugins::PluginRegistry::Global().Component(component);
-  if (!plugin) return resolved;
-  components::ResolvedComponent out;
-  out.component = plugin.get();
-  plugin_components_.push_back(std::move(plugin));  // keeps it alive while the Runner lives
-  return out;
+Result<std::shared_ptr<const components::Component>> Runner::Component(const std::string& name) {
+  return components::ResolveComponent(registry_.components(), name, &registry_.named_resources());
+}
+
+Result<std::string> Runner::ComponentHelp(const std::string& name) {
+  TORCHX_ASSIGN_OR_RETURN(auto component, Component(name));
+  return components::ComponentHelp(component->spec());
+}
+
+std::vector<std::string> Runner::ComponentNames() const { return registry_.Names(plugins::PluginType::kComponent); }
+
+Result<specs::Resource> Runner::NamedResource(const std::string& name) const {
+  return specs::GetNamedResource(name, &registry_.named_resources());
+}
+
+std::vector<std::string> Runner::NamedResourceNames() const {
+  return specs::NamedResourceNames(&registry_.named_resources());
+}
+
+components::BuildContext Runner::build_context() const {
+  return components::BuildContext{&registry_.named_resources(), &registry_.devices()};
 }
 
 Result<specs::AppDef> Runner::ComponentAppDef(const std::string& component, const std::vector<std::string>& args) {
-  TORCHX_ASSIGN_OR_RETURN(auto resolved, ResolveComponent(component));
-  const components::Component& c = *resolved.component;
-  TORCHX_ASSIGN_OR_RETURN(auto parsed, components::ParseComponentArgs(c.spec(), args, DefaultsFor(c.spec().name)));
-  return components::BuildAppDef(c, parsed);
+  TORCHX_ASSIGN_OR_RETURN(auto c, Component(component));
+  TORCHX_ASSIGN_OR_RETURN(auto parsed, components::ParseComponentArgs(c->spec(), args, DefaultsFor(c->spec().name)));
+  return components::BuildAppDef(*c, parsed, build_context());
 }
 
 Result<specs::AppDef> Runner::ComponentAppDefFromJson(const std::string& component, std::string_view args_json) {
-  TORCHX_ASSIGN_OR_RETURN(auto resolved, ResolveComponent(component));
-  const components::Component& c = *resolved.component;
+  TORCHX_ASSIGN_OR_RETURN(auto c, Component(component));
   TORCHX_ASSIGN_OR_RETURN(auto parsed,
-                          components::ComponentArgsFromJson(c.spec(), args_json, DefaultsFor(c.spec().name)));
-  return components::BuildAppDef(c, parsed);
+                          components::ComponentArgsFromJson(c->spec(), args_json, DefaultsFor(c->spec().name)));
+  return components::BuildAppDef(*c, parsed, build_context());
 }
 
 const components::ConfigDefaults& Runner::DefaultsFor(const std::string& component) const {
@@ -279,13 +273,6 @@ Result<specs::RunOpts> Runner::SchedulerRunOpts(const std::string& scheduler) {
   return sched->run_opts();
 }
 
-std::vector<std::string> Runner::SchedulerBackends() const {
-  std::vector<std::string> names = registry_.Names();
-  if (!options_.use_plugins) return names;
-  for (const std::string& n : plugins::PluginRegistry::Global().Names(plugins::PluginType::kScheduler)) {
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  }
-  return names;
-}
+std::vector<std::string> Runner::SchedulerBackends() const { return registry_.Names(plugins::PluginType::kScheduler); }
 
 }  // namespace torchx::runner

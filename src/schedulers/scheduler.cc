@@ -1,15 +1,9 @@
 #include "torchx/schedulers/scheduler.h"
 
-#include "schedulers/docker/docker_scheduler.h"
-#include "schedulers/kubernetes/kubernetes_scheduler.h"
-#include "schedulers/local/local_scheduler.h"
-#include "schedulers/slurm/slurm_scheduler.h"
-
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "core/spelling.h"
 
 namespace torchx::schedulers {
 
@@ -55,34 +49,6 @@ void Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds max_
   std::this_thread::sleep_for(max_wait);
 }
 
-Status SchedulerRegistry::Register(std::string name, SchedulerFactory factory) {
-  if (Contains(name)) return AlreadyExistsError(fmt::format("scheduler {} is already registered", name));
-  factories_.emplace_back(std::move(name), std::move(factory));
-  return OkStatus();
-}
-
-bool SchedulerRegistry::Contains(std::string_view name) const {
-  for (const auto& [n, _] : factories_) {
-    if (n == name) return true;
-  }
-  return false;
-}
-
-std::vector<std::string> SchedulerRegistry::Names() const {
-  std::vector<std::string> names;
-  for (const auto& [n, _] : factories_) names.push_back(n);
-  return names;
-}
-
-Result<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(std::string_view name,
-                                                             const std::string& session_name) const {
-  for (const auto& [n, factory] : factories_) {
-    if (n == name) return factory(session_name);
-  }
-  return NotFoundError(fmt::format("scheduler: unknown scheduler `{}`.{}", name,
-                                   internal::SuggestionSuffix(name, Names())));
-}
-
 Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::Cfg&) {
   return UnimplementedError(fmt::format("{}: workspaces are not supported (asked to build {}); local_docker builds "
                                         "them, slurm copies one with -cfg job_dir=...",
@@ -106,21 +72,6 @@ class LinesIterator : public LogIterator {
 
 std::unique_ptr<LogIterator> MakeLinesIterator(std::vector<std::string> lines) {
   return std::make_unique<LinesIterator>(std::move(lines));
-}
-
-// The built-in back-ends (the first is the CLI default).
-void RegisterBuiltinSchedulers(SchedulerRegistry& registry) {
-  // local_cwd stays the default (TorchX's is local_docker, which fails without a running engine).
-  local::RegisterLocalSchedulers(registry);
-  (void)registry.Register("local_docker", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
-    return docker::MakeDockerScheduler(session);
-  });
-  (void)registry.Register("slurm", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
-    return slurm::MakeSlurmScheduler(session);
-  });
-  (void)registry.Register("kubernetes", [](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
-    return kubernetes::MakeKubernetesScheduler(session);
-  });
 }
 
 }  // namespace torchx::schedulers

@@ -99,13 +99,6 @@ int AwsMemMB(int gib) {
   return gib * kTaxedGiB;
 }
 
-static NamedResourceSource& ExtraSource() {
-  static NamedResourceSource source;
-  return source;
-}
-
-void SetNamedResourceSource(NamedResourceSource source) { ExtraSource() = std::move(source); }
-
 std::vector<std::string> BuiltinNamedResourceNames() {
   std::vector<std::string> names;
   for (const Entry& e : kTable) names.emplace_back(e.name);
@@ -113,30 +106,30 @@ std::vector<std::string> BuiltinNamedResourceNames() {
   return names;
 }
 
-std::vector<std::string> NamedResourceNames() {
+std::vector<std::string> NamedResourceNames(const NamedResourceSource* extra) {
   std::vector<std::string> names = BuiltinNamedResourceNames();
-  if (ExtraSource().names) {
-    for (std::string& n : ExtraSource().names()) names.push_back(std::move(n));
+  if (extra) {
+    for (std::string& n : extra->Names()) names.push_back(std::move(n));
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
   }
   return names;
 }
 
-Result<Resource> GetNamedResource(std::string_view name) {
+Result<Resource> GetNamedResource(std::string_view name, const NamedResourceSource* extra) {
   if (name == "NULL" || name == "MISSING") return NullResource();
   for (const Entry& e : kTable) {
     if (e.name == name) return FromEntry(e);
   }
-  if (ExtraSource().find) {
-    if (auto found = ExtraSource().find(name)) return std::move(*found);
+  if (extra) {
+    if (auto found = extra->Find(name)) return std::move(*found);
   }
   return NotFoundError(fmt::format("named resource: unknown name `{}`.{}", name,
-                                   internal::SuggestionSuffix(name, NamedResourceNames())));
+                                   internal::SuggestionSuffix(name, NamedResourceNames(extra))));
 }
 
-Result<Resource> MakeResource(int cpu, int gpu, int memMB, std::string_view h) {
-  if (!h.empty()) return GetNamedResource(h);
+Result<Resource> MakeResource(int cpu, int gpu, int memMB, std::string_view h, const NamedResourceSource* extra) {
+  if (!h.empty()) return GetNamedResource(h, extra);
   Resource r;
   r.cpu = cpu > 0 ? cpu : 2;
   r.gpu = gpu > 0 ? gpu : 0;

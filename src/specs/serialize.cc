@@ -83,7 +83,8 @@ Json AppToJson(const AppDef& app) {
 // Walks a JSON document against the AppDef schema, carrying the path for error messages.
 class Reader {
  public:
-  explicit Reader(bool scalars_as_text) : scalars_as_text_(scalars_as_text) {}
+  Reader(bool scalars_as_text, const NamedResourceSource* resources)
+      : scalars_as_text_(scalars_as_text), resources_(resources) {}
 
   Result<Resource> TopResource(const Json& j) { return ReadResource(j, "resource"); }
 
@@ -207,7 +208,7 @@ class Reader {
 
   Result<Resource> ReadResource(const Json& j, const std::string& path) const {
     if (j.is_string()) {  // a named resource, e.g. "gpu.small"
-      auto r = GetNamedResource(j.get<std::string>());
+      auto r = GetNamedResource(j.get<std::string>(), resources_);
       if (!r) return InvalidArgumentError(fmt::format("{}: {}", path, r.error().message()));
       return r;
     }
@@ -309,6 +310,7 @@ class Reader {
   }
 
   bool scalars_as_text_;
+  const NamedResourceSource* resources_;  // may be null: built-in names only
 };
 
 // ---- YAML <-> JSON ----
@@ -378,7 +380,7 @@ std::string AppDefToJson(const AppDef& app, int indent) {
 // Nesting deeper than any real spec: the reader recurses, so the depth is bounded at the parser.
 constexpr int kMaxDepth = 128;
 
-Result<AppDef> AppDefFromJson(std::string_view json) {
+Result<AppDef> AppDefFromJson(std::string_view json, const NamedResourceSource* resources) {
   Json j;
   bool too_deep = false;
   try {
@@ -396,33 +398,33 @@ Result<AppDef> AppDefFromJson(std::string_view json) {
   if (too_deep) {
     return InvalidArgumentError(fmt::format("AppDef JSON: nested deeper than {} levels", kMaxDepth));
   }
-  return Reader(/*scalars_as_text=*/false).App(j);
+  return Reader(/*scalars_as_text=*/false, resources).App(j);
 }
 
 std::string AppDefToYaml(const AppDef& app) { return torchx::internal::JsonToYaml(AppToJson(app)); }
 
-Result<AppDef> AppDefFromYaml(std::string_view yaml) {
+Result<AppDef> AppDefFromYaml(std::string_view yaml, const NamedResourceSource* resources) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(fmt::format("AppDef YAML: {}", e.what()));
   }
-  return internal::AppDefFromYamlNode(root);
+  return internal::AppDefFromYamlNode(root, resources);
 }
 
-Result<AppDef> internal::AppDefFromYamlNode(const YAML::Node& root) {
+Result<AppDef> internal::AppDefFromYamlNode(const YAML::Node& root, const NamedResourceSource* resources) {
   TORCHX_ASSIGN_OR_RETURN(Json j, YamlToJson(root, ""));
-  return Reader(/*scalars_as_text=*/true).App(j);
+  return Reader(/*scalars_as_text=*/true, resources).App(j);
 }
 
-Result<AppDef> AppDefFromFile(const std::string& path) {
+Result<AppDef> AppDefFromFile(const std::string& path, const NamedResourceSource* resources) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(fmt::format("spec file {}: cannot be read", path));
   std::stringstream buf;
   buf << in.rdbuf();
   bool is_json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  auto app = is_json ? AppDefFromJson(buf.str()) : AppDefFromYaml(buf.str());
+  auto app = is_json ? AppDefFromJson(buf.str(), resources) : AppDefFromYaml(buf.str(), resources);
   if (!app) return app.error().WithContext(path);
   return app;
 }
@@ -438,7 +440,7 @@ std::string ResourceToJson(const Resource& r) {
 Result<Resource> ResourceFromJson(std::string_view json) {
   Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgumentError("resource JSON: not valid JSON");
-  return Reader(/*scalars_as_text=*/false).TopResource(j);
+  return Reader(/*scalars_as_text=*/false, nullptr).TopResource(j);
 }
 
 }  // namespace torchx::specs

@@ -5,10 +5,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "torchx/specs/app_def.h"
+#include "torchx/specs/named_resources.h"
 #include "torchx/status.h"
 
 namespace torchx::specs::internal {
 
-Result<AppDef> AppDefFromYamlNode(const YAML::Node& root);
+Result<AppDef> AppDefFromYamlNode(const YAML::Node& root, const NamedResourceSource* resources = nullptr);
 
 }  // namespace torchx::specs::internal

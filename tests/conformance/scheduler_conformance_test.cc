@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/registry.h"
 #include "testing/local_env.h"
 #include "testing/status_matchers.h"
 #include "torchx/specs/app_handle.h"
@@ -47,7 +48,8 @@ std::string DockerSocketMissing() {
 class DockerCleanup {
  public:
   ~DockerCleanup() {
-    runner::Runner r;
+    auto registry = testing::BuiltinRegistry();
+    runner::Runner r(*registry);
     auto apps = r.List("local_docker");
     if (!apps) return;
     for (const auto& a : *apps) {
@@ -94,7 +96,8 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
     return specs::AppDef{"conf", {r}, {}};
   }
   std::shared_ptr<void> env_;
-  runner::Runner runner_;
+  std::unique_ptr<plugins::PluginRegistry> registry_ = testing::BuiltinRegistry();
+  runner::Runner runner_{*registry_};
 };
 
 TEST_P(SchedulerConformance, DryRunBuildsAPrintableRequestWithoutSubmitting) {

@@ -1,11 +1,11 @@
 /* A PJRT-shaped test library: exports GetPjrtApi with the stable prefix of the PJRT C API
- * (src/plugins/pjrt_prefix.h) and reports $FAKE_PJRT_DEVICES devices (default 4) on platform
+ * (src/devices/pjrt_prefix.h) and reports $FAKE_PJRT_DEVICES devices (default 4) on platform
  * "fake". Variants, by define: FAKE_NO_SYMBOL, FAKE_MAJOR_1, FAKE_SMALL_STRUCT,
  * FAKE_CREATE_ERROR, FAKE_CRASH. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/pjrt_prefix.h"
+#include "devices/pjrt_prefix.h"
 
 struct PJRT_Error {
   const char* message;

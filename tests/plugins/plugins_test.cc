@@ -9,9 +9,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/registry.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
-#include "torchx/plugins/device.h"
+#include "torchx/devices/device.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/runner.h"
 
@@ -19,6 +20,8 @@ namespace torchx::plugins {
 namespace {
 
 using ::testing::AllOf;
+using devices::ProbePjrtLibrary;
+using devices::SelectDevice;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -71,7 +74,8 @@ TEST(ExamplePlugin, ComponentAndSchedulerRunARealAppThroughTheRunner) {
   testing::ScopedEnv state("TORCHX_STATE_DIR", state_dir.c_str());
   std::string nohup_dir = tmp.path() + "/nohup-index";
   testing::ScopedEnv nohup("TORCHX_EXAMPLE_NOHUP_DIR", nohup_dir.c_str());
-  runner::Runner r;
+  auto registry = testing::BuiltinRegistry();
+  runner::Runner r(*registry);
   EXPECT_THAT(r.SchedulerBackends(), Contains("example_nohup"));
   specs::Cfg cfg = {{"root", specs::CfgVal(tmp.path() + "/nohup")}};
   auto app = r.ComponentAppDef("example.hello", {"--who", "plugins", "--num_replicas", "2"});
@@ -186,20 +190,20 @@ TEST(DevicePlugins, BrokenPjrtLibrariesGiveDistinctErrors) {
 TEST(DevicePlugins, SelectionFollowsPjrtDevice) {
   PluginRegistry reg(Path({EXAMPLE_PLUGIN}));
   RegisterBuiltins(reg);
-  auto find = [&](const std::string& n) { return reg.Device(n); };
+  const devices::DeviceSource& found = reg.devices();
   auto names = reg.Names(PluginType::kDevice);
   EXPECT_THAT(names, AllOf(Contains("CUDA"), Contains("EXAMPLE")));
-  auto none = SelectDevice("", "", find, names);
+  auto none = SelectDevice("", "", found);
   ASSERT_THAT(none, IsOk());
   EXPECT_FALSE(none->has_value());
-  auto example = SelectDevice("example", "", find, names);
+  auto example = SelectDevice("example", "", found);
   ASSERT_THAT(example, IsOk());
   EXPECT_EQ((*example)->name, "EXAMPLE");
-  auto library = SelectDevice("LIBRARY", std::string(PJRT_DIR) + "/fake_pjrt_ok.so", find, names);
+  auto library = SelectDevice("LIBRARY", std::string(PJRT_DIR) + "/fake_pjrt_ok.so", found);
   ASSERT_THAT(library, IsOk());
   EXPECT_EQ(DeviceEnv(**library, 0, 1, 4).at("PJRT_LIBRARY_PATH"), std::string(PJRT_DIR) + "/fake_pjrt_ok.so");
-  EXPECT_THAT(SelectDevice("LIBRARY", "", find, names).status().message(), HasSubstr("PJRT_LIBRARY_PATH"));
-  auto unknown = SelectDevice("TPX", "", find, names);
+  EXPECT_THAT(SelectDevice("LIBRARY", "", found).status().message(), HasSubstr("PJRT_LIBRARY_PATH"));
+  auto unknown = SelectDevice("TPX", "", found);
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(unknown.status().message(), AllOf(HasSubstr("TPX"), HasSubstr("EXAMPLE")));
 }
@@ -213,7 +217,8 @@ TEST(DevicePlugins, LocalSchedulerGivesEachReplicaItsDeviceEnvAndDdpSizesFromChi
   testing::ScopedEnv lib("EXAMPLE_PJRT_LIBRARY", ok_lib.c_str());
   testing::ScopedEnv devices("FAKE_PJRT_DEVICES", "2");
   testing::ScopedEnv pjrt("PJRT_DEVICE", "EXAMPLE");
-  runner::Runner r;
+  auto registry = testing::BuiltinRegistry();
+  runner::Runner r(*registry);
 
   specs::AppDef app;
   app.name = "dev";

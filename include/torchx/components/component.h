@@ -18,7 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "torchx/devices/device.h"
 #include "torchx/specs/app_def.h"
+#include "torchx/specs/named_resources.h"
 #include "torchx/status.h"
 #include "torchx/value.h"
 
@@ -66,6 +68,14 @@ struct ComponentArgs {
   std::optional<std::map<std::string, std::string>> OptDict(const std::string& name) const;
 };
 
+/// What a component may ask of its host while it builds, beyond the built-in tables: named
+/// resources (`-h`) and device plugins (`-j ...xauto`). The Runner passes the registry's; either
+/// may be null (built-in names only; no devices).
+struct BuildContext {
+  const specs::NamedResourceSource* named_resources = nullptr;
+  const devices::DeviceSource* devices = nullptr;
+};
+
 /// A component: its declaration and the function from arguments to AppDef.
 class Component {
  public:
@@ -73,7 +83,7 @@ class Component {
   virtual const ComponentSpec& spec() const = 0;
   /// Builds the AppDef. kInvalidArgument (naming the parameter) for arguments that are well typed
   /// but inconsistent, e.g. both --script and -m.
-  virtual Result<specs::AppDef> Build(const ComponentArgs& args) const = 0;
+  virtual Result<specs::AppDef> Build(const ComponentArgs& args, const BuildContext& context) const = 0;
   /// Where the component comes from ("builtin", a file path), for messages.
   virtual std::string origin() const { return "builtin"; }
 };
@@ -102,28 +112,27 @@ std::string ComponentHelp(const ComponentSpec& spec);
 std::string ComponentSignature(const ComponentSpec& spec);
 
 /// Build + ValidateAppDef, with errors prefixed by the component's name.
-Result<specs::AppDef> BuildAppDef(const Component& component, const ComponentArgs& args);
+Result<specs::AppDef> BuildAppDef(const Component& component, const ComponentArgs& args,
+                                  const BuildContext& context = {});
 
-/// Name -> component. Registering a name twice is kAlreadyExists.
-class ComponentRegistry {
+/// The 11 TorchX builtins, sorted by name: dist.ddp, dist.spmd,
+/// utils.{echo,touch,sh,python,binary,copy,booth}, serve.torchserve, metrics.tensorboard.
+/// The composition root adds them to the plugin registry (source "builtin").
+std::vector<std::shared_ptr<const Component>> BuiltinComponents();
+
+/// The components a name is looked up in (the plugin registry is one), so that finding a
+/// component needs no registry of its own.
+class ComponentSource {
  public:
-  Status Register(std::unique_ptr<Component> component);
-  /// kNotFound with "did you mean" and a pointer to `torchx builtins`.
-  Result<const Component*> Find(std::string_view name) const;
-  /// Sorted names.
-  std::vector<std::string> Names() const;
-
- private:
-  std::map<std::string, std::unique_ptr<Component>, std::less<>> components_;
+  virtual ~ComponentSource() = default;
+  /// nullptr for an unknown name.
+  virtual std::shared_ptr<const Component> Find(std::string_view name) const = 0;
+  /// Sorted.
+  virtual std::vector<std::string> Names() const = 0;
 };
 
-/// The 11 TorchX builtins: dist.ddp, dist.spmd, utils.{echo,touch,sh,python,binary,copy,booth},
-/// serve.torchserve, metrics.tensorboard.
-void RegisterBuiltinComponents(ComponentRegistry& registry);
-
-/// Where `dist.ddp -j ...xauto` gets its processes per node: the chip count of the selected
-/// device (the plugin registry installs this; components stay independent of plugins).
-void SetDeviceChipSource(std::function<Result<int>()> source);
+/// `source.Find(name)`, or kNotFound with "did you mean" and a pointer to `torchx builtins`.
+Result<std::shared_ptr<const Component>> FindComponent(const ComponentSource& source, std::string_view name);
 
 /// The default `image` of builtins (TorchX's torchx.IMAGE); $TORCHX_IMAGE overrides it.
 std::string DefaultImage();

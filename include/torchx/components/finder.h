@@ -10,13 +10,11 @@
 
 namespace torchx::components {
 
-struct ResolvedComponent {
-  const Component* component = nullptr;  ///< points into the registry or at `owned`
-  std::unique_ptr<Component> owned;      ///< set for components loaded from files
-};
-
-/// kNotFound ("did you mean", pointer to `torchx builtins`) for unknown names; file errors name
-/// the file. `path.py:fn` and `pkg.module:fn` run in a Python child (components/python_component.h).
-Result<ResolvedComponent> ResolveComponent(const ComponentRegistry& registry, std::string_view name);
+/// A name registered in `registry` (builtins and plugins), else a file. kNotFound ("did you
+/// mean", pointer to `torchx builtins`) for unknown names; file errors name the file. Spec files
+/// read their named resources from `named_resources` too. `path.py:fn` and `pkg.module:fn` run in a
+/// Python child (components/python_component.h).
+Result<std::shared_ptr<const Component>> ResolveComponent(const ComponentSource& registry, std::string_view name,
+                                                          const specs::NamedResourceSource* named_resources = nullptr);
 
 }  // namespace torchx::components

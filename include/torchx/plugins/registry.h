@@ -1,12 +1,17 @@
-// The plugin registry: schedulers, trackers, named resources, components and devices, from the
-// built-ins (registered explicitly), native plugins (shared libraries, plugins/plugin_abi.h) and
-// providers the host adds (the Python package adds torchx_plugins.* and entry points).
+// The plugin registry: the one place schedulers, trackers, named resources, components and
+// devices are registered and found, from the built-ins (RegisterBuiltins), native plugins (shared
+// libraries, plugins/plugin_abi.h) and providers the host adds (the CLI's Python bridge; the
+// Python package's torchx_plugins.* and entry points).
+//
+// There is no process-wide instance: the composition root (the CLI's main, the Python module)
+// builds one and hands it to the Runner, which is the only thing that resolves names in it.
 //
 // Each plugin type is discovered on its first access and cached: native libraries are loaded once
-// (they may register several types), then each provider is asked for that type. Lookups never
-// fail for "nothing found": they return an empty map. A plugin that fails to load is recorded
-// with the reason (dlopen, missing symbol, ABI version, struct size, init, duplicate, ...) and
-// never stops the others. Info() and the report return copies.
+// (they may register several types), then each provider is asked for that type. A lookup of a
+// name already registered (a built-in) discovers nothing. Lookups never fail for "nothing found":
+// they return nullopt / nullptr / an empty list. A plugin that fails to load is recorded with the
+// reason (dlopen, missing symbol, ABI version, struct size, init, duplicate, ...) and never stops
+// the others. Info() and the report return copies.
 //
 // Thread-safe.
 #pragma once
@@ -19,10 +24,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "torchx/components/component.h"
-#include "torchx/plugins/device.h"
+#include "torchx/devices/device.h"
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/status.h"
@@ -56,6 +62,7 @@ struct PluginError {
   std::string message;
 };
 
+using devices::DevicePlugin;
 using NamedResourceFactory = std::function<Result<specs::Resource>()>;
 using TrackerDescription = std::string;  ///< free-form (trackers run in Python)
 
@@ -74,15 +81,12 @@ class PluginRegistry {
   PluginRegistry(const PluginRegistry&) = delete;
   PluginRegistry& operator=(const PluginRegistry&) = delete;
 
-  /// The process-wide registry (built-ins registered), which the Runner and the CLI use.
-  static PluginRegistry& Global();
-
   // ---- registration (built-ins, native loader, providers) ----
   // kAlreadyExists for a name already registered for that type (the first one stays; the
   // duplicate is also recorded as an error of kind "duplicate").
   Status AddScheduler(std::string name, std::string source, schedulers::SchedulerFactory factory);
   Status AddNamedResource(std::string name, std::string source, NamedResourceFactory factory);
-  Status AddComponent(std::string source, std::shared_ptr<components::Component> component);
+  Status AddComponent(std::string source, std::shared_ptr<const components::Component> component);
   Status AddDevice(std::string source, DevicePlugin device);
   Status AddTracker(std::string name, std::string source, TrackerDescription description);
   void AddError(PluginError error);
@@ -96,8 +100,14 @@ class PluginRegistry {
   std::optional<Result<specs::Resource>> NamedResource(std::string_view name);
   std::shared_ptr<const components::Component> Component(std::string_view name);
   std::optional<DevicePlugin> Device(std::string_view name);
-  /// Sorted names of one type.
+  /// Names of one type: sorted, except schedulers, in registration order (the default first).
   std::vector<std::string> Names(PluginType type);
+
+  /// The registry as the lower layers' lookup interfaces (components, spec files and back-ends
+  /// are handed these, never the registry). Valid as long as the registry.
+  const specs::NamedResourceSource& named_resources() const;
+  const devices::DeviceSource& devices() const;
+  const components::ComponentSource& components() const;
 
   /// Copies: every type (discovering all), or one.
   std::vector<PluginInfo> Info();
@@ -111,17 +121,21 @@ class PluginRegistry {
 
  private:
   struct Impl;
+  class Views;
   void Discover(PluginType type);
+  template <typename Fn>
+  std::invoke_result_t<Fn, Impl&> Lookup(PluginType type, Fn find);
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Views> views_;
 };
 
-/// Registers the built-in schedulers, named resources and components (source "builtin").
+/// Registers the built-in schedulers (the back-ends linked into this build), named resources,
+/// components and the CUDA device (source "builtin").
 void RegisterBuiltins(PluginRegistry& registry);
 
-/// Makes specs::GetNamedResource fall back to the global registry's named resources.
-void InstallNamedResourceSource();
-/// Makes `dist.ddp -j ...xauto` count the chips of the device $PJRT_DEVICE selects.
-void InstallDeviceChipSource();
+/// The back-ends linked into this build, in the order the build lists them (the first is the
+/// default scheduler). Generated by CMake (plugins/builtin_backends.cc.in).
+std::vector<schedulers::SchedulerEntry> BuiltinBackends();
 
 /// For the CLI: Python plugins through a `python -m torchx.plugins._bridge` child, started the
 /// first time a scheduler, named resource or tracker type is discovered.

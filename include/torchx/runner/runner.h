@@ -7,7 +7,12 @@
 // nullopt, not an error; cancel of a missing or terminal app does nothing; the session part of a
 // handle is not used to find the app. Schedulers are created lazily, one per name.
 //
-// Thread-safety: one Runner per thread (schedulers are cached inside).
+// The Runner is the one place that resolves names: schedulers, components (and their help),
+// named resources and devices, all through the plugin registry it is given (built at the
+// composition root: the CLI's main, the Python module). Back-ends and components are handed the
+// registry's lookup views, never the registry.
+//
+// Thread-safety: one Runner per thread (schedulers are cached inside); the registry may be shared.
 #pragma once
 
 #include <chrono>
@@ -19,7 +24,7 @@
 #include <vector>
 
 #include "torchx/components/component.h"
-#include "torchx/components/finder.h"
+#include "torchx/plugins/registry.h"
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/app_state.h"
@@ -31,18 +36,15 @@ struct RunnerOptions {
   std::string session_name = "torchx";  ///< Default: "torchx" (TorchX deprecated custom names)
   /// Extra component parameter defaults, keyed by component name (like `[component:<name>]`).
   std::map<std::string, components::ConfigDefaults> component_defaults;
-  /// Also find schedulers and components in the plugin registry (plugins/registry.h) when a name
-  /// is not built in.
-  bool use_plugins = true;
 };
 
 class Runner {
  public:
-  /// Uses the built-in schedulers and components.
-  explicit Runner(RunnerOptions options = {});
-  Runner(RunnerOptions options, schedulers::SchedulerRegistry schedulers,
-         std::shared_ptr<components::ComponentRegistry> components);
+  /// `registry` must outlive the Runner.
+  explicit Runner(plugins::PluginRegistry& registry, RunnerOptions options = {});
   ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
 
   /// Validates `app` (kInvalidArgument naming the field), injects TorchX's env, resolves `cfg`
   /// against the scheduler's runopts and builds the request. kNotFound for an unknown scheduler.
@@ -94,21 +96,35 @@ class Runner {
   /// Apps the scheduler knows, with handles filled in.
   Result<std::vector<schedulers::ListAppResponse>> List(const std::string& scheduler);
 
+  /// kNotFound (listing the schedulers, "did you mean") for an unknown scheduler.
   Result<specs::RunOpts> SchedulerRunOpts(const std::string& scheduler);
+  /// Every scheduler: built-ins in the build's order (the default first), then plugins.
   std::vector<std::string> SchedulerBackends() const;
   const std::string& session_name() const { return options_.session_name; }
+
+  /// A component by what `torchx run` takes: a registered name (builtin or plugin), a
+  /// declarative or spec file, or a Python `file.py:fn` / `module:fn`.
+  Result<std::shared_ptr<const components::Component>> Component(const std::string& name);
+  /// `torchx run <component> --help`.
+  Result<std::string> ComponentHelp(const std::string& name);
+  /// Registered components (builtins and plugins), sorted.
+  std::vector<std::string> ComponentNames() const;
+
+  /// A named resource: the built-in tables, then plugins (kNotFound with "did you mean").
+  Result<specs::Resource> NamedResource(const std::string& name) const;
+  std::vector<std::string> NamedResourceNames() const;
+
+  /// What components are built with: the registry's named resources and devices.
+  components::BuildContext build_context() const;
 
  private:
   Result<schedulers::Scheduler*> GetScheduler(const std::string& name);
   const components::ConfigDefaults& DefaultsFor(const std::string& component) const;
-  Result<components::ResolvedComponent> ResolveComponent(const std::string& component);
   Result<std::pair<schedulers::Scheduler*, std::string>> SchedulerFor(const std::string& handle);
 
+  plugins::PluginRegistry& registry_;
   RunnerOptions options_;
-  schedulers::SchedulerRegistry registry_;
-  std::shared_ptr<components::ComponentRegistry> components_;
   std::map<std::string, std::unique_ptr<schedulers::Scheduler>> schedulers_;
-  std::vector<std::shared_ptr<const components::Component>> plugin_components_;
 };
 
 /// The id TorchX gives a runner process (TORCHX_INTERNAL_SESSION_ID, or a new UUID).

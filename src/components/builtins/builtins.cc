@@ -1,14 +1,18 @@
 #include "components/builtins/builtins.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace torchx::components {
 
-void RegisterBuiltinComponents(ComponentRegistry& registry) {
-  internal::RegisterDistComponents(registry);
-  internal::RegisterUtilsComponents(registry);
-  internal::RegisterServeComponents(registry);
-  internal::RegisterMetricsComponents(registry);
+std::vector<std::shared_ptr<const Component>> BuiltinComponents() {
+  std::vector<std::shared_ptr<const Component>> out;
+  internal::AddDistComponents(out);
+  internal::AddUtilsComponents(out);
+  internal::AddServeComponents(out);
+  internal::AddMetricsComponents(out);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a->spec().name < b->spec().name; });
+  return out;
 }
 
 std::string internal::DefaultLogLevel() {

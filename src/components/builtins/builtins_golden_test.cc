@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/component_source.h"
 #include "testing/status_matchers.h"
 #include "torchx/components/component.h"
 #include "torchx/specs/serialize.h"
@@ -46,9 +47,7 @@ class BuiltinGoldenTest : public ::testing::TestWithParam<Case> {
 
 TEST_P(BuiltinGoldenTest, MatchesTorchX) {
   const Case& c = GetParam();
-  ComponentRegistry reg;
-  RegisterBuiltinComponents(reg);
-  auto comp = reg.Find(c.argv[0]);
+  auto comp = FindComponent(testing::ListComponentSource(), c.argv[0]);
   ASSERT_THAT(comp, IsOk());
   std::vector<std::string> args(c.argv.begin() + 1, c.argv.end());
   auto parsed = ParseComponentArgs((*comp)->spec(), args);

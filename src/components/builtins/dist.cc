@@ -12,17 +12,6 @@
 #include "torchx/specs/macros.h"
 #include "torchx/specs/named_resources.h"
 
-namespace torchx::components {
-
-static std::function<Result<int>()>& DeviceChipSource() {
-  static std::function<Result<int>()> source;
-  return source;
-}
-
-void SetDeviceChipSource(std::function<Result<int>()> source) { DeviceChipSource() = std::move(source); }
-
-}  // namespace torchx::components
-
 namespace torchx::components::internal {
 namespace {
 
@@ -49,11 +38,11 @@ struct DdpOptions {
   bool debug = false;
 };
 
-Result<specs::AppDef> BuildDdp(DdpOptions o) {
+Result<specs::AppDef> BuildDdp(DdpOptions o, const BuildContext& ctx) {
   if (o.script.has_value() == o.m.has_value()) {
     return InvalidArgumentError("--script, -m: exactly one of --script and -m must be specified");
   }
-  TORCHX_ASSIGN_OR_RETURN(NNodes nn, ParseNNodes(o.j));
+  TORCHX_ASSIGN_OR_RETURN(NNodes nn, ParseNNodes(o.j, ctx.devices));
   std::string endpoint = nn.max_nodes == 1
       ? "localhost:0"  // one node: torchrun picks a free port, rdzv_port is ignored
       : fmt::format("$${{{}:=localhost}}:{}", specs::macros::kRank0Env, o.rdzv_port);
@@ -108,7 +97,7 @@ Result<specs::AppDef> BuildDdp(DdpOptions o) {
   role.env = o.env;
   role.port_map = {{"c10d", o.rdzv_port}};
   role.max_retries = o.max_retries;
-  TORCHX_ASSIGN_OR_RETURN(role.resource, specs::MakeResource(o.cpu, o.gpu, o.memMB, o.h));
+  TORCHX_ASSIGN_OR_RETURN(role.resource, specs::MakeResource(o.cpu, o.gpu, o.memMB, o.h, ctx.named_resources));
   if (o.mounts && !o.mounts->empty()) {
     TORCHX_ASSIGN_OR_RETURN(role.mounts, specs::ParseMounts(*o.mounts));
   }
@@ -143,7 +132,7 @@ DdpOptions CommonOptions(const ComponentArgs& a) {
 
 }  // namespace
 
-Result<NNodes> ParseNNodes(const std::string& j_in) {
+Result<NNodes> ParseNNodes(const std::string& j_in, const devices::DeviceSource* devices) {
   static const std::regex kElastic(R"((\d+):(\d+)x(\d+))"), kFixed(R"((\d+)x(\d+))"), kProcs(R"(\d+)");
   std::smatch m;
   NNodes out;
@@ -151,10 +140,10 @@ Result<NNodes> ParseNNodes(const std::string& j_in) {
   std::string j = j_in;
   // `auto` processes per node: one per chip of the selected device.
   if (j == "auto" || (j.size() > 5 && j.ends_with("xauto"))) {
-    if (!DeviceChipSource()) {
+    if (!devices) {
       return InvalidArgumentError("-j: `auto` needs a device plugin to count chips, and none is available here");
     }
-    auto chips = DeviceChipSource()();
+    auto chips = devices::SelectedDeviceChipCount(*devices);
     if (!chips) return InvalidArgumentError(fmt::format("-j: `auto`: {}", chips.error().message()));
     if (*chips < 1) return InvalidArgumentError("-j: `auto`: the selected device reports no chips on this host");
     j = j == "auto" ? std::to_string(*chips) : j.substr(0, j.size() - 4) + std::to_string(*chips);
@@ -183,8 +172,9 @@ Result<NNodes> ParseNNodes(const std::string& j_in) {
   return out;
 }
 
-Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j) {
-  auto res = specs::GetNamedResource(h);
+Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j,
+                               const specs::NamedResourceSource* named_resources) {
+  auto res = specs::GetNamedResource(h, named_resources);
   if (!res) return InvalidArgumentError(fmt::format("-h: {}", res.error().message()));
   size_t x = j.find('x');
   if (x == std::string::npos) {
@@ -234,7 +224,7 @@ std::string PathStem(const std::string& path) {
   return base.substr(0, dot);
 }
 
-void RegisterDistComponents(ComponentRegistry& registry) {
+void AddDistComponents(std::vector<std::shared_ptr<const Component>>& out) {
   ComponentSpec ddp{
       "dist.ddp",
       "Distributed data parallel app: one role of N nodes, each running torchrun with M workers.",
@@ -256,7 +246,7 @@ void RegisterDistComponents(ComponentRegistry& registry) {
        kMounts, kDebug,
        WithDefault("tee", ParamType::kInt, 3, "streams torchrun tees to console and file: 0 none, 1 out, 2 err, 3 both")},
       VarArgs("script_args", "arguments for the script or module")};
-  (void)registry.Register(std::make_unique<FunctionComponent>(std::move(ddp), [](const ComponentArgs& a) {
+  out.push_back(std::make_shared<FunctionComponent>(std::move(ddp), [](const ComponentArgs& a, const BuildContext& ctx) {
     DdpOptions o = CommonOptions(a);
     o.h = a.OptStr("h").value_or("");
     o.cpu = static_cast<int>(a.Int("cpu"));
@@ -266,7 +256,7 @@ void RegisterDistComponents(ComponentRegistry& registry) {
     o.rdzv_backend = a.Str("rdzv_backend");
     o.rdzv_conf = a.OptStr("rdzv_conf");
     o.tee = static_cast<int>(a.Int("tee"));
-    return BuildDdp(std::move(o));
+    return BuildDdp(std::move(o), ctx);
   }));
 
   ComponentSpec spmd{
@@ -281,11 +271,11 @@ void RegisterDistComponents(ComponentRegistry& registry) {
        WithDefault("j", ParamType::kStr, "1x1", "{nodes}x{procs_per_node}, or {nodes} (procs = GPUs of -h)"),
        kEnv, kMaxRetries, kMounts, kDebug},
       VarArgs("args", "arguments for the script or module")};
-  (void)registry.Register(std::make_unique<FunctionComponent>(std::move(spmd), [](const ComponentArgs& a) -> Result<specs::AppDef> {
+  out.push_back(std::make_shared<FunctionComponent>(std::move(spmd), [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
     DdpOptions o = CommonOptions(a);
     o.h = a.Str("h");
-    TORCHX_ASSIGN_OR_RETURN(o.j, ParseSpmdJ(o.h, o.j));
-    return BuildDdp(std::move(o));
+    TORCHX_ASSIGN_OR_RETURN(o.j, ParseSpmdJ(o.h, o.j, ctx.named_resources));
+    return BuildDdp(std::move(o), ctx);
   }));
 }
 

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "torchx/devices/device.h"
+#include "torchx/specs/named_resources.h"
 #include "torchx/status.h"
 
 namespace torchx::components::internal {
@@ -15,12 +17,13 @@ struct NNodes {
   std::string nnodes;  ///< what torchrun's --nnodes gets: "MIN:MAX" or "NN"
 };
 /// `-j`: [MIN:]MAXxNPROC, or NPROC. NPROC may be `auto`: the chip count of the device plugin
-/// $PJRT_DEVICE selects (through the source SetDeviceChipSource installs).
-Result<NNodes> ParseNNodes(const std::string& j);
+/// $PJRT_DEVICE selects among `devices` (an error when null).
+Result<NNodes> ParseNNodes(const std::string& j, const devices::DeviceSource* devices = nullptr);
 
 /// `-j` of dist.spmd with host type `h`: bare `N` is N nodes x (GPUs of h); `NxM` as given.
 /// Returns "NxM".
-Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j);
+Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j,
+                               const specs::NamedResourceSource* named_resources = nullptr);
 
 /// `--name`: `exp/run`, `exp/`, `/run`, `run` or `/`; experiment defaults to
 /// "default-experiment", run to the script's stem or the module's last component.

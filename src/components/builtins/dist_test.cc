@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/component_source.h"
 #include "testing/status_matchers.h"
 #include "torchx/components/component.h"
 #include "torchx/specs/macros.h"
@@ -67,9 +68,7 @@ TEST(PathStem, MatchesPython) {
 }
 
 Result<specs::AppDef> Materialize(const std::vector<std::string>& argv) {
-  ComponentRegistry reg;
-  RegisterBuiltinComponents(reg);
-  TORCHX_ASSIGN_OR_RETURN(const Component* c, reg.Find(argv[0]));
+  TORCHX_ASSIGN_OR_RETURN(auto c, FindComponent(testing::ListComponentSource(), argv[0]));
   TORCHX_ASSIGN_OR_RETURN(auto args, ParseComponentArgs(c->spec(), {argv.begin() + 1, argv.end()}));
   return BuildAppDef(*c, args);
 }

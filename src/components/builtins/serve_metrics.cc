@@ -7,8 +7,8 @@
 
 namespace torchx::components::internal {
 
-void RegisterServeComponents(ComponentRegistry& r) {
-  (void)r.Register(std::make_unique<FunctionComponent>(
+void AddServeComponents(std::vector<std::shared_ptr<const Component>>& out) {
+  out.push_back(std::make_shared<FunctionComponent>(
       ComponentSpec{"serve.torchserve", "Deploys a model archive (.mar) to a TorchServe management API.",
                     "Runs torchx.apps.serve.serve, which serves the archive over HTTP on port 8222 and\n"
                     "registers it with the management API; params become --<name> <value> options.",
@@ -19,7 +19,7 @@ void RegisterServeComponents(ComponentRegistry& r) {
                                   "registration parameters, e.g. model_name=x,initial_workers=1"),
                      WithDefault("dryrun", ParamType::kBool, false, "check the archive without registering")},
                     std::nullopt},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "worker";
         role.image = a.Str("image");
@@ -39,8 +39,8 @@ void RegisterServeComponents(ComponentRegistry& r) {
       }));
 }
 
-void RegisterMetricsComponents(ComponentRegistry& r) {
-  (void)r.Register(std::make_unique<FunctionComponent>(
+void AddMetricsComponents(std::vector<std::shared_ptr<const Component>>& out) {
+  out.push_back(std::make_shared<FunctionComponent>(
       ComponentSpec{"metrics.tensorboard", "Runs a TensorBoard server over a log directory.",
                     "TensorBoard runs under torchx.apps.utils.process_monitor, which can wait for\n"
                     "start_on_file to exist before starting it and stops it when exit_on_file appears or\n"
@@ -52,7 +52,7 @@ void RegisterMetricsComponents(ComponentRegistry& r) {
                      WithDefault("start_on_file", ParamType::kStr, "", "start only once this file exists"),
                      WithDefault("exit_on_file", ParamType::kStr, "", "stop when this file appears")},
                     std::nullopt},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "tensorboard";
         role.image = a.Str("image");

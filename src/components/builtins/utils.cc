@@ -20,17 +20,17 @@ std::vector<Param> Sizing() {
           WithDefault("memMB", ParamType::kInt, 1024, "memory per replica in MB"),
           OptionalNone("h", ParamType::kStr, "named resource (wins over cpu, gpu, memMB)")};
 }
-Result<specs::Resource> SizedResource(const ComponentArgs& a) {
+Result<specs::Resource> SizedResource(const ComponentArgs& a, const BuildContext& ctx) {
   return specs::MakeResource(static_cast<int>(a.Int("cpu")), static_cast<int>(a.Int("gpu")),
-                             static_cast<int>(a.Int("memMB")), a.OptStr("h").value_or(""));
+                             static_cast<int>(a.Int("memMB")), a.OptStr("h").value_or(""), ctx.named_resources);
 }
 
 specs::AppDef OneRole(std::string app_name, specs::Role role) {
   return specs::AppDef{std::move(app_name), {std::move(role)}, {}};
 }
 
-void Add(ComponentRegistry& r, ComponentSpec spec, BuildFn fn) {
-  (void)r.Register(std::make_unique<FunctionComponent>(std::move(spec), std::move(fn)));
+void Add(std::vector<std::shared_ptr<const Component>>& r, ComponentSpec spec, BuildFn fn) {
+  r.push_back(std::make_shared<FunctionComponent>(std::move(spec), std::move(fn)));
 }
 
 std::vector<Param> Concat(std::vector<Param> a, const std::vector<Param>& b) {
@@ -40,11 +40,11 @@ std::vector<Param> Concat(std::vector<Param> a, const std::vector<Param>& b) {
 
 }  // namespace
 
-void RegisterUtilsComponents(ComponentRegistry& r) {
+void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
   Add(r, {"utils.echo", "Prints a message to stdout (runs echo).", "",
           {WithDefault("msg", ParamType::kStr, "hello world", "message to print"), Image(), NumReplicas()},
           std::nullopt},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "echo";
         role.image = a.Str("image");
@@ -57,7 +57,7 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
 
   Add(r, {"utils.touch", "Creates a file or updates its time (runs touch).", "",
           {Required("file", ParamType::kStr, "the file to touch"), Image()}, std::nullopt},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "touch";
         role.image = a.Str("image");
@@ -75,7 +75,7 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
                                    OptionalNone("mounts", ParamType::kListStr, "mounts, e.g. type=bind,src=/host,dst=/job"),
                                    OptionalNone("entrypoint", ParamType::kStr, "program to run instead of sh -c")})),
           VarArgs("args", "the command and its arguments")},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         std::vector<std::string> quoted;
         for (const std::string& arg : a.varargs) quoted.push_back(::torchx::internal::ShlexQuote(arg));
         specs::Role role;
@@ -91,7 +91,7 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
           role.args = {"-c", joined};
         }
         role.num_replicas = static_cast<int>(a.Int("num_replicas"));
-        TORCHX_ASSIGN_OR_RETURN(role.resource, SizedResource(a));
+        TORCHX_ASSIGN_OR_RETURN(role.resource, SizedResource(a, ctx));
         role.env = a.OptDict("env").value_or(std::map<std::string, std::string>{});
         role.env.emplace("LOGLEVEL", DefaultLogLevel());
         role.max_retries = static_cast<int>(a.Int("max_retries"));
@@ -108,7 +108,7 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
                   WithDefault("name", ParamType::kStr, "torchx_utils_python", "app name")},
                  Concat(Sizing(), {NumReplicas()})),
           VarArgs("args", "arguments for the program")},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         auto m = a.OptStr("m"), c = a.OptStr("c"), script = a.OptStr("script");
         if (m.has_value() + c.has_value() + script.has_value() != 1) {
           return InvalidArgumentError("-m, -c, --script: exactly one of -m, -c and --script must be specified");
@@ -122,7 +122,7 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
         if (c) role.args = {"-c", *c};
         role.args.insert(role.args.end(), a.varargs.begin(), a.varargs.end());
         role.num_replicas = static_cast<int>(a.Int("num_replicas"));
-        TORCHX_ASSIGN_OR_RETURN(role.resource, SizedResource(a));
+        TORCHX_ASSIGN_OR_RETURN(role.resource, SizedResource(a, ctx));
         if (m) role.env["HYDRA_MAIN_MODULE"] = *m;
         return OneRole(a.Str("name"), std::move(role));
       });
@@ -132,14 +132,14 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
                   WithDefault("name", ParamType::kStr, "torchx_utils_binary", "app name"), NumReplicas()},
                  Sizing()),
           VarArgs("args", "arguments for the program")},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "binary";
         role.image = "<NONE>";
         role.entrypoint = a.Str("entrypoint");
         role.args = a.varargs;
         role.num_replicas = static_cast<int>(a.Int("num_replicas"));
-        TORCHX_ASSIGN_OR_RETURN(role.resource, SizedResource(a));
+        TORCHX_ASSIGN_OR_RETURN(role.resource, SizedResource(a, ctx));
         return OneRole(a.Str("name"), std::move(role));
       });
 
@@ -148,7 +148,7 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
           {Required("src", ParamType::kStr, "source path or URL"),
            Required("dst", ParamType::kStr, "destination path or URL"), Image()},
           std::nullopt},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "torchx-utils-copy";
         role.image = a.Str("image");
@@ -166,7 +166,7 @@ void RegisterUtilsComponents(ComponentRegistry& r) {
            WithDefault("tracker_base", ParamType::kStr, "/tmp/torchx-util-booth", "tracker directory or URL"),
            Image()},
           std::nullopt},
-      [](const ComponentArgs& a) -> Result<specs::AppDef> {
+      [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "torchx-utils-booth";
         role.image = a.Str("image");

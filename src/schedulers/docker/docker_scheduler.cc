@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "schedulers/docker/engine_client.h"
-#include "schedulers/docker/workspace_image.h"
+#include "container_engine/engine_client.h"
+#include "container_engine/workspace_image.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/macros.h"
@@ -26,6 +26,9 @@ namespace {
 
 using Json = nlohmann::json;
 using specs::AppState;
+using container_engine::BuildWorkspaceImage;
+using container_engine::EngineClient;
+using internal::UrlEncode;
 
 constexpr const char* kLabelVersion = "torchx.pytorch.org/version";
 constexpr const char* kLabelAppId = "torchx.pytorch.org/app-id";
@@ -413,6 +416,12 @@ class DockerScheduler : public Scheduler {
 
 std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name) {
   return std::make_unique<DockerScheduler>(session_name);
+}
+
+std::vector<SchedulerEntry> BackendSchedulers() {
+  return {{"local_docker", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
+             return MakeDockerScheduler(context.session_name);
+           }}};
 }
 
 }  // namespace torchx::schedulers::docker

@@ -4,11 +4,15 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "torchx/schedulers/scheduler.h"
 
 namespace torchx::schedulers::docker {
 
 std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name);
+
+/// `local_docker`, for the build's table of linked-in back-ends.
+std::vector<SchedulerEntry> BackendSchedulers();
 
 }  // namespace torchx::schedulers::docker

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/http.h"
+#include "http/http.h"
 #include "schedulers/kubernetes/kube_config.h"
 #include "torchx/status.h"
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "core/http.h"
+#include "http/http.h"
 #include "torchx/status.h"
 
 namespace torchx::schedulers::kubernetes {

@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/http.h"
+#include "http/http.h"
 #include "core/json_yaml.h"
-#include "schedulers/docker/workspace_image.h"
+#include "container_engine/workspace_image.h"
 #include "schedulers/kubernetes/kube_client.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "schedulers/streamed_lines.h"
@@ -98,7 +98,7 @@ class KubernetesScheduler : public Scheduler {
     for (const Json& image : req.value("push", Json::array())) {
       std::string ref = image;
       auto colon = ref.rfind(':');
-      TORCHX_RETURN_IF_ERROR(docker::PushImage(docker::EngineClient(), ref.substr(0, colon), ref.substr(colon + 1),
+      TORCHX_RETURN_IF_ERROR(container_engine::PushImage(container_engine::EngineClient(), ref.substr(0, colon), ref.substr(colon + 1),
                                                "kubernetes"));
     }
     std::string ns = req["namespace"];
@@ -139,13 +139,13 @@ class KubernetesScheduler : public Scheduler {
           "kubernetes: image_repo `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)",
           repo));
     }
-    docker::EngineClient engine;
+    container_engine::EngineClient engine;
     std::map<std::string, std::string> built;  // base image -> pushed name
     for (specs::Role& role : app.roles) {
       if (auto it = built.find(role.image); it == built.end()) {
-        TORCHX_ASSIGN_OR_RETURN(std::string id, docker::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
+        TORCHX_ASSIGN_OR_RETURN(std::string id, container_engine::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
         std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
-        TORCHX_RETURN_IF_ERROR(docker::TagImage(engine, id, repo, tag, "kubernetes"));
+        TORCHX_RETURN_IF_ERROR(container_engine::TagImage(engine, id, repo, tag, "kubernetes"));
         built[role.image] = repo + ":" + tag;
       }
       role.image = built[role.image];
@@ -492,6 +492,12 @@ class KubernetesScheduler : public Scheduler {
 
 std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_name) {
   return std::make_unique<KubernetesScheduler>(session_name);
+}
+
+std::vector<SchedulerEntry> BackendSchedulers() {
+  return {{"kubernetes", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
+             return MakeKubernetesScheduler(context.session_name);
+           }}};
 }
 
 }  // namespace torchx::schedulers::kubernetes

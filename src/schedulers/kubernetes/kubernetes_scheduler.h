@@ -5,11 +5,15 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "torchx/schedulers/scheduler.h"
 
 namespace torchx::schedulers::kubernetes {
 
 std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_name);
+
+/// `kubernetes`, for the build's table of linked-in back-ends.
+std::vector<SchedulerEntry> BackendSchedulers();
 
 }  // namespace torchx::schedulers::kubernetes

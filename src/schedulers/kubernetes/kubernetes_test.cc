@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schedulers/kubernetes/kube_config.h"
+#include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -296,6 +297,28 @@ TEST(KubeConfig, MissingPiecesNameWhatIsMissing) {
 contexts:)");
   EXPECT_THAT(KubeConfigFromYaml(bad_exec, "", {"bad-exec", true}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("wrong shape")));
+}
+
+// The kubernetes back-end refuses a workspace it could not push before touching any engine.
+TEST(KubernetesWorkspace, NeedsAValidImageRepoBeforeBuildingAnything) {
+  auto sched = MakeKubernetesScheduler("test");
+  specs::AppDef app;
+  app.name = "ws";
+  specs::Role role;
+  role.name = "trainer";
+  role.image = "busybox";
+  role.entrypoint = "true";
+  app.roles.push_back(role);
+  auto missing = sched->BuildWorkspace("/nonexistent", app, {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.message(), HasSubstr("image_repo"));
+  for (const char* bad : {"Registry.example.com/Team", "r.example.com/x:tag", "r.example.com/x@sha256:00", "/x"}) {
+    auto refused = sched->BuildWorkspace("/nonexistent", app, {{"image_repo", std::string(bad)}});
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(refused.message(), HasSubstr(bad));
+  }
+  EXPECT_EQ(app.roles[0].image, "busybox");  // nothing changed
 }
 
 }  // namespace

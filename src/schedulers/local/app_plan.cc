@@ -83,7 +83,7 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
         rp.env["CUDA_VISIBLE_DEVICES"] = devices;
       }
       if (in.device) {
-        for (auto& [k, v] : plugins::DeviceEnv(*in.device, i, role.num_replicas, in.device_chips)) rp.env[k] = v;
+        for (auto& [k, v] : devices::DeviceEnv(*in.device, i, role.num_replicas, in.device_chips)) rp.env[k] = v;
       }
       plan.replicas.push_back(std::move(rp));
     }

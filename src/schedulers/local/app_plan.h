@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "torchx/plugins/device.h"
+#include "torchx/devices/device.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/runopts.h"
 #include "torchx/status.h"
@@ -50,7 +50,7 @@ struct PlanInputs {
   double kill_grace_seconds = 10;
   int max_replicas = 0;     ///< refuse apps with more replicas in all (0: no limit)
   /// A device plugin (runopt `device`): replica r of a role's n gets DeviceEnv(device, r, n, chips).
-  std::optional<plugins::DevicePlugin> device;
+  std::optional<devices::DevicePlugin> device;
   int device_chips = 0;
 };
 

@@ -22,7 +22,6 @@
 #include <fmt/format.h>
 
 #include "core/helper_exe.h"
-#include "torchx/plugins/registry.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/process_identity.h"
 #include "torchx/specs/app_id.h"
@@ -203,8 +202,11 @@ Result<std::string> FindSupervisor() {
   return found;
 }
 
-LocalScheduler::LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir)
-    : Scheduler(std::move(backend), std::move(session_name)), default_state_dir_(std::move(default_state_dir)) {}
+LocalScheduler::LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir,
+                               const devices::DeviceSource* devices)
+    : Scheduler(std::move(backend), std::move(session_name)),
+      default_state_dir_(std::move(default_state_dir)),
+      devices_(devices) {}
 
 specs::RunOpts LocalScheduler::run_opts() const {
   specs::RunOpts o;
@@ -248,12 +250,10 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   if (in.auto_set_cuda_visible_devices) in.visible_gpus = CountGpus();
   in.kill_grace_seconds = CfgFloat(cfg, "kill_grace_seconds", 10.0);
   if (std::string device = CfgStr(cfg, "device"); !device.empty()) {
-    auto& registry = plugins::PluginRegistry::Global();
+    if (!devices_) return InvalidArgumentError(fmt::format("device: `{}`: no device plugins are available", device));
     const char* lib = std::getenv("PJRT_LIBRARY_PATH");
-    TORCHX_ASSIGN_OR_RETURN(
-        in.device, plugins::SelectDevice(device, lib ? lib : "", [&](const std::string& n) { return registry.Device(n); },
-                                         registry.Names(plugins::PluginType::kDevice)));
-    auto chips = plugins::DeviceChipCount(*in.device);
+    TORCHX_ASSIGN_OR_RETURN(in.device, devices::SelectDevice(device, lib ? lib : "", *devices_));
+    auto chips = devices::DeviceChipCount(*in.device);
     if (!chips) return InvalidArgumentError(fmt::format("device: {}", chips.error().message()));
     in.device_chips = *chips;
   }
@@ -484,12 +484,15 @@ void LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milli
   ::close(fd);
 }
 
-void RegisterLocalSchedulers(SchedulerRegistry& registry) {
+std::vector<SchedulerEntry> BackendSchedulers() {
+  std::vector<SchedulerEntry> out;
   for (const char* name : {"local_cwd", "local"}) {
-    (void)registry.Register(name, [name](const std::string& session) -> Result<std::unique_ptr<Scheduler>> {
-      return std::unique_ptr<Scheduler>(std::make_unique<LocalScheduler>(name, session, DefaultStateDir()));
-    });
+    out.push_back({name, [name](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
+                     return std::unique_ptr<Scheduler>(std::make_unique<LocalScheduler>(
+                         name, context.session_name, DefaultStateDir(), context.devices));
+                   }});
   }
+  return out;
 }
 
 }  // namespace torchx::schedulers::local

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "schedulers/local/state_store.h"
 #include "torchx/schedulers/scheduler.h"
@@ -21,7 +22,9 @@ Result<std::string> FindSupervisor();
 
 class LocalScheduler : public Scheduler {
  public:
-  LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir);
+  /// `devices`: where the `device` option finds device plugins (may be null: none).
+  LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir,
+                 const devices::DeviceSource* devices = nullptr);
 
   specs::RunOpts run_opts() const override;
   unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
@@ -49,10 +52,11 @@ class LocalScheduler : public Scheduler {
   Status CheckLiveness(StateStore& store, AppRecord& app);
 
   std::string default_state_dir_;
+  const devices::DeviceSource* devices_;
   std::map<std::string, std::unique_ptr<StateStore>> stores_;
 };
 
-/// local_cwd and its alias local.
-void RegisterLocalSchedulers(SchedulerRegistry& registry);
+/// local_cwd and its alias local, for the build's table of linked-in back-ends.
+std::vector<SchedulerEntry> BackendSchedulers();
 
 }  // namespace torchx::schedulers::local

@@ -221,4 +221,10 @@ std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name) {
   return std::make_unique<SlurmScheduler>(session_name);
 }
 
+std::vector<SchedulerEntry> BackendSchedulers() {
+  return {{"slurm", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
+             return MakeSlurmScheduler(context.session_name);
+           }}};
+}
+
 }  // namespace torchx::schedulers::slurm

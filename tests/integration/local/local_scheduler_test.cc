@@ -14,6 +14,7 @@
 #include "schedulers/local/local_scheduler.h"
 #include "schedulers/local/state_store.h"
 #include "testing/local_env.h"
+#include "testing/registry.h"
 #include "testing/status_matchers.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -71,7 +72,8 @@ std::vector<std::string> Lines(runner::Runner& r, const std::string& handle, con
 class LocalSchedulerTest : public ::testing::Test {
  protected:
   testing::LocalSchedulerEnv env_;
-  runner::Runner runner_;
+  std::unique_ptr<plugins::PluginRegistry> registry_ = testing::BuiltinRegistry();
+  runner::Runner runner_{*registry_};
 };
 
 TEST_F(LocalSchedulerTest, EchoSucceedsWithTorchXLogLayout) {
@@ -456,7 +458,7 @@ TEST_F(LocalSchedulerTest, LogsFollowUntilTheAppEndsAndFilterByRegex) {
 TEST_F(LocalSchedulerTest, AnotherRunnerSeesAndCancelsTheApp) {
   auto handle = runner_.Run(App({ShRole("s", "sleep 100")}), "local_cwd");
   ASSERT_THAT(handle, IsOk());
-  runner::Runner other;
+  runner::Runner other(*registry_);
   EXPECT_EQ(other.Status(*handle)->value().state, AppState::kRunning);
   auto described = other.Describe(*handle);
   ASSERT_TRUE(described->has_value());
@@ -477,7 +479,7 @@ TEST_F(LocalSchedulerTest, StateDirRunoptIsFoundFromABareHandle) {
   ASSERT_THAT(handle, IsOk());
   EXPECT_EQ(testing::WaitTerminal(runner_, *handle)->state, AppState::kSucceeded);
   EXPECT_TRUE(fs::exists(fs::path(other.path()) / "local.db"));
-  runner::Runner fresh;
+  runner::Runner fresh(*registry_);
   EXPECT_EQ(fresh.Status(*handle)->value().state, AppState::kSucceeded);
 }
 
@@ -487,7 +489,7 @@ TEST_F(LocalSchedulerTest, ManyConcurrentClientsLoseNoRecord) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      runner::Runner r;
+      runner::Runner r(*registry_);
       for (int i = 0; i < kAppsEach; ++i) {
         auto h = r.Run(App({ShRole("s", "echo " + std::to_string(t * 100 + i), 2)}), "local_cwd");
         if (h) handles[t].push_back(*h);
@@ -497,7 +499,7 @@ TEST_F(LocalSchedulerTest, ManyConcurrentClientsLoseNoRecord) {
     });
   }
   for (auto& th : threads) th.join();
-  runner::Runner r;
+  runner::Runner r(*registry_);
   int total = 0;
   for (int t = 0; t < kThreads; ++t) {
     ASSERT_EQ(handles[t].size(), static_cast<size_t>(kAppsEach));

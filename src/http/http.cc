@@ -1,4 +1,4 @@
-#include "core/http.h"
+#include "http/http.h"
 
 #include <curl/curl.h>
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugins/pjrt_prefix.h"
+#include "devices/pjrt_prefix.h"
 
 namespace {
 

@@ -1,10 +1,10 @@
-#include "schedulers/docker/engine_client.h"
+#include "container_engine/engine_client.h"
 
 #include <cstdlib>
 
 #include <fmt/format.h>
 
-namespace torchx::schedulers::docker {
+namespace torchx::container_engine {
 namespace {
 
 constexpr const char* kApiUrl = "http://localhost/v1.41";
@@ -38,4 +38,4 @@ Result<long> EngineClient::Stream(const std::string& path, const std::function<b
   return resp.status;
 }
 
-}  // namespace torchx::schedulers::docker
+}  // namespace torchx::container_engine

@@ -1,4 +1,4 @@
-#include "schedulers/docker/workspace_image.h"
+#include "container_engine/workspace_image.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
-#include "schedulers/docker/build_context.h"
+#include "container_engine/build_context.h"
 
-namespace torchx::schedulers::docker {
+namespace torchx::container_engine {
 namespace {
 
 using Json = nlohmann::json;
@@ -164,4 +164,4 @@ Status PushImage(const EngineClient& engine, const std::string& repo, const std:
   return OkStatus();
 }
 
-}  // namespace torchx::schedulers::docker
+}  // namespace torchx::container_engine

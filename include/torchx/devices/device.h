@@ -19,7 +19,7 @@
 
 #include "torchx/status.h"
 
-namespace torchx::plugins {
+namespace torchx::devices {
 
 struct DevicePlugin {
   std::string name;          ///< upper case, as PJRT_DEVICE spells it: "TPU", "EXAMPLE"
@@ -59,12 +59,26 @@ Result<int> DeviceChipCount(const DevicePlugin& device);
 /// PJRT_LOCAL_PROCESS_COUNT (and PJRT_LIBRARY_PATH for a library device), then the template.
 std::map<std::string, std::string> DeviceEnv(const DevicePlugin& device, int rank, int count, int chips);
 
+/// The registered devices, as the layers below the plugin registry see them: back-ends (the
+/// local scheduler's `device` option) and components (`dist.ddp -j ...xauto`) are handed one
+/// instead of reaching for the registry.
+class DeviceSource {
+ public:
+  virtual ~DeviceSource() = default;
+  /// `name` as PJRT_DEVICE spells it (upper case); nullopt when none is registered.
+  virtual std::optional<DevicePlugin> Find(const std::string& name) const = 0;
+  /// Sorted, for messages.
+  virtual std::vector<std::string> Names() const = 0;
+};
+
 /// PyTorch/XLA's selection from `pjrt_device` / `pjrt_library_path` (normally $PJRT_DEVICE and
 /// $PJRT_LIBRARY_PATH): nullopt when pjrt_device is empty; "LIBRARY" builds a device from the
-/// path; other names are looked up with `find` (kNotFound listing `names`).
-Result<std::optional<DevicePlugin>> SelectDevice(
-    const std::string& pjrt_device, const std::string& pjrt_library_path,
-    const std::function<std::optional<DevicePlugin>(const std::string&)>& find,
-    const std::vector<std::string>& names);
+/// path; other names are looked up in `devices` (kNotFound listing its names).
+Result<std::optional<DevicePlugin>> SelectDevice(const std::string& pjrt_device, const std::string& pjrt_library_path,
+                                                 const DeviceSource& devices);
 
-}  // namespace torchx::plugins
+/// The chip count of the device $PJRT_DEVICE (with $PJRT_LIBRARY_PATH) selects: what
+/// `dist.ddp -j ...xauto` runs per node. kFailedPrecondition when PJRT_DEVICE is unset.
+Result<int> SelectedDeviceChipCount(const DeviceSource& devices);
+
+}  // namespace torchx::devices

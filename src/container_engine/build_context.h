@@ -7,7 +7,7 @@
 
 #include "torchx/status.h"
 
-namespace torchx::schedulers::docker {
+namespace torchx::container_engine {
 
 struct BuildContext {
   std::string tar;         ///< the context archive
@@ -17,4 +17,4 @@ struct BuildContext {
 /// kInvalidArgument for a workspace that is not a directory, or a path too long for ustar.
 Result<BuildContext> MakeBuildContext(const std::string& workspace, const std::string& base_image);
 
-}  // namespace torchx::schedulers::docker
+}  // namespace torchx::container_engine

@@ -1,13 +1,12 @@
-#include "schedulers/docker/workspace_image.h"
+#include "container_engine/workspace_image.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "torchx/specs/app_def.h"
-#include "schedulers/kubernetes/kubernetes_scheduler.h"
 
-namespace torchx::schedulers::docker {
+namespace torchx::container_engine {
 namespace {
 
 using Json = nlohmann::json;
@@ -48,27 +47,5 @@ TEST(RegistryAuth, MalformedConfigsAreErrorsNamingTheEntry) {
   EXPECT_THAT(bad.error().message(), testing::HasSubstr("auths[\"r.example.com\"].auth"));
 }
 
-// The kubernetes back-end refuses a workspace it could not push before touching any engine.
-TEST(KubernetesWorkspace, NeedsAValidImageRepoBeforeBuildingAnything) {
-  auto sched = kubernetes::MakeKubernetesScheduler("test");
-  specs::AppDef app;
-  app.name = "ws";
-  specs::Role role;
-  role.name = "trainer";
-  role.image = "busybox";
-  role.entrypoint = "true";
-  app.roles.push_back(role);
-  auto missing = sched->BuildWorkspace("/nonexistent", app, {});
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(missing.message(), testing::HasSubstr("image_repo"));
-  for (const char* bad : {"Registry.example.com/Team", "r.example.com/x:tag", "r.example.com/x@sha256:00", "/x"}) {
-    auto refused = sched->BuildWorkspace("/nonexistent", app, {{"image_repo", std::string(bad)}});
-    ASSERT_FALSE(refused.ok()) << bad;
-    EXPECT_THAT(refused.message(), testing::HasSubstr(bad));
-  }
-  EXPECT_EQ(app.roles[0].image, "busybox");  // nothing changed
-}
-
 }  // namespace
-}  // namespace torchx::schedulers::docker
+}  // namespace torchx::container_engine

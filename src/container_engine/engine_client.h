@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "core/http.h"
+#include "http/http.h"
 #include "torchx/status.h"
 
-namespace torchx::schedulers::docker {
+namespace torchx::container_engine {
 
 using internal::HttpResponse;
 using internal::UrlEncode;
@@ -32,4 +32,4 @@ class EngineClient {
   internal::HttpTransport transport_;
 };
 
-}  // namespace torchx::schedulers::docker
+}  // namespace torchx::container_engine

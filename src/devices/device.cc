@@ -1,4 +1,4 @@
-#include "torchx/plugins/device.h"
+#include "torchx/devices/device.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -18,7 +19,7 @@
 
 extern char** environ;
 
-namespace torchx::plugins {
+namespace torchx::devices {
 namespace {
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
@@ -130,9 +131,8 @@ std::map<std::string, std::string> DeviceEnv(const DevicePlugin& device, int ran
   return env;
 }
 
-Result<std::optional<DevicePlugin>> SelectDevice(
-    const std::string& pjrt_device, const std::string& pjrt_library_path,
-    const std::function<std::optional<DevicePlugin>(const std::string&)>& find, const std::vector<std::string>& names) {
+Result<std::optional<DevicePlugin>> SelectDevice(const std::string& pjrt_device, const std::string& pjrt_library_path,
+                                                 const DeviceSource& devices) {
   if (pjrt_device.empty()) return std::optional<DevicePlugin>();
   std::string name = pjrt_device;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -146,10 +146,22 @@ Result<std::optional<DevicePlugin>> SelectDevice(
     d.source = "PJRT_LIBRARY_PATH";
     return std::optional(std::move(d));
   }
-  if (auto d = find(name)) return std::optional(std::move(*d));
+  if (auto d = devices.Find(name)) return std::optional(std::move(*d));
   return NotFoundError(fmt::format("PJRT_DEVICE={}: no device plugin by that name; registered: [{}] (or LIBRARY "
                                    "with PJRT_LIBRARY_PATH)",
-                                   pjrt_device, fmt::join(names, ", ")));
+                                   pjrt_device, fmt::join(devices.Names(), ", ")));
 }
 
-}  // namespace torchx::plugins
+Result<int> SelectedDeviceChipCount(const DeviceSource& devices) {
+  const char* dev = std::getenv("PJRT_DEVICE");
+  const char* lib = std::getenv("PJRT_LIBRARY_PATH");
+  if (!dev || !*dev) {
+    return FailedPreconditionError(fmt::format(
+        "set PJRT_DEVICE to the device whose chips to count (registered: [{}], or LIBRARY with PJRT_LIBRARY_PATH)",
+        fmt::join(devices.Names(), ", ")));
+  }
+  TORCHX_ASSIGN_OR_RETURN(auto device, SelectDevice(dev, lib ? lib : "", devices));
+  return DeviceChipCount(*device);
+}
+
+}  // namespace torchx::devices

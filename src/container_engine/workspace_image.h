@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "schedulers/docker/engine_client.h"
+#include "container_engine/engine_client.h"
 #include "torchx/status.h"
 
-namespace torchx::schedulers::docker {
+namespace torchx::container_engine {
 
 /// Builds `workspace` on top of `base_image` (Dockerfile.torchx with the build args IMAGE and
 /// WORKSPACE, else `FROM <image>` + `COPY . .`; .dockerignore honoured; never pulls). Returns the
@@ -36,4 +36,4 @@ std::string RegistryHostOf(std::string_view repo);
 /// identitytoken), "{}" when there is none. kInvalidArgument when the text is not a config.
 Result<std::string> RegistryAuthFor(std::string_view repo, std::string_view docker_config_json);
 
-}  // namespace torchx::schedulers::docker
+}  // namespace torchx::container_engine

@@ -1,4 +1,4 @@
-#include "schedulers/docker/build_context.h"
+#include "container_engine/build_context.h"
 
 #include <sys/stat.h>
 
@@ -11,7 +11,7 @@
 
 #include "core/ignore_patterns.h"
 
-namespace torchx::schedulers::docker {
+namespace torchx::container_engine {
 namespace {
 
 namespace fs = std::filesystem;
@@ -95,4 +95,4 @@ Result<BuildContext> MakeBuildContext(const std::string& workspace_in, const std
   return ctx;
 }
 
-}  // namespace torchx::schedulers::docker
+}  // namespace torchx::container_engine

@@ -1,0 +1,105 @@
+// The Runner over a registry built with exactly what each test needs: a fake back-end records
+// what it was built with and asked for, so name resolution is checked without any engine.
+#include "torchx/runner/runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/status_matchers.h"
+#include "torchx/components/component.h"
+
+namespace torchx::runner {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// Remembers the context it was built with and the last request; apps never leave memory.
+class FakeScheduler : public schedulers::Scheduler {
+ public:
+  explicit FakeScheduler(const schedulers::SchedulerContext& context)
+      : Scheduler("fake", context.session_name), devices(context.devices) {}
+  specs::RunOpts run_opts() const override {
+    specs::RunOpts o;
+    (void)o.Add("queue", specs::CfgType::kStr, "the queue", std::string("default"));
+    return o;
+  }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
+    submitted = info.app;
+    return std::string("app-1");
+  }
+  Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string&) override {
+    return std::optional<schedulers::DescribeAppResponse>();
+  }
+  const devices::DeviceSource* devices;
+  std::optional<specs::AppDef> submitted;
+
+ protected:
+  Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+    schedulers::DryRunInfo info;
+    info.app = app;
+    info.cfg = cfg;
+    info.request = "fake request";
+    return info;
+  }
+  Status DoCancel(const std::string&) override { return OkStatus(); }
+};
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  RunnerTest() : registry_(plugins::PluginRegistry::Options{std::vector<std::string>{}}) {
+    plugins::RegisterBuiltins(registry_);
+    (void)registry_.AddScheduler("fake", "test", [this](const schedulers::SchedulerContext& context) {
+      auto s = std::make_unique<FakeScheduler>(context);
+      last_ = s.get();
+      return Result<std::unique_ptr<schedulers::Scheduler>>(std::move(s));
+    });
+    (void)registry_.AddNamedResource("test.box", "test", [] {
+      specs::Resource r;
+      r.cpu = 7;
+      r.gpu = 0;
+      r.memMB = 700;
+      return Result<specs::Resource>(r);
+    });
+  }
+  plugins::PluginRegistry registry_;
+  FakeScheduler* last_ = nullptr;
+};
+
+TEST_F(RunnerTest, BuildsAPluginSchedulerWithTheSessionAndTheRegistrysDevices) {
+  Runner r(registry_, RunnerOptions{"sess", {}});
+  auto handle = r.RunComponent("utils.echo", {"--msg", "hi"}, "fake", {{"queue", specs::CfgVal(std::string("q"))}});
+  ASSERT_THAT(handle, IsOkAndHolds("fake://sess/app-1"));
+  ASSERT_NE(last_, nullptr);
+  EXPECT_EQ(last_->session_name(), "sess");
+  EXPECT_EQ(last_->devices, &registry_.devices());
+  ASSERT_TRUE(last_->submitted.has_value());
+  EXPECT_EQ(last_->submitted->roles[0].env.at("TORCHX_JOB_ID"), "fake://sess/${app_id}");
+}
+
+TEST_F(RunnerTest, UnknownSchedulerListsEveryBackendInOrder) {
+  Runner r(registry_);
+  EXPECT_EQ(r.SchedulerBackends().front(), "local_cwd");
+  EXPECT_EQ(r.SchedulerBackends().back(), "fake");
+  EXPECT_THAT(r.SchedulerRunOpts("fakee"),
+              StatusIs(StatusCode::kNotFound, AllOf(HasSubstr("local_cwd, local"), HasSubstr("Did you mean `fake`?"))));
+  EXPECT_THAT(r.SchedulerRunOpts("fake"), IsOk());
+}
+
+TEST_F(RunnerTest, ComponentsResolveThroughTheRegistryWithItsNamedResources) {
+  Runner r(registry_);
+  auto help = r.ComponentHelp("utils.sh");
+  ASSERT_THAT(help, IsOk());
+  EXPECT_THAT(*help, HasSubstr("usage"));
+  EXPECT_THAT(r.ComponentHelp("utils.shh"), StatusIs(StatusCode::kNotFound, HasSubstr("utils.sh")));
+  // -h with a name only the registry has: components see plugin named resources through it.
+  auto app = r.ComponentAppDef("utils.sh", {"-h", "test.box", "true"});
+  ASSERT_THAT(app, IsOk());
+  EXPECT_EQ(app->roles[0].resource.cpu, 7);
+  EXPECT_THAT(r.NamedResource("test.box"), IsOk());
+  EXPECT_THAT(r.NamedResourceNames(), ::testing::Contains("test.box"));
+  EXPECT_THAT(r.NamedResource("test.bx"), StatusIs(StatusCode::kNotFound, HasSubstr("test.box")));
+}
+
+}  // namespace
+}  // namespace torchx::runner
