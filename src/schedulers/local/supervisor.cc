@@ -156,12 +156,7 @@ class Supervisor {
     logs_[i].StartAttempt(s.attempt);
     auto launched = launcher_.Launch(rp);
     if (!launched) {
-      // The layout promises the files even for a replica that never ran.
-      if (defer_log_creation_) {
-        defer_log_creation_->push_back(i);
-      } else {
-        logs_[i].Create();
-      }
+      CreateLogs(i);  // the layout promises the files even for a replica that never ran
       Apply(policy_.OnSpawnFailed(i, launched.error().message()));
       return;
     }
@@ -177,12 +172,18 @@ class Supervisor {
       pipes_[fd] = Output{i, stream};
     }
     if (!launched->exec_error.empty()) logs_[i].WriteStderrLine(fmt::format("{}: {}", ReplicaLabel(rp), launched->exec_error));
+    CreateLogs(i);
+    Apply(policy_.OnSpawned(i, p.pid, p.identity, launched->exec_error));
+  }
+
+  // Right after the spawn, so that the files exist before the pipes are read; while Run starts
+  // the replicas, once all are started.
+  void CreateLogs(size_t i) {
     if (defer_log_creation_) {
       defer_log_creation_->push_back(i);
     } else {
       logs_[i].Create();
     }
-    Apply(policy_.OnSpawned(i, p.pid, p.identity, launched->exec_error));
   }
 
   void Loop() {
