@@ -92,6 +92,7 @@ struct ReplicaExit {
 /// The retry / stop state machine of one app. Not thread-safe; one per supervisor.
 class SupervisorPolicy {
  public:
+  /// `plan` must outlive the policy (the supervisor owns both).
   SupervisorPolicy(std::string app_id, const AppPlan& plan);
 
   /// Starts every replica (attempt 0).
