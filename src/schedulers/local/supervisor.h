@@ -3,7 +3,8 @@
 // stdout.log / stderr.log / combined.log, reaps exits, applies the retry policy, and on SIGTERM
 // (a cancel) stops every replica: SIGTERM to each process group, SIGKILL after the grace period.
 // Every transition is written to the state store. Event-driven: epoll over a signalfd, a timerfd
-// and the output pipes; it uses no CPU while the replicas run quietly.
+// and the output pipes; it uses no CPU while the replicas run quietly. Its decisions are a pure
+// policy (supervisor_policy.h); the rest is thin OS pieces (docs/local-scheduler.md lists them).
 #pragma once
 
 #include <string>

@@ -1,0 +1,48 @@
+// The supervisor's event loop: one epoll set over a signalfd (the signals it handles, blocked
+// for normal delivery), a timerfd (the kill-grace timer) and the replicas' output pipes. It
+// sleeps in epoll_wait, so an app whose replicas are quiet costs the supervisor no CPU.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "torchx/status.h"
+
+namespace torchx::schedulers::local {
+
+class EventLoop {
+ public:
+  enum class Source { kSignal, kTimer, kFd };
+  struct Ready {
+    Source source;
+    int fd;  ///< for kFd
+  };
+
+  /// Blocks `signals` and receives them through a signalfd from then on.
+  static Result<std::unique_ptr<EventLoop>> Create(const std::vector<int>& signals);
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  /// Reports `fd` as Source::kFd when it is readable (or at EOF).
+  void Watch(int fd);
+  void Unwatch(int fd);
+
+  /// One-shot; re-arming replaces the previous deadline. A zero delay still fires.
+  void ArmTimer(double seconds);
+  void DisarmTimer();
+
+  /// What is ready, in the kernel's order; waits up to `timeout_ms` (-1: forever). An expired
+  /// timer is acknowledged here. Empty on timeout or interruption.
+  std::vector<Ready> Wait(int timeout_ms);
+
+  /// The pending signals, in arrival order (drains the signalfd).
+  std::vector<int> TakeSignals();
+
+ private:
+  EventLoop(int epfd, int sigfd, int timerfd) : epfd_(epfd), sigfd_(sigfd), timerfd_(timerfd) {}
+
+  int epfd_, sigfd_, timerfd_;
+};
+
+}  // namespace torchx::schedulers::local

@@ -1,0 +1,155 @@
+// The local supervisor's process launcher (see process_launcher.h).
+#include "schedulers/local/process_launcher.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "schedulers/local/process_identity.h"
+
+extern char** environ;
+
+namespace torchx::schedulers::local {
+namespace {
+
+// What the child of Launch needs; it lives in the supervisor's memory, which a CLONE_VM child
+// shares, so the child reports an exec failure by writing `error` before it exits.
+struct ChildArgs {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  int out_fd;
+  int err_fd;
+  pid_t supervisor;
+  int error = 0;
+};
+
+// Runs in the child between clone and exec. It shares the parent's memory (the parent is
+// suspended until exec or exit), so it only makes system calls.
+int ChildMain(void* p) {
+  auto* a = static_cast<ChildArgs*>(p);
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // replica leaders never outlive a killed supervisor
+  if (getppid() != a->supervisor) _exit(127);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0) {
+    a->error = errno;
+    _exit(127);
+  }
+  if (chdir(a->cwd) != 0) {
+    a->error = errno;
+    _exit(127);
+  }
+  execve(a->path, a->argv, a->envp);
+  a->error = errno;
+  _exit(127);
+}
+
+}  // namespace
+
+// Resolved once per (name, PATH, cwd) instead of probing every PATH directory in every replica.
+std::string ResolveProgram(const std::string& name, const std::string& path_var, const std::string& cwd) {
+  if (name.find('/') != std::string::npos) return name;
+  size_t start = 0;
+  while (start <= path_var.size()) {
+    size_t colon = path_var.find(':', start);
+    if (colon == std::string::npos) colon = path_var.size();
+    std::string dir = path_var.substr(start, colon - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = (dir[0] == '/' ? dir : cwd + "/" + dir) + "/" + name;
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = colon + 1;
+  }
+  return name;
+}
+
+CloneLauncher::CloneLauncher() : child_stack_(256 * 1024) {
+  // The supervisor's own environment (the submitter's), parsed once.
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) base_env_[kv.substr(0, eq)] = kv;
+  }
+}
+
+Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return InternalError(fmt::format("cannot create pipes: {}", strerror(errno)));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    int saved = errno;
+    ::close(out[0]);
+    ::close(out[1]);
+    return InternalError(fmt::format("cannot create pipes: {}", strerror(saved)));
+  }
+  // The supervisor's environment with the replica's variables on top.
+  std::vector<std::string> overrides;
+  overrides.reserve(p.env.size());
+  for (const auto& [k, v] : p.env) overrides.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  envp.reserve(base_env_.size() + overrides.size() + 1);
+  for (auto& [key, entry] : base_env_) {
+    if (!p.env.count(key)) envp.push_back(entry.data());
+  }
+  for (std::string& e : overrides) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = p.argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto path_it = p.env.find("PATH");
+  auto base_path = base_env_.find("PATH");
+  std::string path_var = path_it != p.env.end()      ? path_it->second
+                         : base_path != base_env_.end() ? base_path->second.substr(5)
+                                                        : "";
+  std::string key = p.argv[0] + '\0' + path_var + '\0' + p.cwd;
+  auto cached = resolved_.find(key);
+  if (cached == resolved_.end()) cached = resolved_.emplace(key, ResolveProgram(p.argv[0], path_var, p.cwd)).first;
+
+  ChildArgs child{cached->second.c_str(), argv.data(), envp.data(), p.cwd.c_str(), out[1], err[1], getpid()};
+  // CLONE_VFORK: we resume once the child has exec'd (or failed), so `child` stays valid and
+  // holds the exec error; CLONE_VM: no page tables to copy, unlike fork.
+  char* stack_top = child_stack_.data() + child_stack_.size();
+  pid_t pid = clone(&ChildMain, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (pid < 0) {
+    int saved = errno;
+    ::close(out[0]);
+    ::close(err[0]);
+    return InternalError(fmt::format("cannot start a process: {}", strerror(saved)));
+  }
+  LaunchedProcess proc;
+  proc.pid = pid;
+  proc.identity = ProcessIdentity(pid);
+  proc.out_fd = out[0];
+  proc.err_fd = err[0];
+  fcntl(proc.out_fd, F_SETFL, O_NONBLOCK);
+  fcntl(proc.err_fd, F_SETFL, O_NONBLOCK);
+  if (child.error != 0) {
+    proc.exec_error = fmt::format("cannot start `{}` in {}: {}", p.argv[0], p.cwd, strerror(child.error));
+  }
+  return proc;
+}
+
+void CloneLauncher::SignalGroup(int pgid, const std::string& identity, int sig) {
+  if (pgid > 0) SignalGroupOrLeftovers(pgid, identity, sig);
+}
+
+}  // namespace torchx::schedulers::local

@@ -1,0 +1,54 @@
+// Starting and signalling the local supervisor's replica processes. ProcessLauncher is the seam
+// between the supervisor and the OS; CloneLauncher is the real one: each replica is its own
+// process group, dies with the supervisor (PDEATHSIG), has stdin on /dev/null and its stdout and
+// stderr on pipes back to the supervisor, and is started with clone(CLONE_VM | CLONE_VFORK),
+// which copies no page tables however large the supervisor's memory.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "schedulers/local/app_plan.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers::local {
+
+struct LaunchedProcess {
+  int pid = 0;            ///< also its process group id
+  std::string identity;   ///< ProcessIdentity(pid), taken at once
+  int out_fd = -1;        ///< read ends of its stdout and stderr pipes (close-on-exec, non-blocking)
+  int err_fd = -1;
+  /// Set when the process started but could not exec (it exits with 127), e.g.
+  /// "cannot start `prog` in /dir: No such file or directory".
+  std::string exec_error;
+};
+
+class ProcessLauncher {
+ public:
+  virtual ~ProcessLauncher() = default;
+  /// The error says why no process could be started ("cannot create pipes: ...", "cannot start
+  /// a process: ...").
+  virtual Result<LaunchedProcess> Launch(const ReplicaPlan& replica) = 0;
+  /// Signals process group `pgid` while its leader is still `identity`, or its leftovers (see
+  /// SignalGroupOrLeftovers).
+  virtual void SignalGroup(int pgid, const std::string& identity, int sig) = 0;
+};
+
+class CloneLauncher final : public ProcessLauncher {
+ public:
+  CloneLauncher();
+  Result<LaunchedProcess> Launch(const ReplicaPlan& replica) override;
+  void SignalGroup(int pgid, const std::string& identity, int sig) override;
+
+ private:
+  std::map<std::string, std::string> base_env_;  // the supervisor's environment: name -> "NAME=value"
+  std::map<std::string, std::string> resolved_;  // program lookups, see ResolveProgram
+  std::vector<char> child_stack_;
+};
+
+/// The program execvp would run for `name` on `path_var`; relative PATH entries are relative to
+/// `cwd`. `name` itself when it has a '/' or is not found (execve then reports ENOENT).
+std::string ResolveProgram(const std::string& name, const std::string& path_var, const std::string& cwd);
+
+}  // namespace torchx::schedulers::local

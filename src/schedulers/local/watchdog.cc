@@ -1,0 +1,105 @@
+// The local supervisor's watchdog process and its line protocol (see watchdog.h).
+#include "schedulers/local/watchdog.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "schedulers/local/process_identity.h"
+#include "schedulers/local/state_store.h"
+
+namespace torchx::schedulers::local {
+namespace {
+
+[[noreturn]] void RunWatchdog(int fd, const std::string& state_dir, const std::string& app_id) {
+  signal(SIGTERM, SIG_IGN);  // a cancel signals the supervisor, not its guard
+  signal(SIGINT, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  WatchdogLog log;
+  char chunk[4096];
+  while (true) {
+    ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    log.Feed(std::string_view(chunk, static_cast<size_t>(n)));
+  }
+  if (!log.done()) {
+    for (const auto& [pgid, identity] : log.groups()) SignalGroupOrLeftovers(pgid, identity, SIGKILL);
+    if (auto store = StateStore::Open(state_dir); store) {
+      if (auto replicas = (*store)->GetReplicas(app_id); replicas) {
+        for (ReplicaRecord& r : *replicas) {
+          if (!specs::IsTerminal(r.state)) r.state = specs::AppState::kFailed;
+        }
+        (void)(*store)->PutReplicas(*replicas);
+      }
+      (void)(*store)->SetAppState(app_id, specs::AppState::kFailed, 0,
+                                  "the app's supervisor died unexpectedly; its replicas were stopped", "<NONE>");
+    }
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+void WatchdogLog::Feed(std::string_view bytes) {
+  buf_.append(bytes);
+  size_t nl;
+  while ((nl = buf_.find('\n')) != std::string::npos) {
+    std::string line = buf_.substr(0, nl);
+    buf_.erase(0, nl + 1);
+    if (line == kWatchdogDoneLine) {
+      done_ = true;
+      continue;
+    }
+    size_t sp = line.find(' ');
+    if (sp != std::string::npos) groups_[std::atoi(line.c_str())] = line.substr(sp + 1);
+  }
+}
+
+std::string WatchdogReplicaLine(int pgid, const std::string& identity) { return fmt::format("{} {}", pgid, identity); }
+
+Watchdog::~Watchdog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Watchdog::Start(const std::string& state_dir, const std::string& app_id, int ready_fd) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    ::close(fds[1]);
+    if (ready_fd >= 0) ::close(ready_fd);
+    RunWatchdog(fds[0], state_dir, app_id);
+  }
+  ::close(fds[0]);
+  if (pid < 0) {
+    ::close(fds[1]);
+    return;
+  }
+  fd_ = fds[1];
+}
+
+void Watchdog::ReplicaStarted(int pgid, const std::string& identity) { Tell(WatchdogReplicaLine(pgid, identity)); }
+
+void Watchdog::Done() { Tell(kWatchdogDoneLine); }
+
+void Watchdog::Tell(std::string_view line) {
+  if (fd_ < 0) return;
+  std::string text = std::string(line) + "\n";
+  const char* data = text.data();
+  size_t n = text.size();
+  while (n > 0) {
+    ssize_t w = ::write(fd_, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace torchx::schedulers::local
