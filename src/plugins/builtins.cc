@@ -1,7 +1,8 @@
-// The built-in plugins, registered explicitly (no discovery): the back-ends linked into this
-// build, the named resource tables, the builtin components and the CUDA device.
+// The built-in plugins, registered explicitly (no discovery): the back-ends of this build (linked
+// in, or loadable modules registered by name and loaded on first use), the named resource tables, the builtin components and the CUDA device.
 #include <filesystem>
 
+#include "plugins/backend_modules.h"
 #include "torchx/components/component.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/specs/named_resources.h"
@@ -23,8 +24,14 @@ Result<int> CountNvidiaGpus() {
 }  // namespace
 
 void RegisterBuiltins(PluginRegistry& registry) {
-  for (schedulers::SchedulerEntry& entry : BuiltinBackends()) {
-    (void)registry.AddScheduler(std::move(entry.name), "builtin", std::move(entry.factory));
+  for (const BuiltinBackend& backend : BuiltinBackends()) {
+    if (!backend.linked) {
+      AddLoadableBackend(registry, backend);
+      continue;
+    }
+    for (schedulers::SchedulerEntry& entry : backend.linked()) {
+      (void)registry.AddScheduler(std::move(entry.name), "builtin", std::move(entry.factory));
+    }
   }
   for (const std::string& name : specs::BuiltinNamedResourceNames()) {
     (void)registry.AddNamedResource(name, "builtin", [name] { return specs::GetNamedResource(name); });

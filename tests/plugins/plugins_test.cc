@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plugins/backend_modules.h"
 #include "testing/registry.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -257,6 +258,39 @@ TEST(DevicePlugins, LocalSchedulerGivesEachReplicaItsDeviceEnvAndDdpSizesFromChi
   ASSERT_THAT(ddp, IsOk());
   std::string cmd = ddp->roles[0].args.back();
   EXPECT_THAT(cmd, HasSubstr("--nproc_per_node 2"));
+}
+
+// local_docker and kubernetes are loadable modules: registered by name, loaded when first built.
+TEST(BackendModules, LoadableSchedulersAreBuiltFromTheirModule) {
+  auto registry = testing::BuiltinRegistry(Path({}));
+  for (const char* name : {"local_docker", "kubernetes"}) {
+    auto factory = registry->Scheduler(name);
+    ASSERT_TRUE(factory.has_value()) << name;
+    schedulers::SchedulerContext context;
+    context.session_name = "modsession";
+    auto sched = (*factory)(context);
+    ASSERT_THAT(sched, IsOk());
+    EXPECT_EQ((*sched)->backend(), name);
+    EXPECT_EQ((*sched)->session_name(), "modsession");
+    EXPECT_FALSE((*sched)->run_opts().Render().empty());
+  }
+}
+
+TEST(BackendModules, MissingForeignAndNonModulesAreRefusedWithTheReason) {
+  testing::ScopedEnv path("TORCHX_BACKEND_PATH", STALE_DIR);
+  PluginRegistry reg(Path({}));
+  AddLoadableBackend(reg, {nullptr, "torchx_backend_missing.so", {"missing"}});
+  AddLoadableBackend(reg, {nullptr, "torchx_backend_stale.so", {"stale"}});
+  AddLoadableBackend(reg, {nullptr, "torchx_backend_notone.so", {"notone"}});
+  auto build = [&](const char* name) { return (*reg.Scheduler(name))(schedulers::SchedulerContext{}).status(); };
+  EXPECT_THAT(build("missing"), StatusIs(StatusCode::kFailedPrecondition,
+                                         AllOf(HasSubstr("torchx_backend_missing.so was not found"),
+                                               HasSubstr(STALE_DIR), HasSubstr("TORCHX_BACKEND_PATH"))));
+  EXPECT_THAT(build("stale"), StatusIs(StatusCode::kFailedPrecondition,
+                                       AllOf(HasSubstr("another build"), HasSubstr("0.0.0+another-build"))));
+  EXPECT_THAT(build("notone"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("not a torchx back-end module")));
+  // The failure is kept: asking again does not load again, and says the same.
+  EXPECT_THAT(build("stale"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("another build")));
 }
 
 }  // namespace
