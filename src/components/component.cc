@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "core/pystr.h"
 #include "core/spelling.h"
 #include "core/strings.h"
+#include "torchx/specs/option_value.h"
 #include "torchx/specs/runopts.h"
 
 namespace torchx::components {
@@ -22,52 +25,33 @@ std::string OptionName(const Param& p) {
   return p.name.size() == 1 ? fmt::format("-{}/--{}", p.name, p.name) : "--" + p.name;
 }
 
-// Decodes one CLI string into the parameter's type (TorchX's decode rules).
+Value ToValue(specs::CfgVal v) {
+  return std::visit(
+      [](auto&& x) -> Value {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return Value();
+        } else if constexpr (std::is_same_v<T, specs::CfgList>) {
+          Value::List l(x.begin(), x.end());
+          return Value(std::move(l));
+        } else if constexpr (std::is_same_v<T, specs::CfgDict>) {
+          Value::Map m;
+          for (auto& [k, item] : x) m[k] = Value(item);
+          return Value(std::move(m));
+        } else {
+          return Value(std::move(x));
+        }
+      },
+      std::move(v));
+}
+
+// Decodes one CLI string into the parameter's type (specs/option_value.h, TorchX's rules for
+// component arguments). An Optional parameter given "" is None.
 Result<Value> Decode(const Param& p, const std::string& text) {
   if (p.optional && text.empty() && p.type != ParamType::kStr) return Value();
-  auto bad = [&](std::string_view expected) {
-    return InvalidArgumentError(
-        fmt::format("{}: invalid {} value '{}'{}", OptionName(p), ParamTypeName(p.type), text, expected));
-  };
-  switch (p.type) {
-    case ParamType::kStr: return Value(text);
-    case ParamType::kBool: {
-      std::string lower = text;
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-      return Value(lower == "true");
-    }
-    case ParamType::kInt: {
-      std::string s(::torchx::internal::Strip(text));
-      char* end = nullptr;
-      errno = 0;
-      long long n = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end != '\0' || errno == ERANGE) return bad(", expected an integer");
-      if (n < INT32_MIN || n > INT32_MAX) return bad(", out of range (must fit in 32 bits)");
-      return Value(static_cast<std::int64_t>(n));
-    }
-    case ParamType::kFloat: {
-      std::string s(::torchx::internal::Strip(text));
-      char* end = nullptr;
-      double d = std::strtod(s.c_str(), &end);
-      if (s.empty() || *end != '\0') return bad(", expected a number");
-      return Value(d);
-    }
-    case ParamType::kListStr: {
-      Value::List items;
-      for (const std::string& item : ::torchx::internal::SplitAny(text, ",")) {
-        items.emplace_back(std::string(::torchx::internal::Strip(item)));
-      }
-      return Value(std::move(items));
-    }
-    case ParamType::kDictStr: {
-      auto pairs = specs::CfgStringToPairs(text);
-      if (!pairs) return bad(", expected k1=v1,k2=v2");
-      Value::Map m;
-      for (auto& [k, v] : *pairs) m[k] = Value(v);
-      return Value(std::move(m));
-    }
-  }
-  return bad("");
+  TORCHX_ASSIGN_OR_RETURN(specs::CfgVal v,
+                          specs::DecodeOptionValue(p.type, text, specs::OptionSyntax::kComponentArg, OptionName(p)));
+  return ToValue(std::move(v));
 }
 
 // Takes a JSON value as the parameter's type without string decoding.
@@ -207,17 +191,7 @@ std::string PyDefault(const Value& v) {
 
 }  // namespace
 
-std::string_view ParamTypeName(ParamType t) {
-  switch (t) {
-    case ParamType::kStr: return "str";
-    case ParamType::kInt: return "int";
-    case ParamType::kFloat: return "float";
-    case ParamType::kBool: return "bool";
-    case ParamType::kListStr: return "list";
-    case ParamType::kDictStr: return "dict";
-  }
-  return "str";
-}
+std::string_view ParamTypeName(ParamType t) { return specs::CfgTypeShortName(t); }
 
 Result<ParamType> ParseParamType(std::string_view name) {
   for (ParamType t : {ParamType::kStr, ParamType::kInt, ParamType::kFloat, ParamType::kBool,

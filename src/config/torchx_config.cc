@@ -1,5 +1,7 @@
 #include "torchx/config/torchx_config.h"
 
+#include "torchx/specs/option_value.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -96,29 +98,9 @@ int OnEntry(void* user, const char* section, const char* name, const char* value
 }
 
 
-Result<specs::CfgVal> CastConfigValue(const ConfigEntry& e, const specs::RunOpts& opts,
-                                      const specs::RunOpt& opt) {
-  auto where = [&] { return fmt::format("{}:{}: [{}] {}", e.file, e.line, e.section, e.key); };
-  if (e.value == "None") return specs::CfgVal{};
-  switch (opt.type) {
-    case specs::CfgType::kBool: {
-      std::string v = e.value;
-      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (v == "1" || v == "yes" || v == "true" || v == "on") return specs::CfgVal(true);
-      if (v == "0" || v == "no" || v == "false" || v == "off") return specs::CfgVal(false);
-      return InvalidArgumentError(fmt::format(
-          "{}: invalid bool '{}', must be one of [true, false, yes, no, on, off, 1, 0]", where(),
-          e.value));
-    }
-    case specs::CfgType::kListStr: {
-      return specs::CfgVal(internal::SplitAny(e.value, ";"));
-    }
-    default: {
-      auto v = opts.Cast(e.key, opt, e.value);
-      if (!v) return InvalidArgumentError(fmt::format("{}: {}", where(), v.error().message()));
-      return v;
-    }
-  }
+Result<specs::CfgVal> CastConfigValue(const ConfigEntry& e, const specs::RunOpt& opt) {
+  return specs::DecodeOptionValue(opt.type, e.value, specs::OptionSyntax::kConfigFile,
+                                  fmt::format("{}:{}: [{}] {}", e.file, e.line, e.section, e.key));
 }
 
 }  // namespace
@@ -229,7 +211,7 @@ Status TorchxConfig::ApplySchedulerDefaults(std::string_view scheduler, const sp
       continue;
     }
     if (cfg.count(e->key)) continue;  // the command line wins
-    TORCHX_ASSIGN_OR_RETURN(cfg[e->key], CastConfigValue(*e, opts, *opt));
+    TORCHX_ASSIGN_OR_RETURN(cfg[e->key], CastConfigValue(*e, *opt));
   }
   return OkStatus();
 }

@@ -1,5 +1,7 @@
 #include "torchx/specs/runopts.h"
 
+#include "torchx/specs/option_value.h"
+
 #include <cerrno>
 #include <cstdlib>
 
@@ -257,54 +259,7 @@ Result<Cfg> RunOpts::Resolve(const Cfg& cfg) const {
 
 Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt,
                              std::string_view value) const {
-  auto bad = [&](std::string_view expected) {
-    return InvalidArgumentError(fmt::format("cfg: option {}: invalid {} value '{}'{}", key,
-                                            CfgTypeName(opt.type), value, expected));
-  };
-  switch (opt.type) {
-    case CfgType::kStr: return CfgVal(std::string(value));
-    case CfgType::kBool: {
-      std::string lower(value);
-      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return CfgVal(lower == "true");
-    }
-    case CfgType::kInt: {
-      std::string s(internal::Strip(value));
-      if (s.empty()) return bad(", expected an integer");
-      char* end = nullptr;
-      errno = 0;
-      long long n = std::strtoll(s.c_str(), &end, 10);
-      if (*end != '\0' || errno == ERANGE) return bad(", expected an integer");
-      return CfgVal(static_cast<std::int64_t>(n));
-    }
-    case CfgType::kFloat: {
-      std::string s(internal::Strip(value));
-      if (s.empty()) return bad(", expected a number");
-      char* end = nullptr;
-      double d = std::strtod(s.c_str(), &end);
-      if (*end != '\0') return bad(", expected a number");
-      return CfgVal(d);
-    }
-    case CfgType::kListStr: {
-      CfgList items;
-      for (std::string& item : internal::SplitAny(value, ",;")) {
-        if (!item.empty()) items.push_back(std::move(item));
-      }
-      return CfgVal(std::move(items));
-    }
-    case CfgType::kDictStr: {
-      CfgDict d;
-      for (const std::string& item : internal::SplitAny(value, ",;")) {
-        size_t colon = item.find(':');
-        if (colon == std::string::npos) {
-          return bad(fmt::format(": item '{}' is not of the form key:value", item));
-        }
-        d[item.substr(0, colon)] = item.substr(colon + 1);
-      }
-      return CfgVal(std::move(d));
-    }
-  }
-  return bad("");
+  return DecodeOptionValue(opt.type, value, OptionSyntax::kCfgString, fmt::format("cfg: option {}", key));
 }
 
 Result<Cfg> RunOpts::CfgFromString(std::string_view s, std::vector<std::string>* unknown) const {

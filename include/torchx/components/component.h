@@ -21,12 +21,15 @@
 #include "torchx/devices/device.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/named_resources.h"
+#include "torchx/specs/runopts.h"
 #include "torchx/status.h"
 #include "torchx/value.h"
 
 namespace torchx::components {
 
-enum class ParamType { kStr, kInt, kFloat, kBool, kListStr, kDictStr };
+/// A parameter's type is an option type: component arguments, runopts and .torchxconfig values
+/// share one type and one decoder (specs/option_value.h).
+using ParamType = specs::CfgType;
 
 /// "str", "int", "float", "bool", "list", "dict" (as written in declarative component files).
 std::string_view ParamTypeName(ParamType t);
