@@ -33,9 +33,8 @@ Result<HttpResponse> EngineClient::Request(const std::string& method, const std:
 
 Result<long> EngineClient::Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const {
   internal::HttpRequest r{"GET", kApiUrl + path, "", "application/json", 0, {}};
-  TORCHX_ASSIGN_OR_RETURN(auto resp,
-                          http_->Stream(transport_, r, fmt::format("container engine at unix://{}", transport_.unix_socket),
-                                        on_data));
+  std::string what = fmt::format("container engine at unix://{}", transport_.unix_socket);
+  TORCHX_ASSIGN_OR_RETURN(auto resp, http_->Stream(transport_, r, what, on_data));
   return resp.status;
 }
 

@@ -110,7 +110,8 @@ class FakeHttpClient : public internal::HttpClient {
     }
     // Outside the lock: a handler may look at the recorded requests.
     if (!handler) {
-      return internal::HttpResponse{404, fmt::format(R"({{"message":"fake: nothing answers {} {}"}})", r.method, r.path)};
+      return internal::HttpResponse{404,
+                                    fmt::format(R"({{"message":"fake: nothing answers {} {}"}})", r.method, r.path)};
     }
     return handler(r);
   }

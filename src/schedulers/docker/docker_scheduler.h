@@ -15,7 +15,8 @@ namespace torchx::schedulers::docker {
 /// Every engine call goes through `engine` (over MakeCurlHttpClient() for a real engine).
 std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name, container_engine::EngineClient engine);
 
-/// `local_docker` on the engine at $DOCKER_HOST (else /var/run/docker.sock), for the build's table of linked-in back-ends.
+/// `local_docker` on the engine at $DOCKER_HOST (else /var/run/docker.sock), for the build's
+/// table of linked-in back-ends.
 std::vector<SchedulerEntry> BackendSchedulers();
 
 }  // namespace torchx::schedulers::docker

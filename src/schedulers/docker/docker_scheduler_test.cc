@@ -354,6 +354,35 @@ TEST(DockerScheduler, LogsAreDemultiplexedByStream) {
   EXPECT_EQ(QueryParam(logs[0].path, "follow"), "0");
 }
 
+// A followed log streams on the iterator's own thread: the fake answers there too, and the
+// iteration ends when the engine ends the stream (the container exited).
+TEST(DockerScheduler, FollowedLogsStreamUntilTheEngineEndsTheStream) {
+  Fixture f;
+  auto id = f.Run(TwoRoles());
+  ASSERT_THAT(id, IsOk());
+  f.engine.containers[2].logs = Frame(1, "step 1\n") + Frame(2, "warn\n") + Frame(1, "done");
+  LogOptions o;
+  o.role = "ps";
+  o.follow = true;
+  o.regex = "step|done";
+  auto it = f.sched->LogIter(*id, o);
+  ASSERT_THAT(it, IsOk());
+  std::vector<std::string> lines;
+  while (true) {
+    auto line = (*it)->Next();
+    ASSERT_THAT(line, IsOk());
+    if (!*line) break;
+    lines.push_back(**line);
+  }
+  EXPECT_THAT(lines, ElementsAre("step 1\n", "done"));
+  auto logs = f.http->RequestsTo("GET", "/v1.41/containers/c3/logs");
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(QueryParam(logs[0].path, "follow"), "1");
+  LogOptions missing = o;
+  missing.replica = 5;
+  EXPECT_THAT(f.sched->LogIter(*id, missing), StatusIs(StatusCode::kNotFound, HasSubstr("ps/5")));
+}
+
 TEST(DockerScheduler, AnUnreachableEngineIsAClearError) {
   Fixture f;
   f.http->SetUnreachable();

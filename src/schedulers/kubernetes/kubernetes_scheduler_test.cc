@@ -8,10 +8,12 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
+#include "schedulers/kubernetes/volcano_job.h"
 #include "testing/fake_http_client.h"
 #include "testing/status_matchers.h"
 
@@ -202,6 +204,39 @@ TEST(KubernetesScheduler, DeleteRemovesOnlyAFinishedJob) {
   EXPECT_EQ(deletes[0].path, std::string(kJobs) + "/" + name);
   EXPECT_EQ(Json::parse(deletes[0].body)["propagationPolicy"], "Background");  // the pods go with it
   EXPECT_THAT(f.sched->Delete(*id), StatusIs(StatusCode::kNotFound, HasSubstr(*id)));
+}
+
+TEST(KubernetesScheduler, LogsReadThePodsLogWithTimestampsAndFilter) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string pod = PodName(Fixture::NameOf(*id), "trainer", 1);
+  f.http->On("GET", "/api/v1/namespaces/default/pods/", 404, ApiStatus(404, "NotFound", "pods not found"));
+  f.http->On("GET", "/api/v1/namespaces/default/pods/" + pod + "/log", 200,
+             "2026-01-02T03:04:05.000000001Z epoch 1\n2026-01-02T03:04:06.5Z loss 0.5\n"
+             "2026-01-02T03:04:07Z epoch 2\n");
+  LogOptions o;
+  o.role = "trainer";
+  o.replica = 1;
+  o.regex = "epoch";
+  auto it = f.sched->LogIter(*id, o);
+  ASSERT_THAT(it, IsOk());
+  std::vector<std::string> lines;
+  while (true) {
+    auto line = (*it)->Next();
+    ASSERT_THAT(line, IsOk());
+    if (!*line) break;
+    lines.push_back(**line);
+  }
+  EXPECT_THAT(lines, ::testing::ElementsAre("2026-01-02T03:04:05.000000001Z epoch 1\n",
+                                            "2026-01-02T03:04:07Z epoch 2\n"));
+  auto reads = f.http->RequestsTo("GET", "/api/v1/namespaces/default/pods/" + pod + "/log");
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_THAT(reads[0].path, HasSubstr("timestamps=true"));
+  o.replica = 0;  // no such pod: the API server's 404
+  EXPECT_THAT(f.sched->LogIter(*id, o), StatusIs(StatusCode::kNotFound, HasSubstr("trainer/0")));
+  o.stream = LogStream::kStdout;
+  EXPECT_THAT(f.sched->LogIter(*id, o), StatusIs(StatusCode::kInvalidArgument, HasSubstr("combined")));
 }
 
 TEST(KubernetesScheduler, AnUnreachableApiServerIsAClearError) {
