@@ -11,7 +11,8 @@ constexpr const char* kApiUrl = "http://localhost/v1.41";
 
 }  // namespace
 
-EngineClient::EngineClient(std::string socket_path) {
+EngineClient::EngineClient(std::shared_ptr<internal::HttpClient> http, std::string socket_path)
+    : http_(std::move(http)) {
   if (socket_path.empty()) {
     const char* host = std::getenv("DOCKER_HOST");
     std::string h = host ? host : "";
@@ -24,17 +25,16 @@ Result<HttpResponse> EngineClient::Request(const std::string& method, const std:
                                            const std::string& body, long timeout_ms,
                                            const std::string& content_type, std::vector<std::string> headers) const {
   internal::HttpRequest r{method, kApiUrl + path, body, content_type, timeout_ms, std::move(headers)};
-  return internal::HttpCall(transport_, r,
-                            fmt::format("container engine at unix://{} cannot be reached (is dockerd or `podman "
-                                        "system service` running? set DOCKER_HOST=unix://<socket>)",
-                                        transport_.unix_socket));
+  return http_->Call(transport_, r,
+                     fmt::format("container engine at unix://{} cannot be reached (is dockerd or `podman "
+                                 "system service` running? set DOCKER_HOST=unix://<socket>)",
+                                 transport_.unix_socket));
 }
 
 Result<long> EngineClient::Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const {
   internal::HttpRequest r{"GET", kApiUrl + path, "", "application/json", 0, {}};
-  TORCHX_ASSIGN_OR_RETURN(auto resp, internal::HttpStream(transport_, r,
-                                                          fmt::format("container engine at unix://{}", transport_.unix_socket),
-                                                          on_data));
+  std::string what = fmt::format("container engine at unix://{}", transport_.unix_socket);
+  TORCHX_ASSIGN_OR_RETURN(auto resp, http_->Stream(transport_, r, what, on_data));
   return resp.status;
 }
 

@@ -1,8 +1,10 @@
 // A client of the Docker Engine HTTP API (which podman serves too) over the engine's unix socket,
-// with libcurl: no docker CLI. The socket is $DOCKER_HOST (unix://...) or /var/run/docker.sock.
+// through an internal::HttpClient (libcurl in production, a fake in unit tests): no docker CLI.
+// The socket is $DOCKER_HOST (unix://...) or /var/run/docker.sock.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,8 +18,9 @@ using internal::UrlEncode;
 
 class EngineClient {
  public:
-  /// `socket_path` empty: from $DOCKER_HOST, else /var/run/docker.sock.
-  explicit EngineClient(std::string socket_path = {});
+  /// Every request goes through `http` (MakeCurlHttpClient() for a real engine). `socket_path`
+  /// empty: from $DOCKER_HOST, else /var/run/docker.sock.
+  explicit EngineClient(std::shared_ptr<internal::HttpClient> http, std::string socket_path = {});
   const std::string& socket_path() const { return transport_.unix_socket; }
 
   /// kUnavailable when the engine cannot be reached (naming the socket). The path is appended to
@@ -29,6 +32,7 @@ class EngineClient {
   Result<long> Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const;
 
  private:
+  std::shared_ptr<internal::HttpClient> http_;
   internal::HttpTransport transport_;
 };
 

@@ -15,6 +15,19 @@
 extern char** environ;
 
 namespace torchx::internal {
+namespace {
+
+class SystemCommandRunner final : public CommandRunner {
+ public:
+  Result<CommandResult> Run(const std::vector<std::string>& argv, const std::string& cwd,
+                            std::chrono::milliseconds timeout) override {
+    return RunCommand(argv, cwd, timeout);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<CommandRunner> MakeSystemCommandRunner() { return std::make_shared<SystemCommandRunner>(); }
 
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std::string& cwd,
                                  std::chrono::milliseconds timeout) {

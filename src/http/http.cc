@@ -95,16 +95,21 @@ Result<HttpResponse> Perform(const HttpTransport& t, const HttpRequest& r, std::
   return resp;
 }
 
+class CurlHttpClient final : public HttpClient {
+ public:
+  Result<HttpResponse> Call(const HttpTransport& transport, const HttpRequest& request,
+                            std::string_view what) override {
+    return Perform(transport, request, what, nullptr);
+  }
+  Result<HttpResponse> Stream(const HttpTransport& transport, const HttpRequest& request, std::string_view what,
+                              const std::function<bool(std::string_view)>& on_data) override {
+    return Perform(transport, request, what, &on_data);
+  }
+};
+
 }  // namespace
 
-Result<HttpResponse> HttpCall(const HttpTransport& transport, const HttpRequest& request, std::string_view what) {
-  return Perform(transport, request, what, nullptr);
-}
-
-Result<HttpResponse> HttpStream(const HttpTransport& transport, const HttpRequest& request, std::string_view what,
-                                const std::function<bool(std::string_view)>& on_data) {
-  return Perform(transport, request, what, &on_data);
-}
+std::shared_ptr<HttpClient> MakeCurlHttpClient() { return std::make_shared<CurlHttpClient>(); }
 
 std::string UrlEncode(std::string_view s) {
   std::string out;

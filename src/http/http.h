@@ -1,9 +1,10 @@
-// One HTTP(S) call with libcurl, for the back-ends that speak an engine's REST API: the container
-// engine over its unix socket, the Kubernetes API server over TLS with the kubeconfig's CA,
-// client certificate and token.
+// One HTTP(S) call, behind the HttpClient seam (libcurl in the real one), for the back-ends that
+// speak an engine's REST API: the container engine over its unix socket, the Kubernetes API
+// server over TLS with the kubeconfig's CA, client certificate and token.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,14 +38,28 @@ struct HttpRequest {
   std::vector<std::string> headers;  ///< added to the transport's, e.g. "X-Registry-Auth: ..."
 };
 
-/// kUnavailable (with curl's reason and `what`, naming the server for the user) when the server
-/// cannot be reached; an HTTP error status is not an error here.
-Result<HttpResponse> HttpCall(const HttpTransport& transport, const HttpRequest& request, std::string_view what);
+/// One HTTP call or stream: the seam the REST back-ends (container engine, Kubernetes) talk
+/// through, so that their unit tests answer in the server's place (src/testing/fake_http_client.h).
+/// The real one is MakeCurlHttpClient(). Implementations must allow calls from several threads at
+/// once: a followed log streams on its own thread while the scheduler keeps calling.
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
 
-/// Like HttpCall, but hands the body to `on_data` as it arrives (return false to stop; that is not
-/// an error). The response's body stays empty unless the status is an error (then it is kept).
-Result<HttpResponse> HttpStream(const HttpTransport& transport, const HttpRequest& request, std::string_view what,
-                                const std::function<bool(std::string_view)>& on_data);
+  /// kUnavailable (with the transport's reason and `what`, naming the server for the user) when
+  /// the server cannot be reached; an HTTP error status is not an error here.
+  virtual Result<HttpResponse> Call(const HttpTransport& transport, const HttpRequest& request,
+                                    std::string_view what) = 0;
+
+  /// Like Call, but hands the body to `on_data` as it arrives (return false to stop; that is not
+  /// an error). The response's body stays empty unless the status is an error (then it is kept).
+  virtual Result<HttpResponse> Stream(const HttpTransport& transport, const HttpRequest& request,
+                                      std::string_view what,
+                                      const std::function<bool(std::string_view)>& on_data) = 0;
+};
+
+/// The real client: each call is one libcurl easy transfer (no state shared between calls).
+std::shared_ptr<HttpClient> MakeCurlHttpClient();
 
 /// Percent-encodes a query parameter value.
 std::string UrlEncode(std::string_view s);

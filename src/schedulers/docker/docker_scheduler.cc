@@ -109,7 +109,8 @@ class FrameDemuxer : public LineDecoder {
 
 class DockerScheduler : public Scheduler {
  public:
-  explicit DockerScheduler(std::string session) : Scheduler("local_docker", std::move(session)) {}
+  DockerScheduler(std::string session, EngineClient client)
+      : Scheduler("local_docker", std::move(session)), client_(std::move(client)) {}
 
   specs::RunOpts run_opts() const override {
     specs::RunOpts o;
@@ -414,13 +415,13 @@ class DockerScheduler : public Scheduler {
 
 }  // namespace
 
-std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name) {
-  return std::make_unique<DockerScheduler>(session_name);
+std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name, EngineClient engine) {
+  return std::make_unique<DockerScheduler>(session_name, std::move(engine));
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"local_docker", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeDockerScheduler(context.session_name);
+             return MakeDockerScheduler(context.session_name, EngineClient(internal::MakeCurlHttpClient()));
            }}};
 }
 

@@ -8,15 +8,15 @@ namespace torchx::schedulers::kubernetes {
 Result<HttpResponse> KubeClient::Call(const std::string& method, const std::string& path, const std::string& body,
                                       long timeout_ms) const {
   internal::HttpRequest r{method, c_.server + path, body, "application/json", timeout_ms, {}};
-  return internal::HttpCall(c_.transport, r,
-                            fmt::format("kubernetes API server {} (context `{}` of {}) cannot be reached", c_.server,
-                                        c_.context, c_.source));
+  return http_->Call(c_.transport, r,
+                     fmt::format("kubernetes API server {} (context `{}` of {}) cannot be reached", c_.server,
+                                 c_.context, c_.source));
 }
 
 Result<HttpResponse> KubeClient::Stream(const std::string& path,
                                         const std::function<bool(std::string_view)>& on_data) const {
   internal::HttpRequest r{"GET", c_.server + path, "", "application/json", 0, {}};
-  return internal::HttpStream(c_.transport, r, fmt::format("kubernetes API server {}", c_.server), on_data);
+  return http_->Stream(c_.transport, r, fmt::format("kubernetes API server {}", c_.server), on_data);
 }
 
 Status ApiError(const HttpResponse& response, std::string_view what) {

@@ -1,8 +1,10 @@
-// The Kubernetes API server's REST interface over HTTPS (libcurl), authenticated as the
-// kubeconfig says: no kubectl, no client library.
+// The Kubernetes API server's REST interface over HTTPS, authenticated as the kubeconfig says:
+// no kubectl, no client library. Calls go through an internal::HttpClient (libcurl in
+// production, a fake API server in unit tests).
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -16,7 +18,8 @@ using internal::HttpResponse;
 
 class KubeClient {
  public:
-  explicit KubeClient(KubeConnection connection) : c_(std::move(connection)) {}
+  KubeClient(std::shared_ptr<internal::HttpClient> http, KubeConnection connection)
+      : http_(std::move(http)), c_(std::move(connection)) {}
   const KubeConnection& connection() const { return c_; }
 
   /// `path` starts with /api or /apis. kUnavailable naming the server and context when it
@@ -28,6 +31,7 @@ class KubeClient {
   Result<HttpResponse> Stream(const std::string& path, const std::function<bool(std::string_view)>& on_data) const;
 
  private:
+  std::shared_ptr<internal::HttpClient> http_;
   KubeConnection c_;
 };
 

@@ -70,7 +70,9 @@ std::string StrOpt(const specs::Cfg& cfg, const char* key) {
 
 class KubernetesScheduler : public Scheduler {
  public:
-  explicit KubernetesScheduler(std::string session) : Scheduler("kubernetes", std::move(session)) {}
+  KubernetesScheduler(std::string session, std::shared_ptr<internal::HttpClient> http,
+                      std::optional<KubeConnection> connection)
+      : Scheduler("kubernetes", std::move(session)), http_(std::move(http)), connection_(std::move(connection)) {}
 
   specs::RunOpts run_opts() const override {
     specs::RunOpts o;
@@ -98,8 +100,8 @@ class KubernetesScheduler : public Scheduler {
     for (const Json& image : req.value("push", Json::array())) {
       std::string ref = image;
       auto colon = ref.rfind(':');
-      TORCHX_RETURN_IF_ERROR(container_engine::PushImage(container_engine::EngineClient(), ref.substr(0, colon), ref.substr(colon + 1),
-                                               "kubernetes"));
+      TORCHX_RETURN_IF_ERROR(container_engine::PushImage(container_engine::EngineClient(http_), ref.substr(0, colon),
+                                                         ref.substr(colon + 1), "kubernetes"));
     }
     std::string ns = req["namespace"];
     const Json& job = req["job"];
@@ -139,7 +141,7 @@ class KubernetesScheduler : public Scheduler {
           "kubernetes: image_repo `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)",
           repo));
     }
-    container_engine::EngineClient engine;
+    container_engine::EngineClient engine(http_);
     std::map<std::string, std::string> built;  // base image -> pushed name
     for (specs::Role& role : app.roles) {
       if (auto it = built.find(role.image); it == built.end()) {
@@ -354,11 +356,13 @@ class KubernetesScheduler : public Scheduler {
  private:
   Result<std::shared_ptr<KubeClient>> Client() {
     if (!client_) {
-      KubeConfigOptions o;
-      const char* exec = std::getenv("TORCHX_KUBERNETES_ALLOW_EXEC");
-      o.allow_exec = exec && std::string(exec) == "1";
-      TORCHX_ASSIGN_OR_RETURN(KubeConnection conn, LoadKubeConfig(o));
-      client_ = std::make_shared<KubeClient>(std::move(conn));
+      if (!connection_) {
+        KubeConfigOptions o;
+        const char* exec = std::getenv("TORCHX_KUBERNETES_ALLOW_EXEC");
+        o.allow_exec = exec && std::string(exec) == "1";
+        TORCHX_ASSIGN_OR_RETURN(connection_, LoadKubeConfig(o));
+      }
+      client_ = std::make_shared<KubeClient>(http_, *connection_);
     }
     return client_;
   }
@@ -483,6 +487,9 @@ class KubernetesScheduler : public Scheduler {
     for (const std::string& p : problems) d.msg += (d.msg.empty() ? "" : "; ") + p;
   }
 
+  std::shared_ptr<internal::HttpClient> http_;
+  // Where the API server is: given, or read from the kubeconfig on first use (a dry run needs none).
+  std::optional<KubeConnection> connection_;
   std::shared_ptr<KubeClient> client_;
   // Images this scheduler built from a workspace (BuildWorkspace), which the dry run marks for push.
   std::set<std::string> workspace_images_;
@@ -490,13 +497,15 @@ class KubernetesScheduler : public Scheduler {
 
 }  // namespace
 
-std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_name) {
-  return std::make_unique<KubernetesScheduler>(session_name);
+std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_name,
+                                                   std::shared_ptr<internal::HttpClient> http,
+                                                   std::optional<KubeConnection> connection) {
+  return std::make_unique<KubernetesScheduler>(session_name, std::move(http), std::move(connection));
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"kubernetes", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeKubernetesScheduler(context.session_name);
+             return MakeKubernetesScheduler(context.session_name, internal::MakeCurlHttpClient());
            }}};
 }
 

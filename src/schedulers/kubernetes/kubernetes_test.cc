@@ -10,6 +10,7 @@
 #include "schedulers/kubernetes/kube_config.h"
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/kubernetes/volcano_job.h"
+#include "testing/fake_http_client.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "torchx/specs/serialize.h"
@@ -301,7 +302,8 @@ contexts:)");
 
 // The kubernetes back-end refuses a workspace it could not push before touching any engine.
 TEST(KubernetesWorkspace, NeedsAValidImageRepoBeforeBuildingAnything) {
-  auto sched = MakeKubernetesScheduler("test");
+  auto http = std::make_shared<testing::FakeHttpClient>();
+  auto sched = MakeKubernetesScheduler("test", http);
   specs::AppDef app;
   app.name = "ws";
   specs::Role role;
@@ -319,6 +321,7 @@ TEST(KubernetesWorkspace, NeedsAValidImageRepoBeforeBuildingAnything) {
     EXPECT_THAT(refused.message(), HasSubstr(bad));
   }
   EXPECT_EQ(app.roles[0].image, "busybox");  // nothing changed
+  EXPECT_TRUE(http->requests().empty());     // and no engine was asked
 }
 
 }  // namespace

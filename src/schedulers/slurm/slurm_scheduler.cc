@@ -23,7 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using internal::RunCommand;
 
 constexpr const char* kJobDirsFile = ".torchxslurmjobdirs";
 
@@ -42,7 +41,8 @@ fs::path JobDir(const std::string& app_id) {
 
 class SlurmScheduler : public Scheduler {
  public:
-  explicit SlurmScheduler(std::string session) : Scheduler("slurm", std::move(session)) {}
+  SlurmScheduler(std::string session, std::shared_ptr<internal::CommandRunner> tools)
+      : Scheduler("slurm", std::move(session)), tools_(std::move(tools)) {}
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   unsigned capabilities() const override { return kCapLogs | kCapList | kCapFollowLogs; }
@@ -175,15 +175,15 @@ class SlurmScheduler : public Scheduler {
     return s;
   }
 
-  static Result<internal::CommandResult> Tool(const std::vector<std::string>& argv, std::chrono::milliseconds t) {
-    auto res = RunCommand(argv, "", t);
+  Result<internal::CommandResult> Tool(const std::vector<std::string>& argv, std::chrono::milliseconds t) {
+    auto res = tools_->Run(argv, "", t);
     if (!res && res.error().code() == StatusCode::kNotFound) {
       return UnavailableError(fmt::format("slurm: {} (is this a Slurm login node?)", res.error().message()));
     }
     return res;
   }
 
-  static Result<std::vector<SlurmJob>> SqueueJobs() {
+  Result<std::vector<SlurmJob>> SqueueJobs() {
     TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"squeue", "--json"}, std::chrono::seconds(60)));
     if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue --json: {}", Trim(res.err)));
     return ParseSqueueJson(res.out);
@@ -213,17 +213,20 @@ class SlurmScheduler : public Scheduler {
     }
     return std::nullopt;
   }
+
+  std::shared_ptr<internal::CommandRunner> tools_;
 };
 
 }  // namespace
 
-std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name) {
-  return std::make_unique<SlurmScheduler>(session_name);
+std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
+                                              std::shared_ptr<internal::CommandRunner> tools) {
+  return std::make_unique<SlurmScheduler>(session_name, std::move(tools));
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"slurm", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeSlurmScheduler(context.session_name);
+             return MakeSlurmScheduler(context.session_name, internal::MakeSystemCommandRunner());
            }}};
 }
 

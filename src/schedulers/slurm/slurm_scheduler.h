@@ -1,18 +1,22 @@
 // `slurm`: TorchX's Slurm scheduler over the Slurm command-line tools (sbatch, squeue, sacct,
-// scancel, sinfo), found on PATH. See docs/slurm.md.
+// scancel, sinfo), run through a CommandRunner: the real one finds them on PATH; unit tests pass a
+// fake that answers as Slurm does (slurm_scheduler_test.cc). See docs/slurm.md.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/subprocess.h"
 #include "torchx/schedulers/scheduler.h"
 
 namespace torchx::schedulers::slurm {
 
-std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name);
+/// `tools` runs sbatch, squeue, sacct, scancel and sinfo (MakeSystemCommandRunner for the real ones).
+std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
+                                              std::shared_ptr<internal::CommandRunner> tools);
 
-/// `slurm`, for the build's table of linked-in back-ends.
+/// `slurm` over the real tools, for the build's table of linked-in back-ends.
 std::vector<SchedulerEntry> BackendSchedulers();
 
 }  // namespace torchx::schedulers::slurm

@@ -1,0 +1,252 @@
+// The kubernetes scheduler against a fake API server: a FakeHttpClient holding Volcano Jobs the
+// way the API server answers for them (create 201 / 409 / 404 without Volcano, get with the job's
+// status phase, pods, bus Commands, delete). What the scheduler sends and how it reads the
+// answers, as C++ unit tests; the protocol tests against tests/integration/kubernetes's Python
+// API-server fake and Volcano's schemas stay where they are.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schedulers/kubernetes/kubernetes_scheduler.h"
+#include "schedulers/kubernetes/volcano_job.h"
+#include "testing/fake_http_client.h"
+#include "testing/status_matchers.h"
+
+namespace torchx::schedulers::kubernetes {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+using specs::AppState;
+using testing::FakeHttpClient;
+using Request = FakeHttpClient::Request;
+using internal::HttpResponse;
+
+constexpr const char* kJobs = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs";
+constexpr const char* kCommands = "/apis/bus.volcano.sh/v1alpha1/namespaces/default/commands";
+constexpr const char* kServer = "https://fake-apiserver:6443";
+
+// A v1 Status, as the API server answers errors.
+std::string ApiStatus(int code, const std::string& reason, const std::string& message) {
+  return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"}, {"message", message},
+              {"reason", reason}, {"code", code}}
+      .dump();
+}
+
+// The API server's side: the Volcano Jobs it holds, by name, and the phase each reports.
+struct FakeApiServer {
+  std::map<std::string, Json> jobs;
+  std::map<std::string, std::string> phases;  // job name -> status.state.phase ("" none yet)
+  int next_uid = 1;
+
+  Result<HttpResponse> Create(const Request& r) {
+    Json job = Json::parse(r.body);
+    std::string name = job["metadata"]["name"];
+    if (jobs.contains(name)) {
+      return HttpResponse{409, ApiStatus(409, "AlreadyExists",
+                                         "jobs.batch.volcano.sh \"" + name + "\" already exists")};
+    }
+    job["metadata"]["uid"] = "uid-" + std::to_string(next_uid++);
+    job["metadata"]["namespace"] = "default";
+    jobs[name] = job;
+    phases[name] = "";
+    return HttpResponse{201, job.dump()};
+  }
+
+  Result<HttpResponse> Get(const Request& r) {
+    std::string name = r.path.substr(std::string(kJobs).size() + 1);
+    if (!jobs.contains(name)) {
+      return HttpResponse{404, ApiStatus(404, "NotFound", "jobs.batch.volcano.sh \"" + name + "\" not found")};
+    }
+    Json job = jobs[name];
+    if (!phases[name].empty()) job["status"] = {{"state", {{"phase", phases[name]}}}};
+    return HttpResponse{200, job.dump()};
+  }
+
+  Result<HttpResponse> Delete(const Request& r) {
+    std::string name = r.path.substr(std::string(kJobs).size() + 1);
+    if (jobs.erase(name) == 0) {
+      return HttpResponse{404, ApiStatus(404, "NotFound", "jobs.batch.volcano.sh \"" + name + "\" not found")};
+    }
+    return HttpResponse{200, ApiStatus(200, "", "")};
+  }
+};
+
+struct Fixture {
+  Fixture() {
+    http->On("POST", kJobs, [this](const Request& r) { return api.Create(r); });
+    http->On("GET", std::string(kJobs) + "/", [this](const Request& r) { return api.Get(r); });
+    http->On("DELETE", std::string(kJobs) + "/", [this](const Request& r) { return api.Delete(r); });
+    http->On("POST", kCommands, 201, R"({"kind":"Command"})");
+    // Pods are read best effort: an account that may not list them still gets the job's view.
+    http->On("GET", "/api/v1/namespaces/default/pods", 403,
+             ApiStatus(403, "Forbidden", "pods is forbidden: User \"ci\" cannot list resource \"pods\""));
+  }
+  KubeConnection Connection() {
+    KubeConnection c;
+    c.server = kServer;
+    c.context = "fake";
+    c.source = "the test";
+    return c;
+  }
+  FakeApiServer api;
+  std::shared_ptr<FakeHttpClient> http = std::make_shared<FakeHttpClient>();
+  std::unique_ptr<Scheduler> sched = MakeKubernetesScheduler("test", http, Connection());
+
+  Result<std::string> Run() {
+    specs::Role r;
+    r.name = "trainer";
+    r.image = "busybox";
+    r.entrypoint = "echo";
+    r.args = {"hi"};
+    r.num_replicas = 2;
+    TORCHX_ASSIGN_OR_RETURN(auto info, sched->SubmitDryRun(specs::AppDef{"train", {r}, {}},
+                                                            {{"queue", std::string("default")}}));
+    return sched->Schedule(info);
+  }
+  AppState StateOf(const std::string& app_id) {
+    auto d = sched->Describe(app_id);
+    EXPECT_THAT(d, IsOk());
+    return d.ok() && d->has_value() ? (*d)->state : AppState::kUnsubmitted;
+  }
+  static std::string NameOf(const std::string& app_id) { return app_id.substr(app_id.find(':') + 1); }
+};
+
+TEST(KubernetesScheduler, ScheduleCreatesTheDryRunsVolcanoJob) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  EXPECT_THAT(*id, ::testing::StartsWith("default:train-"));
+  auto creates = f.http->RequestsTo("POST", kJobs);
+  ASSERT_EQ(creates.size(), 1u);
+  Json job = Json::parse(creates[0].body);
+  EXPECT_EQ(job["kind"], "Job");
+  EXPECT_EQ(job["apiVersion"], "batch.volcano.sh/v1alpha1");
+  EXPECT_EQ(job["metadata"]["name"], Fixture::NameOf(*id));
+  EXPECT_EQ(job["spec"]["queue"], "default");
+  EXPECT_EQ(job["spec"]["tasks"].size(), 2u);  // one task per replica
+  EXPECT_EQ(f.StateOf(*id), AppState::kSubmitted);  // no status yet
+}
+
+TEST(KubernetesScheduler, ScheduleConflictAndMissingVolcanoAreClearErrors) {
+  Fixture f;
+  f.http->On("POST", kJobs, 409, ApiStatus(409, "AlreadyExists", "jobs.batch.volcano.sh \"x\" already exists"));
+  EXPECT_THAT(f.Run(), StatusIs(StatusCode::kAlreadyExists, HasSubstr("resubmit")));
+  f.http->On("POST", kJobs, 404, ApiStatus(404, "NotFound", "the server could not find the requested resource"));
+  EXPECT_THAT(f.Run(), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("is Volcano installed")));
+  EXPECT_THAT(f.Run(), StatusIs(StatusCode::kFailedPrecondition, HasSubstr(kServer)));
+}
+
+TEST(KubernetesScheduler, DescribeMapsTheJobPhaseToAppState) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string name = Fixture::NameOf(*id);
+  const std::map<std::string, AppState> table = {
+      {"Pending", AppState::kPending},     {"Running", AppState::kRunning},   {"Restarting", AppState::kRunning},
+      {"Completed", AppState::kSucceeded}, {"Failed", AppState::kFailed},     {"Aborted", AppState::kCancelled},
+      {"Terminated", AppState::kFailed},   {"Surprising", AppState::kUnknown}};
+  for (const auto& [phase, state] : table) {
+    f.api.phases[name] = phase;
+    EXPECT_EQ(f.StateOf(*id), state) << phase;
+  }
+  f.api.phases[name] = "Completed";
+  auto d = f.sched->Describe(*id);
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(d->has_value());
+  ASSERT_EQ((*d)->roles_statuses.size(), 1u);
+  EXPECT_EQ((*d)->roles_statuses[0].role, "trainer");
+  EXPECT_EQ((*d)->roles_statuses[0].replicas.size(), 2u);
+  EXPECT_EQ((*d)->roles_statuses[0].replicas[1].state, AppState::kSucceeded);  // no pods: as the job
+  auto unknown = f.sched->Describe("default:nosuchjob");
+  ASSERT_THAT(unknown, IsOk());
+  EXPECT_FALSE(unknown->has_value());
+  EXPECT_THAT(f.sched->Describe("no-namespace"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("no-namespace")));
+}
+
+TEST(KubernetesScheduler, CancelAbortsALiveJobWithAVolcanoCommandOwnedByIt) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string name = Fixture::NameOf(*id);
+  f.api.phases[name] = "Running";
+  ASSERT_THAT(f.sched->Cancel(*id), IsOk());
+  auto commands = f.http->RequestsTo("POST", kCommands);
+  ASSERT_EQ(commands.size(), 1u);
+  Json command = Json::parse(commands[0].body);
+  EXPECT_EQ(command["action"], "AbortJob");
+  EXPECT_EQ(command["target"]["name"], name);
+  EXPECT_EQ(command["target"]["kind"], "Job");
+  EXPECT_EQ(command["metadata"]["ownerReferences"][0]["uid"], f.api.jobs[name]["metadata"]["uid"]);
+  f.api.phases[name] = "Aborted";
+  EXPECT_THAT(f.sched->Cancel(*id), IsOk());                 // already over: no second command
+  EXPECT_THAT(f.sched->Cancel("default:nosuchjob"), IsOk());  // gone: nothing to do
+  EXPECT_EQ(f.http->RequestsTo("POST", kCommands).size(), 1u);
+}
+
+TEST(KubernetesScheduler, DeleteRemovesOnlyAFinishedJob) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string name = Fixture::NameOf(*id);
+  f.api.phases[name] = "Running";
+  EXPECT_THAT(f.sched->Delete(*id), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("cancel it first")));
+  EXPECT_TRUE(f.http->RequestsTo("DELETE", kJobs).empty());
+  f.api.phases[name] = "Aborted";
+  ASSERT_THAT(f.sched->Delete(*id), IsOk());
+  auto deletes = f.http->RequestsTo("DELETE", kJobs);
+  ASSERT_EQ(deletes.size(), 1u);
+  EXPECT_EQ(deletes[0].path, std::string(kJobs) + "/" + name);
+  EXPECT_EQ(Json::parse(deletes[0].body)["propagationPolicy"], "Background");  // the pods go with it
+  EXPECT_THAT(f.sched->Delete(*id), StatusIs(StatusCode::kNotFound, HasSubstr(*id)));
+}
+
+TEST(KubernetesScheduler, LogsReadThePodsLogWithTimestampsAndFilter) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string pod = PodName(Fixture::NameOf(*id), "trainer", 1);
+  f.http->On("GET", "/api/v1/namespaces/default/pods/", 404, ApiStatus(404, "NotFound", "pods not found"));
+  f.http->On("GET", "/api/v1/namespaces/default/pods/" + pod + "/log", 200,
+             "2026-01-02T03:04:05.000000001Z epoch 1\n2026-01-02T03:04:06.5Z loss 0.5\n"
+             "2026-01-02T03:04:07Z epoch 2\n");
+  LogOptions o;
+  o.role = "trainer";
+  o.replica = 1;
+  o.regex = "epoch";
+  auto it = f.sched->LogIter(*id, o);
+  ASSERT_THAT(it, IsOk());
+  std::vector<std::string> lines;
+  while (true) {
+    auto line = (*it)->Next();
+    ASSERT_THAT(line, IsOk());
+    if (!*line) break;
+    lines.push_back(**line);
+  }
+  EXPECT_THAT(lines, ::testing::ElementsAre("2026-01-02T03:04:05.000000001Z epoch 1\n",
+                                            "2026-01-02T03:04:07Z epoch 2\n"));
+  auto reads = f.http->RequestsTo("GET", "/api/v1/namespaces/default/pods/" + pod + "/log");
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_THAT(reads[0].path, HasSubstr("timestamps=true"));
+  o.replica = 0;  // no such pod: the API server's 404
+  EXPECT_THAT(f.sched->LogIter(*id, o), StatusIs(StatusCode::kNotFound, HasSubstr("trainer/0")));
+  o.stream = LogStream::kStdout;
+  EXPECT_THAT(f.sched->LogIter(*id, o), StatusIs(StatusCode::kInvalidArgument, HasSubstr("combined")));
+}
+
+TEST(KubernetesScheduler, AnUnreachableApiServerIsAClearError) {
+  Fixture f;
+  f.http->SetUnreachable();
+  for (const Status& s : {f.Run().status(), f.sched->Describe("default:x").status(), f.sched->Cancel("default:x")}) {
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+    EXPECT_THAT(s.message(), HasSubstr("kubernetes API server https://fake-apiserver:6443 (context `fake`"));
+  }
+}
+
+}  // namespace
+}  // namespace torchx::schedulers::kubernetes

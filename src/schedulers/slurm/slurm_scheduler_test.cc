@@ -1,0 +1,201 @@
+// The slurm scheduler against a fake CommandRunner that answers as sbatch, squeue, sacct,
+// scancel and sinfo do (outputs in the shapes tests/golden/slurm holds and the real-cluster tests
+// in tests/integration/slurm see): what it runs, and how it reads the answers. No Slurm needed.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "schedulers/slurm/slurm_scheduler.h"
+#include "testing/fake_command_runner.h"
+#include "testing/status_matchers.h"
+
+namespace torchx::schedulers::slurm {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using specs::AppState;
+using testing::FakeCommandRunner;
+
+std::string Golden(const std::string& name) {
+  std::ifstream f(std::string(TORCHX_SOURCE_DIR) + "/tests/golden/slurm/" + name);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// What squeue and sacct print for a job id they do not know (squeue exits 1; sacct prints only
+// its header).
+constexpr const char* kSqueueInvalidId = "slurm_load_jobs error: Invalid job id specified\n";
+constexpr const char* kSacctHeader = "JobID|JobName|State|ExitCode|NodeList\n";
+
+// A plain (non-het) finished job and the golden het job as sacct lists them.
+std::string SacctRows() {
+  return Golden("sacct_hetjob.txt") + "15|trainer-0|COMPLETED|0:0|node4\n15.batch|batch|COMPLETED|0:0|node4\n";
+}
+
+specs::AppDef Echo(int replicas) {
+  specs::Role r;
+  r.name = "echo";
+  r.image = "/tmp";
+  r.entrypoint = "echo";
+  r.args = {"hello"};
+  r.num_replicas = replicas;
+  r.resource = specs::NullResource();
+  return specs::AppDef{"hello", {r}, {}};
+}
+
+// Describe's answer for an id the scheduler does not know: OK, and no app.
+MATCHER(IsNoApp, "is OK and holds no app") { return arg.ok() && !arg->has_value(); }
+
+struct Fixture {
+  std::shared_ptr<FakeCommandRunner> tools = std::make_shared<FakeCommandRunner>();
+  std::unique_ptr<Scheduler> sched = MakeSlurmScheduler("test", tools);
+};
+
+TEST(SlurmScheduler, ScheduleRunsSbatchOnTheDryRunsScriptAndReadsTheJobId) {
+  Fixture f;
+  f.tools->On({"sinfo", "--version"}, 0, "slurm 24.05.3\n");
+  f.tools->On({"sinfo", "--format"}, 0, "debug*,2048\ngpu,512000\n");
+  f.tools->On({"sbatch"}, 0, "1234;cluster-a\n");  // --parsable on a federated cluster
+  auto info = f.sched->SubmitDryRun(Echo(2), {});
+  ASSERT_THAT(info, IsOk());
+  auto id = f.sched->Schedule(*info);
+  ASSERT_THAT(id, IsOkAndHolds("1234"));
+  auto sbatch = f.tools->CallsOf("sbatch");
+  ASSERT_EQ(sbatch.size(), 1u);
+  ASSERT_GE(sbatch[0].size(), 3u);
+  EXPECT_EQ(sbatch[0][1], "--parsable");
+  fs::path script = sbatch[0].back();
+  EXPECT_EQ(script.filename(), "torchx-sbatch.sh");
+  std::string text = ReadFile(script);
+  EXPECT_THAT(info->request, HasSubstr(text));  // the script the dry run showed is the one sent
+  EXPECT_THAT(text, HasSubstr("#SBATCH --job-name=echo-0"));
+  EXPECT_THAT(text, HasSubstr("#SBATCH --job-name=echo-1"));
+  std::error_code ec;
+  fs::remove_all(script.parent_path(), ec);
+}
+
+TEST(SlurmScheduler, ScheduleReadsAPlainJobIdAndReportsSbatchsOwnError) {
+  Fixture f;
+  f.tools->On({"sbatch"}, 0, "77\n");
+  auto info = f.sched->SubmitDryRun(Echo(1), {});  // sinfo missing: TorchX's defaults
+  ASSERT_THAT(info, IsOk());
+  EXPECT_THAT(f.sched->Schedule(*info), IsOkAndHolds("77"));
+  f.tools->On({"sbatch"}, 1, "",
+              "sbatch: error: invalid partition specified: gpu\n"
+              "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
+  EXPECT_THAT(f.sched->Schedule(*info),
+              StatusIs(StatusCode::kUnavailable, HasSubstr("sbatch failed (exit 1)")));
+  EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kUnavailable, HasSubstr("Invalid partition name")));
+  for (auto& argv : f.tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
+}
+
+TEST(SlurmScheduler, MissingSbatchSaysSoAndWhere) {
+  Fixture f;  // nothing answers: no Slurm tool is installed
+  auto info = f.sched->SubmitDryRun(Echo(1), {});
+  ASSERT_THAT(info, IsOk());
+  auto id = f.sched->Schedule(*info);
+  EXPECT_THAT(id, StatusIs(StatusCode::kUnavailable, HasSubstr("`sbatch` is not installed")));
+  EXPECT_THAT(id, StatusIs(StatusCode::kUnavailable, HasSubstr("Slurm login node")));
+  for (auto& argv : f.tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
+}
+
+TEST(SlurmScheduler, DescribeALiveJobFromSqueue) {
+  Fixture f;
+  f.tools->On({"squeue", "--json", "-j", "40"}, 0, Golden("squeue_24_11.json"));
+  f.tools->On({"squeue", "--json", "-j", "21"}, 0, Golden("squeue_23_11.json"));
+  auto running = f.sched->Describe("40");
+  ASSERT_THAT(running, IsOk());
+  ASSERT_TRUE(running->has_value());
+  EXPECT_EQ((*running)->state, AppState::kRunning);
+  EXPECT_EQ((*running)->roles_statuses[0].replicas[1].state, AppState::kPending);
+  auto failed = f.sched->Describe("21");
+  ASSERT_THAT(failed, IsOk());
+  ASSERT_TRUE(failed->has_value());
+  EXPECT_EQ((*failed)->state, AppState::kFailed);
+  EXPECT_EQ((*failed)->msg, "trainer-1 exited with code 3");
+  EXPECT_THAT(f.tools->calls(), ElementsAre(ElementsAre("squeue", "--json", "-j", "40"),
+                                            ElementsAre("squeue", "--json", "-j", "21")));
+}
+
+TEST(SlurmScheduler, DescribeAFinishedJobFromAccounting) {
+  Fixture f;
+  f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
+  f.tools->On({"sacct"}, 0, SacctRows());
+  auto state = [&](const std::string& id) {
+    auto d = f.sched->Describe(id);
+    EXPECT_THAT(d, IsOk());
+    return d.ok() && d->has_value() ? (*d)->state : AppState::kUnsubmitted;
+  };
+  EXPECT_EQ(state("15"), AppState::kSucceeded);
+  EXPECT_EQ(state("13"), AppState::kCancelled);
+  EXPECT_EQ(state("14"), AppState::kFailed);
+  auto sacct = f.tools->CallsOf("sacct");
+  ASSERT_EQ(sacct.size(), 3u);
+  EXPECT_THAT(sacct[0], ElementsAre("sacct", "--parsable2", "-j", "15", "-o", "JobID,JobName,State,ExitCode,NodeList"));
+}
+
+TEST(SlurmScheduler, AnUnknownJobIsNoApp) {
+  Fixture f;
+  f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
+  f.tools->On({"sacct"}, 0, kSacctHeader);
+  EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
+  // 22.05 ignores -j with --json and lists every job: none of them is 999.
+  f.tools->On({"squeue"}, 0, Golden("squeue_22_05.json"));
+  EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
+  // No accounting on the cluster: sacct fails, and the job is still simply unknown.
+  f.tools->On({"sacct"}, 1, "", "sacct: error: Problem talking to the database: Connection refused\n");
+  EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
+}
+
+TEST(SlurmScheduler, CancelRunsScancelOnlyForALiveJob) {
+  Fixture f;
+  f.tools->On({"squeue", "--json", "-j", "40"}, 0, Golden("squeue_24_11.json"));
+  f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
+  f.tools->On({"sacct"}, 0, SacctRows());
+  f.tools->On({"scancel"}, 0, "");
+  EXPECT_THAT(f.sched->Cancel("40"), IsOk());
+  EXPECT_THAT(f.sched->Cancel("15"), IsOk());   // finished: nothing to cancel
+  EXPECT_THAT(f.sched->Cancel("999"), IsOk());  // unknown: nothing to cancel
+  EXPECT_THAT(f.tools->CallsOf("scancel"), ElementsAre(ElementsAre("scancel", "40")));
+}
+
+TEST(SlurmScheduler, CancelReportsScancelsError) {
+  Fixture f;
+  f.tools->On({"squeue"}, 0, Golden("squeue_24_11.json"));
+  f.tools->On({"scancel"}, 1, "", "scancel: error: Kill job error on job id 40: Access/permission denied\n");
+  EXPECT_THAT(f.sched->Cancel("40"),
+              StatusIs(StatusCode::kUnavailable, HasSubstr("scancel 40: scancel: error: Kill job error")));
+}
+
+TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
+  Fixture f;
+  f.tools->On({"sacct"}, 0, SacctRows());
+  f.tools->On({"squeue", "--json"}, 0, Golden("squeue_24_11.json"));
+  auto list = f.sched->List();
+  ASSERT_THAT(list, IsOk());
+  std::map<std::string, AppState> got;
+  for (const auto& r : *list) got[r.app_id] = r.state;
+  EXPECT_EQ(got, (std::map<std::string, AppState>{{"13", AppState::kCancelled},
+                                                   {"14", AppState::kFailed},
+                                                   {"15", AppState::kSucceeded},
+                                                   {"40", AppState::kRunning}}));
+  f.tools->On({"squeue", "--json"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
+  EXPECT_THAT(f.sched->List(), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
+}
+
+}  // namespace
+}  // namespace torchx::schedulers::slurm
