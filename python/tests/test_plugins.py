@@ -178,6 +178,32 @@ def test_direct_python_scheduler_calls_keep_torchx_template():
     assert live.cfgs == [{"n": 3}] and info._cfg == {"n": 3} and info._scheduler == "fake"
 
 
+def test_named_resource_variants_are_named_by_the_core():
+    reg = plugins.PluginRegistry(load_entrypoints=False)
+
+    @register.named_resource(aliases=["t"], fractionals={0.5: "half"})
+    def table(fractional: float = 1.0) -> specs.Resource:
+        return specs.Resource(cpu=int(8 * fractional), gpu=0, memMB=1024)
+
+    @register.named_resource(fractionals=lambda whole: {0.25: f"{whole.cpu // 4}cpu"})
+    def custom(fractional: float = 1.0) -> specs.Resource:
+        return specs.Resource(cpu=int(8 * fractional), gpu=0, memMB=1024)
+
+    @register.named_resource(fractionals=register.powers_of_two_gpus)
+    def no_gpus(fractional: float = 1.0) -> specs.Resource:
+        return specs.Resource(cpu=8, gpu=0, memMB=1024)
+
+    found = {}
+    for fn in (table, custom, no_gpus):
+        reg._add(found, plugins.PluginType.NAMED_RESOURCE, fn, "python:test")
+    assert sorted(found) == ["custom", "custom_2cpu", "no_gpus", "t", "table", "table_half"]
+    assert found["table_half"][0]().cpu == 4 and found["t"][0]().cpu == 8 and found["custom_2cpu"][0]().cpu == 2
+    # A rule that cannot apply keeps the whole resource and reports why.
+    assert [e[2] for e in reg._errors] == [
+        "named resource no_gpus: powers_of_two_gpus: resource.gpu must be a power of two greater than 0 "
+        "(1, 2, 4, 8, ...), got 0"]
+
+
 def test_entry_points_are_merged_unless_disabled(tmp_path):
     site = tmp_path / "site"
     (site / "ep_plugin-1.0.dist-info").mkdir(parents=True)
