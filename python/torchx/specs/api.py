@@ -6,8 +6,8 @@ substitution, handle parsing, status formatting, cfg resolution) is done by the 
 objects cross into it as the canonical AppDef JSON (``to_json`` / ``from_json`` below).
 """
 
-import asyncio
 import copy
+import functools
 import inspect
 import json
 from dataclasses import asdict, dataclass, field, fields
@@ -150,6 +150,7 @@ class DeviceMount:
 
 def _run_awaitable(aw: Any) -> Any:
     """The result of an awaitable override, read outside any running event loop (as TorchX)."""
+    import asyncio  # only here: importing it costs more than the rest of torchx.specs
 
     async def wait() -> Any:
         return await aw
@@ -159,6 +160,22 @@ def _run_awaitable(aw: Any) -> Any:
         return loop.run_until_complete(wait())
     finally:
         loop.close()
+
+
+_object_getattribute = object.__getattribute__
+
+
+def _resolve_override(role: "Role", ov: Dict[str, Any], attrname: str) -> None:
+    producer = ov[attrname]
+    if inspect.isawaitable(producer):
+        value = _run_awaitable(producer)
+    elif callable(producer):
+        value = producer()
+    else:  # a plain value (TorchX would fail calling it); taken as the field's value
+        value = producer
+    # Set before removing, so a producer that raises stays for the next read.
+    setattr(role, attrname, value)
+    del ov[attrname]
 
 
 @dataclass
@@ -186,24 +203,12 @@ class Role:
     overrides: Dict[str, Any] = field(default_factory=dict)
 
     def __getattribute__(self, attrname: str) -> Any:
-        if attrname == "overrides" or attrname.startswith("__"):
-            return object.__getattribute__(self, attrname)
-        try:
-            ov = object.__getattribute__(self, "overrides")
-        except AttributeError:  # inside __init__, before overrides is assigned
-            ov = None
-        if ov and attrname in ov:
-            producer = ov[attrname]
-            if inspect.isawaitable(producer):
-                value = _run_awaitable(producer)
-            elif callable(producer):
-                value = producer()
-            else:  # a plain value (TorchX would fail calling it); taken as the field's value
-                value = producer
-            # Resolved once: set before removing, so a failing producer stays for a retry.
-            setattr(self, attrname, value)
-            del ov[attrname]
-        return object.__getattribute__(self, attrname)
+        # Every read of every Role attribute comes through here, so the common case (no override
+        # for it) is one dict lookup; __dict__ lacks "overrides" only inside __init__.
+        ov = _object_getattribute(self, "__dict__").get("overrides")
+        if ov and attrname in ov and attrname != "overrides":
+            _resolve_override(self, ov, attrname)
+        return _object_getattribute(self, attrname)
 
     def pre_proc(self, scheduler: str, dryrun_info: "AppDryRunInfo") -> "AppDryRunInfo":
         """Hook TorchX calls before submitting; the identity here, kept for subclasses."""
@@ -462,19 +467,26 @@ _MOUNT_TYPES: Dict[type, MountType] = {BindMount: MountType.BIND, VolumeMount: M
                                        DeviceMount: MountType.DEVICE}
 
 
-def _model_class(obj: Any) -> type:
-    """The model dataclass ``obj`` is an instance of; a user subclass (a Role overriding
+@functools.lru_cache(maxsize=None)
+def _model_class(tp: type) -> type:
+    """The model dataclass a type is or derives from; a user subclass (a Role overriding
     ``pre_proc``) crosses with its base's fields, the only ones the core knows."""
-    for cls in type(obj).__mro__:
+    for cls in tp.__mro__:
         if cls in _MODEL_CLASSES:
             return cls
-    raise TypeError(f"expected one of {', '.join(c.__name__ for c in _MODEL_CLASSES)}, got {type(obj).__name__}")
+    raise TypeError(f"expected one of {', '.join(c.__name__ for c in _MODEL_CLASSES)}, got {tp.__name__}")
 
 
 def carried_fields(cls: type) -> List[str]:
     """The fields of a model dataclass that cross into the core, in declaration order."""
+    return [name for name, _ in _plan(cls)]
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(cls: type) -> Tuple[Tuple[str, Optional[Tuple[Any, Any]]], ...]:
+    # Per class, once (the dataclasses are fixed at import): each carried field and its conversion.
     skip = _PYTHON_ONLY.get(cls, ())
-    return [f.name for f in fields(cls) if f.name not in skip]
+    return tuple((f.name, _CONVERSIONS.get((cls, f.name))) for f in fields(cls) if f.name not in skip)
 
 
 def _plain(v: Any) -> Any:
@@ -489,10 +501,8 @@ def _plain(v: Any) -> Any:
 
 
 def _obj_to_json(obj: Any) -> Dict[str, Any]:
-    cls = _model_class(obj)
     out: Dict[str, Any] = {}
-    for name in carried_fields(cls):
-        conv = _CONVERSIONS.get((cls, name))
+    for name, conv in _plan(_model_class(type(obj))):
         value = getattr(obj, name)  # through Role.__getattribute__: overrides are resolved here
         out[name] = conv[0](value) if conv else _plain(value)
     return out
@@ -501,16 +511,16 @@ def _obj_to_json(obj: Any) -> Dict[str, Any]:
 def _obj_from_json(cls: type, j: Mapping[str, Any], path: str) -> Any:
     if not isinstance(j, Mapping):
         raise TypeError(f"{path}: expected an object, got {type(j).__name__}")
-    carried = carried_fields(cls)
-    unknown = sorted(set(j) - set(carried))
+    plan = dict(_plan(cls))
+    unknown = sorted(k for k in j if k not in plan)
     if unknown:
         raise ValueError(
             f"{path}: field(s) {', '.join(unknown)} of the core's JSON are not carried by torchx.specs."
-            f"{cls.__name__} (it carries {', '.join(carried)}): add them to the dataclass"
+            f"{cls.__name__} (it carries {', '.join(plan)}): add them to the dataclass"
         )
     kwargs = {}
     for name, value in j.items():
-        conv = _CONVERSIONS.get((cls, name))
+        conv = plan[name]
         kwargs[name] = conv[1](value, f"{path}.{name}") if conv else _plain(value)
     return cls(**kwargs)
 
@@ -519,7 +529,9 @@ def _mount_to_json(m: Union[BindMount, VolumeMount, DeviceMount]) -> Dict[str, A
     cls = next((c for c in type(m).__mro__ if c in _MOUNT_TYPES), None)
     if cls is None:
         raise TypeError(f"mounts: expected BindMount, VolumeMount or DeviceMount, got {type(m).__name__}")
-    return {"type": _MOUNT_TYPES[cls].value, **_obj_to_json(m)}
+    out = _obj_to_json(m)
+    out["type"] = _MOUNT_TYPES[cls].value
+    return out
 
 
 def _mount_from_json(j: Dict[str, Any], path: str = "mount") -> Union[BindMount, VolumeMount, DeviceMount]:
