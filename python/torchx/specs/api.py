@@ -565,6 +565,8 @@ _CONVERSIONS: Dict[Tuple[type, str], Tuple[Any, Any]] = {
 
 
 def resource_to_json(r: Resource) -> Dict[str, Any]:
+    if not isinstance(r, Resource):  # a named resource factory's result, unchecked until here
+        raise TypeError(f"expected a Resource, got {type(r).__name__}")
     return _obj_to_json(r)
 
 
