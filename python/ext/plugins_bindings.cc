@@ -22,8 +22,6 @@ using plugins::PluginType;
 
 using specs::ResourceFromJson;
 
-specs::Resource ResourceArg(const std::string& json) { return ValueOrThrow(ResourceFromJson(json)); }
-
 // Runs `fn` with the GIL, turning a Python exception into a Status.
 template <typename Fn>
 auto WithGil(std::string_view what, Fn fn) -> Result<decltype(fn())> {
@@ -135,18 +133,38 @@ void BindPlugins(py::module_& m, PluginRegistry& registry) {
     for (const auto& e : errors) out.append(py::make_tuple(e.source, e.kind, e.message));
     return out;
   });
-  m.def("powers_of_two_gpus", [](const std::string& resource) {
-    std::vector<std::pair<double, std::string>> out;
-    for (const auto& f : ValueOrThrow(plugins::PowersOfTwoGpus(ResourceArg(resource)))) out.emplace_back(f.fraction, f.suffix);
-    return out;
-  });
-  m.def("halve_mem_down_to", [](const std::string& resource, int min_gib) {
-    std::vector<std::pair<double, std::string>> out;
-    for (const auto& f : ValueOrThrow(plugins::HalveMemDownTo(ResourceArg(resource), min_gib))) {
-      out.emplace_back(f.fraction, f.suffix);
-    }
-    return out;
-  });
+  m.def(
+      "fractionals",
+      [](const std::string& request, const std::string& resource) {
+        auto req = ValueOrThrow(plugins::FractionalsRequestFromJson(request));
+        std::vector<std::pair<double, std::string>> out;
+        auto whole = [&] { return ResourceFromJson(resource); };
+        for (const auto& f : ValueOrThrow(plugins::ComputeFractionals(req, whole))) {
+          out.emplace_back(f.fraction, f.suffix);
+        }
+        return out;
+      },
+      "A fractionals request (register.powers_of_two_gpus, ...) applied to a whole resource: [(fraction, suffix)].");
+  m.def(
+      "named_resource_variants",
+      [](const std::string& name, const std::vector<std::string>& aliases, const std::string& request,
+         std::optional<std::string> whole) {
+        // A malformed request still registers the name and aliases, like a failing rule.
+        auto req = plugins::FractionalsRequestFromJson(request);
+        auto variants = plugins::ExpandNamedResource(
+            name, aliases, req ? *req : plugins::FractionalsRequest{}, [&]() -> Result<specs::Resource> {
+              if (!whole) return InvalidArgumentError("the whole resource (fraction 1.0) was not given");
+              return ResourceFromJson(*whole);
+            });
+        Status error =
+            req ? variants.fractionals_error : req.error().WithContext(fmt::format("named resource {}", name));
+        std::vector<std::pair<std::string, double>> names;
+        for (const auto& v : variants.names) names.emplace_back(v.name, v.fraction);
+        return py::make_tuple(names, error.ok() ? py::object(py::none()) : py::object(py::str(error.message())));
+      },
+      py::arg("name"), py::arg("aliases"), py::arg("request"), py::arg("whole") = std::nullopt,
+      "The names a named resource registers and the fraction of each, as the core names them, and the "
+      "error (or None) that kept its fractionals out.");
   m.def("set_python_provider", [&registry](py::object provider) {
     auto* held = new py::object(std::move(provider));  // lives as long as the registry
     registry.AddProvider(

@@ -102,6 +102,108 @@ def test_namespace_plugins_are_discovered_and_used(tmp_path):
     assert "local_cwd                    builtin" in report
 
 
+def test_runner_drives_python_scheduler_hooks_once(tmp_path):
+    # The core's template describes before a cancel and resolves the cfg before a dry run; the
+    # plugin's hooks must be all that runs in Python, so neither happens twice.
+    out = run_py(
+        """
+        import json
+        from torchx.components import utils
+        from torchx.runner import get_runner
+        from torchx.specs import AppState, api
+        from torchx_plugins.schedulers import demo_inline
+
+        calls = {"describe": 0, "cancel_existing": [], "resolve": 0, "cfg": None}
+        cls = demo_inline.DemoInlineScheduler
+        describe, submit, resolve = cls.describe, cls._submit_dryrun, api.runopts.resolve
+
+        def counting_describe(self, app_id):
+            calls["describe"] += 1
+            d = describe(self, app_id)
+            d.state = AppState.RUNNING  # still live, so the core goes on to cancel it
+            return d
+
+        def recording_submit(self, app, cfg):
+            calls["cfg"] = dict(cfg)
+            return submit(self, app, cfg)
+
+        def counting_resolve(self, cfg):
+            calls["resolve"] += 1
+            return resolve(self, cfg)
+
+        cls.describe, cls._submit_dryrun, api.runopts.resolve = counting_describe, recording_submit, counting_resolve
+        cls._cancel_existing = lambda self, app_id: calls["cancel_existing"].append(app_id)
+        r = get_runner()
+        h = r.run(utils.echo(msg="x"), "demo_inline")
+        calls["describe"] = 0
+        r.cancel(h)
+        print(json.dumps({**calls, "app_id": h.rsplit("/", 1)[1]}))
+        """,
+        tmp_path,
+    )
+    got = json.loads(out)
+    assert got["describe"] == 1
+    assert got["cancel_existing"] == [got["app_id"]]
+    assert got["resolve"] == 0 and got["cfg"] == {"greeting": "hi"}  # resolved by the core alone
+
+
+def test_direct_python_scheduler_calls_keep_torchx_template():
+    from torchx.schedulers.api import DescribeAppResponse, Scheduler
+
+    class Fake(Scheduler):
+        def __init__(self, state):
+            super().__init__("fake", "s")
+            self.state, self.cancelled, self.cfgs = state, [], []
+
+        def _run_opts(self):
+            opts = specs.runopts()
+            opts.add("n", type_=int, help="a number", default=3)
+            return opts
+
+        def _submit_dryrun(self, app, cfg):
+            self.cfgs.append(cfg)
+            return specs.AppDryRunInfo(app.name)
+
+        def describe(self, app_id):
+            return DescribeAppResponse(app_id=app_id, state=self.state)
+
+        def _cancel_existing(self, app_id):
+            self.cancelled.append(app_id)
+
+    live, done = Fake(specs.AppState.RUNNING), Fake(specs.AppState.SUCCEEDED)
+    live.cancel("a")
+    done.cancel("b")
+    assert live.cancelled == ["a"] and done.cancelled == []
+    info = live.submit_dryrun(specs.AppDef(name="app"), {})
+    assert live.cfgs == [{"n": 3}] and info._cfg == {"n": 3} and info._scheduler == "fake"
+
+
+def test_named_resource_variants_are_named_by_the_core():
+    reg = plugins.PluginRegistry(load_entrypoints=False)
+
+    @register.named_resource(aliases=["t"], fractionals={0.5: "half"})
+    def table(fractional: float = 1.0) -> specs.Resource:
+        return specs.Resource(cpu=int(8 * fractional), gpu=0, memMB=1024)
+
+    @register.named_resource(fractionals=lambda whole: {0.25: f"{whole.cpu // 4}cpu"})
+    def custom(fractional: float = 1.0) -> specs.Resource:
+        return specs.Resource(cpu=int(8 * fractional), gpu=0, memMB=1024)
+
+    @register.named_resource(fractionals=register.powers_of_two_gpus)
+    def no_gpus(fractional: float = 1.0) -> specs.Resource:
+        return specs.Resource(cpu=8, gpu=0, memMB=1024)
+
+    found = {}
+    for fn in (table, custom, no_gpus):
+        reg._add(found, plugins.PluginType.NAMED_RESOURCE, fn, "python:test")
+    assert sorted(found) == ["custom", "custom_2cpu", "no_gpus", "t", "table", "table_half"]
+    assert found["table_half"][0]().cpu == 4 and found["t"][0]().cpu == 8 and found["custom_2cpu"][0]().cpu == 2
+    # A rule that cannot apply keeps the whole resource and reports why.
+    assert [e[2] for e in reg._errors] == [
+        "named resource no_gpus: powers_of_two_gpus: resource.gpu must be a power of two greater than 0 "
+        "(1, 2, 4, 8, ...), got 0"]
+
+
 def test_entry_points_are_merged_unless_disabled(tmp_path):
     site = tmp_path / "site"
     (site / "ep_plugin-1.0.dist-info").mkdir(parents=True)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from torchx import specs
+from torchx.runner import get_runner
 from torchx.specs import api
 from torchx.specs.builders import parse_mounts
 
@@ -46,6 +47,80 @@ def test_appdef_json_round_trip_through_core():
     text = specs.api.app_to_core(app)
     canonical = json.loads(specs.api.core().appdef_normalize(text))
     assert specs.api.from_json(canonical) == app
+
+
+# One of each mount, so the core writes every mount form's fields.
+_ALL_MOUNTS = [
+    {"type": "bind", "src_path": "/a", "dst_path": "/b", "read_only": True},
+    {"type": "volume", "src": "vol", "dst_path": "/c", "read_only": True},
+    {"type": "device", "src_path": "/dev/x", "dst_path": "/dev/y", "permissions": "r"},
+]
+
+
+def _core_canonical(app_json):
+    return json.loads(specs.api.core().appdef_normalize(json.dumps(app_json)))
+
+
+def test_python_carries_exactly_the_core_fields():
+    # The core writes every field (canonical form), so its output lists its fields; a field it
+    # gains and the dataclasses do not carry fails here instead of being dropped on the way back.
+    core = _core_canonical({"name": "a", "roles": [{"name": "r", "image": "i", "mounts": _ALL_MOUNTS}]})
+    role = core["roles"][0]
+    assert set(core) == set(api.carried_fields(specs.AppDef))
+    assert set(role) == set(api.carried_fields(specs.Role))
+    assert set(role["resource"]) == set(api.carried_fields(specs.Resource))
+    for mount, cls in zip(role["mounts"], (specs.BindMount, specs.VolumeMount, specs.DeviceMount)):
+        assert set(mount) - {"type"} == set(api.carried_fields(cls))
+    # What Python keeps to itself is deliberate, and only this.
+    every_role_field = {f.name for f in dataclasses.fields(specs.Role)}
+    assert every_role_field - set(api.carried_fields(specs.Role)) == {"base_image", "overrides"}
+
+
+def test_every_field_round_trips_core_python_core():
+    sample = {
+        "name": "app",
+        "metadata": {"team": "x"},
+        "roles": [{
+            "name": "trainer", "image": "img", "entrypoint": "python", "args": ["-m", "t"], "env": {"A": "1"},
+            "num_replicas": 4, "min_replicas": 2, "max_retries": 3, "retry_policy": "ROLE",
+            "resource": {"cpu": 2, "gpu": 1, "memMB": 1024, "capabilities": {"k": "v"},
+                         "devices": {"vpc.amazonaws.com/efa": 1}, "tags": {"origin": "test"}},
+            "port_map": {"http": 80}, "metadata": {"m": {"nested": [1, None]}}, "mounts": _ALL_MOUNTS,
+        }],
+    }
+    core = _core_canonical(sample)
+    app = specs.api.from_json(core)
+    role = app.roles[0]
+    # The sample sets every carried field away from its default, so a dropped field shows below.
+    defaults = specs.Role(name="", image="")
+    for name in api.carried_fields(specs.Role):
+        assert getattr(role, name) != getattr(defaults, name), name
+    assert role.retry_policy is specs.RetryPolicy.ROLE and isinstance(role.resource, specs.Resource)
+    assert json.loads(specs.api.core().appdef_normalize(specs.api.app_to_core(app))) == core
+
+
+def test_role_overrides_are_resolved_before_crossing():
+    # TorchX's Role.overrides: field -> producer, resolved on the first read of the field.
+    async def entrypoint():
+        return "python"
+
+    role = specs.Role(
+        name="trainer", image="old", entrypoint="<MISSING>", resource=specs.Resource(cpu=1, gpu=0, memMB=64),
+        overrides={"image": lambda: "new", "args": lambda: ["--lr", "0.1"], "entrypoint": entrypoint()},
+    )
+    app = specs.AppDef(name="app", roles=[role])
+    core = _core_canonical(specs.api.to_json(app))["roles"][0]
+    assert (core["image"], core["args"], core["entrypoint"]) == ("new", ["--lr", "0.1"], "python")
+    assert role.image == "new" and role.overrides == {}  # resolved once, into the field
+    info = get_runner().dryrun(app, "local_cwd")
+    assert info._app.roles[0].image == "new"
+
+
+def test_from_json_refuses_fields_python_does_not_carry():
+    with pytest.raises(ValueError, match=r"AppDef\.roles\[0\]: field\(s\) gpus .* torchx\.specs\.Role"):
+        specs.api.from_json({"name": "a", "roles": [{"name": "r", "image": "i", "gpus": 1}]})
+    with pytest.raises(ValueError, match=r"mounts\[0\]\.type: 'nfs' is not one of bind, volume, device"):
+        specs.api.from_json({"name": "a", "roles": [{"name": "r", "image": "i", "mounts": [{"type": "nfs"}]}]})
 
 
 def test_appdef_wrong_type_names_the_field():

@@ -65,28 +65,27 @@ int AddNamedResource(void* ctx, const TorchxNamedResource* r) {
   auto add = [&](const std::string& name, double fraction) {
     if (!host->registry->AddNamedResource(name, host->source, factory_for(fraction)).ok()) rc = 1;
   };
-  add(desc.name, 1.0);
-  for (const char* const* a = desc.aliases; a && *a; ++a) add(*a, 1.0);
-  std::vector<Fractional> fractionals;
+  FractionalsRequest request;
   if (desc.fractional_policy == TORCHX_FRACTIONALS_LIST) {
+    request.policy = FractionalsRequest::Policy::kList;
     for (size_t i = 0; i < desc.num_fractionals; ++i) {
-      fractionals.push_back({desc.fractionals[i].fraction, desc.fractionals[i].suffix});
+      request.list.push_back({desc.fractionals[i].fraction, desc.fractionals[i].suffix});
     }
+  } else if (desc.fractional_policy == TORCHX_FRACTIONALS_POWERS_OF_TWO_GPUS) {
+    request.policy = FractionalsRequest::Policy::kPowersOfTwoGpus;
   } else {
-    auto whole = ResourceFrom(desc, 1.0);
-    Result<std::vector<Fractional>> f = whole.status();
-    if (whole) {
-      f = desc.fractional_policy == TORCHX_FRACTIONALS_POWERS_OF_TWO_GPUS ? PowersOfTwoGpus(*whole)
-                                                                          : HalveMemDownTo(*whole, desc.min_gib);
-    }
-    if (!f) {
-      host->registry->AddError({host->source, "init", fmt::format("named resource {}: {}", desc.name,
-                                                                  f.error().message())});
-      return 1;
-    }
-    fractionals = std::move(*f);
+    request.policy = FractionalsRequest::Policy::kHalveMemDownTo;
+    request.min_gib = desc.min_gib;
   }
-  for (const Fractional& f : fractionals) add(fmt::format("{}_{}", desc.name, f.suffix), f.fraction);
+  std::vector<std::string> aliases;
+  for (const char* const* a = desc.aliases; a && *a; ++a) aliases.emplace_back(*a);
+  NamedResourceVariants variants =
+      ExpandNamedResource(desc.name, aliases, request, [&desc] { return ResourceFrom(desc, 1.0); });
+  for (const NamedFraction& v : variants.names) add(v.name, v.fraction);
+  if (!variants.fractionals_error.ok()) {
+    host->registry->AddError({host->source, "init", variants.fractionals_error.message()});
+    return 1;
+  }
   return rc;
 }
 

@@ -55,6 +55,48 @@ TEST(Fractionals, HalveMemDownTo) {
   EXPECT_THAT(HalveMemDownTo(Res(1, 0, 1000), 1).status().message(), HasSubstr("whole number of GiB"));
 }
 
+TEST(Fractionals, RequestFromJsonNamesFieldsAndChoices) {
+  auto list = FractionalsRequestFromJson(R"({"policy": "list", "list": [{"fraction": 0.5, "suffix": "half"}]})");
+  ASSERT_TRUE(list.has_value());
+  EXPECT_EQ(list->policy, FractionalsRequest::Policy::kList);
+  EXPECT_THAT(list->list, ElementsAre(Fractional{0.5, "half"}));
+  auto halve = FractionalsRequestFromJson(R"({"policy": "halve_mem_down_to", "min_gib": 16})");
+  ASSERT_TRUE(halve.has_value());
+  EXPECT_EQ(halve->min_gib, 16);
+  EXPECT_THAT(FractionalsRequestFromJson(R"({"policy": "thirds"})").status().message(),
+              HasSubstr("[none, list, powers_of_two_gpus, halve_mem_down_to]"));
+  EXPECT_THAT(FractionalsRequestFromJson(R"({"policy": "halve_mem_down_to"})").status().message(),
+              HasSubstr("fractionals.min_gib"));
+  EXPECT_THAT(FractionalsRequestFromJson(R"({"policy": "list", "list": [{"fraction": "x"}]})").status().message(),
+              HasSubstr("fractionals.list[0]"));
+}
+
+TEST(Fractionals, ExpandNamesTheResourceItsAliasesAndItsFractions) {
+  int made = 0;
+  auto whole = [&] {
+    ++made;
+    return Result<specs::Resource>(Res(32, 4, 256 * 1024));
+  };
+  FractionalsRequest gpus;
+  gpus.policy = FractionalsRequest::Policy::kPowersOfTwoGpus;
+  auto v = ExpandNamedResource("demo_gpu", {"dgpu"}, gpus, whole);
+  EXPECT_TRUE(v.fractionals_error.ok());
+  EXPECT_THAT(v.names, ElementsAre(NamedFraction{"demo_gpu", 1.0}, NamedFraction{"dgpu", 1.0},
+                                   NamedFraction{"demo_gpu_4", 1.0}, NamedFraction{"demo_gpu_2", 0.5},
+                                   NamedFraction{"demo_gpu_1", 0.25}));
+  EXPECT_EQ(made, 1);
+  // No rule, no whole resource made.
+  EXPECT_THAT(ExpandNamedResource("plain", {}, {}, whole).names, ElementsAre(NamedFraction{"plain", 1.0}));
+  EXPECT_EQ(made, 1);
+  // A rule that cannot apply keeps the name and aliases, and says why.
+  FractionalsRequest halve;
+  halve.policy = FractionalsRequest::Policy::kHalveMemDownTo;
+  halve.min_gib = 1;
+  auto bad = ExpandNamedResource("odd", {"o"}, halve, [] { return Result<specs::Resource>(Res(1, 0, 1000)); });
+  EXPECT_THAT(bad.names, ElementsAre(NamedFraction{"odd", 1.0}, NamedFraction{"o", 1.0}));
+  EXPECT_THAT(bad.fractionals_error.message(), HasSubstr("named resource odd: halve_mem_down_to"));
+}
+
 TEST(PluginTypeTest, NamesAndGroups) {
   EXPECT_THAT(ParsePluginType("scheduler"), IsOkAndHolds(PluginType::kScheduler));
   EXPECT_THAT(ParsePluginType("torchx.named_resources"), IsOkAndHolds(PluginType::kNamedResource));

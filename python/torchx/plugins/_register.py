@@ -1,4 +1,8 @@
-"""The ``register`` decorator and the fractional helpers."""
+"""The ``register`` decorator and the fractional helpers.
+
+A named resource's fractional variants are named and expanded by the core (the same code as for
+native plugins, include/torchx/plugins/fractionals.h): the helpers below carry a request the
+core understands (``_fractionals_request``) and, called directly, ask the core for the table."""
 
 import inspect
 import json
@@ -20,6 +24,21 @@ def _resource_json(resource: Any) -> str:
     from torchx.specs.api import resource_to_json
 
     return json.dumps(resource_to_json(resource))
+
+
+def _fractionals_of(request: Dict[str, Any], resource: Any) -> Dict[float, str]:
+    from torchx._core import core
+
+    return dict(core().fractionals(json.dumps(request), _resource_json(resource)))
+
+
+def _powers_of_two_gpus(resource: Any) -> Dict[float, str]:
+    """``{1.0: "8", 0.5: "4", 0.25: "2", 0.125: "1"}`` for an 8-GPU resource (ValueError when
+    gpu is 0 or not a power of two)."""
+    return _fractionals_of(_powers_of_two_gpus._fractionals_request, resource)  # type: ignore[attr-defined]
+
+
+_powers_of_two_gpus._fractionals_request = {"policy": "powers_of_two_gpus"}  # type: ignore[attr-defined]
 
 
 class register:
@@ -55,24 +74,19 @@ class register:
         ``fractional: float`` and every ``{fraction: suffix}`` entry registers ``<name>_<suffix>``."""
         return _register_named_resource(name, aliases, fractionals)
 
-    @staticmethod
-    def powers_of_two_gpus(resource: Any) -> Dict[float, str]:
-        """``{1.0: "8", 0.5: "4", 0.25: "2", 0.125: "1"}`` for an 8-GPU resource (ValueError when
-        gpu is 0 or not a power of two)."""
-        from torchx._core import core
-
-        return dict(core().powers_of_two_gpus(_resource_json(resource)))
+    powers_of_two_gpus = staticmethod(_powers_of_two_gpus)
 
     @staticmethod
     def halve_mem_down_to(*, minGiB: int) -> Callable[..., Dict[float, str]]:
         """A fractionals callable halving the memory in GiB down to ``minGiB`` (ValueError when
         memMB is 0 or not whole GiB, or minGiB is below the odd part of the GiB count)."""
 
+        request = {"policy": "halve_mem_down_to", "min_gib": int(minGiB)}
+
         def fractionals(resource: Any) -> Dict[float, str]:
-            from torchx._core import core
+            return _fractionals_of(request, resource)
 
-            return dict(core().halve_mem_down_to(_resource_json(resource), int(minGiB)))
-
+        fractionals._fractionals_request = request  # type: ignore[attr-defined]
         return fractionals
 
 

@@ -8,6 +8,7 @@ first use.
 
 import functools
 import importlib
+import json
 import logging
 import os
 import threading
@@ -118,24 +119,41 @@ class PluginRegistry:
     def _add(self, found: Found, plugin_type: PluginType, fn: Factory, source: str) -> None:
         names: List[Tuple[str, Factory]] = [(fn._plugin_name, fn)]
         if plugin_type == PluginType.NAMED_RESOURCE:
-            names += [(alias, fn) for alias in getattr(fn, "_plugin_aliases", [])]
-            fractionals = getattr(fn, "_plugin_fractionals", None)
-            if fractionals is not None:
-                try:
-                    table = fractionals(fn(fractional=1.0)) if callable(fractionals) else dict(fractionals)
-                except Exception as e:
-                    self._errors.append((source, "python", f"named resource {fn._plugin_name}: {_describe(e)}"))
-                    table = {}
-                names = [(fn._plugin_name, functools.partial(fn, fractional=1.0))] + [
-                    (a, functools.partial(fn, fractional=1.0)) for a in getattr(fn, "_plugin_aliases", [])
-                ]
-                names += [(f"{fn._plugin_name}_{suffix}", functools.partial(fn, fractional=frac))
-                          for frac, suffix in table.items()]
+            names = self._named_resource_variants(fn, source)
         for name, factory in names:
             if name in found:
                 self._errors.append((source, "duplicate", f"{name} is already registered by {found[name][1]}"))
             else:
                 found[name] = (factory, source)
+
+    def _named_resource_variants(self, fn: Factory, source: str) -> List[Tuple[str, Factory]]:
+        """The names a named resource registers (itself, its aliases, ``<name>_<suffix>`` per
+        fractional) as the core names them; what stays here is running the plugin's Python (the
+        factory, a custom fractionals callable) to give the core a request it can expand."""
+        from torchx._core import core
+        from torchx.specs.api import resource_to_json
+
+        name, fractionals = fn._plugin_name, getattr(fn, "_plugin_fractionals", None)
+        request: Dict[str, Any] = {"policy": "none"}
+        whole: Optional[str] = None
+        try:
+            if fractionals is not None:
+                rule = getattr(fractionals, "_fractionals_request", None)
+                if rule is not None:  # register.powers_of_two_gpus, register.halve_mem_down_to(...)
+                    request, whole = rule, json.dumps(resource_to_json(fn(fractional=1.0)))
+                else:  # a {fraction: suffix} table, or a callable making one from the whole resource
+                    table = fractionals(fn(fractional=1.0)) if callable(fractionals) else dict(fractionals)
+                    request = {"policy": "list",
+                               "list": [{"fraction": f, "suffix": str(s)} for f, s in table.items()]}
+        except Exception as e:
+            self._errors.append((source, "python", f"named resource {name}: {_describe(e)}"))
+        variants, error = core().named_resource_variants(
+            name, list(getattr(fn, "_plugin_aliases", [])), json.dumps(request), whole)
+        if error:
+            self._errors.append((source, "python", error))
+        if fractionals is None:
+            return [(n, fn) for n, _ in variants]
+        return [(n, functools.partial(fn, fractional=f)) for n, f in variants]
 
     def _entry_points(self, plugin_type: PluginType) -> List[Tuple[str, Factory, str]]:
         from importlib import metadata

@@ -1,11 +1,24 @@
 """A Python scheduler plugin behind the core's JSON scheduler protocol (src/plugins/json_scheduler.h):
-used in-process by the extension and, for the CLI, by the bridge process."""
+used in-process by the extension and, for the CLI, by the bridge process.
+
+The core's scheduler template has already done its part when a call arrives here (the cfg is
+resolved against the run options and the app validated before a dry run; the app described and
+found live before a cancel), so the adapter calls the plugin's hooks (``_submit_dryrun``,
+``_cancel_existing``), not the public methods that would do that part again in Python.
+"""
 
 import itertools
 import json
 from typing import Any, Dict
 
+from torchx.schedulers.api import Scheduler, _dryrun_resolved
 from torchx.specs.api import AppState, from_json
+
+
+def _overrides(scheduler: Any, method: str) -> bool:
+    """Whether the plugin replaced one of the base class's public template methods (or is not a
+    Scheduler at all): then that method is its contract and is called instead of the hook."""
+    return getattr(type(scheduler), method, None) is not getattr(Scheduler, method)
 
 
 class SchedulerAdapter:
@@ -21,7 +34,11 @@ class SchedulerAdapter:
 
     def dryrun(self, request_json: str) -> str:
         req = json.loads(request_json)
-        info = self._s.submit_dryrun(from_json(req["app"]), req["cfg"])
+        app = from_json(req["app"])
+        if _overrides(self._s, "submit_dryrun"):
+            info = self._s.submit_dryrun(app, req["cfg"])
+        else:
+            info = _dryrun_resolved(self._s, app, req["cfg"])
         token = f"py-{next(self._tokens)}"
         self._pending[token] = info
         return json.dumps({"request": repr(info), "payload": token})
@@ -49,7 +66,10 @@ class SchedulerAdapter:
         )
 
     def cancel(self, app_id: str) -> str:
-        self._s.cancel(app_id)
+        if _overrides(self._s, "cancel"):
+            self._s.cancel(app_id)
+        else:
+            self._s._cancel_existing(app_id)
         return "ok"
 
     def list(self) -> str:

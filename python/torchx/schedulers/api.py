@@ -3,10 +3,10 @@
 import json
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, List, Optional
+from typing import Any, List, Mapping, Optional
 
 from torchx._core import core
-from torchx.specs.api import NONE, AppDef, AppState, RoleStatus, runopts
+from torchx.specs.api import NONE, AppDef, AppState, RoleStatus, is_terminal, runopts
 
 
 class Stream(str, Enum):
@@ -55,7 +55,13 @@ class Scheduler:
     """Base class of schedulers written in Python (TorchX's torchx.schedulers.api.Scheduler), for
     plugins: subclasses implement ``_run_opts``, ``_submit_dryrun``, ``schedule``, ``describe``,
     ``_cancel_existing`` and, where the back-end can, ``list`` and ``log_iter``. Register a factory
-    ``(session_name, **kwargs) -> Scheduler`` with ``@torchx.plugins.register.scheduler()``."""
+    ``(session_name, **kwargs) -> Scheduler`` with ``@torchx.plugins.register.scheduler()``.
+
+    The Runner drives a plugin through the core's scheduler template (src/schedulers/scheduler.cc:
+    resolve the cfg and validate, then ``_submit_dryrun``; describe, then ``_cancel_existing`` for
+    a live app), calling only the hooks (torchx/plugins/_scheduler_adapter.py). The public
+    ``submit_dryrun`` and ``cancel`` below are that template for callers that use a scheduler
+    object directly, as TorchX's API allows."""
 
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
@@ -69,12 +75,7 @@ class Scheduler:
 
     def submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
         """Resolves ``cfg`` against the run options, then builds the request."""
-        resolved = self.run_opts().resolve(cfg)
-        info = self._submit_dryrun(app, resolved)
-        info._app = app
-        info._cfg = resolved
-        info._scheduler = self.backend
-        return info
+        return _dryrun_resolved(self, app, self.run_opts().resolve(cfg))
 
     def _submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
         raise NotImplementedError
@@ -91,7 +92,7 @@ class Scheduler:
     def cancel(self, app_id: str) -> None:
         """Cancels a live app; nothing for unknown or finished ones."""
         desc = self.describe(app_id)
-        if desc is not None and desc.state not in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
+        if desc is not None and not is_terminal(desc.state):
             self._cancel_existing(app_id)
 
     def _cancel_existing(self, app_id: str) -> None:
@@ -106,3 +107,13 @@ class Scheduler:
 
     def close(self) -> None:
         pass
+
+
+def _dryrun_resolved(scheduler: Any, app: AppDef, resolved_cfg: Mapping[str, Any]) -> Any:
+    """``_submit_dryrun`` with a cfg already resolved (by ``submit_dryrun`` or by the core), plus
+    the fields TorchX's ``schedule`` implementations read back from the info."""
+    info = scheduler._submit_dryrun(app, resolved_cfg)
+    info._app = app
+    info._cfg = resolved_cfg
+    info._scheduler = scheduler.backend
+    return info

@@ -7,8 +7,10 @@ objects cross into it as the canonical AppDef JSON (``to_json`` / ``from_json`` 
 """
 
 import copy
+import functools
+import inspect
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Dict, Generic, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Type, TypeVar, Union
 
@@ -146,6 +148,36 @@ class DeviceMount:
     permissions: str = "rwm"
 
 
+def _run_awaitable(aw: Any) -> Any:
+    """The result of an awaitable override, read outside any running event loop (as TorchX)."""
+    import asyncio  # only here: importing it costs more than the rest of torchx.specs
+
+    async def wait() -> Any:
+        return await aw
+
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(wait())
+    finally:
+        loop.close()
+
+
+_object_getattribute = object.__getattribute__
+
+
+def _resolve_override(role: "Role", ov: Dict[str, Any], attrname: str) -> None:
+    producer = ov[attrname]
+    if inspect.isawaitable(producer):
+        value = _run_awaitable(producer)
+    elif callable(producer):
+        value = producer()
+    else:  # a plain value (TorchX would fail calling it); taken as the field's value
+        value = producer
+    # Set before removing, so a producer that raises stays for the next read.
+    setattr(role, attrname, value)
+    del ov[attrname]
+
+
 @dataclass
 class Role:
     """A set of identical replicas: what runs (image, entrypoint, args, env), how many, with
@@ -165,7 +197,18 @@ class Role:
     port_map: Dict[str, int] = field(default_factory=dict)
     metadata: Dict[str, Any] = field(default_factory=dict)
     mounts: List[Union[BindMount, VolumeMount, DeviceMount]] = field(default_factory=list)
+    # TorchX's lazy field values: field name -> a producer (callable or awaitable) run on the
+    # first read of that field, whose result then replaces the field. Never sent to the core:
+    # reading the fields to build the JSON resolves them (so the core sees the values).
     overrides: Dict[str, Any] = field(default_factory=dict)
+
+    def __getattribute__(self, attrname: str) -> Any:
+        # Every read of every Role attribute comes through here, so the common case (no override
+        # for it) is one dict lookup; __dict__ lacks "overrides" only inside __init__.
+        ov = _object_getattribute(self, "__dict__").get("overrides")
+        if ov and attrname in ov and attrname != "overrides":
+            _resolve_override(self, ov, attrname)
+        return _object_getattribute(self, attrname)
 
     def pre_proc(self, scheduler: str, dryrun_info: "AppDryRunInfo") -> "AppDryRunInfo":
         """Hook TorchX calls before submitting; the identity here, kept for subclasses."""
@@ -406,75 +449,141 @@ def make_app_handle(scheduler_backend: str, session_name: str, app_id: str) -> A
 
 
 # ---- canonical JSON form (the core's AppDef JSON) ----
+#
+# The field lists are the dataclasses' own (``dataclasses.fields``): a field added to a dataclass
+# crosses with no edit here, and the tables below hold only what a field list cannot say. The
+# core is the judge of the result (unknown keys and wrong types are errors naming the path), and
+# python/tests/test_specs.py checks these field sets against the core's canonical JSON, so a
+# field the core gains and Python does not carry fails a test rather than being dropped.
+
+# Fields that do not cross, and why: base_image is deprecated in TorchX and read by nothing;
+# overrides holds Python producers (callables, awaitables) that Role resolves into the fields
+# themselves on access (see Role.__getattribute__), so the core sees their values instead.
+_PYTHON_ONLY: Dict[type, Tuple[str, ...]] = {Role: ("base_image", "overrides")}
+_MODEL_CLASSES: Tuple[type, ...] = (AppDef, Role, Resource, BindMount, VolumeMount, DeviceMount)
+
+# The "type" tag of each mount class in the core's JSON (TorchX's MountType values).
+_MOUNT_TYPES: Dict[type, MountType] = {BindMount: MountType.BIND, VolumeMount: MountType.VOLUME,
+                                       DeviceMount: MountType.DEVICE}
+
+
+@functools.lru_cache(maxsize=None)
+def _model_class(tp: type) -> type:
+    """The model dataclass a type is or derives from; a user subclass (a Role overriding
+    ``pre_proc``) crosses with its base's fields, the only ones the core knows."""
+    for cls in tp.__mro__:
+        if cls in _MODEL_CLASSES:
+            return cls
+    raise TypeError(f"expected one of {', '.join(c.__name__ for c in _MODEL_CLASSES)}, got {tp.__name__}")
+
+
+def carried_fields(cls: type) -> List[str]:
+    """The fields of a model dataclass that cross into the core, in declaration order."""
+    return [name for name, _ in _plan(cls)]
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(cls: type) -> Tuple[Tuple[str, Optional[Tuple[Any, Any]]], ...]:
+    # Per class, once (the dataclasses are fixed at import): each carried field and its conversion.
+    skip = _PYTHON_ONLY.get(cls, ())
+    return tuple((f.name, _CONVERSIONS.get((cls, f.name))) for f in fields(cls) if f.name not in skip)
+
+
+def _plain(v: Any) -> Any:
+    # Containers are copied so the JSON form never aliases the caller's objects.
+    if isinstance(v, Enum):
+        return v.value
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    if isinstance(v, dict):
+        return dict(v)
+    return v
+
+
+def _obj_to_json(obj: Any) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for name, conv in _plan(_model_class(type(obj))):
+        value = getattr(obj, name)  # through Role.__getattribute__: overrides are resolved here
+        out[name] = conv[0](value) if conv else _plain(value)
+    return out
+
+
+def _obj_from_json(cls: type, j: Mapping[str, Any], path: str) -> Any:
+    if not isinstance(j, Mapping):
+        raise TypeError(f"{path}: expected an object, got {type(j).__name__}")
+    plan = dict(_plan(cls))
+    unknown = sorted(k for k in j if k not in plan)
+    if unknown:
+        raise ValueError(
+            f"{path}: field(s) {', '.join(unknown)} of the core's JSON are not carried by torchx.specs."
+            f"{cls.__name__} (it carries {', '.join(plan)}): add them to the dataclass"
+        )
+    kwargs = {}
+    for name, value in j.items():
+        conv = plan[name]
+        kwargs[name] = conv[1](value, f"{path}.{name}") if conv else _plain(value)
+    return cls(**kwargs)
 
 
 def _mount_to_json(m: Union[BindMount, VolumeMount, DeviceMount]) -> Dict[str, Any]:
-    if isinstance(m, BindMount):
-        return {"type": "bind", "src_path": m.src_path, "dst_path": m.dst_path, "read_only": m.read_only}
-    if isinstance(m, VolumeMount):
-        return {"type": "volume", "src": m.src, "dst_path": m.dst_path, "read_only": m.read_only}
-    if isinstance(m, DeviceMount):
-        return {"type": "device", "src_path": m.src_path, "dst_path": m.dst_path, "permissions": m.permissions}
-    raise TypeError(f"mounts: expected BindMount, VolumeMount or DeviceMount, got {type(m).__name__}")
+    cls = next((c for c in type(m).__mro__ if c in _MOUNT_TYPES), None)
+    if cls is None:
+        raise TypeError(f"mounts: expected BindMount, VolumeMount or DeviceMount, got {type(m).__name__}")
+    out = _obj_to_json(m)
+    out["type"] = _MOUNT_TYPES[cls].value
+    return out
 
 
-def _mount_from_json(j: Dict[str, Any]) -> Union[BindMount, VolumeMount, DeviceMount]:
-    kind = j.pop("type")
-    return {"bind": BindMount, "volume": VolumeMount, "device": DeviceMount}[kind](**j)
+def _mount_from_json(j: Dict[str, Any], path: str = "mount") -> Union[BindMount, VolumeMount, DeviceMount]:
+    j = dict(j)
+    kind = j.pop("type", None)
+    by_tag = {t.value: cls for cls, t in _MOUNT_TYPES.items()}
+    if kind not in by_tag:
+        raise ValueError(f"{path}.type: {kind!r} is not one of {', '.join(by_tag)}")
+    return _obj_from_json(by_tag[kind], j, path)
+
+
+def _list_of(to: Any, from_: Any) -> Tuple[Any, Any]:
+    return (lambda vs: [to(v) for v in vs],
+            lambda js, path: [from_(j, f"{path}[{i}]") for i, j in enumerate(js or [])])
+
+
+def _retry_policy_from_json(v: Any, path: str) -> RetryPolicy:
+    try:
+        return RetryPolicy(v)
+    except ValueError:
+        raise ValueError(f"{path}: {v!r} is not one of {', '.join(p.value for p in RetryPolicy)}") from None
+
+
+# Fields whose value is not its own JSON form: (to JSON, from JSON) per (class, field).
+_CONVERSIONS: Dict[Tuple[type, str], Tuple[Any, Any]] = {
+    (AppDef, "roles"): _list_of(_obj_to_json, lambda j, path: _obj_from_json(Role, j, path)),
+    (Role, "retry_policy"): (_plain, _retry_policy_from_json),
+    (Role, "resource"): (_obj_to_json, lambda j, path: _obj_from_json(Resource, j, path)),
+    (Role, "mounts"): _list_of(_mount_to_json, _mount_from_json),
+}
 
 
 def resource_to_json(r: Resource) -> Dict[str, Any]:
-    return {
-        "cpu": r.cpu,
-        "gpu": r.gpu,
-        "memMB": r.memMB,
-        "capabilities": r.capabilities,
-        "devices": r.devices,
-        "tags": r.tags,
-    }
+    if not isinstance(r, Resource):  # a named resource factory's result, unchecked until here
+        raise TypeError(f"expected a Resource, got {type(r).__name__}")
+    return _obj_to_json(r)
 
 
 def resource_from_json(j: Dict[str, Any]) -> Resource:
-    return Resource(**j)
-
-
-def _str_enum_value(v: Any) -> Any:
-    return v.value if isinstance(v, Enum) else v
+    return _obj_from_json(Resource, j, "resource")
 
 
 def to_json(app: AppDef) -> Dict[str, Any]:
     """The AppDef as the core's JSON object (types are checked by the core when it reads it)."""
-    roles = []
-    for r in app.roles:
-        roles.append(
-            {
-                "name": r.name,
-                "image": r.image,
-                "entrypoint": r.entrypoint,
-                "args": list(r.args),
-                "env": dict(r.env),
-                "num_replicas": r.num_replicas,
-                "min_replicas": r.min_replicas,
-                "max_retries": r.max_retries,
-                "retry_policy": _str_enum_value(r.retry_policy),
-                "resource": resource_to_json(r.resource),
-                "port_map": dict(r.port_map),
-                "metadata": dict(r.metadata),
-                "mounts": [_mount_to_json(m) for m in r.mounts],
-            }
-        )
-    return {"name": app.name, "roles": roles, "metadata": dict(app.metadata)}
+    if not isinstance(app, AppDef):
+        raise TypeError(f"expected an AppDef, got {type(app).__name__}")
+    return _obj_to_json(app)
 
 
 def from_json(j: Dict[str, Any]) -> AppDef:
-    roles = []
-    for r in j.get("roles", []):
-        r = dict(r)
-        r["retry_policy"] = RetryPolicy(r.get("retry_policy", "APPLICATION"))
-        r["resource"] = resource_from_json(r["resource"]) if "resource" in r else _null_resource()
-        r["mounts"] = [_mount_from_json(dict(m)) for m in r.get("mounts", [])]
-        roles.append(Role(**r))
-    return AppDef(name=j["name"], roles=roles, metadata=dict(j.get("metadata", {})))
+    """The core's AppDef JSON as an AppDef; missing fields take the dataclasses' defaults."""
+    return _obj_from_json(AppDef, j, "AppDef")
 
 
 def app_to_core(app: AppDef) -> str:
