@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <random>
 #include <regex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -42,7 +41,9 @@ std::string RunnerSessionId() {
 }
 
 Runner::Runner(plugins::PluginRegistry& registry, RunnerOptions options)
-    : registry_(registry), options_(std::move(options)) {}
+    : registry_(registry),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : static_cast<const Clock&>(system_clock_)) {}
 
 Runner::~Runner() = default;
 
@@ -172,13 +173,13 @@ Result<std::optional<specs::AppStatus>> Runner::Status(const std::string& handle
 
 Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, std::chrono::milliseconds interval,
                                                      std::optional<std::chrono::milliseconds> timeout) {
-  auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+  auto deadline = timeout ? std::optional(clock_.Now() + *timeout) : std::nullopt;
   while (true) {
     TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
     if (!status || status->is_terminal()) return status;
     auto wait = interval;
     if (deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock_.Now());
       if (left.count() <= 0) {
         return ::torchx::Status(StatusCode::kDeadlineExceeded,
                                 fmt::format("wait: {} still {} after the timeout", handle,
@@ -192,11 +193,8 @@ Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, 
 
 void Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) {
   auto sa = SchedulerFor(handle);
-  if (!sa) {
-    std::this_thread::sleep_for(max_wait);
-    return;
-  }
-  sa->first->WaitForUpdate(sa->second, max_wait);
+  // Back-ends that cannot notify leave the waiting to the clock.
+  if (!sa || !sa->first->WaitForUpdate(sa->second, max_wait)) clock_.SleepFor(max_wait);
 }
 
 ::torchx::Status Runner::Cancel(const std::string& handle) {

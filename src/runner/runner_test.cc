@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/fake_clock.h"
 #include "testing/status_matchers.h"
 #include "torchx/components/component.h"
 
@@ -12,6 +13,7 @@ namespace torchx::runner {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Remembers the context it was built with and the last request; apps never leave memory.
@@ -28,11 +30,20 @@ class FakeScheduler : public schedulers::Scheduler {
     submitted = info.app;
     return std::string("app-1");
   }
-  Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string&) override {
-    return std::optional<schedulers::DescribeAppResponse>();
+  // app-1 runs for `running_polls` describes, then succeeds (forever_running: never ends); any
+  // other app is unknown.
+  Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string& app_id) override {
+    if (app_id != "app-1") return std::optional<schedulers::DescribeAppResponse>();
+    schedulers::DescribeAppResponse d;
+    d.app_id = app_id;
+    d.state = forever_running || describes++ < running_polls ? specs::AppState::kRunning : specs::AppState::kSucceeded;
+    return std::optional(d);
   }
   const devices::DeviceSource* devices;
   std::optional<specs::AppDef> submitted;
+  int running_polls = 0;
+  int describes = 0;
+  bool forever_running = false;
 
  protected:
   Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
@@ -99,6 +110,33 @@ TEST_F(RunnerTest, ComponentsResolveThroughTheRegistryWithItsNamedResources) {
   EXPECT_THAT(r.NamedResource("test.box"), IsOk());
   EXPECT_THAT(r.NamedResourceNames(), ::testing::Contains("test.box"));
   EXPECT_THAT(r.NamedResource("test.bx"), StatusIs(StatusCode::kNotFound, HasSubstr("test.box")));
+}
+
+TEST_F(RunnerTest, WaitPollsABackEndThatCannotNotifyOnTheClock) {
+  testing::FakeClock clock;
+  Runner r(registry_, RunnerOptions{"torchx", {}, &clock});
+  ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());  // builds the fake
+  last_->running_polls = 3;
+  auto status = r.Wait("fake://torchx/app-1", std::chrono::milliseconds(200));
+  ASSERT_THAT(status, IsOk());
+  ASSERT_TRUE(status->has_value());
+  EXPECT_EQ((*status)->state, specs::AppState::kSucceeded);
+  using std::chrono::milliseconds;
+  EXPECT_THAT(clock.sleeps(), ElementsAre(milliseconds(200), milliseconds(200), milliseconds(200)));
+  // An unknown app is not waited for.
+  EXPECT_THAT(r.Wait("fake://torchx/app-2"), IsOkAndHolds(std::nullopt));
+}
+
+TEST_F(RunnerTest, WaitTimesOutOnTheClockWithoutSleepingForReal) {
+  testing::FakeClock clock;
+  Runner r(registry_, RunnerOptions{"torchx", {}, &clock});
+  ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());
+  last_->forever_running = true;
+  auto status = r.Wait("fake://torchx/app-1", std::chrono::milliseconds(300), std::chrono::milliseconds(1000));
+  EXPECT_THAT(status, StatusIs(StatusCode::kDeadlineExceeded, HasSubstr("still RUNNING after the timeout")));
+  using std::chrono::milliseconds;
+  // 300 + 300 + 300, then the last 100 up to the deadline.
+  EXPECT_THAT(clock.sleeps(), ElementsAre(milliseconds(300), milliseconds(300), milliseconds(300), milliseconds(100)));
 }
 
 }  // namespace

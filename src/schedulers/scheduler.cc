@@ -1,7 +1,5 @@
 #include "torchx/schedulers/scheduler.h"
 
-#include <thread>
-
 #include <fmt/format.h>
 
 
@@ -45,9 +43,7 @@ Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, cons
   return Unsupported("logs");
 }
 
-void Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds max_wait) {
-  std::this_thread::sleep_for(max_wait);
-}
+bool Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds) { return false; }
 
 Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::Cfg&) {
   return UnimplementedError(fmt::format("{}: workspaces are not supported (asked to build {}); local_docker builds "

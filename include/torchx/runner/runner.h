@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torchx/clock.h"
 #include "torchx/components/component.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/schedulers/scheduler.h"
@@ -36,6 +37,8 @@ struct RunnerOptions {
   std::string session_name = "torchx";  ///< Default: "torchx" (TorchX deprecated custom names)
   /// Extra component parameter defaults, keyed by component name (like `[component:<name>]`).
   std::map<std::string, components::ConfigDefaults> component_defaults;
+  /// What Wait reads the time and sleeps with (not owned; must outlive the Runner). Null: real time.
+  const Clock* clock = nullptr;
 };
 
 class Runner {
@@ -74,7 +77,7 @@ class Runner {
   /// nullopt when the app is unknown to its scheduler. kInvalidArgument for a malformed handle.
   Result<std::optional<specs::AppStatus>> Status(const std::string& handle);
   /// Waits until terminal (or `timeout`, then kDeadlineExceeded): woken by the scheduler where it
-  /// can notify (local_cwd: at once), else re-checking every `interval`.
+  /// can notify (local_cwd: at once), else re-checking every `interval` (slept on the clock).
   /// nullopt if the app disappears.
   Result<std::optional<specs::AppStatus>> Wait(const std::string& handle,
                                                std::chrono::milliseconds interval = std::chrono::milliseconds(200),
@@ -124,6 +127,8 @@ class Runner {
 
   plugins::PluginRegistry& registry_;
   RunnerOptions options_;
+  SystemClock system_clock_;
+  const Clock& clock_;
   std::map<std::string, std::unique_ptr<schedulers::Scheduler>> schedulers_;
 };
 

@@ -136,9 +136,10 @@ class Scheduler {
   /// Default: kUnimplemented naming the back-end.
   virtual Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg& cfg);
 
-  /// Blocks until the app may have changed state, or `max_wait` passes. Lets waiters react at
-  /// once where the engine can notify; the default just sleeps `max_wait`.
-  virtual void WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait);
+  /// Where the engine can notify: blocks until the app may have changed state, or `max_wait`
+  /// passes, and returns true. The default returns false at once: the caller (Runner::Wait) then
+  /// waits on its clock.
+  virtual bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait);
 
  protected:
   /// REQUIRES: cfg resolved against run_opts().

@@ -463,25 +463,24 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
   return std::unique_ptr<LogIterator>(std::make_unique<FileLogIterator>(path, std::move(regex), options.follow, terminal));
 }
 
-void LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) {
+bool LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) {
   auto found = Find(app_id);
-  if (!found || !*found || specs::IsTerminal((*found)->app.state)) return;
+  if (!found || !*found || specs::IsTerminal((*found)->app.state)) return true;  // nothing to wait for
   const std::string& dir = (*found)->app.app_dir;
   int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (fd < 0) {
-    Scheduler::WaitForUpdate(app_id, max_wait);
-    return;
-  }
+  if (fd < 0) return false;
   // Watch first, then look: a summary written in between is seen either way.
-  bool watching = inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) >= 0;
+  if (inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+    ::close(fd);
+    return false;
+  }
   std::error_code ec;
-  if (watching && !fs::exists(fs::path(dir) / "SUCCESS", ec)) {
+  if (!fs::exists(fs::path(dir) / "SUCCESS", ec)) {
     pollfd pfd{fd, POLLIN, 0};
     ::poll(&pfd, 1, static_cast<int>(max_wait.count()));
-  } else if (!watching) {
-    std::this_thread::sleep_for(max_wait);
   }
   ::close(fd);
+  return true;
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {

@@ -34,7 +34,7 @@ class LocalScheduler : public Scheduler {
   Result<std::vector<ListAppResponse>> List() override;
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
   /// Woken by the supervisor writing the app's summary file when the app ends (inotify).
-  void WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;
+  bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;
 
  protected:
   Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override;

@@ -22,7 +22,6 @@
 #include <nlohmann/json.hpp>
 
 #include "schedulers/local/app_plan.h"
-#include "schedulers/local/clock.h"
 #include "schedulers/local/event_loop.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/process_launcher.h"
@@ -31,6 +30,7 @@
 #include "schedulers/local/supervisor_policy.h"
 #include "schedulers/local/supervisor_store.h"
 #include "schedulers/local/watchdog.h"
+#include "torchx/clock.h"
 
 namespace torchx::schedulers::local {
 namespace {

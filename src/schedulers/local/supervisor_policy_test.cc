@@ -16,9 +16,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "schedulers/local/clock.h"
 #include "schedulers/local/supervisor_store.h"
 #include "schedulers/local/watchdog.h"
+#include "testing/fake_clock.h"
 
 namespace torchx::schedulers::local {
 namespace {
@@ -56,15 +56,7 @@ AppPlan Plan(const std::vector<RoleSpec>& roles, double grace = 10) {
   return plan;
 }
 
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() const override { return std::chrono::steady_clock::time_point(now_); }
-  double EpochSeconds() const override { return std::chrono::duration<double>(now_).count(); }
-  void Advance(std::chrono::nanoseconds d) { now_ += d; }
-
- private:
-  std::chrono::nanoseconds now_{0};
-};
+using torchx::testing::FakeClock;
 
 std::chrono::nanoseconds Seconds(double s) { return std::chrono::nanoseconds(std::llround(s * 1e9)); }
 
