@@ -102,6 +102,33 @@ def test_namespace_plugins_are_discovered_and_used(tmp_path):
     assert "local_cwd                    builtin" in report
 
 
+def test_scheduler_listings_agree_on_builtin_native_and_python_plugins(tmp_path):
+    # One registry behind every listing: get_scheduler_factories(), SchedulerInfo.run_opts() and
+    # the Runner see the built-ins, a native plugin and a torchx_plugins.* plugin alike.
+    example = os.environ.get("TORCHX_EXAMPLE_PLUGIN", "")
+    if not os.path.isfile(example):
+        pytest.skip("TORCHX_EXAMPLE_PLUGIN (the example native plugin, built by ctest's plugins.example_build) not set")
+    out = run_py(
+        """
+        import json
+        from torchx.runner import get_runner
+        from torchx.schedulers import get_default_scheduler_name, get_scheduler_factories
+        factories = get_scheduler_factories()
+        opts = {n: sorted(k for k, _ in factories[n]("s").run_opts()) for n in ("local_cwd", "example_nohup", "demo_inline")}
+        print(json.dumps({"factories": list(factories), "runner": get_runner().scheduler_backends(), "opts": opts,
+                          "default": get_default_scheduler_name()}))
+        """,
+        tmp_path,
+        extra_env={"TORCHX_PLUGIN_PATH": example},
+    )
+    got = json.loads(out)
+    assert got["factories"] == got["runner"]
+    assert {"local_cwd", "local_docker", "slurm", "kubernetes", "example_nohup", "demo_inline"} <= set(got["factories"])
+    assert got["default"] == "local_cwd"
+    assert "root" in got["opts"]["example_nohup"] and "greeting" in got["opts"]["demo_inline"]
+    assert "log_dir" in got["opts"]["local_cwd"]
+
+
 def test_runner_drives_python_scheduler_hooks_once(tmp_path):
     # The core's template describes before a cancel and resolves the cfg before a dry run; the
     # plugin's hooks must be all that runs in Python, so neither happens twice.
