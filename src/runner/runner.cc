@@ -43,7 +43,7 @@ std::string RunnerSessionId() {
 Runner::Runner(plugins::PluginRegistry& registry, RunnerOptions options)
     : registry_(registry),
       options_(std::move(options)),
-      clock_(options_.clock ? *options_.clock : static_cast<const Clock&>(system_clock_)) {}
+      clock_(options_.clock ? options_.clock : std::make_shared<SystemClock>()) {}
 
 Runner::~Runner() = default;
 
@@ -60,6 +60,7 @@ Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   schedulers::SchedulerContext context;
   context.session_name = options_.session_name;
   context.devices = &registry_.devices();
+  context.clock = clock_;
   TORCHX_ASSIGN_OR_RETURN(auto sched, (*factory)(context));
   return schedulers_.emplace(name, std::move(sched)).first->second.get();
 }
@@ -173,13 +174,13 @@ Result<std::optional<specs::AppStatus>> Runner::Status(const std::string& handle
 
 Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, std::chrono::milliseconds interval,
                                                      std::optional<std::chrono::milliseconds> timeout) {
-  auto deadline = timeout ? std::optional(clock_.Now() + *timeout) : std::nullopt;
+  auto deadline = timeout ? std::optional(clock_->Now() + *timeout) : std::nullopt;
   while (true) {
     TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
     if (!status || status->is_terminal()) return status;
     auto wait = interval;
     if (deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock_.Now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock_->Now());
       if (left.count() <= 0) {
         return ::torchx::Status(StatusCode::kDeadlineExceeded,
                                 fmt::format("wait: {} still {} after the timeout", handle,
@@ -194,7 +195,7 @@ Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, 
 void Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) {
   auto sa = SchedulerFor(handle);
   // Back-ends that cannot notify leave the waiting to the clock.
-  if (!sa || !sa->first->WaitForUpdate(sa->second, max_wait)) clock_.SleepFor(max_wait);
+  if (!sa || !sa->first->WaitForUpdate(sa->second, max_wait)) clock_->SleepFor(max_wait);
 }
 
 ::torchx::Status Runner::Cancel(const std::string& handle) {

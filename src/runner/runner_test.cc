@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 class FakeScheduler : public schedulers::Scheduler {
  public:
   explicit FakeScheduler(const schedulers::SchedulerContext& context)
-      : Scheduler("fake", context.session_name), devices(context.devices) {}
+      : Scheduler("fake", context.session_name), devices(context.devices), clock(context.clock) {}
   specs::RunOpts run_opts() const override {
     specs::RunOpts o;
     (void)o.Add("queue", specs::CfgType::kStr, "the queue", std::string("default"));
@@ -40,6 +40,7 @@ class FakeScheduler : public schedulers::Scheduler {
     return std::optional(d);
   }
   const devices::DeviceSource* devices;
+  std::shared_ptr<const Clock> clock;
   std::optional<specs::AppDef> submitted;
   int running_polls = 0;
   int describes = 0;
@@ -78,7 +79,7 @@ class RunnerTest : public ::testing::Test {
 };
 
 TEST_F(RunnerTest, BuildsAPluginSchedulerWithTheSessionAndTheRegistrysDevices) {
-  Runner r(registry_, RunnerOptions{"sess", {}});
+  Runner r(registry_, RunnerOptions{"sess", {}, nullptr});
   auto handle = r.RunComponent("utils.echo", {"--msg", "hi"}, "fake", {{"queue", specs::CfgVal(std::string("q"))}});
   ASSERT_THAT(handle, IsOkAndHolds("fake://sess/app-1"));
   ASSERT_NE(last_, nullptr);
@@ -113,30 +114,31 @@ TEST_F(RunnerTest, ComponentsResolveThroughTheRegistryWithItsNamedResources) {
 }
 
 TEST_F(RunnerTest, WaitPollsABackEndThatCannotNotifyOnTheClock) {
-  testing::FakeClock clock;
-  Runner r(registry_, RunnerOptions{"torchx", {}, &clock});
+  auto clock = std::make_shared<testing::FakeClock>();
+  Runner r(registry_, RunnerOptions{"torchx", {}, clock});
   ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());  // builds the fake
+  EXPECT_EQ(last_->clock.get(), clock.get());  // the back-end waits on the same clock
   last_->running_polls = 3;
   auto status = r.Wait("fake://torchx/app-1", std::chrono::milliseconds(200));
   ASSERT_THAT(status, IsOk());
   ASSERT_TRUE(status->has_value());
   EXPECT_EQ((*status)->state, specs::AppState::kSucceeded);
   using std::chrono::milliseconds;
-  EXPECT_THAT(clock.sleeps(), ElementsAre(milliseconds(200), milliseconds(200), milliseconds(200)));
+  EXPECT_THAT(clock->sleeps(), ElementsAre(milliseconds(200), milliseconds(200), milliseconds(200)));
   // An unknown app is not waited for.
   EXPECT_THAT(r.Wait("fake://torchx/app-2"), IsOkAndHolds(std::nullopt));
 }
 
 TEST_F(RunnerTest, WaitTimesOutOnTheClockWithoutSleepingForReal) {
-  testing::FakeClock clock;
-  Runner r(registry_, RunnerOptions{"torchx", {}, &clock});
+  auto clock = std::make_shared<testing::FakeClock>();
+  Runner r(registry_, RunnerOptions{"torchx", {}, clock});
   ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());
   last_->forever_running = true;
   auto status = r.Wait("fake://torchx/app-1", std::chrono::milliseconds(300), std::chrono::milliseconds(1000));
   EXPECT_THAT(status, StatusIs(StatusCode::kDeadlineExceeded, HasSubstr("still RUNNING after the timeout")));
   using std::chrono::milliseconds;
   // 300 + 300 + 300, then the last 100 up to the deadline.
-  EXPECT_THAT(clock.sleeps(), ElementsAre(milliseconds(300), milliseconds(300), milliseconds(300), milliseconds(100)));
+  EXPECT_THAT(clock->sleeps(), ElementsAre(milliseconds(300), milliseconds(300), milliseconds(300), milliseconds(100)));
 }
 
 }  // namespace

@@ -37,8 +37,8 @@ struct RunnerOptions {
   std::string session_name = "torchx";  ///< Default: "torchx" (TorchX deprecated custom names)
   /// Extra component parameter defaults, keyed by component name (like `[component:<name>]`).
   std::map<std::string, components::ConfigDefaults> component_defaults;
-  /// What Wait reads the time and sleeps with (not owned; must outlive the Runner). Null: real time.
-  const Clock* clock = nullptr;
+  /// What Wait (and the back-ends this Runner builds) read the time and sleep with. Null: real time.
+  std::shared_ptr<const Clock> clock;
 };
 
 class Runner {
@@ -127,8 +127,7 @@ class Runner {
 
   plugins::PluginRegistry& registry_;
   RunnerOptions options_;
-  SystemClock system_clock_;
-  const Clock& clock_;
+  std::shared_ptr<const Clock> clock_;
   std::map<std::string, std::unique_ptr<schedulers::Scheduler>> schedulers_;
 };
 

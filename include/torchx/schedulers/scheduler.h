@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "torchx/clock.h"
 #include "torchx/devices/device.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/app_state.h"
@@ -160,6 +161,8 @@ struct SchedulerContext {
   /// Device plugins, for back-ends that place replicas on accelerators (local_cwd's `device`
   /// option). Null: none registered.
   const devices::DeviceSource* devices = nullptr;
+  /// What the back-end waits on (following logs, retrying an engine). Null: real time.
+  std::shared_ptr<const Clock> clock;
 };
 
 /// Builds a scheduler for a context.

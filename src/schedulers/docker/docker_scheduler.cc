@@ -109,8 +109,8 @@ class FrameDemuxer : public LineDecoder {
 
 class DockerScheduler : public Scheduler {
  public:
-  DockerScheduler(std::string session, EngineClient client)
-      : Scheduler("local_docker", std::move(session)), client_(std::move(client)) {}
+  DockerScheduler(std::string session, EngineClient client, std::shared_ptr<const Clock> clock)
+      : Scheduler("local_docker", std::move(session)), client_(std::move(client)), clock_(std::move(clock)) {}
 
   specs::RunOpts run_opts() const override {
     specs::RunOpts o;
@@ -399,7 +399,7 @@ class DockerScheduler : public Scheduler {
     // podman answers 500 when a container disappears while it lists (another app being deleted):
     // transient, so ask again a few times.
     for (int attempt = 0; resp.status == 500 && attempt < 5; ++attempt) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      clock_->SleepFor(std::chrono::milliseconds(100));
       TORCHX_ASSIGN_OR_RETURN(resp, client_.Request("GET", path));
     }
     if (resp.status >= 300) {
@@ -411,17 +411,21 @@ class DockerScheduler : public Scheduler {
   }
 
   EngineClient client_;
+  std::shared_ptr<const Clock> clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name, EngineClient engine) {
-  return std::make_unique<DockerScheduler>(session_name, std::move(engine));
+std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name, EngineClient engine,
+                                               std::shared_ptr<const Clock> clock) {
+  if (!clock) clock = std::make_shared<SystemClock>();
+  return std::make_unique<DockerScheduler>(session_name, std::move(engine), std::move(clock));
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"local_docker", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeDockerScheduler(context.session_name, EngineClient(internal::MakeCurlHttpClient()));
+             return MakeDockerScheduler(context.session_name, EngineClient(internal::MakeCurlHttpClient()),
+                                 context.clock);
            }}};
 }
 

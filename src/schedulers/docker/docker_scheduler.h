@@ -13,7 +13,9 @@
 namespace torchx::schedulers::docker {
 
 /// Every engine call goes through `engine` (over MakeCurlHttpClient() for a real engine).
-std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name, container_engine::EngineClient engine);
+/// `clock`: what retries wait on (null: real time).
+std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name, container_engine::EngineClient engine,
+                                               std::shared_ptr<const Clock> clock = nullptr);
 
 /// `local_docker` on the engine at $DOCKER_HOST (else /var/run/docker.sock), for the build's
 /// table of linked-in back-ends.

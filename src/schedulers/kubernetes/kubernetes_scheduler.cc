@@ -71,8 +71,11 @@ std::string StrOpt(const specs::Cfg& cfg, const char* key) {
 class KubernetesScheduler : public Scheduler {
  public:
   KubernetesScheduler(std::string session, std::shared_ptr<internal::HttpClient> http,
-                      std::optional<KubeConnection> connection)
-      : Scheduler("kubernetes", std::move(session)), http_(std::move(http)), connection_(std::move(connection)) {}
+                      std::optional<KubeConnection> connection, std::shared_ptr<const Clock> clock)
+      : Scheduler("kubernetes", std::move(session)),
+        http_(std::move(http)),
+        connection_(std::move(connection)),
+        clock_(std::move(clock)) {}
 
   specs::RunOpts run_opts() const override {
     specs::RunOpts o;
@@ -257,12 +260,13 @@ class KubernetesScheduler : public Scheduler {
       // An error status ends the stream before any data: say so at the first Next().
       // A container that has not started yet has no log to follow (HTTP 400 "waiting to start"):
       // wait for it, as `kubectl logs -f` users end up doing by hand.
-      auto producer = [c, path = path + "&follow=true", not_found](const std::function<bool(std::string_view)>& on) {
+      auto producer = [c, path = path + "&follow=true", not_found,
+                       clock = clock_](const std::function<bool(std::string_view)>& on) {
         while (true) {
           auto resp = c->Stream(path, on);
           if (!resp.ok()) return resp.status();
           if (resp->status == 400 && resp->body.find("waiting to start") != std::string::npos) {
-            std::this_thread::sleep_for(std::chrono::seconds(1));
+            clock->SleepFor(std::chrono::seconds(1));
             if (!on("")) return OkStatus();  // the reader is gone
             continue;
           }
@@ -490,6 +494,7 @@ class KubernetesScheduler : public Scheduler {
   std::shared_ptr<internal::HttpClient> http_;
   // Where the API server is: given, or read from the kubeconfig on first use (a dry run needs none).
   std::optional<KubeConnection> connection_;
+  std::shared_ptr<const Clock> clock_;  // a followed log waits on it for its container to start
   std::shared_ptr<KubeClient> client_;
   // Images this scheduler built from a workspace (BuildWorkspace), which the dry run marks for push.
   std::set<std::string> workspace_images_;
@@ -499,13 +504,17 @@ class KubernetesScheduler : public Scheduler {
 
 std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_name,
                                                    std::shared_ptr<internal::HttpClient> http,
-                                                   std::optional<KubeConnection> connection) {
-  return std::make_unique<KubernetesScheduler>(session_name, std::move(http), std::move(connection));
+                                                   std::optional<KubeConnection> connection,
+                                                   std::shared_ptr<const Clock> clock) {
+  if (!clock) clock = std::make_shared<SystemClock>();
+  return std::make_unique<KubernetesScheduler>(session_name, std::move(http), std::move(connection),
+                                               std::move(clock));
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"kubernetes", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeKubernetesScheduler(context.session_name, internal::MakeCurlHttpClient());
+             return MakeKubernetesScheduler(context.session_name, internal::MakeCurlHttpClient(), std::nullopt,
+                                            context.clock);
            }}};
 }
 

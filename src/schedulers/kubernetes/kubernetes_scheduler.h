@@ -21,7 +21,8 @@ namespace torchx::schedulers::kubernetes {
 /// with TORCHX_KUBERNETES_ALLOW_EXEC=1).
 std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_name,
                                                    std::shared_ptr<internal::HttpClient> http,
-                                                   std::optional<KubeConnection> connection = std::nullopt);
+                                                   std::optional<KubeConnection> connection = std::nullopt,
+                                                   std::shared_ptr<const Clock> clock = nullptr);
 
 /// `kubernetes` over libcurl and the kubeconfig, for the build's table of linked-in back-ends.
 std::vector<SchedulerEntry> BackendSchedulers();

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 namespace torchx::schedulers::slurm {
 namespace {
@@ -21,8 +20,8 @@ std::string ReadWhole(const fs::path& p) {
 class FileLines : public LogIterator {
  public:
   FileLines(std::vector<fs::path> files, std::optional<std::string> regex, bool follow,
-            std::function<bool()> finished)
-      : files_(std::move(files)), follow_(follow), finished_(std::move(finished)) {
+            std::function<bool()> finished, std::shared_ptr<const Clock> clock)
+      : files_(std::move(files)), follow_(follow), finished_(std::move(finished)), clock_(std::move(clock)) {
     if (regex) re_.emplace(*regex);
   }
   Result<std::optional<std::string>> Next() override {
@@ -61,7 +60,7 @@ class FileLines : public LogIterator {
           ++index_;
           offset_ = 0;
         } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          clock_->SleepFor(std::chrono::milliseconds(200));
         }
       }
     }
@@ -72,6 +71,7 @@ class FileLines : public LogIterator {
   std::optional<std::regex> re_;
   bool follow_;
   std::function<bool()> finished_;
+  std::shared_ptr<const Clock> clock_;
   std::vector<std::string> pending_;
   size_t index_ = 0;
   size_t offset_ = 0;
@@ -80,8 +80,10 @@ class FileLines : public LogIterator {
 }  // namespace
 
 std::unique_ptr<LogIterator> MakeReplicaLogLines(std::vector<fs::path> files, std::optional<std::string> regex,
-                                                 bool follow, std::function<bool()> finished) {
-  return std::make_unique<FileLines>(std::move(files), std::move(regex), follow, std::move(finished));
+                                                 bool follow, std::function<bool()> finished,
+                                                 std::shared_ptr<const Clock> clock) {
+  return std::make_unique<FileLines>(std::move(files), std::move(regex), follow, std::move(finished),
+                                     std::move(clock));
 }
 
 }  // namespace torchx::schedulers::slurm

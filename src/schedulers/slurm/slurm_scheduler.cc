@@ -41,8 +41,9 @@ fs::path JobDir(const std::string& app_id) {
 
 class SlurmScheduler : public Scheduler {
  public:
-  SlurmScheduler(std::string session, std::shared_ptr<internal::CommandRunner> tools)
-      : Scheduler("slurm", std::move(session)), tools_(std::move(tools)) {}
+  SlurmScheduler(std::string session, std::shared_ptr<internal::CommandRunner> tools,
+                 std::shared_ptr<const Clock> clock)
+      : Scheduler("slurm", std::move(session)), tools_(std::move(tools)), clock_(std::move(clock)) {}
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   unsigned capabilities() const override { return kCapLogs | kCapList | kCapFollowLogs; }
@@ -138,7 +139,7 @@ class SlurmScheduler : public Scheduler {
       auto d = Describe(app_id);
       return !d || !*d || specs::IsTerminal((*d)->state);
     };
-    return std::unique_ptr<LogIterator>(MakeReplicaLogLines(files, o.regex, o.follow, finished));
+    return std::unique_ptr<LogIterator>(MakeReplicaLogLines(files, o.regex, o.follow, finished, clock_));
   }
 
  protected:
@@ -215,18 +216,21 @@ class SlurmScheduler : public Scheduler {
   }
 
   std::shared_ptr<internal::CommandRunner> tools_;
+  std::shared_ptr<const Clock> clock_;
 };
 
 }  // namespace
 
 std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
-                                              std::shared_ptr<internal::CommandRunner> tools) {
-  return std::make_unique<SlurmScheduler>(session_name, std::move(tools));
+                                              std::shared_ptr<internal::CommandRunner> tools,
+                                              std::shared_ptr<const Clock> clock) {
+  if (!clock) clock = std::make_shared<SystemClock>();
+  return std::make_unique<SlurmScheduler>(session_name, std::move(tools), std::move(clock));
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"slurm", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeSlurmScheduler(context.session_name, internal::MakeSystemCommandRunner());
+             return MakeSlurmScheduler(context.session_name, internal::MakeSystemCommandRunner(), context.clock);
            }}};
 }
 

@@ -12,9 +12,11 @@
 
 namespace torchx::schedulers::slurm {
 
-/// `tools` runs sbatch, squeue, sacct, scancel and sinfo (MakeSystemCommandRunner for the real ones).
+/// `tools` runs sbatch, squeue, sacct, scancel and sinfo (MakeSystemCommandRunner for the real ones);
+/// followed logs poll on `clock` (null: real time).
 std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
-                                              std::shared_ptr<internal::CommandRunner> tools);
+                                              std::shared_ptr<internal::CommandRunner> tools,
+                                              std::shared_ptr<const Clock> clock = nullptr);
 
 /// `slurm` over the real tools, for the build's table of linked-in back-ends.
 std::vector<SchedulerEntry> BackendSchedulers();

@@ -14,6 +14,7 @@
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "schedulers/slurm/workspace.h"
+#include "testing/fake_clock.h"
 #include "testing/status_matchers.h"
 #include "torchx/specs/macros.h"
 
@@ -106,15 +107,15 @@ TEST(SbatchScript, ResourcesGpusMemoryAndOptions) {
   // The env reaches the process exactly (commas, spaces), with the app id filled in at run time.
   EXPECT_THAT(old->Materialize(), HasSubstr(R"(env -- 'A=x y,z' 'ID=run-'"$SLURM_JOB_ID"'' echo)"));
   auto newer = BuildSlurmRequest(app, cfg, SlurmVersion{24, 11}, 100000);
-  EXPECT_THAT(newer->replicas[0].sbatch_opts, testing::Contains("--gpus-per-node=2"));
-  EXPECT_THAT(newer->replicas[0].sbatch_opts, Not(testing::Contains("--ntasks=1")));
+  EXPECT_THAT(newer->replicas[0].sbatch_opts, ::testing::Contains("--gpus-per-node=2"));
+  EXPECT_THAT(newer->replicas[0].sbatch_opts, Not(::testing::Contains("--ntasks=1")));
   // Tiny partitions (RealMemory <= 1000 MB) and nomem get no --mem.
   auto tiny = BuildSlurmRequest(app, cfg, SlurmVersion{24, 5}, 1000);
-  EXPECT_THAT(tiny->replicas[0].sbatch_opts, Not(testing::Contains("--mem=8192")));
+  EXPECT_THAT(tiny->replicas[0].sbatch_opts, Not(::testing::Contains("--mem=8192")));
   specs::Cfg nomem = cfg;
   nomem["nomem"] = true;
   EXPECT_THAT(BuildSlurmRequest(app, nomem, SlurmVersion{24, 5}, 100000)->replicas[0].sbatch_opts,
-              Not(testing::Contains("--mem=8192")));
+              Not(::testing::Contains("--mem=8192")));
 }
 
 TEST(SbatchScript, MacrosRank0AndImageRoot) {
@@ -219,7 +220,8 @@ TEST(ReplicaLogLines, LinesWrittenAsTheJobEndsAreRead) {
     if (++asked == 2) std::ofstream(out, std::ios::app) << "last words\n";
     return asked >= 2;
   };
-  auto lines = MakeReplicaLogLines({out, dir / "missing.err"}, std::nullopt, /*follow=*/true, finished);
+  auto lines = MakeReplicaLogLines({out, dir / "missing.err"}, std::nullopt, /*follow=*/true, finished,
+                                   std::make_shared<torchx::testing::FakeClock>());
   std::vector<std::string> got;
   while (true) {
     auto line = lines->Next();
@@ -227,7 +229,32 @@ TEST(ReplicaLogLines, LinesWrittenAsTheJobEndsAreRead) {
     if (!*line) break;
     got.push_back(**line);
   }
-  EXPECT_THAT(got, testing::ElementsAre("first\n", "last words\n"));
+  EXPECT_THAT(got, ::testing::ElementsAre("first\n", "last words\n"));
+  fs::remove_all(dir);
+}
+
+// Following polls on the clock while the job runs and writes nothing new; no real time passes.
+TEST(ReplicaLogLines, FollowingPollsOnTheClockUntilTheJobEnds) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("torchx-slurm-poll-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path out = dir / "slurm-2-echo-0.out";
+  std::ofstream(out) << "";
+  auto clock = std::make_shared<torchx::testing::FakeClock>();
+  int asked = 0;
+  auto finished = [&] {  // quiet for three polls, then one line, then the job ends
+    ++asked;
+    if (asked == 4) std::ofstream(out, std::ios::app) << "late\n";
+    return asked >= 5;
+  };
+  auto lines = MakeReplicaLogLines({out}, std::nullopt, /*follow=*/true, finished, clock);
+  auto first = lines->Next();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->value_or(""), "late\n");
+  EXPECT_EQ(clock->sleeps(), std::vector<std::chrono::milliseconds>(3, std::chrono::milliseconds(200)));
+  auto end = lines->Next();
+  ASSERT_TRUE(end.ok());
+  EXPECT_FALSE(end->has_value());
   fs::remove_all(dir);
 }
 
