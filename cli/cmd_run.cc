@@ -60,7 +60,7 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     return kExitOk;
   }
 
-  auto cfg = ResolveCfg(runner, opts.scheduler, opts.cfg, *config);
+  auto cfg = ParseCfg(runner, opts.scheduler, opts.cfg, *config);
   if (!cfg) {
     return ReportError(cfg.error().WithContext(
         fmt::format("scheduler options (check -cfg, .torchxconfig [{}], and `torchx runopts {}`)", opts.scheduler,

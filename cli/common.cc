@@ -27,8 +27,8 @@ runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config) {
   return opts;
 }
 
-Result<specs::Cfg> ResolveCfg(runner::Runner& runner, const std::string& scheduler, const std::string& cfg_str,
-                              const config::TorchxConfig& config) {
+Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler, const std::string& cfg_str,
+                            const config::TorchxConfig& config) {
   TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner.SchedulerRunOpts(scheduler));
   std::vector<std::string> unknown;
   TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromString(cfg_str, &unknown));

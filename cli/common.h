@@ -1,4 +1,4 @@
-// Helpers shared by the verbs: config loading and scheduler-option resolution.
+// Helpers shared by the verbs: config loading and scheduler-option parsing.
 #pragma once
 
 #include <string>
@@ -14,10 +14,11 @@ Result<config::TorchxConfig> LoadConfig();
 /// Runner options with every `[component:<name>]` section of `config` as component defaults.
 runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config);
 
-/// `-cfg` string, then `[<scheduler>]` from `config` for keys the string does not set. Unknown
+/// `-cfg` string, then `[<scheduler>]` from `config` for keys the string does not set, each value
+/// cast to its option's type (the Runner resolves the whole, once, when it dry-runs). Unknown
 /// keys are reported on stderr (TorchX warns and ignores them).
-Result<specs::Cfg> ResolveCfg(runner::Runner& runner, const std::string& scheduler, const std::string& cfg_str,
-                              const config::TorchxConfig& config);
+Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler, const std::string& cfg_str,
+                            const config::TorchxConfig& config);
 
 bool StdoutIsTerminal();
 

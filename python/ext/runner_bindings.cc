@@ -71,13 +71,11 @@ specs::AppDef ComponentApp(Runner& r, const std::string& component, const py::ob
 
 DryRunInfo DryRun(Runner& r, specs::AppDef app, const std::string& scheduler, const py::object& cfg,
                   const std::string& workspace = {}) {
-  // Resolve first so that a bad cfg raises InvalidRunConfigException, not a bare ValueError.
-  specs::Cfg c = CfgFromPy(cfg);
-  specs::RunOpts opts = ValueOrThrow(r.SchedulerRunOpts(scheduler));
-  (void)ValueOrThrow(opts.Resolve(c), ErrorSite::kRunConfig);
+  // Resolved here (once) so that a bad cfg raises InvalidRunConfigException, not a bare ValueError.
+  specs::ResolvedCfg resolved = ValueOrThrow(r.ResolveCfg(scheduler, CfgFromPy(cfg)), ErrorSite::kRunConfig);
   auto info = [&] {
     py::gil_scoped_release release;
-    return r.DryRun(std::move(app), scheduler, c, workspace);
+    return r.DryRun(std::move(app), scheduler, resolved, workspace);
   }();
   return ValueOrThrow(std::move(info));
 }

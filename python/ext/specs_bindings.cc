@@ -111,7 +111,8 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
       py::arg("status_json"), py::arg("filter_roles") = std::vector<std::string>{});
 
   m.def("runopts_resolve", [](const std::string& opts, const py::dict& cfg) {
-    return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
+    return CfgToPy(
+        ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig).values());
   });
   m.def("runopts_cfg_from_str", [](const std::string& opts, const std::string& text) {
     return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).CfgFromString(text), ErrorSite::kRunConfig));
@@ -129,7 +130,7 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
         [&registry](const std::string& scheduler) { return SchedulerRunOpts(registry, scheduler).Render(); });
   m.def("scheduler_resolve_cfg", [&registry](const std::string& scheduler, const py::dict& cfg) {
     return CfgToPy(
-        ValueOrThrow(SchedulerRunOpts(registry, scheduler).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig));
+        ValueOrThrow(SchedulerRunOpts(registry, scheduler).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig).values());
   });
   m.def("scheduler_cfg_from_str", [&registry](const std::string& scheduler, const std::string& text) {
     return CfgToPy(ValueOrThrow(SchedulerRunOpts(registry, scheduler).CfgFromString(text), ErrorSite::kRunConfig));

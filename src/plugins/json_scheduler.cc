@@ -79,14 +79,12 @@ class JsonScheduler : public schedulers::Scheduler {
   }
 
  protected:
-  Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+  Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     schedulers::DryRunInfo info;
-    info.scheduler = backend();
     info.app = app;
-    info.cfg = cfg;
     info.app_id = specs::MakeUnique(specs::NormalizeName(app.name));
     Json req = {{"app", Json::parse(specs::AppDefToJson(app, -1))},
-                {"cfg", Json::parse(specs::CfgToJson(cfg))},
+                {"cfg", Json::parse(specs::CfgToJson(cfg.values()))},
                 {"app_id", info.app_id},
                 {"session_name", session_name()}};
     TORCHX_ASSIGN_OR_RETURN(std::string out, ch_->DryRun(req.dump(-1, ' ', false, Json::error_handler_t::replace)));

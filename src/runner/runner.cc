@@ -71,8 +71,19 @@ Result<std::pair<schedulers::Scheduler*, std::string>> Runner::SchedulerFor(cons
   return std::make_pair(sched, parsed.app_id);
 }
 
+Result<specs::ResolvedCfg> Runner::ResolveCfg(const std::string& scheduler, const specs::Cfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  return sched->run_opts().Resolve(cfg);
+}
+
 Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
                                               const specs::Cfg& cfg, const std::string& workspace) {
+  TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, ResolveCfg(scheduler, cfg));
+  return DryRun(std::move(app), scheduler, resolved, workspace);
+}
+
+Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
+                                              const specs::ResolvedCfg& cfg, const std::string& workspace) {
   TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
   // TorchX's runner tells every replica who it is and which runner session launched it.
@@ -83,11 +94,8 @@ Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::stri
     role.env["TORCHX_INTERNAL_SESSION_ID"] = RunnerSessionId();
     if (parent && *parent) role.env["TORCHX_PARENT_RUN_ID"] = parent;
   }
-  if (!workspace.empty()) {
-    // Options are checked before the (slow, image-leaving) build, which then sees their typed values.
-    TORCHX_ASSIGN_OR_RETURN(specs::Cfg resolved, sched->run_opts().Resolve(cfg));
-    TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, resolved));
-  }
+  // Options were checked before the (slow, image-leaving) build, which sees their typed values.
+  if (!workspace.empty()) TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, cfg));
   return sched->SubmitDryRun(app, cfg);
 }
 

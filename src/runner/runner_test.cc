@@ -47,10 +47,9 @@ class FakeScheduler : public schedulers::Scheduler {
   bool forever_running = false;
 
  protected:
-  Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+  Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg&) override {
     schedulers::DryRunInfo info;
     info.app = app;
-    info.cfg = cfg;
     info.request = "fake request";
     return info;
   }

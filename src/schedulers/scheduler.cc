@@ -13,11 +13,16 @@ Result<LogStream> ParseLogStream(std::string_view s) {
       fmt::format("streams: invalid value '{}', must be one of [stdout, stderr, combined]", s));
 }
 
-Result<DryRunInfo> Scheduler::SubmitDryRun(const specs::AppDef& app, const specs::Cfg& cfg) {
-  TORCHX_ASSIGN_OR_RETURN(specs::Cfg resolved, run_opts().Resolve(cfg));
-  TORCHX_ASSIGN_OR_RETURN(DryRunInfo info, DoDryRun(app, resolved));
+Result<DryRunInfo> Scheduler::SubmitDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(DryRunInfo info, DoDryRun(app, cfg));
+  for (const auto& [key, value] : cfg.values()) info.cfg.try_emplace(key, value);  // DoDryRun's values win
   info.scheduler = backend_;
   return info;
+}
+
+Result<DryRunInfo> Scheduler::SubmitDryRun(const specs::AppDef& app, const specs::Cfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, run_opts().Resolve(cfg));
+  return SubmitDryRun(app, resolved);
 }
 
 Result<bool> Scheduler::Exists(const std::string& app_id) {
@@ -45,7 +50,7 @@ Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, cons
 
 bool Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds) { return false; }
 
-Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::Cfg&) {
+Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::ResolvedCfg&) {
   return UnimplementedError(fmt::format("{}: workspaces are not supported (asked to build {}); local_docker builds "
                                         "them, slurm copies one with -cfg job_dir=...",
                                         backend(), workspace));

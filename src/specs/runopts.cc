@@ -3,6 +3,7 @@
 #include "torchx/specs/option_value.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -236,8 +237,9 @@ void RunOpts::Update(const RunOpts& other) {
   }
 }
 
-Result<Cfg> RunOpts::Resolve(const Cfg& cfg) const {
+Result<ResolvedCfg> RunOpts::Resolve(const Cfg& cfg) const {
   Cfg resolved = cfg;
+  std::map<std::string, CfgType, std::less<>> types;
   for (const auto& [key, opt] : opts_) {
     auto it = resolved.find(key);
     bool unset = it == resolved.end() || CfgValIsNone(it->second);
@@ -253,8 +255,52 @@ Result<Cfg> RunOpts::Resolve(const Cfg& cfg) const {
                       PyTypeName(it->second), CfgRepr(cfg)));
     }
     if (unset) resolved[key] = opt.default_value;
+    types.emplace(key, opt.type);
   }
-  return resolved;
+  return ResolvedCfg(std::move(resolved), std::move(types));
+}
+
+const CfgVal* ResolvedCfg::Declared(std::string_view key, CfgType type) const {
+  auto t = types_.find(key);
+  if (t == types_.end() || t->second != type) {
+    // A back-end reading an option it did not declare (or as another type) is a programming
+    // error that every run would hit; fail loudly where it happens.
+    std::fprintf(stderr, "torchx: internal error: run option '%.*s' read as %.*s but %s\n",
+                 static_cast<int>(key.size()), key.data(), static_cast<int>(CfgTypeName(type).size()),
+                 CfgTypeName(type).data(),
+                 t == types_.end() ? "it is not declared"
+                                   : fmt::format("declared as {}", CfgTypeName(t->second)).c_str());
+    std::abort();
+  }
+  auto it = values_.find(t->first);
+  return it == values_.end() || CfgValIsNone(it->second) ? nullptr : &it->second;
+}
+
+std::optional<std::string> ResolvedCfg::Str(std::string_view key) const {
+  const CfgVal* v = Declared(key, CfgType::kStr);
+  return v ? std::optional<std::string>(std::get<std::string>(*v)) : std::nullopt;
+}
+std::optional<bool> ResolvedCfg::Bool(std::string_view key) const {
+  const CfgVal* v = Declared(key, CfgType::kBool);
+  return v ? std::optional<bool>(std::get<bool>(*v)) : std::nullopt;
+}
+std::optional<std::int64_t> ResolvedCfg::Int(std::string_view key) const {
+  const CfgVal* v = Declared(key, CfgType::kInt);
+  if (!v) return std::nullopt;
+  if (const bool* b = std::get_if<bool>(v)) return std::int64_t{*b};  // Python: True is an int
+  return std::get<std::int64_t>(*v);
+}
+std::optional<double> ResolvedCfg::Float(std::string_view key) const {
+  const CfgVal* v = Declared(key, CfgType::kFloat);
+  return v ? std::optional<double>(std::get<double>(*v)) : std::nullopt;
+}
+std::optional<CfgList> ResolvedCfg::List(std::string_view key) const {
+  const CfgVal* v = Declared(key, CfgType::kListStr);
+  return v ? std::optional<CfgList>(std::get<CfgList>(*v)) : std::nullopt;
+}
+std::optional<CfgDict> ResolvedCfg::Dict(std::string_view key) const {
+  const CfgVal* v = Declared(key, CfgType::kDictStr);
+  return v ? std::optional<CfgDict>(std::get<CfgDict>(*v)) : std::nullopt;
 }
 
 Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt,

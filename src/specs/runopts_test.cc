@@ -86,12 +86,33 @@ TEST(RunOpts, ResolveFillsDefaultsAndKeepsUnknownKeys) {
   RunOpts opts = TestOpts();
   auto cfg = opts.Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"extra", std::string("x")}});
   ASSERT_THAT(cfg, IsOk());
-  EXPECT_EQ(std::get<std::int64_t>(cfg->at("cluster_id")), 3);
-  EXPECT_EQ(std::get<double>(cfg->at("priority")), 0.5);
-  EXPECT_EQ(std::get<bool>(cfg->at("preemptible")), false);
-  EXPECT_EQ(std::get<CfgList>(cfg->at("mounts")), CfgList{"a"});
-  EXPECT_TRUE(CfgValIsNone(cfg->at("run_as_user")));
-  EXPECT_EQ(std::get<std::string>(cfg->at("extra")), "x");
+  EXPECT_EQ(cfg->Int("cluster_id"), 3);
+  EXPECT_EQ(cfg->Float("priority"), 0.5);
+  EXPECT_EQ(cfg->Bool("preemptible"), false);
+  EXPECT_EQ(cfg->List("mounts"), CfgList{"a"});
+  EXPECT_EQ(cfg->Str("run_as_user"), std::nullopt);  // no default: None
+  EXPECT_EQ(std::get<std::string>(cfg->values().at("extra")), "x");
+  EXPECT_TRUE(CfgValIsNone(cfg->values().at("run_as_user")));
+}
+
+TEST(RunOpts, ResolveFillsTheDefaultForAnExplicitNone) {
+  RunOpts opts = TestOpts();
+  auto cfg = opts.Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"priority", CfgVal{}}});
+  ASSERT_THAT(cfg, IsOk());
+  EXPECT_EQ(cfg->Float("priority"), 0.5);
+}
+
+TEST(RunOpts, ResolvedIntReadsAPythonBoolAsAnInt) {
+  auto cfg = TestOpts().Resolve(Cfg{{"cluster_id", true}});
+  ASSERT_THAT(cfg, IsOk());
+  EXPECT_EQ(cfg->Int("cluster_id"), 1);
+}
+
+TEST(RunOptsDeathTest, ReadingAnUndeclaredOrMistypedOptionIsABug) {
+  auto cfg = TestOpts().Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"extra", std::string("x")}});
+  ASSERT_THAT(cfg, IsOk());
+  EXPECT_DEATH((void)cfg->Str("extra"), "run option 'extra' read as str but it is not declared");
+  EXPECT_DEATH((void)cfg->Str("cluster_id"), "run option 'cluster_id' read as str but declared as int");
 }
 
 TEST(RunOpts, ResolveErrorsMatchTorchX) {

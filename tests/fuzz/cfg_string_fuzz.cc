@@ -24,7 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (cfg) {
     auto resolved = opts.Resolve(*cfg);
     if (!resolved) std::abort();  // every cast value has its option's type
-    (void)CfgRepr(*resolved);
+    (void)CfgRepr(resolved->values());
+    // Every declared option reads back as its declared type.
+    (void)resolved->Str("s"), (void)resolved->Int("i"), (void)resolved->Float("f");
+    (void)resolved->Bool("b"), (void)resolved->List("l"), (void)resolved->Dict("d");
   }
   return 0;
 }

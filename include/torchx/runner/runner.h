@@ -49,10 +49,17 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  /// Validates `app` (kInvalidArgument naming the field), injects TorchX's env, resolves `cfg`
-  /// against the scheduler's runopts and builds the request. kNotFound for an unknown scheduler.
-  /// `workspace`: a local directory the scheduler builds into the app first (see
+  /// Resolves `cfg` against the scheduler's runopts (kInvalidArgument with TorchX's messages;
+  /// kNotFound for an unknown scheduler). A run resolves once: what this returns goes to DryRun.
+  Result<specs::ResolvedCfg> ResolveCfg(const std::string& scheduler, const specs::Cfg& cfg);
+
+  /// Validates `app` (kInvalidArgument naming the field), injects TorchX's env and builds the
+  /// request with options resolved for `scheduler` by ResolveCfg. kNotFound for an unknown
+  /// scheduler. `workspace`: a local directory the scheduler builds into the app first (see
   /// Scheduler::BuildWorkspace); empty for none.
+  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
+                                        const specs::ResolvedCfg& cfg, const std::string& workspace = {});
+  /// ResolveCfg, then the above.
   Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
                                         const specs::Cfg& cfg = {}, const std::string& workspace = {});
   /// Submits a dry-run result; returns the app handle.

@@ -106,8 +106,10 @@ class Scheduler {
   /// Bitset of Capability.
   virtual unsigned capabilities() const { return 0; }
 
-  /// Resolves `cfg` against run_opts() (kInvalidArgument with TorchX's messages), validates the
-  /// app for this back-end, and builds the request. Does not contact the engine.
+  /// Validates the app for this back-end and builds the request, reading options resolved
+  /// against run_opts() (the Runner resolves them once per run). Does not contact the engine.
+  Result<DryRunInfo> SubmitDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg);
+  /// Resolves `cfg` first (kInvalidArgument with TorchX's messages): for callers holding a raw cfg.
   Result<DryRunInfo> SubmitDryRun(const specs::AppDef& app, const specs::Cfg& cfg);
 
   /// Sends a request built by SubmitDryRun; returns the app id. kUnavailable if the engine
@@ -135,7 +137,7 @@ class Scheduler {
   /// Builds `workspace` (a local directory) into what the app runs, updating its roles (e.g.
   /// local_docker builds an image patched with the directory and points role.image at it).
   /// Default: kUnimplemented naming the back-end.
-  virtual Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg& cfg);
+  virtual Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg& cfg);
 
   /// Where the engine can notify: blocks until the app may have changed state, or `max_wait`
   /// passes, and returns true. The default returns false at once: the caller (Runner::Wait) then
@@ -143,8 +145,8 @@ class Scheduler {
   virtual bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait);
 
  protected:
-  /// REQUIRES: cfg resolved against run_opts().
-  virtual Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) = 0;
+  /// Builds the request; info.cfg and info.scheduler are filled by SubmitDryRun.
+  virtual Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) = 0;
   /// REQUIRES: the app exists and is not terminal.
   virtual Status DoCancel(const std::string& app_id) = 0;
   Status Unsupported(std::string_view what) const;

@@ -50,6 +50,40 @@ struct RunOpt {
 /// that cannot be split. Order of first appearance is kept; a repeated key keeps its last value.
 Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::string_view s);
 
+class RunOpts;
+
+/// A cfg resolved against a scheduler's RunOpts: required options present, every declared option
+/// of its declared type, defaults filled (so a declared option reads as None only when it has no
+/// default). Only RunOpts::Resolve makes one, so a back-end reading it can trust the types, and a
+/// run resolves its options once (the Runner does) however many steps read them.
+///
+/// The getters are for declared options: reading an undeclared key, or reading a declared one as
+/// another type, is a bug in the back-end (not in the user's input) and aborts with both names;
+/// each back-end's dry-run tests read every option it declares. Keys the user gave that are not
+/// declared pass through in values() (TorchX keeps them), untyped.
+class ResolvedCfg {
+ public:
+  std::optional<std::string> Str(std::string_view key) const;
+  std::optional<bool> Bool(std::string_view key) const;
+  std::optional<std::int64_t> Int(std::string_view key) const;
+  std::optional<double> Float(std::string_view key) const;
+  std::optional<CfgList> List(std::string_view key) const;
+  std::optional<CfgDict> Dict(std::string_view key) const;
+
+  /// Every value, declared or passed through (what a dry run records and prints).
+  const Cfg& values() const { return values_; }
+
+ private:
+  friend class RunOpts;
+  ResolvedCfg(Cfg values, std::map<std::string, CfgType, std::less<>> types)
+      : values_(std::move(values)), types_(std::move(types)) {}
+  /// The value of a declared option read as `type`; nullptr when None.
+  const CfgVal* Declared(std::string_view key, CfgType type) const;
+
+  Cfg values_;
+  std::map<std::string, CfgType, std::less<>> types_;
+};
+
 class RunOpts {
  public:
   /// Adds an option. kInvalidArgument for a required option with a default, or a default of the
@@ -70,7 +104,7 @@ class RunOpts {
   /// kInvalidArgument with TorchX's InvalidRunConfigException text ("Required run option: k,
   /// must be provided and not `None`. Given: {...}" / "Run option: k, must be of type: T, but
   /// was: v (t). Given: {...}").
-  Result<Cfg> Resolve(const Cfg& cfg) const;
+  Result<ResolvedCfg> Resolve(const Cfg& cfg) const;
 
   /// Casts one string to the option's type: bool = "true" (any case) else false; list = split on
   /// ',' or ';' dropping empty items; dict = items split on ','/';', each `k:v` at the first ':';

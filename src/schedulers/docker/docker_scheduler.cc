@@ -219,7 +219,7 @@ class DockerScheduler : public Scheduler {
 
   // TorchX's docker workspace: each role's image becomes an image built from the workspace
   // (docker/workspace_image), run locally as it is. Images are never pulled.
-  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg&) override {
+  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg&) override {
     std::map<std::string, std::string> built;  // base image -> built image id
     for (specs::Role& role : app.roles) {
       if (auto it = built.find(role.image); it == built.end()) {
@@ -275,29 +275,22 @@ class DockerScheduler : public Scheduler {
   }
 
  protected:
-  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     std::string app_id = specs::MakeUnique(specs::NormalizeName(app.name));
     std::map<std::string, std::string> base_env;
-    if (auto it = cfg.find("copy_env"); it != cfg.end()) {
-      if (const auto* patterns = std::get_if<specs::CfgList>(&it->second)) {
-        for (char** e = environ; *e; ++e) {
-          std::string kv(*e);
-          std::string k = kv.substr(0, kv.find('='));
-          for (const auto& p : *patterns) {
-            if (fnmatch(p.c_str(), k.c_str(), 0) == 0) base_env[k] = kv.substr(k.size() + 1);
-          }
+    if (auto patterns = cfg.List("copy_env")) {
+      for (char** e = environ; *e; ++e) {
+        std::string kv(*e);
+        std::string k = kv.substr(0, kv.find('='));
+        for (const auto& p : *patterns) {
+          if (fnmatch(p.c_str(), k.c_str(), 0) == 0) base_env[k] = kv.substr(k.size() + 1);
         }
       }
     }
-    if (auto it = cfg.find("env"); it != cfg.end()) {
-      if (const auto* env = std::get_if<specs::CfgDict>(&it->second)) {
-        for (const auto& [k, v] : *env) base_env[k] = v;
-      }
+    if (auto env = cfg.Dict("env")) {
+      for (const auto& [k, v] : *env) base_env[k] = v;
     }
-    bool privileged = false;
-    if (auto it = cfg.find("privileged"); it != cfg.end()) {
-      if (const auto* b = std::get_if<bool>(&it->second)) privileged = *b;
-    }
+    bool privileged = cfg.Bool("privileged").value();  // declared with a default
     std::string rank0 = ContainerName(app_id, app.roles.empty() ? "" : app.roles[0].name, 0);
     Json containers = Json::array();
     std::string printable;
@@ -358,9 +351,7 @@ class DockerScheduler : public Scheduler {
       }
     }
     DryRunInfo info;
-    info.scheduler = backend();
     info.app = app;
-    info.cfg = cfg;
     info.app_id = app_id;
     info.request = printable;
     info.payload = Json{{"app_id", app_id}, {"containers", containers}}.dump();

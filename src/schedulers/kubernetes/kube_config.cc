@@ -103,7 +103,8 @@ Status CertField(const YAML::Node& n, const std::string& key, const Entry& e, st
 }
 
 // Runs a client.authentication.k8s.io exec plugin and takes the credential it prints.
-Status RunExecPlugin(const YAML::Node& exec, const Entry& e, const std::string& user, KubeConnection& c) {
+Status RunExecPlugin(const YAML::Node& exec, const Entry& e, const std::string& user, internal::CommandRunner& runner,
+                     KubeConnection& c) {
   std::string command = Str(exec, "command");
   if (command.empty()) return FailedPreconditionError(fmt::format("kubeconfig {}: user `{}`: exec has no command", e.file, user));
   std::string api = Str(exec, "apiVersion");
@@ -117,7 +118,7 @@ Status RunExecPlugin(const YAML::Node& exec, const Entry& e, const std::string& 
   // A bare command name is looked up on PATH; a relative path is relative to the kubeconfig.
   argv.push_back(command.find('/') == std::string::npos ? command : Resolve(command, e.dir));
   for (const YAML::Node& a : exec["args"]) argv.push_back(a.as<std::string>());
-  TORCHX_ASSIGN_OR_RETURN(auto res, internal::RunCommand(argv, {}, std::chrono::seconds(60)));
+  TORCHX_ASSIGN_OR_RETURN(auto res, runner.Run(argv, {}, std::chrono::seconds(60)));
   if (res.exit_code != 0) {
     return FailedPreconditionError(fmt::format("kubeconfig {}: user `{}`: exec plugin `{}` exited {}: {}", e.file, user,
                                                command, res.exit_code, internal::Strip(res.err)));
@@ -136,7 +137,8 @@ Status RunExecPlugin(const YAML::Node& exec, const Entry& e, const std::string& 
   return OkStatus();
 }
 
-Status ApplyUser(const YAML::Node& u, const Entry& e, const std::string& name, bool allow_exec, KubeConnection& c) {
+Status ApplyUser(const YAML::Node& u, const Entry& e, const std::string& name, internal::CommandRunner* exec_runner,
+                 KubeConnection& c) {
   TORCHX_RETURN_IF_ERROR(CertField(u, "client-certificate", e, c.transport.client_cert_pem, c.transport.client_cert_file));
   TORCHX_RETURN_IF_ERROR(CertField(u, "client-key", e, c.transport.client_key_pem, c.transport.client_key_file));
   std::string token = Str(u, "token");
@@ -153,13 +155,13 @@ Status ApplyUser(const YAML::Node& u, const Entry& e, const std::string& name, b
         e.file, name, Str(u["auth-provider"], "name")));
   }
   if (const YAML::Node exec = u["exec"]; exec && exec.IsMap()) {
-    if (!allow_exec) {
+    if (!exec_runner) {
       return FailedPreconditionError(fmt::format(
           "kubeconfig {}: user `{}` authenticates with the exec plugin `{}`, which runs a command; exec plugins are off "
           "by default: set TORCHX_KUBERNETES_ALLOW_EXEC=1 to run it",
           e.file, name, Str(exec, "command")));
     }
-    TORCHX_RETURN_IF_ERROR(RunExecPlugin(exec, e, name, c));
+    TORCHX_RETURN_IF_ERROR(RunExecPlugin(exec, e, name, *exec_runner, c));
   }
   return OkStatus();
 }
@@ -208,7 +210,7 @@ Result<KubeConnection> ReadMerged(const Merged& m, const KubeConfigOptions& o) {
       return FailedPreconditionError(
           fmt::format("kubeconfig {}: context `{}` names user `{}`, which is not defined", sources, ctx_name, user_name));
     }
-    TORCHX_RETURN_IF_ERROR(ApplyUser(user->second.node, user->second, user_name, o.allow_exec, c));
+    TORCHX_RETURN_IF_ERROR(ApplyUser(user->second.node, user->second, user_name, o.exec, c));
   }
   return c;
 }

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "core/subprocess.h"
 #include "http/http.h"
 #include "torchx/status.h"
 
@@ -23,8 +24,9 @@ struct KubeConnection {
 
 struct KubeConfigOptions {
   std::string context;  ///< empty: current-context
-  /// Run exec credential plugins (the scheduler sets it from $TORCHX_KUBERNETES_ALLOW_EXEC == "1").
-  bool allow_exec = false;
+  /// Runs exec credential plugins; null: they are off (the scheduler passes the system's runner
+  /// when $TORCHX_KUBERNETES_ALLOW_EXEC is "1"). Not owned.
+  internal::CommandRunner* exec = nullptr;
 };
 
 /// kFailedPrecondition naming the file and field when nothing usable is found, a context, cluster

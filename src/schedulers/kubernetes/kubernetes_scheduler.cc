@@ -61,13 +61,6 @@ std::optional<double> LineTime(const std::string& line) {
   return static_cast<double>(timegm(&t)) + s;
 }
 
-std::string StrOpt(const specs::Cfg& cfg, const char* key) {
-  auto it = cfg.find(key);
-  if (it == cfg.end()) return {};
-  const auto* s = std::get_if<std::string>(&it->second);
-  return s ? *s : std::string();
-}
-
 class KubernetesScheduler : public Scheduler {
  public:
   KubernetesScheduler(std::string session, std::shared_ptr<internal::HttpClient> http,
@@ -129,8 +122,8 @@ class KubernetesScheduler : public Scheduler {
   // TorchX's docker workspace for a cluster: each role's image is rebuilt with the workspace by
   // the local container engine and tagged `<image_repo>:<image id>`; Schedule pushes it (a dry
   // run builds but does not push).
-  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::Cfg& cfg) override {
-    std::string repo = StrOpt(cfg, "image_repo");
+  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
+    std::string repo = cfg.Str("image_repo").value_or("");
     if (repo.empty()) {
       return InvalidArgumentError(
           "kubernetes: a workspace needs the run option `image_repo`, the repository its image is pushed to and the "
@@ -289,26 +282,20 @@ class KubernetesScheduler : public Scheduler {
   }
 
  protected:
-  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     VolcanoJobOptions o;
     o.job_name = MakeJobName(app.name);
-    o.namespace_ = StrOpt(cfg, "namespace");
-    if (o.namespace_.empty()) o.namespace_ = "default";
-    o.queue = StrOpt(cfg, "queue");
-    o.service_account = StrOpt(cfg, "service_account");
-    o.priority_class = StrOpt(cfg, "priority_class");
+    o.namespace_ = cfg.Str("namespace").value_or("");
+    if (o.namespace_.empty()) o.namespace_ = "default";  // `-cfg namespace=` as TorchX: the default one
+    o.queue = cfg.Str("queue").value();  // required
+    o.service_account = cfg.Str("service_account").value_or("");
+    o.priority_class = cfg.Str("priority_class").value_or("");
     o.torchx_version = TORCHX_KUBERNETES_VERSION_STRING;
-    if (auto it = cfg.find("tolerations"); it != cfg.end()) {
-      if (const auto* list = std::get_if<specs::CfgList>(&it->second)) {
-        for (const std::string& t : *list) {
-          TORCHX_ASSIGN_OR_RETURN(Toleration parsed, ParseToleration(t));
-          o.tolerations.push_back(std::move(parsed));
-        }
-      }
+    for (const std::string& t : cfg.List("tolerations").value_or(specs::CfgList{})) {
+      TORCHX_ASSIGN_OR_RETURN(Toleration parsed, ParseToleration(t));
+      o.tolerations.push_back(std::move(parsed));
     }
-    if (auto it = cfg.find("node_selector"); it != cfg.end()) {
-      if (const auto* d = std::get_if<specs::CfgDict>(&it->second)) o.node_selector = *d;
-    }
+    o.node_selector = cfg.Dict("node_selector").value_or(specs::CfgDict{});
     TORCHX_ASSIGN_OR_RETURN(Json job, AppToVolcanoJob(app, o));
     Json push = Json::array();
     std::string pushed_note;
@@ -320,9 +307,7 @@ class KubernetesScheduler : public Scheduler {
       pushed_note += "# workspace image pushed before the job is created: " + role.image + "\n";
     }
     DryRunInfo info;
-    info.scheduler = backend();
     info.app = app;
-    info.cfg = cfg;
     info.app_id = o.namespace_ + ":" + o.job_name;
     info.request = pushed_note + internal::JsonToYaml(job);
     info.payload = Json{{"namespace", o.namespace_}, {"job", job}, {"push", push}}.dump();
@@ -362,8 +347,10 @@ class KubernetesScheduler : public Scheduler {
     if (!client_) {
       if (!connection_) {
         KubeConfigOptions o;
-        const char* exec = std::getenv("TORCHX_KUBERNETES_ALLOW_EXEC");
-        o.allow_exec = exec && std::string(exec) == "1";
+        const char* allow_exec = std::getenv("TORCHX_KUBERNETES_ALLOW_EXEC");
+        std::shared_ptr<internal::CommandRunner> exec;
+        if (allow_exec && std::string(allow_exec) == "1") exec = internal::MakeSystemCommandRunner();
+        o.exec = exec.get();
         TORCHX_ASSIGN_OR_RETURN(connection_, LoadKubeConfig(o));
       }
       client_ = std::make_shared<KubeClient>(http_, *connection_);

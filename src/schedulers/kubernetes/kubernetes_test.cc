@@ -10,6 +10,7 @@
 #include "schedulers/kubernetes/kube_config.h"
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/kubernetes/volcano_job.h"
+#include "testing/fake_command_runner.h"
 #include "testing/fake_http_client.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -19,6 +20,7 @@ namespace torchx::schedulers::kubernetes {
 namespace {
 
 using Json = nlohmann::json;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string ReadFile(const std::string& path) {
@@ -260,7 +262,7 @@ TEST(KubeConfig, ReadsContextsClustersAndCredentials) {
   EXPECT_EQ(dev->transport.ca_file, dir.path() + "/certs/ca.crt");  // relative to the file
   EXPECT_EQ(dev->transport.headers, std::vector<std::string>{"Authorization: Bearer abc"});
 
-  auto prod = KubeConfigFromYaml(kConfig, dir.path(), {"prod", false});
+  auto prod = KubeConfigFromYaml(kConfig, dir.path(), {"prod"});
   ASSERT_THAT(prod, IsOk());
   EXPECT_EQ(prod->namespace_, "default");
   EXPECT_EQ(prod->transport.ca_pem, "hello");
@@ -270,17 +272,37 @@ TEST(KubeConfig, ReadsContextsClustersAndCredentials) {
 }
 
 TEST(KubeConfig, ExecPluginsRunOnlyWhenAllowed) {
-  auto off = KubeConfigFromYaml(kConfig, "", {"exec", false});
+  auto off = KubeConfigFromYaml(kConfig, "", {"exec"});
   EXPECT_THAT(off, StatusIs(StatusCode::kFailedPrecondition, HasSubstr("TORCHX_KUBERNETES_ALLOW_EXEC=1")));
-  auto on = KubeConfigFromYaml(kConfig, "", {"exec", true});
+  auto system = internal::MakeSystemCommandRunner();  // the plugin is `sh -c 'echo ...'`: run it for real
+  auto on = KubeConfigFromYaml(kConfig, "", {"exec", system.get()});
   ASSERT_THAT(on, IsOk());
   EXPECT_EQ(on->transport.headers, std::vector<std::string>{"Authorization: Bearer from-exec"});
 }
 
+TEST(KubeConfig, ExecPluginGetsItsEnvironmentAndItsFailuresAreNamed) {
+  testing::FakeCommandRunner runner;
+  runner.On({"env"}, 0, R"({"status": {"clientCertificateData": "C", "clientKeyData": "K"}})");
+  auto certs = KubeConfigFromYaml(kConfig, "", {"exec", &runner});
+  ASSERT_THAT(certs, IsOk());
+  EXPECT_EQ(certs->transport.client_cert_pem, "C");
+  EXPECT_EQ(certs->transport.client_key_pem, "K");
+  ASSERT_EQ(runner.calls().size(), 1u);
+  EXPECT_THAT(runner.calls()[0],
+              ElementsAre("env", HasSubstr(R"("kind":"ExecCredential")"), "sh", "-c", HasSubstr("from-exec")));
+
+  runner.On({"env"}, 1, "", "token expired\n");
+  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"exec", &runner}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("exec plugin `sh` exited 1: token expired")));
+  runner.On({"env"}, 0, "not json");
+  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"exec", &runner}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("did not print an ExecCredential")));
+}
+
 TEST(KubeConfig, MissingPiecesNameWhatIsMissing) {
-  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"nope", false}),
+  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"nope"}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("no context `nope`; contexts: broken, dev, exec, prod")));
-  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"broken", false}),
+  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"broken"}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("cluster `nowhere`, which is not defined")));
   EXPECT_THAT(KubeConfigFromYaml(kConfig, "/nonexistent", {}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("certificate-authority")));
@@ -296,8 +318,10 @@ TEST(KubeConfig, MissingPiecesNameWhatIsMissing) {
   user:
     exec: {command: sh, args: [[nested]], env: {A: b}}
 contexts:)");
-  EXPECT_THAT(KubeConfigFromYaml(bad_exec, "", {"bad-exec", true}),
+  testing::FakeCommandRunner runner;
+  EXPECT_THAT(KubeConfigFromYaml(bad_exec, "", {"bad-exec", &runner}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("wrong shape")));
+  EXPECT_TRUE(runner.calls().empty());
 }
 
 // The kubernetes back-end refuses a workspace it could not push before touching any engine.
@@ -311,12 +335,16 @@ TEST(KubernetesWorkspace, NeedsAValidImageRepoBeforeBuildingAnything) {
   role.image = "busybox";
   role.entrypoint = "true";
   app.roles.push_back(role);
-  auto missing = sched->BuildWorkspace("/nonexistent", app, {});
+  auto resolve = [&](specs::Cfg cfg) {
+    cfg["queue"] = std::string("default");
+    return sched->run_opts().Resolve(cfg).value();
+  };
+  auto missing = sched->BuildWorkspace("/nonexistent", app, resolve({}));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(missing.message(), HasSubstr("image_repo"));
   for (const char* bad : {"Registry.example.com/Team", "r.example.com/x:tag", "r.example.com/x@sha256:00", "/x"}) {
-    auto refused = sched->BuildWorkspace("/nonexistent", app, {{"image_repo", std::string(bad)}});
+    auto refused = sched->BuildWorkspace("/nonexistent", app, resolve({{"image_repo", std::string(bad)}}));
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_THAT(refused.message(), HasSubstr(bad));
   }

@@ -35,26 +35,11 @@ namespace {
 namespace fs = std::filesystem;
 using specs::AppState;
 
-std::string CfgStr(const specs::Cfg& cfg, const std::string& key) {
-  auto it = cfg.find(key);
-  if (it == cfg.end()) return "";
-  const auto* s = std::get_if<std::string>(&it->second);
+// The state dir a dry run recorded (every local DryRunInfo has one; Python may hand back its own).
+std::string RecordedStateDir(const specs::Cfg& cfg) {
+  auto it = cfg.find("state_dir");
+  const auto* s = it == cfg.end() ? nullptr : std::get_if<std::string>(&it->second);
   return s ? *s : "";
-}
-
-bool CfgBool(const specs::Cfg& cfg, const std::string& key) {
-  auto it = cfg.find(key);
-  if (it == cfg.end()) return false;
-  const auto* b = std::get_if<bool>(&it->second);
-  return b && *b;
-}
-
-double CfgFloat(const specs::Cfg& cfg, const std::string& key, double def) {
-  auto it = cfg.find(key);
-  if (it == cfg.end()) return def;
-  if (const auto* d = std::get_if<double>(&it->second)) return *d;
-  if (const auto* i = std::get_if<std::int64_t>(&it->second)) return static_cast<double>(*i);
-  return def;
 }
 
 // GPUs visible on this host, from `nvidia-smi -L` (0 when it is missing).
@@ -233,23 +218,24 @@ Result<StateStore*> LocalScheduler::Store(const std::string& state_dir) {
   return stores_.emplace(state_dir, std::move(store)).first->second.get();
 }
 
-Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) {
-  std::string state_dir = CfgStr(cfg, "state_dir");
+Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) {
+  std::string state_dir = cfg.Str("state_dir").value_or("");
   state_dir = state_dir.empty() ? default_state_dir_ : AbsoluteStateDir(state_dir);
   PlanInputs in;
   in.app_id = specs::MakeUnique(app.name);
   in.session = session_name();
   std::error_code ec;
   in.cwd = fs::current_path(ec).string();
-  std::string log_dir = CfgStr(cfg, "log_dir");
+  std::string log_dir = cfg.Str("log_dir").value_or("");
   in.log_dir = log_dir.empty() ? (fs::path(state_dir) / "logs").string() : fs::absolute(log_dir, ec).string();
   const char* path = std::getenv("PATH");
   in.parent_path = path ? path : "";
-  in.prepend_cwd = CfgBool(cfg, "prepend_cwd");
-  in.auto_set_cuda_visible_devices = CfgBool(cfg, "auto_set_cuda_visible_devices");
+  // Options declared with a default are never None once resolved.
+  in.prepend_cwd = cfg.Bool("prepend_cwd").value();
+  in.auto_set_cuda_visible_devices = cfg.Bool("auto_set_cuda_visible_devices").value();
   if (in.auto_set_cuda_visible_devices) in.visible_gpus = CountGpus();
-  in.kill_grace_seconds = CfgFloat(cfg, "kill_grace_seconds", 10.0);
-  if (std::string device = CfgStr(cfg, "device"); !device.empty()) {
+  in.kill_grace_seconds = cfg.Float("kill_grace_seconds").value();
+  if (std::string device = cfg.Str("device").value_or(""); !device.empty()) {
     if (!devices_) return InvalidArgumentError(fmt::format("device: `{}`: no device plugins are available", device));
     const char* lib = std::getenv("PJRT_LIBRARY_PATH");
     TORCHX_ASSIGN_OR_RETURN(in.device, devices::SelectDevice(device, lib ? lib : "", *devices_));
@@ -271,7 +257,6 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   TORCHX_ASSIGN_OR_RETURN(AppPlan plan, BuildAppPlan(app, in));
   DryRunInfo info;
   info.app = app;
-  info.cfg = cfg;
   info.cfg["state_dir"] = state_dir;
   info.app_id = in.app_id;
   info.request = RenderAppPlan(plan);
@@ -280,7 +265,7 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
 }
 
 Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
-  std::string state_dir = CfgStr(info.cfg, "state_dir");
+  std::string state_dir = RecordedStateDir(info.cfg);
   if (state_dir.empty()) state_dir = default_state_dir_;
   TORCHX_ASSIGN_OR_RETURN(std::string supervisor, FindSupervisor());
   TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(state_dir));

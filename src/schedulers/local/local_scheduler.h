@@ -37,7 +37,7 @@ class LocalScheduler : public Scheduler {
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;
 
  protected:
-  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override;
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override;
   Status DoCancel(const std::string& app_id) override;
 
  private:

@@ -12,20 +12,6 @@
 namespace torchx::schedulers::slurm {
 namespace {
 
-std::string Str(const specs::Cfg& cfg, const char* key) {
-  auto it = cfg.find(key);
-  if (it == cfg.end()) return "";
-  if (const auto* s = std::get_if<std::string>(&it->second)) return *s;
-  return "";
-}
-
-bool Bool(const specs::Cfg& cfg, const char* key) {
-  auto it = cfg.find(key);
-  if (it == cfg.end()) return false;
-  if (const auto* b = std::get_if<bool>(&it->second)) return *b;
-  return false;
-}
-
 // One shell word. `${app_id}` becomes the job id at run time: the word is quoted with the macro
 // text in it, then the macro is replaced by a double-quoted $SLURM_JOB_ID between the single
 // quotes ('a-'"$SLURM_JOB_ID"'-b'), so everything else stays literal.
@@ -67,15 +53,30 @@ specs::RunOpts SlurmRunOpts() {
   return o;
 }
 
-Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const specs::Cfg& cfg, SlurmVersion version,
-                                            std::optional<int> partition_mem_mb) {
+SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {
+  SlurmOptions o;
+  o.partition = cfg.Str("partition").value_or("");
+  o.time = cfg.Str("time").value_or("");
+  o.comment = cfg.Str("comment").value_or("");
+  o.constraint = cfg.Str("constraint").value_or("");
+  o.mail_user = cfg.Str("mail-user").value_or("");
+  o.mail_type = cfg.Str("mail-type").value_or("");
+  o.job_dir = cfg.Str("job_dir").value_or("");
+  o.qos = cfg.Str("qos").value_or("");
+  o.nomem = cfg.Bool("nomem").value();  // declared with a default
+  return o;
+}
+
+Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const SlurmOptions& options,
+                                            SlurmVersion version, std::optional<int> partition_mem_mb) {
   SlurmBatchRequest req;
   req.cmd = {"sbatch", "--parsable"};
-  for (const char* key : {"comment", "mail-user", "mail-type"}) {
-    if (std::string v = Str(cfg, key); !v.empty()) req.cmd.push_back(fmt::format("--{}={}", key, v));
+  for (const auto& [flag, value] :
+       {std::pair{"comment", &options.comment}, {"mail-user", &options.mail_user}, {"mail-type", &options.mail_type}}) {
+    if (!value->empty()) req.cmd.push_back(fmt::format("--{}={}", flag, *value));
   }
-  req.job_dir = Str(cfg, "job_dir");
-  bool nomem = Bool(cfg, "nomem") || (partition_mem_mb && *partition_mem_mb <= 1000);
+  req.job_dir = options.job_dir;
+  bool nomem = options.nomem || (partition_mem_mb && *partition_mem_mb <= 1000);
   int max_retries = -1;
   for (const specs::Role& role : app.roles) {
     max_retries = max_retries < 0 ? role.max_retries : std::min(max_retries, role.max_retries);
@@ -98,8 +99,9 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const spec
           rep.sbatch_opts.push_back("--ntasks=1");
         }
       }
-      for (const char* key : {"partition", "time", "constraint", "qos"}) {
-        if (std::string v = Str(cfg, key); !v.empty()) rep.sbatch_opts.push_back(fmt::format("--{}={}", key, v));
+      for (const auto& [flag, value] : {std::pair{"partition", &options.partition}, {"time", &options.time},
+                                        {"constraint", &options.constraint}, {"qos", &options.qos}}) {
+        if (!value->empty()) rep.sbatch_opts.push_back(fmt::format("--{}={}", flag, *value));
       }
       rep.srun_opts = {fmt::format("--output=slurm-\"$SLURM_JOB_ID\"-{}.out", rep.name),
                        fmt::format("--error=slurm-\"$SLURM_JOB_ID\"-{}.err", rep.name), "--wait=60",

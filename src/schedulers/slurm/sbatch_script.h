@@ -41,10 +41,26 @@ struct SlurmBatchRequest {
 /// The runopts of the slurm scheduler (TorchX's, plus `nomem`).
 specs::RunOpts SlurmRunOpts();
 
+/// SlurmRunOpts() as values; empty strings for options not given.
+struct SlurmOptions {
+  std::string partition;
+  std::string time;
+  std::string comment;
+  std::string constraint;
+  std::string mail_user;
+  std::string mail_type;
+  std::string job_dir;
+  std::string qos;
+  bool nomem = false;
+
+  /// REQUIRES: `cfg` resolved against SlurmRunOpts().
+  static SlurmOptions From(const specs::ResolvedCfg& cfg);
+};
+
 /// `partition_mem_mb`: RealMemory of the target partition; --mem is left out when it is <= 1000
-/// (tiny test partitions) or when cfg nomem is set. kInvalidArgument naming the role for
+/// (tiny test partitions) or when nomem is set. kInvalidArgument naming the role for
 /// requests Slurm cannot express.
-Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const specs::Cfg& cfg, SlurmVersion version,
-                                            std::optional<int> partition_mem_mb);
+Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const SlurmOptions& options,
+                                            SlurmVersion version, std::optional<int> partition_mem_mb);
 
 }  // namespace torchx::schedulers::slurm

@@ -143,7 +143,8 @@ class SlurmScheduler : public Scheduler {
   }
 
  protected:
-  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::Cfg& cfg) override {
+  Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
+    SlurmOptions options = SlurmOptions::From(cfg);
     SlurmVersion version;  // 24.05 when sinfo cannot tell (as TorchX)
     if (auto v = Tool({"sinfo", "--version"}, std::chrono::seconds(10)); v && v->exit_code == 0) {
       if (auto parsed = ParseSlurmVersion(v->out)) version = *parsed;
@@ -151,13 +152,11 @@ class SlurmScheduler : public Scheduler {
     std::optional<int> mem;
     if (auto s = Tool({"sinfo", "--format", "%P,%m", "--noconvert", "-h"}, std::chrono::seconds(10));
         s && s->exit_code == 0) {
-      mem = PartitionMemMB(s->out, cfg);
+      mem = PartitionMemMB(s->out, options.partition);
     }
-    TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, BuildSlurmRequest(app, cfg, version, mem));
+    TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, BuildSlurmRequest(app, options, version, mem));
     DryRunInfo info;
-    info.scheduler = backend();
     info.app = app;
-    info.cfg = cfg;
     std::string script = req.Materialize();
     info.request = fmt::format("{} <script>\n\n{}", fmt::join(req.cmd, " "), script);
     info.payload = Json{{"script", script}, {"cmd", req.cmd}, {"job_dir", req.job_dir}}.dump();
@@ -190,12 +189,8 @@ class SlurmScheduler : public Scheduler {
     return ParseSqueueJson(res.out);
   }
 
-  // RealMemory (MB) of the partition the job goes to (cfg partition, else the default, marked *).
-  static std::optional<int> PartitionMemMB(const std::string& sinfo, const specs::Cfg& cfg) {
-    std::string want;
-    if (auto it = cfg.find("partition"); it != cfg.end()) {
-      if (const auto* s = std::get_if<std::string>(&it->second)) want = *s;
-    }
+  // RealMemory (MB) of the partition the job goes to (`want`, else the default, marked *).
+  static std::optional<int> PartitionMemMB(const std::string& sinfo, const std::string& want) {
     std::istringstream in(sinfo);
     std::string line;
     while (std::getline(in, line)) {

@@ -94,9 +94,12 @@ TEST(SbatchScript, ResourcesGpusMemoryAndOptions) {
   app.roles[0].num_replicas = 1;
   app.roles[0].resource = specs::Resource{4, 2, 8192, {}, {}, {}};
   app.roles[0].env = {{"A", "x y,z"}, {"ID", "run-" + std::string(specs::macros::kAppId)}};
-  specs::Cfg cfg = {{"partition", std::string("gpu")}, {"time", std::string("1:00:00")},
-                    {"comment", std::string("hi")}, {"qos", std::string("high")}, {"constraint", std::string("a100")},
-                    {"mail-user", std::string("u@x")}, {"mail-type", std::string("END")}};
+  specs::Cfg given = {{"partition", std::string("gpu")}, {"time", std::string("1:00:00")},
+                      {"comment", std::string("hi")}, {"qos", std::string("high")}, {"constraint", std::string("a100")},
+                      {"mail-user", std::string("u@x")}, {"mail-type", std::string("END")}};
+  auto resolved = SlurmRunOpts().Resolve(given);
+  ASSERT_THAT(resolved, IsOk());
+  SlurmOptions cfg = SlurmOptions::From(*resolved);
   auto old = BuildSlurmRequest(app, cfg, SlurmVersion{24, 5}, 100000);
   ASSERT_THAT(old, IsOk());
   EXPECT_THAT(old->cmd, ElementsAre("sbatch", "--parsable", "--comment=hi", "--mail-user=u@x", "--mail-type=END"));
@@ -112,8 +115,8 @@ TEST(SbatchScript, ResourcesGpusMemoryAndOptions) {
   // Tiny partitions (RealMemory <= 1000 MB) and nomem get no --mem.
   auto tiny = BuildSlurmRequest(app, cfg, SlurmVersion{24, 5}, 1000);
   EXPECT_THAT(tiny->replicas[0].sbatch_opts, Not(::testing::Contains("--mem=8192")));
-  specs::Cfg nomem = cfg;
-  nomem["nomem"] = true;
+  SlurmOptions nomem = cfg;
+  nomem.nomem = true;
   EXPECT_THAT(BuildSlurmRequest(app, nomem, SlurmVersion{24, 5}, 100000)->replicas[0].sbatch_opts,
               Not(::testing::Contains("--mem=8192")));
 }
@@ -127,7 +130,8 @@ TEST(SbatchScript, MacrosRank0AndImageRoot) {
   auto req = BuildSlurmRequest(app, {}, SlurmVersion{}, std::nullopt);
   EXPECT_THAT(req->Materialize(),
               HasSubstr("'--master=${SLURM_JOB_NODELIST_HET_GROUP_0:=localhost}' /some/path/train.py"));
-  specs::Cfg job_dir = {{"job_dir", std::string("/jobs/run1")}};
+  SlurmOptions job_dir;
+  job_dir.job_dir = "/jobs/run1";
   app.roles[0].image = "";
   EXPECT_THAT(BuildSlurmRequest(app, job_dir, SlurmVersion{}, std::nullopt)->Materialize(),
               HasSubstr("/jobs/run1/train.py"));
