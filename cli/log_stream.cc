@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -24,6 +26,39 @@ Result<std::vector<ReplicaRef>> AllReplicas(runner::Runner& runner, const std::s
   return out;
 }
 
+namespace {
+
+// One replica's pending output. Appending a line costs one capacity check and two copies: on a
+// log of short lines, std::string::append per piece cost more than the copying itself.
+class LineBuffer {
+ public:
+  /// `prefix`, then `text`, then a newline unless `text` ends with one.
+  void Append(std::string_view prefix, std::string_view text) {
+    bool newline = text.empty() || text.back() != '\n';
+    char* out = Grow(prefix.size() + text.size() + (newline ? 1 : 0));
+    std::memcpy(out, prefix.data(), prefix.size());
+    std::memcpy(out + prefix.size(), text.data(), text.size());
+    if (newline) out[prefix.size() + text.size()] = '\n';
+  }
+  const char* data() const { return data_.data(); }
+  size_t size() const { return used_; }
+  bool empty() const { return used_ == 0; }
+  void clear() { used_ = 0; }
+
+ private:
+  char* Grow(size_t n) {
+    if (used_ + n > data_.size()) data_.resize(std::max(2 * data_.size(), used_ + n));
+    char* out = data_.data() + used_;
+    used_ += n;
+    return out;
+  }
+
+  std::vector<char> data_;
+  size_t used_ = 0;
+};
+
+}  // namespace
+
 Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, const std::vector<ReplicaRef>& replicas,
                   const schedulers::LogOptions& options, bool json) {
   std::mutex mu;
@@ -41,7 +76,7 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
                                  : fmt::format("{}/{} ", ref.role, ref.replica);
       // Whole lines are buffered per replica and written under the lock in one call, so lines of
       // different replicas never mix; the buffer is flushed before a call that may block.
-      std::string buf;
+      LineBuffer buf;
       auto flush = [&] {
         if (buf.empty()) return;
         std::lock_guard<std::mutex> lock(mu);
@@ -49,25 +84,23 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
         std::fflush(stdout);
         buf.clear();
       };
+      auto append = [&](std::string_view text) {
+        if (json) {
+          if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+          nlohmann::json j = {{"role", ref.role}, {"replica", ref.replica}, {"line", std::string(text)}};
+          buf.Append({}, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        } else {
+          buf.Append(prefix, text);
+        }
+      };
       while (true) {
         if (!(*it)->Ready() || buf.size() >= (1u << 16)) flush();
-        auto line = (*it)->Next();
-        if (!line) {
-          err = line.error();
+        auto more = (*it)->NextBatch(append);
+        if (!more) {
+          err = more.error();
           break;
         }
-        if (!*line) break;
-        std::string& text = **line;
-        if (json) {
-          if (!text.empty() && text.back() == '\n') text.pop_back();
-          nlohmann::json j = {{"role", ref.role}, {"replica", ref.replica}, {"line", text}};
-          buf += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-          buf += '\n';
-        } else {
-          buf += prefix;
-          buf += text;
-          if (text.empty() || text.back() != '\n') buf += '\n';
-        }
+        if (!*more) break;
       }
       flush();
     }

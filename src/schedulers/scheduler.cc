@@ -48,6 +48,13 @@ Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, cons
   return Unsupported("logs");
 }
 
+Result<bool> LogIterator::NextBatch(const std::function<void(std::string_view)>& sink) {
+  TORCHX_ASSIGN_OR_RETURN(std::optional<std::string> line, Next());
+  if (!line) return false;
+  sink(*line);
+  return true;
+}
+
 bool Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds) { return false; }
 
 Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::ResolvedCfg&) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchx/clock.h"
@@ -78,6 +79,11 @@ class LogIterator {
   /// Whether Next() would return without blocking. Callers buffer output while this holds and
   /// flush before a call that may wait. Default: true (back-ends that never block).
   virtual bool Ready() { return true; }
+  /// Hands `sink` at least one line, and every further line readable without blocking (views
+  /// valid only during the call; newlines as Next() keeps them); blocks as Next() does while none
+  /// is. false at the end. Default: one Next(); back-ends that read in bulk hand out views of
+  /// their buffer instead, so a large log costs no string per line.
+  virtual Result<bool> NextBatch(const std::function<void(std::string_view)>& sink);
 };
 
 /// A LogIterator over lines already read (back-ends that fetch a log whole).

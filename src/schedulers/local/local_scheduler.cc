@@ -23,6 +23,7 @@
 
 #include "core/helper_exe.h"
 #include "schedulers/local/app_plan.h"
+#include "schedulers/local/log_file_reader.h"
 #include "schedulers/local/process_identity.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
@@ -62,110 +63,6 @@ std::string AbsoluteStateDir(const std::string& dir) {
 }
 
 const char* kHostname = "localhost";
-
-// Reads a replica's log file line by line; when following, waits for more with inotify until
-// the app is terminal.
-class FileLogIterator : public LogIterator {
- public:
-  FileLogIterator(std::string path, std::optional<std::regex> regex, bool follow,
-                  std::function<bool()> app_terminal)
-      : path_(std::move(path)), regex_(std::move(regex)), follow_(follow), app_terminal_(std::move(app_terminal)) {}
-  ~FileLogIterator() override {
-    if (inotify_fd_ >= 0) ::close(inotify_fd_);
-  }
-
-  bool Ready() override {
-    if (pending_.find('\n', head_) != std::string::npos || !follow_ || finished_) return true;
-    ReadMore();
-    return pending_.find('\n', head_) != std::string::npos;
-  }
-
-  Result<std::optional<std::string>> Next() override {
-    while (true) {
-      std::optional<std::string> line = ReadLine();
-      if (line) {
-        if (!regex_ || std::regex_search(*line, *regex_)) return line;
-        continue;
-      }
-      if (!follow_ || finished_) {
-        if (pending_.size() > head_ && !(follow_ && !finished_)) {
-          std::string rest = pending_.substr(head_);
-          pending_.clear();
-          head_ = 0;
-          if (!regex_ || std::regex_search(rest, *regex_)) return std::optional<std::string>(rest);
-        }
-        return std::optional<std::string>();
-      }
-      // At the end of what is written so far: once the app is terminal, one last read drains it.
-      if (app_terminal_()) {
-        finished_ = true;
-        continue;
-      }
-      WaitForChange();
-    }
-  }
-
- private:
-  std::optional<std::string> ReadLine() {
-    while (true) {
-      size_t nl = pending_.find('\n', head_);
-      if (nl != std::string::npos) {
-        std::string line = pending_.substr(head_, nl + 1 - head_);
-        head_ = nl + 1;
-        return line;
-      }
-      pending_.erase(0, head_);  // drop consumed lines once per refill, not once per line
-      head_ = 0;
-      if (!ReadMore()) return std::nullopt;
-    }
-  }
-
-  // Appends what the file has beyond what was read; false at its current end.
-  bool ReadMore() {
-    if (!in_.is_open()) {
-      in_.open(path_, std::ios::binary);
-      if (!in_.is_open()) return false;
-    }
-    char buf[1 << 16];
-    in_.read(buf, sizeof(buf));
-    std::streamsize n = in_.gcount();
-    if (n <= 0) {
-      in_.clear();  // at EOF: clear so a later read sees appended data
-      return false;
-    }
-    pending_.append(buf, static_cast<size_t>(n));
-    return true;
-  }
-
-  void WaitForChange() {
-    if (inotify_fd_ < 0) {
-      inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    }
-    if (inotify_fd_ >= 0 && watch_ < 0) {
-      watch_ = inotify_add_watch(inotify_fd_, path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
-      if (watch_ < 0) {  // the file does not exist yet: watch its directory
-        inotify_add_watch(inotify_fd_, fs::path(path_).parent_path().c_str(), IN_CREATE);
-      }
-    }
-    // Woken by a write; the timeout only bounds how late we notice the app ending quietly.
-    pollfd pfd{inotify_fd_, POLLIN, 0};
-    ::poll(&pfd, inotify_fd_ >= 0 ? 1 : 0, 500);
-    char drain[4096];
-    while (inotify_fd_ >= 0 && ::read(inotify_fd_, drain, sizeof(drain)) > 0) {
-    }
-  }
-
-  std::string path_;
-  std::optional<std::regex> regex_;
-  bool follow_;
-  std::function<bool()> app_terminal_;
-  std::ifstream in_;
-  std::string pending_;
-  size_t head_ = 0;  // start of the unconsumed part of pending_
-  bool finished_ = false;
-  int inotify_fd_ = -1;
-  int watch_ = -1;
-};
 
 }  // namespace
 
@@ -445,7 +342,7 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
     (void)CheckLiveness(*store, **app);
     return specs::IsTerminal((*app)->state);
   };
-  return std::unique_ptr<LogIterator>(std::make_unique<FileLogIterator>(path, std::move(regex), options.follow, terminal));
+  return MakeLogFileReader(std::move(path), std::move(regex), options.follow, std::move(terminal));
 }
 
 bool LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) {

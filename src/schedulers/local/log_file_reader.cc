@@ -1,0 +1,155 @@
+#include "schedulers/local/log_file_reader.h"
+
+#include <sys/inotify.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+
+namespace torchx::schedulers::local {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kChunk = 1 << 16;
+// Refills per batch: bounds one batch (and the caller's output buffer) to about 1 MiB.
+constexpr int kRefillsPerBatch = 16;
+
+class LogFileReader : public LogIterator {
+ public:
+  LogFileReader(std::string path, std::optional<std::regex> regex, bool follow, std::function<bool()> app_terminal)
+      : path_(std::move(path)), regex_(std::move(regex)), follow_(follow), app_terminal_(std::move(app_terminal)) {}
+  ~LogFileReader() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  }
+
+  bool Ready() override {
+    if (HasLine() || !follow_ || finished_) return true;
+    ReadMore();
+    return HasLine();
+  }
+
+  Result<std::optional<std::string>> Next() override {
+    while (true) {
+      if (std::optional<std::string_view> line = TakeLine()) {
+        if (Keep(*line)) return std::optional<std::string>(std::string(*line));
+        continue;
+      }
+      Compact();
+      if (ReadMore()) continue;
+      if (!follow_ || finished_) {
+        // The last line, without its newline.
+        if (pending_.empty()) return std::optional<std::string>();
+        std::string rest = std::move(pending_);
+        pending_.clear();
+        if (Keep(rest)) return std::optional<std::string>(std::move(rest));
+        return std::optional<std::string>();
+      }
+      // At the end of what is written so far: once the app is terminal, one last read drains it.
+      if (app_terminal_()) {
+        finished_ = true;
+        continue;
+      }
+      WaitForChange();
+    }
+  }
+
+  Result<bool> NextBatch(const std::function<void(std::string_view)>& sink) override {
+    bool any = false;
+    for (int refill = 0; refill < kRefillsPerBatch; ++refill) {
+      while (std::optional<std::string_view> line = TakeLine()) {
+        if (Keep(*line)) {
+          sink(*line);
+          any = true;
+        }
+      }
+      Compact();
+      if (!ReadMore()) break;
+    }
+    if (any) return true;
+    // Nothing whole on disk now: the end, the last unterminated line, or (following) a wait.
+    TORCHX_ASSIGN_OR_RETURN(std::optional<std::string> line, Next());
+    if (!line) return false;
+    sink(*line);
+    return true;
+  }
+
+ private:
+  bool HasLine() const { return std::memchr(pending_.data() + head_, '\n', pending_.size() - head_) != nullptr; }
+
+  bool Keep(std::string_view line) const { return !regex_ || std::regex_search(line.begin(), line.end(), *regex_); }
+
+  // The next whole line (with its newline) in the buffer; valid until the buffer changes.
+  std::optional<std::string_view> TakeLine() {
+    const char* start = pending_.data() + head_;
+    const void* nl = std::memchr(start, '\n', pending_.size() - head_);
+    if (!nl) return std::nullopt;
+    size_t len = static_cast<size_t>(static_cast<const char*>(nl) - start) + 1;
+    head_ += len;
+    return std::string_view(start, len);
+  }
+
+  // Drops consumed lines once per refill, not once per line.
+  void Compact() {
+    pending_.erase(0, head_);
+    head_ = 0;
+  }
+
+  // Appends what the file has beyond what was read; false at its current end (or while it does
+  // not exist). A later call sees what was appended since.
+  bool ReadMore() {
+    if (fd_ < 0) {
+      fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) return false;
+    }
+    size_t old = pending_.size();
+    pending_.resize(old + kChunk);
+    ssize_t n;
+    do {
+      n = ::read(fd_, pending_.data() + old, kChunk);
+    } while (n < 0 && errno == EINTR);
+    pending_.resize(old + static_cast<size_t>(n > 0 ? n : 0));
+    return n > 0;
+  }
+
+  void WaitForChange() {
+    if (inotify_fd_ < 0) inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (inotify_fd_ >= 0 && watch_ < 0) {
+      watch_ = inotify_add_watch(inotify_fd_, path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+      if (watch_ < 0) {  // the file does not exist yet: watch its directory
+        inotify_add_watch(inotify_fd_, fs::path(path_).parent_path().c_str(), IN_CREATE);
+      }
+    }
+    // Woken by a write; the timeout only bounds how late we notice the app ending quietly.
+    pollfd pfd{inotify_fd_, POLLIN, 0};
+    ::poll(&pfd, inotify_fd_ >= 0 ? 1 : 0, 500);
+    char drain[4096];
+    while (inotify_fd_ >= 0 && ::read(inotify_fd_, drain, sizeof(drain)) > 0) {
+    }
+  }
+
+  std::string path_;
+  std::optional<std::regex> regex_;
+  bool follow_;
+  std::function<bool()> app_terminal_;
+  int fd_ = -1;
+  std::string pending_;
+  size_t head_ = 0;  // start of the unconsumed part of pending_
+  bool finished_ = false;
+  int inotify_fd_ = -1;
+  int watch_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<LogIterator> MakeLogFileReader(std::string path, std::optional<std::regex> regex, bool follow,
+                                               std::function<bool()> app_terminal) {
+  return std::make_unique<LogFileReader>(std::move(path), std::move(regex), follow, std::move(app_terminal));
+}
+
+}  // namespace torchx::schedulers::local

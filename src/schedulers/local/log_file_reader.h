@@ -1,0 +1,23 @@
+// Reading a replica's log file as lines, for `torchx log` of a local_cwd app: what is written so
+// far, or (following) everything until the app is terminal, woken by inotify as the supervisor
+// appends. NextBatch hands out every line already on disk as views into one buffer, so a
+// 200 MB log streams without a string per line.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "torchx/schedulers/scheduler.h"
+
+namespace torchx::schedulers::local {
+
+/// `app_terminal` is asked (following only) when the file has nothing more: once it says true,
+/// one last read drains what the app wrote before it ended. A file that does not exist yet is
+/// empty (following waits for it to appear).
+std::unique_ptr<LogIterator> MakeLogFileReader(std::string path, std::optional<std::regex> regex, bool follow,
+                                               std::function<bool()> app_terminal);
+
+}  // namespace torchx::schedulers::local

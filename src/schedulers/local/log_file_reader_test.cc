@@ -1,0 +1,105 @@
+// The local log reader against files in a temporary directory: Next() and NextBatch() hand out
+// the same lines (across refills, with a last line lacking its newline, filtered), and following
+// drains what was written before the app ended.
+#include "schedulers/local/log_file_reader.h"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "testing/temp_dir.h"
+
+namespace torchx::schedulers::local {
+namespace {
+
+std::vector<std::string> ByNext(LogIterator& it) {
+  std::vector<std::string> out;
+  while (true) {
+    auto line = it.Next();
+    EXPECT_TRUE(line.ok());
+    if (!line.ok() || !*line) return out;
+    out.push_back(**line);
+  }
+}
+
+std::vector<std::string> ByBatch(LogIterator& it, int* batches = nullptr) {
+  std::vector<std::string> out;
+  while (true) {
+    auto more = it.NextBatch([&](std::string_view line) { out.emplace_back(line); });
+    EXPECT_TRUE(more.ok());
+    if (!more.ok() || !*more) return out;
+    if (batches) ++*batches;
+  }
+}
+
+// Lines of varied lengths, 300 KB in all: several 64 KiB refills, lines split across them.
+std::string ManyLines(std::vector<std::string>* lines) {
+  std::string text;
+  for (int i = 0; text.size() < 300000; ++i) {
+    std::string line = "line " + std::to_string(i) + std::string(static_cast<size_t>(i % 97), 'x') + "\n";
+    lines->push_back(line);
+    text += line;
+  }
+  return text;
+}
+
+TEST(LogFileReader, BatchesHandOutTheSameLinesAsNext) {
+  testing::ScopedTempDir dir;
+  std::vector<std::string> lines;
+  std::string path = dir.Write("combined.log", ManyLines(&lines) + "no newline at the end");
+  lines.push_back("no newline at the end");
+  auto never = [] { return false; };
+  auto by_next = MakeLogFileReader(path, std::nullopt, false, never);
+  EXPECT_EQ(ByNext(*by_next), lines);
+  int batches = 0;
+  auto by_batch = MakeLogFileReader(path, std::nullopt, false, never);
+  EXPECT_EQ(ByBatch(*by_batch, &batches), lines);
+  EXPECT_LT(batches, 10);  // whole refills at a time, not a line per call
+}
+
+TEST(LogFileReader, BatchesApplyTheRegex) {
+  testing::ScopedTempDir dir;
+  std::vector<std::string> lines;
+  std::string path = dir.Write("combined.log", ManyLines(&lines));
+  std::vector<std::string> kept;
+  for (const std::string& l : lines) {
+    if (l.find("line 7") != std::string::npos) kept.push_back(l);
+  }
+  auto never = [] { return false; };
+  auto it = MakeLogFileReader(path, std::regex("line 7"), false, never);
+  EXPECT_EQ(ByBatch(*it), kept);
+  auto none = MakeLogFileReader(path, std::regex("no such line"), false, never);
+  EXPECT_TRUE(ByBatch(*none).empty());
+}
+
+TEST(LogFileReader, AMissingFileIsEmptyAndFollowingDrainsTheEnd) {
+  testing::ScopedTempDir dir;
+  auto never = [] { return false; };
+  EXPECT_TRUE(ByBatch(*MakeLogFileReader(dir.path() + "/nope.log", std::nullopt, false, never)).empty());
+  // Following an app that has already ended: everything written, the unterminated tail too.
+  std::string path = dir.Write("combined.log", "a\nb\nc");
+  auto ended = [] { return true; };
+  auto it = MakeLogFileReader(path, std::nullopt, true, ended);
+  EXPECT_EQ(ByBatch(*it), (std::vector<std::string>{"a\n", "b\n", "c"}));
+}
+
+TEST(LogFileReader, FollowingSeesLinesAppendedBeforeTheAppEnds) {
+  testing::ScopedTempDir dir;
+  std::string path = dir.Write("combined.log", "first\n");
+  int asked = 0;
+  // The app "ends" on the second question, after a line was appended on the first.
+  auto terminal = [&] {
+    if (++asked == 1) {
+      std::ofstream(path, std::ios::app) << "second\nthird";
+      return false;
+    }
+    return true;
+  };
+  auto it = MakeLogFileReader(path, std::nullopt, true, terminal);
+  EXPECT_EQ(ByBatch(*it), (std::vector<std::string>{"first\n", "second\n", "third"}));
+}
+
+}  // namespace
+}  // namespace torchx::schedulers::local
