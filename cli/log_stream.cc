@@ -36,8 +36,9 @@ class LineBuffer {
   void Append(std::string_view prefix, std::string_view text) {
     bool newline = text.empty() || text.back() != '\n';
     char* out = Grow(prefix.size() + text.size() + (newline ? 1 : 0));
-    std::memcpy(out, prefix.data(), prefix.size());
-    std::memcpy(out + prefix.size(), text.data(), text.size());
+    // (memcpy's pointers must not be null, even for no bytes: an empty view's may be.)
+    if (!prefix.empty()) std::memcpy(out, prefix.data(), prefix.size());
+    if (!text.empty()) std::memcpy(out + prefix.size(), text.data(), text.size());
     if (newline) out[prefix.size() + text.size()] = '\n';
   }
   const char* data() const { return data_.data(); }
