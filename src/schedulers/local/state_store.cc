@@ -157,6 +157,12 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   // WAL: readers and the writer do not block each other. NORMAL sync: a commit survives a
   // process crash (the case that matters here); only a power loss can drop the last commits.
   TORCHX_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  // The WAL outlives each process: the last connection to close neither checkpoints nor deletes
+  // it, so the next `torchx` call does not recreate it (which costs a WAL-header and a directory
+  // fsync per call). Checkpoints still run when the WAL reaches 1000 pages.
+  int persist = 1;
+  sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   TORCHX_RETURN_IF_ERROR(store->Exec(kSchema));
   return store;
 }
