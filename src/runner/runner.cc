@@ -78,14 +78,21 @@ Result<specs::ResolvedCfg> Runner::ResolveCfg(const std::string& scheduler, cons
 
 Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
                                               const specs::Cfg& cfg, const std::string& workspace) {
+  TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));  // as TorchX: the app's errors before the options'
   TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, ResolveCfg(scheduler, cfg));
-  return DryRun(std::move(app), scheduler, resolved, workspace);
+  return DryRunValidated(std::move(app), scheduler, resolved, workspace);
 }
 
 Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
                                               const specs::ResolvedCfg& cfg, const std::string& workspace) {
   TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));
+  return DryRunValidated(std::move(app), scheduler, cfg, workspace);
+}
+
+Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const std::string& scheduler,
+                                                       const specs::ResolvedCfg& cfg, const std::string& workspace) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  TORCHX_RETURN_IF_ERROR(cfg.CheckResolvedBy(sched->run_opts(), scheduler));
   // TorchX's runner tells every replica who it is and which runner session launched it.
   std::string job_id = specs::MakeAppHandle(scheduler, options_.session_name, "${app_id}");
   const char* parent = std::getenv("TORCHX_PARENT_RUN_ID");

@@ -88,6 +88,31 @@ TEST_F(RunnerTest, BuildsAPluginSchedulerWithTheSessionAndTheRegistrysDevices) {
   EXPECT_EQ(last_->submitted->roles[0].env.at("TORCHX_JOB_ID"), "fake://sess/${app_id}");
 }
 
+TEST_F(RunnerTest, OptionsAreResolvedOnceAndOnlyForTheirScheduler) {
+  Runner r(registry_);
+  specs::AppDef app = r.ComponentAppDef("utils.echo", {"--msg", "hi"}).value();
+  auto resolved = r.ResolveCfg("fake", {});
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_EQ(resolved->Str("queue"), "default");
+  auto info = r.DryRun(app, "fake", *resolved);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(std::get<std::string>(info->cfg.at("queue")), "default");  // recorded for every back-end
+  EXPECT_EQ(info->scheduler, "fake");
+  // Options resolved for another scheduler are refused, not read (a getter would abort).
+  auto local = r.ResolveCfg("local_cwd", {});
+  ASSERT_THAT(local, IsOk());
+  EXPECT_THAT(r.DryRun(app, "fake", *local),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("resolved against other options than fake's")));
+}
+
+TEST_F(RunnerTest, AnInvalidAppIsReportedBeforeItsOptions) {
+  Runner r(registry_);
+  specs::AppDef app = r.ComponentAppDef("utils.echo", {"--msg", "hi"}).value();
+  app.roles[0].num_replicas = 0;
+  specs::Cfg bad = {{"queue", std::int64_t{3}}};  // the wrong type, too
+  EXPECT_THAT(r.DryRun(app, "fake", bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("num_replicas")));
+}
+
 TEST_F(RunnerTest, UnknownSchedulerListsEveryBackendInOrder) {
   Runner r(registry_);
   EXPECT_EQ(r.SchedulerBackends().front(), "local_cwd");

@@ -14,6 +14,7 @@ Result<LogStream> ParseLogStream(std::string_view s) {
 }
 
 Result<DryRunInfo> Scheduler::SubmitDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) {
+  TORCHX_RETURN_IF_ERROR(cfg.CheckResolvedBy(run_opts(), backend_));
   TORCHX_ASSIGN_OR_RETURN(DryRunInfo info, DoDryRun(app, cfg));
   for (const auto& [key, value] : cfg.values()) info.cfg.try_emplace(key, value);  // DoDryRun's values win
   info.scheduler = backend_;

@@ -276,6 +276,19 @@ const CfgVal* ResolvedCfg::Declared(std::string_view key, CfgType type) const {
   return it == values_.end() || CfgValIsNone(it->second) ? nullptr : &it->second;
 }
 
+Status ResolvedCfg::CheckResolvedBy(const RunOpts& opts, std::string_view owner) const {
+  for (const auto& [key, opt] : opts.options()) {
+    auto t = types_.find(key);
+    if (t == types_.end() || t->second != opt.type) {
+      return InvalidArgumentError(fmt::format(
+          "cfg: resolved against other options than {}'s (its option `{}` ({}) is {}); resolve it for {}", owner, key,
+          CfgTypeName(opt.type), t == types_.end() ? "missing" : fmt::format("typed {}", CfgTypeName(t->second)),
+          owner));
+    }
+  }
+  return OkStatus();
+}
+
 std::optional<std::string> ResolvedCfg::Str(std::string_view key) const {
   const CfgVal* v = Declared(key, CfgType::kStr);
   return v ? std::optional<std::string>(std::get<std::string>(*v)) : std::nullopt;

@@ -54,8 +54,8 @@ class Runner {
   Result<specs::ResolvedCfg> ResolveCfg(const std::string& scheduler, const specs::Cfg& cfg);
 
   /// Validates `app` (kInvalidArgument naming the field), injects TorchX's env and builds the
-  /// request with options resolved for `scheduler` by ResolveCfg. kNotFound for an unknown
-  /// scheduler. `workspace`: a local directory the scheduler builds into the app first (see
+  /// request with options resolved for `scheduler` by ResolveCfg (kInvalidArgument for options
+  /// resolved against another scheduler's). kNotFound for an unknown scheduler. `workspace`: a local directory the scheduler builds into the app first (see
   /// Scheduler::BuildWorkspace); empty for none.
   Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
                                         const specs::ResolvedCfg& cfg, const std::string& workspace = {});
@@ -128,6 +128,9 @@ class Runner {
   components::BuildContext build_context() const;
 
  private:
+  /// DryRun once the app is valid.
+  Result<schedulers::DryRunInfo> DryRunValidated(specs::AppDef app, const std::string& scheduler,
+                                                 const specs::ResolvedCfg& cfg, const std::string& workspace);
   Result<schedulers::Scheduler*> GetScheduler(const std::string& name);
   const components::ConfigDefaults& DefaultsFor(const std::string& component) const;
   Result<std::pair<schedulers::Scheduler*, std::string>> SchedulerFor(const std::string& handle);

@@ -1,9 +1,9 @@
 // The scheduler interface every back-end implements (local processes, Slurm, containers,
 // Kubernetes...), and what a back-end is built from (SchedulerContext, SchedulerEntry).
 //
-// Request building is split from sending (non-virtual interface): SubmitDryRun resolves the cfg
-// against the back-end's runopts and builds a printable request without touching the engine;
-// Schedule sends it. Cancel is idempotent. Optional operations (logs, list, delete) are declared
+// Request building is split from sending (non-virtual interface): SubmitDryRun builds a printable
+// request from options resolved against the back-end's runopts (specs::ResolvedCfg) without
+// touching the engine; Schedule sends it. Cancel is idempotent. Optional operations (logs, list, delete) are declared
 // in capabilities(); their default bodies return kUnimplemented naming the back-end.
 //
 // Thread-safety: a Scheduler instance is used from one thread at a time. Every call that takes

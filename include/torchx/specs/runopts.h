@@ -73,6 +73,11 @@ class ResolvedCfg {
   /// Every value, declared or passed through (what a dry run records and prints).
   const Cfg& values() const { return values_; }
 
+  /// OK when this was resolved against options declaring what `opts` declares (same names and
+  /// types); else kInvalidArgument naming `owner` (a scheduler): a caller handed a back-end the
+  /// options of another, which its getters would otherwise abort on.
+  Status CheckResolvedBy(const RunOpts& opts, std::string_view owner) const;
+
  private:
   friend class RunOpts;
   ResolvedCfg(Cfg values, std::map<std::string, CfgType, std::less<>> types)

@@ -160,9 +160,11 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   // The WAL outlives each process: the last connection to close neither checkpoints nor deletes
   // it, so the next `torchx` call does not recreate it (which costs a WAL-header and a directory
   // fsync per call). Checkpoints still run when the WAL reaches 1000 pages.
+  // Best effort: where either is refused, a call only pays those fsyncs again. (The files keep
+  // the owner of the first process that made them, as the database itself always has.)
   int persist = 1;
-  sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  (void)sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  (void)sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   TORCHX_RETURN_IF_ERROR(store->Exec(kSchema));
   return store;
 }
