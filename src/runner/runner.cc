@@ -92,7 +92,6 @@ Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::stri
 Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const std::string& scheduler,
                                                        const specs::ResolvedCfg& cfg, const std::string& workspace) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
-  TORCHX_RETURN_IF_ERROR(cfg.CheckResolvedBy(sched->run_opts(), scheduler));
   // TorchX's runner tells every replica who it is and which runner session launched it.
   std::string job_id = specs::MakeAppHandle(scheduler, options_.session_name, "${app_id}");
   const char* parent = std::getenv("TORCHX_PARENT_RUN_ID");
@@ -101,8 +100,12 @@ Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const 
     role.env["TORCHX_INTERNAL_SESSION_ID"] = RunnerSessionId();
     if (parent && *parent) role.env["TORCHX_PARENT_RUN_ID"] = parent;
   }
-  // Options were checked before the (slow, image-leaving) build, which sees their typed values.
-  if (!workspace.empty()) TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, cfg));
+  // Options are checked before the (slow, image-leaving) build, which sees their typed values;
+  // without one, SubmitDryRun checks them.
+  if (!workspace.empty()) {
+    TORCHX_RETURN_IF_ERROR(cfg.CheckResolvedBy(sched->run_opts(), scheduler));
+    TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, cfg));
+  }
   return sched->SubmitDryRun(app, cfg);
 }
 

@@ -15,15 +15,19 @@ Result<LogStream> ParseLogStream(std::string_view s) {
 
 Result<DryRunInfo> Scheduler::SubmitDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) {
   TORCHX_RETURN_IF_ERROR(cfg.CheckResolvedBy(run_opts(), backend_));
-  TORCHX_ASSIGN_OR_RETURN(DryRunInfo info, DoDryRun(app, cfg));
-  for (const auto& [key, value] : cfg.values()) info.cfg.try_emplace(key, value);  // DoDryRun's values win
-  info.scheduler = backend_;
-  return info;
+  return SubmitResolved(app, cfg);
 }
 
 Result<DryRunInfo> Scheduler::SubmitDryRun(const specs::AppDef& app, const specs::Cfg& cfg) {
   TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, run_opts().Resolve(cfg));
-  return SubmitDryRun(app, resolved);
+  return SubmitResolved(app, resolved);
+}
+
+Result<DryRunInfo> Scheduler::SubmitResolved(const specs::AppDef& app, const specs::ResolvedCfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(DryRunInfo info, DoDryRun(app, cfg));
+  for (const auto& [key, value] : cfg.values()) info.cfg.try_emplace(key, value);  // DoDryRun's values win
+  info.scheduler = backend_;
+  return info;
 }
 
 Result<bool> Scheduler::Exists(const std::string& app_id) {

@@ -55,8 +55,9 @@ class Runner {
 
   /// Validates `app` (kInvalidArgument naming the field), injects TorchX's env and builds the
   /// request with options resolved for `scheduler` by ResolveCfg (kInvalidArgument for options
-  /// resolved against another scheduler's). kNotFound for an unknown scheduler. `workspace`: a local directory the scheduler builds into the app first (see
-  /// Scheduler::BuildWorkspace); empty for none.
+  /// resolved against another scheduler's). kNotFound for an unknown scheduler. `workspace`: a
+  /// local directory the scheduler builds into the app first (see Scheduler::BuildWorkspace);
+  /// empty for none.
   Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
                                         const specs::ResolvedCfg& cfg, const std::string& workspace = {});
   /// ResolveCfg, then the above.

@@ -3,8 +3,9 @@
 //
 // Request building is split from sending (non-virtual interface): SubmitDryRun builds a printable
 // request from options resolved against the back-end's runopts (specs::ResolvedCfg) without
-// touching the engine; Schedule sends it. Cancel is idempotent. Optional operations (logs, list, delete) are declared
-// in capabilities(); their default bodies return kUnimplemented naming the back-end.
+// touching the engine; Schedule sends it. Cancel is idempotent. Optional operations (logs, list,
+// delete) are declared in capabilities(); their default bodies return kUnimplemented naming the
+// back-end.
 //
 // Thread-safety: a Scheduler instance is used from one thread at a time. Every call that takes
 // an app_id works from any process: state lives in the engine (or, for local_cwd, on disk).
@@ -158,6 +159,9 @@ class Scheduler {
   Status Unsupported(std::string_view what) const;
 
  private:
+  /// SubmitDryRun once `cfg` is known to be resolved against run_opts().
+  Result<DryRunInfo> SubmitResolved(const specs::AppDef& app, const specs::ResolvedCfg& cfg);
+
   std::string backend_;
   std::string session_name_;
 };

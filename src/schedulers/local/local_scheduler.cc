@@ -15,7 +15,6 @@
 #include <functional>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <thread>
 

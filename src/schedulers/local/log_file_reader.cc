@@ -121,9 +121,13 @@ class LogFileReader : public LogIterator {
     if (inotify_fd_ < 0) inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (inotify_fd_ >= 0 && watch_ < 0) {
       watch_ = inotify_add_watch(inotify_fd_, path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
-      if (watch_ < 0) {  // the file does not exist yet: watch its directory
-        inotify_add_watch(inotify_fd_, fs::path(path_).parent_path().c_str(), IN_CREATE);
+      bool new_watch = watch_ >= 0 || !watching_dir_;
+      if (watch_ < 0 && !watching_dir_) {  // the file does not exist yet: watch its directory
+        watching_dir_ = inotify_add_watch(inotify_fd_, fs::path(path_).parent_path().c_str(), IN_CREATE) >= 0;
       }
+      // What was written between the last read and this watch sent no event: read again first
+      // instead of waiting out the timeout.
+      if (new_watch) return;
     }
     // Woken by a write; the timeout only bounds how late we notice the app ending quietly.
     pollfd pfd{inotify_fd_, POLLIN, 0};
@@ -143,6 +147,7 @@ class LogFileReader : public LogIterator {
   bool finished_ = false;
   int inotify_fd_ = -1;
   int watch_ = -1;
+  bool watching_dir_ = false;
 };
 
 }  // namespace
