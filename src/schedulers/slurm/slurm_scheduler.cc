@@ -79,12 +79,12 @@ class SlurmScheduler : public Scheduler {
   }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
-    // `-j` is honoured with --json from 23.02 (22.05 returns every job: filtered here); an id
-    // squeue no longer knows makes it fail, and accounting is asked instead.
-    auto squeue = Tool({"squeue", "--json", "-j", app_id}, std::chrono::seconds(60));
+    // An id squeue no longer knows makes it fail, and accounting is asked instead.
+    auto squeue = Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)},
+                       std::chrono::seconds(60));
     if (!squeue) return squeue.status();
     if (squeue->exit_code == 0) {
-      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueJson(squeue->out));
+      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
       if (auto d = DescribeFromJobs(app_id, jobs)) return std::optional(std::move(*d));
     }
     // Gone from squeue (finished beyond MinJobAge): accounting, where the cluster has it.
@@ -184,9 +184,10 @@ class SlurmScheduler : public Scheduler {
   }
 
   Result<std::vector<SlurmJob>> SqueueJobs() {
-    TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"squeue", "--json"}, std::chrono::seconds(60)));
-    if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue --json: {}", Trim(res.err)));
-    return ParseSqueueJson(res.out);
+    TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)},
+                                           std::chrono::seconds(60)));
+    if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(res.err)));
+    return ParseSqueueRows(res.out);
   }
 
   // RealMemory (MB) of the partition the job goes to (`want`, else the default, marked *).

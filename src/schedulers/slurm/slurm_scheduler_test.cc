@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "schedulers/slurm/slurm_scheduler.h"
+#include "schedulers/slurm/slurm_status.h"
 #include "testing/fake_command_runner.h"
 #include "testing/status_matchers.h"
 
@@ -115,20 +116,21 @@ TEST(SlurmScheduler, MissingSbatchSaysSoAndWhere) {
 
 TEST(SlurmScheduler, DescribeALiveJobFromSqueue) {
   Fixture f;
-  f.tools->On({"squeue", "--json", "-j", "40"}, 0, Golden("squeue_24_11.json"));
-  f.tools->On({"squeue", "--json", "-j", "21"}, 0, Golden("squeue_23_11.json"));
-  auto running = f.sched->Describe("40");
+  // squeue filters by -j; the fake answers with every row, and only the app's are used.
+  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
+  auto running = f.sched->Describe("1080");
   ASSERT_THAT(running, IsOk());
   ASSERT_TRUE(running->has_value());
   EXPECT_EQ((*running)->state, AppState::kRunning);
-  EXPECT_EQ((*running)->roles_statuses[0].replicas[1].state, AppState::kPending);
-  auto failed = f.sched->Describe("21");
+  EXPECT_EQ((*running)->roles_statuses[0].replicas[1].hostname, "node1");
+  auto failed = f.sched->Describe("1078");
   ASSERT_THAT(failed, IsOk());
   ASSERT_TRUE(failed->has_value());
   EXPECT_EQ((*failed)->state, AppState::kFailed);
-  EXPECT_EQ((*failed)->msg, "trainer-1 exited with code 3");
-  EXPECT_THAT(f.tools->calls(), ElementsAre(ElementsAre("squeue", "--json", "-j", "40"),
-                                            ElementsAre("squeue", "--json", "-j", "21")));
+  EXPECT_EQ((*failed)->msg, "trainer-0 exited with code 3");
+  const std::string format(kSqueueFormat);
+  EXPECT_THAT(f.tools->calls(), ElementsAre(ElementsAre("squeue", "-h", "-t", "all", "-j", "1080", "-O", format),
+                                            ElementsAre("squeue", "-h", "-t", "all", "-j", "1078", "-O", format)));
 }
 
 TEST(SlurmScheduler, DescribeAFinishedJobFromAccounting) {
@@ -153,8 +155,8 @@ TEST(SlurmScheduler, AnUnknownJobIsNoApp) {
   f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
   f.tools->On({"sacct"}, 0, kSacctHeader);
   EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
-  // 22.05 ignores -j with --json and lists every job: none of them is 999.
-  f.tools->On({"squeue"}, 0, Golden("squeue_22_05.json"));
+  // Rows of other jobs (squeue filters by -j, but the answer is read for the app alone).
+  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
   EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
   // No accounting on the cluster: sacct fails, and the job is still simply unknown.
   f.tools->On({"sacct"}, 1, "", "sacct: error: Problem talking to the database: Connection refused\n");
@@ -163,28 +165,28 @@ TEST(SlurmScheduler, AnUnknownJobIsNoApp) {
 
 TEST(SlurmScheduler, CancelRunsScancelOnlyForALiveJob) {
   Fixture f;
-  f.tools->On({"squeue", "--json", "-j", "40"}, 0, Golden("squeue_24_11.json"));
+  f.tools->On({"squeue", "-h", "-t", "all", "-j", "1080"}, 0, Golden("squeue_rows_22_05.txt"));
   f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
   f.tools->On({"sacct"}, 0, SacctRows());
   f.tools->On({"scancel"}, 0, "");
-  EXPECT_THAT(f.sched->Cancel("40"), IsOk());
+  EXPECT_THAT(f.sched->Cancel("1080"), IsOk());
   EXPECT_THAT(f.sched->Cancel("15"), IsOk());   // finished: nothing to cancel
   EXPECT_THAT(f.sched->Cancel("999"), IsOk());  // unknown: nothing to cancel
-  EXPECT_THAT(f.tools->CallsOf("scancel"), ElementsAre(ElementsAre("scancel", "40")));
+  EXPECT_THAT(f.tools->CallsOf("scancel"), ElementsAre(ElementsAre("scancel", "1080")));
 }
 
 TEST(SlurmScheduler, CancelReportsScancelsError) {
   Fixture f;
-  f.tools->On({"squeue"}, 0, Golden("squeue_24_11.json"));
-  f.tools->On({"scancel"}, 1, "", "scancel: error: Kill job error on job id 40: Access/permission denied\n");
-  EXPECT_THAT(f.sched->Cancel("40"),
-              StatusIs(StatusCode::kUnavailable, HasSubstr("scancel 40: scancel: error: Kill job error")));
+  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
+  f.tools->On({"scancel"}, 1, "", "scancel: error: Kill job error on job id 1080: Access/permission denied\n");
+  EXPECT_THAT(f.sched->Cancel("1080"),
+              StatusIs(StatusCode::kUnavailable, HasSubstr("scancel 1080: scancel: error: Kill job error")));
 }
 
 TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   Fixture f;
   f.tools->On({"sacct"}, 0, SacctRows());
-  f.tools->On({"squeue", "--json"}, 0, Golden("squeue_24_11.json"));
+  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
   auto list = f.sched->List();
   ASSERT_THAT(list, IsOk());
   std::map<std::string, AppState> got;
@@ -192,8 +194,13 @@ TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   EXPECT_EQ(got, (std::map<std::string, AppState>{{"13", AppState::kCancelled},
                                                    {"14", AppState::kFailed},
                                                    {"15", AppState::kSucceeded},
-                                                   {"40", AppState::kRunning}}));
-  f.tools->On({"squeue", "--json"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
+                                                   {"74", AppState::kCancelled},
+                                                   {"1078", AppState::kFailed},
+                                                   {"1080", AppState::kRunning},
+                                                   {"1082", AppState::kPending},
+                                                   {"1083", AppState::kFailed}}));
+  EXPECT_THAT(f.tools->CallsOf("squeue")[0], ElementsAre("squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)));
+  f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
   EXPECT_THAT(f.sched->List(), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
 }
 

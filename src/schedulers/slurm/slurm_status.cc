@@ -1,39 +1,17 @@
 #include "schedulers/slurm/slurm_status.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/strings.h"
 
 namespace torchx::schedulers::slurm {
 namespace {
 
-using Json = nlohmann::json;
 using specs::AppState;
-
-// 22.05 writes numbers; 23.02+ often write {"set": true, "infinite": false, "number": N}.
-std::optional<long long> Number(const Json& j) {
-  if (j.is_number_integer()) return j.get<long long>();
-  if (j.is_object() && j.value("set", true) && j.contains("number") && j["number"].is_number_integer()) {
-    return j["number"].get<long long>();
-  }
-  if (j.is_string()) {
-    try {
-      return std::stoll(j.get<std::string>());
-    } catch (...) {
-    }
-  }
-  return std::nullopt;
-}
-
-std::string StateOf(const Json& j) {
-  if (j.is_string()) return j.get<std::string>();
-  if (j.is_array() && !j.empty() && j[0].is_string()) return j[0].get<std::string>();  // 23.11+: a list
-  return "UNKNOWN";
-}
 
 int Rank(AppState s) {
   switch (s) {
@@ -71,116 +49,56 @@ specs::AppState SlurmStateToAppState(std::string_view state_in) {
 
 namespace {
 
-// squeue --json lists every job with ~100 fields (9 MB for 1,000 jobs); a DOM of all of it costs
-// more than squeue itself. This SAX handler keeps only the fields a job's status needs.
-class SqueueSax : public nlohmann::json_sax<Json> {
- public:
-  std::vector<SlurmJob> jobs;
-  bool saw_jobs = false;
-
-  bool null() override { return Scalar(Json()); }
-  bool boolean(bool v) override { return Scalar(Json(v)); }
-  bool number_integer(number_integer_t v) override { return Scalar(Json(v)); }
-  bool number_unsigned(number_unsigned_t v) override { return Scalar(Json(v)); }
-  bool number_float(number_float_t v, const string_t&) override { return Scalar(Json(v)); }
-  bool string(string_t& v) override { return Scalar(Json(std::move(v))); }
-  bool binary(binary_t&) override { return Scalar(Json()); }
-
-  bool start_object(std::size_t) override {
-    path_.push_back(pending_key_);
-    pending_key_.clear();
-    if (InJob() && path_.size() == 3) job_ = Json::object();  // {"jobs": [ {<job>} ]}
-    return true;
-  }
-  bool end_object() override {
-    if (InJob() && path_.size() == 3) Finish();
-    path_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    path_.push_back(pending_key_);
-    if (path_.size() == 2 && pending_key_ == "jobs") saw_jobs = true;
-    pending_key_.clear();
-    return true;
-  }
-  bool end_array() override {
-    path_.pop_back();
-    return true;
-  }
-  bool key(string_t& k) override {
-    pending_key_ = k;
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  bool InJob() const { return path_.size() >= 3 && path_[1] == "jobs"; }
-
-  bool Scalar(Json v) {
-    if (!InJob()) return true;
-    // Depth 3: a job's own field; deeper: inside one of the fields we keep (exit_code,
-    // het_job_id {number}, job_state [..]).
-    static const char* kKeep[] = {"job_id", "het_job_id", "het_job_offset", "name", "job_state",
-                                  "batch_host", "nodes", "exit_code", "restart_cnt"};
-    const std::string& field = path_.size() == 3 ? pending_key_ : path_[3];
-    if (std::find(std::begin(kKeep), std::end(kKeep), field) == std::end(kKeep)) return true;
-    if (path_.size() == 3) {
-      job_[field] = std::move(v);
-    } else if (path_.size() == 4 && field == "job_state") {
-      if (!job_.contains("job_state")) job_["job_state"] = Json::array();
-      job_["job_state"].push_back(std::move(v));
-    } else if (path_.size() == 4) {
-      job_[field][pending_key_] = std::move(v);  // {"set", "number"}
-    } else if (path_.size() == 5 && field == "exit_code" && path_[4] == "return_code") {
-      job_["exit_code"]["return_code"][pending_key_] = std::move(v);
-    }
-    return true;
-  }
-
-  void Finish();
-
-  std::vector<std::string> path_;
-  std::string pending_key_;
-  Json job_;
-};
+// The value of a numeric squeue column, or nullopt for "N/A", "" and anything else.
+std::optional<long long> Integer(std::string_view text) {
+  long long v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
 
 }  // namespace
 
-Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
-  SqueueSax sax;
-  bool ok = Json::sax_parse(text, &sax);
-  if (!ok || !sax.saw_jobs) return InvalidArgumentError("squeue --json: expected an object with a `jobs` list");
-  return std::move(sax.jobs);
-}
-
-void SqueueSax::Finish() {
-  const Json& j = job_;
-  auto id = Number(j.value("job_id", Json()));
-  if (!id) return;
-  SlurmJob job;
-  auto het = Number(j.value("het_job_id", Json()));
-  auto offset = Number(j.value("het_job_offset", Json()));
-  if (het && *het > 0) {
-    job.job_id = std::to_string(*het);
-    job.component = std::to_string(offset.value_or(*id - *het));
-  } else {
-    job.job_id = std::to_string(*id);
-  }
-  job.name = j.value("name", "");
-  job.state = StateOf(j.value("job_state", Json()));
-  if (j.contains("batch_host") && j["batch_host"].is_string()) job.hostname = j["batch_host"];
-  if (job.hostname.empty() && j.contains("nodes") && j["nodes"].is_string()) job.hostname = j["nodes"];
-  if (auto rc = Number(j.value("restart_cnt", Json()))) job.restarts = static_cast<int>(*rc);
-  if (j.contains("exit_code")) {
-    const Json& ec = j["exit_code"];
-    // 22.05: the raw wait status (exit 3 -> 768); 23.x+: {"status", "return_code": {number}}.
-    if (auto raw = Number(ec)) {
-      job.exit_code = static_cast<int>(*raw >> 8);
-    } else if (ec.is_object() && ec.contains("return_code")) {
-      if (auto rc = Number(ec["return_code"])) job.exit_code = static_cast<int>(*rc);
+Result<std::vector<SlurmJob>> ParseSqueueRows(std::string_view text) {
+  std::vector<SlurmJob> jobs;
+  constexpr size_t kFixed = 7;  // the columns before Name, in kSqueueFormat's order
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    start = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (line.empty()) continue;
+    std::string_view cols[kFixed];
+    size_t at = 0;
+    for (size_t i = 0; i < kFixed; ++i) {
+      size_t bar = line.find('|', at);
+      if (bar == std::string_view::npos) {
+        return InvalidArgumentError(fmt::format("squeue: expected {} '|'-ended columns, got: {}", kFixed + 1, line));
+      }
+      cols[i] = line.substr(at, bar - at);
+      at = bar + 1;
     }
+    std::string_view name = line.substr(at);  // Name is last: it alone may hold a '|'
+    if (!name.empty() && name.back() == '|') name.remove_suffix(1);
+    auto id = Integer(cols[0]);
+    if (!id) return InvalidArgumentError(fmt::format("squeue: not a job id: {}", cols[0]));
+    SlurmJob job;
+    auto het = Integer(cols[1]);  // "N/A" (22.05) or 0 for a plain job
+    if (het && *het > 0) {
+      job.job_id = std::to_string(*het);
+      job.component = std::to_string(Integer(cols[2]).value_or(*id - *het));
+    } else {
+      job.job_id = std::to_string(*id);
+    }
+    job.state = std::string(cols[3]);
+    if (cols[4] != "N/A" && cols[4] != "n/a") job.hostname = std::string(cols[4]);
+    job.restarts = static_cast<int>(Integer(cols[5]).value_or(0));
+    // The raw wait status (exit 3 -> 768), as Slurm keeps it; NO_VAL while the job has none.
+    if (auto raw = Integer(cols[6]); raw && *raw >= 0 && *raw <= 0xffff) job.exit_code = static_cast<int>(*raw >> 8);
+    job.name = std::string(name);
+    jobs.push_back(std::move(job));
   }
-  jobs.push_back(std::move(job));
+  return jobs;
 }
 
 Result<std::vector<SlurmJob>> ParseSacct(std::string_view text) {

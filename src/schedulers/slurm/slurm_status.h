@@ -1,6 +1,6 @@
-// Reading Slurm's answers about jobs: `squeue --json` in the shapes of 22.05 (state a string,
-// plain numbers) through 23.x/24.x (state a list, numbers as {"set", "number"} objects, `+` het
-// component ids), and `sacct --parsable2` rows (with or without accounting in squeue's place).
+// Reading Slurm's answers about jobs: `squeue -O` rows of the columns a status needs (one text
+// shape from 22.05 to 24.11, unlike --json) and `sacct --parsable2` rows (`+` het component ids;
+// with or without accounting in squeue's place).
 // One het component per replica, named <role>-<replica>.
 #pragma once
 
@@ -32,8 +32,14 @@ struct SlurmJob {
   int restarts = 0;  ///< times requeued (squeue's restart_cnt)
 };
 
-/// All jobs in a `squeue --json` document (any of the shapes above).
-Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view json);
+/// squeue's `-O` (--Format) for what a status needs, each column ended by '|'. Name comes last:
+/// it is the one free-text column. squeue filters `-j` with it on every version (22.05's --json
+/// ignores `-j`), and it is ~20x cheaper than --json for slurmctld and for us with 1,000 jobs queued.
+inline constexpr std::string_view kSqueueFormat =
+    "JobID:|,HetJobID:|,HetJobOffset:|,State:|,BatchHost:|,RestartCnt:|,exit_code:|,Name:|";
+
+/// Rows of `squeue -h -O <kSqueueFormat>` (the same text from 22.05 to 24.11).
+Result<std::vector<SlurmJob>> ParseSqueueRows(std::string_view text);
 /// Rows of `sacct --parsable2 -o JobID,JobName,State,ExitCode,NodeList` (steps skipped).
 Result<std::vector<SlurmJob>> ParseSacct(std::string_view text);
 

@@ -1,5 +1,5 @@
-// The slurm scheduler's pure parts: the sbatch script, the status readers (22.05 captured from
-// the test cluster; 23.11 and 24.11 shapes written from Slurm's REST/JSON documentation), the
+// The slurm scheduler's pure parts: the sbatch script, the status readers (squeue and sacct rows
+// captured from the test cluster, 22.05), the
 // state table and .torchxignore matching. The real-cluster tests are tests/integration/slurm.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -157,45 +157,55 @@ TEST(SlurmStatus, StateTableCoversEverySlurmState) {
   EXPECT_EQ(SlurmStateToAppState("SOMETHING_NEW"), AppState::kUnknown);
 }
 
-TEST(SlurmStatus, Squeue2205HetJob) {
-  auto jobs = ParseSqueueJson(Golden("squeue_22_05.json"));
+TEST(SlurmStatus, SqueueRowsOfHetAndPlainJobs) {
+  auto jobs = ParseSqueueRows(Golden("squeue_rows_22_05.txt"));
   ASSERT_THAT(jobs, IsOk());
-  auto d = DescribeFromJobs("13", *jobs);
-  ASSERT_TRUE(d.has_value());
-  EXPECT_EQ(d->state, AppState::kRunning);
-  ASSERT_EQ(d->roles_statuses.size(), 1u);
-  EXPECT_EQ(d->roles_statuses[0].role, "a");
-  ASSERT_EQ(d->roles_statuses[0].replicas.size(), 2u);
-  EXPECT_EQ(d->roles_statuses[0].replicas[1].id, 1);
-  EXPECT_EQ(d->roles_statuses[0].replicas[1].hostname, "node2");
-  EXPECT_FALSE(DescribeFromJobs("14", *jobs).has_value());  // a component id is not an app
-}
+  ASSERT_EQ(jobs->size(), 8u);
+  auto running = DescribeFromJobs("1080", *jobs);
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(running->state, AppState::kRunning);
+  ASSERT_EQ(running->roles_statuses.size(), 1u);
+  EXPECT_EQ(running->roles_statuses[0].role, "a");
+  ASSERT_EQ(running->roles_statuses[0].replicas.size(), 2u);
+  EXPECT_EQ(running->roles_statuses[0].replicas[1].id, 1);
+  EXPECT_EQ(running->roles_statuses[0].replicas[1].hostname, "node1");
+  EXPECT_FALSE(DescribeFromJobs("1081", *jobs).has_value());  // a component id is not an app
 
-TEST(SlurmStatus, Squeue2311StateListsAndNumberObjects) {
-  auto jobs = ParseSqueueJson(Golden("squeue_23_11.json"));
-  ASSERT_THAT(jobs, IsOk());
-  auto d = DescribeFromJobs("21", *jobs);
-  ASSERT_TRUE(d.has_value());
-  EXPECT_EQ(d->state, AppState::kFailed);
-  EXPECT_EQ(d->num_restarts, 1);
-  EXPECT_EQ(d->msg, "trainer-1 exited with code 3");
-  EXPECT_EQ(d->roles_statuses[0].replicas[0].state, AppState::kSucceeded);
-  EXPECT_EQ(d->roles_statuses[0].replicas[1].state, AppState::kFailed);
-  auto pending = DescribeFromJobs("30", *jobs);
+  auto failed = DescribeFromJobs("1078", *jobs);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->state, AppState::kFailed);
+  EXPECT_EQ(failed->msg, "trainer-0 exited with code 3");  // 768: the raw wait status
+
+  auto pending = DescribeFromJobs("1082", *jobs);  // plain job: HetJobID N/A; BatchHost n/a
   ASSERT_TRUE(pending.has_value());
   EXPECT_EQ(pending->state, AppState::kPending);
+  EXPECT_EQ(pending->roles_statuses[0].replicas[0].hostname, "");
+
+  auto odd = DescribeFromJobs("1083", *jobs);  // Name is last, so a '|' in it is kept
+  ASSERT_TRUE(odd.has_value());
+  EXPECT_EQ(odd->roles_statuses[0].role, "odd|name");
+  EXPECT_EQ(odd->msg, "odd|name-0 exited with code 2");
+
+  auto cancelled = DescribeFromJobs("74", *jobs);  // two roles, a signal's status (15): no exit code
+  ASSERT_TRUE(cancelled.has_value());
+  EXPECT_EQ(cancelled->state, AppState::kCancelled);
+  EXPECT_EQ(cancelled->roles_statuses.size(), 2u);
 }
 
-TEST(SlurmStatus, Squeue2411NullResourcesAndMultiStates) {
-  auto jobs = ParseSqueueJson(Golden("squeue_24_11.json"));
+TEST(SlurmStatus, SqueueRowsCarryRequeues) {
+  auto jobs = ParseSqueueRows(Golden("squeue_rows_requeued_22_05.txt"));
   ASSERT_THAT(jobs, IsOk());
-  auto d = DescribeFromJobs("40", *jobs);
+  auto d = DescribeFromJobs("1080", *jobs);
   ASSERT_TRUE(d.has_value());
-  EXPECT_EQ(d->state, AppState::kRunning);
-  EXPECT_EQ(d->roles_statuses[0].replicas[0].hostname, "gpu-a1");
-  EXPECT_EQ(d->roles_statuses[0].replicas[1].state, AppState::kPending);
-  EXPECT_FALSE(ParseSqueueJson("{}").has_value());
-  EXPECT_FALSE(ParseSqueueJson("not json").has_value());
+  EXPECT_EQ(d->state, AppState::kPending);
+  EXPECT_EQ(d->num_restarts, 1);
+}
+
+TEST(SlurmStatus, SqueueRowsRejectOtherText) {
+  EXPECT_THAT(ParseSqueueRows(""), IsOk());
+  EXPECT_THAT(ParseSqueueRows("1|2|3\n"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("'|'-ended columns")));
+  EXPECT_THAT(ParseSqueueRows("x|N/A|N/A|PENDING|n/a|0|0|a-0|\n"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a job id: x")));
 }
 
 TEST(SlurmStatus, SacctRowsSkipStepsAndReadExitCodes) {
