@@ -156,10 +156,13 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   sqlite3_busy_timeout(db, 30000);
   // WAL: readers and the writer do not block each other. NORMAL sync: a commit survives a
   // process crash (the case that matters here); only a power loss can drop the last commits.
-  TORCHX_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  // A small autocheckpoint: the first connection of every `torchx` call rebuilds the WAL index by
+  // reading the whole WAL (1,000 pages, 4 MB, at SQLite's default: ~2 ms of a 3 ms `status`).
+  TORCHX_RETURN_IF_ERROR(
+      store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=64;"));
   // The WAL outlives each process: the last connection to close neither checkpoints nor deletes
   // it, so the next `torchx` call does not recreate it (which costs a WAL-header and a directory
-  // fsync per call). Checkpoints still run when the WAL reaches 1000 pages.
+  // fsync per call). Checkpoints still run when the WAL reaches 64 pages.
   // Best effort: where either is refused, a call only pays those fsyncs again. (The files keep
   // the owner of the first process that made them, as the database itself always has.)
   int persist = 1;
@@ -233,8 +236,10 @@ Result<std::vector<ReplicaRecord>> StateStore::GetReplicas(const std::string& ap
 }
 
 Result<std::vector<AppRecord>> StateStore::ListApps() {
+  // Newest first. Rows are inserted as apps are created, so rowid order is creation order, and
+  // reading the table backwards needs no sort (a sort of 10,000 rows was a tenth of `list`).
   Stmt s(db_, "SELECT app_id, session, name, app_dir, state, num_restarts, msg, structured_error_msg,"
-              " supervisor_pid, supervisor_start, created, updated, cancel_requested FROM apps ORDER BY created DESC");
+              " supervisor_pid, supervisor_start, created, updated, cancel_requested FROM apps ORDER BY rowid DESC");
   if (!s.ok()) return DbError(db_, "list apps");
   std::vector<AppRecord> out;
   int rc;

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Every benchmark of this project against both reference TorchX installs, in one run, with ratios.
+
+Ours is what `pip install .` installed for the interpreter running this script (its `torchx` CLI,
+supervisor and Python package); the references are PyPI's `torchx` (0.7.0) and `torchx-nightly`
+(TorchX HEAD), each in its own virtual env made by bench/setup_reference.sh. The release build
+provides two helpers only: a raw spawn+wait loop (the floor for fan-out) and a store filler.
+
+    bash scripts/build-python.sh && bench/setup_reference.sh
+    cmake --preset release && cmake --build --preset release --target raw_spawn populate_store peak_rss
+    bash scripts/engines/slurm-up.sh       # optional: the Slurm rows need a cluster
+    python3 bench/bench.py [--markdown out.md] [--quick]
+
+Benchmarks, not tests: nothing asserts. Each row prints the goal of issue 17 and whether it holds.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+HELPERS = REPO / "build" / "release" / "bench"
+REFS = {"0.7.0": REPO / ".venv-torchx-ref", "nightly": REPO / ".venv-torchx-nightly"}
+
+
+class Bench:
+    def __init__(self, ours_cli, quick):
+        self.ours = str(ours_cli)
+        self.refs = {k: v for k, v in REFS.items() if (v / "bin" / "torchx").exists()}
+        self.quick = quick
+        self.rows = []
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="torchx-bench-"))
+        self.env = dict(os.environ, TORCHX_STATE_DIR=str(self.tmp / "state"), LOGLEVEL="WARNING")
+
+    def n(self, full):
+        return max(3, full // 5) if self.quick else full
+
+    def ref_cli(self, ref):
+        return str(self.refs[ref] / "bin" / "torchx")
+
+    def ref_python(self, ref):
+        return str(self.refs[ref] / "bin" / "python")
+
+    # --- measuring -------------------------------------------------------------------------
+    def timeit(self, cmd, n, env=None, cwd=None, check=True):
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            res = subprocess.run(cmd, env=env or self.env, cwd=cwd or self.tmp, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            times.append(time.perf_counter() - t)
+            if res.returncode != 0:
+                if not check:
+                    return None
+                raise RuntimeError(f"{cmd} failed: {res.stderr.decode()[-2000:]}")
+        return statistics.median(times)
+
+    def peak_rss_kib(self, cmd):
+        """Peak RSS of `cmd` (KiB), started by the small peak_rss helper (see peak_rss.cc for why)."""
+        out = subprocess.run([str(HELPERS / "peak_rss"), *cmd], env=self.env, cwd=self.tmp, capture_output=True,
+                             text=True, check=True)
+        return int(out.stdout)
+
+    def row(self, name, ours, unit, peers, goal, met):
+        """peers: {ref: value}; values in `unit` ("ms", "MiB", "x" ...)."""
+        self.rows.append((name, ours, unit, peers, goal, met))
+
+    # --- the benchmarks ----------------------------------------------------------------------
+    def cli(self):
+        ms = 1000
+        ours = self.timeit([self.ours, "--version"], self.n(30)) * ms
+        peers = {r: self.timeit([self.ref_cli(r), "--version"], self.n(5), check=False) for r in self.refs}
+        self.row("`torchx --version`", ours, "ms", {r: v * ms for r, v in peers.items() if v}, "<= 2 ms", ours <= 2)
+
+        dry = ["run", "--dryrun", "-s", "local_cwd", "utils.echo", "--msg", "hi"]
+        ours = self.timeit([self.ours, *dry], self.n(30)) * ms
+        peers = {r: self.timeit([self.ref_cli(r), *dry], self.n(5)) * ms for r in self.refs}
+        ref = peers.get("0.7.0")
+        self.row("CLI dry run, `utils.echo`", ours, "ms", peers, "<= 1/200 of 0.7.0", bool(ref) and ours <= ref / 200)
+
+        k8s = ["run", "--dryrun", "-s", "kubernetes", "-cfg", "queue=default", "dist.ddp", "-j", "4x8", "--script",
+               "train.py"]
+        ours = self.timeit([self.ours, *k8s], self.n(30)) * ms
+        # The references build an image of the current directory unless the workspace is empty.
+        peers = {r: self.timeit([self.ref_cli(r), k8s[0], "--workspace", "", *k8s[1:]], self.n(5), check=False)
+                 for r in self.refs}
+        self.row("kubernetes dry run, `dist.ddp -j 4x8`", ours, "ms", {r: v * ms for r, v in peers.items() if v},
+                 "(informative)", None)
+
+        rss = self.peak_rss_kib([self.ours, *dry]) / 1024
+        peers = {r: self.peak_rss_kib([self.ref_cli(r), *dry]) / 1024 for r in self.refs}
+        ref = min(peers.values()) if peers else None
+        self.row("CLI peak RSS, dry run", rss, "MiB", peers, "<= 1/2 of TorchX's", bool(ref) and rss <= ref / 2)
+
+    def store(self):
+        store = self.tmp / "store10k"
+        subprocess.run([str(HELPERS / "populate_store"), str(store), "10000"], check=True)
+        env = dict(self.env, TORCHX_STATE_DIR=str(store))
+        ours = self.timeit([self.ours, "status", "local_cwd://torchx/bench-5000"], self.n(30), env) * 1000
+        self.row("status, 10,000 apps recorded", ours, "ms", {}, "<= 3 ms (TorchX keeps no local state)", ours <= 3)
+        ours = self.timeit([self.ours, "list", "-s", "local_cwd"], self.n(10), env) * 1000
+        self.row("list, 10,000 apps recorded", ours, "ms", {}, "<= 50 ms (TorchX's local list raises)", ours <= 50)
+
+    def python(self):
+        def interpreter_ms(python, code, n):
+            base, full = [], []
+            for _ in range(n):  # interleaved with the bare interpreter, so both see the same machine
+                for out, c in ((base, "pass"), (full, code)):
+                    t = time.perf_counter()
+                    subprocess.run([python, "-c", c], check=True, stdout=subprocess.DEVNULL)
+                    out.append(time.perf_counter() - t)
+            return (statistics.median(full) - statistics.median(base)) * 1000
+
+        code = "import torchx.runner, torchx.specs"
+        ours = interpreter_ms(sys.executable, code, self.n(30))
+        peers = {r: interpreter_ms(self.ref_python(r), code, self.n(20)) for r in self.refs}
+        self.row("`import torchx.runner, torchx.specs` over the interpreter", ours, "ms", peers,
+                 "<= 1/4 of TorchX's", bool(peers) and all(ours <= p / 4 for p in peers.values()))
+
+        snippet = RUN_SNIPPET
+        ours = self.run_stats(sys.executable, snippet, self.n(50), "ours")
+        peers = {r: self.run_stats(self.ref_python(r), snippet, self.n(20), r) for r in self.refs}
+        ref = peers.get("0.7.0")
+        self.row("Python `get_runner().run(app)`, local_cwd", ours, "ms", peers, "<= 0.7.0's",
+                 bool(ref) and ours <= ref)
+
+    def run_stats(self, python, snippet, n, tag):
+        env = dict(self.env, TORCHX_STATE_DIR=str(self.tmp / f"py-{tag}"))
+        out = subprocess.run([python, "-c", snippet, str(n)], env=env, cwd=self.tmp, check=True, capture_output=True,
+                             text=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])["run"] * 1000
+
+    def fanout(self):
+        n = 500
+        fan = [self.ours, "run", "--wait", "-s", "local_cwd", "utils.binary", "--entrypoint", "true", "--num_replicas",
+               str(n)]
+        shm = pathlib.Path("/dev/shm")
+        for where, base in (("disk", self.tmp), ("tmpfs", shm if shm.is_dir() else self.tmp)):
+            d = pathlib.Path(tempfile.mkdtemp(prefix="torchx-fan-", dir=base))
+            env = dict(self.env, TORCHX_STATE_DIR=str(d / "state"))
+            raws, ours = [], []
+            for _ in range(self.n(7)):  # interleaved, so both see the same machine
+                raws.append(self.timeit([str(HELPERS / "raw_spawn"), str(n), "true"], 1))
+                ours.append(self.timeit(fan, 1, env))
+                shutil.rmtree(d / "state" / "logs", ignore_errors=True)
+            shutil.rmtree(d, ignore_errors=True)
+            raw, our = statistics.median(raws), statistics.median(ours)
+            goal = "<= 1.5x raw" if where == "disk" else "(informative)"
+            self.row(f"{n}-replica fan-out of `true`, `run --wait` ({where}), x raw spawn+wait ({raw * 1000:.0f} ms)",
+                     our / raw, "x", {}, goal, our <= 1.5 * raw if where == "disk" else None)
+        peers = {}
+        for r in self.refs:
+            t = self.timeit([self.ref_cli(r), "run", "-s", "local_cwd", "utils.binary", "--entrypoint", "true",
+                             "--num_replicas", str(n)], 1, check=False)
+            if t:
+                peers[r] = t * 1000
+        ours = self.timeit(fan, 1) * 1000
+        self.row(f"{n}-replica fan-out, ours (disk) against TorchX's `run` (which does not wait)", ours, "ms", peers,
+                 "(informative)", None)
+
+    def logs(self):
+        size = (256 if self.quick else 1024) * 1024 * 1024
+        line = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"
+        gen = f"yes {line} | head -c {size}"
+        out = subprocess.run([self.ours, "run", "--wait", "-s", "local_cwd", "utils.sh", "sh", "-c", gen],
+                             env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+        handle = out.stdout.split()[0]
+        app_dir = self.tmp / "state" / "logs" / "torchx" / handle.rsplit("/", 1)[1]
+        combined = app_dir / "sh" / "0" / "combined.log"
+        cats, ours = [], []
+        for _ in range(3):
+            cats.append(self.timeit(["cat", str(combined)], 1))
+            ours.append(self.timeit([self.ours, "log", handle], 1))
+        cat, our = statistics.median(cats), statistics.median(ours)
+        mib = size / 2**20
+        self.row(f"`torchx log` of a {mib:.0f} MiB log (prefixed), throughput x `cat` ({mib / cat:.0f} MiB/s)",
+                 cat / our, "x", {}, ">= 0.5x cat", cat / our >= 0.5)
+        subprocess.run([self.ours, "delete", handle], env=self.env, check=True, capture_output=True)
+
+        # run --log: each line stamped when written, read back as the CLI prints it.
+        prog = "import time,sys\nfor i in range(40):\n print(repr(time.time()), flush=True); time.sleep(0.05)\n"
+        (self.tmp / "stamp.py").write_text(prog)
+        proc = subprocess.Popen([self.ours, "run", "--log", "-s", "local_cwd", "utils.python", "--script",
+                                 str(self.tmp / "stamp.py")], env=self.env, cwd=self.tmp, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        delays = []
+        for text in proc.stdout:
+            stamp = text.rsplit(" ", 1)[-1].strip()
+            try:
+                delays.append(time.time() - float(stamp))
+            except ValueError:
+                pass  # the handle and state lines
+        proc.wait()
+        worst = max(delays) * 1000 if delays else float("nan")
+        self.row(f"`run --log`: worst delay of {len(delays)} lines from write to print "
+                 f"(median {statistics.median(delays) * 1000:.1f} ms)" if delays else "`run --log` delay",
+                 worst, "ms", {}, "<= 50 ms", worst <= 50)
+
+    def supervisor_memory(self):
+        for n in (1, 100):
+            out = subprocess.run([self.ours, "run", "-s", "local_cwd", "utils.binary", "--entrypoint", "sleep",
+                                  "--num_replicas", str(n), "3"], env=self.env, cwd=self.tmp, capture_output=True,
+                                 text=True, check=True)
+            app_id = out.stdout.split()[0].rsplit("/", 1)[1]
+            time.sleep(1.0)
+            pids = subprocess.run(["pgrep", "-f", f"torchx-supervisor .* {app_id}$"], capture_output=True,
+                                  text=True).stdout.split()
+            rss = max(_rss_kib(int(p)) for p in pids) / 1024 if pids else float("nan")
+            subprocess.run([self.ours, "cancel", f"local_cwd://torchx/{app_id}"], env=self.env, capture_output=True)
+            limit = 5 + n * 10 / 1024
+            self.row(f"supervisor RSS, {n} replica(s) running", rss, "MiB", {}, f"<= {limit:.2f} MiB", rss <= limit)
+
+    def slurm(self):
+        if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
+            self.row("Slurm rows", float("nan"), "", {}, "skipped: no Slurm cluster (scripts/engines/slurm-up.sh)", None)
+            return
+        ids = []
+        try:
+            for _ in range(1000):  # held: queued, never started
+                out = subprocess.run(["sbatch", "--parsable", "--hold", "--job-name=bench-0", "--wrap", "true"],
+                                     cwd=self.tmp, capture_output=True, text=True, check=True)
+                ids.append(out.stdout.strip())
+            for name, args in (("status of one job, 1,000 queued", ["status", f"slurm://torchx/{ids[500]}"]),
+                               ("list, 1,000 queued", ["list", "-s", "slurm"])):
+                ours = self.timeit([self.ours, *args], self.n(10)) * 1000
+                peers = {r: self.timeit([self.ref_cli(r), *args], self.n(5), check=False) for r in self.refs}
+                peers = {r: v * 1000 for r, v in peers.items() if v}
+                self.row(f"Slurm: {name}", ours, "ms", peers, "<= TorchX's",
+                         bool(peers) and all(ours <= p for p in peers.values()))
+        finally:
+            for i in range(0, len(ids), 200):
+                subprocess.run(["scancel", *ids[i:i + 200]], capture_output=True)
+
+    # --- output ------------------------------------------------------------------------------
+    def table(self):
+        refs = list(REFS)
+        head = ["benchmark", "ours", *[f"torchx {r}" for r in refs], *[f"ours/{r}" for r in refs], "goal", ""]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name, ours, unit, peers, goal, met in self.rows:
+            fmt = (lambda v: f"{v:.2f} {unit}") if unit != "x" else (lambda v: f"{v:.2f}x")
+            cells = [name, fmt(ours) if ours == ours else "n/a"]
+            cells += [fmt(peers[r]) if r in peers else "n/a" for r in refs]
+            cells += [f"{ours / peers[r]:.3f}" if peers.get(r) else "" for r in refs]
+            cells += [goal, "" if met is None else ("met" if met else "NOT met")]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+
+def _rss_kib(pid):
+    try:
+        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+# Runs in a fresh interpreter: imports, then times `runner.run` of a trivial app N times.
+RUN_SNIPPET = r"""
+import json, sys, time
+from torchx.runner import get_runner
+from torchx import specs
+runner = get_runner()
+app = specs.AppDef("bench", [specs.Role("r", image="", entrypoint="true",
+                   resource=specs.Resource(cpu=1, gpu=0, memMB=64))])
+times = []
+for _ in range(int(sys.argv[1])):
+    t = time.perf_counter()
+    runner.run(app, "local_cwd")
+    times.append(time.perf_counter() - t)
+print(json.dumps({"run": sorted(times)[len(times) // 2]}))
+"""
+
+
+def machine():
+    cpu = next((line.split(":", 1)[1].strip() for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    distro = ""
+    if pathlib.Path("/etc/os-release").exists():
+        info = dict(line.split("=", 1) for line in pathlib.Path("/etc/os-release").read_text().splitlines()
+                    if "=" in line)
+        distro = info.get("PRETTY_NAME", "").strip('"')
+    return f"{platform.node()}: {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, {distro}, Python {platform.python_version()}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ours", default=str(pathlib.Path(sys.executable).parent / "torchx"),
+                        help="our CLI (default: the one `pip install .` put beside this interpreter)")
+    parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions and a 256 MiB log")
+    parser.add_argument("--only", nargs="*", help="sections: cli store python fanout logs memory slurm")
+    args = parser.parse_args()
+    if not pathlib.Path(args.ours).exists():
+        sys.exit(f"{args.ours}: not found; install the package first (bash scripts/build-python.sh)")
+    for helper in ("raw_spawn", "populate_store", "peak_rss"):
+        if not (HELPERS / helper).exists():
+            sys.exit(f"{HELPERS / helper}: build the helpers first (cmake --preset release && "
+                     "cmake --build --preset release --target raw_spawn populate_store peak_rss)")
+    import torchx  # ours, for the version line
+
+    bench = Bench(args.ours, args.quick)
+    versions = {r: subprocess.run([bench.ref_python(r), "-c", "import torchx; print(torchx.__version__)"],
+                                  capture_output=True, text=True).stdout.strip() for r in bench.refs}
+    header = [f"machine: {machine()}",
+              f"ours: {args.ours} (torchx {torchx.__version__}, {pathlib.Path(torchx.__file__).parent})",
+              *[f"reference {r}: torchx {v} ({REFS[r]})" for r, v in versions.items()],
+              *[f"reference {r}: missing, run bench/setup_reference.sh" for r in REFS if r not in bench.refs]]
+    print("\n".join(header), flush=True)
+    sections = {"cli": bench.cli, "store": bench.store, "python": bench.python, "fanout": bench.fanout,
+                "logs": bench.logs, "memory": bench.supervisor_memory, "slurm": bench.slurm}
+    try:
+        for name in args.only or sections:
+            t = time.perf_counter()
+            sections[name]()
+            print(f"[{name}: {time.perf_counter() - t:.0f} s]", file=sys.stderr, flush=True)
+    finally:
+        subprocess.run(["pkill", "-f", f"torchx-supervisor {bench.tmp}"], check=False)
+        shutil.rmtree(bench.tmp, ignore_errors=True)
+    table = bench.table()
+    print(table)
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text("\n".join(f"- {h}" for h in header) + "\n\n" + table + "\n")
+
+
+if __name__ == "__main__":
+    main()
