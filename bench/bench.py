@@ -119,6 +119,10 @@ class Bench:
                     out.append(time.perf_counter() - t)
             return (statistics.median(full) - statistics.median(base)) * 1000
 
+        ours = interpreter_ms(sys.executable, "import torchx", self.n(30))
+        peers = {r: interpreter_ms(self.ref_python(r), "import torchx", self.n(20)) for r in self.refs}
+        self.row("`import torchx` over the interpreter", ours, "ms", peers, "<= 20 ms (issue 5)", ours <= 20)
+
         code = "import torchx.runner, torchx.specs"
         ours = interpreter_ms(sys.executable, code, self.n(30))
         peers = {r: interpreter_ms(self.ref_python(r), code, self.n(20)) for r in self.refs}
@@ -222,6 +226,11 @@ class Bench:
         if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
             self.row("Slurm rows", float("nan"), "", {}, "skipped: no Slurm cluster (scripts/engines/slurm-up.sh)", None)
             return
+        dry = ["run", "--dryrun", "-s", "slurm", "utils.echo", "--num_replicas", "256"]
+        ours = self.timeit([self.ours, *dry], self.n(10)) * 1000
+        peers = {r: self.timeit([self.ref_cli(r), *dry], self.n(3), check=False) for r in self.refs}
+        self.row("Slurm: dry run of 256 replicas", ours, "ms", {r: v * 1000 for r, v in peers.items() if v},
+                 "(informative)", None)
         ids = []
         try:
             for _ in range(1000):  # held: queued, never started
