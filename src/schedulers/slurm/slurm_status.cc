@@ -129,7 +129,8 @@ Result<std::vector<SlurmJob>> ParseSacct(std::string_view text) {
       return "";
     };
     std::string id = col("JobID");
-    if (id.empty() || id.find('.') != std::string::npos) continue;  // steps: 27.batch, 29+0.0
+    // Steps (27.batch, 29+0.0) are not jobs; nor is a row without a job id (found by fuzzing).
+    if (id.empty() || id[0] < '0' || id[0] > '9' || id.find('.') != std::string::npos) continue;
     SlurmJob job;
     size_t plus = id.find('+');
     job.job_id = id.substr(0, plus);

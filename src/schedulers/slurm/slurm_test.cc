@@ -219,6 +219,10 @@ TEST(SlurmStatus, SacctRowsSkipStepsAndReadExitCodes) {
   EXPECT_EQ(failed->state, AppState::kFailed);
   EXPECT_EQ(failed->msg, "echo-0 exited with code 3");
   EXPECT_EQ(failed->roles_statuses[0].replicas[0].hostname, "node3");
+  // A row whose JobID is not a job id is no job (it used to become a job with an empty id).
+  auto odd = ParseSacct("JobID|JobName|State|ExitCode|NodeList\n+0batch|x|COMPLETED|0:0|node1\n|y|FAILED|1:0|n\n");
+  ASSERT_THAT(odd, IsOk());
+  EXPECT_TRUE(odd->empty());
 }
 
 // The job may end between a read of its output file and the question "is it over?": its last

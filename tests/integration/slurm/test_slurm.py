@@ -8,6 +8,7 @@ Skips without sbatch unless TORCHX_REQUIRE_ENGINES names slurm."""
 import json
 import os
 import pathlib
+import re
 import shutil
 import socket
 import subprocess
@@ -87,7 +88,9 @@ def test_ddp_2x1_across_two_nodes(torchx, tmp_path):
     assert len(hello) == 2, res.stdout + res.stderr
     assert {h.split("rank=")[1].split()[0] for h in hello} == {"0", "1"}
     assert all("world=2 sum=2" in h for h in hello)
-    nodes = {h.split("node=")[1] for h in hello}
+    # torchrun prefixes each chunk it reads, so print()'s separate newline write can end up after a
+    # stray "[0]:" prefix ("... node=node2[0]:"): read the node name, not the rest of the line.
+    nodes = {re.search(r"node=(node\d+)", h).group(1) for h in hello}
     assert len(nodes) == 2 and nodes <= {"node1", "node2", "node3"}, hello  # one rank on each of two nodes
     assert json.loads(torchx("status", "--json", handle).stdout)["state"] == "SUCCEEDED"
 

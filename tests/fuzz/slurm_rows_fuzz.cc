@@ -1,0 +1,26 @@
+// Slurm's answers about jobs (`squeue -O` rows, `sacct --parsable2` rows): never crashes; every job
+// read has a numeric id, and grouping the jobs of each id into an app always succeeds.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "schedulers/slurm/slurm_status.h"
+
+namespace {
+
+void Check(const torchx::Result<std::vector<torchx::schedulers::slurm::SlurmJob>>& jobs) {
+  if (!jobs) return;
+  for (const auto& job : *jobs) {
+    if (job.job_id.empty()) std::abort();
+    if (!torchx::schedulers::slurm::DescribeFromJobs(job.job_id, *jobs)) std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  Check(torchx::schedulers::slurm::ParseSqueueRows(text));
+  Check(torchx::schedulers::slurm::ParseSacct(text));
+  return 0;
+}
