@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
+#include "specs/error_message.h"
 #include "convert.h"
 #include "errors.h"
 #include "torchx/runner/runner.h"
@@ -13,6 +14,9 @@
 #include "torchx/specs/app_state.h"
 #include "torchx/specs/macros.h"
 #include "torchx/specs/named_resources.h"
+#include "torchx/specs/option_value.h"
+#include "torchx/specs/overlays.h"
+#include "torchx/specs/runopts.h"
 #include "torchx/specs/serialize.h"
 
 namespace torchx::python {
@@ -88,6 +92,13 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
     }();
     return specs::ResourceToJson(ValueOrThrow(std::move(res), ErrorSite::kNamedResource));
   });
+  m.def(
+      "builtin_named_resource",
+      [](const std::string& name) {
+        return specs::ResourceToJson(ValueOrThrow(specs::GetNamedResource(name, nullptr), ErrorSite::kNamedResource));
+      },
+      "A named resource of the core's own table (no plugins).");
+  m.def("builtin_named_resource_names", [] { return specs::BuiltinNamedResourceNames(); });
   m.def("named_resource_names", [&registry] {
     py::gil_scoped_release release;
     return specs::NamedResourceNames(&registry.named_resources());
@@ -110,6 +121,12 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
       },
       py::arg("status_json"), py::arg("filter_roles") = std::vector<std::string>{});
 
+  m.def(
+      "format_error_message",
+      [](const std::string& msg, const std::string& header, size_t width) {
+        return specs::internal::FormatErrorMessage(msg, header, width);
+      },
+      py::arg("msg"), py::arg("header"), py::arg("width") = 80);
   m.def("runopts_resolve", [](const std::string& opts, const py::dict& cfg) {
     return CfgToPy(
         ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig).values());
@@ -117,6 +134,43 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
   m.def("runopts_cfg_from_str", [](const std::string& opts, const std::string& text) {
     return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).CfgFromString(text), ErrorSite::kRunConfig));
   });
+  m.def(
+      "cfg_string_to_dict",
+      [](const std::string& text) {
+        py::dict out;
+        for (auto& [k, v] : ValueOrThrow(specs::CfgStringToPairs(text))) out[py::str(k)] = py::str(v);
+        return out;
+      },
+      "TorchX's to_dict(): `K=v1,v2,K2=v3` (quotes protect delimiters) -> {K: 'v1,v2', K2: 'v3'}.");
+  m.def(
+      "runopt_cast",
+      [](const std::string& opt_json, const std::string& text) {
+        specs::RunOpts opts = ValueOrThrow(specs::RunOptsFromJson(opt_json));
+        const auto& [name, opt] = opts.options().at(0);
+        return CfgValToPy(ValueOrThrow(
+            specs::DecodeOptionValue(opt.type, text, specs::OptionSyntax::kCfgString, "cfg: option " + name)));
+      },
+      "runopt.cast_to_type: the value of a one-option runopts JSON's option from its -cfg text.");
+  // Overlays cross as JSON text: Python's dicts in, the merged object out (torchx.specs.overlays
+  // writes it back into the caller's dict).
+  m.def(
+      "overlay_apply",
+      [](const std::string& base, const std::string& overlay, bool resolve) {
+        auto b = nlohmann::ordered_json::parse(base);
+        ThrowIfError(specs::overlays::Apply(b, nlohmann::ordered_json::parse(overlay), resolve));
+        return b.dump();
+      },
+      py::arg("base"), py::arg("overlay"), py::arg("resolve") = true);
+  m.def(
+      "overlay_get",
+      [](const std::string& ns_value, const std::string& kind, bool flat_fallback) {
+        return specs::overlays::Get(nlohmann::ordered_json::parse(ns_value), kind, flat_fallback).dump();
+      },
+      py::arg("ns_value"), py::arg("kind"), py::arg("flat_fallback") = true);
+  m.def("overlay_validate",
+        [](const std::string& overlay, const std::vector<std::string>& blocklist, const std::string& name) {
+          ThrowIfError(specs::overlays::Validate(nlohmann::ordered_json::parse(overlay), blocklist, name));
+        });
   m.def("runopts_render", [](const std::string& opts) { return ValueOrThrow(specs::RunOptsFromJson(opts)).Render(); });
 
   m.def("scheduler_names", [&registry] {

@@ -4,7 +4,7 @@ Importing this package loads nothing else: torchx.specs, torchx.runner and the e
 are imported when used.
 """
 
-__version__ = "0.1.0"
+from torchx.version import __version__ as __version__
 
 
 def __getattr__(name: str) -> str:

@@ -46,6 +46,3 @@ class AppStatusError(Exception):
     def __init__(self, status: Any, *args: object) -> None:
         super().__init__(*args)
         self.status = status
-
-    def __str__(self) -> str:
-        return f"{self.__class__.__name__}: {self.status}"

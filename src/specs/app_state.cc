@@ -1,6 +1,8 @@
 #include "torchx/specs/app_state.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -78,53 +80,77 @@ std::string internal::FormatErrorMessage(std::string msg, std::string header, si
 
 namespace {
 
-std::string LocalTime(long long epoch_seconds) {
-  std::time_t t = static_cast<std::time_t>(epoch_seconds);
+// "<N/A>" where the error file has no usable timestamp (missing, not a number, out of range).
+std::string LocalTime(const nlohmann::json& v) {
+  long long seconds = 0;
+  if (v.is_number()) {
+    double d = v.get<double>();
+    if (!(d > -1e15 && d < 1e15)) return "<N/A>";
+    seconds = static_cast<long long>(d);
+  } else if (v.is_string()) {
+    const std::string& text = v.get_ref<const std::string&>();
+    char* end = nullptr;
+    errno = 0;
+    seconds = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno == ERANGE) return "<N/A>";
+  } else {
+    return "<N/A>";
+  }
+  std::time_t t = static_cast<std::time_t>(seconds);
   std::tm tm{};
-  localtime_r(&t, &tm);
+  if (!localtime_r(&t, &tm)) return "<N/A>";
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
 }
 
+// TorchX prints "<N/A>" for any falsy error code (missing, null, 0, "").
+std::string ExitCode(const nlohmann::json& v) {
+  if (v.is_null() || v == 0 || v == "" || v == false) return "<N/A>";
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+const nlohmann::json& Field(const nlohmann::json& obj, std::string_view key) {
+  static const nlohmann::json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
 std::string FormatReplica(const ReplicaStatus& r) {
   std::string data;
-  bool decoded = false;
   if (r.structured_error_msg != "<NONE>") {
+    // Error files come in two schemas: torchelastic's, nested under "message"
+    // ({"message": {"message": ..., "errorCode": ..., "extraInfo": {"timestamp": ...}}}), and the
+    // flat one schedulers write ({"message": "...", "errorCode": ..., "timestamp": ...}). They are
+    // written by the job, not by us: anything else is shown as it is.
     auto err = nlohmann::json::parse(r.structured_error_msg, nullptr, /*allow_exceptions=*/false);
-    if (err.is_discarded()) {
-      // Deliberate fix: TorchX returns the raw text here, dropping the "<mark><role>[<id>]:" header
-      // and the newline, so the text runs into the previous replica's line.
+    const nlohmann::json& m = Field(err, "message");
+    const nlohmann::json* text = nullptr;
+    const nlohmann::json* timestamp = nullptr;
+    const nlohmann::json* code = nullptr;
+    if (m.is_object() && Field(m, "message").is_string()) {
+      text = &Field(m, "message");
+      timestamp = &Field(Field(m, "extraInfo"), "timestamp");
+      code = &Field(m, "errorCode");
+    } else if (m.is_string()) {
+      text = &m;
+      timestamp = &Field(err, "timestamp");
+      code = &Field(err, "errorCode");
+    }
+    if (text) {
+      data = fmt::format("{} (exitcode: {})\n        timestamp: {}\n        hostname: {}\n    {}",
+                         AppStateName(r.state), ExitCode(*code), LocalTime(*timestamp), r.hostname,
+                         internal::FormatErrorMessage(text->get<std::string>(), "    error_msg: "));
+    } else {
+      // Deliberate difference: TorchX returns the raw text alone here, without the
+      // "<mark><role>[<id>]:" header or a newline, so it runs into the previous replica's line.
       data = fmt::format("{}\n{}", AppStateName(r.state),
                          internal::FormatErrorMessage(r.structured_error_msg, "    error_msg: "));
-      return fmt::format("\n {}{}[{}]:{}", r.id == 0 ? '*' : ' ', r.role, r.id, data);
     }
-    const auto& m = err.contains("message") ? err["message"] : nlohmann::json();
-    if (m.is_object()) {
-      std::string text = m.value("message", std::string());
-      long long ts = 0;
-      if (m.contains("extraInfo") && m["extraInfo"].is_object()) {
-        const auto& tsv = m["extraInfo"].value("timestamp", nlohmann::json(0));
-        if (tsv.is_number()) ts = tsv.get<long long>();
-        if (tsv.is_string()) ts = std::atoll(tsv.get<std::string>().c_str());
-      }
-      std::string exitcode = "<N/A>";
-      if (m.contains("errorCode") && !m["errorCode"].is_null()) {
-        const auto& ec = m["errorCode"];
-        std::string s = ec.is_string() ? ec.get<std::string>() : ec.dump();
-        if (!s.empty() && s != "0") exitcode = s;
-      }
-      data = fmt::format("{} (exitcode: {})\n        timestamp: {}\n        hostname: {}\n    {}",
-                         AppStateName(r.state), exitcode, LocalTime(ts), r.hostname,
-                         internal::FormatErrorMessage(text, "    error_msg: "));
-      decoded = true;
-    }
-  }
-  if (!decoded) {
+  } else {
     data = std::string(AppStateName(r.state));
-    if (r.state == AppState::kFailed || r.state == AppState::kCancelled) {
-      data += " (no reply file)";
-    }
+    if (r.state == AppState::kFailed || r.state == AppState::kCancelled) data += " (no reply file)";
   }
   return fmt::format("\n {}{}[{}]:{}", r.id == 0 ? '*' : ' ', r.role, r.id, data);
 }
@@ -188,7 +214,8 @@ std::string AppStatusToJson(const AppStatus& status, const std::vector<std::stri
                           {"state", static_cast<int>(r.state)},
                           {"role", r.role},
                           {"hostname", r.hostname},
-                          {"structured_error_msg", r.structured_error_msg}});
+                          {"structured_error_msg", r.structured_error_msg},
+                          {"hostaddr", r.hostaddr.empty() ? r.hostname : r.hostaddr}});
     }
     roles.push_back({{"role", role.role}, {"replicas", std::move(replicas)}});
   }
@@ -235,6 +262,9 @@ Result<AppStatus> AppStatusFromJson(std::string_view json) {
         r.role = pj.value("role", role.role);
         r.hostname = pj.value("hostname", std::string());
         r.structured_error_msg = pj.value("structured_error_msg", std::string("<NONE>"));
+        if (pj.contains("hostaddr") && pj["hostaddr"].is_string() && pj["hostaddr"] != r.hostname) {
+          r.hostaddr = pj["hostaddr"].get<std::string>();
+        }
         role.replicas.push_back(std::move(r));
       }
       s.roles.push_back(std::move(role));

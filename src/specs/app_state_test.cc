@@ -93,6 +93,45 @@ TEST_F(FormatTest, ZeroExitCodeIsNotAvailable) {
   EXPECT_THAT(FormatAppStatus(s), HasSubstr("FAILED (exitcode: <N/A>)"));
 }
 
+TEST_F(FormatTest, FlatErrorFileSchema) {
+  AppStatus s;
+  s.roles = {RoleStatus{"w", {ReplicaStatus{0, AppState::kFailed, "w", "h",
+                                            R"({"message": "Injected: boom", "timestamp": 1293182, "errorCode": 1})"}}}};
+  std::string text = FormatAppStatus(s);
+  EXPECT_THAT(text, HasSubstr(" *w[0]:FAILED (exitcode: 1)\n        timestamp: 1970-01-16 00:13:02\n"
+                              "        hostname: h\n        error_msg: Injected: boom"));
+}
+
+TEST_F(FormatTest, MissingTimestampAndCodeAreNotAvailable) {
+  for (const char* msg : {R"({"message": "flat"})", R"({"message": {"message": "nested"}})",
+                          R"({"message": "bad ts", "timestamp": "soon"})"}) {
+    AppStatus s;
+    s.roles = {RoleStatus{"w", {ReplicaStatus{0, AppState::kFailed, "w", "h", msg}}}};
+    std::string text = FormatAppStatus(s);
+    EXPECT_THAT(text, HasSubstr("FAILED (exitcode: <N/A>)")) << msg;
+    EXPECT_THAT(text, HasSubstr("timestamp: <N/A>")) << msg;
+  }
+}
+
+TEST_F(FormatTest, UnrecognizedJsonIsShownAsIs) {
+  for (const char* msg : {R"(["not", "a", "dict"])", R"({"error": "no message key"})",
+                          R"({"message": {"message": 5}})", R"({"message": null})", R"("just a string")"}) {
+    AppStatus s;
+    s.roles = {RoleStatus{"w", {ReplicaStatus{0, AppState::kFailed, "w", "h", msg}}}};
+    EXPECT_THAT(FormatAppStatus(s), HasSubstr(msg));
+  }
+}
+
+TEST(AppStatusJson, HostaddrDefaultsToHostname) {
+  AppStatus s;
+  s.roles = {RoleStatus{"w", {ReplicaStatus{0, AppState::kRunning, "w", "node1"}}}};
+  EXPECT_THAT(AppStatusToJson(s), HasSubstr(R"("hostaddr":"node1")"));
+  s.roles[0].replicas[0].hostaddr = "10.0.0.1";
+  auto back = AppStatusFromJson(AppStatusToJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->roles[0].replicas[0].hostaddr, "10.0.0.1");
+}
+
 TEST(FormatErrorMessage, ExtractsRpcErrorAndWraps) {
   std::string rpc =
       "RuntimeError('On WorkerInfo(id=1, name=trainer:0:0):\n"

@@ -41,10 +41,21 @@ TEST(NamedResources, AwsDevices) {
   EXPECT_EQ(GetNamedResource("aws_inf2.48xlarge")->devices.at("aws.amazon.com/neurondevice"), 12);
   EXPECT_EQ(GetNamedResource("aws_p5.48xlarge")->devices.at("vpc.amazonaws.com/efa"), 32);
   EXPECT_EQ(GetNamedResource("aws_g6e.48xlarge")->memMB, 1536 * 983);
+  auto b300 = GetNamedResource("aws_p6-b300.48xlarge");
+  EXPECT_EQ(b300->memMB, 4096 * 983);
+  EXPECT_EQ(b300->devices.at("vpc.amazonaws.com/efa"), 16);
+  EXPECT_EQ(b300->capabilities.at("node.kubernetes.io/instance-type").as_string(), "p6-b300.48xlarge");
+  auto gb200 = GetNamedResource("aws_p6e-gb200.36xlarge");
+  EXPECT_EQ(gb200->cpu, 144);
+  EXPECT_EQ(gb200->gpu, 4);
+  auto m5d = GetNamedResource("aws_m5d.metal");
+  EXPECT_EQ(m5d->cpu, 96);
+  EXPECT_EQ(m5d->memMB, 384 * 983);
+  EXPECT_TRUE(m5d->devices.empty());
 }
 
 TEST(NamedResources, HasEveryTorchXName) {
-  EXPECT_EQ(NamedResourceNames().size(), 10u + 40u);
+  EXPECT_EQ(NamedResourceNames().size(), 10u + 61u);
 }
 
 TEST(NamedResources, NullAndMissingGiveNullResource) {

@@ -44,7 +44,9 @@ Result<CfgVal> DecodeOptionValue(CfgType type, std::string_view text, OptionSynt
     case CfgType::kStr: return CfgVal(std::string(text));
     case CfgType::kBool: {
       std::string v = Lower(text);
-      if (syntax != OptionSyntax::kConfigFile) return CfgVal(v == "true");  // TorchX: anything else is false
+      // Component arguments: TorchX takes anything but "true" as false. -cfg and config files take
+      // the INI vocabulary and refuse anything else (TorchX HEAD).
+      if (syntax == OptionSyntax::kComponentArg) return CfgVal(v == "true");
       if (v == "1" || v == "yes" || v == "true" || v == "on") return CfgVal(true);
       if (v == "0" || v == "no" || v == "false" || v == "off") return CfgVal(false);
       return bad(", must be one of [true, false, yes, no, on, off, 1, 0]");

@@ -17,16 +17,16 @@ constexpr OptionSyntax kFile = OptionSyntax::kConfigFile;
 
 Result<CfgVal> D(CfgType t, std::string_view text, OptionSyntax s) { return DecodeOptionValue(t, text, s, "opt"); }
 
-TEST(DecodeOptionValue, BoolsAreTorchXsTrueOrFalseExceptInConfigFiles) {
-  for (OptionSyntax s : {kArg, kCfg}) {
-    EXPECT_THAT(D(CfgType::kBool, "TRUE", s), IsOkAndHolds(CfgVal(true)));
-    EXPECT_THAT(D(CfgType::kBool, "yes", s), IsOkAndHolds(CfgVal(false)));  // TorchX: only "true" is true
+TEST(DecodeOptionValue, ComponentBoolsAreTrueOrFalseOptionBoolsTakeTheIniVocabulary) {
+  EXPECT_THAT(D(CfgType::kBool, "TRUE", kArg), IsOkAndHolds(CfgVal(true)));
+  EXPECT_THAT(D(CfgType::kBool, "yes", kArg), IsOkAndHolds(CfgVal(false)));  // TorchX: only "true" is true
+  for (OptionSyntax s : {kCfg, kFile}) {
+    EXPECT_THAT(D(CfgType::kBool, "Yes", s), IsOkAndHolds(CfgVal(true)));
+    EXPECT_THAT(D(CfgType::kBool, "0", s), IsOkAndHolds(CfgVal(false)));
+    EXPECT_THAT(D(CfgType::kBool, "maybe", s),
+                StatusIs(StatusCode::kInvalidArgument,
+                         "opt: invalid bool value 'maybe', must be one of [true, false, yes, no, on, off, 1, 0]"));
   }
-  EXPECT_THAT(D(CfgType::kBool, "Yes", kFile), IsOkAndHolds(CfgVal(true)));
-  EXPECT_THAT(D(CfgType::kBool, "0", kFile), IsOkAndHolds(CfgVal(false)));
-  EXPECT_THAT(D(CfgType::kBool, "maybe", kFile),
-              StatusIs(StatusCode::kInvalidArgument,
-                       "opt: invalid bool value 'maybe', must be one of [true, false, yes, no, on, off, 1, 0]"));
 }
 
 TEST(DecodeOptionValue, NumbersMustParseWholeAndComponentIntsFit32Bits) {

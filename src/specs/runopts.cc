@@ -2,6 +2,7 @@
 
 #include "torchx/specs/option_value.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -156,6 +157,42 @@ std::string CfgRepr(const Cfg& cfg) {
   return out + "}";
 }
 
+std::string SnakeToCamel(std::string_view name) {
+  // TorchX: the first piece as is, each later piece str.title()d ("hpc_cluster_uuid" -> "hpcClusterUuid").
+  std::string out;
+  bool first_piece = true;
+  bool word_start = false;
+  for (char c : name) {
+    if (c == '_') {
+      first_piece = false;
+      word_start = true;
+      continue;
+    }
+    bool alpha = std::isalpha(static_cast<unsigned char>(c)) != 0;
+    if (first_piece) {
+      out += c;
+    } else {
+      out += static_cast<char>(word_start ? std::toupper(static_cast<unsigned char>(c))
+                                          : std::tolower(static_cast<unsigned char>(c)));
+    }
+    word_start = !alpha;
+  }
+  return out;
+}
+
+std::string CamelToSnake(std::string_view name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(name[i]);
+    if (i > 0 && std::isupper(c)) {
+      unsigned char prev = static_cast<unsigned char>(name[i - 1]);
+      if (std::islower(prev) || std::isdigit(prev)) out += '_';
+    }
+    out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+
 Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::string_view arg) {
   std::vector<std::pair<std::string, std::string>> out;
   if (arg.empty()) return out;
@@ -224,11 +261,17 @@ Status RunOpts::Add(std::string key, CfgType type, std::string help, CfgVal defa
   return OkStatus();
 }
 
-const RunOpt* RunOpts::Get(std::string_view key) const {
+const RunOpt* RunOpts::Find(std::string_view key) const {
   for (const auto& [k, opt] : opts_) {
     if (k == key) return &opt;
   }
   return nullptr;
+}
+
+const RunOpt* RunOpts::Get(std::string_view key) const {
+  if (const RunOpt* opt = Find(key)) return opt;
+  std::string snake = CamelToSnake(key);  // TorchX HEAD: `clusterName` finds `cluster_name`
+  return snake == key ? nullptr : Find(snake);
 }
 
 void RunOpts::Update(const RunOpts& other) {
@@ -242,6 +285,13 @@ Result<ResolvedCfg> RunOpts::Resolve(const Cfg& cfg) const {
   std::map<std::string, CfgType, std::less<>> types;
   for (const auto& [key, opt] : opts_) {
     auto it = resolved.find(key);
+    if (it == resolved.end()) {
+      // A camelCase key stands for the declared snake_case option (TorchX HEAD).
+      if (auto camel = resolved.find(SnakeToCamel(key)); camel != resolved.end()) {
+        it = resolved.emplace(key, std::move(camel->second)).first;
+        resolved.erase(camel);
+      }
+    }
     bool unset = it == resolved.end() || CfgValIsNone(it->second);
     if (opt.is_required && unset) {
       return InvalidArgumentError(fmt::format(

@@ -148,7 +148,7 @@ TEST(RunOpts, CfgFromStringListForms) {
   EXPECT_EQ(std::get<CfgList>(opts.CfgFromString("mounts=v1")->at("mounts")), CfgList{"v1"});
   EXPECT_EQ(std::get<CfgList>(opts.CfgFromString("mounts=v1,v2,run_as_user=u")->at("mounts")),
             (CfgList{"v1", "v2"}));
-  EXPECT_EQ(std::get<bool>(opts.CfgFromString("preemptible=yes")->at("preemptible")), false);
+  EXPECT_EQ(std::get<bool>(opts.CfgFromString("preemptible=yes")->at("preemptible")), true);
 }
 
 TEST(RunOpts, CfgFromStringBadValuesNameTheOption) {
@@ -204,6 +204,42 @@ TEST(CfgVal, PythonStringForms) {
   EXPECT_EQ(CfgValToString(CfgVal(CfgDict{{"a", "b"}})), "{'a': 'b'}");
   EXPECT_TRUE(CfgValIs(CfgVal(true), CfgType::kInt));  // Python: bool is an int
   EXPECT_FALSE(CfgValIs(CfgVal(std::int64_t{1}), CfgType::kBool));
+}
+
+TEST(RunOptsCases, CamelCaseNamesFindSnakeCaseOptions) {
+  EXPECT_EQ(SnakeToCamel("hpc_cluster_uuid"), "hpcClusterUuid");
+  EXPECT_EQ(SnakeToCamel("name"), "name");
+  EXPECT_EQ(CamelToSnake("hpcClusterUuid"), "hpc_cluster_uuid");
+  EXPECT_EQ(CamelToSnake(SnakeToCamel("num_retries")), "num_retries");
+
+  RunOpts opts;
+  ASSERT_TRUE(opts.Add("run_as", CfgType::kStr, "user", {}, true).ok());
+  ASSERT_TRUE(opts.Add("priority", CfgType::kInt, "prio", CfgVal(std::int64_t{10})).ok());
+  EXPECT_NE(opts.Get("runAs"), nullptr);
+  EXPECT_EQ(opts.Get("run_as_"), nullptr);
+  auto resolved = opts.Resolve(Cfg{{"runAs", CfgVal(std::string("me"))}});
+  ASSERT_TRUE(resolved.ok()) << resolved.status().message();
+  EXPECT_EQ(resolved->Str("run_as"), "me");
+  EXPECT_EQ(resolved->values().count("runAs"), 0u);
+  EXPECT_EQ(resolved->Int("priority"), 10);
+}
+
+TEST(RunOptsCases, CfgStringBoolsTakeTheIniVocabularyOnly) {
+  RunOpts opts;
+  ASSERT_TRUE(opts.Add("flag", CfgType::kBool, "f", CfgVal(false)).ok());
+  for (const char* yes : {"true", "TRUE", "1", "yes", "On"}) {
+    auto cfg = opts.CfgFromString(std::string("flag=") + yes);
+    ASSERT_TRUE(cfg.ok()) << yes;
+    EXPECT_EQ(std::get<bool>(cfg->at("flag")), true) << yes;
+  }
+  for (const char* no : {"false", "0", "no", "OFF"}) {
+    auto cfg = opts.CfgFromString(std::string("flag=") + no);
+    ASSERT_TRUE(cfg.ok()) << no;
+    EXPECT_EQ(std::get<bool>(cfg->at("flag")), false) << no;
+  }
+  auto bad = opts.CfgFromString("flag=garbage");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("garbage"), std::string::npos);
 }
 
 }  // namespace

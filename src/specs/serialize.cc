@@ -418,6 +418,16 @@ Result<AppDef> internal::AppDefFromYamlNode(const YAML::Node& root, const NamedR
   return Reader(/*scalars_as_text=*/true, resources).App(j);
 }
 
+Result<Json> internal::YamlTextToJson(std::string_view text, std::string_view what) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(fmt::format("{}: {}", what, e.what()));
+  }
+  return YamlToJson(root, "");
+}
+
 Result<AppDef> AppDefFromFile(const std::string& path, const NamedResourceSource* resources) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(fmt::format("spec file {}: cannot be read", path));

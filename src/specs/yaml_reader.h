@@ -2,6 +2,9 @@
 // node, then hand it here). Included only by .cc files: yaml-cpp stays out of public headers.
 #pragma once
 
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include "torchx/specs/app_def.h"
@@ -11,5 +14,8 @@
 namespace torchx::specs::internal {
 
 Result<AppDef> AppDefFromYamlNode(const YAML::Node& root, const NamedResourceSource* resources = nullptr);
+
+/// A YAML (or JSON) document as JSON; kInvalidArgument naming `what` when it does not parse.
+Result<nlohmann::ordered_json> YamlTextToJson(std::string_view text, std::string_view what);
 
 }  // namespace torchx::specs::internal

@@ -40,6 +40,8 @@ struct ReplicaStatus {
   std::string hostname;
   /// torchelastic error-file JSON, or "<NONE>".
   std::string structured_error_msg = "<NONE>";
+  /// DNS name or IP other replicas reach it by, where it differs from `hostname`; empty: the same.
+  std::string hostaddr = {};
   friend bool operator==(const ReplicaStatus&, const ReplicaStatus&) = default;
 };
 

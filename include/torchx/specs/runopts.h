@@ -50,6 +50,10 @@ struct RunOpt {
 /// that cannot be split. Order of first appearance is kept; a repeated key keeps its last value.
 Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::string_view s);
 
+/// TorchX's `cases`: "hpc_cluster_uuid" <-> "hpcClusterUuid" (run option names in either spelling).
+std::string SnakeToCamel(std::string_view name);
+std::string CamelToSnake(std::string_view name);
+
 class RunOpts;
 
 /// A cfg resolved against a scheduler's RunOpts: required options present, every declared option
@@ -96,7 +100,7 @@ class RunOpts {
   Status Add(std::string key, CfgType type, std::string help, CfgVal default_value = {},
              bool required = false);
 
-  /// nullptr when unknown.
+  /// nullptr when unknown; a camelCase key finds its snake_case option (`clusterName`).
   const RunOpt* Get(std::string_view key) const;
   /// Options in the order they were added.
   const std::vector<std::pair<std::string, RunOpt>>& options() const { return opts_; }
@@ -128,6 +132,7 @@ class RunOpts {
   std::string Render() const;
 
  private:
+  const RunOpt* Find(std::string_view key) const;
   std::vector<std::pair<std::string, RunOpt>> opts_;
 };
 

@@ -8,7 +8,17 @@ Entry points (``[torchx.schedulers]`` etc. in a package's metadata) are still re
 unless ``TORCHX_NO_ENTRYPOINTS=1``.
 """
 
-from torchx.plugins._register import EIGHTH, HALF, QUARTER, SIXTEENTH, WHOLE, register
+from torchx.plugins._registration import (
+    EIGHTH,
+    HALF,
+    QUARTER,
+    SIXTEENTH,
+    WHOLE,
+    halve_mem_down_to,
+    powers_of_two_gpus,
+    register,
+    resource_tags,
+)
 from torchx.plugins._registry import PluginRegistry, PluginType, registry
 
 __all__ = [
@@ -17,6 +27,9 @@ __all__ = [
     "QUARTER",
     "SIXTEENTH",
     "WHOLE",
+    "halve_mem_down_to",
+    "powers_of_two_gpus",
+    "resource_tags",
     "PluginRegistry",
     "PluginType",
     "register",

@@ -4,7 +4,7 @@ Same names as TorchX's torchx.specs, so component files written for TorchX impor
 """
 
 import json
-from typing import Callable, Dict, Mapping, Optional
+from typing import Callable, Dict, Iterator, Mapping, Optional
 
 from torchx._core import core
 from torchx.specs.api import (
@@ -12,6 +12,8 @@ from torchx.specs.api import (
     MISSING,
     NONE,
     NULL_RESOURCE,
+    TORCHX_HOME,
+    UNKNOWN,
     AppDef,
     AppDryRunInfo,
     AppHandle,
@@ -34,6 +36,7 @@ from torchx.specs.api import (
     UnknownAppException,
     UnknownSchedulerException,
     VolumeMount,
+    Workspace,
     get_type_name,
     is_started,
     is_terminal,
@@ -45,6 +48,8 @@ from torchx.specs.api import (
     runopts,
 )
 from torchx.specs.builders import parse_mounts
+from torchx.specs.capabilities import CapabilityKey
+from torchx.specs.metadata_keys import NA, TORCHX_CONTEXT_NAME, app_metadata
 
 GiB: int = 1024
 
@@ -63,8 +68,9 @@ class _NamedResourcesLibrary:
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and (key in ("NULL", "MISSING") or key in core().named_resource_names())
 
-    def __iter__(self) -> None:
-        raise NotImplementedError("named resources doesn't support iterating")
+    def __iter__(self) -> Iterator[str]:
+        """The registered names: the core's table and every plugin's."""
+        return iter(core().named_resource_names())
 
 
 named_resources: _NamedResourcesLibrary = _NamedResourcesLibrary()
@@ -89,7 +95,8 @@ def resource(
 
 
 __all__ = [
-    "ALL", "MISSING", "NONE", "NULL_RESOURCE", "GiB", "AppDef", "AppDryRunInfo", "AppHandle", "AppState",
+    "ALL", "MISSING", "NA", "NONE", "NULL_RESOURCE", "GiB", "TORCHX_CONTEXT_NAME", "TORCHX_HOME", "UNKNOWN",
+    "CapabilityKey", "Workspace", "app_metadata", "AppDef", "AppDryRunInfo", "AppHandle", "AppState",
     "AppStatus", "AppStatusError", "BindMount", "CfgVal", "DeviceMount", "InvalidRunConfigException",
     "MalformedAppHandleException", "MountType", "ParsedAppHandle", "ReplicaState", "ReplicaStatus", "Resource",
     "RetryPolicy", "Role", "RoleStatus", "UnknownAppException", "UnknownSchedulerException", "VolumeMount",

@@ -10,8 +10,14 @@ import copy
 import functools
 import inspect
 import json
+import os
+import pathlib
+import re
+import shutil
+import threading
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
+from types import MappingProxyType
 from typing import Any, Dict, Generic, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Type, TypeVar, Union
 
 from torchx._core import core
@@ -29,12 +35,24 @@ __all__ = [
     "MalformedAppHandleException", "MountType", "ParsedAppHandle", "ReplicaState", "ReplicaStatus",
     "Resource", "RetryPolicy", "Role", "RoleStatus", "UnknownAppException", "UnknownSchedulerException",
     "VolumeMount", "get_type_name", "is_started", "is_terminal", "macros", "make_app_handle",
-    "parse_app_handle", "runopt", "runopts",
+    "parse_app_handle", "runopt", "runopts", "TORCHX_HOME", "UNKNOWN", "Workspace", "cases",
 ]
 
 ALL: str = "all"
 MISSING: str = "<MISSING>"
 NONE: str = "<NONE>"
+# What a scheduler reports for an attribute it cannot read back (the literal is the contract:
+# back-ends write it without importing torchx).
+UNKNOWN: str = "<UNKNOWN>"
+
+
+def TORCHX_HOME(*subdir_paths: str) -> pathlib.Path:
+    """TorchX's dot-directory (``$TORCHX_HOME``, default ``~/.torchx``) joined with
+    ``subdir_paths``; created if missing."""
+    home = pathlib.Path(os.environ.get("TORCHX_HOME") or (pathlib.Path.home() / ".torchx"))
+    path = home.joinpath(*subdir_paths)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 AppHandle = str
 CfgVal = Union[str, int, float, bool, List[str], Dict[str, str], None]
@@ -51,6 +69,19 @@ class Resource:
     capabilities: Dict[str, Any] = field(default_factory=dict)
     devices: Dict[str, int] = field(default_factory=dict)
     tags: Dict[str, object] = field(default_factory=dict)
+
+    def is_fractional(self) -> bool:
+        """Whether this is a fractional slice of a registered named resource (its tag)."""
+        from torchx.plugins._registration import resource_tags
+
+        return bool(self.tags.get(resource_tags.IS_FRACTIONAL, False))
+
+    def get_resource_name(self) -> Optional[str]:
+        """The named resource this was registered as, or None."""
+        from torchx.plugins._registration import resource_tags
+
+        name = self.tags.get(resource_tags.RESOURCE_NAME)
+        return None if name is None else str(name)
 
     @staticmethod
     def copy(original: "Resource", **capabilities: Any) -> "Resource":
@@ -102,7 +133,10 @@ class macros:
                     )
                 )
             ).roles[0]
-            out.overrides = dict(role.overrides)
+            # The copy shares the caller's overrides dict (resolving on either resolves for both);
+            # a dict holding nothing but its lock counts as empty.
+            if any(k != _OVERRIDES_LOCK_KEY for k in role.overrides):
+                out.overrides = role.overrides
             return out
 
         def to_dict(self) -> Dict[str, Any]:
@@ -148,45 +182,179 @@ class DeviceMount:
     permissions: str = "rwm"
 
 
-def _run_awaitable(aw: Any) -> Any:
-    """The result of an awaitable override, read outside any running event loop (as TorchX)."""
+@dataclass
+class Workspace:
+    """Local project directories mirrored into a job: ``{local_path: remote_subdir}`` ("" puts the
+    project at the root of the job's workspace)."""
+
+    projects: Dict[str, str]
+
+    def __bool__(self) -> bool:
+        return bool(self.projects)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Workspace) and self.projects == other.projects
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.projects.items()))
+
+    def is_unmapped_single_project(self) -> bool:
+        """One project, copied to the root (no sub-directory)."""
+        return len(self.projects) == 1 and not next(iter(self.projects.values()))
+
+    def merge_into(self, outdir: Union[str, pathlib.Path]) -> None:
+        """Copies every project into ``outdir/<remote_subdir>`` (files and directory trees)."""
+        for src, dst in self.projects.items():
+            target = pathlib.Path(outdir) / dst
+            if pathlib.Path(src).is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, target)
+            else:
+                shutil.copytree(src, target, dirs_exist_ok=True)
+
+    @staticmethod
+    def from_str(workspace: Optional[str]) -> "Workspace":
+        """``"/path"`` (one project at the root), ``"/path: sub"``, or a YAML mapping of several
+        ``path: subdir`` lines (an empty subdir means the root)."""
+        if not workspace:
+            return Workspace({})
+        import yaml  # only here: a plain path needs no YAML, and yaml costs import time
+
+        parsed = yaml.safe_load(workspace)
+        if isinstance(parsed, str):
+            return Workspace({parsed: ""})
+        if not isinstance(parsed, dict):
+            raise ValueError(
+                f"workspace: `{workspace}` is neither a path nor a mapping of `path: subdir` lines"
+            )
+        return Workspace({str(k): "" if v is None else str(v) for k, v in parsed.items()})
+
+    def __str__(self) -> str:
+        # For logs only (from_str does not read it back).
+        if self.is_unmapped_single_project():
+            return next(iter(self.projects))
+        return ";".join(f"{k}:{v}" if v else k for k, v in self.projects.items())
+
+
+# ---- lazy Role fields (TorchX's Role.overrides) ----
+#
+# ``Role.overrides`` maps a field name to a producer (a callable or an awaitable) that gives the
+# field's value on first read. The result is written back into the same dict, wrapped, so roles
+# sharing one dict (copies of a role share it) resolve each producer once; the field itself is
+# never assigned. Resolution is single-flight per dict under a re-entrant lock kept in the dict
+# under a key no attribute can have, so a producer may read other lazy fields of the same role.
+
+_NO_OVERRIDE: Any = object()
+_OVERRIDES_LOCK_KEY: str = "<overrides resolution lock>"
+_lock_minting = threading.Lock()  # held only to put a dict's lock in place, never while resolving
+
+
+class _OverridesLock:
+    """The dict entry holding an overrides dict's resolution lock."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+
+    def __deepcopy__(self, memo: Dict[int, object]) -> "_OverridesLock":
+        # A lock cannot be copied; a deep copy of the dict keeps resolving in step with its source.
+        return self
+
+
+class _ResolvedOverride:
+    """A resolved value in an overrides dict (so a value that happens to be callable is never
+    called again). Calling it returns the value: code that reads the raw dict and calls the entry
+    keeps working after resolution."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __call__(self) -> object:
+        return self.value
+
+
+def _resolution_lock(ov: Dict[str, Any]) -> Any:
+    holder = ov.get(_OVERRIDES_LOCK_KEY)
+    if holder is None:
+        with _lock_minting:
+            holder = ov.get(_OVERRIDES_LOCK_KEY)
+            if holder is None:
+                holder = ov[_OVERRIDES_LOCK_KEY] = _OverridesLock()
+    return holder.lock
+
+
+def _await_in_new_loop(aw: Any) -> Any:
     import asyncio  # only here: importing it costs more than the rest of torchx.specs
 
     async def wait() -> Any:
         return await aw
 
-    loop = asyncio.new_event_loop()
+    return asyncio.run(wait())
+
+
+def _resolve_awaitable(attrname: str, aw: Any) -> Any:
+    """The value of an awaitable override, read synchronously from any thread or loop context."""
+    import asyncio
+    import concurrent.futures
+
     try:
-        return loop.run_until_complete(wait())
-    finally:
-        loop.close()
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    bound = aw.get_loop() if hasattr(aw, "get_loop") else None  # futures and tasks have a loop
+    if bound is None:
+        if running is None:
+            return _await_in_new_loop(aw)
+        # Inside a running loop a coroutine cannot be driven here: a worker thread gets its own.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_await_in_new_loop, aw).result()
+    if bound is running:
+        raise RuntimeError(
+            f"override `{attrname}` is bound to the event loop currently running in this thread;"
+            " `await` it instead of reading the attribute"
+        )
+
+    async def wait() -> Any:
+        return await aw
+
+    if bound.is_running():  # another thread's loop completes it
+        return asyncio.run_coroutine_threadsafe(wait(), bound).result()
+    if running is None:
+        return bound.run_until_complete(aw)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(bound.run_until_complete, aw).result()
+
+
+def _resolve_override(ov: Dict[str, Any], attrname: str) -> Any:
+    with _resolution_lock(ov):
+        producer = ov[attrname]
+        if isinstance(producer, _ResolvedOverride):  # another reader got here first
+            return producer.value
+        # A producer that raises stays in the dict for the next read.
+        if inspect.isawaitable(producer):
+            value = _resolve_awaitable(attrname, producer)
+        elif callable(producer):
+            value = producer()
+        else:  # a plain value (TorchX would fail calling it): taken as the field's value
+            value = producer
+        ov[attrname] = _ResolvedOverride(value)
+        return value
 
 
 _object_getattribute = object.__getattribute__
 
 
-def _resolve_override(role: "Role", ov: Dict[str, Any], attrname: str) -> None:
-    producer = ov[attrname]
-    if inspect.isawaitable(producer):
-        value = _run_awaitable(producer)
-    elif callable(producer):
-        value = producer()
-    else:  # a plain value (TorchX would fail calling it); taken as the field's value
-        value = producer
-    # Set before removing, so a producer that raises stays for the next read.
-    setattr(role, attrname, value)
-    del ov[attrname]
-
-
 @dataclass
 class Role:
     """A set of identical replicas: what runs (image, entrypoint, args, env), how many, with
-    what resources and retry behaviour. Defaults as TorchX's."""
+    what resources and retry behaviour. Fields, order and defaults as TorchX HEAD's."""
 
     name: str
     image: str
     min_replicas: Optional[int] = None
-    base_image: Optional[str] = None  # deprecated in TorchX; never used
     entrypoint: str = MISSING
     args: List[str] = field(default_factory=list)
     env: Dict[str, str] = field(default_factory=dict)
@@ -197,21 +365,30 @@ class Role:
     port_map: Dict[str, int] = field(default_factory=dict)
     metadata: Dict[str, Any] = field(default_factory=dict)
     mounts: List[Union[BindMount, VolumeMount, DeviceMount]] = field(default_factory=list)
-    # TorchX's lazy field values: field name -> a producer (callable or awaitable) run on the
-    # first read of that field, whose result then replaces the field. Never sent to the core:
-    # reading the fields to build the JSON resolves them (so the core sees the values).
+    # Local projects mirrored into the job (the Runner's `workspace` argument overrides roles[0]'s).
+    workspace: Optional[Workspace] = None
+    # Lazy field values, see above. Never sent to the core: reading the fields to build the JSON
+    # resolves them, so the core sees the values.
     overrides: Dict[str, Any] = field(default_factory=dict)
+    # TorchX 0.7's field, gone in HEAD; keyword-only so that HEAD's positional order holds and
+    # 0.7 component files passing it by name still load. Read by nothing.
+    base_image: Optional[str] = field(default=None, kw_only=True)
 
     def __getattribute__(self, attrname: str) -> Any:
         # Every read of every Role attribute comes through here, so the common case (no override
         # for it) is one dict lookup; __dict__ lacks "overrides" only inside __init__.
         ov = _object_getattribute(self, "__dict__").get("overrides")
-        if ov and attrname in ov and attrname != "overrides":
-            _resolve_override(self, ov, attrname)
+        if ov and attrname != "overrides":
+            value = ov.get(attrname, _NO_OVERRIDE)
+            if value is not _NO_OVERRIDE:
+                if isinstance(value, _ResolvedOverride):  # resolved: no lock
+                    return value.value
+                return _resolve_override(ov, attrname)
         return _object_getattribute(self, attrname)
 
     def pre_proc(self, scheduler: str, dryrun_info: "AppDryRunInfo") -> "AppDryRunInfo":
-        """Hook TorchX calls before submitting; the identity here, kept for subclasses."""
+        """Hook called per role by Scheduler.submit_dryrun, in role order; the identity here,
+        for subclasses to adjust the request."""
         return dryrun_info
 
 
@@ -260,11 +437,19 @@ ReplicaState = AppState
 
 @dataclass
 class ReplicaStatus:
+    """One replica's state. ``id`` is the node index in the role (not the rank); ``hostaddr`` is
+    the name or IP other replicas reach it by, the hostname unless a scheduler knows better."""
+
     id: int
     state: ReplicaState
     role: str
     hostname: str
     structured_error_msg: str = NONE
+    hostaddr: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.hostaddr is None:
+            self.hostaddr = self.hostname
 
 
 @dataclass
@@ -291,7 +476,30 @@ class AppStatus:
         return is_terminal(self.state)
 
     def __repr__(self) -> str:
-        return json.dumps(self.to_json(), indent=2)
+        # TorchX's form: YAML of the fields, the state as `FAILED (5)`, an error file's JSON
+        # embedded as data (or as text when it is not JSON).
+        import yaml  # only here: it is the slowest import of all and only repr needs it
+
+        fields_ = asdict(self)
+        err = fields_.pop("structured_error_msg")
+        if err != NONE:
+            try:
+                err = json.loads(err)
+            except ValueError:
+                pass
+        fields_["structured_error_msg"] = err
+        fields_["state"] = repr(self.state)
+        for role in fields_["roles"]:
+            for replica in role["replicas"]:
+                replica["state"] = int(replica["state"])
+        return yaml.dump({"AppStatus": fields_})
+
+    def _format_error_message(self, msg: str, header: str, width: int = 80) -> str:
+        """An error message as ``torchx status`` prints it: the RPC error or the message before a
+        nested "Exception" line only, wrapped at ``width`` with ``header`` before the first line."""
+        if len(header) >= width:
+            raise ValueError(f"header {header!r} (len {len(header)}) must be shorter than width {width}")
+        return core().format_error_message(msg, header, width)
 
     def raise_for_status(self) -> None:
         """Raises AppStatusError unless the app SUCCEEDED."""
@@ -311,7 +519,7 @@ class AppStatus:
 
     def format(self, filter_roles: Optional[List[str]] = None) -> str:
         """TorchX's human-readable status block (``torchx status`` prints the same)."""
-        return core().format_app_status(json.dumps(self.to_json()), list(filter_roles or []))
+        return core().format_app_status(json.dumps(self.to_json(), default=str), list(filter_roles or []))
 
 
 T = TypeVar("T")
@@ -329,17 +537,38 @@ class AppDryRunInfo(Generic[T]):
         self._scheduler: Optional[str] = None
         self._core: Any = None  # the core's DryRunInfo, submitted by Runner.schedule
 
+    @property
+    def app(self) -> Optional[AppDef]:
+        """The AppDef the dry run was made from (None until a dry run sets it)."""
+        return self._app
+
+    @property
+    def cfg(self) -> Mapping[str, CfgVal]:
+        """The resolved run config, read-only."""
+        return MappingProxyType(self._cfg)
+
     def __repr__(self) -> str:
         return self._fmt(self.request)
 
 
 def get_type_name(tp: Type[CfgVal]) -> str:
-    """``str``, ``int``, ... or ``List[str]`` / ``Dict[str, str]`` for the container types."""
-    if tp in (List[str], list):
-        return "List[str]"
-    if tp in (Dict[str, str], dict):
-        return "Dict[str, str]"
-    return getattr(tp, "__name__", str(tp))
+    """``int``, ``list``, ... for plain classes; ``typing.List[int]`` etc. for typing forms."""
+    if getattr(tp, "__module__", None) != "typing" and hasattr(tp, "__name__"):
+        return tp.__name__
+    return str(tp)
+
+
+class cases:
+    """Run option names in either spelling: ``cluster_name`` <-> ``clusterName``."""
+
+    @staticmethod
+    def snake_to_camel(name: str) -> str:
+        first, *rest = name.split("_")
+        return first + "".join(piece.title() for piece in rest)
+
+    @staticmethod
+    def camel_to_snake(name: str) -> str:
+        return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
 
 
 _CFG_TYPES: Dict[str, Any] = {
@@ -351,19 +580,60 @@ _CFG_TYPES: Dict[str, Any] = {
     "typing.Dict[str, str]": Dict[str, str],
 }
 _CFG_TYPE_NAMES = {v: k for k, v in _CFG_TYPES.items()}
-_CFG_TYPE_NAMES.update({list: "typing.List[str]", dict: "typing.Dict[str, str]"})
+_CFG_TYPE_NAMES.update({list: "typing.List[str]", dict: "typing.Dict[str, str]",
+                        list[str]: "typing.List[str]", dict[str, str]: "typing.Dict[str, str]"})
 
 
 @dataclass
 class runopt:
+    """One run option: its default, type, whether it is required, and its help."""
+
     default: CfgVal
     opt_type: Type[CfgVal]
     is_required: bool
     help: str
 
+    @property
+    def is_type_list_of_str(self) -> bool:
+        return _CFG_TYPE_NAMES.get(self.opt_type) == "typing.List[str]"
+
+    @property
+    def is_type_dict_of_str(self) -> bool:
+        return _CFG_TYPE_NAMES.get(self.opt_type) == "typing.Dict[str, str]"
+
+    def cast_to_type(self, value: str) -> CfgVal:
+        """The option's value from its ``-cfg`` text (the core's rules): bools take
+        true/1/yes/on and false/0/no/off (any case, nothing else), lists ``a,b`` or ``a;b``,
+        dicts ``k:v,k2:v2``; ValueError naming the text otherwise."""
+        if self.opt_type is None:
+            raise ValueError("runopt's opt_type cannot be `None`")
+        one = json.dumps([{"name": "value", "type": _type_name(self.opt_type), "help": "", "default": None,
+                           "required": False}])
+        return core().runopt_cast(one, value)
+
+
+def _type_name(tp: Any) -> str:
+    try:
+        return _CFG_TYPE_NAMES[tp]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"run option type must be one of str, int, float, bool, List[str], Dict[str, str]; got {get_type_name(tp)}"
+        ) from None
+
+
+def _empty_as(default: CfgVal, type_name: str) -> CfgVal:
+    # TorchX accepts `[]` as the default of a dict option (its type check only looks at the
+    # elements): an empty container of the other kind is taken as the empty one of this kind.
+    if default == [] and type_name == "typing.Dict[str, str]":
+        return {}
+    if default == {} and type_name == "typing.List[str]":
+        return []
+    return default
+
 
 class runopts:
-    """A scheduler's run options: name -> type, default, required, help."""
+    """A scheduler's run options: name -> type, default, required, help. Resolution, ``-cfg``
+    parsing and rendering are the core's (the CLI uses the same code)."""
 
     def __init__(self) -> None:
         self._opts: Dict[str, runopt] = {}
@@ -374,18 +644,45 @@ class runopts:
     def __len__(self) -> int:
         return len(self._opts)
 
+    def __or__(self, other: "runopts") -> "runopts":
+        """A new runopts with this one's options and then ``other``'s."""
+        merged = runopts()
+        merged._opts = {**self._opts, **other._opts}
+        return merged
+
+    @staticmethod
+    def is_type(obj: CfgVal, tp: Type[CfgVal]) -> bool:
+        """``isinstance`` that also understands ``List[str]`` and ``Dict[str, str]``."""
+        try:
+            return isinstance(obj, tp)
+        except TypeError:  # a generic alias
+            if isinstance(obj, list):
+                return all(isinstance(e, str) for e in obj)
+            if isinstance(obj, dict):
+                return all(isinstance(k, str) and isinstance(v, str) for k, v in obj.items())
+            return False
+
     def get(self, name: str) -> Optional[runopt]:
-        return self._opts.get(name)
+        """The option ``name`` (a camelCase name finds its snake_case option), or None."""
+        opt = self._opts.get(name)
+        if opt is None:
+            snake = cases.camel_to_snake(name)
+            if snake != name:
+                opt = self._opts.get(snake)
+        return opt
 
     def add(self, cfg_key: str, type_: Type[CfgVal], help: str, default: CfgVal = None, required: bool = False) -> None:
-        if type_ not in _CFG_TYPE_NAMES:
+        """Declares an option. TypeError for an unsupported type or a default of another type;
+        ValueError for a required option with a default."""
+        _type_name(type_)
+        if default is not None and not runopts.is_type(default, type_):
             raise TypeError(
-                f"runopts: option {cfg_key}: type must be one of str, int, float, bool, List[str], Dict[str, str]"
+                f"Option: {cfg_key}, must be of type: {get_type_name(type_)}. Given: {default} ({type(default).__name__})"
             )
         previous = self._opts.get(cfg_key)
         self._opts[cfg_key] = runopt(default, type_, required, help)
         try:
-            core().runopts_render(self._to_json())  # the core checks required-with-default and types
+            core().runopts_render(self._to_json())  # the core checks required-with-default
         except Exception:
             if previous is None:
                 del self._opts[cfg_key]
@@ -397,16 +694,18 @@ class runopts:
         self._opts.update(other._opts)
 
     def resolve(self, cfg: Mapping[str, CfgVal]) -> Dict[str, CfgVal]:
-        """Fills defaults, checks required options and types (InvalidRunConfigException)."""
+        """Fills defaults, checks required options and types (InvalidRunConfigException);
+        camelCase keys stand for their snake_case options; unknown keys pass through."""
         return core().runopts_resolve(self._to_json(), dict(cfg))
 
     def cfg_from_str(self, cfg_str: str) -> Dict[str, CfgVal]:
-        """Parses ``k1=v1,k2=v2;k3=a,b`` (the ``-cfg`` syntax), casting known options."""
+        """Parses ``k1=v1,k2=v2;k3=a,b`` (the ``-cfg`` syntax), casting known options and
+        dropping unknown ones."""
         return core().runopts_cfg_from_str(self._to_json(), cfg_str)
 
     def cfg_from_json_repr(self, json_repr: str) -> Dict[str, CfgVal]:
         cfg = json.loads(json_repr)
-        return {k: v for k, v in cfg.items() if k in self._opts}
+        return {k: v for k, v in cfg.items() if self.get(k) is not None}
 
     def __repr__(self) -> str:
         return core().runopts_render(self._to_json())
@@ -416,9 +715,9 @@ class runopts:
             [
                 {
                     "name": name,
-                    "type": _CFG_TYPE_NAMES[o.opt_type],
+                    "type": _type_name(o.opt_type),
                     "help": o.help,
-                    "default": o.default,
+                    "default": _empty_as(o.default, _type_name(o.opt_type)),
                     "required": o.is_required,
                 }
                 for name, o in self._opts.items()
@@ -459,7 +758,9 @@ def make_app_handle(scheduler_backend: str, session_name: str, app_id: str) -> A
 # Fields that do not cross, and why: base_image is deprecated in TorchX and read by nothing;
 # overrides holds Python producers (callables, awaitables) that Role resolves into the fields
 # themselves on access (see Role.__getattribute__), so the core sees their values instead.
-_PYTHON_ONLY: Dict[type, Tuple[str, ...]] = {Role: ("base_image", "overrides")}
+# workspace is applied by the Python Runner (it names local paths; the core's dry run takes the
+# runner's workspace argument instead).
+_PYTHON_ONLY: Dict[type, Tuple[str, ...]] = {Role: ("base_image", "overrides", "workspace")}
 _MODEL_CLASSES: Tuple[type, ...] = (AppDef, Role, Resource, BindMount, VolumeMount, DeviceMount)
 
 # The "type" tag of each mount class in the core's JSON (TorchX's MountType values).

@@ -119,6 +119,43 @@ TEST(VolcanoJob, TolerationsNodeSelectorsAndNamespace) {
   EXPECT_EQ((*job)["metadata"]["namespace"], "ns");
 }
 
+TEST(VolcanoJob, PodOverlayFromRoleMetadataPatchesThePodTemplate) {
+  specs::Role r = SimpleRole("r");
+  // As torchx.specs.overlays.set_overlay stores it: nested by kind, operators as keys.
+  Value::Map pod_spec{{"nodeSelector", Value(Value::Map{{"accelerator", Value(std::string("a100"))}})},
+                      {"__del__:restartPolicy", Value()},
+                      {"__join__:containers:name",
+                       Value(Value::List{Value(Value::Map{{"name", Value(std::string("r-0"))}, {"tty", Value(true)}}),
+                                         Value(Value::Map{{"name", Value(std::string("sidecar"))}})})}};
+  r.metadata["kubernetes"] = Value(Value::Map{{"__torchx_overlays__", Value(true)},
+                                              {"V1Pod", Value(Value::Map{{"spec", Value(pod_spec)}})}});
+  auto job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options());
+  ASSERT_THAT(job, IsOk());
+  const Json& pod = (*job)["spec"]["tasks"][0]["template"]["spec"];
+  EXPECT_EQ(pod["nodeSelector"]["accelerator"], "a100");
+  EXPECT_FALSE(pod.contains("restartPolicy"));
+  ASSERT_EQ(pod["containers"].size(), 2u);
+  EXPECT_EQ(pod["containers"][0]["tty"], true);
+  EXPECT_EQ(pod["containers"][1]["name"], "sidecar");
+}
+
+TEST(VolcanoJob, PodOverlayFileAndBadOverlayErrors) {
+  testing::ScopedTempDir dir;
+  std::string path = dir.Write("overlay.yaml", "spec:\n  priorityClassName: high\n");
+  specs::Role r = SimpleRole("r");
+  r.metadata["kubernetes"] = Value("file://" + path);
+  auto job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options());
+  ASSERT_THAT(job, IsOk());
+  EXPECT_EQ((*job)["spec"]["tasks"][0]["template"]["spec"]["priorityClassName"], "high");
+
+  r.metadata["kubernetes"] = Value(std::string("s3://bucket/overlay.yaml"));
+  EXPECT_THAT(AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options()),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("only local paths and file:// URIs")));
+  r.metadata["kubernetes"] = Value(Value::Map{{"spec", Value(Value::Map{{"containers", Value(std::string("x"))}})}});
+  EXPECT_THAT(AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options()),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("type mismatch for attr: `containers`. list != str")));
+}
+
 TEST(VolcanoJob, EnvValuesFromPodFields) {
   specs::Role r = SimpleRole("r");
   r.env = {{"POD_IP", "[FIELD_PATH]status.podIP"}, {"PLAIN", "[FIELD_PATH"}};

@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
+#include "core/value_json.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/specs/macros.h"
+#include "torchx/specs/overlays.h"
 
 namespace torchx::schedulers::kubernetes {
 namespace {
@@ -41,6 +43,20 @@ std::string LabelValue(const std::string& s) {
   size_t start = 0;
   while (start < out.size() && !alnum(out[start])) ++start;
   return out.substr(start);
+}
+
+// The role's pod overlay: metadata["kubernetes"] holds overlays by kind (torchx.specs.overlays'
+// set_overlay), a legacy flat overlay, or the path of a file holding either.
+Result<nlohmann::ordered_json> PodOverlay(const specs::Role& role) {
+  auto it = role.metadata.find("kubernetes");
+  if (it == role.metadata.end()) return nlohmann::ordered_json::object();
+  nlohmann::ordered_json ns;
+  if (it->second.is_string()) {
+    TORCHX_ASSIGN_OR_RETURN(ns, specs::overlays::LoadFile(it->second.as_string()));
+  } else {
+    ns = internal::ValueToJson<nlohmann::ordered_json>(it->second);
+  }
+  return specs::overlays::Get(ns, "V1Pod");
 }
 
 Json Resources(const specs::Resource& r) {
@@ -263,6 +279,15 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
       }
       // The first min_replicas tasks are required; the rest may come and go (elastic).
       if (role.min_replicas) task["minAvailable"] = i < *role.min_replicas ? 1 : 0;
+      TORCHX_ASSIGN_OR_RETURN(nlohmann::ordered_json overlay, PodOverlay(r));
+      if (!overlay.empty()) {
+        // The overlay is TorchX's V1Pod overlay: it patches the pod template (metadata, spec).
+        nlohmann::ordered_json pod = task["template"];
+        if (Status s = specs::overlays::Apply(pod, overlay); !s.ok()) {
+          return s.WithContext(fmt::format("kubernetes: role `{}`: metadata.kubernetes V1Pod overlay", role.name));
+        }
+        task["template"] = Json(pod);
+      }
       tasks.push_back(std::move(task));
     }
   }

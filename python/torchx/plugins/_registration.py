@@ -16,6 +16,16 @@ QUARTER: float = 0.25
 EIGHTH: float = 0.125
 SIXTEENTH: float = 0.0625
 
+
+
+class resource_tags:
+    """``Resource.tags`` keys set on the resources of registered named resources; read them with
+    ``Resource.get_resource_name()`` and ``Resource.is_fractional()``."""
+
+    RESOURCE_NAME: str = "torchx/named_resources.name"
+    IS_FRACTIONAL: str = "torchx/named_resources.is_fractional"
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 Fractionals = Union[Callable[..., Dict[float, str]], Dict[float, str]]
 
@@ -32,13 +42,25 @@ def _fractionals_of(request: Dict[str, Any], resource: Any) -> Dict[float, str]:
     return dict(core().fractionals(json.dumps(request), _resource_json(resource)))
 
 
-def _powers_of_two_gpus(resource: Any) -> Dict[float, str]:
+def powers_of_two_gpus(resource: Any) -> Dict[float, str]:
     """``{1.0: "8", 0.5: "4", 0.25: "2", 0.125: "1"}`` for an 8-GPU resource (ValueError when
     gpu is 0 or not a power of two)."""
-    return _fractionals_of(_powers_of_two_gpus._fractionals_request, resource)  # type: ignore[attr-defined]
+    return _fractionals_of(powers_of_two_gpus._fractionals_request, resource)  # type: ignore[attr-defined]
 
 
-_powers_of_two_gpus._fractionals_request = {"policy": "powers_of_two_gpus"}  # type: ignore[attr-defined]
+powers_of_two_gpus._fractionals_request = {"policy": "powers_of_two_gpus"}  # type: ignore[attr-defined]
+
+
+def halve_mem_down_to(*, minGiB: int) -> Callable[..., Dict[float, str]]:
+    """A fractionals callable halving the memory in GiB down to ``minGiB`` (ValueError when
+    memMB is 0 or not whole GiB, or minGiB is below the odd part of the GiB count)."""
+    request = {"policy": "halve_mem_down_to", "min_gib": int(minGiB)}
+
+    def fractionals(resource: Any) -> Dict[float, str]:
+        return _fractionals_of(request, resource)
+
+    fractionals._fractionals_request = request  # type: ignore[attr-defined]
+    return fractionals
 
 
 class register:
@@ -74,20 +96,9 @@ class register:
         ``fractional: float`` and every ``{fraction: suffix}`` entry registers ``<name>_<suffix>``."""
         return _register_named_resource(name, aliases, fractionals)
 
-    powers_of_two_gpus = staticmethod(_powers_of_two_gpus)
-
-    @staticmethod
-    def halve_mem_down_to(*, minGiB: int) -> Callable[..., Dict[float, str]]:
-        """A fractionals callable halving the memory in GiB down to ``minGiB`` (ValueError when
-        memMB is 0 or not whole GiB, or minGiB is below the odd part of the GiB count)."""
-
-        request = {"policy": "halve_mem_down_to", "min_gib": int(minGiB)}
-
-        def fractionals(resource: Any) -> Dict[float, str]:
-            return _fractionals_of(request, resource)
-
-        fractionals._fractionals_request = request  # type: ignore[attr-defined]
-        return fractionals
+    # Also reachable as register.powers_of_two_gpus / register.halve_mem_down_to (seed 000's spelling).
+    powers_of_two_gpus = staticmethod(powers_of_two_gpus)
+    halve_mem_down_to = staticmethod(halve_mem_down_to)
 
 
 class _register_named_resource(register):

@@ -1,0 +1,187 @@
+"""torchx.specs as in TorchX HEAD (0.8): overlays, workspaces, lazy role fields, run options in
+either case, status text, the AWS table, capability keys, and the torchx.util helpers."""
+
+import asyncio
+import importlib.metadata
+import threading
+import time
+from typing import Dict, List
+
+import pytest
+
+import torchx
+from torchx import specs
+from torchx.specs import named_resources_aws as aws
+from torchx.specs.overlays import DEL, JOIN, PUT, OverlaySpec, apply_overlay, get_overlay, set_overlay, validate_overlay
+from torchx.util import entrypoints, strings, types
+
+
+def test_version_is_the_packages_and_satisfies_07_pins():
+    assert torchx.__version__ == importlib.metadata.version("torchx")
+    assert tuple(int(x) for x in torchx.__version__.split(".")[:2]) >= (0, 8)
+
+
+def test_overlay_merge_rules_and_operators():
+    base = {"spec": {"cpu": "1"}, "tags": ["prod"], "n": 1, "containers": [{"name": "main", "image": "v1"}], "x": 1}
+    spec = base["spec"]
+    apply_overlay(base, {"spec": {"mem": "1Gi"}, "tags": ["gpu"], "n": 3, DEL("x"): None,
+                         JOIN("containers", on="name"): [{"name": "main", "tty": True}, {"name": "side"}]})
+    assert base == {"spec": {"cpu": "1", "mem": "1Gi"}, "tags": ["prod", "gpu"], "n": 3,
+                    "containers": [{"name": "main", "image": "v1", "tty": True}, {"name": "side"}]}
+    assert base["spec"] is spec  # merged in place
+    apply_overlay(base, {PUT("tags"): ["only"], "containers": ({"name": "t"},)})
+    assert base["tags"] == ["only"] and base["containers"] == [{"name": "t"}]  # a tuple replaces a list
+    with pytest.raises(TypeError, match="type mismatch for attr: `tags`. list != str"):
+        apply_overlay(base, {"tags": "x"})
+    with pytest.raises(TypeError, match="JOIN requires a list value"):
+        apply_overlay(base, {JOIN("tags", on="name"): "x"})
+
+
+def test_set_overlay_accumulates_and_get_overlay_reads_by_kind():
+    role = specs.Role(name="r", image="i")
+    set_overlay(role, "kubernetes", "V1Pod", {"spec": {"nodeSelector": {"a": "b"}}})
+    set_overlay(role, "kubernetes", "V1Pod", {"spec": {"tolerations": [{"key": "gpu"}]}})
+    assert get_overlay(role, "kubernetes", "V1Pod") == {
+        "spec": {"nodeSelector": {"a": "b"}, "tolerations": [{"key": "gpu"}]}}
+    assert get_overlay(role, "kubernetes", "V1Job") == {}  # marked nested form: no other kind's overlay
+    legacy = specs.Role(name="r", image="i", metadata={"kubernetes": {"spec": {"hostNetwork": True}}})
+    assert get_overlay(legacy, "kubernetes", "V1Pod") == {"spec": {"hostNetwork": True}}
+    assert get_overlay(legacy, "kubernetes", "V1Pod", flat_fallback=False) == {}
+    with pytest.raises(ValueError, match="reserved"):
+        set_overlay(role, "kubernetes", "__torchx_overlays__", {})
+
+
+def test_overlay_file_and_validation(tmp_path):
+    f = tmp_path / "pod.yaml"
+    f.write_text("spec:\n  tolerations: !!python/tuple\n    - key: gpu\n")
+    role = specs.Role(name="r", image="i", metadata={"kubernetes": str(f)})
+    assert get_overlay(role, "kubernetes", "V1Pod")["spec"]["tolerations"] == ({"key": "gpu"},)
+    with pytest.raises(ValueError, match="`PodSpec.env`"):
+        validate_overlay({PUT("env"): {}}, blocklist=["env"], overlay_name="PodSpec")
+    with pytest.raises(ValueError, match="misplaced keys"):
+        validate_overlay({"volumes": []}, forbidden_keys={"volumes"})
+    pod = OverlaySpec("kubernetes", "V1Pod", blocklist=("command",))
+    with pytest.raises(ValueError, match="V1Pod.command"):
+        pod.set(role, {"command": ["x"]})
+
+
+def test_kubernetes_dry_run_applies_the_pod_overlay():
+    from torchx.runner import get_runner
+
+    role = specs.Role(name="trainer", image="img", entrypoint="python", resource=specs.Resource(1, 0, 64))
+    set_overlay(role, "kubernetes", "V1Pod", {"spec": {"nodeSelector": {"accelerator": "a100"}, DEL("restartPolicy"): None}})
+    info = get_runner().dryrun(specs.AppDef("app", [role]), "kubernetes", cfg={"queue": "default"})
+    text = repr(info)
+    assert "accelerator: a100" in text and "restartPolicy" not in text
+
+
+def test_workspace_forms(tmp_path):
+    assert not specs.Workspace.from_str("") and specs.Workspace.from_str("/a").projects == {"/a": ""}
+    ws = specs.Workspace.from_str("/a:\n/b: sub\n")
+    assert ws.projects == {"/a": "", "/b": "sub"} and str(ws) == "/a;/b:sub"
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "f.txt").write_text("x")
+    specs.Workspace({str(tmp_path / "p"): "sub"}).merge_into(tmp_path / "out")
+    assert (tmp_path / "out" / "sub" / "f.txt").read_text() == "x"
+    assert specs.Role(name="r", image="i", workspace=ws).workspace == ws
+
+
+def test_lazy_role_fields_resolve_once_across_threads_and_loops():
+    calls = []
+
+    def produce():
+        calls.append(1)
+        time.sleep(0.02)
+        return "img"
+
+    shared = {"image": produce}
+    a, b = specs.Role("a", "x", overrides=shared), specs.Role("b", "x", overrides=shared)
+    results = []
+    threads = [threading.Thread(target=lambda r=r: results.append(r.image)) for r in (a, b, a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["img"] * 4 and len(calls) == 1
+
+    async def inside_a_loop():
+        async def value():
+            return "from-coro"
+
+        return specs.Role("c", "x", overrides={"image": value()}).image
+
+    assert asyncio.run(inside_a_loop()) == "from-coro"
+
+    def boom():
+        raise RuntimeError("boom")
+
+    r = specs.Role("d", "x", overrides={"image": boom})
+    with pytest.raises(RuntimeError):
+        r.image
+    assert r.overrides["image"] is boom  # kept for another try
+
+
+def test_runopts_head_rules():
+    opts = specs.runopts()
+    opts.add("cluster_id", type_=str, help="c", required=True)
+    opts.add("labels", type_=dict[str, str], help="l", default={})
+    opts.add("names", type_=list[str], help="n", default=[])
+    with pytest.raises(TypeError):
+        opts.add("priority", type_=int, help="p", default=0.5)
+    assert opts.get("clusterId") is opts.get("cluster_id")
+    assert opts.resolve({"clusterId": "x"})["cluster_id"] == "x"
+    assert opts.cfg_from_str("names=a;b,labels=k:v") == {"names": ["a", "b"], "labels": {"k": "v"}}
+    flag = specs.runopt(default=False, opt_type=bool, is_required=False, help="")
+    assert flag.cast_to_type("Yes") is True and flag.cast_to_type("off") is False
+    with pytest.raises(ValueError, match="garbage"):
+        flag.cast_to_type("garbage")
+    merged = opts | specs.runopts()
+    assert len(merged) == 3 and specs.runopts.is_type({"a": "b"}, Dict[str, str])
+    assert specs.api.cases.snake_to_camel("hpc_cluster_uuid") == "hpcClusterUuid"
+
+
+def test_app_status_yaml_repr_and_error_file_schemas():
+    flat = '{"message": "Injected: boom", "timestamp": 1293182, "errorCode": 1}'
+    status = specs.AppStatus(
+        specs.AppState.RUNNING,
+        roles=[specs.RoleStatus("w", [specs.ReplicaStatus(0, specs.AppState.FAILED, "w", "h", flat)])],
+    )
+    assert "*w[0]:FAILED (exitcode: 1)" in status.format() and "error_msg: Injected: boom" in status.format()
+    assert "structured_error_msg:\n    message: test" in repr(
+        specs.AppStatus(specs.AppState.FAILED, structured_error_msg='{"message": "test"}'))
+    assert status.to_json()["roles"][0]["replicas"][0]["hostaddr"] == "h"
+
+
+def test_aws_table_and_capability_keys():
+    assert len(aws.NAMED_RESOURCES) == 61
+    b300 = aws.aws_p6_b300_48xlarge()
+    assert (b300.cpu, b300.gpu, b300.memMB) == (192, 8, 4096 * int(1024 * aws.MEM_TAX))
+    assert b300.devices == {aws.EFA_DEVICE: 16} and aws.instance_type_from_resource(b300) == "p6-b300.48xlarge"
+    assert specs.named_resources["aws_m5d.metal"] == aws.aws_m5d_metal()
+    assert "aws_p5e.48xlarge" in list(specs.named_resources)
+    key = specs.CapabilityKey("aws", "gbps", int)
+    res = specs.Resource(cpu=1, gpu=0, memMB=1)
+    key.set(res, 400)
+    assert key.get(res) == 400 and res.capabilities == {"aws.gbps": 400}
+    res.capabilities["aws.gbps"] = True
+    with pytest.raises(TypeError, match="expected `int`, got `bool`"):
+        key.get(res)
+
+
+def test_torchx_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHX_HOME", str(tmp_path / "home"))
+    assert specs.TORCHX_HOME("conda", "out") == tmp_path / "home" / "conda" / "out"
+    assert (tmp_path / "home" / "conda" / "out").is_dir()
+
+
+def test_util_helpers():
+    assert types.to_dict("FOO=v1,v2,BAR=v3") == {"FOO": "v1,v2", "BAR": "v3"}
+    assert types.decode("1,2", List[int]) == [1, 2] and types.decode("True", bool) is True
+    assert types.decode_optional(int | None) is int
+    with pytest.raises(AssertionError, match="missing"):
+        types.none_throws(None, "missing")
+    assert strings.normalize_str("-My_App.1") == "myapp1"
+    assert entrypoints.load("no.such.group", "x", default=42) == 42
+    with pytest.raises(KeyError):
+        entrypoints.load("no.such.group", "x")
+    assert entrypoints.load_group("no.such.group") == {}

@@ -1,0 +1,1 @@
+"""Small helpers TorchX exposes under ``torchx.util`` (types, entry points, session, strings)."""
