@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
+#include "components/builtins/dist.h"
 #include "convert.h"
 #include "errors.h"
 #include "torchx/components/component_json.h"
@@ -112,6 +113,22 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
       },
       "Builds a registered component from a JSON object of typed arguments; returns AppDef JSON.");
   m.def("default_image", &components::DefaultImage);
+  // dist.*'s structured arguments (torchx.components.structured_arg, dist.parse_nnodes).
+  m.def("parse_nnodes", [](const std::string& j) {
+    auto n = ValueOrThrow(components::internal::ParseNNodes(j));
+    return py::make_tuple(n.min_nodes, n.max_nodes, n.nproc_per_node, n.nnodes);
+  });
+  m.def("parse_spmd_j", [&registry](const std::string& h, const std::string& j) {
+    auto nj = [&] {
+      py::gil_scoped_release release;  // a plugin named resource may call back into Python
+      return components::internal::ParseSpmdJ(h, j, &registry.named_resources());
+    }();
+    return ValueOrThrow(std::move(nj));
+  });
+  m.def("parse_structured_name", [](const std::string& name, const std::string& m, const std::string& script) {
+    auto n = ValueOrThrow(components::internal::ParseStructuredName(name, m, script));
+    return py::make_tuple(n.experiment, n.run);
+  });
   // Python component files: the core parses their arguments against the spec they describe.
   m.def("parse_component_args", [](const std::string& spec_json, const std::vector<std::string>& argv) {
     auto spec = ValueOrThrow(components::ComponentSpecFromJson(spec_json), ErrorSite::kComponent);

@@ -81,6 +81,19 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
   });
   m.def("make_unique", [](const std::string& name, size_t n) { return specs::MakeUnique(name, n); },
         py::arg("name"), py::arg("size") = 0);
+  m.def("encode_random_id", [](std::uint64_t v) { return specs::EncodeRandomId(v); },
+        "TorchX's id alphabet encoding of a 64-bit value (ids.random_id).");
+  m.def(
+      "device_mounts",
+      [](const std::map<std::string, int>& devices) {
+        std::vector<std::string> unknown;
+        std::vector<py::tuple> mounts;
+        for (const auto& d : specs::DeviceMountsFor(devices, &unknown)) {
+          mounts.push_back(py::make_tuple(d.src_path, d.dst_path, d.permissions));
+        }
+        return py::make_tuple(mounts, unknown);
+      },
+      "Resource.devices -> ([(src, dst, permissions)], [unknown names]).");
   m.def("normalize_name", [](const std::string& name) { return specs::NormalizeName(name); });
 
   m.def("named_resource", [&registry](const std::string& name) {

@@ -185,3 +185,75 @@ def test_util_helpers():
     with pytest.raises(KeyError):
         entrypoints.load("no.such.group", "x")
     assert entrypoints.load_group("no.such.group") == {}
+
+
+def test_scheduler_ids_devices_and_tee(tmp_path, monkeypatch):
+    from torchx.schedulers import devices, ids, streams
+
+    monkeypatch.setattr("os.urandom", lambda n: bytes(range(n)))
+    first = ids.random_id()
+    assert first == ids.random_id() and first[0] in ids.START_CANDIDATES
+    assert set(first) <= set(ids.END_CANDIDATES) and ids.random_id(3) == first[:3] and ids.random_id(0) == ""
+    assert ids.make_unique("app") == f"app-{first}" and ids.make_unique("app", 4) == f"app-{first[:4]}"
+    monkeypatch.undo()
+
+    with pytest.warns(UserWarning, match="x/y"):
+        mounts = devices.get_device_mounts({"vpc.amazonaws.com/efa": 2, "x/y": 1})
+    assert [m.src_path for m in mounts] == ["/dev/infiniband/uverbs0", "/dev/infiniband/uverbs1"]
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"1")
+    b.write_bytes(b"2")
+    out = open(tmp_path / "ab", "wb", buffering=0)
+    tee = streams.Tee(out, str(a), str(b))
+    with open(a, "ab") as fa:
+        fa.write(b"3")
+    tee.close()
+    assert sorted((tmp_path / "ab").read_bytes()) == sorted(b"123")
+
+
+def test_structured_arguments():
+    from torchx.components.dist import parse_nnodes
+    from torchx.components.structured_arg import StructuredJArgument, StructuredNameArgument
+
+    assert StructuredNameArgument.parse_from(name="/", m="bar.baz") == StructuredNameArgument("default-experiment", "baz")
+    assert StructuredNameArgument.parse_from(name="foo/", script="bar/baz.py") == StructuredNameArgument("foo", "baz")
+    with pytest.raises(ValueError, match="^No main module or script specified"):
+        StructuredNameArgument.parse_from(name="foo/bar")
+    assert StructuredJArgument.parse_from(h="aws_p4d.24xlarge", j="2") == StructuredJArgument(2, 8)
+    with pytest.warns(UserWarning, match="nproc_per_node=4"):
+        assert str(StructuredJArgument.parse_from(h="aws_p4d.24xlarge", j="2x4")) == "2x4"
+    with pytest.raises(ValueError, match="is not a GPU instance"):
+        StructuredJArgument.parse_from(h="aws_trn1.32xlarge", j="2")
+    assert parse_nnodes("2:4x8") == (2, 4, 8, "2:4") and parse_nnodes("8") == (1, 1, 8, "1")
+
+
+def test_file_linter_messages(tmp_path):
+    from torchx.specs import file_linter
+
+    src = tmp_path / "comp.py"
+    src.write_text(
+        "from torchx.specs import AppDef\n"
+        "def good(a: int, b: dict[str, int] | None = None, *, c: tuple[str, int] = ('x', 1)) -> AppDef: ...\n"
+        "def bad(a, b: dict[str], c: tuple[str], d: list[list[str]]) -> int: ...\n"
+    )
+    assert file_linter.validate(str(src), "good") == []
+    msgs = [m.description for m in file_linter.validate(str(src), "bad")]
+    assert msgs[0] == "Missing type annotation for argument 'a' in function 'bad'"
+    assert msgs[1].startswith("Malformed dict type 'dict[str]', expected exactly two type parameters (dict[K, V])")
+    assert msgs[2].startswith("Unsupported tuple type 'tuple[str]': single-element tuples")
+    assert msgs[3] == "Non-primitive element type 'list[str]' for argument 'd: list[list[str]]' in function 'bad'"
+    assert msgs[4] == "Function: bad has incorrect return annotation, supported annotation: AppDef"
+    assert file_linter.validate(str(src), "bad", []) == []
+    assert [m.description for m in file_linter.validate(str(src), "nope")] == ["Function nope not found"]
+
+    def documented(x: int, y: str) -> None:
+        """Short.
+
+        Longer text.
+
+        Args:
+            x: the x
+        """
+
+    assert file_linter.get_fn_docstring(documented) == ("Short.\nLonger text.", {"x": "the x", "y": " "})

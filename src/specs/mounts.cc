@@ -103,6 +103,24 @@ Result<std::vector<Mount>> ParseMounts(const std::vector<std::string>& tokens) {
   return mounts;
 }
 
+std::vector<DeviceMount> DeviceMountsFor(const std::map<std::string, int>& devices, std::vector<std::string>* unknown) {
+  std::vector<DeviceMount> out;
+  for (const auto& [name, count] : devices) {
+    std::string_view prefix = name == "vpc.amazonaws.com/efa"         ? "/dev/infiniband/uverbs"
+                              : name == "aws.amazon.com/neurondevice" ? "/dev/neuron"
+                                                                      : "";
+    if (prefix.empty()) {
+      if (unknown) unknown->push_back(name);
+      continue;
+    }
+    for (int i = 0; i < count; ++i) {
+      std::string path = fmt::format("{}{}", prefix, i);
+      out.push_back(DeviceMount{path, path, "rwm"});
+    }
+  }
+  return out;
+}
+
 Result<std::vector<Mount>> ParseMountsString(std::string_view spec) {
   std::vector<std::string> tokens;
   for (std::string& t : internal::SplitAny(spec, ",")) {

@@ -39,6 +39,15 @@ TEST(ParseMounts, ExpandsHomeInBindSource) {
   EXPECT_EQ(std::get<BindMount>((*m)[0]).src_path, std::string(home) + "/data");
 }
 
+TEST(DeviceMountsFor, EfaAndNeuronDevicesUnknownNamesListed) {
+  std::vector<std::string> unknown;
+  auto mounts = DeviceMountsFor({{"vpc.amazonaws.com/efa", 2}, {"aws.amazon.com/neurondevice", 1}, {"x/y", 3}}, &unknown);
+  ASSERT_EQ(mounts.size(), 3u);
+  EXPECT_EQ(mounts[0], (DeviceMount{"/dev/neuron0", "/dev/neuron0", "rwm"}));  // the map's order
+  EXPECT_EQ(mounts[2], (DeviceMount{"/dev/infiniband/uverbs1", "/dev/infiniband/uverbs1", "rwm"}));
+  EXPECT_EQ(unknown, std::vector<std::string>{"x/y"});
+}
+
 TEST(ParseMounts, EmptyListGivesNoMounts) {
   EXPECT_THAT(ParseMounts({}), IsOkAndHolds(::testing::IsEmpty()));
 }

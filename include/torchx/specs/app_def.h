@@ -79,6 +79,12 @@ std::string_view MountTypeName(const Mount& m);
 /// the valid ones), a missing src/dst (TorchX raises a bare KeyError here; we name the mount and
 /// key), a permission character other than r/w/m.
 Result<std::vector<Mount>> ParseMounts(const std::vector<std::string>& tokens);
+/// Host devices for a Resource's named devices (TorchX's schedulers/devices.py): EFA
+/// (`vpc.amazonaws.com/efa`) -> /dev/infiniband/uverbs<i>, Neuron (`aws.amazon.com/neurondevice`)
+/// -> /dev/neuron<i>, in the map's order. Names without a mapping are skipped and, if `unknown`
+/// is given, listed there.
+std::vector<DeviceMount> DeviceMountsFor(const std::map<std::string, int>& devices,
+                                         std::vector<std::string>* unknown = nullptr);
 /// Convenience: splits `spec` on ',' and calls ParseMounts.
 Result<std::vector<Mount>> ParseMountsString(std::string_view spec);
 

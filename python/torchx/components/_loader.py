@@ -7,7 +7,6 @@ checked with TorchX's linter rules (same messages), described to the core as a C
 arguments exactly as for builtins, and called with the typed values the core returns.
 """
 
-import ast
 import importlib
 import importlib.util
 import inspect
@@ -62,103 +61,18 @@ def load_component_fn(name: str) -> Callable[..., AppDef]:
             f"component `{name}`: no function `{fn_name}` in {source_file or path}. Functions there: {found}"
         )
     if source_file and source_file.endswith(".py"):
-        errors = lint(open(source_file).read(), fn_name)
+        errors = lint(source_file, fn_name)
         if errors:
             raise ComponentValidationException("\n".join(errors))
     return fn
 
 
-# ---- linter (TorchX's rules and wording) ----
+def lint(source_file: str, function_name: str) -> List[str]:
+    """torchx.specs.file_linter's messages as ``line N: description`` lines ([] when valid)."""
+    from torchx.specs import file_linter
 
-
-def _is_primitive(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name)
-
-
-def _generic_arg(node: ast.Subscript) -> ast.expr:
-    s = node.slice
-    return s.value if isinstance(s, ast.Index) else s  # type: ignore[attr-defined]
-
-
-def _optional_inner(node: ast.expr) -> Optional[ast.expr]:
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
-        return _generic_arg(node)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        if isinstance(node.right, ast.Constant) and node.right.value is None:
-            return node.left
-        if isinstance(node.left, ast.Constant) and node.left.value is None:
-            return node.right
-    return None
-
-
-def _arg_errors(arg: ast.arg, fn: str) -> List[str]:
-    def err(reason: str) -> List[str]:
-        return [f"{reason} for argument {ast.unparse(arg)!r} in function {fn!r}"]
-
-    tp = arg.annotation
-    if tp is None:
-        return err("Missing type annotation")
-    inner = _optional_inner(tp)
-    if inner is not None:
-        tp = inner
-    if _is_primitive(tp):
-        return []
-    if isinstance(tp, ast.Subscript) and isinstance(tp.value, ast.Name):
-        container = tp.value.id
-        generic = _generic_arg(tp)
-        if container in ("Dict", "dict"):
-            if not isinstance(generic, ast.Tuple) or len(generic.elts) != 2:
-                return err(f"Unsupported argument type {ast.unparse(tp)!r}")
-            k, v = generic.elts
-            if not _is_primitive(k):
-                return err(f"Non-primitive key type {ast.unparse(k)!r}")
-            if not _is_primitive(v):
-                return err(f"Non-primitive value type {ast.unparse(v)!r}")
-            return []
-        if container in ("List", "list"):
-            return [] if _is_primitive(generic) else err(f"Non-primitive element type {ast.unparse(generic)!r}")
-        if container in ("Tuple", "tuple"):
-            elts = generic.elts if isinstance(generic, ast.Tuple) else [generic]
-            for e in elts:
-                if not _is_primitive(e) and not (isinstance(e, ast.Constant) and e.value is Ellipsis):
-                    return err(f"Non-primitive element type '{ast.unparse(e)!r}'")
-            return []
-        return err(f"Unsupported container type {container!r}")
-    return err(f"Unsupported argument type {ast.unparse(tp)!r}")
-
-
-def _return_name(node: Optional[ast.expr]) -> Optional[str]:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
-
-
-def lint(source: str, function_name: str) -> List[str]:
-    """TorchX's component linter: ``<file>:<line> <description>`` style messages (here
-    ``line N: description``), empty when the function is a valid component."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == function_name:
-            errors: List[str] = []
-            for a in node.args.args + node.args.kwonlyargs:
-                errors += [f"line {a.lineno}: {m}" for m in _arg_errors(a, function_name)]
-            ret = _return_name(node.returns)
-            if ret is None:
-                errors.append(
-                    f"line {node.lineno}: Function: {function_name} missing return annotation "
-                    "or has unknown annotations. Supported return annotation: AppDef"
-                )
-            elif ret != "AppDef":
-                errors.append(
-                    f"line {node.lineno}: Function: {function_name} has incorrect return annotation, "
-                    "supported annotation: AppDef"
-                )
-            return errors
-    return [f"Function {function_name} not found"]
+    return [m.description if not m.line else f"line {m.line}: {m.description}"
+            for m in file_linter.validate(source_file, function_name)]
 
 
 # ---- description for the core, and calls ----

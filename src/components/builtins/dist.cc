@@ -188,7 +188,8 @@ Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j,
     return fmt::format("{}x{}", nnodes, res->gpu);
   }
   if (j.find('x', x + 1) != std::string::npos) {
-    return InvalidArgumentError(fmt::format("-j: invalid format '{}', must be NNODES or NNODESxNPROCS", j));
+    return InvalidArgumentError(
+        fmt::format("-j: Invalid format for `-j $NNODESx$NPROCS_PER_NODE` (e.g. `-j 1x8`). Given: {}", j));
   }
   TORCHX_ASSIGN_OR_RETURN(int nnodes, ToInt(j.substr(0, x), "-j"));
   TORCHX_ASSIGN_OR_RETURN(int nproc, ToInt(j.substr(x + 1), "-j"));
@@ -198,10 +199,12 @@ Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j,
 Result<StructuredName> ParseStructuredName(const std::string& name, const std::string& m,
                                            const std::string& script) {
   if (m.empty() && script.empty()) {
-    return InvalidArgumentError("--name: no main module or script specified; give --script or -m");
+    return InvalidArgumentError(
+        "--name: No main module or script specified. Specify either a main module (-m) or a script path (--script)");
   }
   if (!m.empty() && !script.empty()) {
-    return InvalidArgumentError("--name: both main module and script set; give exactly one");
+    return InvalidArgumentError(
+        "--name: Both main module and script set. Specify exactly one of: main module or script, but not both");
   }
   std::string run, experiment;
   size_t slash = name.find('/');

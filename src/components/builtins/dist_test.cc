@@ -41,7 +41,7 @@ TEST(ParseSpmdJ, InfersProcsFromGpus) {
   EXPECT_THAT(ParseSpmdJ("aws_trn1.32xlarge", "2"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("`aws_trn1.32xlarge` is not a GPU instance")));
   EXPECT_THAT(ParseSpmdJ("nope", "2"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("-h: named resource")));
-  EXPECT_THAT(ParseSpmdJ("gpu.small", "1x2x3"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("invalid format")));
+  EXPECT_THAT(ParseSpmdJ("gpu.small", "1x2x3"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("Invalid format for `-j $NNODESx$NPROCS_PER_NODE`")));
 }
 
 TEST(ParseStructuredName, TorchXCases) {
@@ -55,8 +55,8 @@ TEST(ParseStructuredName, TorchXCases) {
   EXPECT_EQ(n("foobar", "foo.bar", ""), "default-experiment|foobar");
   EXPECT_EQ(n("foo/", "foo.bar.baz", ""), "foo|baz");
   EXPECT_EQ(n("/", "", "x/y.py"), "default-experiment|y");
-  EXPECT_THAT(ParseStructuredName("foo/bar", "", ""), StatusIs(StatusCode::kInvalidArgument, HasSubstr("no main module")));
-  EXPECT_THAT(ParseStructuredName("x", "a", "b"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("both")));
+  EXPECT_THAT(ParseStructuredName("foo/bar", "", ""), StatusIs(StatusCode::kInvalidArgument, HasSubstr("No main module or script specified")));
+  EXPECT_THAT(ParseStructuredName("x", "a", "b"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("Both main module and script set")));
 }
 
 TEST(PathStem, MatchesPython) {

@@ -51,12 +51,7 @@ Json DeviceEntry(const std::string& path, const std::string& permissions) {
 }
 
 void AddResourceDevices(const std::map<std::string, int>& devices, Json& out) {
-  for (const auto& [name, count] : devices) {
-    for (int i = 0; i < count; ++i) {
-      if (name == "vpc.amazonaws.com/efa") out.push_back(DeviceEntry(fmt::format("/dev/infiniband/uverbs{}", i), "rwm"));
-      if (name == "aws.amazon.com/neurondevice") out.push_back(DeviceEntry(fmt::format("/dev/neuron{}", i), "rwm"));
-    }
-  }
+  for (const specs::DeviceMount& d : specs::DeviceMountsFor(devices)) out.push_back(DeviceEntry(d.src_path, d.permissions));
 }
 
 // The replica-id label of a container (0 when someone else's container carries a bad one).
