@@ -257,3 +257,35 @@ def test_file_linter_messages(tmp_path):
         """
 
     assert file_linter.get_fn_docstring(documented) == ("Short.\nLonger text.", {"x": "the x", "y": " "})
+
+
+def _roles(app_name: str, scripts: Dict[str, str], *extra: str, flag: bool = False, n: int = 1) -> "specs.AppDef":
+    """Roles in the given order.
+
+    Args:
+        app_name: name
+        scripts: role -> script
+        flag: a flag
+        n: replicas
+    """
+    roles = [specs.Role(r, "img", entrypoint=s, args=list(extra), num_replicas=n) for r, s in scripts.items()]
+    return specs.AppDef(app_name if not flag else app_name + "-flag", roles)
+
+
+def test_builders_parse_with_the_core_keeping_dict_order_and_precedence(capsys):
+    from torchx.specs import builders
+
+    app = builders.materialize_appdef(_roles, ["--app_name", "a", "--scripts", "w=w.py,m=m.py", "--flag", "True", "x"])
+    assert [r.name for r in app.roles] == ["w", "m"] and app.name == "a-flag" and app.roles[0].args == ["x"]
+    ns = builders.parse_args(_roles, ["--app_name", "cli", "--scripts", "a=b"], cmpnt_defaults={"n": "3"},
+                             config={"app_name": "cfg", "flag": True})
+    assert (ns.app_name, ns.flag, ns.n) == ("cli", True, 3)
+    args = builders.component_args_from_str(_roles, ["--app_name=a", "--scripts=a=b", "--", "--x"])
+    assert args == builders.ComponentArgs({"app_name": "a", "scripts": {"a": "b"}}, ["--x"], {"flag": False, "n": 1})
+    with pytest.raises(SystemExit):
+        builders.materialize_appdef(_roles, [])
+    assert "app_name" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        builders._create_args_parser(_roles).parse_args(["--help"])
+    with pytest.raises(KeyError, match="type must be specified first"):
+        builders.parse_mounts(["src=foo"])

@@ -50,13 +50,13 @@ Result<std::vector<Mount>> ParseMounts(const std::vector<std::string>& tokens) {
     }
     if (!canon) {
       return InvalidArgumentError(
-          fmt::format("mounts: unknown mount option '{}', must be one of {}", key, ValidKeyList()));
+          fmt::format("mounts: unknown mount option {}, must be one of {}", key, ValidKeyList()));
     }
     if (*canon == "type") {
       groups.emplace_back();
     } else if (groups.empty()) {
       return InvalidArgumentError(
-          fmt::format("mounts: 'type' must be specified first, got '{}' before any type=", key));
+          fmt::format("mounts: type must be specified first, got '{}' before any type=", key));
     }
     groups.back()[std::string(*canon)] = val;
   }

@@ -54,10 +54,10 @@ TEST(ParseMounts, EmptyListGivesNoMounts) {
 
 TEST(ParseMounts, Errors) {
   EXPECT_THAT(ParseMountsString("src=/a,type=bind"),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("'type' must be specified first")));
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("type must be specified first")));
   EXPECT_THAT(ParseMountsString("type=bind,foo=1"),
               StatusIs(StatusCode::kInvalidArgument,
-                       HasSubstr("unknown mount option 'foo', must be one of [type, src, source, dst, "
+                       HasSubstr("unknown mount option foo, must be one of [type, src, source, dst, "
                                  "destination, target, readonly, read_only, perm]")));
   EXPECT_THAT(ParseMountsString("type=nfs,src=a,dst=b"),
               StatusIs(StatusCode::kInvalidArgument,

@@ -160,6 +160,11 @@ def _cast(tp: Any, value: Any) -> Any:
     return value
 
 
+def convert_value(fn: Callable[..., Any], name: str, value: Any) -> Any:
+    """The core's value for parameter ``name`` as the type its annotation declares."""
+    return _cast(typing.get_type_hints(fn).get(name, str), value)
+
+
 def call_with_values(fn: Callable[..., AppDef], values: Dict[str, Any], varargs: List[str]) -> AppDef:
     """Calls ``fn`` with the core's typed values, converting list/dict element types."""
     hints = typing.get_type_hints(fn)
@@ -181,6 +186,30 @@ def call_with_values(fn: Callable[..., AppDef], values: Dict[str, Any], varargs:
     return app
 
 
+def keep_dict_order(values: Dict[str, Any], argv: List[str]) -> Dict[str, Any]:
+    """The core keeps dict arguments sorted by key; a Python component sees them in the order the
+    command line gave them (TorchX's), which decides e.g. which role comes first."""
+    from torchx.util.types import to_dict
+
+    for i, token in enumerate(argv):
+        if token == "--":
+            break
+        name, eq, text = token.lstrip("-").partition("=")
+        if not token.startswith("-") or not isinstance(values.get(name), dict):
+            continue
+        if not eq:
+            if i + 1 >= len(argv):
+                continue
+            text = argv[i + 1]
+        try:
+            order = list(to_dict(text))
+        except ValueError:
+            continue
+        d = values[name]
+        values[name] = {k: d[k] for k in order if k in d} | {k: v for k, v in d.items() if k not in order}
+    return values
+
+
 def call_component(fn: Callable[..., AppDef], component_args: Any) -> AppDef:
     """``Runner.run_component`` for a Python component: a dict of values, or CLI-style strings
     parsed by the core against the function's ComponentSpec."""
@@ -190,5 +219,7 @@ def call_component(fn: Callable[..., AppDef], component_args: Any) -> AppDef:
     if isinstance(component_args, dict):
         parsed = json.loads(core().component_args_from_json(spec, json.dumps(component_args)))
     else:
-        parsed = json.loads(core().parse_component_args(spec, list(component_args or [])))
+        argv = list(component_args or [])
+        parsed = json.loads(core().parse_component_args(spec, argv))
+        keep_dict_order(parsed["values"], argv)
     return call_with_values(fn, parsed["values"], parsed["varargs"])
