@@ -30,10 +30,15 @@ struct RunOptions {
   std::vector<std::string> rest;  // component + its arguments
 };
 
+// `--help` among the component's options. Every component option takes a value, so options and
+// values alternate until the first positional argument; from there on everything belongs to the
+// component's *args (TorchX: `torchx run utils.sh printf '<%s>' --help` prints `<--help>`).
 bool WantsHelp(const std::vector<std::string>& args) {
-  for (const std::string& a : args) {
-    if (a == "--") return false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
     if (a == "--help") return true;
+    if (a == "--" || a.empty() || a[0] != '-') return false;
+    if (a.find('=') == std::string::npos) ++i;  // skip the option's value
   }
   return false;
 }

@@ -289,3 +289,50 @@ def test_builders_parse_with_the_core_keeping_dict_order_and_precedence(capsys):
         builders._create_args_parser(_roles).parse_args(["--help"])
     with pytest.raises(KeyError, match="type must be specified first"):
         builders.parse_mounts(["src=foo"])
+
+
+def test_finder_and_component_test_case(tmp_path):
+    from torchx.components import utils
+    from torchx.components.component_test_base import ComponentTestCase
+    from torchx.specs import finder
+
+    comp = tmp_path / "comp.py"
+    comp.write_text(
+        "from torchx.specs import AppDef, Role\n"
+        "def train(name: str) -> AppDef:\n"
+        "    '''Trains.\n\n    Args:\n        name: app name\n    '''\n"
+        "    return AppDef(name, [Role('r', 'img', entrypoint='python')])\n"
+        "def bad(name) -> AppDef: ...\n"
+    )
+    c = finder.get_component(f"{comp}:train")
+    assert (c.description, c.fn_name, c.validation_errors) == ("Trains.", "train", [])
+    with pytest.raises(finder.ComponentValidationException, match="Missing type annotation"):
+        finder.get_component(f"{comp}:bad")
+    with pytest.raises(finder.ComponentNotFoundException):
+        finder.get_component("utils.nope")
+    builtins = finder.get_components()
+    assert "dist.ddp" in builtins and builtins["utils.echo"].fn(msg="hi").roles[0].args[-1] == "hi"
+
+    case = ComponentTestCase()
+    case.validate(utils, "echo")  # a builtin: the core's declaration
+    mod = type(utils)("comp")
+    mod.__file__ = str(comp)
+    mod.train = None
+    case.validate(mod, "train")  # a Python file: the linter, then --help
+    status = case.run_component(utils.echo, {"msg": "from test"}, timeout=10)
+    assert status is not None and status.state == specs.AppState.SUCCEEDED
+
+    app = utils.python(m="foo.main", mounts=["type=bind", "src=/host", "dst=/job", "readonly"])
+    assert app.roles[0].mounts == [specs.BindMount(src_path="/host", dst_path="/job", read_only=True)]
+
+
+def test_runner_cfg_from_str_and_malformed_cfg_is_a_value_error():
+    from torchx.runner import get_runner
+
+    runner = get_runner()
+    assert runner.cfg_from_str("local_cwd", "log_dir=/tmp/x", "prepend_cwd=True") == {
+        "log_dir": "/tmp/x", "prepend_cwd": True}
+    with pytest.raises(ValueError, match="key=value"):
+        runner.cfg_from_str("local_cwd", "malformed")
+    with pytest.raises(specs.InvalidRunConfigException):
+        specs.runopts().cfg_from_str("x")

@@ -11,8 +11,10 @@ class MalformedAppHandleException(Exception):
     """An app handle that is not ``{scheduler}://{session_name}/{app_id}``."""
 
 
-class InvalidRunConfigException(Exception):
-    """A scheduler cfg that does not match the scheduler's runopts (missing or mistyped)."""
+class InvalidRunConfigException(ValueError):
+    """A scheduler cfg that does not match the scheduler's runopts (missing or mistyped), or a
+    ``-cfg`` string that cannot be parsed. A ValueError too: TorchX raises ValueError for a
+    malformed cfg string and this exception for a bad value, and callers catch either."""
 
     def __init__(self, invalid_reason: str, cfg: Optional[Any] = None, runopts: Optional[Any] = None) -> None:
         super().__init__(invalid_reason)

@@ -47,6 +47,9 @@ check "builtins lists 11" 0 "Found 11 builtin components:" -- "$TORCHX" builtins
 check "builtins --print" 0 "def ddp(" -- "$TORCHX" builtins --print dist.ddp
 check "builtins --print unknown" 2 "Did you mean \`utils.echo\`?" -- "$TORCHX" builtins --print utils.ech
 check "component help exits 0" 0 "usage: torchx run <run args...> dist.ddp" -- "$TORCHX" run dist.ddp --help
+check "--help after a positional belongs to *args" 0 "<--help>" -- "$TORCHX" run --scheduler local_cwd --wait --log utils.sh printf '<%s>\n' --help
+check "--help among options still shows the component's help" 0 "usage: torchx run <run args...> utils.sh" -- "$TORCHX" run utils.sh --num_replicas 1 --help
+check "run --log streams a retried attempt too" 0 "sh/0 second-attempt" -- "$TORCHX" run --scheduler local_cwd --log utils.sh --max_retries 1 sh -c "if [ -e '$TMP/retried' ]; then echo second-attempt; else touch '$TMP/retried'; echo first-attempt; exit 3; fi"
 check "ddp dry run" 0 "--nnodes 2 --nproc_per_node 2" -- "$TORCHX" run --dryrun dist.ddp -j 2x2 --script train.py
 check "-cfg accepted before the component" 0 "=== APPLICATION ===" -- "$TORCHX" run --dryrun -cfg log_dir=/tmp utils.echo
 check "workspace options are checked before building" 2 "Required run option: queue" -- "$TORCHX" run --dryrun -s kubernetes --workspace "$TMP" -cfg image_repo=r.example.com/x utils.echo

@@ -57,6 +57,7 @@ def builtin(name: str, module: str) -> Callable[..., AppDef]:
     component.__signature__ = signature  # type: ignore[attr-defined]
     component.__annotations__ = {**annotations, "return": AppDef}
     component.__doc__ = _docstring(spec)
+    component._torchx_component = name  # type: ignore[attr-defined]  # the registry's name for it
     return component
 
 

@@ -176,6 +176,14 @@ class Runner:
     def scheduler_run_opts(self, scheduler: str) -> runopts:
         return runopts._from_json(self._core.runopts(scheduler))
 
+    def cfg_from_str(self, scheduler: str, *cfg_literal: str) -> Dict[str, Any]:
+        """``-cfg`` strings parsed against ``scheduler``'s options (later strings win); a
+        malformed string raises InvalidRunConfigException, a ValueError."""
+        cfg: Dict[str, Any] = {}
+        for text in cfg_literal:
+            cfg.update(core().scheduler_cfg_from_str(scheduler, text))
+        return cfg
+
     def run_opts(self) -> Dict[str, runopts]:
         return {name: self.scheduler_run_opts(name) for name in self.scheduler_backends()}
 

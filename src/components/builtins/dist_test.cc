@@ -118,5 +118,17 @@ TEST(UtilsPython, ExactlyOneProgram) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("exactly one of -m, -c and --script")));
 }
 
+TEST(UtilsComponents, PythonAndCopyTakeMounts) {
+  auto py = Materialize({"utils.python", "--mounts", "type=bind,src=/host,dst=/job,readonly", "-m", "foo.main"});
+  ASSERT_THAT(py, IsOk());
+  ASSERT_EQ(py->roles[0].mounts.size(), 1u);
+  EXPECT_EQ(std::get<specs::BindMount>(py->roles[0].mounts[0]), (specs::BindMount{"/host", "/job", true}));
+  auto copy = Materialize({"utils.copy", "--src", "a", "--dst", "b", "--mounts", "type=volume,src=v,dst=/d"});
+  ASSERT_THAT(copy, IsOk());
+  EXPECT_EQ(std::get<specs::VolumeMount>(copy->roles[0].mounts[0]).src, "v");
+  EXPECT_THAT(Materialize({"utils.copy", "--src", "a", "--dst", "b", "--mounts", "type=nfs"}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("invalid mount type")));
+}
+
 }  // namespace
 }  // namespace torchx::components::internal

@@ -14,6 +14,16 @@ specs::Resource Small() { return specs::Resource{1, 0, 1024, {}, {}, {}}; }
 
 Param Image() { return WithDefault("image", ParamType::kStr, DefaultImage(), "image to run"); }
 Param NumReplicas() { return WithDefault("num_replicas", ParamType::kInt, 1, "number of replicas"); }
+Param Mounts() {
+  return OptionalNone("mounts", ParamType::kListStr, "mounts, e.g. type=bind,src=/host,dst=/job[,readonly]");
+}
+// The role's mounts from the `mounts` argument (none when absent or empty).
+Status SetMounts(const ComponentArgs& a, specs::Role& role) {
+  if (auto mounts = a.OptList("mounts"); mounts && !mounts->empty()) {
+    TORCHX_ASSIGN_OR_RETURN(role.mounts, specs::ParseMounts(*mounts));
+  }
+  return OkStatus();
+}
 std::vector<Param> Sizing() {
   return {WithDefault("cpu", ParamType::kInt, 1, "CPUs per replica"),
           WithDefault("gpu", ParamType::kInt, 0, "GPUs per replica"),
@@ -72,7 +82,7 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
           Concat({Image(), NumReplicas()},
                  Concat(Sizing(), {OptionalNone("env", ParamType::kDictStr, "environment variables, e.g. A=1,B=2"),
                                    WithDefault("max_retries", ParamType::kInt, 0, "how many times the scheduler may retry"),
-                                   OptionalNone("mounts", ParamType::kListStr, "mounts, e.g. type=bind,src=/host,dst=/job"),
+                                   Mounts(),
                                    OptionalNone("entrypoint", ParamType::kStr, "program to run instead of sh -c")})),
           VarArgs("args", "the command and its arguments")},
       [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
@@ -95,9 +105,7 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         role.env = a.OptDict("env").value_or(std::map<std::string, std::string>{});
         role.env.emplace("LOGLEVEL", DefaultLogLevel());
         role.max_retries = static_cast<int>(a.Int("max_retries"));
-        if (auto mounts = a.OptList("mounts"); mounts && !mounts->empty()) {
-          TORCHX_ASSIGN_OR_RETURN(role.mounts, specs::ParseMounts(*mounts));
-        }
+        TORCHX_RETURN_IF_ERROR(SetMounts(a, role));
         return OneRole("sh", std::move(role));
       });
 
@@ -106,7 +114,7 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
                   OptionalNone("c", ParamType::kStr, "program passed in as a string"),
                   OptionalNone("script", ParamType::kStr, "script to run"), Image(),
                   WithDefault("name", ParamType::kStr, "torchx_utils_python", "app name")},
-                 Concat(Sizing(), {NumReplicas()})),
+                 Concat(Sizing(), {NumReplicas(), Mounts()})),
           VarArgs("args", "arguments for the program")},
       [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         auto m = a.OptStr("m"), c = a.OptStr("c"), script = a.OptStr("script");
@@ -124,6 +132,7 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         role.num_replicas = static_cast<int>(a.Int("num_replicas"));
         TORCHX_ASSIGN_OR_RETURN(role.resource, SizedResource(a, ctx));
         if (m) role.env["HYDRA_MAIN_MODULE"] = *m;
+        TORCHX_RETURN_IF_ERROR(SetMounts(a, role));
         return OneRole(a.Str("name"), std::move(role));
       });
 
@@ -146,10 +155,11 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
   Add(r, {"utils.copy", "Copies one file from src to dst (local paths or fsspec URLs).",
           "Runs the helper app torchx.apps.utils.copy_main from this project's Python package.",
           {Required("src", ParamType::kStr, "source path or URL"),
-           Required("dst", ParamType::kStr, "destination path or URL"), Image()},
+           Required("dst", ParamType::kStr, "destination path or URL"), Image(), Mounts()},
           std::nullopt},
       [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
+        TORCHX_RETURN_IF_ERROR(SetMounts(a, role));
         role.name = "torchx-utils-copy";
         role.image = a.Str("image");
         role.entrypoint = "python";

@@ -1,6 +1,7 @@
 #include "schedulers/local/log_file_reader.h"
 
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -114,13 +115,34 @@ class LogFileReader : public LogIterator {
       n = ::read(fd_, pending_.data() + old, kChunk);
     } while (n < 0 && errno == EINTR);
     pending_.resize(old + static_cast<size_t>(n > 0 ? n : 0));
-    return n > 0;
+    if (n > 0) return true;
+    // At the end of this file. A retried replica's logs move to attempt_<n>/ and a new file takes
+    // the path (ReplicaLogs::StartAttempt): a follower goes on with the new attempt, as `tail -F`.
+    if (follow_ && Replaced()) {
+      if (pending_.size() > head_ && pending_.back() != '\n') pending_ += '\n';  // the old file's last line
+      ::close(fd_);
+      fd_ = -1;
+      if (watch_ >= 0) {
+        inotify_rm_watch(inotify_fd_, watch_);
+        watch_ = -1;
+      }
+      return ReadMore();
+    }
+    return false;
+  }
+
+  // Whether the path now names another file than the one open.
+  bool Replaced() const {
+    struct stat open_file {}, at_path {};
+    if (::fstat(fd_, &open_file) != 0 || ::stat(path_.c_str(), &at_path) != 0) return false;
+    return open_file.st_ino != at_path.st_ino || open_file.st_dev != at_path.st_dev;
   }
 
   void WaitForChange() {
     if (inotify_fd_ < 0) inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (inotify_fd_ >= 0 && watch_ < 0) {
-      watch_ = inotify_add_watch(inotify_fd_, path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+      // IN_MOVE_SELF: a retry moves this attempt's file away (see ReadMore).
+      watch_ = inotify_add_watch(inotify_fd_, path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE | IN_MOVE_SELF);
       bool new_watch = watch_ >= 0 || !watching_dir_;
       if (watch_ < 0 && !watching_dir_) {  // the file does not exist yet: watch its directory
         watching_dir_ = inotify_add_watch(inotify_fd_, fs::path(path_).parent_path().c_str(), IN_CREATE) >= 0;

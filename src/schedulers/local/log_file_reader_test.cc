@@ -3,6 +3,7 @@
 // drains what was written before the app ended.
 #include "schedulers/local/log_file_reader.h"
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -101,6 +102,25 @@ TEST(LogFileReader, FollowingSeesLinesAppendedBeforeTheAppEnds) {
   };
   auto it = MakeLogFileReader(path, std::nullopt, true, terminal);
   EXPECT_EQ(ByBatch(*it), (std::vector<std::string>{"first\n", "second\n", "third"}));
+}
+
+TEST(LogFileReader, FollowingGoesOnWithARetriedAttemptsNewFile) {
+  testing::ScopedTempDir dir;
+  std::string path = dir.Write("combined.log", "first-attempt\npartial");
+  int asked = 0;
+  // As a retry does: the attempt's file moves to attempt_0/, a new one takes the path; the app
+  // ends after the second attempt wrote its line.
+  auto terminal = [&] {
+    if (++asked == 1) {
+      std::filesystem::create_directories(dir.path() + "/attempt_0");
+      std::filesystem::rename(path, dir.path() + "/attempt_0/combined.log");
+      std::ofstream(path) << "second-attempt\n";
+      return false;
+    }
+    return true;
+  };
+  auto it = MakeLogFileReader(path, std::nullopt, true, terminal);
+  EXPECT_EQ(ByBatch(*it), (std::vector<std::string>{"first-attempt\n", "partial\n", "second-attempt\n"}));
 }
 
 }  // namespace
