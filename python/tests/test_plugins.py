@@ -191,18 +191,38 @@ def test_direct_python_scheduler_calls_keep_torchx_template():
             self.cfgs.append(cfg)
             return specs.AppDryRunInfo(app.name)
 
+        def schedule(self, dryrun_info):
+            return f"id-of-{dryrun_info.request}"
+
         def describe(self, app_id):
-            return DescribeAppResponse(app_id=app_id, state=self.state)
+            return None if app_id == "unknown" else DescribeAppResponse(app_id=app_id, state=self.state)
+
+        def list(self, cfg=None):
+            return []
 
         def _cancel_existing(self, app_id):
             self.cancelled.append(app_id)
 
-    live, done = Fake(specs.AppState.RUNNING), Fake(specs.AppState.SUCCEEDED)
+    class Tagged(specs.Role):
+        def pre_proc(self, scheduler, dryrun_info):
+            dryrun_info.request += f"+{scheduler}"
+            return dryrun_info
+
+    # TorchX's template: cancel and delete act on any app that exists (describe is not None).
+    live = Fake(specs.AppState.RUNNING)
     live.cancel("a")
-    done.cancel("b")
-    assert live.cancelled == ["a"] and done.cancelled == []
-    info = live.submit_dryrun(specs.AppDef(name="app"), {})
-    assert live.cfgs == [{"n": 3}] and info._cfg == {"n": 3} and info._scheduler == "fake"
+    live.cancel("unknown")
+    live.delete("b")
+    assert live.cancelled == ["a", "b"]
+    app = specs.AppDef(name="app", roles=[Tagged(name="r", image="i")])
+    info = live.submit_dryrun(app, {})
+    assert live.cfgs == [{"n": 3}] and info.cfg == {"n": 3} and info._scheduler == "fake" and info.app is app
+    assert info.request == "app+fake"  # each role's pre_proc ran after _submit_dryrun
+    assert live.submit(app, {"n": 4}) == "id-of-app+fake"
+    with pytest.raises(TypeError):  # abstract methods missing
+        type("Partial", (Scheduler,), {})("x", "s")
+    with pytest.raises(ValueError, match="does not support workspaces"):
+        live.submit(app, {}, workspace="/tmp")
 
 
 def test_named_resource_variants_are_named_by_the_core():
@@ -279,3 +299,41 @@ def test_cli_sees_python_plugins(torchx_bin, tmp_path):
     assert any(e["kind"] == "python" and "broken" in e["source"] for e in report["errors"])
     unknown = cli("run", "-s", "nope", "utils.echo")
     assert unknown.returncode == 2 and "demo_inline" in unknown.stderr
+
+
+def test_structured_opts_and_line_helpers():
+    from dataclasses import dataclass, field
+    from typing import Optional
+
+    from torchx.schedulers.api import StructuredOpts, split_lines, split_lines_iterator
+
+    @dataclass
+    class Cluster(StructuredOpts):
+        context: str = "default"
+        """kube context"""
+
+    @dataclass
+    class Opts(StructuredOpts):
+        cluster_name: str
+        """Name of the cluster."""
+
+        num_retries: int = 3
+        """Retries."""
+
+        mail_user: Optional[str] = field(default=None, metadata={"cfg_key": "mail-user"})
+        """Mail."""
+
+        k8s: Cluster = field(default_factory=Cluster)
+
+    opts = Opts.as_runopts()
+    assert [k for k, _ in opts] == ["cluster_name", "num_retries", "mail-user", "k8s.context"]
+    assert opts.get("cluster_name").is_required and opts.get("num_retries").help == "Retries."
+    assert opts.get("k8s.context").help == "kube context"
+    typed = Opts.from_cfg(opts.resolve({"clusterName": "c", "mail-user": "me", "k8s.context": "prod"}))
+    assert (typed.cluster_name, typed.num_retries, typed.mail_user, typed.k8s.context) == ("c", 3, "me", "prod")
+    assert typed["clusterName"] == "c" and typed["k8s.context"] == "prod" and "mail-user" in typed
+    assert dict(typed) == {"cluster_name": "c", "num_retries": 3, "mail-user": "me", "k8s.context": "prod"}
+    assert (Cluster("a") | Cluster("b")) == {"context": "b"}
+
+    assert split_lines("a\nb\r\nc") == ["a\n", "b\r\n", "c"] and split_lines("") == []
+    assert list(split_lines_iterator(["a\nb", "c\n"])) == ["a\n", "b", "c\n"]

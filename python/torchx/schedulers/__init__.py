@@ -7,11 +7,20 @@
 from typing import Callable, Dict
 
 from torchx._core import core
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, SchedulerInfo, Stream
+from torchx.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerFactory,
+    SchedulerInfo,
+    Stream,
+)
 
 __all__ = [
     "DescribeAppResponse",
     "ListAppResponse",
+    "Scheduler",
+    "SchedulerFactory",
     "SchedulerInfo",
     "Stream",
     "get_default_scheduler_name",
