@@ -172,3 +172,28 @@ def test_schedulers_module():
 def test_workspace_is_refused_by_schedulers_without_workspaces(tmp_path):
     with pytest.raises(NotImplementedError, match="local_cwd: workspaces are not supported"):
         get_runner().dryrun(sh_app("true"), "local_cwd", workspace=str(tmp_path))
+
+
+def test_runner_records_torchx_events_and_head_signatures(monkeypatch):
+    from torchx.runner import events
+
+    recorded = []
+    monkeypatch.setattr(events, "record", lambda ev, destination="null": recorded.append(ev))
+    with pytest.warns(UserWarning, match="session names are deprecated"):
+        runner = get_runner("sess")
+    assert runner.name() == "sess"
+    app = specs.AppDef("ev", [specs.Role("r", "img", entrypoint="echo", resource=specs.Resource(1, 0, 64))])
+    info = runner.run(app, "local_cwd", dryrun=True)
+    assert isinstance(info, specs.AppDryRunInfo)
+    handle = runner.run(app, "local_cwd")
+    runner.wait(handle, wait_interval=0.1)
+    assert any(r.app_id == handle.rpartition("/")[2] for r in runner.list("local_cwd", cfg={}))
+    apis = [e.api for e in recorded]
+    assert apis[:2] == ["dryrun", "run"] and "schedule" in apis and "wait" in apis and apis[-1] == "list"
+    sched = next(e for e in recorded if e.api == "schedule")
+    assert sched.app_id == handle.rpartition("/")[2] and sched.app_image == "img" and sched.wall_time_usec >= 0
+    with pytest.raises(Exception):
+        runner.describe("not a handle")
+    failed = recorded[-1]
+    assert failed.api == "describe" and failed.exception_type and failed.raw_exception
+    assert events.TorchxEvent.deserialize(failed.serialize()) == failed

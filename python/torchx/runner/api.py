@@ -12,6 +12,7 @@ import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Type, Union
 
 from torchx._core import core
+from torchx.runner.events import log_event
 from torchx.schedulers.api import ListAppResponse
 from torchx.specs.api import (
     AppDef,
@@ -64,9 +65,18 @@ class Runner:
         cfg: Optional[Mapping[str, CfgVal]] = None,
         workspace: Optional[str] = None,
         parent_run_id: Optional[str] = None,
-    ) -> AppHandle:
-        """Dry-runs and submits ``app``; returns its handle ``{scheduler}://{session}/{app_id}``."""
-        return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
+        *,
+        dryrun: bool = False,
+    ) -> Union[AppHandle, AppDryRunInfo]:
+        """Dry-runs and submits ``app``; returns its handle ``{scheduler}://{session}/{app_id}``
+        (with ``dryrun=True``, the dry run's info instead, nothing submitted)."""
+        with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
+            info = self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
+            return info if dryrun else self.schedule(info)
+
+    def name(self) -> str:
+        """The session name (the middle part of the handles this Runner makes)."""
+        return self._name
 
     def dryrun(
         self,
@@ -79,8 +89,9 @@ class Runner:
         """Validates ``app`` and builds the scheduler's request without submitting it. ``workspace``
         (a local directory) is built into the app first where the scheduler supports it
         (local_docker: an image with the directory copied in)."""
-        info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), _workspace(workspace))
-        return _dryrun_info(info)
+        with log_event("dryrun", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
+            info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), _workspace(workspace))
+            return _dryrun_info(info)
 
     def run_component(
         self,
@@ -92,7 +103,10 @@ class Runner:
         parent_run_id: Optional[str] = None,
     ) -> AppHandle:
         """Builds the component (CLI-style argument list, or a dict of typed values) and runs it."""
-        return self.schedule(self.dryrun_component(component, component_args, scheduler, cfg, workspace, parent_run_id))
+        with log_event("run_component", scheduler, runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
+            return self.schedule(
+                self.dryrun_component(component, component_args, scheduler, cfg, workspace, parent_run_id)
+            )
 
     def dryrun_component(
         self,
@@ -115,22 +129,28 @@ class Runner:
         """Submits a dry run's request (possibly edited by the caller through ``request``)."""
         if dryrun_info._core is None:
             raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")
-        return self._core.schedule(dryrun_info._core)
+        with log_event("schedule", dryrun_info._scheduler, app_image=_first_image(dryrun_info._app)) as ev:
+            handle = self._core.schedule(dryrun_info._core)
+            ev._torchx_event.app_id = _app_id(handle)
+            return handle
 
     # ---- follow ----
 
     def status(self, app_handle: AppHandle) -> Optional[AppStatus]:
         """The app's status, or None when its scheduler does not know it."""
-        return status_from_core(self._core.status(app_handle))
+        with log_event("status", *_event_target(app_handle)):
+            return status_from_core(self._core.status(app_handle))
 
     def wait(self, app_handle: AppHandle, wait_interval: float = 10) -> Optional[AppStatus]:
         """Blocks until the app is terminal. The local scheduler wakes this at once;
         ``wait_interval`` bounds the polling of back-ends that cannot notify."""
-        return status_from_core(self._core.wait(app_handle, float(wait_interval), None))
+        with log_event("wait", *_event_target(app_handle)):
+            return status_from_core(self._core.wait(app_handle, float(wait_interval), None))
 
     def cancel(self, app_handle: AppHandle) -> None:
         """Requests cancellation and returns; nothing for unknown or finished apps."""
-        self._core.cancel(app_handle)
+        with log_event("cancel", *_event_target(app_handle)):
+            self._core.cancel(app_handle)
 
     def stop(self, app_handle: AppHandle) -> None:
         """Deprecated alias of cancel (TorchX's name; older Ax versions call it)."""
@@ -139,12 +159,14 @@ class Runner:
 
     def delete(self, app_handle: AppHandle) -> None:
         """Removes a finished app's record and logs."""
-        self._core.delete(app_handle)
+        with log_event("delete", *_event_target(app_handle)):
+            self._core.delete(app_handle)
 
     def describe(self, app_handle: AppHandle) -> Optional[AppDef]:
         """The app as submitted, or None when unknown."""
-        text = self._core.describe(app_handle)
-        return None if text is None else from_json(json.loads(text))
+        with log_event("describe", *_event_target(app_handle)):
+            text = self._core.describe(app_handle)
+            return None if text is None else from_json(json.loads(text))
 
     def log_lines(
         self,
@@ -161,12 +183,19 @@ class Runner:
         ``should_tail`` follows the log until the app finishes; ``streams``: None/"combined",
         "stdout" or "stderr" (TorchX's Stream enum values are accepted)."""
         stream = getattr(streams, "value", streams) or "combined"
-        return self._core.log_lines(
-            app_handle, role_name, k, regex, _epoch(since), _epoch(until), bool(should_tail), str(stream)
-        )
+        with log_event("log_lines", *_event_target(app_handle)):
+            return self._core.log_lines(
+                app_handle, role_name, k, regex, _epoch(since), _epoch(until), bool(should_tail), str(stream)
+            )
 
-    def list(self, scheduler: str) -> List[ListAppResponse]:
-        return [ListAppResponse(app_id, AppState(state), handle, name) for app_id, state, handle, name in self._core.list(scheduler)]
+    def list(self, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> List[ListAppResponse]:
+        """The apps ``scheduler`` knows (``cfg``: accepted as in TorchX; the built-in back-ends
+        list from their own state and need none)."""
+        with log_event("list", scheduler, runcfg=_cfg_text(cfg)):
+            return [
+                ListAppResponse(app_id, AppState(state), handle, name)
+                for app_id, state, handle, name in self._core.list(scheduler)
+            ]
 
     # ---- introspection ----
 
@@ -201,6 +230,29 @@ def get_runner(
     if name:
         warnings.warn("Custom session names are deprecated in TorchX; using it anyway", UserWarning, stacklevel=2)
     return Runner(name or "torchx", None, component_defaults, scheduler_params)
+
+
+def _event_target(app_handle: AppHandle) -> "tuple[str, Optional[str]]":
+    # (scheduler, app_id) of a handle for its event; a malformed handle still gets one.
+    scheduler, sep, rest = str(app_handle).partition("://")
+    return (scheduler, rest.rpartition("/")[2]) if sep else ("", None)
+
+
+def _app_id(app_handle: AppHandle) -> Optional[str]:
+    return _event_target(app_handle)[1]
+
+
+def _first_image(app: Any) -> Optional[str]:
+    roles = getattr(app, "roles", None)  # the core reports a non-AppDef; the event must not fail first
+    return getattr(roles[0], "image", None) if roles else None
+
+
+def _cfg_text(cfg: Optional[Mapping[str, CfgVal]]) -> Optional[str]:
+    return json.dumps(dict(cfg), default=str) if cfg else None
+
+
+def _ws_text(workspace: Any) -> Optional[str]:
+    return str(workspace) if workspace else None
 
 
 def _dryrun_info(info: Any) -> AppDryRunInfo:

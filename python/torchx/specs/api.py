@@ -11,9 +11,7 @@ import functools
 import inspect
 import json
 import os
-import pathlib
 import re
-import shutil
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
@@ -46,9 +44,11 @@ NONE: str = "<NONE>"
 UNKNOWN: str = "<UNKNOWN>"
 
 
-def TORCHX_HOME(*subdir_paths: str) -> pathlib.Path:
+def TORCHX_HOME(*subdir_paths: str) -> "pathlib.Path":
     """TorchX's dot-directory (``$TORCHX_HOME``, default ``~/.torchx``) joined with
     ``subdir_paths``; created if missing."""
+    import pathlib  # here: pathlib costs more import time than the rest of this module's needs
+
     home = pathlib.Path(os.environ.get("TORCHX_HOME") or (pathlib.Path.home() / ".torchx"))
     path = home.joinpath(*subdir_paths)
     path.mkdir(parents=True, exist_ok=True)
@@ -202,8 +202,11 @@ class Workspace:
         """One project, copied to the root (no sub-directory)."""
         return len(self.projects) == 1 and not next(iter(self.projects.values()))
 
-    def merge_into(self, outdir: Union[str, pathlib.Path]) -> None:
+    def merge_into(self, outdir: "Union[str, pathlib.Path]") -> None:
         """Copies every project into ``outdir/<remote_subdir>`` (files and directory trees)."""
+        import pathlib
+        import shutil
+
         for src, dst in self.projects.items():
             target = pathlib.Path(outdir) / dst
             if pathlib.Path(src).is_file():

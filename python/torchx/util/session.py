@@ -2,7 +2,6 @@
 environment (``TORCHX_INTERNAL_SESSION_ID``) so that a job's events and its launcher's agree."""
 
 import os
-import uuid
 from typing import Optional
 
 from torchx import settings
@@ -17,6 +16,8 @@ def get_session_id_or_create_new() -> str:
     """This process's session id: the inherited one if the environment has it, else a new uuid4."""
     global CURRENT_SESSION_ID
     if not CURRENT_SESSION_ID:
+        import uuid  # here: only the first call needs it
+
         CURRENT_SESSION_ID = os.environ.get(settings.ENV_TORCHX_INTERNAL_SESSION_ID) or str(uuid.uuid4())
     return CURRENT_SESSION_ID
 
