@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
+#include "torchx/config/torchx_config.h"
 #include "specs/error_message.h"
 #include "convert.h"
 #include "errors.h"
@@ -184,6 +185,25 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
         [](const std::string& overlay, const std::vector<std::string>& blocklist, const std::string& name) {
           ThrowIfError(specs::overlays::Validate(nlohmann::ordered_json::parse(overlay), blocklist, name));
         });
+  // torchx.runner.config: the core's INI reader (the CLI's), and `torchx configure`'s writer.
+  m.def(
+      "config_parse",
+      [](const std::string& text, const std::string& origin) {
+        auto parsed = ValueOrThrow(config::TorchxConfig::Parse(text, origin));
+        std::vector<py::tuple> out;
+        for (const std::string& section : parsed.SectionNames()) {
+          for (const config::ConfigEntry* e : parsed.Section(section)) {
+            out.push_back(py::make_tuple(e->section, e->key, e->value));
+          }
+        }
+        return out;
+      },
+      "A .torchxconfig text as (section, key, value) entries in file order.");
+  m.def("config_dump", [](const std::vector<std::pair<std::string, std::string>>& schedulers, bool all_options) {
+    std::vector<std::pair<std::string, specs::RunOpts>> opts;
+    for (const auto& [name, json] : schedulers) opts.emplace_back(name, ValueOrThrow(specs::RunOptsFromJson(json)));
+    return config::DumpConfig(opts, all_options);
+  });
   m.def("runopts_render", [](const std::string& opts) { return ValueOrThrow(specs::RunOptsFromJson(opts)).Render(); });
 
   m.def("scheduler_names", [&registry] {

@@ -197,3 +197,34 @@ def test_runner_records_torchx_events_and_head_signatures(monkeypatch):
     failed = recorded[-1]
     assert failed.api == "describe" and failed.exception_type and failed.raw_exception
     assert events.TorchxEvent.deserialize(failed.serialize()) == failed
+
+
+def test_runner_config_module(tmp_path, monkeypatch):
+    import io
+
+    from torchx.runner import config
+
+    monkeypatch.delenv("TORCHXCONFIG", raising=False)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / ".torchxconfig").write_text(
+        "[local_cwd]\nlog_dir = /first\nprepend_cwd = yes\n\n[component:utils.echo]\nmsg = hi\n[component:]\nx = y\n")
+    (tmp_path / "b" / ".torchxconfig").write_text("[local_cwd]\nlog_dir = /second\nauto_set_cuda_visible_devices = None\n")
+    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    cfg = {"prepend_cwd": False}
+    config.apply("local_cwd", cfg, dirs=dirs)
+    assert cfg == {"prepend_cwd": False, "log_dir": "/first", "auto_set_cuda_visible_devices": None}
+    assert config.load_sections("component", dirs) == {"utils.echo": {"msg": "hi"}}
+    assert config.get_config("component", "utils.echo", "msg", dirs) == "hi"
+    monkeypatch.setenv("TORCHXCONFIG", "")
+    assert config.find_configs(dirs) == []  # TORCHXCONFIG="" reads no file
+    monkeypatch.setenv("TORCHXCONFIG", str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError):
+        config.find_configs(dirs)
+    out = io.StringIO()
+    config.dump(out, schedulers=["local_cwd"])
+    back = {}
+    config.load("local_cwd", io.StringIO(out.getvalue()), back)
+    assert back["prepend_cwd"] is False and "[local_cwd]" in out.getvalue()
+    with pytest.raises(ValueError, match="not a registered scheduler"):
+        config.dump(io.StringIO(), schedulers=["nope"])
