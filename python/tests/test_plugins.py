@@ -245,6 +245,11 @@ def test_named_resource_variants_are_named_by_the_core():
         reg._add(found, plugins.PluginType.NAMED_RESOURCE, fn, "python:test")
     assert sorted(found) == ["custom", "custom_2cpu", "no_gpus", "t", "table", "table_half"]
     assert found["table_half"][0]().cpu == 4 and found["t"][0]().cpu == 8 and found["custom_2cpu"][0]().cpu == 2
+    # TorchX's resource_tags on every registered resource: an alias carries its base's name.
+    half, alias, whole = found["table_half"][0](), found["t"][0](), found["table"][0]()
+    assert (half.get_resource_name(), half.is_fractional()) == ("table_half", True)
+    assert (alias.get_resource_name(), alias.is_fractional()) == ("table", False)
+    assert (whole.get_resource_name(), whole.is_fractional()) == ("table", False)
     # A rule that cannot apply keeps the whole resource and reports why.
     assert [e[2] for e in reg._errors] == [
         "named resource no_gpus: powers_of_two_gpus: resource.gpu must be a power of two greater than 0 "

@@ -151,9 +151,15 @@ class PluginRegistry:
             name, list(getattr(fn, "_plugin_aliases", [])), json.dumps(request), whole)
         if error:
             self._errors.append((source, "python", error))
-        if fractionals is None:
-            return [(n, fn) for n, _ in variants]
-        return [(n, functools.partial(fn, fractional=f)) for n, f in variants]
+        aliases = set(getattr(fn, "_plugin_aliases", []))
+        out: List[Tuple[str, Factory]] = []
+        for n, f in variants:
+            call = fn if fractionals is None else functools.partial(fn, fractional=f)
+            # TorchX's resource_tags: an alias answers with its base's name; a fractional variant
+            # with its own, fractional unless it is the whole resource.
+            tag_name = name if (n in aliases or fractionals is None) else n
+            out.append((n, _tagged(call, tag_name, fractionals is not None and f != 1.0)))
+        return out
 
     def _entry_points(self, plugin_type: PluginType) -> List[Tuple[str, Factory, str]]:
         from importlib import metadata
@@ -223,6 +229,22 @@ def _module_names(paths: List[str], prefix: str) -> List[str]:
     for sub, dirs in sorted(subdirs.items()):
         names += _module_names(dirs, f"{prefix}{sub}.")
     return list(dict.fromkeys(names))
+
+
+def _tagged(factory: Factory, name: str, fractional: bool) -> Factory:
+    """``factory`` whose resources carry resource_tags.RESOURCE_NAME and IS_FRACTIONAL."""
+    from torchx.plugins._registration import resource_tags
+
+    @functools.wraps(factory)
+    def make(*args: Any, **kwargs: Any) -> Any:
+        resource = factory(*args, **kwargs)
+        tags = getattr(resource, "tags", None)
+        if isinstance(tags, dict):
+            tags[resource_tags.RESOURCE_NAME] = name
+            tags[resource_tags.IS_FRACTIONAL] = fractional
+        return resource
+
+    return make
 
 
 def _describe(e: BaseException) -> str:
