@@ -2,6 +2,7 @@
 either case, status text, the AWS table, capability keys, and the torchx.util helpers."""
 
 import asyncio
+import json
 import importlib.metadata
 import threading
 import time
@@ -336,3 +337,25 @@ def test_runner_cfg_from_str_and_malformed_cfg_is_a_value_error():
         runner.cfg_from_str("local_cwd", "malformed")
     with pytest.raises(specs.InvalidRunConfigException):
         specs.runopts().cfg_from_str("x")
+
+
+def test_overlay_tuples_cross_the_core_and_linter_unwraps_annotated(tmp_path):
+    from typing import Annotated  # noqa: F401 - in the linted source below
+
+    from torchx.runner import get_runner
+    from torchx.specs import file_linter
+
+    role = specs.Role(name="trainer", image="img", entrypoint="python", resource=specs.Resource(1, 0, 64))
+    role.metadata["kubernetes"] = {"spec": {"volumes": ({"name": "only"},)}}
+    app = specs.AppDef("app", [role])
+    assert specs.api.from_json(json.loads(specs.api.app_to_core(app))).roles[0].metadata == role.metadata
+    text = repr(get_runner().dryrun(app, "kubernetes", cfg={"queue": "default"}))
+    assert "name: only" in text and "__torchx_tuple__" not in text
+
+    src = tmp_path / "c.py"
+    src.write_text("from typing import Annotated\nfrom torchx.specs import AppDef\n"
+                   "def f(j: Annotated[str, '-j'] = '1x2') -> AppDef: ...\n")
+    assert file_linter.validate(str(src), "f") == []
+    opts = specs.runopts()
+    opts.add("names", type_=List[str], help="n", default=[])
+    assert opts.cfg_from_json_repr('{"names": [1, 2], "other": 3}') == {"names": ["1", "2"]}

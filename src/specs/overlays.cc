@@ -61,7 +61,7 @@ void MergeByKey(Json& base_list, const Json& overlay_list, const std::string& on
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < base_list.size(); ++i) {
     const Json& item = base_list[i];
-    if (item.is_object() && item.contains(on)) index.emplace(item[on].dump(), i);
+    if (item.is_object() && item.contains(on)) index[item[on].dump()] = i;  // the last duplicate, as TorchX
   }
   for (const Json& item : overlay_list) {
     auto it = item.is_object() && item.contains(on) ? index.find(item[on].dump()) : index.end();
@@ -178,6 +178,16 @@ Status Apply(Json& base, const Json& overlay, bool resolve) {
   return OkStatus();
 }
 
+void StripTupleMarkers(Json& v) {
+  if (IsTuple(v)) {
+    Json items = std::move(v[kTuple]);
+    v = std::move(items);
+  }
+  if (v.is_object() || v.is_array()) {
+    for (auto& child : v) StripTupleMarkers(child);
+  }
+}
+
 Json Get(const Json& ns_value, std::string_view kind, bool flat_fallback) {
   if (!ns_value.is_object()) return Json::object();
   if (auto it = ns_value.find(kind); it != ns_value.end() && it->is_object()) return *it;
@@ -203,7 +213,8 @@ Result<Json> LoadFile(std::string_view uri) {
   text << in.rdbuf();
   Json data = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (data.is_discarded()) {
-    TORCHX_ASSIGN_OR_RETURN(data, internal::YamlTextToJson(text.str(), fmt::format("overlay file `{}`", uri)));
+    TORCHX_ASSIGN_OR_RETURN(data, internal::YamlTextToJson(text.str(), fmt::format("overlay file `{}`", uri),
+                                                           /*keep_tuples=*/true));
   }
   if (!data.is_object()) {
     return InvalidArgumentError(fmt::format("overlay file `{}` must contain a dict, got {}", uri, PyType(data)));

@@ -36,6 +36,16 @@ TEST(Overlays, PutReplacesDelRemovesJoinMergesByKey) {
             Json::array({{{"name", "main"}, {"image", "v1"}, {"memory", "1Gi"}}, {{"name", "old"}}, {{"name", "side"}}}));
 }
 
+TEST(Overlays, JoinMergesIntoTheLastOfDuplicateKeysAndMarkersStrip) {
+  Json base = {{"c", Json::array({{{"name", "x"}, {"v", 1}}, {{"name", "x"}, {"v", 2}}})}};
+  Json joined = Applied(base, {{Join("c", "name"), Json::array({{{"name", "x"}, {"w", 3}}})}});
+  EXPECT_EQ(joined["c"][0], Json({{"name", "x"}, {"v", 1}}));
+  EXPECT_EQ(joined["c"][1], Json({{"name", "x"}, {"v", 2}, {"w", 3}}));
+  Json nested = {{"a", {{"b", {{"__torchx_tuple__", Json::array({1})}}}}}};
+  StripTupleMarkers(nested);
+  EXPECT_EQ(nested, Json({{"a", {{"b", Json::array({1})}}}}));
+}
+
 TEST(Overlays, AccumulationKeepsOperatorsLastOneWins) {
   Json stored = Json::object();
   ASSERT_THAT(Apply(stored, {{"tolerations", Json::array({1})}}, false), IsOk());

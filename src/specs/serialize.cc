@@ -328,7 +328,7 @@ bool IsUtf8(const std::string& s) {
   }
 }
 
-Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth = 0) {
+Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth = 0, bool keep_tuples = false) {
   if (depth > kYamlMaxDepth) {
     return InvalidArgumentError(fmt::format("AppDef YAML: nested deeper than {} levels", kYamlMaxDepth));
   }
@@ -345,9 +345,10 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
       Json arr = Json::array();
       size_t i = 0;
       for (const auto& item : n) {
-        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(item, fmt::format("{}[{}]", path, i++), depth + 1));
+        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(item, fmt::format("{}[{}]", path, i++), depth + 1, keep_tuples));
         arr.push_back(std::move(v));
       }
+      if (keep_tuples && n.Tag() == "tag:yaml.org,2002:python/tuple") return Json{{"__torchx_tuple__", std::move(arr)}};
       return arr;
     }
     case YAML::NodeType::Map: {
@@ -360,7 +361,8 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
         if (!IsUtf8(key)) {
           return InvalidArgumentError(fmt::format("{}: key is not valid UTF-8 text", path));
         }
-        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(kv.second, path.empty() ? key : path + "." + key, depth + 1));
+        TORCHX_ASSIGN_OR_RETURN(Json v,
+                                YamlToJson(kv.second, path.empty() ? key : path + "." + key, depth + 1, keep_tuples));
         obj[key] = std::move(v);
       }
       return obj;
@@ -418,14 +420,14 @@ Result<AppDef> internal::AppDefFromYamlNode(const YAML::Node& root, const NamedR
   return Reader(/*scalars_as_text=*/true, resources).App(j);
 }
 
-Result<Json> internal::YamlTextToJson(std::string_view text, std::string_view what) {
+Result<Json> internal::YamlTextToJson(std::string_view text, std::string_view what, bool keep_tuples) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(fmt::format("{}: {}", what, e.what()));
   }
-  return YamlToJson(root, "");
+  return YamlToJson(root, "", 0, keep_tuples);
 }
 
 Result<AppDef> AppDefFromFile(const std::string& path, const NamedResourceSource* resources) {

@@ -16,6 +16,7 @@ namespace torchx::specs::internal {
 Result<AppDef> AppDefFromYamlNode(const YAML::Node& root, const NamedResourceSource* resources = nullptr);
 
 /// A YAML (or JSON) document as JSON; kInvalidArgument naming `what` when it does not parse.
-Result<nlohmann::ordered_json> YamlTextToJson(std::string_view text, std::string_view what);
+/// `keep_tuples`: a `!!python/tuple` sequence becomes `{"__torchx_tuple__": [...]}` (overlays).
+Result<nlohmann::ordered_json> YamlTextToJson(std::string_view text, std::string_view what, bool keep_tuples = false);
 
 }  // namespace torchx::specs::internal

@@ -33,6 +33,11 @@ std::string FieldOf(std::string_view key);
 /// `base` may be partly merged then.
 Status Apply(nlohmann::ordered_json& base, const nlohmann::ordered_json& overlay, bool resolve = true);
 
+/// Turns every tuple marker left in `v` (a Python tuple or a YAML `!!python/tuple`, kept as
+/// `{"__torchx_tuple__": [...]}` so that it can replace a list) into the plain array: for the
+/// request after the overlays are applied.
+void StripTupleMarkers(nlohmann::ordered_json& v);
+
 /// The overlay of `kind` in a namespace's metadata value (`metadata[namespace]`): `{}` when
 /// absent. A nested form (marked) never hands out another kind's overlay; an unmarked object
 /// without `kind` is taken whole as a legacy flat overlay when `flat_fallback`, unless it looks
@@ -40,7 +45,7 @@ Status Apply(nlohmann::ordered_json& base, const nlohmann::ordered_json& overlay
 nlohmann::ordered_json Get(const nlohmann::ordered_json& ns_value, std::string_view kind, bool flat_fallback = true);
 
 /// An overlay kept in a file (`metadata[namespace]` may name one): a path or a file:// URI, JSON
-/// or YAML holding an object. Other URI schemes are refused (kInvalidArgument naming them).
+/// or YAML holding an object (`!!python/tuple` sequences kept as tuples). Other URI schemes are refused (kInvalidArgument naming them).
 Result<nlohmann::ordered_json> LoadFile(std::string_view uri);
 
 /// kInvalidArgument when the overlay sets a field of `blocklist` (fields set through the Role),

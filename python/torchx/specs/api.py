@@ -245,7 +245,10 @@ class Workspace:
 # field's value on first read. The result is written back into the same dict, wrapped, so roles
 # sharing one dict (copies of a role share it) resolve each producer once; the field itself is
 # never assigned. Resolution is single-flight per dict under a re-entrant lock kept in the dict
-# under a key no attribute can have, so a producer may read other lazy fields of the same role.
+# under a key no attribute can have, so a producer may read other lazy fields of the same role
+# (from its own thread: an awaitable read inside a running event loop is driven on a worker
+# thread, and a producer there that reads another lazy field of the same role would wait for the
+# lock its caller holds; TorchX has the same limit).
 
 _NO_OVERRIDE: Any = object()
 _OVERRIDES_LOCK_KEY: str = "<overrides resolution lock>"
@@ -295,7 +298,12 @@ def _await_in_new_loop(aw: Any) -> Any:
     async def wait() -> Any:
         return await aw
 
-    return asyncio.run(wait())
+    # Not asyncio.run: it resets the thread's current event loop when it finishes.
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(wait())
+    finally:
+        loop.close()
 
 
 def _resolve_awaitable(attrname: str, aw: Any) -> Any:
@@ -707,8 +715,18 @@ class runopts:
         return core().runopts_cfg_from_str(self._to_json(), cfg_str)
 
     def cfg_from_json_repr(self, json_repr: str) -> Dict[str, CfgVal]:
-        cfg = json.loads(json_repr)
-        return {k: v for k, v in cfg.items() if self.get(k) is not None}
+        """A cfg from its JSON: declared options only, list and dict items as strings."""
+        cfg: Dict[str, CfgVal] = {}
+        for key, value in json.loads(json_repr).items():
+            opt = self.get(key)
+            if opt is None:
+                continue
+            if value is not None and opt.is_type_list_of_str:
+                value = [str(v) for v in value]
+            elif value is not None and opt.is_type_dict_of_str:
+                value = {str(k): str(v) for k, v in value.items()}
+            cfg[key] = value
+        return cfg
 
     def __repr__(self) -> str:
         return core().runopts_render(self._to_json())
@@ -757,6 +775,30 @@ def make_app_handle(scheduler_backend: str, session_name: str, app_id: str) -> A
 # core is the judge of the result (unknown keys and wrong types are errors naming the path), and
 # python/tests/test_specs.py checks these field sets against the core's canonical JSON, so a
 # field the core gains and Python does not carry fails a test rather than being dropped.
+
+# Tuples in metadata (overlays use them: a tuple replaces a list) cross as this marker object.
+_TUPLE_KEY = "__torchx_tuple__"
+
+
+def _encode_tuples(v: Any) -> Any:
+    if isinstance(v, tuple):
+        return {_TUPLE_KEY: [_encode_tuples(x) for x in v]}
+    if isinstance(v, list):
+        return [_encode_tuples(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _encode_tuples(x) for k, x in v.items()}
+    return v
+
+
+def _decode_tuples(v: Any, path: str = "") -> Any:
+    if isinstance(v, dict):
+        if len(v) == 1 and isinstance(v.get(_TUPLE_KEY), list):
+            return tuple(_decode_tuples(x) for x in v[_TUPLE_KEY])
+        return {k: _decode_tuples(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_decode_tuples(x) for x in v]
+    return v
+
 
 # Fields that do not cross, and why: base_image is deprecated in TorchX and read by nothing;
 # overrides holds Python producers (callables, awaitables) that Role resolves into the fields
@@ -865,6 +907,7 @@ _CONVERSIONS: Dict[Tuple[type, str], Tuple[Any, Any]] = {
     (Role, "retry_policy"): (_plain, _retry_policy_from_json),
     (Role, "resource"): (_obj_to_json, lambda j, path: _obj_from_json(Resource, j, path)),
     (Role, "mounts"): _list_of(_mount_to_json, _mount_from_json),
+    (Role, "metadata"): (_encode_tuples, _decode_tuples),
 }
 
 

@@ -86,8 +86,18 @@ def _optional_inner(node: ast.expr) -> Optional[ast.expr]:
     return None
 
 
+def _unannotated(tp: ast.expr) -> ast.expr:
+    """T of ``Annotated[T, ...]`` (its metadata, e.g. a short flag, is not the type)."""
+    if isinstance(tp, ast.Subscript) and isinstance(tp.value, (ast.Name, ast.Attribute)):
+        name = tp.value.id if isinstance(tp.value, ast.Name) else tp.value.attr
+        if name == "Annotated" and isinstance(tp.slice, ast.Tuple) and tp.slice.elts:
+            return tp.slice.elts[0]
+    return tp
+
+
 def _type_problem(tp: ast.expr) -> Optional[str]:
     """Why an annotation cannot be a component parameter's, or None."""
+    tp = _unannotated(tp)
     inner = _optional_inner(tp)
     if inner is not None:
         tp = inner

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from torchx._core import core
+from torchx.specs.api import _decode_tuples, _encode_tuples  # a tuple (legacy PUT of a list) crosses as a marker
 
 logger: logging.Logger = logging.getLogger(__name__)
 
@@ -30,7 +31,6 @@ _FORMAT_KEY = "__torchx_overlays__"
 _PUT_PREFIX = "__put__:"
 _JOIN_PREFIX = "__join__:"
 _DEL_PREFIX = "__del__:"
-_TUPLE_KEY = "__torchx_tuple__"  # how a tuple (legacy PUT for lists) crosses to the core
 
 
 def PUT(key: str) -> str:
@@ -59,29 +59,9 @@ def _field_of(key: str) -> str:
     return key
 
 
-def _encode(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return {_TUPLE_KEY: [_encode(v) for v in value]}
-    if isinstance(value, list):
-        return [_encode(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _encode(v) for k, v in value.items()}
-    return value
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1 and isinstance(value.get(_TUPLE_KEY), list):
-            return tuple(_decode(v) for v in value[_TUPLE_KEY])
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
 def _dumps(value: Any) -> str:
     try:
-        return json.dumps(_encode(value))
+        return json.dumps(_encode_tuples(value))
     except TypeError as e:
         raise TypeError(f"overlays hold JSON values (dicts, lists, str, numbers, bools, None): {e}") from None
 
@@ -116,7 +96,7 @@ def apply_overlay(base: _Overlay, overlay: _Overlay, *, _resolve: bool = True) -
         if str(e).startswith(_TYPE_ERRORS):
             raise TypeError(str(e)) from None
         raise
-    _write_back(base, _decode(merged))
+    _write_back(base, _decode_tuples(merged))
 
 
 def _load_overlay_file(uri: str) -> _Overlay:

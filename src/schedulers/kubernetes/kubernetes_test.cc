@@ -139,6 +139,23 @@ TEST(VolcanoJob, PodOverlayFromRoleMetadataPatchesThePodTemplate) {
   EXPECT_EQ(pod["containers"][1]["name"], "sidecar");
 }
 
+TEST(VolcanoJob, PodOverlayKeepsTorchXsLabelsAndTupleFilesReplaceLists) {
+  testing::ScopedTempDir dir;
+  std::string path = dir.Write("overlay.yaml",
+                               "apiVersion: ignored\nmetadata:\n  __put__:labels: {team: a}\n"
+                               "spec:\n  volumes: !!python/tuple\n    - name: only\n");
+  specs::Role r = SimpleRole("r");
+  r.mounts = {specs::BindMount{"/host", "/job", false}};
+  r.metadata["kubernetes"] = Value(path);
+  auto job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options());
+  ASSERT_THAT(job, IsOk());
+  const Json& tmpl = (*job)["spec"]["tasks"][0]["template"];
+  EXPECT_FALSE(tmpl.contains("apiVersion"));
+  EXPECT_EQ(tmpl["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(tmpl["metadata"]["labels"]["torchx.pytorch.org/role-name"], "r");  // put back on top
+  EXPECT_EQ(tmpl["spec"]["volumes"], Json::array({{{"name", "only"}}}));      // replaced, marker gone
+}
+
 TEST(VolcanoJob, PodOverlayFileAndBadOverlayErrors) {
   testing::ScopedTempDir dir;
   std::string path = dir.Write("overlay.yaml", "spec:\n  priorityClassName: high\n");

@@ -286,7 +286,14 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
         if (Status s = specs::overlays::Apply(pod, overlay); !s.ok()) {
           return s.WithContext(fmt::format("kubernetes: role `{}`: metadata.kubernetes V1Pod overlay", role.name));
         }
-        task["template"] = Json(pod);
+        specs::overlays::StripTupleMarkers(pod);
+        // As TorchX: only the pod's metadata and spec are taken, and TorchX's labels are put back
+        // on top (describe, list and logs find the pods by them).
+        Json pod_metadata = pod.contains("metadata") && pod["metadata"].is_object() ? Json(pod["metadata"]) : Json::object();
+        if (!pod_metadata.contains("labels") || !pod_metadata["labels"].is_object()) pod_metadata["labels"] = Json::object();
+        pod_metadata["labels"].update(labels);
+        Json pod_spec = pod.contains("spec") ? Json(pod["spec"]) : Json::object();
+        task["template"] = Json{{"metadata", std::move(pod_metadata)}, {"spec", std::move(pod_spec)}};
       }
       tasks.push_back(std::move(task));
     }
