@@ -9,11 +9,12 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 import json
 import logging
 import warnings
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Type, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Type, Union
+
+if TYPE_CHECKING:
+    from torchx.schedulers.api import ListAppResponse
 
 from torchx._core import core
-from torchx.runner.events import log_event
-from torchx.schedulers.api import ListAppResponse
 from torchx.specs.api import (
     AppDef,
     AppDryRunInfo,
@@ -188,9 +189,11 @@ class Runner:
                 app_handle, role_name, k, regex, _epoch(since), _epoch(until), bool(should_tail), str(stream)
             )
 
-    def list(self, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> List[ListAppResponse]:
+    def list(self, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> "List[ListAppResponse]":
         """The apps ``scheduler`` knows (``cfg``: accepted as in TorchX; the built-in back-ends
         list from their own state and need none)."""
+        from torchx.schedulers.api import ListAppResponse  # here: importing the runner stays cheap
+
         with log_event("list", scheduler, runcfg=_cfg_text(cfg)):
             return [
                 ListAppResponse(app_id, AppState(state), handle, name)
@@ -230,6 +233,13 @@ def get_runner(
     if name:
         warnings.warn("Custom session names are deprecated in TorchX; using it anyway", UserWarning, stacklevel=2)
     return Runner(name or "torchx", None, component_defaults, scheduler_params)
+
+
+def log_event(*args: Any, **kwargs: Any) -> Any:
+    # torchx.runner.events loads with the first call, not with the import of torchx.runner.
+    from torchx.runner.events import log_event as event
+
+    return event(*args, **kwargs)
 
 
 def _event_target(app_handle: AppHandle) -> "tuple[str, Optional[str]]":

@@ -4,12 +4,10 @@ import abc
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import Enum
-from typing import Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, TypeVar, Union
 
 from torchx._core import core
-from torchx.schedulers.structured_opts import StructuredOpts
 from torchx.specs.api import (
     NONE,
     NULL_RESOURCE,
@@ -21,6 +19,21 @@ from torchx.specs.api import (
     Workspace,
     runopts,
 )
+
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from torchx.schedulers.structured_opts import StructuredOpts
+
+
+def __getattr__(name: str) -> Any:
+    # StructuredOpts loads on first use: importing torchx.runner should not pay for it.
+    if name == "StructuredOpts":
+        from torchx.schedulers.structured_opts import StructuredOpts
+
+        return StructuredOpts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Stream(str, Enum):
@@ -165,8 +178,8 @@ class Scheduler(abc.ABC, Generic[T]):
         role_name: str,
         k: int = 0,
         regex: Optional[str] = None,
-        since: Optional[datetime] = None,
-        until: Optional[datetime] = None,
+        since: "Optional[datetime]" = None,
+        until: "Optional[datetime]" = None,
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:

@@ -48,8 +48,22 @@ from torchx.specs.api import (
     runopts,
 )
 from torchx.specs.builders import parse_mounts
-from torchx.specs.capabilities import CapabilityKey
-from torchx.specs.metadata_keys import NA, TORCHX_CONTEXT_NAME, app_metadata
+
+# Loaded on first use (module __getattr__ below): importing torchx.specs stays cheap.
+_LAZY = {
+    "CapabilityKey": "torchx.specs.capabilities",
+    "NA": "torchx.specs.metadata_keys",
+    "TORCHX_CONTEXT_NAME": "torchx.specs.metadata_keys",
+    "app_metadata": "torchx.specs.metadata_keys",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'torchx.specs' has no attribute {name!r}")
 
 GiB: int = 1024
 

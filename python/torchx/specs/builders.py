@@ -3,11 +3,13 @@ torchx.specs.builders). Arguments are parsed by the core against the function's 
 (the same parser ``torchx run file.py:fn ...`` uses); this module adds TorchX's Python API over it:
 ``parse_args`` (a Namespace), ``component_args_from_str``, ``materialize_appdef``."""
 
-import argparse
 import inspect
 import json
 import sys
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Union
+
+if TYPE_CHECKING:
+    import argparse
 
 from torchx._core import core
 from torchx.specs.api import AppDef, BindMount, DeviceMount, VolumeMount, _mount_from_json, make_app_handle
@@ -28,9 +30,11 @@ def _create_args_parser(
     cmpnt_fn: Callable[..., AppDef],
     cmpnt_defaults: Optional[Dict[str, str]] = None,
     config: Optional[Dict[str, Any]] = None,
-) -> argparse.ArgumentParser:
+) -> "argparse.ArgumentParser":
     """An argparse parser describing the component's arguments (for ``--help`` and tools that
     want one); ``parse_args`` below parses with the core, which the CLI uses too."""
+    import argparse  # here: only callers that want a parser pay for argparse
+
     from torchx.specs.file_linter import TorchXArgumentHelpFormatter, get_fn_docstring
     from torchx.util.types import get_argparse_param_type, is_bool
 
@@ -87,10 +91,12 @@ def parse_args(
     cmpnt_args: List[str],
     cmpnt_defaults: Optional[Dict[str, Any]] = None,
     config: Optional[Dict[str, Any]] = None,
-) -> argparse.Namespace:
+) -> "argparse.Namespace":
     """The component's arguments as a Namespace. Precedence: ``cmpnt_args`` (the command line) >
     ``config`` > ``cmpnt_defaults`` (strings, as .torchxconfig gives them) > the declared
     defaults. A bad command line prints the error and exits 2, as TorchX's argparse does."""
+    import argparse
+
     from torchx.components._loader import convert_value
     from torchx.util.types import decode
 
