@@ -181,6 +181,7 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
         return specs::overlays::Get(nlohmann::ordered_json::parse(ns_value), kind, flat_fallback).dump();
       },
       py::arg("ns_value"), py::arg("kind"), py::arg("flat_fallback") = true);
+  m.def("overlay_field_of", [](const std::string& key) { return specs::overlays::FieldOf(key); });
   m.def("overlay_validate",
         [](const std::string& overlay, const std::vector<std::string>& blocklist, const std::string& name) {
           ThrowIfError(specs::overlays::Validate(nlohmann::ordered_json::parse(overlay), blocklist, name));
@@ -204,6 +205,8 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
     for (const auto& [name, json] : schedulers) opts.emplace_back(name, ValueOrThrow(specs::RunOptsFromJson(json)));
     return config::DumpConfig(opts, all_options);
   });
+  m.def("snake_to_camel", [](const std::string& name) { return specs::SnakeToCamel(name); });
+  m.def("camel_to_snake", [](const std::string& name) { return specs::CamelToSnake(name); });
   m.def("runopts_render", [](const std::string& opts) { return ValueOrThrow(specs::RunOptsFromJson(opts)).Render(); });
 
   m.def("scheduler_names", [&registry] {

@@ -11,7 +11,6 @@ import functools
 import inspect
 import json
 import os
-import re
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
@@ -570,16 +569,16 @@ def get_type_name(tp: Type[CfgVal]) -> str:
 
 
 class cases:
-    """Run option names in either spelling: ``cluster_name`` <-> ``clusterName``."""
+    """Run option names in either spelling: ``cluster_name`` <-> ``clusterName`` (the core's
+    rules, which runopts resolution and ``-cfg`` use too)."""
 
     @staticmethod
     def snake_to_camel(name: str) -> str:
-        first, *rest = name.split("_")
-        return first + "".join(piece.title() for piece in rest)
+        return core().snake_to_camel(name)
 
     @staticmethod
     def camel_to_snake(name: str) -> str:
-        return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+        return core().camel_to_snake(name)
 
 
 _CFG_TYPES: Dict[str, Any] = {

@@ -10,7 +10,6 @@ import abc
 import copy
 import importlib
 import inspect
-import json
 import os
 import pkgutil
 from dataclasses import dataclass
@@ -130,8 +129,10 @@ def _registered_components() -> List[_Component]:
 
     out = []
     for name in core().component_names():
-        fn = builtin(name, "torchx.components." + name.rpartition(".")[0] if "." in name else "torchx.components")
-        out.append(_Component(name, json.loads(core().component_spec(name))["summary"], fn.__name__, fn, []))
+        module = "torchx.components." + name.rpartition(".")[0] if "." in name else "torchx.components"
+        fn = builtin(name, module)
+        summary = (fn.__doc__ or "").split("\n", 1)[0]  # builtin() writes the spec's summary first
+        out.append(_Component(name, summary, fn.__name__, fn, []))
     return out
 
 

@@ -50,15 +50,6 @@ def DEL(key: str) -> str:
     return f"{_DEL_PREFIX}{key}"
 
 
-def _field_of(key: str) -> str:
-    for prefix in (_PUT_PREFIX, _DEL_PREFIX):
-        if key.startswith(prefix):
-            return key[len(prefix):]
-    if key.startswith(_JOIN_PREFIX):
-        return key[len(_JOIN_PREFIX):].split(":", 1)[0]
-    return key
-
-
 def _dumps(value: Any) -> str:
     try:
         return json.dumps(_encode_tuples(value))
@@ -193,7 +184,7 @@ def validate_overlay(
     if blocklist:
         core().overlay_validate(_dumps(overlay), list(blocklist), overlay_name)
     if forbidden_keys:
-        misplaced = {_field_of(k) for k in overlay} & set(forbidden_keys)
+        misplaced = {core().overlay_field_of(k) for k in overlay} & set(forbidden_keys)
         if misplaced:
             msg = f"{overlay_name} overlay contains misplaced keys: {misplaced}."
             raise ValueError(f"{msg} {suggestion}" if suggestion else msg)
