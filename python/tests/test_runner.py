@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -228,3 +229,22 @@ def test_runner_config_module(tmp_path, monkeypatch):
     assert back["prepend_cwd"] is False and "[local_cwd]" in out.getvalue()
     with pytest.raises(ValueError, match="not a registered scheduler"):
         config.dump(io.StringIO(), schedulers=["nope"])
+
+
+def test_role_workspace_reaches_the_core_and_projects_are_merged(tmp_path):
+    from torchx.runner.api import _workspace_dir
+
+    app = sh_app("true")
+    app.roles[0].workspace = specs.Workspace({str(tmp_path): ""})
+    # Role.workspace is what the Runner builds when no workspace argument is given (TorchX).
+    with pytest.raises(NotImplementedError, match="local_cwd: workspaces are not supported"):
+        get_runner().dryrun(app, "local_cwd")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f.py").write_text("x")
+    multi = specs.Workspace({str(tmp_path / "a"): "proj", str(tmp_path / "a" / "f.py"): "top.py"})
+    with _workspace_dir(multi, None) as merged:
+        assert (Path(merged) / "proj" / "f.py").read_text() == "x" and (Path(merged) / "top.py").is_file()
+    assert not Path(merged).exists()
+    second = specs.Role("b", "img", entrypoint="true", workspace=multi)
+    with pytest.raises(ValueError, match=r"roles\[1\]\.workspace"):
+        get_runner().dryrun(specs.AppDef("a", [sh_app("true").roles[0], second]), "local_cwd")

@@ -6,10 +6,11 @@ scheduler keeps its state on disk, so a Runner in another process (or after a re
 status, wait for, cancel or read the logs of any handle; Ax may therefore store only the handle.
 """
 
+import contextlib
 import json
 import logging
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Type, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Type, Union
 
 if TYPE_CHECKING:
     from torchx.schedulers.api import ListAppResponse
@@ -22,6 +23,7 @@ from torchx.specs.api import (
     AppState,
     AppStatus,
     CfgVal,
+    Workspace,
     app_to_core,
     from_json,
     runopts,
@@ -91,7 +93,8 @@ class Runner:
         (a local directory) is built into the app first where the scheduler supports it
         (local_docker: an image with the directory copied in)."""
         with log_event("dryrun", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
-            info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), _workspace(workspace))
+            with _workspace_dir(workspace, app) as ws_dir:
+                info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), ws_dir)
             return _dryrun_info(info)
 
     def run_component(
@@ -122,9 +125,8 @@ class Runner:
         if _is_python_component(component):
             app = _python_component_app(component, component_args)
             return self.dryrun(app, scheduler, cfg, workspace)
-        return _dryrun_info(
-            self._core.dryrun_component(component, args, scheduler, dict(cfg or {}), _workspace(workspace))
-        )
+        with _workspace_dir(workspace, None) as ws_dir:
+            return _dryrun_info(self._core.dryrun_component(component, args, scheduler, dict(cfg or {}), ws_dir))
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
         """Submits a dry run's request (possibly edited by the caller through ``request``)."""
@@ -274,14 +276,35 @@ def _dryrun_info(info: Any) -> AppDryRunInfo:
     return out
 
 
-def _workspace(workspace: Any) -> str:
-    # TorchX passes a path, a file:// URL, or a Workspace object with a `projects` mapping.
-    if workspace is None:
-        return ""
-    projects = getattr(workspace, "projects", None)
-    if isinstance(projects, dict) and projects:
-        return str(next(iter(projects)))
-    return str(workspace)
+@contextlib.contextmanager
+def _workspace_dir(workspace: Any, app: Optional[AppDef]) -> Iterator[str]:
+    """The directory the core builds into the job ("" for none), from the ``workspace`` argument
+    (a path, a file:// URL, or a Workspace) or else ``app.roles[0].workspace``, as TorchX. A
+    Workspace of several projects, or one mapped to a sub-directory, is merged into a temporary
+    directory that lives for the dry run (the build happens there)."""
+    roles = list(getattr(app, "roles", None) or [])
+    for i, role in enumerate(roles[1:], start=1):
+        if getattr(role, "workspace", None):
+            raise ValueError(
+                f"roles[{i}].workspace: only the first role's workspace is built (roles[0].workspace, or the "
+                "`workspace` argument); put the projects in one Workspace"
+            )
+    if not workspace and roles:
+        workspace = getattr(roles[0], "workspace", None)
+    if not workspace:
+        yield ""
+        return
+    if not isinstance(workspace, Workspace):
+        yield str(workspace)
+        return
+    if workspace.is_unmapped_single_project():
+        yield next(iter(workspace.projects))
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(suffix="_torchx_workspace") as outdir:
+        workspace.merge_into(outdir)
+        yield outdir
 
 
 def _epoch(t: Any) -> Optional[float]:
