@@ -74,8 +74,12 @@ def test_unknown_app_and_bad_inputs():
         runner.run(sh_app("true"), "no_such_scheduler")
     with pytest.raises(specs.InvalidRunConfigException, match="prepend_cwd"):
         runner.dryrun(sh_app("true"), "local_cwd", cfg={"prepend_cwd": "yes"})
-    with pytest.raises(ValueError, match="resource"):
-        runner.dryrun(specs.AppDef("a", [specs.Role("r", "i", entrypoint="true")]), "local_cwd")
+    # A role without a resource: the local scheduler runs it (TorchX's LocalScheduler ignores
+    # resources); a back-end that places replicas by resource refuses it, naming the role.
+    no_resource = specs.AppDef("a", [specs.Role("r", "i", entrypoint="true")])
+    assert "true" in str(runner.dryrun(no_resource, "local_cwd"))
+    with pytest.raises(ValueError, match="role 'r': resource: no resource for role"):
+        runner.dryrun(no_resource, "slurm")
     with pytest.raises(TypeError):
         runner.run("not an app", "local_cwd")
     with pytest.raises(ComponentNotFoundException, match="utils.echo"):

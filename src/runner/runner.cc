@@ -92,6 +92,8 @@ Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::stri
 Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const std::string& scheduler,
                                                        const specs::ResolvedCfg& cfg, const std::string& workspace) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  // TorchX's Runner asks the scheduler (Scheduler._validate): most refuse a role without a resource.
+  if (sched->requires_resources()) TORCHX_RETURN_IF_ERROR(specs::ValidateResources(app));
   // TorchX's runner tells every replica who it is and which runner session launched it.
   std::string job_id = specs::MakeAppHandle(scheduler, options_.session_name, "${app_id}");
   const char* parent = std::getenv("TORCHX_PARENT_RUN_ID");

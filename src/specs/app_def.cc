@@ -54,11 +54,7 @@ Status ValidateName(std::string_view what, std::string_view name) {
 
 Status ValidateResource(const Role& role) {
   const Resource& r = role.resource;
-  if (IsNullResource(r)) {
-    return InvalidArgumentError(fmt::format(
-        "role '{}': resource: no resource for role (set cpu/gpu/memMB or a named resource)",
-        role.name));
-  }
+  if (IsNullResource(r)) return OkStatus();  // the back-end decides (ValidateResources)
   auto negative = [&](std::string_view field, int v) {
     return InvalidArgumentError(
         fmt::format("role '{}': resource.{}: must be >= 0, got {}", role.name, field, v));
@@ -112,6 +108,16 @@ Status ValidateAppDef(const AppDef& app) {
         return InvalidArgumentError(fmt::format(
             "role '{}': port_map[{}]: must be in 0..65535, got {}", role.name, port_name, port));
       }
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateResources(const AppDef& app) {
+  for (const Role& role : app.roles) {
+    if (IsNullResource(role.resource)) {
+      return InvalidArgumentError(fmt::format(
+          "role '{}': resource: no resource for role (set cpu/gpu/memMB or a named resource)", role.name));
     }
   }
   return OkStatus();

@@ -96,11 +96,13 @@ TEST(ValidateAppDef, RejectsReplicaCounts) {
   EXPECT_THAT(ValidateAppDef(app), StatusIs(StatusCode::kInvalidArgument, HasSubstr("max_retries")));
 }
 
-TEST(ValidateAppDef, RejectsNullAndNegativeResources) {
+TEST(ValidateAppDef, LeavesNullResourcesToTheBackEndAndRejectsNegativeOnes) {
   AppDef app = ValidApp();
   app.roles[0].resource = NullResource();
-  EXPECT_THAT(ValidateAppDef(app),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("no resource for role")));
+  EXPECT_THAT(ValidateAppDef(app), IsOk());
+  EXPECT_THAT(ValidateResources(app),
+              StatusIs(StatusCode::kInvalidArgument, "role 'trainer': resource: no resource for role (set "
+                                                     "cpu/gpu/memMB or a named resource)"));
   app.roles[0].resource = Resource{2, -1, 10, {}, {}, {}};
   EXPECT_THAT(ValidateAppDef(app),
               StatusIs(StatusCode::kInvalidArgument, "role 'trainer': resource.gpu: must be >= 0, got -1"));

@@ -112,6 +112,9 @@ class Scheduler {
   virtual specs::RunOpts run_opts() const = 0;
   /// Bitset of Capability.
   virtual unsigned capabilities() const { return 0; }
+  /// Whether every role needs a resource (the Runner checks before the dry run, as TorchX's
+  /// Scheduler._validate): true but for back-ends that ignore resources (local processes).
+  virtual bool requires_resources() const { return true; }
 
   /// Validates the app for this back-end and builds the request, reading options resolved
   /// against run_opts() (the Runner resolves them once per run). Does not contact the engine.

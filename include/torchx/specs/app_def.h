@@ -116,8 +116,13 @@ struct AppDef {
 
 /// Checks an AppDef before it is handed to a scheduler. kInvalidArgument naming the role and field
 /// for: no roles, empty or malformed app/role names, duplicate role names, missing entrypoint,
-/// num_replicas < 1, min_replicas < 0 or > num_replicas, max_retries < 0, a role still holding
-/// NULL_RESOURCE, negative cpu/gpu/memMB, negative device counts or ports.
+/// num_replicas < 1, min_replicas < 0 or > num_replicas, max_retries < 0, negative cpu/gpu/memMB,
+/// negative device counts or ports. A role without a resource (NULL_RESOURCE) is valid here:
+/// whether it may run is the back-end's call (ValidateResources).
 Status ValidateAppDef(const AppDef& app);
+
+/// kInvalidArgument naming the first role still holding NULL_RESOURCE. TorchX's rule for the
+/// back-ends that place replicas by their resources (every one but the local scheduler).
+Status ValidateResources(const AppDef& app);
 
 }  // namespace torchx::specs

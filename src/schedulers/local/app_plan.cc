@@ -57,13 +57,16 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
   int next_gpu = 0;
   for (const specs::Role& role : app.roles) {
     plan.roles[role.name] = RolePolicy{role.max_retries, role.retry_policy};
+    auto dir = in.role_dirs.find(role.name);
+    const std::string& img_root = dir == in.role_dirs.end() ? in.cwd : dir->second.img_root;
+    const std::string& cwd = dir == in.role_dirs.end() ? in.cwd : dir->second.cwd;
     for (int i = 0; i < role.num_replicas; ++i) {
-      specs::macros::Values values{in.cwd, in.app_id, std::to_string(i), "TORCHX_RANK0_HOST"};
+      specs::macros::Values values{img_root, in.app_id, std::to_string(i), "TORCHX_RANK0_HOST"};
       specs::Role r = values.Apply(role);
       ReplicaPlan rp;
       rp.role = role.name;
       rp.replica_id = i;
-      rp.cwd = in.cwd;
+      rp.cwd = cwd;
       rp.log_dir = (std::filesystem::path(plan.app_dir) / role.name / std::to_string(i)).string();
       rp.error_file = (std::filesystem::path(rp.log_dir) / "error.json").string();
       rp.argv.push_back(r.entrypoint);
@@ -72,11 +75,16 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
       rp.env["TORCHX_RANK0_HOST"] = "localhost";
       rp.env.emplace("TORCHELASTIC_ERROR_FILE", rp.error_file);
       rp.env.emplace("PET_LOG_DIR", (std::filesystem::path(plan.app_dir) / "torchelastic" / role.name).string());
-      rp.env.emplace("PYTHONUNBUFFERED", "x");
-      // TorchX: role PATH first, then the submitter's; the cwd goes last, or first with prepend_cwd.
+      // The request holds only the app's PATH (TorchX HEAD's rule: the working directory after the
+      // role's PATH, or before it with prepend_cwd); the launcher appends the environment's PATH
+      // at exec time, as it sets PYTHONUNBUFFERED.
       std::string role_path = r.env.count("PATH") ? r.env.at("PATH") : "";
-      rp.env["PATH"] = in.prepend_cwd ? JoinPath({in.cwd, role_path, in.parent_path})
-                                      : JoinPath({role_path, in.parent_path, in.cwd});
+      std::string path = in.prepend_cwd ? JoinPath({cwd, role_path}) : JoinPath({role_path, cwd});
+      if (path.empty()) {
+        rp.env.erase("PATH");
+      } else {
+        rp.env["PATH"] = path;
+      }
       if (in.auto_set_cuda_visible_devices && role.resource.gpu > 0) {
         std::string devices;
         for (int g = 0; g < role.resource.gpu; ++g) devices += (g ? "," : "") + std::to_string(next_gpu++);

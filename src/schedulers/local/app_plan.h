@@ -1,6 +1,8 @@
 // What the local supervisor executes: every replica's argv, environment additions, working
 // directory and log files, decided at dry-run time in the submitting process (macros applied,
-// TorchX's local env and PATH rules), and the retry settings. Serialized to JSON in the store.
+// TorchX's local env and PATH rules), and the retry settings. What depends on the environment the
+// replica starts in (its PATH, PYTHONUNBUFFERED) is added by the launcher, as TorchX's Popen does.
+// Serialized to JSON in the store.
 #pragma once
 
 #include <map>
@@ -42,8 +44,14 @@ struct PlanInputs {
   std::string app_id;
   std::string session;
   std::string cwd;          ///< the submitter's working directory (local_cwd's "image")
+  /// Per role: where its image is (${img_root}) and the directory its replicas start in, when
+  /// not `cwd` (TorchX's image providers: a role's image directory).
+  struct RoleDirs {
+    std::string img_root;
+    std::string cwd;
+  };
+  std::map<std::string, RoleDirs> role_dirs;
   std::string log_dir;      ///< base; the app dir is <log_dir>/<session>/<app_id>
-  std::string parent_path;  ///< the submitter's PATH
   bool prepend_cwd = false;
   bool auto_set_cuda_visible_devices = false;
   int visible_gpus = 0;     ///< GPUs on this host (for auto_set_cuda_visible_devices)

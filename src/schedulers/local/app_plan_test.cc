@@ -25,7 +25,6 @@ PlanInputs Inputs() {
   in.session = "torchx";
   in.cwd = "/work";
   in.log_dir = "/logs";
-  in.parent_path = "/usr/bin:/bin";
   return in;
 }
 
@@ -75,9 +74,20 @@ TEST(AppPlan, MacrosPathsAndLayout) {
   EXPECT_EQ(r1.argv, (std::vector<std::string>{"python", "-c", "r=1 a=app-1 i=/work"}));
   EXPECT_EQ(r1.log_dir, "/logs/torchx/app-1/t/1");
   EXPECT_EQ(r1.env.at("TORCHELASTIC_ERROR_FILE"), "/logs/torchx/app-1/t/1/error.json");
-  EXPECT_EQ(r1.env.at("PATH"), "/opt/bin:/usr/bin:/bin:/work");  // role PATH, submitter's, cwd last
+  // TorchX HEAD: the role's PATH then the working directory (the launcher appends the
+  // environment's PATH when the replica starts); prepend_cwd puts the directory first.
+  EXPECT_EQ(r1.env.at("PATH"), "/opt/bin:/work");
+  EXPECT_EQ(r1.env.count("PYTHONUNBUFFERED"), 0u);
   in.prepend_cwd = true;
-  EXPECT_EQ(BuildAppPlan(app, in)->replicas[0].env.at("PATH"), "/work:/opt/bin:/usr/bin:/bin");
+  EXPECT_EQ(BuildAppPlan(app, in)->replicas[0].env.at("PATH"), "/work:/opt/bin");
+  // A role whose image lives elsewhere (TorchX's image providers): its own ${img_root} and cwd.
+  in.role_dirs["t"] = {"/images/t", "/run/t"};
+  auto moved = BuildAppPlan(app, in);
+  ASSERT_THAT(moved, IsOk());
+  EXPECT_EQ(moved->replicas[0].argv.back(), "r=0 a=app-1 i=/images/t");
+  EXPECT_EQ(moved->replicas[0].cwd, "/run/t");
+  EXPECT_EQ(moved->replicas[0].env.at("PATH"), "/run/t:/opt/bin");
+  in.role_dirs.clear();
   auto back = AppPlanFromJson(AppPlanToJson(*plan));
   ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->replicas[1].argv, r1.argv);

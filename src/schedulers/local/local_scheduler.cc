@@ -124,8 +124,6 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   in.cwd = fs::current_path(ec).string();
   std::string log_dir = cfg.Str("log_dir").value_or("");
   in.log_dir = log_dir.empty() ? (fs::path(state_dir) / "logs").string() : fs::absolute(log_dir, ec).string();
-  const char* path = std::getenv("PATH");
-  in.parent_path = path ? path : "";
   // Options declared with a default are never None once resolved.
   in.prepend_cwd = cfg.Bool("prepend_cwd").value();
   in.auto_set_cuda_visible_devices = cfg.Bool("auto_set_cuda_visible_devices").value();

@@ -28,6 +28,8 @@ class LocalScheduler : public Scheduler {
 
   specs::RunOpts run_opts() const override;
   unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
+  /// Replicas are local processes: resources are not enforced, so none is required (TorchX).
+  bool requires_resources() const override { return false; }
   Result<std::string> Schedule(const DryRunInfo& info) override;
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override;
   Status Delete(const std::string& app_id) override;

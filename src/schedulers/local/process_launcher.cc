@@ -99,25 +99,33 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
     ::close(out[1]);
     return InternalError(fmt::format("cannot create pipes: {}", strerror(saved)));
   }
-  // The supervisor's environment with the replica's variables on top.
+  // The supervisor's environment (the submitter's) with the replica's variables on top, as
+  // TorchX's Popen: the replica's PATH goes before the environment's, and Python output is
+  // unbuffered unless someone said otherwise.
+  auto base_path = base_env_.find("PATH");
+  std::string env_path = base_path != base_env_.end() ? base_path->second.substr(5) : "";
+  auto path_it = p.env.find("PATH");
+  std::string path_var = path_it == p.env.end()  ? env_path
+                         : env_path.empty()      ? path_it->second
+                         : path_it->second.empty() ? env_path
+                                                 : path_it->second + ":" + env_path;
   std::vector<std::string> overrides;
-  overrides.reserve(p.env.size());
-  for (const auto& [k, v] : p.env) overrides.push_back(k + "=" + v);
+  overrides.reserve(p.env.size() + 2);
+  for (const auto& [k, v] : p.env) {
+    if (k != "PATH") overrides.push_back(k + "=" + v);
+  }
+  if (path_it != p.env.end() || base_path != base_env_.end()) overrides.push_back("PATH=" + path_var);
+  if (!p.env.count("PYTHONUNBUFFERED") && !base_env_.count("PYTHONUNBUFFERED")) overrides.push_back("PYTHONUNBUFFERED=x");
   std::vector<char*> envp, argv;
   envp.reserve(base_env_.size() + overrides.size() + 1);
   for (auto& [key, entry] : base_env_) {
-    if (!p.env.count(key)) envp.push_back(entry.data());
+    if (!p.env.count(key) && key != "PATH") envp.push_back(entry.data());
   }
   for (std::string& e : overrides) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::vector<std::string> args = p.argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  auto path_it = p.env.find("PATH");
-  auto base_path = base_env_.find("PATH");
-  std::string path_var = path_it != p.env.end()      ? path_it->second
-                         : base_path != base_env_.end() ? base_path->second.substr(5)
-                                                        : "";
   std::string key = p.argv[0] + '\0' + path_var + '\0' + p.cwd;
   auto cached = resolved_.find(key);
   if (cached == resolved_.end()) cached = resolved_.emplace(key, ResolveProgram(p.argv[0], path_var, p.cwd)).first;
