@@ -12,6 +12,7 @@
 #include "components/builtins/dist.h"
 #include "convert.h"
 #include "errors.h"
+#include "schedulers/local/app_plan.h"
 #include "torchx/components/component_json.h"
 #include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
@@ -34,14 +35,17 @@ std::optional<std::string> StatusJson(const std::optional<specs::AppStatus>& s) 
 class PyLogIterator {
  public:
   explicit PyLogIterator(std::unique_ptr<schedulers::LogIterator> it) : it_(std::move(it)) {}
-  std::string Next() {
+  py::str Next() {
     Result<std::optional<std::string>> line = [&] {
       py::gil_scoped_release release;
       return it_->Next();
     }();
     std::optional<std::string> l = ValueOrThrow(std::move(line));
     if (!l) throw py::stop_iteration();
-    return *l;
+    // Replicas may print any bytes: undecodable ones become U+FFFD (as TorchX reads log files).
+    PyObject* text = PyUnicode_DecodeUTF8(l->data(), static_cast<Py_ssize_t>(l->size()), "replace");
+    if (text == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::str>(text);
   }
 
  private:
@@ -143,6 +147,31 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
 }
 
 void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
+  // torchx.schedulers.local_scheduler's request (TorchX's PopenRequest) is the core's app plan.
+  m.def(
+      "local_plan",
+      [](const std::string& app_json, const std::string& inputs_json) {
+        namespace local = schedulers::local;
+        nlohmann::json j = nlohmann::json::parse(inputs_json);
+        local::PlanInputs in;
+        in.app_id = j.at("app_id");
+        in.session = j.at("session");
+        in.cwd = j.at("cwd");
+        in.log_dir = j.at("log_dir");
+        in.prepend_cwd = j.value("prepend_cwd", false);
+        in.auto_set_cuda_visible_devices = j.value("auto_set_cuda_visible_devices", false);
+        in.visible_gpus = j.value("visible_gpus", 0);
+        const nlohmann::json role_dirs = j.value("role_dirs", nlohmann::json::object());
+        for (const auto& [role, dirs] : role_dirs.items()) {
+          in.role_dirs[role] = {dirs.at("img_root"), dirs.at("cwd")};
+        }
+        auto plan = ValueOrThrow(local::BuildAppPlan(ValueOrThrow(specs::AppDefFromJson(app_json)), in));
+        return py::make_tuple(local::AppPlanToJson(plan), local::RenderAppPlan(plan));
+      },
+      py::arg("app_json"), py::arg("inputs_json"),
+      "The local scheduler's plan for an app: (plan JSON, printable form). inputs: app_id, session, cwd, "
+      "log_dir, prepend_cwd, auto_set_cuda_visible_devices, visible_gpus, role_dirs {role: {img_root, cwd}}.");
+
   py::class_<DryRunInfo>(m, "DryRunInfo")
       .def_readonly("scheduler", &DryRunInfo::scheduler)
       .def_readonly("app_id", &DryRunInfo::app_id)
@@ -181,6 +210,21 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
           },
           py::arg("component"), py::arg("args"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
       .def("schedule", &Schedule)
+      .def(
+          "schedule_request",
+          [](Runner& r, const std::string& scheduler, const std::string& app_json, const std::string& app_id,
+             const std::string& payload, const std::string& request) {
+            // A request a Python scheduler class built (and its caller may have edited) with the
+            // core's planner: submitted to the core's back-end as if the core had dry-run it.
+            DryRunInfo info;
+            info.scheduler = scheduler;
+            info.app = ValueOrThrow(specs::AppDefFromJson(app_json));
+            info.app_id = app_id;
+            info.payload = payload;
+            info.request = request;
+            return Schedule(r, info);
+          },
+          py::arg("scheduler"), py::arg("app_json"), py::arg("app_id"), py::arg("payload"), py::arg("request") = "")
       .def("status",
            [](Runner& r, const std::string& handle) {
              auto s = [&] {

@@ -260,6 +260,7 @@ def _core_factory(plugin_type: PluginType, name: str) -> Factory:
 
             return SchedulerInfo(name, session_name)
 
+        create._torchx_core_backend = name  # type: ignore[attr-defined]  # the Runner lets the core drive it
         return create
     if plugin_type == PluginType.NAMED_RESOURCE:
         def resource() -> Any:

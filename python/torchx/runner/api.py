@@ -7,15 +7,21 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 """
 
 import contextlib
+import copy
 import json
 import logging
+import os
+import time
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Type, Union
 
 if TYPE_CHECKING:
     from torchx.schedulers.api import ListAppResponse
 
+from torchx import settings
 from torchx._core import core
+from torchx.schedulers import get_scheduler_factories
+from torchx.tracker.api import get_configured_trackers, tracker_config_env_var_name
 from torchx.specs.api import (
     AppDef,
     AppDryRunInfo,
@@ -23,9 +29,13 @@ from torchx.specs.api import (
     AppState,
     AppStatus,
     CfgVal,
+    UnknownAppException,
+    UnknownSchedulerException,
     Workspace,
     app_to_core,
     from_json,
+    make_app_handle,
+    parse_app_handle,
     runopts,
     status_from_core,
 )
@@ -36,8 +46,12 @@ logger: logging.Logger = logging.getLogger(__name__)
 class Runner:
     """Submits apps to schedulers by name ("local_cwd", "local", ...) and follows them.
 
-    Use ``get_runner()``; the constructor's ``scheduler_factories`` and ``scheduler_params`` are
-    accepted for TorchX compatibility (schedulers come from the core's registry)."""
+    Schedulers come from ``scheduler_factories`` (name -> ``factory(session_name, **scheduler_params)``),
+    by default ``get_scheduler_factories()``: every scheduler the core registers. A built-in or
+    registered back-end is driven by the core (its handles work from any process); a factory
+    that makes a Python ``Scheduler`` object (TorchX's scheduler classes, a test double, a
+    wrapper) is driven through TorchX's template here: the object is created once per name,
+    dry-runs, schedules and answers for its apps, and is closed with the Runner."""
 
     def __init__(
         self,
@@ -46,9 +60,19 @@ class Runner:
         component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
         scheduler_params: Optional[Dict[str, object]] = None,
     ) -> None:
-        self._name = name or "torchx"
+        self._name = "torchx" if name is None else name
+        if scheduler_factories is None:
+            scheduler_factories = get_scheduler_factories()
+        # None: every name is the core's (it resolves them itself, aliases and late plugins included).
+        self._scheduler_factories: Optional[Dict[str, Any]] = (
+            None
+            if all(_core_backend(f) for f in scheduler_factories.values())
+            else dict(scheduler_factories)
+        )
         self._scheduler_params = dict(scheduler_params or {})
-        self._core = core().Runner(self._name, component_defaults)
+        self._scheduler_instances: Dict[str, Any] = {}
+        self._apps: Dict[AppHandle, AppDef] = {}
+        self._core = core().Runner(self._name or "torchx", component_defaults)
 
     def __enter__(self) -> "Runner":
         return self
@@ -57,7 +81,33 @@ class Runner:
         self.close()
 
     def close(self) -> None:
-        """Nothing to release: submitted apps live on without this object."""
+        """Closes the Python scheduler objects this Runner made; apps on the core's back-ends
+        live on without it."""
+        instances, self._scheduler_instances = self._scheduler_instances, {}
+        for sched in instances.values():
+            sched.close()
+
+    # ---- which schedulers are Python objects ----
+
+    def _py_scheduler(self, scheduler: str) -> Any:
+        """The Python scheduler object for ``scheduler``, or None when the core drives it.
+        UnknownSchedulerException for a name the given factories lack."""
+        if self._scheduler_factories is None:
+            return None
+        factory = self._scheduler_factories.get(scheduler)
+        if factory is None:
+            raise UnknownSchedulerException(scheduler)
+        if _core_backend(factory):
+            return None
+        sched = self._scheduler_instances.get(scheduler)
+        if sched is None:
+            sched = factory(self._name, **self._scheduler_params)
+            self._scheduler_instances[scheduler] = sched
+        return sched
+
+    def _py_for_handle(self, app_handle: AppHandle) -> "tuple[Any, str, str]":
+        scheduler, _, app_id = parse_app_handle(app_handle)
+        return self._py_scheduler(scheduler), scheduler, app_id
 
     # ---- submit ----
 
@@ -66,7 +116,7 @@ class Runner:
         app: AppDef,
         scheduler: str,
         cfg: Optional[Mapping[str, CfgVal]] = None,
-        workspace: Optional[str] = None,
+        workspace: Union[str, Workspace, None] = None,
         parent_run_id: Optional[str] = None,
         *,
         dryrun: bool = False,
@@ -86,16 +136,57 @@ class Runner:
         app: AppDef,
         scheduler: str,
         cfg: Optional[Mapping[str, CfgVal]] = None,
-        workspace: Optional[str] = None,
+        workspace: Union[str, Workspace, None] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppDryRunInfo:
         """Validates ``app`` and builds the scheduler's request without submitting it. ``workspace``
         (a local directory) is built into the app first where the scheduler supports it
-        (local_docker: an image with the directory copied in)."""
+        (local_docker: an image with the directory copied in). The caller's AppDef is not changed."""
         with log_event("dryrun", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
+            sched = self._py_scheduler(scheduler)
+            if sched is not None:
+                return self._py_dryrun(sched, app, scheduler, cfg, workspace, parent_run_id)
+            app = _with_tracker_env(app, parent_run_id)
             with _workspace_dir(workspace, app) as ws_dir:
                 info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), ws_dir)
             return _dryrun_info(info)
+
+    def _py_dryrun(
+        self,
+        sched: Any,
+        app: AppDef,
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]],
+        workspace: Union[str, Workspace, None],
+        parent_run_id: Optional[str],
+    ) -> AppDryRunInfo:
+        # TorchX's template for a Python scheduler object, on a copy of the app.
+        app = _copy_app(app)
+        if not app.roles:
+            raise ValueError(f"roles: app `{app.name}` has none; add at least one Role to the AppDef")
+        for role in app.roles:
+            if not role.entrypoint:
+                raise ValueError(f"roles[{role.name}].entrypoint: empty; set the program the role runs")
+            if role.num_replicas <= 0:
+                raise ValueError(f"roles[{role.name}].num_replicas: must be >= 1, got {role.num_replicas}")
+        from torchx.util.session import get_session_id_or_create_new
+
+        for role in app.roles:
+            role.env[settings.ENV_TORCHX_JOB_ID] = make_app_handle(scheduler, self._name, "${app_id}")
+            role.env[settings.ENV_TORCHX_INTERNAL_SESSION_ID] = get_session_id_or_create_new()
+        app = _with_tracker_env(app, parent_run_id, copy_app=False)
+        resolved = sched.run_opts().resolve(dict(cfg or {}))
+        sched._pre_build_validate(app, scheduler, resolved)
+        from torchx.workspace.api import WorkspaceMixin
+
+        if isinstance(sched, WorkspaceMixin):
+            if workspace:
+                app.roles[0].workspace = Workspace.from_str(workspace) if isinstance(workspace, str) else workspace
+            sched.build_workspaces(app.roles, resolved)
+        sched._validate(app, scheduler, resolved)
+        info = sched.submit_dryrun(app, resolved)
+        info._scheduler = scheduler
+        return info
 
     def run_component(
         self,
@@ -103,7 +194,7 @@ class Runner:
         component_args: Union[List[str], Dict[str, Any], None],
         scheduler: str,
         cfg: Optional[Mapping[str, CfgVal]] = None,
-        workspace: Optional[str] = None,
+        workspace: Union[str, Workspace, None] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppHandle:
         """Builds the component (CLI-style argument list, or a dict of typed values) and runs it."""
@@ -118,22 +209,31 @@ class Runner:
         component_args: Union[List[str], Dict[str, Any], None],
         scheduler: str,
         cfg: Optional[Mapping[str, CfgVal]] = None,
-        workspace: Optional[str] = None,
+        workspace: Union[str, Workspace, None] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppDryRunInfo:
-        args: Any = json.dumps(component_args) if isinstance(component_args, dict) else component_args
+        """The component's AppDef (built by the core, or by the Python component file), dry-run
+        as ``dryrun`` does."""
         if _is_python_component(component):
             app = _python_component_app(component, component_args)
-            return self.dryrun(app, scheduler, cfg, workspace)
-        with _workspace_dir(workspace, None) as ws_dir:
-            return _dryrun_info(self._core.dryrun_component(component, args, scheduler, dict(cfg or {}), ws_dir))
+        else:
+            args: Any = json.dumps(component_args) if isinstance(component_args, dict) else component_args
+            app = from_json(json.loads(self._core.component_app(component, args)))
+        return self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
         """Submits a dry run's request (possibly edited by the caller through ``request``)."""
-        if dryrun_info._core is None:
-            raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")
-        with log_event("schedule", dryrun_info._scheduler, app_image=_first_image(dryrun_info._app)) as ev:
-            handle = self._core.schedule(dryrun_info._core)
+        scheduler = dryrun_info._scheduler
+        with log_event("schedule", scheduler, app_image=_first_image(dryrun_info._app)) as ev:
+            sched = self._py_scheduler(scheduler) if isinstance(scheduler, str) else None
+            if sched is not None:
+                app_id = sched.schedule(dryrun_info)
+                handle = make_app_handle(scheduler, self._name, app_id)
+                self._apps[handle] = dryrun_info._app
+            else:
+                if dryrun_info._core is None:
+                    raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")
+                handle = self._core.schedule(dryrun_info._core)
             ev._torchx_event.app_id = _app_id(handle)
             return handle
 
@@ -142,18 +242,45 @@ class Runner:
     def status(self, app_handle: AppHandle) -> Optional[AppStatus]:
         """The app's status, or None when its scheduler does not know it."""
         with log_event("status", *_event_target(app_handle)):
-            return status_from_core(self._core.status(app_handle))
+            sched, _, app_id = self._py_for_handle(app_handle)
+            if sched is None:
+                return status_from_core(self._core.status(app_handle))
+            desc = sched.describe(app_id)
+            if not desc:
+                self._apps.pop(app_handle, None)
+                return None
+            return AppStatus(
+                desc.state,
+                desc.num_restarts,
+                msg=desc.msg,
+                structured_error_msg=desc.structured_error_msg,
+                roles=desc.roles_statuses,
+                ui_url=desc.ui_url,
+            )
 
     def wait(self, app_handle: AppHandle, wait_interval: float = 10) -> Optional[AppStatus]:
         """Blocks until the app is terminal. The local scheduler wakes this at once;
         ``wait_interval`` bounds the polling of back-ends that cannot notify."""
         with log_event("wait", *_event_target(app_handle)):
-            return status_from_core(self._core.wait(app_handle, float(wait_interval), None))
+            sched, _, _ = self._py_for_handle(app_handle)
+            if sched is None:
+                return status_from_core(self._core.wait(app_handle, float(wait_interval), None))
+            while True:
+                status = self.status(app_handle)
+                if status is None or status.is_terminal():
+                    return status
+                time.sleep(wait_interval)
 
     def cancel(self, app_handle: AppHandle) -> None:
         """Requests cancellation and returns; nothing for unknown or finished apps."""
         with log_event("cancel", *_event_target(app_handle)):
-            self._core.cancel(app_handle)
+            sched, _, app_id = self._py_for_handle(app_handle)
+            if sched is None:
+                self._core.cancel(app_handle)
+                return
+            status = self.status(app_handle)
+            if status is not None and not status.is_terminal():
+                sched.cancel(app_id)
 
     def stop(self, app_handle: AppHandle) -> None:
         """Deprecated alias of cancel (TorchX's name; older Ax versions call it)."""
@@ -163,13 +290,26 @@ class Runner:
     def delete(self, app_handle: AppHandle) -> None:
         """Removes a finished app's record and logs."""
         with log_event("delete", *_event_target(app_handle)):
-            self._core.delete(app_handle)
+            sched, _, app_id = self._py_for_handle(app_handle)
+            if sched is None:
+                self._core.delete(app_handle)
+                return
+            if self.status(app_handle) is not None:
+                sched.delete(app_id)
 
     def describe(self, app_handle: AppHandle) -> Optional[AppDef]:
         """The app as submitted, or None when unknown."""
         with log_event("describe", *_event_target(app_handle)):
-            text = self._core.describe(app_handle)
-            return None if text is None else from_json(json.loads(text))
+            sched, _, app_id = self._py_for_handle(app_handle)
+            if sched is None:
+                text = self._core.describe(app_handle)
+                return None if text is None else from_json(json.loads(text))
+            app = self._apps.get(app_handle)
+            if app is None:
+                desc = sched.describe(app_id)
+                if desc:
+                    app = AppDef(name=app_id, roles=desc.roles, metadata=desc.metadata)
+            return app
 
     def log_lines(
         self,
@@ -185,18 +325,29 @@ class Runner:
         """Lines of replica ``k`` of ``role_name`` (each ending in a newline where it had one).
         ``should_tail`` follows the log until the app finishes; ``streams``: None/"combined",
         "stdout" or "stderr" (TorchX's Stream enum values are accepted)."""
-        stream = getattr(streams, "value", streams) or "combined"
         with log_event("log_lines", *_event_target(app_handle)):
+            sched, _, app_id = self._py_for_handle(app_handle)
+            if sched is not None:
+                if self.status(app_handle) is None:
+                    raise UnknownAppException(app_handle)
+                return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
+            stream = getattr(streams, "value", streams) or "combined"
             return self._core.log_lines(
                 app_handle, role_name, k, regex, _epoch(since), _epoch(until), bool(should_tail), str(stream)
             )
 
     def list(self, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> "List[ListAppResponse]":
-        """The apps ``scheduler`` knows (``cfg``: accepted as in TorchX; the built-in back-ends
-        list from their own state and need none)."""
+        """The apps ``scheduler`` knows, with their handles (``cfg``: for Python schedulers that
+        need one to list; the core's back-ends list from their own state)."""
         from torchx.schedulers.api import ListAppResponse  # here: importing the runner stays cheap
 
         with log_event("list", scheduler, runcfg=_cfg_text(cfg)):
+            sched = self._py_scheduler(scheduler)
+            if sched is not None:
+                apps = sched.list(cfg)
+                for app in apps:
+                    app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+                return apps
             return [
                 ListAppResponse(app_id, AppState(state), handle, name)
                 for app_id, state, handle, name in self._core.list(scheduler)
@@ -205,17 +356,26 @@ class Runner:
     # ---- introspection ----
 
     def scheduler_backends(self) -> List[str]:
+        if self._scheduler_factories is not None:
+            return list(self._scheduler_factories)
         return list(self._core.scheduler_backends())
 
     def scheduler_run_opts(self, scheduler: str) -> runopts:
+        sched = self._py_scheduler(scheduler)
+        if sched is not None:
+            return sched.run_opts()
         return runopts._from_json(self._core.runopts(scheduler))
 
     def cfg_from_str(self, scheduler: str, *cfg_literal: str) -> Dict[str, Any]:
         """``-cfg`` strings parsed against ``scheduler``'s options (later strings win); a
         malformed string raises InvalidRunConfigException, a ValueError."""
         cfg: Dict[str, Any] = {}
+        sched = self._py_scheduler(scheduler)
         for text in cfg_literal:
-            cfg.update(core().scheduler_cfg_from_str(scheduler, text))
+            if sched is not None:
+                cfg.update(sched.run_opts().cfg_from_str(text))
+            else:
+                cfg.update(core().scheduler_cfg_from_str(scheduler, text))
         return cfg
 
     def run_opts(self) -> Dict[str, runopts]:
@@ -230,11 +390,56 @@ def get_runner(
     component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
     **scheduler_params: Any,
 ) -> Runner:
-    """A Runner over every registered scheduler. ``name`` is the session name (default
-    "torchx"); ``component_defaults`` are per-component argument defaults."""
+    """A Runner over every registered scheduler (``get_scheduler_factories()``). ``name`` is the
+    session name (default "torchx"); ``component_defaults`` are per-component argument defaults;
+    ``scheduler_params`` go to the factories of Python schedulers."""
     if name:
         warnings.warn("Custom session names are deprecated in TorchX; using it anyway", UserWarning, stacklevel=2)
     return Runner(name or "torchx", None, component_defaults, scheduler_params)
+
+
+def _with_tracker_env(app: AppDef, parent_run_id: Optional[str], copy_app: bool = True) -> AppDef:
+    """``app`` (a copy, unless told otherwise) with the tracker variables TorchX's runner sets in
+    every role: the parent run ($TORCHX_PARENT_RUN_ID wins over the argument), the configured
+    trackers and their configs. Unchanged when there are none."""
+    parent_run_id = os.environ.get(settings.ENV_TORCHX_PARENT_RUN_ID) or parent_run_id
+    trackers = get_configured_trackers()
+    if not parent_run_id and not trackers:
+        return app
+    if copy_app:
+        app = _copy_app(app)
+    for role in app.roles:
+        if parent_run_id:
+            role.env[settings.ENV_TORCHX_PARENT_RUN_ID] = parent_run_id
+        if trackers:
+            role.env[settings.ENV_TORCHX_TRACKERS] = ",".join(trackers)
+        for name, config in trackers.items():
+            if config:
+                role.env[tracker_config_env_var_name(name)] = config
+    return app
+
+
+def _core_backend(factory: Any) -> Optional[str]:
+    """The core back-end a factory from get_scheduler_factories() stands for; None for a factory
+    of Python scheduler objects (a test double's attributes are not taken for one)."""
+    name = getattr(factory, "_torchx_core_backend", None)
+    return name if isinstance(name, str) else None
+
+
+def _copy_app(app: AppDef) -> AppDef:
+    """A deep copy of ``app`` whose roles share the caller's ``overrides`` dicts (they may hold
+    values deepcopy cannot copy, such as futures; resolving one through either side serves both)."""
+    detached = [role.overrides for role in app.roles]
+    for role in app.roles:
+        role.overrides = {}
+    try:
+        out = copy.deepcopy(app)
+    finally:
+        for role, overrides in zip(app.roles, detached):
+            role.overrides = overrides
+    for role, overrides in zip(out.roles, detached):
+        role.overrides = overrides
+    return out
 
 
 def log_event(*args: Any, **kwargs: Any) -> Any:

@@ -42,4 +42,5 @@ def _factory(name: str) -> Callable[..., SchedulerInfo]:
     def create(session_name: str = "torchx", **kwargs: object) -> SchedulerInfo:
         return SchedulerInfo(name, session_name)
 
+    create._torchx_core_backend = name  # type: ignore[attr-defined]  # the Runner lets the core drive it
     return create

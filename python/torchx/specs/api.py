@@ -764,7 +764,7 @@ def parse_app_handle(app_handle: AppHandle) -> ParsedAppHandle:
 
 
 def make_app_handle(scheduler_backend: str, session_name: str, app_id: str) -> AppHandle:
-    return core().make_app_handle(scheduler_backend, session_name, app_id)
+    return core().make_app_handle(str(scheduler_backend), str(session_name), str(app_id))
 
 
 # ---- canonical JSON form (the core's AppDef JSON) ----
