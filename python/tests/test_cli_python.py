@@ -1,0 +1,65 @@
+"""`python -m torchx.cli.main`: TorchX's CLI classes in Python. Runner verbs run in-process over
+the core's Runner; run/builtins go to the `torchx` binary. Trackers: configured, injected into
+jobs, recorded from the job and listed by `torchx tracker`."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+FIXTURES = pathlib.Path(__file__).resolve().parent / "plugin_fixtures_local"
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = dict(os.environ, TORCHX_STATE_DIR=str(tmp_path / "state"), PYTHONPATH=str(FIXTURES))
+    env.pop("TORCHX_TRACKERS", None)
+
+    def run(*args, extra_env=None):
+        return subprocess.run([sys.executable, "-m", "torchx.cli.main", *args], env={**env, **(extra_env or {})},
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    return run
+
+
+def test_version_dryrun_and_bad_input(cli):
+    assert cli("--version").stdout.startswith("torchx-")
+    dry = cli("run", "--dryrun", "utils.echo", "--msg", "hi there")
+    assert dry.returncode == 0, dry.stderr
+    assert "hi there" in dry.stdout
+    bad = cli("run", "--dryrun", "utils.echo", "--msgg", "x")
+    assert bad.returncode == 2 and "--msgg" in bad.stderr
+    missing = cli("status", "local_cwd://torchx/nope-123")
+    assert missing.returncode == 1 and "nope-123" in missing.stderr
+    assert cli("log", "not-a-handle").returncode == 1
+    assert cli("builtins").returncode == 0 and "utils.echo" in cli("builtins").stdout
+
+
+def test_run_then_follow_with_python_verbs(cli):
+    run = cli("run", "utils.echo", "--msg", "from python")
+    assert run.returncode == 0, run.stderr
+    handle = next(line for line in run.stdout.splitlines() if line.startswith("local_cwd://"))
+    status = cli("status", handle)
+    assert status.returncode == 0 and "SUCCEEDED" in status.stdout
+    assert "echo/0 from python" in cli("log", handle).stdout
+    assert handle in cli("list", "-s", "local_cwd").stdout
+    assert "'name': 'echo'" in cli("describe", handle).stdout
+    assert cli("delete", handle).returncode == 0
+    assert cli("status", handle).returncode == 1
+
+
+def test_tracker_configured_injected_and_listed(cli, tmp_path):
+    store = tmp_path / "tracker.json"
+    trackers = {"TORCHX_TRACKERS": "demo_json", "TORCHX_TRACKER_DEMO_JSON_CONFIG": str(store)}
+    script = "from torchx.tracker import app_run_from_env as r; r().add_metadata(lr=0.1)"
+    run = cli("run", "utils.python", "-c", script, extra_env=trackers)
+    assert run.returncode == 0, run.stderr
+    handle = next(line for line in run.stdout.splitlines() if line.startswith("local_cwd://"))
+    jobs = cli("tracker", "list", "jobs", extra_env=trackers)
+    assert jobs.returncode == 0, jobs.stderr
+    assert jobs.stdout.split() == [handle]
+    assert "lr" in cli("tracker", "list", "metadata", handle, extra_env=trackers).stdout
+    nothing = cli("tracker", "list", "jobs")
+    assert nothing.returncode != 0 and "no tracker is configured" in nothing.stderr
