@@ -118,6 +118,7 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
       "Builds a registered component from a JSON object of typed arguments; returns AppDef JSON.");
   m.def("default_image", &components::DefaultImage);
   // dist.*'s structured arguments (torchx.components.structured_arg, dist.parse_nnodes).
+  m.def("torch_debug_flags", [] { return components::internal::TorchDebugFlags(); });
   m.def("parse_nnodes", [](const std::string& j) {
     auto n = ValueOrThrow(components::internal::ParseNNodes(j));
     return py::make_tuple(n.min_nodes, n.max_nodes, n.nproc_per_node, n.nnodes);

@@ -6,6 +6,15 @@ ddp = builtin("dist.ddp", __name__)
 spmd = builtin("dist.spmd", __name__)
 
 
+def __getattr__(name: str) -> "dict[str, str]":
+    # TorchX's table of what `ddp(debug=True)` sets (the core's), read on first use.
+    if name == "_TORCH_DEBUG_FLAGS":
+        from torchx._core import core
+
+        return dict(core().torch_debug_flags())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def parse_nnodes(j: str) -> "tuple[int, int, int, str]":
     """``-j`` of dist.ddp -> (min_nnodes, max_nnodes, nproc_per_node, nnodes for torchrun):
     ``2:4x8`` elastic, ``2x8``, or ``8`` (one node). ValueError naming the accepted forms."""

@@ -31,6 +31,7 @@ struct DdpOptions {
   std::string image, name, h, j;
   int cpu = 2, gpu = 0, memMB = 1024;
   std::map<std::string, std::string> env;
+  std::map<std::string, std::string> metadata;
   int max_retries = 0, rdzv_port = 29500, tee = 3;
   std::string rdzv_backend = "c10d";
   std::optional<std::string> rdzv_conf;
@@ -52,10 +53,7 @@ Result<specs::AppDef> BuildDdp(DdpOptions o, const BuildContext& ctx) {
   o.env["TORCHX_TRACKING_RUN_NAME"] = name.run;
   o.env.emplace("LOGLEVEL", DefaultLogLevel());
   if (o.debug) {
-    o.env["CUDA_LAUNCH_BLOCKING"] = "1";
-    o.env["NCCL_DESYNC_DEBUG"] = "1";
-    o.env["TORCH_DISTRIBUTED_DEBUG"] = "DETAIL";
-    o.env["TORCH_SHOW_CPP_STACKTRACES"] = "1";
+    for (const auto& [k, v] : TorchDebugFlags()) o.env[k] = v;
   }
   // Every token is shell-quoted except the endpoint, whose ${VAR:=localhost} the shell expands.
   std::vector<std::string> cmd = {"torchrun", "--rdzv_backend", o.rdzv_backend};
@@ -101,7 +99,7 @@ Result<specs::AppDef> BuildDdp(DdpOptions o, const BuildContext& ctx) {
   if (o.mounts && !o.mounts->empty()) {
     TORCHX_ASSIGN_OR_RETURN(role.mounts, specs::ParseMounts(*o.mounts));
   }
-  return specs::AppDef{name.run, {std::move(role)}, {}};
+  return specs::AppDef{name.run, {std::move(role)}, std::move(o.metadata)};
 }
 
 const Param kScript = OptionalNone("script", ParamType::kStr, "script or binary to run within the image");
@@ -110,6 +108,8 @@ const Param kName = WithDefault("name", ParamType::kStr, "/",
                                 "job name as {experiment}/{run}, {experiment}/, /{run} or {run}; the run "
                                 "name defaults to the script or module name");
 const Param kEnv = OptionalNone("env", ParamType::kDictStr, "environment variables, e.g. A=1,B=2");
+const Param kMetadata = OptionalNone("metadata", ParamType::kDictStr,
+                                     "metadata for the scheduler (the app's metadata), e.g. K1=v1,K2=v2");
 const Param kMaxRetries = WithDefault("max_retries", ParamType::kInt, 0, "how many times the scheduler may retry");
 const Param kMounts = OptionalNone("mounts", ParamType::kListStr,
                                    "mounts, e.g. type=bind,src=/host,dst=/job[,readonly]");
@@ -124,6 +124,7 @@ DdpOptions CommonOptions(const ComponentArgs& a) {
   o.name = a.Str("name");
   o.j = a.Str("j");
   o.env = a.OptDict("env").value_or(std::map<std::string, std::string>{});
+  o.metadata = a.OptDict("metadata").value_or(std::map<std::string, std::string>{});
   o.max_retries = static_cast<int>(a.Int("max_retries"));
   o.mounts = a.OptList("mounts");
   o.debug = a.Bool("debug");
@@ -242,7 +243,7 @@ void AddDistComponents(std::vector<std::shared_ptr<const Component>>& out) {
        WithDefault("gpu", ParamType::kInt, 0, "GPUs per node"),
        WithDefault("memMB", ParamType::kInt, 1024, "memory per node in MB"),
        WithDefault("j", ParamType::kStr, "1x2", "[{min_nodes}:]{nodes}x{procs_per_node}, or {procs_per_node}"),
-       kEnv, kMaxRetries,
+       kEnv, kMetadata, kMaxRetries,
        WithDefault("rdzv_port", ParamType::kInt, 29500, "rendezvous port on the rank-0 host (multi-node only)"),
        WithDefault("rdzv_backend", ParamType::kStr, "c10d", "rendezvous backend (c10d, static, etcd...)"),
        OptionalNone("rdzv_conf", ParamType::kStr, "extra rendezvous config, e.g. join_timeout=600"),
@@ -272,7 +273,7 @@ void AddDistComponents(std::vector<std::shared_ptr<const Component>>& out) {
        kName,
        WithDefault("h", ParamType::kStr, "gpu.small", "named resource: the host type of each node"),
        WithDefault("j", ParamType::kStr, "1x1", "{nodes}x{procs_per_node}, or {nodes} (procs = GPUs of -h)"),
-       kEnv, kMaxRetries, kMounts, kDebug},
+       kEnv, kMetadata, kMaxRetries, kMounts, kDebug},
       VarArgs("args", "arguments for the script or module")};
   out.push_back(std::make_shared<FunctionComponent>(std::move(spmd), [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
     DdpOptions o = CommonOptions(a);
@@ -280,6 +281,16 @@ void AddDistComponents(std::vector<std::shared_ptr<const Component>>& out) {
     TORCHX_ASSIGN_OR_RETURN(o.j, ParseSpmdJ(o.h, o.j, ctx.named_resources));
     return BuildDdp(std::move(o), ctx);
   }));
+}
+
+const std::map<std::string, std::string>& TorchDebugFlags() {
+  static const auto* flags = new std::map<std::string, std::string>{
+      {"CUDA_LAUNCH_BLOCKING", "1"},           // kernel errors at the call that caused them
+      {"NCCL_DESYNC_DEBUG", "1"},              // which rank a collective hangs on
+      {"TORCH_DISTRIBUTED_DEBUG", "DETAIL"},   // collective argument checks
+      {"TORCH_SHOW_CPP_STACKTRACES", "1"},
+  };
+  return *flags;
 }
 
 }  // namespace torchx::components::internal

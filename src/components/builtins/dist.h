@@ -1,6 +1,7 @@
 // Internal: the pieces of dist.ddp / dist.spmd that have their own rules (and tests).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "torchx/devices/device.h"
@@ -33,6 +34,9 @@ struct StructuredName {
 };
 Result<StructuredName> ParseStructuredName(const std::string& name, const std::string& m,
                                            const std::string& script);
+
+/// What `dist.ddp --debug` adds to the env: PyTorch's usual debugging switches.
+const std::map<std::string, std::string>& TorchDebugFlags();
 
 /// Python's Path(p).stem.
 std::string PathStem(const std::string& path);
