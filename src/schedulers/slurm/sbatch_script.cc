@@ -48,6 +48,7 @@ specs::RunOpts SlurmRunOpts() {
               "The directory to place the job code and outputs. The directory must not exist and will be "
               "created. To enable log iteration, jobs will be tracked in ``.torchxslurmjobdirs``.");
   (void)o.Add("qos", specs::CfgType::kStr, "Quality of Service (QoS) to assign to the job.");
+  (void)o.Add("account", specs::CfgType::kStr, "The account to charge the job to (sbatch --account).");
   (void)o.Add("nomem", specs::CfgType::kBool,
               "do not request memory (--mem) for the replicas, for clusters that do not schedule on memory", false);
   return o;
@@ -63,6 +64,7 @@ SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {
   o.mail_type = cfg.Str("mail-type").value_or("");
   o.job_dir = cfg.Str("job_dir").value_or("");
   o.qos = cfg.Str("qos").value_or("");
+  o.account = cfg.Str("account").value_or("");
   o.nomem = cfg.Bool("nomem").value();  // declared with a default
   return o;
 }
@@ -72,7 +74,8 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
   SlurmBatchRequest req;
   req.cmd = {"sbatch", "--parsable"};
   for (const auto& [flag, value] :
-       {std::pair{"comment", &options.comment}, {"mail-user", &options.mail_user}, {"mail-type", &options.mail_type}}) {
+       {std::pair{"comment", &options.comment}, {"mail-user", &options.mail_user}, {"mail-type", &options.mail_type},
+        {"account", &options.account}}) {
     if (!value->empty()) req.cmd.push_back(fmt::format("--{}={}", flag, *value));
   }
   req.job_dir = options.job_dir;

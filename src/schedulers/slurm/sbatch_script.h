@@ -51,6 +51,7 @@ struct SlurmOptions {
   std::string mail_type;
   std::string job_dir;
   std::string qos;
+  std::string account;
   bool nomem = false;
 
   /// REQUIRES: `cfg` resolved against SlurmRunOpts().

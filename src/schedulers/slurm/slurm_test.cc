@@ -96,13 +96,15 @@ TEST(SbatchScript, ResourcesGpusMemoryAndOptions) {
   app.roles[0].env = {{"A", "x y,z"}, {"ID", "run-" + std::string(specs::macros::kAppId)}};
   specs::Cfg given = {{"partition", std::string("gpu")}, {"time", std::string("1:00:00")},
                       {"comment", std::string("hi")}, {"qos", std::string("high")}, {"constraint", std::string("a100")},
-                      {"mail-user", std::string("u@x")}, {"mail-type", std::string("END")}};
+                      {"mail-user", std::string("u@x")}, {"mail-type", std::string("END")},
+                      {"account", std::string("proj7")}};
   auto resolved = SlurmRunOpts().Resolve(given);
   ASSERT_THAT(resolved, IsOk());
   SlurmOptions cfg = SlurmOptions::From(*resolved);
   auto old = BuildSlurmRequest(app, cfg, SlurmVersion{24, 5}, 100000);
   ASSERT_THAT(old, IsOk());
-  EXPECT_THAT(old->cmd, ElementsAre("sbatch", "--parsable", "--comment=hi", "--mail-user=u@x", "--mail-type=END"));
+  EXPECT_THAT(old->cmd, ElementsAre("sbatch", "--parsable", "--comment=hi", "--mail-user=u@x", "--mail-type=END",
+                                    "--account=proj7"));
   EXPECT_THAT(old->replicas[0].sbatch_opts,
               ElementsAre("--job-name=a-0", "--requeue", "--ntasks-per-node=1", "--cpus-per-task=4", "--mem=8192",
                           "--gpus-per-task=2", "--ntasks=1", "--partition=gpu", "--time=1:00:00",
