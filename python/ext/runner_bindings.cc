@@ -13,6 +13,8 @@
 #include "convert.h"
 #include "errors.h"
 #include "schedulers/local/app_plan.h"
+#include "schedulers/slurm/sbatch_script.h"
+#include "schedulers/slurm/slurm_status.h"
 #include "torchx/components/component_json.h"
 #include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
@@ -148,6 +150,13 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
 }
 
 void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
+  // torchx.schedulers.slurm_scheduler: the request's script and Slurm's state names, the core's.
+  m.def("slurm_materialize", [](const std::string& request_json) {
+    return ValueOrThrow(schedulers::slurm::SlurmBatchRequestFromJson(request_json)).Materialize();
+  });
+  m.def("slurm_app_state", [](const std::string& state) {
+    return static_cast<int>(schedulers::slurm::SlurmStateToAppState(state));
+  });
   // torchx.schedulers.local_scheduler's request (TorchX's PopenRequest) is the core's app plan.
   m.def(
       "local_plan",
@@ -177,6 +186,7 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
       .def_readonly("scheduler", &DryRunInfo::scheduler)
       .def_readonly("app_id", &DryRunInfo::app_id)
       .def_readonly("request", &DryRunInfo::request)
+      .def_readonly("payload", &DryRunInfo::payload)
       .def_property_readonly("app_json", [](const DryRunInfo& d) { return specs::AppDefToJson(d.app, -1); })
       .def_property_readonly("cfg", [](const DryRunInfo& d) { return CfgToPy(d.cfg); });
 
@@ -211,6 +221,18 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
           },
           py::arg("component"), py::arg("args"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
       .def("schedule", &Schedule)
+      .def(
+          "backend_dryrun",
+          [](Runner& r, const std::string& scheduler, const std::string& app_json, const py::object& cfg) {
+            auto app = ValueOrThrow(specs::AppDefFromJson(app_json));
+            specs::Cfg c = CfgFromPy(cfg);
+            auto info = [&] {
+              py::gil_scoped_release release;
+              return r.BackendDryRun(scheduler, app, c);
+            }();
+            return ValueOrThrow(std::move(info), ErrorSite::kRunConfig);
+          },
+          py::arg("scheduler"), py::arg("app_json"), py::arg("cfg"))
       .def(
           "schedule_request",
           [](Runner& r, const std::string& scheduler, const std::string& app_json, const std::string& app_id,

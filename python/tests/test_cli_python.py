@@ -38,7 +38,7 @@ def test_version_dryrun_and_bad_input(cli):
 
 
 def test_run_then_follow_with_python_verbs(cli):
-    run = cli("run", "utils.echo", "--msg", "from python")
+    run = cli("run", "--wait", "utils.echo", "--msg", "from python")
     assert run.returncode == 0, run.stderr
     handle = next(line for line in run.stdout.splitlines() if line.startswith("local_cwd://"))
     status = cli("status", handle)
@@ -54,7 +54,7 @@ def test_tracker_configured_injected_and_listed(cli, tmp_path):
     store = tmp_path / "tracker.json"
     trackers = {"TORCHX_TRACKERS": "demo_json", "TORCHX_TRACKER_DEMO_JSON_CONFIG": str(store)}
     script = "from torchx.tracker import app_run_from_env as r; r().add_metadata(lr=0.1)"
-    run = cli("run", "utils.python", "-c", script, extra_env=trackers)
+    run = cli("run", "--wait", "utils.python", "-c", script, extra_env=trackers)
     assert run.returncode == 0, run.stderr
     handle = next(line for line in run.stdout.splitlines() if line.startswith("local_cwd://"))
     jobs = cli("tracker", "list", "jobs", extra_env=trackers)

@@ -111,6 +111,12 @@ Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const 
   return sched->SubmitDryRun(app, cfg);
 }
 
+Result<schedulers::DryRunInfo> Runner::BackendDryRun(const std::string& scheduler, const specs::AppDef& app,
+                                                     const specs::Cfg& cfg) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  return sched->SubmitDryRun(app, cfg);
+}
+
 Result<std::string> Runner::Schedule(const schedulers::DryRunInfo& info) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(info.scheduler));
   TORCHX_ASSIGN_OR_RETURN(std::string app_id, sched->Schedule(info));

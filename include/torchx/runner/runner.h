@@ -63,6 +63,11 @@ class Runner {
   /// ResolveCfg, then the above.
   Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
                                         const specs::Cfg& cfg = {}, const std::string& workspace = {});
+  /// The back-end's own request for `app` as given, `cfg` resolved against its options: no app
+  /// validation and no injected env (the caller ran TorchX's template: Python scheduler classes
+  /// that present a core back-end's request as TorchX's objects, e.g. slurm_scheduler).
+  Result<schedulers::DryRunInfo> BackendDryRun(const std::string& scheduler, const specs::AppDef& app,
+                                               const specs::Cfg& cfg);
   /// Submits a dry-run result; returns the app handle.
   Result<std::string> Schedule(const schedulers::DryRunInfo& info);
   /// DryRun + Schedule.

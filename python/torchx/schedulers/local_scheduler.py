@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set
 
 from torchx._core import core
+from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
 from torchx.schedulers.ids import make_unique
 from torchx.schedulers.structured_opts import StructuredOpts
@@ -225,7 +226,7 @@ class _LocalAppDef:
         return f"_LocalAppDef(id={self.id!r}, state={self.state.name}, log_dir={self.log_dir!r})"
 
 
-class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
+class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     """Runs each replica as a process on this host (TorchX's ``local`` scheduler class); see the
     module's docstring for how it sits on the core's durable back-end."""
 
@@ -245,17 +246,6 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         self._cache_size = cache_size
         self._extra_paths: List[str] = list(extra_paths or [])
         self._tmp_log_dirs: List[str] = []
-        self._runner_obj: Any = None
-
-    # ---- the core ----
-
-    def _runner(self) -> Any:
-        if self._runner_obj is None:
-            self._runner_obj = core().Runner(self.session_name or "torchx", None)
-        return self._runner_obj
-
-    def _handle(self, app_id: str) -> str:
-        return f"{self.backend}://{self.session_name}/{app_id}"
 
     # ---- options and dry run ----
 
@@ -367,26 +357,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
         if app_id in self._evicted and app_id not in self._apps:
             return None
-        status = self._status(app_id)
-        if status is None:
-            return None
         record = self._apps.get(app_id)
-        if record is not None and record.state != status.state:
-            record.set_state(status.state)
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=status.state,
-            num_restarts=status.num_restarts,
-            msg=status.msg,
-            structured_error_msg=status.structured_error_msg,
-            ui_url=status.ui_url or (f"file://{record.log_dir}" if record else None),
-            roles_statuses=status.roles,
-        )
-
-    def _status(self, app_id: str) -> Any:
-        from torchx.specs.api import status_from_core
-
-        return status_from_core(self._runner().status(self._handle(app_id)))
+        desc = self._describe_core(app_id, f"file://{record.log_dir}" if record else None)
+        if desc is not None and record is not None and record.state != desc.state:
+            record.set_state(desc.state)
+        return desc
 
     def log_iter(
         self,
@@ -405,22 +380,16 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             log.warning("LocalScheduler.log_iter ignores since/until: all lines are returned")
         if app_id in self._evicted and app_id not in self._apps:
             raise UnknownAppException(self._handle(app_id))
-        stream = getattr(streams, "value", streams) or "combined"
-        return self._runner().log_lines(
-            self._handle(app_id), role_name, k, regex, None, None, bool(should_tail), str(stream)
-        )
+        return self._log_lines_core(app_id, role_name, k, regex, None, None, should_tail, streams)
 
     def list(self, cfg: Optional[Mapping[str, CfgVal]] = None) -> List[ListAppResponse]:
         """The apps the local store keeps (any session, any process)."""
-        return [
-            ListAppResponse(app_id, AppState(state), handle, name)
-            for app_id, state, handle, name in self._runner().list(self.backend)
-        ]
+        return self._list_core()
 
     def _cancel_existing(self, app_id: str) -> None:
         """Stops the app and returns once its replicas are gone (TorchX's local cancel is
         synchronous: a describe right after it says CANCELLED)."""
-        self._runner().cancel(self._handle(app_id))
+        self._cancel_core(app_id)
         _wait_terminal(self, app_id)
         record = self._apps.get(app_id)
         if record is not None:

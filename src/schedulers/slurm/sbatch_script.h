@@ -38,6 +38,12 @@ struct SlurmBatchRequest {
   std::string Materialize() const;
 };
 
+/// The request as JSON ({"cmd", "replicas": [{"name", "sbatch_opts", "srun_opts", "command"}],
+/// "max_retries", "job_dir"}): the dry run's payload, and the form Python's SlurmBatchRequest
+/// edits. kInvalidArgument naming the field for a malformed one.
+std::string SlurmBatchRequestToJson(const SlurmBatchRequest& request);
+Result<SlurmBatchRequest> SlurmBatchRequestFromJson(const std::string& json);
+
 /// The runopts of the slurm scheduler (TorchX's, plus `nomem`).
 specs::RunOpts SlurmRunOpts();
 

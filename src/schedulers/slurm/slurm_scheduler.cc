@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
 #include "schedulers/slurm/log_files.h"
@@ -22,7 +21,6 @@ namespace torchx::schedulers::slurm {
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
 
 constexpr const char* kJobDirsFile = ".torchxslurmjobdirs";
 
@@ -49,11 +47,11 @@ class SlurmScheduler : public Scheduler {
   unsigned capabilities() const override { return kCapLogs | kCapList | kCapFollowLogs; }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
-    Json p = Json::parse(info.payload, nullptr, false);
-    if (!p.is_object()) return InvalidArgumentError("slurm: the request is not one this scheduler's dry run made");
-    std::string script = p.value("script", "");
-    std::vector<std::string> cmd = p.value("cmd", std::vector<std::string>{});
-    std::string job_dir = p.value("job_dir", "");
+    // The payload is the structured request (Python's SlurmBatchRequest may have edited it).
+    TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, SlurmBatchRequestFromJson(info.payload));
+    std::string script = req.Materialize();
+    std::vector<std::string> cmd = req.cmd;
+    std::string job_dir = req.job_dir;
     fs::path script_path;
     std::error_code ec;
     if (!job_dir.empty()) {
@@ -159,7 +157,7 @@ class SlurmScheduler : public Scheduler {
     info.app = app;
     std::string script = req.Materialize();
     info.request = fmt::format("{} <script>\n\n{}", fmt::join(req.cmd, " "), script);
-    info.payload = Json{{"script", script}, {"cmd", req.cmd}, {"job_dir", req.job_dir}}.dump();
+    info.payload = SlurmBatchRequestToJson(req);
     return info;
   }
 

@@ -123,6 +123,21 @@ TEST(SbatchScript, ResourcesGpusMemoryAndOptions) {
               Not(::testing::Contains("--mem=8192")));
 }
 
+TEST(SbatchScript, RequestJsonRoundTripsAndNamesBadFields) {
+  specs::AppDef app = TwoRoles();
+  auto req = BuildSlurmRequest(app, SlurmOptions{}, SlurmVersion{24, 5}, 100000);
+  ASSERT_THAT(req, IsOk());
+  auto back = SlurmBatchRequestFromJson(SlurmBatchRequestToJson(*req));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->Materialize(), req->Materialize());
+  EXPECT_EQ(back->cmd, req->cmd);
+  EXPECT_THAT(SlurmBatchRequestFromJson("[]"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a JSON object")));
+  EXPECT_THAT(SlurmBatchRequestFromJson(R"({"cmd": ["sbatch"], "replicas": [{"name": "a-0", "sbatch_opts": [1]}]})"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("replicas[0].sbatch_opts: must be a list of strings")));
+  EXPECT_THAT(SlurmBatchRequestFromJson(R"({"cmd": [], "replicas": []})"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("cmd: empty")));
+}
+
 TEST(SbatchScript, MacrosRank0AndImageRoot) {
   specs::AppDef app = TwoRoles();
   app.roles.resize(1);

@@ -12,6 +12,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -140,3 +141,65 @@ def test_job_dir_copies_the_workspace_and_finds_logs(torchx, tmp_path):
     assert f"{handle.rsplit('/', 1)[1]} = {job_dir}" in (tmp_path / ".torchxslurmjobdirs").read_text()
     again = torchx("run", "-s", "slurm", "-cfg", f"job_dir={job_dir}", "utils.sh", "true", check=False)
     assert again.returncode != 0 and "already exists" in again.stderr
+
+
+PLUGIN = '''
+import uuid
+from torchx.plugins import register
+from torchx.schedulers.slurm_scheduler import SlurmScheduler
+
+
+class TaggedSlurm(SlurmScheduler):
+    """A plugin author's subclass: every job carries a comment of its own (an sbatch option)."""
+
+    def _submit_dryrun(self, app, cfg):
+        info = super()._submit_dryrun(app, cfg)
+        info.request.cmd.append("--comment=tagged-by-plugin")
+        for replica in info.request.replicas.values():
+            replica.sbatch_opts.append("--nice=7")
+        return info
+
+
+@register.scheduler()
+def tagged_slurm(session_name, **kwargs):
+    return TaggedSlurm(session_name)
+'''
+
+
+def test_plugin_subclassing_slurm_scheduler_changes_what_runs(tmp_path):
+    """A torchx_plugins.schedulers plugin subclassing TorchX's SlurmScheduler and overriding
+    _submit_dryrun: its sbatch options reach the real job, through the CLI and through Python."""
+    plugin_dir = tmp_path / "plugins" / "torchx_plugins" / "schedulers"
+    plugin_dir.mkdir(parents=True)
+    (plugin_dir / "tagged_slurm.py").write_text(PLUGIN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path / "plugins"), os.environ.get("PYTHONPATH")])))
+    binary = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
+
+    def job_fields(job_id):
+        out = subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True).stdout
+        return out
+
+    res = subprocess.run([binary, "run", "--wait", "-s", "tagged_slurm", "utils.echo", "--msg", "tagged"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    handle = res.stdout.strip().splitlines()[0]
+    assert handle.startswith("tagged_slurm://torchx/")
+    job_id = handle.rsplit("/", 1)[1]
+    fields = job_fields(job_id)
+    assert "Comment=tagged-by-plugin" in fields and "Nice=7" in fields, fields
+    status = subprocess.run([binary, "status", handle], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert "SUCCEEDED" in status.stdout, status.stderr
+
+    code = (
+        "from torchx.runner import get_runner\n"
+        "r = get_runner()\n"
+        "h = r.run_component('utils.echo', ['--msg', 'from python'], 'tagged_slurm')\n"
+        "print(h)\n"
+        "print(r.wait(h, wait_interval=0.5).state.name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    handle, state = out.stdout.split()[:2]
+    assert state == "SUCCEEDED"
+    assert "Comment=tagged-by-plugin" in job_fields(handle.rsplit("/", 1)[1])

@@ -1,0 +1,69 @@
+"""What TorchX's scheduler classes that stand on one of the core's back-ends share: a core
+Runner for this session, the app handle of an id, and describe / list / logs / cancel by id
+(the core's, so apps are the same ones the CLI and other processes see)."""
+
+from datetime import datetime
+from typing import Any, Iterable, List, Optional
+
+from torchx._core import core
+from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Stream
+from torchx.specs.api import AppState, AppStatus, status_from_core
+
+
+class CoreBackend:
+    """Mixin for a ``Scheduler`` whose ``backend`` is a core back-end's name."""
+
+    backend: str
+    session_name: str
+    _runner_obj: Any = None
+
+    def _runner(self) -> Any:
+        if self._runner_obj is None:
+            self._runner_obj = core().Runner(self.session_name or "torchx", None)
+        return self._runner_obj
+
+    def _handle(self, app_id: str) -> str:
+        return f"{self.backend}://{self.session_name}/{app_id}"
+
+    def _status(self, app_id: str) -> Optional[AppStatus]:
+        return status_from_core(self._runner().status(self._handle(app_id)))
+
+    def _describe_core(self, app_id: str, ui_url: Optional[str] = None) -> Optional[DescribeAppResponse]:
+        status = self._status(app_id)
+        if status is None:
+            return None
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=status.state,
+            num_restarts=status.num_restarts,
+            msg=status.msg,
+            structured_error_msg=status.structured_error_msg,
+            ui_url=status.ui_url or ui_url,
+            roles_statuses=status.roles,
+        )
+
+    def _list_core(self) -> List[ListAppResponse]:
+        return [
+            ListAppResponse(app_id, AppState(state), handle, name)
+            for app_id, state, handle, name in self._runner().list(self.backend)
+        ]
+
+    def _log_lines_core(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: Optional[str],
+        since: Optional[datetime],
+        until: Optional[datetime],
+        should_tail: bool,
+        streams: Optional[Stream],
+    ) -> Iterable[str]:
+        stream = getattr(streams, "value", streams) or "combined"
+        epoch = lambda t: None if t is None else float(t.timestamp())  # noqa: E731
+        return self._runner().log_lines(
+            self._handle(app_id), role_name, k, regex, epoch(since), epoch(until), bool(should_tail), str(stream)
+        )
+
+    def _cancel_core(self, app_id: str) -> None:
+        self._runner().cancel(self._handle(app_id))
