@@ -1,6 +1,8 @@
-"""`python -m torchx.cli.main`: TorchX's CLI classes in Python. Runner verbs run in-process over
-the core's Runner; run/builtins go to the `torchx` binary. Trackers: configured, injected into
-jobs, recorded from the job and listed by `torchx tracker`."""
+"""torchx.cli: `python -m torchx.cli.main` is the `torchx` command (the binary, but for the
+Python-only tracker verb and entry-point verbs; tests/e2e runs the whole CLI suite through it),
+and `torchx.cli.main.main(argv)` runs TorchX's verb classes in-process: Runner verbs over the
+core's Runner, run/builtins through the binary. Trackers: configured, injected into jobs,
+recorded from the job and listed by `torchx tracker`."""
 
 import os
 import pathlib
@@ -17,8 +19,10 @@ def cli(tmp_path):
     env = dict(os.environ, TORCHX_STATE_DIR=str(tmp_path / "state"), PYTHONPATH=str(FIXTURES))
     env.pop("TORCHX_TRACKERS", None)
 
-    def run(*args, extra_env=None):
-        return subprocess.run([sys.executable, "-m", "torchx.cli.main", *args], env={**env, **(extra_env or {})},
+    def run(*args, extra_env=None, in_process=False):
+        entry = ["-c", "import sys; from torchx.cli.main import main; main(sys.argv[1:])"] if in_process else \
+            ["-m", "torchx.cli.main"]
+        return subprocess.run([sys.executable, *entry, *args], env={**env, **(extra_env or {})},
                               capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
     return run
@@ -31,23 +35,26 @@ def test_version_dryrun_and_bad_input(cli):
     assert "hi there" in dry.stdout
     bad = cli("run", "--dryrun", "utils.echo", "--msgg", "x")
     assert bad.returncode == 2 and "--msgg" in bad.stderr
-    missing = cli("status", "local_cwd://torchx/nope-123")
+    missing = cli("status", "local_cwd://torchx/nope-123", in_process=True)
     assert missing.returncode == 1 and "nope-123" in missing.stderr
-    assert cli("log", "not-a-handle").returncode == 1
-    assert cli("builtins").returncode == 0 and "utils.echo" in cli("builtins").stdout
+    assert cli("log", "not-a-handle", in_process=True).returncode == 1
+    assert cli("log", "not-a-handle").returncode == 2  # the binary's usage error
+    for in_process in (False, True):
+        listing = cli("builtins", in_process=in_process)
+        assert listing.returncode == 0 and "utils.echo" in listing.stdout
 
 
 def test_run_then_follow_with_python_verbs(cli):
     run = cli("run", "--wait", "utils.echo", "--msg", "from python")
     assert run.returncode == 0, run.stderr
     handle = next(line for line in run.stdout.splitlines() if line.startswith("local_cwd://"))
-    status = cli("status", handle)
+    status = cli("status", handle, in_process=True)
     assert status.returncode == 0 and "SUCCEEDED" in status.stdout
-    assert "echo/0 from python" in cli("log", handle).stdout
-    assert handle in cli("list", "-s", "local_cwd").stdout
-    assert "'name': 'echo'" in cli("describe", handle).stdout
-    assert cli("delete", handle).returncode == 0
-    assert cli("status", handle).returncode == 1
+    assert "echo/0 from python" in cli("log", handle, in_process=True).stdout
+    assert handle in cli("list", "-s", "local_cwd", in_process=True).stdout
+    assert "'name': 'echo'" in cli("describe", handle, in_process=True).stdout
+    assert cli("delete", handle, in_process=True).returncode == 0
+    assert cli("status", handle, in_process=True).returncode == 1
 
 
 def test_tracker_configured_injected_and_listed(cli, tmp_path):

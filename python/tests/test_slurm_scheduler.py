@@ -2,7 +2,7 @@
 SlurmBatchRequest that callers edit, its script, the state table and version(). The real cluster
 is tests/integration/slurm (a subclassing plugin included)."""
 
-import subprocess
+import os
 from unittest import mock
 
 import pytest
@@ -11,6 +11,18 @@ from torchx.runner import Runner
 from torchx.schedulers import slurm_scheduler
 from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmScheduler, appstate_from_slurm_state, create_scheduler
 from torchx.specs import AppDef, AppState, Resource, Role
+
+
+@pytest.fixture(autouse=True)
+def fake_sinfo(tmp_path, monkeypatch):
+    # The core asks `sinfo` for the Slurm version and the partition's memory: answer as a 24.11
+    # cluster would, so the tests never wait on a real (or absent) controller.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sinfo = bin_dir / "sinfo"
+    sinfo.write_text('#!/bin/sh\ncase "$1" in --version) echo "slurm 24.11.1";; *) echo "debug*,64000";; esac\n')
+    sinfo.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
 
 
 def app():
@@ -27,6 +39,7 @@ def test_dryrun_request_is_editable_and_materializes_the_edit():
     assert req.cmd[:2] == ["sbatch", "--parsable"] and "--account=proj" in req.cmd
     assert list(req.replicas) == ["trainer-0", "trainer-1"]
     assert "--partition=debug" in req.replicas["trainer-1"].sbatch_opts
+    assert "--mem=2048" in req.replicas["trainer-1"].sbatch_opts  # the partition has the memory
     req.replicas["trainer-0"].sbatch_opts.append("--nice=5")
     script = req.materialize()
     assert "#SBATCH --job-name=trainer-0" in script and "--nice=5" in script

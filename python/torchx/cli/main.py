@@ -4,6 +4,7 @@ built-in verbs, as in TorchX."""
 
 import argparse
 import logging
+import os
 import sys
 from typing import Dict, List, Optional
 
@@ -91,8 +92,31 @@ def _setup_logging(level: int) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
+    """The verbs as Python classes, in this process (what tools that embed TorchX's CLI call)."""
     run_main(get_sub_cmds(), sys.argv[1:] if argv is None else argv)
 
 
+# Verbs only the Python package has (the binary has no tracker verb: trackers are Python objects).
+_PYTHON_ONLY_VERBS = frozenset({"tracker"})
+
+
+def command_main(argv: Optional[List[str]] = None) -> None:
+    """``python -m torchx.cli.main``: the ``torchx`` command itself. ``tracker`` and the verbs of
+    ``torchx.cli.cmds`` entry points run in Python; everything else is the ``torchx`` binary,
+    which replaces this process (the same output, help and exit codes, one implementation)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verb = next((a for a in argv if not a.startswith("-")), None)
+    plugin_cmds = load_group("torchx.cli.cmds") or {}
+    if verb is not None and (verb in plugin_cmds or verb in _PYTHON_ONLY_VERBS):
+        run_main(get_sub_cmds(), argv)
+        return
+    from torchx.cli.cmd_core import core_binary
+
+    binary = core_binary()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(binary, [binary, *argv])
+
+
 if __name__ == "__main__":
-    main()
+    command_main()
