@@ -157,6 +157,11 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
   m.def("slurm_app_state", [](const std::string& state) {
     return static_cast<int>(schedulers::slurm::SlurmStateToAppState(state));
   });
+  m.def("slurm_states", [] {
+    std::map<std::string, int> out;
+    for (const auto& [name, state] : schedulers::slurm::SlurmStates()) out[name] = static_cast<int>(state);
+    return out;
+  });
   // torchx.schedulers.local_scheduler's request (TorchX's PopenRequest) is the core's app plan.
   m.def(
       "local_plan",

@@ -18,7 +18,7 @@ from torchx.schedulers.local_scheduler import (
     PopenRequest,
     create_scheduler,
 )
-from torchx.specs import AppDef, AppState, Role
+from torchx.specs import AppDef, AppState, Role, UnknownSchedulerException
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "plugin_fixtures_local"
 
@@ -101,6 +101,10 @@ def test_runner_with_local_scheduler_factory(state_dir, tmp_path):
         assert runner.wait(handle, wait_interval=0.05).state == AppState.SUCCEEDED
         assert list(runner.log_lines(handle, "r")) == [f"job={handle}\n"]
         assert runner.describe(handle).roles[0].args == ["-c", "echo job=$TORCHX_JOB_ID"]
+    with Runner("sess", {}) as nothing:  # no factories: no schedulers, as TorchX
+        assert nothing.scheduler_backends() == []
+        with pytest.raises(UnknownSchedulerException):
+            nothing.dryrun(sh_app(tmp_path, "true"), "local_cwd")
 
 
 def test_wrapping_plugin_through_python_and_the_cli(state_dir, tmp_path, torchx_bin):

@@ -60,7 +60,9 @@ def test_runner_over_the_python_class_injects_the_job_id():
 def test_states_and_version():
     assert appstate_from_slurm_state("RUNNING") == AppState.RUNNING
     assert appstate_from_slurm_state("CANCELLED by 0") == AppState.CANCELLED
-    assert slurm_scheduler.SLURM_STATES["COMPLETED"] == AppState.SUCCEEDED
+    states = slurm_scheduler.SLURM_STATES  # the core's table, whole
+    assert states["COMPLETED"] == AppState.SUCCEEDED and states["REVOKED"] == AppState.FAILED
+    assert all(appstate_from_slurm_state(name) == state for name, state in states.items())
     slurm_scheduler.version.cache_clear()
     with mock.patch("subprocess.check_output", return_value="slurm 24.11.1\n"):
         assert slurm_scheduler.version() == (24, 11)

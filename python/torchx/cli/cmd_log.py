@@ -5,9 +5,7 @@ import argparse
 import logging
 import re
 import sys
-import threading
 import time
-from queue import Queue
 from typing import List, Optional, TextIO, Tuple
 
 from torchx.cli.cmd_base import SubCommand
@@ -15,7 +13,7 @@ from torchx.runner import Runner, get_runner
 from torchx.schedulers.api import Stream
 from torchx.specs.api import AppDef, is_started, make_app_handle
 from torchx.util.colors import ENDC, GREEN
-from torchx.util.log_tee_helpers import _find_role_replicas, _prefix_line, _print_log_lines
+from torchx.util.log_tee_helpers import _find_role_replicas, _prefix_line, _print_log_lines, print_replicas
 
 logger: logging.Logger = logging.getLogger(__name__)
 
@@ -86,21 +84,7 @@ def get_logs(
             logger.error("app `%s` has no role `%s`", app_handle, role_name)
             sys.exit(1)
 
-    exceptions: "Queue[Exception]" = Queue()
-    threads = [
-        threading.Thread(
-            target=print_log_lines,
-            args=(file, runner, app_handle, role, k, regex, should_tail, exceptions, streams),
-            daemon=True,
-        )
-        for role, k in replicas
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if not exceptions.empty():
-        raise exceptions.get()
+    print_replicas(file, runner, app_handle, replicas, regex, should_tail, streams)
 
 
 class CmdLog(SubCommand):

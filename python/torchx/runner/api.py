@@ -63,10 +63,11 @@ class Runner:
         self._name = "torchx" if name is None else name
         if scheduler_factories is None:
             scheduler_factories = get_scheduler_factories()
-        # None: every name is the core's (it resolves them itself, aliases and late plugins included).
+        # None: every name is the core's (it resolves them itself, aliases and late plugins
+        # included); an empty mapping means no scheduler at all, as in TorchX.
         self._scheduler_factories: Optional[Dict[str, Any]] = (
             None
-            if all(_core_backend(f) for f in scheduler_factories.values())
+            if scheduler_factories and all(_core_backend(f) for f in scheduler_factories.values())
             else dict(scheduler_factories)
         )
         self._scheduler_params = dict(scheduler_params or {})
@@ -160,7 +161,9 @@ class Runner:
         workspace: Union[str, Workspace, None],
         parent_run_id: Optional[str],
     ) -> AppDryRunInfo:
-        # TorchX's template for a Python scheduler object, on a copy of the app.
+        # TorchX's template for a Python scheduler object, on a copy of the app. The app is checked
+        # here rather than by the core's validator: that needs the AppDef's JSON, which would
+        # resolve lazy Role.overrides (futures) that TorchX leaves for the scheduler.
         app = _copy_app(app)
         if not app.roles:
             raise ValueError(f"roles: app `{app.name}` has none; add at least one Role to the AppDef")

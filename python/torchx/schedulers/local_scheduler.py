@@ -255,15 +255,15 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
         """Nothing: resources mean nothing to local processes (TorchX's rule)."""
 
-    def _get_app_log_dir(self, app_id: str, cfg: Opts) -> str:
-        """``<log_dir>/<session>/<app_id>``; without ``log_dir``, under a temporary directory
-        that ``close()`` removes (a given ``log_dir`` is never removed)."""
-        base = cfg.log_dir
-        if not base:
-            base = tempfile.mkdtemp(prefix="torchx_")
-            self._tmp_log_dirs.append(base)
-            log.info("log_dir is not set: logs go to %s, removed when the scheduler closes", base)
-        return os.path.join(str(base), self.session_name, app_id)
+    def _log_base(self, cfg: Opts) -> str:
+        """``log_dir``, or a temporary directory that ``close()`` removes (a given ``log_dir`` is
+        never removed)."""
+        if cfg.log_dir:
+            return str(cfg.log_dir)
+        base = tempfile.mkdtemp(prefix="torchx_")
+        self._tmp_log_dirs.append(base)
+        log.info("log_dir is not set: logs go to %s, removed when the scheduler closes", base)
+        return base
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo:
         request = self._to_popen_request(app, cfg)
@@ -273,10 +273,7 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         opts = cfg if isinstance(cfg, Opts) else Opts.from_cfg(cfg)
         app_id = make_unique(app.name)
         provider = self._image_provider_class(cfg)
-        app_log_dir = self._get_app_log_dir(app_id, opts)
-        base_log_dir = os.path.dirname(app_log_dir)
-        if self.session_name:
-            base_log_dir = os.path.dirname(base_log_dir)
+        base_log_dir = self._log_base(opts)  # the core puts the app in <base>/<session>/<app_id>
 
         # The provider decides each role's image root, directory and program; the core plans
         # the rest on a copy (the caller's AppDef is not touched).
@@ -390,10 +387,10 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         """Stops the app and returns once its replicas are gone (TorchX's local cancel is
         synchronous: a describe right after it says CANCELLED)."""
         self._cancel_core(app_id)
-        _wait_terminal(self, app_id)
+        final = _wait_terminal(self, app_id)
         record = self._apps.get(app_id)
-        if record is not None:
-            record.set_state(AppState.CANCELLED)
+        if record is not None and final is not None:
+            record.set_state(final)  # CANCELLED, or how it ended if it ended first
 
     # ---- the cache ----
 
@@ -425,14 +422,16 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         self._tmp_log_dirs = []
 
 
-def _wait_terminal(scheduler: LocalScheduler, app_id: str, timeout: float = 30) -> None:
-    # close() returns once the replicas are gone, so that its caller may remove their files.
+def _wait_terminal(scheduler: LocalScheduler, app_id: str, timeout: float = 30) -> Optional[AppState]:
+    """The state the app ends in (None if the store forgets it, or it still runs after
+    ``timeout``): cancel and close() return once the replicas are gone."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         status = scheduler._status(app_id)
         if status is None or is_terminal(status.state):
-            return
+            return None if status is None else status.state
         scheduler._runner().wait(scheduler._handle(app_id), 0.05, 0.5)
+    return None
 
 
 def _plan_from_request(request: PopenRequest) -> Dict[str, Any]:

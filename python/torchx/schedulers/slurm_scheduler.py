@@ -27,14 +27,6 @@ log: logging.Logger = logging.getLogger(__name__)
 
 SLURM_JOB_DIRS = ".torchxslurmjobdirs"
 
-# Slurm's job states (squeue/sacct names) as TorchX's AppState; the core's table.
-_SLURM_STATE_NAMES = (
-    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PENDING",
-    "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED", "TIMEOUT", "CONFIGURING", "COMPLETING",
-    "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT", "STAGE_OUT", "STOPPED", "SIGNALING",
-)
-
-
 def appstate_from_slurm_state(slurm_state: str) -> AppState:
     """The AppState of a Slurm job state (``RUNNING``, ``CANCELLED by 123``, ...); UNKNOWN for
     names Slurm does not define."""
@@ -42,8 +34,8 @@ def appstate_from_slurm_state(slurm_state: str) -> AppState:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SLURM_STATES":  # built from the core's table on first use
-        return {s: appstate_from_slurm_state(s) for s in _SLURM_STATE_NAMES}
+    if name == "SLURM_STATES":  # Slurm's job state names -> AppState: the core's table
+        return {state: AppState(v) for state, v in core().slurm_states().items()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -178,12 +178,10 @@ class AppRun:
 
     def sources(self) -> Iterable[AppRunTrackableSource]:
         """The runs this one came from, as the first tracker records them."""
-        for b in self.backends:
-            return [
-                AppRunTrackableSource(AppRun(s.source_run_id, self.backends), s.artifact_name)
-                for s in b.sources(self.id)
-            ]
-        return []
+        first = next(iter(self.backends), None)
+        if first is None:
+            return []
+        return [AppRunTrackableSource(AppRun(s.source_run_id, self.backends), s.artifact_name) for s in first.sources(self.id)]
 
 
 _from_env: Optional[AppRun] = None

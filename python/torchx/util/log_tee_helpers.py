@@ -37,8 +37,9 @@ def _print_log_lines(
     should_tail: bool,
     exceptions: "Queue[Exception]",
     streams: Any = None,
-    colorize: bool = False,
 ) -> None:
+    """Prints one replica's lines, each prefixed ``role/replica``; an error goes to
+    ``exceptions`` for the thread that waits."""
     prefix = f"{GREEN}{role_name}/{replica_id}{ENDC} "
     try:
         for line in runner.log_lines(app_handle, role_name, replica_id, regex, should_tail=should_tail, streams=streams):
@@ -47,6 +48,34 @@ def _print_log_lines(
         return  # the reader went away (`| head`): nothing more to say
     except Exception as e:  # noqa: BLE001 - handed to the thread that waits for us
         exceptions.put(e)
+
+
+def print_replicas(
+    dst: TextIO,
+    runner: Any,
+    app_handle: str,
+    replicas: List[Tuple[str, int]],
+    regex: Optional[str],
+    should_tail: bool,
+    streams: Any = None,
+) -> None:
+    """The lines of every (role, replica) in ``replicas``, read in parallel (one thread each);
+    returns when all are done and re-raises the first error a reader hit."""
+    exceptions: "Queue[Exception]" = Queue()
+    threads = [
+        threading.Thread(
+            target=_print_log_lines,
+            args=(dst, runner, app_handle, role, k, regex, should_tail, exceptions, streams),
+            daemon=True,
+        )
+        for role, k in replicas
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if not exceptions.empty():
+        raise exceptions.get()
 
 
 def tee_logs(
@@ -59,26 +88,12 @@ def tee_logs(
     colorize: bool = False,
 ) -> threading.Thread:
     """A (not yet started) thread that prints every replica's lines to ``dst`` and re-raises the
-    first error a replica's reader hit."""
+    first error a replica's reader hit. ``colorize`` is accepted for TorchX's signature: colours
+    follow whether stdout is a terminal (torchx.util.colors)."""
 
     def run() -> None:
         app = runner.describe(app_handle)
-        if app is None:
-            return
-        exceptions: "Queue[Exception]" = Queue()
-        threads = [
-            threading.Thread(
-                target=_print_log_lines,
-                args=(dst, runner, app_handle, role, k, regex, should_tail, exceptions, streams, colorize),
-                daemon=True,
-            )
-            for role, k in _find_role_replicas(app, None)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if not exceptions.empty():
-            raise exceptions.get()
+        if app is not None:
+            print_replicas(dst, runner, app_handle, _find_role_replicas(app, None), regex, should_tail, streams)
 
     return threading.Thread(target=run, daemon=True)

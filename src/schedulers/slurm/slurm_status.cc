@@ -27,10 +27,8 @@ int Rank(AppState s) {
 
 }  // namespace
 
-specs::AppState SlurmStateToAppState(std::string_view state_in) {
-  std::string state(state_in.substr(0, state_in.find(' ')));
-  while (!state.empty() && state.back() == '+') state.pop_back();
-  static const std::map<std::string, AppState, std::less<>> kStates = {
+const std::map<std::string, AppState, std::less<>>& SlurmStates() {
+  static const auto* kStates = new std::map<std::string, AppState, std::less<>>{
       {"COMPLETED", AppState::kSucceeded},   {"CANCELLED", AppState::kCancelled},
       {"PENDING", AppState::kPending},       {"REQUEUED", AppState::kPending},
       {"REQUEUE_FED", AppState::kPending},   {"REQUEUE_HOLD", AppState::kPending},
@@ -43,8 +41,14 @@ specs::AppState SlurmStateToAppState(std::string_view state_in) {
       {"PREEMPTED", AppState::kFailed},      {"REVOKED", AppState::kFailed},
       {"TIMEOUT", AppState::kFailed},        {"SPECIAL_EXIT", AppState::kFailed},
   };
-  auto it = kStates.find(state);
-  return it == kStates.end() ? AppState::kUnknown : it->second;
+  return *kStates;
+}
+
+specs::AppState SlurmStateToAppState(std::string_view state_in) {
+  std::string state(state_in.substr(0, state_in.find(' ')));
+  while (!state.empty() && state.back() == '+') state.pop_back();
+  auto it = SlurmStates().find(state);
+  return it == SlurmStates().end() ? AppState::kUnknown : it->second;
 }
 
 namespace {

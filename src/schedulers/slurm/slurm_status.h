@@ -4,6 +4,8 @@
 // One het component per replica, named <role>-<replica>.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +23,8 @@ namespace torchx::schedulers::slurm {
 /// PREEMPTED, REVOKED, TIMEOUT, SPECIAL_EXIT -> FAILED; anything else -> UNKNOWN. Accepts sacct's
 /// forms ("CANCELLED by 0", "COMPLETED+").
 specs::AppState SlurmStateToAppState(std::string_view state);
+/// The table SlurmStateToAppState reads: every state name Slurm defines.
+const std::map<std::string, specs::AppState, std::less<>>& SlurmStates();
 
 struct SlurmJob {
   std::string job_id;     ///< the app id: the (leader) job id
