@@ -43,6 +43,10 @@ python3 -c "import docstring_parser" >/dev/null 2>&1 || pip_missing+=("docstring
 python3 -c "import yaml" >/dev/null 2>&1 || pip_missing+=("pyyaml>=5.4")
 # The official Kubernetes schemas (and jsonschema, PyYAML) for the kubernetes manifest tests.
 python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubernetes-validate>=1.33")
+# The request types of TorchX's kubernetes_scheduler (V1Pod) and docker_scheduler (docker.types)
+# classes: pip install torchx[kubernetes,docker] for users; the tests of those classes need them.
+python3 -c "import kubernetes" >/dev/null 2>&1 || pip_missing+=("kubernetes>=28")
+python3 -c "import docker" >/dev/null 2>&1 || pip_missing+=("docker>=7")
 if ((${#pip_missing[@]})); then
   echo "install-deps: installing ${pip_missing[*]}" >&2
   python3 -m pip install -q "${pip_missing[@]}"

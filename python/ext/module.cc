@@ -16,4 +16,5 @@ PYBIND11_MODULE(_torchx, m) {
   torchx::python::BindComponents(m, *registry);
   torchx::python::BindRunner(m, *registry);
   torchx::python::BindPlugins(m, *registry);
+  torchx::python::BindKubernetes(m);
 }

@@ -11,7 +11,8 @@ from torchx.specs.api import AppState, AppStatus, status_from_core
 
 
 class CoreBackend:
-    """Mixin for a ``Scheduler`` whose ``backend`` is a core back-end's name."""
+    """Mixin for a ``Scheduler`` whose ``backend`` is a core back-end's name: put it first among
+    the bases so that its describe / list / log_iter / _cancel_existing are the Scheduler's."""
 
     backend: str
     session_name: str
@@ -67,3 +68,30 @@ class CoreBackend:
 
     def _cancel_core(self, app_id: str) -> None:
         self._runner().cancel(self._handle(app_id))
+
+    def _delete_core(self, app_id: str) -> None:
+        self._runner().delete(self._handle(app_id))
+
+    # TorchX's Scheduler methods, answered by the core.
+
+    def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
+        return self._describe_core(app_id)
+
+    def list(self, cfg: Optional[Any] = None) -> List[ListAppResponse]:
+        return self._list_core()
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[str]:
+        return self._log_lines_core(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def _cancel_existing(self, app_id: str) -> None:
+        self._cancel_core(app_id)

@@ -13,13 +13,12 @@ import logging
 import subprocess
 import warnings
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from torchx._core import core
 from torchx.schedulers._core_backend import CoreBackend
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
+from torchx.schedulers.api import Scheduler
 from torchx.schedulers.structured_opts import StructuredOpts
 from torchx.specs.api import AppDef, AppDryRunInfo, AppState, CfgVal, app_to_core, runopts
 
@@ -206,27 +205,6 @@ class SlurmScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         )
         return handle.rsplit("/", 1)[-1]
 
-    def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
-        return self._describe_core(app_id)
-
-    def list(self, cfg: Optional[Mapping[str, CfgVal]] = None) -> List[ListAppResponse]:
-        return self._list_core()
-
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: Optional[str] = None,
-        since: Optional[datetime] = None,
-        until: Optional[datetime] = None,
-        should_tail: bool = False,
-        streams: Optional[Stream] = None,
-    ) -> Iterable[str]:
-        return self._log_lines_core(app_id, role_name, k, regex, since, until, should_tail, streams)
-
-    def _cancel_existing(self, app_id: str) -> None:
-        self._cancel_core(app_id)
 
 
 def create_scheduler(session_name: str, **kwargs: Any) -> SlurmScheduler:

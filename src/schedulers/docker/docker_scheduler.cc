@@ -298,6 +298,7 @@ class DockerScheduler : public Scheduler {
         std::map<std::string, std::string> merged = base_env;
         for (const auto& [k, v] : r.env) merged[k] = v;
         merged["TORCHX_RANK0_HOST"] = rank0;
+        merged["TORCHX_IMAGE"] = r.image;  // as TorchX: the image a replica runs, for tools inside it
         for (const auto& [k, v] : merged) env.push_back(k + "=" + v);
         Json cmd = Json::array({r.entrypoint});
         for (const auto& a : r.args) cmd.push_back(a);

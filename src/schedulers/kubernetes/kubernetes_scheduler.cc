@@ -80,6 +80,18 @@ class KubernetesScheduler : public Scheduler {
                 "repository that workspace images are pushed to (push access needed) and the cluster pulls from, "
                 "e.g. registry.example.com/team/trainer");
     (void)o.Add("quiet", specs::CfgType::kBool, "whether to suppress verbose output for image building", false);
+    // TorchX HEAD validates by default; here a dry run stays offline unless asked (the API server
+    // validates the same Job when it is created, before anything runs). docs/compatibility.md.
+    (void)o.Add("validate_spec", specs::CfgType::kBool,
+                "validate the job with the API server's dry run (dryRun=All) when the dry run is made", false);
+    (void)o.Add("reserved_millicpu", specs::CfgType::kInt,
+                "CPU (millicores) kept for Kubernetes on each node: pods request this much less than they limit",
+                std::int64_t{100});
+    (void)o.Add("reserved_memmb", specs::CfgType::kInt,
+                "memory (MB) kept for Kubernetes on each node: pods request this much less than they limit",
+                std::int64_t{1024});
+    (void)o.Add("efa_device_count", specs::CfgType::kInt,
+                "vpc.amazonaws.com/efa devices per pod: unset keeps the resource's count, 0 removes them, N sets N");
     (void)o.Add("tolerations", specs::CfgType::kListStr,
                 "taints the pods tolerate, each key[:value][:NoSchedule|PreferNoSchedule|NoExecute]");
     (void)o.Add("node_selector", specs::CfgType::kDictStr,
@@ -296,7 +308,18 @@ class KubernetesScheduler : public Scheduler {
       o.tolerations.push_back(std::move(parsed));
     }
     o.node_selector = cfg.Dict("node_selector").value_or(specs::CfgDict{});
+    for (const char* key : {"reserved_millicpu", "reserved_memmb", "efa_device_count"}) {
+      std::optional<std::int64_t> v = cfg.Int(key);
+      if (v && (*v < 0 || *v > std::numeric_limits<int>::max())) {
+        return InvalidArgumentError(fmt::format("kubernetes: run option `{}` is {}; valid: 0 to {}", key, *v,
+                                                std::numeric_limits<int>::max()));
+      }
+    }
+    o.reserved_millicpu = static_cast<int>(cfg.Int("reserved_millicpu").value_or(100));
+    o.reserved_memmb = static_cast<int>(cfg.Int("reserved_memmb").value_or(1024));
+    if (auto efa = cfg.Int("efa_device_count")) o.efa_device_count = static_cast<int>(*efa);
     TORCHX_ASSIGN_OR_RETURN(Json job, AppToVolcanoJob(app, o));
+    if (cfg.Bool("validate_spec").value_or(false)) TORCHX_RETURN_IF_ERROR(ValidateOnServer(o.namespace_, job));
     Json push = Json::array();
     std::string pushed_note;
     for (const specs::Role& role : app.roles) {
@@ -312,6 +335,19 @@ class KubernetesScheduler : public Scheduler {
     info.request = pushed_note + internal::JsonToYaml(job);
     info.payload = Json{{"namespace", o.namespace_}, {"job", job}, {"push", push}}.dump();
     return info;
+  }
+
+  // The API server's verdict on the Job without creating it (dryRun=All: admission and schema
+  // checks, Volcano's webhooks included).
+  Status ValidateOnServer(const std::string& ns, const Json& job) {
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kJobsApi, internal::UrlEncode(ns)) + "?dryRun=All",
+                                              job.dump()));
+    if (resp.status >= 300) {
+      return ApiError(resp, fmt::format("kubernetes: invalid job spec (validate_spec) for {}/{}", ns,
+                                        job["metadata"]["name"].get<std::string>()));
+    }
+    return OkStatus();
   }
 
   // Volcano's own way to stop a job (what `vcctl job suspend` sends): a bus Command with the

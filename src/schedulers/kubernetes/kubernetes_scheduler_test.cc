@@ -133,6 +133,44 @@ TEST(KubernetesScheduler, ScheduleCreatesTheDryRunsVolcanoJob) {
   EXPECT_EQ(f.StateOf(*id), AppState::kSubmitted);  // no status yet
 }
 
+TEST(KubernetesScheduler, HeadsOptionsShapeTheManifestAndValidateSpecAsksTheServer) {
+  Fixture f;
+  std::vector<std::string> dry_runs;
+  f.http->On("POST", std::string(kJobs) + "?dryRun=All", [&](const Request& r) -> Result<HttpResponse> {
+    dry_runs.push_back(r.body);
+    return HttpResponse{422, ApiStatus(422, "Invalid", "spec.tasks[0].name: Invalid value")};
+  });
+  specs::Role r;
+  r.name = "trainer";
+  r.image = "busybox";
+  r.entrypoint = "echo";
+  r.resource.cpu = 2;
+  r.resource.memMB = 3000;
+  r.resource.devices = {{"vpc.amazonaws.com/efa", 4}};
+  specs::AppDef app{"train", {r}, {}};
+  specs::Cfg cfg = {{"queue", std::string("default")},
+                    {"reserved_millicpu", std::int64_t{300}},
+                    {"reserved_memmb", std::int64_t{0}},
+                    {"efa_device_count", std::int64_t{0}}};
+  auto info = f.sched->SubmitDryRun(app, cfg);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_TRUE(dry_runs.empty());  // validate_spec is off by default: a dry run stays offline
+  Json container = Json::parse(info->payload)["job"]["spec"]["tasks"][0]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["resources"]["requests"], (Json{{"cpu", "1700m"}, {"memory", "3000M"}}));
+  EXPECT_FALSE(container["resources"]["limits"].contains("vpc.amazonaws.com/efa"));
+  EXPECT_EQ(container["env"][0], (Json{{"name", "TORCHX_IMAGE"}, {"value", "busybox"}}));
+
+  cfg["validate_spec"] = true;
+  EXPECT_THAT(f.sched->SubmitDryRun(app, cfg),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("invalid job spec (validate_spec)")));
+  ASSERT_EQ(dry_runs.size(), 1u);
+  EXPECT_EQ(Json::parse(dry_runs[0])["kind"], "Job");
+  EXPECT_TRUE(f.api.jobs.empty());  // nothing was created
+
+  cfg["reserved_memmb"] = std::int64_t{-1};
+  EXPECT_THAT(f.sched->SubmitDryRun(app, cfg), StatusIs(StatusCode::kInvalidArgument, HasSubstr("reserved_memmb")));
+}
+
 TEST(KubernetesScheduler, ScheduleConflictAndMissingVolcanoAreClearErrors) {
   Fixture f;
   f.http->On("POST", kJobs, 409, ApiStatus(409, "AlreadyExists", "jobs.batch.volcano.sh \"x\" already exists"));

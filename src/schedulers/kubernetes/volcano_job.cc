@@ -23,9 +23,7 @@ using specs::AppState;
 constexpr const char* kInstanceType = "node.kubernetes.io/instance-type";
 // role.env values with this prefix are read from the pod's own fields at run time.
 constexpr std::string_view kFieldPath = "[FIELD_PATH]";
-// Kubernetes reserves some of every node; whole-node jobs request a little less than they limit.
-constexpr int kReservedMilliCpu = 100;
-constexpr int kReservedMemMB = 1024;
+constexpr const char* kEfaDevice = "vpc.amazonaws.com/efa";
 // Of a job name: the app name's part, leaving room for the random suffix and task names.
 constexpr size_t kMaxAppPart = 20;
 
@@ -35,7 +33,7 @@ std::string LabelValue(const std::string& s) {
   std::string out;
   for (char c : s) {
     bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    out += ok ? c : '_';
+    out += ok ? c : '.';  // TorchX's replacement character
   }
   if (out.size() > 63) out.resize(63);
   auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
@@ -59,19 +57,26 @@ Result<nlohmann::ordered_json> PodOverlay(const specs::Role& role) {
   return specs::overlays::Get(ns, "V1Pod");
 }
 
-Json Resources(const specs::Resource& r) {
+Json Resources(const specs::Resource& r, const VolcanoJobOptions& o) {
   Json limits = Json::object(), requests = Json::object();
   if (r.cpu > 0) {
     long long mcpu = r.cpu * 1000LL;  // an int cpu count times 1000 may not fit an int
     limits["cpu"] = fmt::format("{}m", mcpu);
-    requests["cpu"] = fmt::format("{}m", std::max<long long>(mcpu - kReservedMilliCpu, 0));
+    requests["cpu"] = fmt::format("{}m", std::max<long long>(mcpu - o.reserved_millicpu, 0));
   }
   if (r.memMB > 0) {
     limits["memory"] = fmt::format("{}M", r.memMB);
-    requests["memory"] = fmt::format("{}M", std::max(r.memMB - kReservedMemMB, 0));
+    requests["memory"] = fmt::format("{}M", std::max(r.memMB - o.reserved_memmb, 0));
   }
   if (r.gpu > 0) limits["nvidia.com/gpu"] = requests["nvidia.com/gpu"] = std::to_string(r.gpu);
   for (const auto& [name, count] : r.devices) limits[name] = std::to_string(count);
+  if (o.efa_device_count) {
+    if (*o.efa_device_count == 0) {
+      limits.erase(kEfaDevice);
+    } else {
+      limits[kEfaDevice] = std::to_string(*o.efa_device_count);
+    }
+  }
   return {{"limits", limits}, {"requests", requests}};
 }
 
@@ -176,14 +181,18 @@ std::string NormalizeStr(const std::string& s) {
   return out;
 }
 
-std::string MakeJobName(const std::string& app_name) {
+std::string JobNameAppPart(const std::string& app_name) {
   std::string app = NormalizeStr(app_name);
   // A leading digit or '-' is fine for Volcano but not for every label; keep it a DNS label.
   while (!app.empty() && !std::isalpha(static_cast<unsigned char>(app[0]))) app.erase(0, 1);
   if (app.empty()) app = "app";
   if (app.size() > kMaxAppPart) app.resize(kMaxAppPart);
   while (app.ends_with('-')) app.pop_back();
-  return NormalizeStr(specs::MakeUnique(app));
+  return app;
+}
+
+std::string MakeJobName(const std::string& app_name) {
+  return NormalizeStr(specs::MakeUnique(JobNameAppPart(app_name)));
 }
 
 std::string TaskName(const std::string& job, const std::string& role, int replica) {
@@ -198,6 +207,56 @@ std::string TaskName(const std::string& job, const std::string& role, int replic
 
 std::string PodName(const std::string& job, const std::string& role, int replica) {
   return fmt::format("{}-{}-0", job, TaskName(job, role, replica));
+}
+
+Json RoleToPod(const std::string& name, const specs::Role& r, const VolcanoJobOptions& o) {
+  Json volumes = Json::array(), mounts = Json::array(), security = Json::object();
+  AddVolumes(r, volumes, mounts, security);
+  Json command = Json::array({r.entrypoint});
+  for (const auto& a : r.args) command.push_back(a);
+  Json ports = Json::array();
+  for (const auto& [port_name, port] : r.port_map) ports.push_back({{"name", port_name}, {"containerPort", port}});
+  Json container = {{"command", command},          {"env", Env(r.env)},          {"image", r.image},
+                    {"name", name},                {"ports", ports},             {"resources", Resources(r.resource, o)},
+                    {"securityContext", security}, {"volumeMounts", mounts}};
+
+  Json node_selector = Json::object();
+  if (auto it = r.resource.capabilities.find(kInstanceType);
+      it != r.resource.capabilities.end() && it->second.is_string()) {
+    node_selector[kInstanceType] = it->second.as_string();
+  }
+  for (const auto& [k, v] : o.node_selector) node_selector[k] = v;
+  Json spec = {{"containers", Json::array({container})},
+               {"nodeSelector", node_selector},
+               {"restartPolicy", "Never"},
+               {"volumes", volumes}};
+  if (!o.service_account.empty()) spec["serviceAccountName"] = o.service_account;
+  if (!o.tolerations.empty()) {
+    Json tolerations = Json::array();
+    for (const Toleration& t : o.tolerations) {
+      Json j = {{"key", t.key}, {"operator", t.op}};
+      if (t.op == "Equal") j["value"] = t.value;
+      if (!t.effect.empty()) j["effect"] = t.effect;
+      tolerations.push_back(j);
+    }
+    spec["tolerations"] = tolerations;
+  }
+  // Istio's sidecar would keep the pod alive after the trainer exits.
+  Json metadata = {{"annotations", {{"sidecar.istio.io/inject", "false"}}}, {"labels", Json::object()}};
+  return {{"metadata", metadata}, {"spec", spec}};
+}
+
+std::map<std::string, std::string> PodLabels(const specs::AppDef& app, int role_idx, int replica_id,
+                                             const std::string& job_name, const std::string& torchx_version) {
+  const std::string& role = app.roles.at(static_cast<size_t>(role_idx)).name;
+  return {{"torchx.pytorch.org/version", LabelValue(torchx_version)},
+          {"torchx.pytorch.org/app-name", LabelValue(app.name)},
+          {"torchx.pytorch.org/role-index", std::to_string(role_idx)},
+          {"torchx.pytorch.org/role-name", LabelValue(role)},
+          {"torchx.pytorch.org/replica-id", std::to_string(replica_id)},
+          {"app.kubernetes.io/name", LabelValue(app.name)},
+          {"app.kubernetes.io/managed-by", "torchx.pytorch.org"},
+          {"app.kubernetes.io/instance", job_name}};
 }
 
 Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& o) {
@@ -223,6 +282,7 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
       specs::macros::Values values{"", o.job_name, std::to_string(i), rank0 ? "TORCHX_RANK0_HOST" : rank0_peer};
       specs::Role r = values.Apply(role);
       if (rank0) r.env["TORCHX_RANK0_HOST"] = "localhost";
+      r.env["TORCHX_IMAGE"] = r.image;  // as TorchX: the image a replica runs, for tools inside it
       std::string name = TaskName(o.job_name, role.name, i);
       if (auto [it, fresh] = task_roles.emplace(name, role.name); !fresh) {
         return InvalidArgumentError(fmt::format(
@@ -231,48 +291,10 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
             it->second, role.name, name));
       }
 
-      Json volumes = Json::array(), mounts = Json::array(), security = Json::object();
-      AddVolumes(r, volumes, mounts, security);
-      Json command = Json::array({r.entrypoint});
-      for (const auto& a : r.args) command.push_back(a);
-      Json ports = Json::array();
-      for (const auto& [port_name, port] : r.port_map) ports.push_back({{"name", port_name}, {"containerPort", port}});
-      Json container = {{"command", command},         {"env", Env(r.env)},          {"image", r.image},
-                        {"name", name},               {"ports", ports},             {"resources", Resources(r.resource)},
-                        {"securityContext", security}, {"volumeMounts", mounts}};
-
-      Json node_selector = Json::object();
-      if (auto it = r.resource.capabilities.find(kInstanceType);
-          it != r.resource.capabilities.end() && it->second.is_string()) {
-        node_selector[kInstanceType] = it->second.as_string();
-      }
-      for (const auto& [k, v] : o.node_selector) node_selector[k] = v;
-      Json spec = {{"containers", Json::array({container})},
-                   {"nodeSelector", node_selector},
-                   {"restartPolicy", "Never"},
-                   {"volumes", volumes}};
-      if (!o.service_account.empty()) spec["serviceAccountName"] = o.service_account;
-      if (!o.tolerations.empty()) {
-        Json tolerations = Json::array();
-        for (const Toleration& t : o.tolerations) {
-          Json j = {{"key", t.key}, {"operator", t.op}};
-          if (t.op == "Equal") j["value"] = t.value;
-          if (!t.effect.empty()) j["effect"] = t.effect;
-          tolerations.push_back(j);
-        }
-        spec["tolerations"] = tolerations;
-      }
-      Json labels = {{"torchx.pytorch.org/version", LabelValue(o.torchx_version)},
-                     {"torchx.pytorch.org/app-name", LabelValue(app.name)},
-                     {"torchx.pytorch.org/role-index", std::to_string(role_idx)},
-                     {"torchx.pytorch.org/role-name", LabelValue(role.name)},
-                     {"torchx.pytorch.org/replica-id", std::to_string(i)},
-                     {"app.kubernetes.io/name", LabelValue(app.name)},
-                     {"app.kubernetes.io/managed-by", "torchx.pytorch.org"},
-                     {"app.kubernetes.io/instance", o.job_name}};
-      // Istio's sidecar would keep the pod alive after the trainer exits.
-      Json metadata = {{"annotations", {{"sidecar.istio.io/inject", "false"}}}, {"labels", labels}};
-      Json task = {{"name", name}, {"replicas", 1}, {"template", {{"metadata", metadata}, {"spec", spec}}}};
+      Json pod = RoleToPod(name, r, o);
+      pod["metadata"]["labels"] = PodLabels(app, static_cast<int>(role_idx), i, o.job_name, o.torchx_version);
+      const Json& labels = pod["metadata"]["labels"];
+      Json task = {{"name", name}, {"replicas", 1}, {"template", pod}};
       if (role.max_retries > 0) {
         task["maxRetry"] = role.max_retries;
         task["policies"] = policies;
@@ -282,17 +304,17 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
       TORCHX_ASSIGN_OR_RETURN(nlohmann::ordered_json overlay, PodOverlay(r));
       if (!overlay.empty()) {
         // The overlay is TorchX's V1Pod overlay: it patches the pod template (metadata, spec).
-        nlohmann::ordered_json pod = task["template"];
-        if (Status s = specs::overlays::Apply(pod, overlay); !s.ok()) {
+        nlohmann::ordered_json patched = task["template"];
+        if (Status s = specs::overlays::Apply(patched, overlay); !s.ok()) {
           return s.WithContext(fmt::format("kubernetes: role `{}`: metadata.kubernetes V1Pod overlay", role.name));
         }
-        specs::overlays::StripTupleMarkers(pod);
+        specs::overlays::StripTupleMarkers(patched);
         // As TorchX: only the pod's metadata and spec are taken, and TorchX's labels are put back
         // on top (describe, list and logs find the pods by them).
-        Json pod_metadata = pod.contains("metadata") && pod["metadata"].is_object() ? Json(pod["metadata"]) : Json::object();
+        Json pod_metadata = patched.contains("metadata") && patched["metadata"].is_object() ? Json(patched["metadata"]) : Json::object();
         if (!pod_metadata.contains("labels") || !pod_metadata["labels"].is_object()) pod_metadata["labels"] = Json::object();
         pod_metadata["labels"].update(labels);
-        Json pod_spec = pod.contains("spec") ? Json(pod["spec"]) : Json::object();
+        Json pod_spec = patched.contains("spec") ? Json(patched["spec"]) : Json::object();
         task["template"] = Json{{"metadata", std::move(pod_metadata)}, {"spec", std::move(pod_spec)}};
       }
       tasks.push_back(std::move(task));
@@ -360,7 +382,8 @@ specs::Role RoleFromTask(const Json& task) {
   }
   for (const Json& e : c.value("env", Json::array())) {
     std::string name = e.value("name", "");
-    if (name.empty() || name == "TORCHX_RANK0_HOST") continue;  // set per replica here
+    // Set per replica here, not by the app.
+    if (name.empty() || name == "TORCHX_RANK0_HOST" || name == "TORCHX_IMAGE") continue;
     if (e.contains("valueFrom")) {
       std::string path = e["valueFrom"].value("fieldRef", Json::object()).value("fieldPath", "");
       r.env[name] = std::string(kFieldPath) + path;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct VolcanoJobOptions {
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> node_selector;
   std::string torchx_version;
+  // Kubernetes keeps some of every node for itself: whole-node pods request this much less CPU
+  // (millicores) and memory (MB) than they limit (TorchX's reserved_millicpu / reserved_memmb).
+  int reserved_millicpu = 100;
+  int reserved_memmb = 1024;
+  /// vpc.amazonaws.com/efa devices: nullopt keeps the resource's count, 0 removes them, N sets N.
+  std::optional<int> efa_device_count;
 };
 
 /// TorchX's normalize_str: lower-case, keep only [a-z0-9-], drop one leading '-'.
@@ -49,6 +56,20 @@ std::string MakeJobName(const std::string& app_name);
 std::string TaskName(const std::string& job, const std::string& role, int replica);
 /// The pod Volcano creates for a task: `<job>-<task>-0`.
 std::string PodName(const std::string& job, const std::string& role, int replica);
+
+/// The app part of a job name (normalized, a DNS label, cut to leave room for the unique suffix
+/// and task names): MakeJobName is NormalizeStr(MakeUnique(JobNameAppPart(name))).
+std::string JobNameAppPart(const std::string& app_name);
+
+/// The pod template of one replica whose macros are already applied (TorchX's role_to_pod): the
+/// container `name`, requests a little under limits, /dev/shm, the role's mounts, its env (values
+/// `[FIELD_PATH]x` read from the pod's field x), the instance-type selector; no labels and no overlay
+/// (AppToVolcanoJob adds them).
+nlohmann::json RoleToPod(const std::string& name, const specs::Role& role, const VolcanoJobOptions& options);
+
+/// The labels of a replica's pod (TorchX's pod_labels): values cut to what the API server accepts.
+std::map<std::string, std::string> PodLabels(const specs::AppDef& app, int role_idx, int replica_id,
+                                             const std::string& job_name, const std::string& torchx_version);
 
 /// The Job manifest. kInvalidArgument for what Volcano cannot express (a ROLE retry policy in an
 /// app with several roles), naming the role and the choices.

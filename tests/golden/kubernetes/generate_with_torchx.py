@@ -1,5 +1,5 @@
 """Writes TorchX's own Volcano manifests for the apps in cases.json (run with the reference TorchX:
-bench/setup_reference.sh, then <venv>/bin/python this file). The kubernetes unit tests build the
+bench/setup_reference.sh, then <venv>/bin/python this file; the goldens are TorchX HEAD cafea3f3's). The kubernetes unit tests build the
 same apps and compare (src/schedulers/kubernetes/kubernetes_test.cc). The random part of the job
 name is pinned to the case's job_name so the outputs are stable."""
 

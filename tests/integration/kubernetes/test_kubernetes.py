@@ -348,3 +348,81 @@ def test_real_cluster(tmp_path):
         assert handle.split("/")[-1] in run("list", "-s", "kubernetes").stdout
     finally:
         run("delete", handle)
+
+
+PLUGIN = '''
+from torchx.plugins import register
+from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+from torchx.specs.overlays import set_overlay
+
+
+class TeamKubernetes(KubernetesScheduler):
+    """A plugin author's subclass: an overlay on every role, and in _submit_dryrun a label and an
+    env var edited on each task's V1Pod."""
+
+    def _submit_dryrun(self, app, cfg):
+        for role in app.roles:
+            set_overlay(role, "kubernetes", "V1Pod",
+                        {"spec": {"tolerations": [{"key": "team", "operator": "Exists"}]}})
+        info = super()._submit_dryrun(app, cfg)
+        for task in info.request.resource["spec"]["tasks"]:
+            pod = task["template"]
+            pod.metadata.labels["team"] = "vision"
+            from kubernetes.client.models import V1EnvVar
+            pod.spec.containers[0].env.append(V1EnvVar(name="TEAM", value="vision"))
+        return info
+
+
+@register.scheduler()
+def team_kubernetes(session_name, **kwargs):
+    return TeamKubernetes(session_name)
+'''
+
+
+def test_plugin_subclassing_kubernetes_scheduler_changes_what_is_created(tmp_path, server, pki):
+    """A torchx_plugins.schedulers plugin subclassing TorchX's KubernetesScheduler: its overlay and
+    its edits of the V1Pods reach the Job the API server receives (held to the schemas), through
+    the CLI and through Python; status and cancel of its apps work by handle."""
+    plugin_dir = tmp_path / "plugins" / "torchx_plugins" / "schedulers"
+    plugin_dir.mkdir(parents=True)
+    (plugin_dir / "team_kubernetes.py").write_text(PLUGIN)
+    torchx = make_cli(tmp_path, kubeconfig(server.url, pki, "cert"),
+                      {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "plugins"), os.environ.get("PYTHONPATH")]))})
+
+    def created_jobs():
+        return [json.loads(r[4]) for r in server.requests if r[0] == "POST" and r[1].endswith("/jobs")]
+
+    res = torchx("run", "-s", "team_kubernetes", "-cfg", "queue=default", "utils.echo", "--msg", "hi", "--num_replicas", "2")
+    handle = res.stdout.strip().splitlines()[0]
+    assert handle.startswith("team_kubernetes://torchx/default:"), res.stdout
+    job = created_jobs()[-1]
+    validate_job(job)
+    for task in job["spec"]["tasks"]:
+        pod = task["template"]
+        assert pod["metadata"]["labels"]["team"] == "vision"
+        assert pod["metadata"]["labels"]["torchx.pytorch.org/role-name"] == "echo"
+        assert {"name": "TEAM", "value": "vision"} in pod["spec"]["containers"][0]["env"]
+        assert pod["spec"]["tolerations"] == [{"key": "team", "operator": "Exists"}]
+    ns, name = handle.rsplit("/", 1)[1].split(":")
+    assert name == job["metadata"]["name"]
+    server.set_phase(ns, name, "Running", {"echo-0": "Running", "echo-1": "Running"})
+    assert json.loads(torchx("status", "--json", handle).stdout)["state"] == "RUNNING"
+    torchx("cancel", handle)
+    assert any(r[0] == "POST" and r[1].endswith("/commands") for r in server.requests)
+
+    code = (
+        "from torchx.runner import Runner\n"
+        "from torchx_plugins.schedulers.team_kubernetes import team_kubernetes\n"
+        "r = Runner('torchx', {'team_kubernetes': team_kubernetes})\n"
+        "info = r.dryrun_component('utils.echo', ['--msg', 'py'], 'team_kubernetes', cfg={'queue': 'default'})\n"
+        "print(info.request.resource['spec']['tasks'][0]['template'].metadata.labels['team'])\n"
+        "print(r.schedule(info))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=torchx.env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    label, handle = out.stdout.split()[:2]
+    assert label == "vision" and handle.startswith("team_kubernetes://torchx/default:")
+    job = created_jobs()[-1]
+    validate_job(job)
+    assert job["spec"]["tasks"][0]["template"]["metadata"]["labels"]["team"] == "vision"
