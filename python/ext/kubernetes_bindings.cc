@@ -2,6 +2,8 @@
 // pod_labels): the core's Volcano Job manifest builder, which the kubernetes back-end submits.
 #include <pybind11/stl.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,17 @@ namespace k8s = schedulers::kubernetes;
 
 namespace {
 
+// A count TorchX's functions take (reserved_millicpu, ...): an int from 0 up, else ValueError naming it.
+int CountArg(const nlohmann::json& j, const char* key, int fallback) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  const nlohmann::json& v = j[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > std::numeric_limits<int>::max()) {
+    throw py::value_error(std::string(key) + " must be an int from 0 to " +
+                          std::to_string(std::numeric_limits<int>::max()) + ", got " + v.dump());
+  }
+  return v.get<int>();
+}
+
 // What Python passes: the manifest's options, TorchX's argument names.
 k8s::VolcanoJobOptions OptionsFromJson(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text);
@@ -30,10 +43,10 @@ k8s::VolcanoJobOptions OptionsFromJson(const std::string& text) {
   o.service_account = str("service_account");
   o.priority_class = str("priority_class");
   o.torchx_version = TORCHX_VERSION;
-  if (j.contains("reserved_millicpu")) o.reserved_millicpu = j["reserved_millicpu"].get<int>();
-  if (j.contains("reserved_memmb")) o.reserved_memmb = j["reserved_memmb"].get<int>();
+  o.reserved_millicpu = CountArg(j, "reserved_millicpu", o.reserved_millicpu);
+  o.reserved_memmb = CountArg(j, "reserved_memmb", o.reserved_memmb);
   if (j.contains("efa_device_count") && !j["efa_device_count"].is_null()) {
-    o.efa_device_count = j["efa_device_count"].get<int>();
+    o.efa_device_count = CountArg(j, "efa_device_count", 0);
   }
   return o;
 }

@@ -72,6 +72,11 @@ def test_unknown_kwargs_and_bad_sizes_are_named():
     info.request.containers[0].kwargs["mem_limit"] = "lots"
     with pytest.raises(ValueError, match="mem_limit"):
         sched.schedule(info)
+    info.request.containers[0].kwargs["mem_limit"] = "1g"
+    for bad in ("/dev/a:/dev/b:rwx", "", 7):
+        info.request.containers[0].kwargs["devices"] = [bad]
+        with pytest.raises(ValueError, match=r"kwargs\['devices'\]"):
+            sched.schedule(info)
 
 
 def test_has_docker_is_false_without_docker_py(monkeypatch):

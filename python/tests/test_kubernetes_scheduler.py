@@ -118,6 +118,7 @@ def test_schedule_sends_the_edited_job(monkeypatch):
     sched = k8s.create_scheduler("s")
     info = sched.submit_dryrun(AppDef("a", [role()]), {"queue": "q", "namespace": "team"})
     info.request.resource["spec"]["tasks"][0]["template"].metadata.labels["edited"] = "yes"
+    assert info.request.resource["metadata"]["namespace"] == "team"
     sent = {}
 
     class Runner:
@@ -130,3 +131,10 @@ def test_schedule_sends_the_edited_job(monkeypatch):
     assert sent["backend"] == "kubernetes" and sent["payload"]["namespace"] == "team"
     assert sent["payload"]["job"]["spec"]["tasks"][0]["template"]["metadata"]["labels"]["edited"] == "yes"
     assert app_id.startswith("team:a-")
+
+
+def test_role_to_pod_names_a_bad_count():
+    with pytest.raises(ValueError, match="reserved_millicpu must be an int from 0"):
+        k8s.role_to_pod("t", role(), None, reserved_millicpu="300")
+    with pytest.raises(ValueError, match="efa_device_count must be an int from 0"):
+        k8s.role_to_pod("t", role(), None, efa_device_count=-2)

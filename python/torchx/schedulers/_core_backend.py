@@ -7,7 +7,7 @@ from typing import Any, Iterable, List, Optional
 
 from torchx._core import core
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Stream
-from torchx.specs.api import AppState, AppStatus, status_from_core
+from torchx.specs.api import AppState, AppStatus, app_to_core, status_from_core
 
 
 class CoreBackend:
@@ -65,6 +65,18 @@ class CoreBackend:
         return self._runner().log_lines(
             self._handle(app_id), role_name, k, regex, epoch(since), epoch(until), bool(should_tail), str(stream)
         )
+
+    def _dryrun_payload(self, app: Any, cfg: Any) -> str:
+        """The back-end's own request for ``app`` (JSON), as its dry run builds it."""
+        return self._runner().backend_dryrun(self.backend, app_to_core(app), dict(cfg)).payload
+
+    def _schedule_core(self, dryrun_info: Any, payload: str, app_id: str = "") -> str:
+        """Submits ``payload`` (the back-end's structured request, as edited) through the core;
+        returns the app id. ``app_id``: the id the request already names, where the back-end keeps it."""
+        app = dryrun_info._app
+        app_json = app_to_core(app) if app is not None else '{"name": "app", "roles": []}'
+        handle = self._runner().schedule_request(self.backend, app_json, app_id, payload)
+        return handle.rsplit("/", 1)[-1]
 
     def _cancel_core(self, app_id: str) -> None:
         self._runner().cancel(self._handle(app_id))

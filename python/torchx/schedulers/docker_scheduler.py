@@ -23,7 +23,7 @@ from torchx._core import core
 from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import Scheduler
 from torchx.schedulers.structured_opts import StructuredOpts
-from torchx.specs.api import AppDef, AppDryRunInfo, CfgVal, app_to_core, runopts
+from torchx.specs.api import AppDef, AppDryRunInfo, CfgVal, runopts
 
 LABEL_VERSION: str = "torchx.pytorch.org/version"
 LABEL_APP_ID: str = "torchx.pytorch.org/app-id"
@@ -137,6 +137,17 @@ def _container_from_config(name: str, config: Mapping[str, Any]) -> DockerContai
     return DockerContainer(image=config["Image"], command=list(config.get("Cmd", [])), kwargs=kwargs)
 
 
+def _device(spec: object) -> Dict[str, str]:
+    # docker-py's "host[:container[:permissions]]".
+    parts = spec.split(":") if isinstance(spec, str) else []
+    if not 1 <= len(parts) <= 3 or not parts[0] or (len(parts) == 3 and not set(parts[2]) <= set("rwm")):
+        raise ValueError(
+            f"DockerContainer.kwargs['devices']: {spec!r} is not host_path[:container_path[:permissions of r, w, m]]"
+        )
+    src, dst, perm = (parts + ["", ""])[:3]
+    return {"PathOnHost": src, "PathInContainer": dst or src, "CgroupPermissions": perm or "rwm"}
+
+
 _KWARGS = (
     "environment labels name hostname privileged network mounts mem_limit shm_size nano_cpus device_requests "
     "devices restart_policy extra_hosts"
@@ -159,11 +170,7 @@ def _config_from_container(c: DockerContainer) -> Dict[str, Any]:
     if k.get("device_requests"):
         host["DeviceRequests"] = [dict(d) for d in k["device_requests"]]  # type: ignore[union-attr]
     if k.get("devices"):
-        devices = []
-        for d in k["devices"]:  # type: ignore[union-attr]
-            src, dst, perm = (d.split(":") + ["", "rwm"])[:3]
-            devices.append({"PathOnHost": src, "PathInContainer": dst or src, "CgroupPermissions": perm or "rwm"})
-        host["Devices"] = devices
+        host["Devices"] = [_device(d) for d in k["devices"]]  # type: ignore[union-attr]
     if k.get("mounts"):
         host["Mounts"] = [dict(m) for m in k["mounts"]]  # type: ignore[union-attr]
     if k.get("restart_policy"):
@@ -196,8 +203,7 @@ class DockerScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         """TorchX's docker scheduler checks nothing here; the core refuses what it cannot run."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[DockerJob]:
-        info = self._runner().backend_dryrun(self.backend, app_to_core(app), dict(cfg))
-        payload = json.loads(info.payload)
+        payload = json.loads(self._dryrun_payload(app, cfg))
         job = DockerJob(
             app_id=payload["app_id"],
             containers=[_container_from_config(c["name"], c["config"]) for c in payload["containers"]],
@@ -213,16 +219,7 @@ class DockerScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
                 for i, c in enumerate(job.containers)
             ],
         }
-        app = dryrun_info._app
-        handle = self._runner().schedule_request(
-            self.backend,
-            app_to_core(app) if app is not None else '{"name": "app", "roles": []}',
-            job.app_id,
-            json.dumps(payload),
-        )
-        return handle.rsplit("/", 1)[-1]
-
-
+        return self._schedule_core(dryrun_info, json.dumps(payload), job.app_id)
     def _delete_existing(self, app_id: str) -> None:
         self._delete_core(app_id)
 

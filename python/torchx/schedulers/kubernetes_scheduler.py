@@ -51,19 +51,21 @@ PLACEHOLDER_FIELD_PATH = "[FIELD_PATH]"
 _V1POD = "V1Pod"
 
 
-def _pod_from_dict(pod: Mapping[str, Any]) -> "V1Pod":
-    """A manifest's pod (API field names) as the client's ``V1Pod``."""
+def _pod_from_dict(pod: Mapping[str, Any], api: Any = None) -> "V1Pod":
+    """A manifest's pod (API field names) as the client's ``V1Pod``; ``api``: an ApiClient to reuse."""
     import inspect
 
     from kubernetes.client import ApiClient
 
-    class _Response:  # what ApiClient.deserialize reads: the body as text
-        data = json.dumps(pod)
-
-    api = ApiClient()
+    api = api or ApiClient()
+    text = json.dumps(pod)
     # kubernetes >= 35 takes the body's text and its content type; older clients a response object.
     if "content_type" in inspect.signature(api.deserialize).parameters:
-        return api.deserialize(_Response.data, _V1POD, "application/json")
+        return api.deserialize(text, _V1POD, "application/json")
+
+    class _Response:
+        data = text
+
     return api.deserialize(_Response(), _V1POD)
 
 
@@ -133,8 +135,11 @@ def _job_name(app: AppDef) -> str:
 
 
 def _resource_with_pods(job: Dict[str, Any]) -> Dict[str, Any]:
+    from kubernetes.client import ApiClient
+
+    api = ApiClient()  # one for the Job's pods
     for task in job.get("spec", {}).get("tasks", []):
-        task["template"] = _pod_from_dict(task["template"])
+        task["template"] = _pod_from_dict(task["template"], api)
     return job
 
 
@@ -219,8 +224,7 @@ class KubernetesScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[KubernetesJob]:
         import kubernetes.client  # noqa: F401  (the request's pods are the client's V1Pod, as TorchX's)
 
-        info = self._runner().backend_dryrun(self.backend, app_to_core(app), dict(cfg))
-        payload = json.loads(info.payload)
+        payload = json.loads(self._dryrun_payload(app, cfg))
         images = {ref: tuple(ref.rsplit(":", 1)) for ref in payload.get("push", [])}
         request = KubernetesJob(images_to_push=images, resource=_resource_with_pods(payload["job"]))
         return AppDryRunInfo(request, repr)
@@ -228,19 +232,12 @@ class KubernetesScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesJob]) -> str:
         request: KubernetesJob = dryrun_info.request
         job = sanitize_for_serialization(request.resource)
-        namespace = dryrun_info._cfg.get("namespace") or job.get("metadata", {}).get("namespace") or "default"
-        job.setdefault("metadata", {})["namespace"] = namespace
+        # The Job's own namespace (the dry run writes it; an edit may change it) wins over the cfg's.
+        metadata = job.setdefault("metadata", {})
+        namespace = metadata.get("namespace") or dryrun_info._cfg.get("namespace") or "default"
+        metadata["namespace"] = namespace
         push = [f"{repo}:{tag}" for repo, tag in request.images_to_push.values()]
-        app = dryrun_info._app
-        handle = self._runner().schedule_request(
-            self.backend,
-            app_to_core(app) if app is not None else '{"name": "app", "roles": []}',
-            "",
-            json.dumps({"namespace": namespace, "job": job, "push": push}),
-        )
-        return handle.rsplit("/", 1)[-1]
-
-
+        return self._schedule_core(dryrun_info, json.dumps({"namespace": namespace, "job": job, "push": push}))
     def _delete_existing(self, app_id: str) -> None:
         self._delete_core(app_id)
 

@@ -20,7 +20,7 @@ from torchx._core import core
 from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import Scheduler
 from torchx.schedulers.structured_opts import StructuredOpts
-from torchx.specs.api import AppDef, AppDryRunInfo, AppState, CfgVal, app_to_core, runopts
+from torchx.specs.api import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 
 log: logging.Logger = logging.getLogger(__name__)
 
@@ -193,19 +193,12 @@ class SlurmScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         """TorchX's slurm scheduler checks nothing here; the core refuses what Slurm cannot run."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo:
-        info = self._runner().backend_dryrun(self.backend, app_to_core(app), dict(cfg))
-        request = SlurmBatchRequest.from_json(info.payload)
+        request = SlurmBatchRequest.from_json(self._dryrun_payload(app, cfg))
         return AppDryRunInfo(request, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> str:
         request: SlurmBatchRequest = dryrun_info.request
-        app = dryrun_info._app
-        handle = self._runner().schedule_request(
-            self.backend, app_to_core(app) if app is not None else '{"name": "app", "roles": []}', "", request.to_json()
-        )
-        return handle.rsplit("/", 1)[-1]
-
-
+        return self._schedule_core(dryrun_info, request.to_json())
 
 def create_scheduler(session_name: str, **kwargs: Any) -> SlurmScheduler:
     return SlurmScheduler(session_name=session_name)
