@@ -33,14 +33,16 @@ fi
 
 # Python packages: pytest for the suites; scikit-build-core + pybind11 to build the extension
 # (`pip install --no-build-isolation .` uses these rather than downloading them per build);
-# the package's runtime dependencies: docstring-parser (component help from docstrings) and PyYAML
-# (TorchX's YAML forms: AppStatus repr, workspaces, overlay files).
+# the package's runtime dependencies: docstring-parser (component help from docstrings), PyYAML
+# (TorchX's YAML forms: AppStatus repr, workspaces, overlay files) and fsspec (workspaces as
+# fsspec paths, the fsspec tracker).
 pip_missing=()
 python3 -m pytest --version >/dev/null 2>&1 || pip_missing+=(pytest)
 python3 -c "import scikit_build_core" >/dev/null 2>&1 || pip_missing+=("scikit-build-core>=0.10")
 python3 -c "import pybind11" >/dev/null 2>&1 || pip_missing+=("pybind11>=2.12")
 python3 -c "import docstring_parser" >/dev/null 2>&1 || pip_missing+=("docstring-parser>=0.15")
 python3 -c "import yaml" >/dev/null 2>&1 || pip_missing+=("pyyaml>=5.4")
+python3 -c "import fsspec" >/dev/null 2>&1 || pip_missing+=("fsspec>=2023.1")
 # The official Kubernetes schemas (and jsonschema, PyYAML) for the kubernetes manifest tests.
 python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubernetes-validate>=1.33")
 # The request types of TorchX's kubernetes_scheduler (V1Pod) and docker_scheduler (docker.types)

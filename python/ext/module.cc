@@ -17,4 +17,5 @@ PYBIND11_MODULE(_torchx, m) {
   torchx::python::BindRunner(m, *registry);
   torchx::python::BindPlugins(m, *registry);
   torchx::python::BindKubernetes(m);
+  torchx::python::BindWorkspace(m);
 }

@@ -4,12 +4,14 @@
 
 #include <fstream>
 
+#include "core/strings.h"
+
 namespace torchx::internal {
 
 bool IsIgnored(const std::string& rel, const std::vector<std::string>& patterns) {
   bool ignored = false;
   for (std::string p : patterns) {
-    while (!p.empty() && (p.back() == ' ' || p.back() == '\r')) p.pop_back();
+    p = std::string(Strip(p));  // docker trims both ends; TorchX's .torchxignore lines are indented
     if (p.empty() || p[0] == '#') continue;
     bool negate = p[0] == '!';
     if (negate) p.erase(0, 1);

@@ -8,7 +8,7 @@
 #   -s    a TorchX source tree: the directory holding torchx/ with its test/ folders
 #         (default: $TORCHX_SRC; see README.md for how to get one)
 #   -l    a file of pytest node ids, one a line, '#' comments allowed (default: selection.txt beside
-#         this script); `all`: every test file under torchx/{specs,components,runner,plugins,schedulers,cli}/test
+#         this script); `all`: every test file under torchx/{specs,components,runner,plugins,schedulers,cli,workspace}/test
 #   -o    where the test tree, raw log and results go (default: a new directory under /tmp)
 #   -t    per-test time limit in seconds (default 120)
 #   -p    stub private names: where a test file imports, at module level, a private torchx name (or
@@ -54,7 +54,7 @@ fi
 [[ -n $OUTDIR ]] || OUTDIR=$(mktemp -d /tmp/torchx-compat.XXXXXX)
 mkdir -p "$OUTDIR"; OUTDIR=$(cd "$OUTDIR" && pwd)
 
-AREAS="specs components runner plugins schedulers cli"
+AREAS="specs components runner plugins schedulers cli workspace"
 TREE="$OUTDIR/tree" TOOLS="$HERE"
 rm -rf "$TREE" "$OUTDIR/home" "$OUTDIR/results.json" "$OUTDIR/probe.txt"
 mkdir -p "$TREE/torchx" "$OUTDIR/home"

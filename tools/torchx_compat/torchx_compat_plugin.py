@@ -9,7 +9,7 @@ import pytest
 TREE = os.path.realpath(os.environ["TORCHX_COMPAT_TREE"])
 RESULTS = os.environ["TORCHX_COMPAT_RESULTS"]
 PER_TEST = int(os.environ.get("TORCHX_COMPAT_PER_TEST", "120"))
-SUBPACKAGES = ["specs", "components", "runner", "plugins", "schedulers", "cli", "util"]
+SUBPACKAGES = ["specs", "components", "runner", "plugins", "schedulers", "cli", "workspace", "util"]
 
 _tests = {}
 _collect_errors = {}

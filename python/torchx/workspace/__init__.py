@@ -1,5 +1,7 @@
-"""Workspaces: local project directories built into what a job runs (TorchX's torchx.workspace)."""
+"""Workspaces: local project directories built into what a job runs (TorchX's torchx.workspace).
+A workspace is an fsspec path (``file://.``, ``memory://project/``); ``.torchxignore`` (or
+``.dockerignore`` for image builds) at its root leaves files out."""
 
-from torchx.workspace.api import WorkspaceMixin
+from torchx.workspace.api import walk_workspace, WorkspaceMixin
 
-__all__ = ["WorkspaceMixin"]
+__all__ = ["WorkspaceMixin", "walk_workspace"]

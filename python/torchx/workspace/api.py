@@ -6,12 +6,20 @@ the core (local_docker, kubernetes, slurm)."""
 
 import abc
 import logging
+import posixpath
 import tempfile
-from typing import Dict, Generic, List, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Dict, Generic, Iterator, List, Mapping, Tuple, TypeVar
 
 from torchx.specs.api import AppDef, CfgVal, Role, runopts
 
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
 logger: logging.Logger = logging.getLogger(__name__)
+
+TORCHX_IGNORE = ".torchxignore"
+# Never excluded: the Dockerfile a workspace build needs, and the workspace's root.
+_ALWAYS_KEPT = (".", "Dockerfile.torchx")
 
 T = TypeVar("T")
 
@@ -66,3 +74,57 @@ class WorkspaceMixin(abc.ABC, Generic[T]):
 
     def push_images(self, images_to_push: T) -> None:
         raise NotImplementedError("push is not implemented")
+
+
+def _read_ignore_patterns(fs: "AbstractFileSystem", ignore_path: str) -> List[str]:
+    """The patterns of an ignore file as TorchX reads ``.torchxignore``: ``#`` starts a comment
+    anywhere on a line, lines are stripped, and ``.`` (the whole workspace) is not a pattern."""
+    if not fs.exists(ignore_path):
+        return []
+    with fs.open(ignore_path, "rt") as f:
+        text = f.read()
+    patterns = []
+    for line in text.splitlines():
+        pattern = line.partition("#")[0].strip()
+        if pattern and pattern != ".":
+            patterns.append(pattern)
+    return patterns
+
+
+def _is_ignored(rel: str, patterns: List[str]) -> bool:
+    if not patterns or rel in _ALWAYS_KEPT:
+        return False
+    from torchx._core import core
+
+    return core().workspace_path_ignored(posixpath.normpath(rel), patterns)
+
+
+def walk_workspace(
+    fs: "AbstractFileSystem", path: str, ignore_name: str = TORCHX_IGNORE
+) -> Iterator[Tuple[str, List[str], Dict[str, Mapping[str, Any]]]]:
+    """Walks the workspace ``path`` on the fsspec filesystem ``fs`` top-down, as ``fs.walk`` with
+    ``detail=True`` does (``(dir, subdir names, {file name: info})``), leaving out what the
+    ignore file ``ignore_name`` at its root excludes (dockerignore rules, matched by the core as
+    the built-in back-ends' workspace builds match them). An excluded directory is not entered."""
+    # TorchX walks a missing workspace as an empty one; a mistyped path would then build or copy
+    # nothing without a word, so it is an error here (docs/compatibility.md).
+    if not fs.isdir(path):
+        raise FileNotFoundError(f"workspace: `{path}` is not a directory on {type(fs).__name__}")
+    patterns = _read_ignore_patterns(fs, posixpath.join(path, ignore_name))
+    pending = [path]
+    while pending:
+        current = pending.pop()
+        rel_dir = posixpath.relpath(current, path)
+        dirs: List[str] = []
+        files: Dict[str, Mapping[str, Any]] = {}
+        for info in fs.ls(current, detail=True):
+            name = posixpath.basename(str(info["name"]).rstrip("/"))
+            rel = name if rel_dir == "." else posixpath.join(rel_dir, name)
+            if _is_ignored(rel, patterns):
+                continue
+            if info.get("type") == "directory":
+                dirs.append(name)
+            else:
+                files[name] = info
+        yield current, dirs, files
+        pending.extend(posixpath.join(current, d) for d in reversed(dirs))

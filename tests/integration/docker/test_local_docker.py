@@ -167,3 +167,30 @@ def test_missing_image_fails_fast(torchx):
     res = torchx("run", "-s", "local_docker", "utils.echo", "--image", "no-such-image:latest", check=False)
     assert res.returncode != 0 and "not on this engine" in res.stderr
     assert time.monotonic() - t < 20
+
+
+def test_python_docker_workspace_mixin_builds_what_the_core_builds(engine, torchx, tmp_path):
+    # TorchX's DockerWorkspaceMixin (Python plugins mix it in) on the real engine through docker-py:
+    # the image holds the workspace minus .dockerignore, and the core's local_docker runs it.
+    docker = pytest.importorskip("docker")
+    from torchx.specs import Role
+    from torchx.workspace.docker_workspace import DockerWorkspaceMixin
+
+    _, sock, image = engine
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pkg" / "data.txt").write_text("from the python mixin\n")
+    (ws / "pkg" / "scratch.log").write_text("never copied\n")
+    (ws / ".dockerignore").write_text("# build output\n**/*.log\n")
+    client = docker.DockerClient(base_url=f"unix://{sock}")
+    role = Role(name="sh", image=image)
+    try:
+        DockerWorkspaceMixin(docker_client=client).build_workspace_and_update_role(role, str(ws), {"quiet": True})
+        assert role.image != image
+        res = torchx("run", "--wait", "--log", "-s", "local_docker", "utils.sh", "--image", role.image,
+                     "sh", "-c", "cat pkg/data.txt; test -e pkg/scratch.log || echo ignored")
+        assert "sh/0 from the python mixin" in res.stdout and "sh/0 ignored" in res.stdout, res.stdout + res.stderr
+    finally:
+        if role.image != image:
+            client.images.remove(role.image, force=True)
+        client.close()
