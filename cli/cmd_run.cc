@@ -23,6 +23,7 @@ struct RunOptions {
   std::string scheduler;
   std::string cfg;
   std::string workspace;
+  std::string parent_run_id;
   bool dryrun = false;
   bool wait = false;
   bool log = false;
@@ -57,7 +58,7 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     opts.rest.insert(opts.rest.begin(), *def);
   }
   std::vector<std::string> args(opts.rest.begin() + 1, opts.rest.end());
-  runner::Runner runner(registry, RunnerOptionsFrom(*config));
+  runner::Runner runner(registry, RunnerOptionsFrom(*config, opts.parent_run_id));
   if (WantsHelp(args)) {
     auto help = runner.ComponentHelp(opts.rest[0]);
     if (!help) return ReportError(help.error());
@@ -65,6 +66,10 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     return kExitOk;
   }
 
+  // An alias TorchX deprecated still runs, with TorchX's warning (stderr: stdout is the handle).
+  if (auto component = runner.Component(opts.rest[0]); component && !(*component)->spec().deprecation.empty()) {
+    std::fprintf(stderr, "torchx: warning: %s\n", (*component)->spec().deprecation.c_str());
+  }
   auto cfg = ParseCfg(runner, opts.scheduler, opts.cfg, *config);
   if (!cfg) {
     return ReportError(cfg.error().WithContext(
@@ -113,6 +118,8 @@ Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_option("--workspace", opts->workspace,
                   "A local directory to build into the app first (local_docker: an image with the directory "
                   "copied in, from Dockerfile.torchx if present)");
+  cmd->add_option("--parent_run_id", opts->parent_run_id,
+                  "Tracker run this job belongs to: sets TORCHX_PARENT_RUN_ID in every role ($TORCHX_PARENT_RUN_ID wins)");
   cmd->add_flag("--wait", opts->wait, "Wait for the app to finish; exit 0 only if it succeeded");
   cmd->add_flag("--log", opts->log, "Stream the app's logs until it finishes (implies --wait)");
   cmd->add_flag("--tee_logs", opts->tee_logs, "TorchX's flag: stream logs prefixed with the replica (same as --log)");

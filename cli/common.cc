@@ -3,10 +3,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "core/strings.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx::cli {
@@ -16,7 +21,38 @@ Result<config::TorchxConfig> LoadConfig() {
   return config::TorchxConfig::Load(std::filesystem::current_path(ec).string());
 }
 
-runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config) {
+namespace {
+
+std::optional<std::string> Env(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+std::vector<std::pair<std::string, std::optional<std::string>>> ConfiguredTrackers(
+    const config::TorchxConfig& config) {
+  std::vector<std::pair<std::string, std::optional<std::string>>> out;
+  std::optional<std::string> names_env = Env("TORCHX_TRACKERS");
+  if (names_env) {
+    for (const std::string& piece : internal::SplitAny(*names_env, ",")) {
+      std::string name(internal::Strip(piece));
+      if (!name.empty()) out.emplace_back(name, Env(runner::TrackerConfigEnvName(name)));
+    }
+    return out;
+  }
+  for (const config::ConfigEntry* entry : config.Section("torchx:tracker")) {
+    std::optional<std::string> value = Env(runner::TrackerConfigEnvName(entry->key));
+    if (!value) {
+      if (const config::ConfigEntry* c = config.Get("tracker:" + entry->key, "config")) value = c->value;
+    }
+    out.emplace_back(entry->key, value);
+  }
+  return out;
+}
+
+}  // namespace
+
+runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, const std::string& parent_run_id) {
   runner::RunnerOptions opts;
   for (const std::string& section : config.SectionNames()) {
     if (section.rfind("component:", 0) == 0) {
@@ -24,6 +60,8 @@ runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config) {
       opts.component_defaults[name] = config.ComponentDefaults(name);
     }
   }
+  opts.parent_run_id = Env("TORCHX_PARENT_RUN_ID").value_or(parent_run_id);
+  opts.trackers = ConfiguredTrackers(config);
   return opts;
 }
 

@@ -11,8 +11,11 @@ namespace torchx::cli {
 /// `.torchxconfig` for the current directory (TorchX's lookup rules).
 Result<config::TorchxConfig> LoadConfig();
 
-/// Runner options with every `[component:<name>]` section of `config` as component defaults.
-runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config);
+/// Runner options from the edge: every `[component:<name>]` section of `config` as component
+/// defaults; the tracker parent run ($TORCHX_PARENT_RUN_ID, else `parent_run_id`); the trackers
+/// ($TORCHX_TRACKERS, else `[torchx:tracker]`'s keys) with their configs
+/// ($TORCHX_TRACKER_<NAME>_CONFIG, else `[tracker:<name>] config`), as TorchX's runner reads them.
+runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, const std::string& parent_run_id = "");
 
 /// `-cfg` string, then `[<scheduler>]` from `config` for keys the string does not set, each value
 /// cast to its option's type (the Runner resolves the whole, once, when it dry-runs). Unknown

@@ -9,8 +9,8 @@ cmake --preset release >/dev/null
 cmake --build --preset release
 TORCHX=build/release/cli/torchx
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-echo "+ torchx run --wait -s local_cwd dist.ddp -j 2x2 --script examples/ddp/train.py"
-handle=$("$TORCHX" run --wait -s local_cwd dist.ddp -j 2x2 --rdzv_port "$port" --script examples/ddp/train.py | head -1)
+echo "+ torchx run --wait -s local_cwd dist.torchrun -j 2x2 --script examples/ddp/train.py"
+handle=$("$TORCHX" run --wait -s local_cwd dist.torchrun -j 2x2 --rdzv_port "$port" --script examples/ddp/train.py | head -1)
 echo "+ torchx status $handle"
 "$TORCHX" status "$handle"
 echo "+ torchx log --regex 'rank=|trained' $handle"

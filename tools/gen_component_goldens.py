@@ -65,6 +65,10 @@ def role_json(r):
 def apply_fixes(name, app):
     if name == "tensorboard":  # TorchX leaves the role with NULL_RESOURCE, which its runner rejects
         app["roles"][0]["resource"].update({"cpu": 1, "gpu": 0, "memMB": 1024})
+    # torchx-nightly 2026.10.26 tags a named host's resource with its name; cafea3f3 and the core
+    # do not (docs/compatibility.md).
+    for role in app["roles"]:
+        role["resource"]["tags"].pop("torchx/named_resources.name", None)
     return app
 
 
@@ -72,7 +76,12 @@ def main():
     for line in (HERE / "cases.jsonl").read_text().splitlines():
         case = json.loads(line)
         comp, *args = case["argv"]
-        appdef = materialize_appdef(get_component(comp).fn, args)
+        try:
+            fn = get_component(comp).fn
+        except Exception as e:  # TorchX HEAD dropped serve.torchserve and metrics.tensorboard: keep their goldens
+            print("kept", case["name"], f"({comp} is not in this TorchX: {type(e).__name__})")
+            continue
+        appdef = materialize_appdef(fn, args)
         app = {"name": appdef.name, "roles": [role_json(r) for r in appdef.roles], "metadata": dict(appdef.metadata)}
         app = apply_fixes(case["name"], app)
         (HERE / f"{case['name']}.json").write_text(json.dumps(app, indent=2, sort_keys=False) + "\n")

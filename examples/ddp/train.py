@@ -2,7 +2,7 @@
 regression problem with DistributedDataParallel (gloo, CPU), checks an all-reduce, and rank 0
 reports the result. Run it through the launcher:
 
-    torchx run -s local_cwd dist.ddp -j 2x2 --script examples/ddp/train.py
+    torchx run -s local_cwd dist.torchrun -j 2x2 --script examples/ddp/train.py
 """
 
 import os

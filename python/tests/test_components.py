@@ -137,3 +137,19 @@ def test_runner_run_component_with_a_python_file(component_file):
         runner.dryrun_component(f"{component_file}:untyped", [], "local_cwd")
     with pytest.raises(ComponentNotFoundException):
         runner.dryrun_component(f"{component_file.parent}/nope.py:trainer", [], "local_cwd")
+
+
+def test_dist_torchrun_and_its_deprecated_aliases():
+    import warnings
+
+    from torchx.components import dist
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torchrun itself does not warn
+        app = dist.torchrun("--lr", "0.1", script="train.py", j="2", h="gpu.small")
+    assert app.roles[0].num_replicas == 2 and "--nproc_per_node 1" in app.roles[0].args[1]
+    with pytest.warns(UserWarning, match=r"\[Deprecated\] dist.ddp is deprecated; use dist.torchrun instead"):
+        ddp = dist.ddp(script="train.py", j="2", h="gpu.small")
+    assert ddp.roles[0].num_replicas == 1 and "--nproc_per_node 2" in ddp.roles[0].args[1]  # bare -j: procs
+    with pytest.warns(UserWarning, match=r"dist.spmd is deprecated"):
+        dist.spmd(script="train.py")

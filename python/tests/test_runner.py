@@ -252,3 +252,13 @@ def test_role_workspace_reaches_the_core_and_projects_are_merged(tmp_path):
     second = specs.Role("b", "img", entrypoint="true", workspace=multi)
     with pytest.raises(ValueError, match=r"roles\[1\]\.workspace"):
         get_runner().dryrun(specs.AppDef("a", [sh_app("true").roles[0], second]), "local_cwd")
+
+
+def test_scheduler_params_are_held_to_torchx_local_factory_on_the_core_backend():
+    # TorchX's local factory refuses cache_size <= 0; the core's durable back-end keeps no such
+    # cache, but the parameter is still checked rather than silently dropped.
+    from torchx.runner import get_runner
+
+    with pytest.raises(ValueError, match="cache_size"):
+        get_runner(cache_size=-1).dryrun_component("utils.echo", ["--msg", "x"], "local_cwd")
+    assert get_runner(cache_size=5).dryrun_component("utils.echo", ["--msg", "x"], "local_cwd").app.name

@@ -44,6 +44,7 @@ std::string ComponentSpecToJson(const ComponentSpec& spec) {
               {"description", spec.description},
               {"params", std::move(params)},
               {"varargs", std::move(varargs)}};
+  if (!spec.deprecation.empty()) out["deprecation"] = spec.deprecation;
   return out.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -54,6 +55,7 @@ Result<ComponentSpec> ComponentSpecFromJson(std::string_view text) {
   TORCHX_ASSIGN_OR_RETURN(spec.name, Str(j, "", "name", true));
   TORCHX_ASSIGN_OR_RETURN(spec.summary, Str(j, "", "summary", false));
   TORCHX_ASSIGN_OR_RETURN(spec.description, Str(j, "", "description", false));
+  TORCHX_ASSIGN_OR_RETURN(spec.deprecation, Str(j, "", "deprecation", false));
   if (j.contains("params")) {
     if (!j["params"].is_array()) return Bad("params", "expected a list");
     for (size_t i = 0; i < j["params"].size(); ++i) {

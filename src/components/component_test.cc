@@ -162,7 +162,7 @@ TEST(ComponentSignature, RendersPythonStyleDefinition) {
 TEST(FindComponent, FindsBuiltinsAndSuggestsForUnknownNames) {
   testing::ListComponentSource builtins;
   std::vector<std::string> names = builtins.Names();
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 12u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_THAT(FindComponent(builtins, "dist.ddp"), IsOk());
   EXPECT_THAT(FindComponent(builtins, "dist.dpp"),
@@ -180,7 +180,7 @@ namespace torchx::components {
 namespace {
 
 TEST(ComponentJsonTest, SpecRoundTripsThroughJson) {
-  ComponentSpec spec{"f.py:train", "Trains.", "More.", {}, Param{"script_args", ParamType::kListStr, false, {}, "args"}};
+  ComponentSpec spec{"f.py:train", "Trains.", "More.", {}, Param{"script_args", ParamType::kListStr, false, {}, "args"}, ""};
   spec.params.push_back(Param{"lr", ParamType::kFloat, false, Value(0.5), "learning rate"});
   spec.params.push_back(Param{"steps", ParamType::kListStr, true, Value(), "steps"});
   spec.params.push_back(Param{"name", ParamType::kStr, false, std::nullopt, "required"});

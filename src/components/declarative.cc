@@ -130,7 +130,7 @@ Result<YAML::Node> Substitute(const YAML::Node& n, const Bindings& b, const std:
 // The declared default, converted from YAML through the same decoding as the CLI.
 Result<Value> DefaultFromYaml(const Param& p, const YAML::Node& n, const std::string& where) {
   if (n.IsNull()) return Value();
-  ComponentSpec one{"x", "", "", {Param{p.name, p.type, p.optional, std::nullopt, ""}}, std::nullopt};
+  ComponentSpec one{"x", "", "", {Param{p.name, p.type, p.optional, std::nullopt, ""}}, std::nullopt, ""};
   if (n.IsScalar()) {
     auto args = ParseComponentArgs(one, {"--" + p.name, n.Scalar()});
     if (!args) return InvalidArgumentError(fmt::format("{}: {}", where, args.error().message()));

@@ -35,7 +35,7 @@ Result<std::shared_ptr<const Component>> ResolveComponent(const ComponentSource&
   }
   if (is_file && (yaml || EndsWith(name, ".json"))) {
     TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromFile(path, named_resources));
-    ComponentSpec spec{path, fmt::format("AppDef spec file {}", path), "", {}, std::nullopt};
+    ComponentSpec spec{path, fmt::format("AppDef spec file {}", path), "", {}, std::nullopt, ""};
     return std::shared_ptr<const Component>(std::make_shared<internal::FunctionComponent>(
         std::move(spec), [app](const ComponentArgs&, const BuildContext&) -> Result<specs::AppDef> { return app; },
         path));

@@ -1,6 +1,7 @@
 #include "torchx/runner/runner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <random>
 #include <regex>
@@ -38,6 +39,12 @@ std::string RunnerSessionId() {
     return env && *env ? std::string(env) : NewUuid4();
   }();
   return id;
+}
+
+std::string TrackerConfigEnvName(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  return "TORCHX_TRACKER_" + upper + "_CONFIG";
 }
 
 Runner::Runner(plugins::PluginRegistry& registry, RunnerOptions options)
@@ -96,11 +103,18 @@ Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const 
   if (sched->requires_resources()) TORCHX_RETURN_IF_ERROR(specs::ValidateResources(app));
   // TorchX's runner tells every replica who it is and which runner session launched it.
   std::string job_id = specs::MakeAppHandle(scheduler, options_.session_name, "${app_id}");
-  const char* parent = std::getenv("TORCHX_PARENT_RUN_ID");
+  std::string tracker_names;
+  for (const auto& [name, config] : options_.trackers) {
+    tracker_names += (tracker_names.empty() ? "" : ",") + name;
+  }
   for (specs::Role& role : app.roles) {
     role.env["TORCHX_JOB_ID"] = job_id;
     role.env["TORCHX_INTERNAL_SESSION_ID"] = RunnerSessionId();
-    if (parent && *parent) role.env["TORCHX_PARENT_RUN_ID"] = parent;
+    if (!options_.parent_run_id.empty()) role.env["TORCHX_PARENT_RUN_ID"] = options_.parent_run_id;
+    if (!tracker_names.empty()) role.env["TORCHX_TRACKERS"] = tracker_names;
+    for (const auto& [name, config] : options_.trackers) {
+      if (config) role.env[TrackerConfigEnvName(name)] = *config;
+    }
   }
   // Options are checked before the (slow, image-leaving) build, which sees their typed values;
   // without one, SubmitDryRun checks them.

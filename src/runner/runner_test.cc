@@ -56,6 +56,13 @@ class FakeScheduler : public schedulers::Scheduler {
   Status DoCancel(const std::string&) override { return OkStatus(); }
 };
 
+RunnerOptions Options(std::string session, std::shared_ptr<const Clock> clock) {
+  RunnerOptions o;
+  o.session_name = std::move(session);
+  o.clock = std::move(clock);
+  return o;
+}
+
 class RunnerTest : public ::testing::Test {
  protected:
   RunnerTest() : registry_(plugins::PluginRegistry::Options{std::vector<std::string>{}}) {
@@ -78,7 +85,7 @@ class RunnerTest : public ::testing::Test {
 };
 
 TEST_F(RunnerTest, BuildsAPluginSchedulerWithTheSessionAndTheRegistrysDevices) {
-  Runner r(registry_, RunnerOptions{"sess", {}, nullptr});
+  Runner r(registry_, Options("sess", nullptr));
   auto handle = r.RunComponent("utils.echo", {"--msg", "hi"}, "fake", {{"queue", specs::CfgVal(std::string("q"))}});
   ASSERT_THAT(handle, IsOkAndHolds("fake://sess/app-1"));
   ASSERT_NE(last_, nullptr);
@@ -86,6 +93,26 @@ TEST_F(RunnerTest, BuildsAPluginSchedulerWithTheSessionAndTheRegistrysDevices) {
   EXPECT_EQ(last_->devices, &registry_.devices());
   ASSERT_TRUE(last_->submitted.has_value());
   EXPECT_EQ(last_->submitted->roles[0].env.at("TORCHX_JOB_ID"), "fake://sess/${app_id}");
+}
+
+TEST_F(RunnerTest, EveryRoleLearnsItsParentRunAndTheConfiguredTrackers) {
+  RunnerOptions options;
+  options.parent_run_id = "experiment-7";
+  options.trackers = {{"fsspec", "file:///tmp/runs"}, {"mlflow", std::nullopt}};
+  Runner r(registry_, options);
+  auto info = r.DryRun(r.ComponentAppDef("utils.echo", {"--msg", "hi"}).value(), "fake", {});
+  ASSERT_THAT(info, IsOk());
+  const auto& env = info->app.roles[0].env;
+  EXPECT_EQ(env.at("TORCHX_PARENT_RUN_ID"), "experiment-7");
+  EXPECT_EQ(env.at("TORCHX_TRACKERS"), "fsspec,mlflow");
+  EXPECT_EQ(env.at("TORCHX_TRACKER_FSSPEC_CONFIG"), "file:///tmp/runs");
+  EXPECT_FALSE(env.contains("TORCHX_TRACKER_MLFLOW_CONFIG"));  // no config: nothing to pass
+
+  Runner plain(registry_);  // nothing configured: nothing added
+  auto bare = plain.DryRun(plain.ComponentAppDef("utils.echo", {"--msg", "hi"}).value(), "fake", {});
+  ASSERT_THAT(bare, IsOk());
+  EXPECT_FALSE(bare->app.roles[0].env.contains("TORCHX_PARENT_RUN_ID"));
+  EXPECT_FALSE(bare->app.roles[0].env.contains("TORCHX_TRACKERS"));
 }
 
 TEST_F(RunnerTest, OptionsAreResolvedOnceAndOnlyForTheirScheduler) {
@@ -139,7 +166,7 @@ TEST_F(RunnerTest, ComponentsResolveThroughTheRegistryWithItsNamedResources) {
 
 TEST_F(RunnerTest, WaitPollsABackEndThatCannotNotifyOnTheClock) {
   auto clock = std::make_shared<testing::FakeClock>();
-  Runner r(registry_, RunnerOptions{"torchx", {}, clock});
+  Runner r(registry_, Options("torchx", clock));
   ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());  // builds the fake
   EXPECT_EQ(last_->clock.get(), clock.get());  // the back-end waits on the same clock
   last_->running_polls = 3;
@@ -155,7 +182,7 @@ TEST_F(RunnerTest, WaitPollsABackEndThatCannotNotifyOnTheClock) {
 
 TEST_F(RunnerTest, WaitTimesOutOnTheClockWithoutSleepingForReal) {
   auto clock = std::make_shared<testing::FakeClock>();
-  Runner r(registry_, RunnerOptions{"torchx", {}, clock});
+  Runner r(registry_, Options("torchx", clock));
   ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());
   last_->forever_running = true;
   auto status = r.Wait("fake://torchx/app-1", std::chrono::milliseconds(300), std::chrono::milliseconds(1000));

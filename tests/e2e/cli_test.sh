@@ -43,13 +43,16 @@ check "unknown field suggests" 2 "Did you mean \`roles\`?" -- "$TORCHX" run --dr
 check "missing spec file" 2 "cannot be read" -- "$TORCHX" run --dryrun "$TMP/nope.json"
 
 # components
-check "builtins lists 11" 0 "Found 11 builtin components:" -- "$TORCHX" builtins
+check "builtins lists 12" 0 "Found 12 builtin components:" -- "$TORCHX" builtins
 check "builtins --print" 0 "def ddp(" -- "$TORCHX" builtins --print dist.ddp
 check "builtins --print unknown" 2 "Did you mean \`utils.echo\`?" -- "$TORCHX" builtins --print utils.ech
 check "component help exits 0" 0 "usage: torchx run <run args...> dist.ddp" -- "$TORCHX" run dist.ddp --help
 check "--help after a positional belongs to *args" 0 "<--help>" -- "$TORCHX" run --scheduler local_cwd --wait --log utils.sh printf '<%s>\n' --help
 check "--help among options still shows the component's help" 0 "usage: torchx run <run args...> utils.sh" -- "$TORCHX" run utils.sh --num_replicas 1 --help
 check "run --log streams a retried attempt too" 0 "sh/0 second-attempt" -- "$TORCHX" run --scheduler local_cwd --log utils.sh --max_retries 1 sh -c "if [ -e '$TMP/retried' ]; then echo second-attempt; else touch '$TMP/retried'; echo first-attempt; exit 3; fi"
+check "dist.torchrun: a bare -j with -h is nodes x the host's GPUs" 0 "--nnodes 2 --nproc_per_node 1" -- "$TORCHX" run --dryrun dist.torchrun -j 2 -h gpu.small --script train.py
+check "dist.torchrun: a bare -j without -h is processes on one node" 0 "--nnodes 1 --nproc_per_node 3" -- "$TORCHX" run --dryrun dist.torchrun -j 3 --script train.py
+check "dist.ddp warns as TorchX's deprecated alias" 0 "[Deprecated] dist.ddp is deprecated; use dist.torchrun instead." -- "$TORCHX" run --dryrun dist.ddp -j 1x1 --script train.py
 check "ddp dry run" 0 "--nnodes 2 --nproc_per_node 2" -- "$TORCHX" run --dryrun dist.ddp -j 2x2 --script train.py
 check "-cfg accepted before the component" 0 "=== APPLICATION ===" -- "$TORCHX" run --dryrun -cfg log_dir=/tmp utils.echo
 check "workspace options are checked before building" 2 "Required run option: queue" -- "$TORCHX" run --dryrun -s kubernetes --workspace "$TMP" -cfg image_repo=r.example.com/x utils.echo
@@ -93,6 +96,12 @@ check "declarative missing param" 2 "required: --script" -- "$TORCHX" run --dryr
 printf '[component:%s]\nscript = from_config.py\n[component:utils.echo]\nmsg = configured\n' "$TMP/train.yaml" > "$TMP/cfg"
 check "config default fills required" 0 '"from_config.py"' -- env TORCHXCONFIG="$TMP/cfg" "$TORCHX" run --dryrun "$TMP/train.yaml"
 check "config default for builtin" 0 '"configured"' -- env TORCHXCONFIG="$TMP/cfg" "$TORCHX" run --dryrun utils.echo
+printf '[torchx:tracker]\nfsspec =\n[tracker:fsspec]\nconfig = file:///runs\n' > "$TMP/trackers"
+check "[torchx:tracker] names the trackers jobs set up" 0 '"TORCHX_TRACKERS": "fsspec"' -- env TORCHXCONFIG="$TMP/trackers" "$TORCHX" run --dryrun utils.echo
+check "[tracker:<name>] config reaches the job" 0 '"TORCHX_TRACKER_FSSPEC_CONFIG": "file:///runs"' -- env TORCHXCONFIG="$TMP/trackers" "$TORCHX" run --dryrun utils.echo
+check "\$TORCHX_TRACKERS wins over the config" 0 '"TORCHX_TRACKERS": "a,b"' -- env TORCHXCONFIG="$TMP/trackers" TORCHX_TRACKERS=a,b "$TORCHX" run --dryrun utils.echo
+check "run --parent_run_id" 0 '"TORCHX_PARENT_RUN_ID": "exp-1"' -- "$TORCHX" run --dryrun --parent_run_id exp-1 utils.echo
+check "\$TORCHX_PARENT_RUN_ID wins over --parent_run_id" 0 '"TORCHX_PARENT_RUN_ID": "from-env"' -- env TORCHX_PARENT_RUN_ID=from-env "$TORCHX" run --dryrun --parent_run_id exp-1 utils.echo
 check "missing TORCHXCONFIG file" 2 "TORCHXCONFIG=" -- env TORCHXCONFIG="$TMP/none" "$TORCHX" run --dryrun utils.echo
 
 # local scheduler: components that run helper apps really run (needs the Python package, which

@@ -52,6 +52,8 @@ struct ComponentSpec {
   std::vector<Param> params;
   /// The `*args` parameter (name and help), if the component takes one.
   std::optional<Param> varargs;
+  /// Non-empty for a component kept as an alias: the warning each use prints (TorchX's text).
+  std::string deprecation = {};
 };
 
 /// Parsed, typed, defaulted arguments. Accessors REQUIRE the parameter to exist with that type

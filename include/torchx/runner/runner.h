@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "torchx/clock.h"
@@ -39,6 +40,11 @@ struct RunnerOptions {
   std::map<std::string, components::ConfigDefaults> component_defaults;
   /// What Wait (and the back-ends this Runner builds) read the time and sleep with. Null: real time.
   std::shared_ptr<const Clock> clock;
+  /// The tracker run this launch belongs to: every role gets TORCHX_PARENT_RUN_ID (empty: none).
+  std::string parent_run_id;
+  /// Trackers every job sets up, in order: name -> config (nullopt: none). Roles get
+  /// TORCHX_TRACKERS (the names) and TORCHX_TRACKER_<NAME>_CONFIG, as TorchX's runner sets them.
+  std::vector<std::pair<std::string, std::optional<std::string>>> trackers;
 };
 
 class Runner {
@@ -149,5 +155,8 @@ class Runner {
 
 /// The id TorchX gives a runner process (TORCHX_INTERNAL_SESSION_ID, or a new UUID).
 std::string RunnerSessionId();
+
+/// Where a job finds tracker `name`'s config: TORCHX_TRACKER_<NAME>_CONFIG (TorchX's name).
+std::string TrackerConfigEnvName(std::string_view name);
 
 }  // namespace torchx::runner

@@ -7,6 +7,7 @@ given; defaults are filled by the core from the same declaration the CLI uses.
 
 import inspect
 import json
+import warnings
 from typing import Any, Callable, Dict, List, Optional
 
 from torchx._core import core
@@ -44,7 +45,11 @@ def builtin(name: str, module: str) -> Callable[..., AppDef]:
     signature = inspect.Signature(params, return_annotation=AppDef)
     short = name.split(".")[-1]
 
+    deprecation = spec.get("deprecation")
+
     def component(*args: Any, **kwargs: Any) -> AppDef:
+        if deprecation:
+            warnings.warn(deprecation, UserWarning, stacklevel=2)
         bound = signature.bind(*args, **kwargs)
         values = dict(bound.arguments)
         if varargs and varargs["name"] in values:

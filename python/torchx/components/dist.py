@@ -1,7 +1,9 @@
-"""Distributed training: ``ddp`` (torchrun-launched data parallel) and ``spmd``."""
+"""Distributed training: ``torchrun`` (torchrun-launched PyTorch apps), and ``ddp`` and ``spmd``,
+TorchX's deprecated aliases of it (each call warns)."""
 
 from torchx.components._builtin import builtin
 
+torchrun = builtin("dist.torchrun", __name__)
 ddp = builtin("dist.ddp", __name__)
 spmd = builtin("dist.spmd", __name__)
 

@@ -72,6 +72,7 @@ class Runner:
         )
         self._scheduler_params = dict(scheduler_params or {})
         self._scheduler_instances: Dict[str, Any] = {}
+        self._params_checked = False
         self._apps: Dict[AppHandle, AppDef] = {}
         self._core = core().Runner(self._name or "torchx", component_defaults)
 
@@ -94,17 +95,31 @@ class Runner:
         """The Python scheduler object for ``scheduler``, or None when the core drives it.
         UnknownSchedulerException for a name the given factories lack."""
         if self._scheduler_factories is None:
+            self._check_core_scheduler_params(scheduler)
             return None
         factory = self._scheduler_factories.get(scheduler)
         if factory is None:
             raise UnknownSchedulerException(scheduler)
         if _core_backend(factory):
+            self._check_core_scheduler_params(_core_backend(factory) or scheduler)
             return None
         sched = self._scheduler_instances.get(scheduler)
         if sched is None:
             sched = factory(self._name, **self._scheduler_params)
             self._scheduler_instances[scheduler] = sched
         return sched
+
+    def _check_core_scheduler_params(self, scheduler: str) -> None:
+        """``scheduler_params`` are held to TorchX's local scheduler factory when the core's local
+        back-end runs (its ``cache_size`` must be > 0, ...), so that a parameter TorchX refuses
+        is refused here too, though the durable back-end keeps no per-object app cache. The
+        other back-ends' TorchX factories take any keyword."""
+        if not self._scheduler_params or scheduler not in ("local", "local_cwd") or self._params_checked:
+            return
+        from torchx.schedulers.local_scheduler import create_scheduler
+
+        create_scheduler(self._name, **self._scheduler_params).close()
+        self._params_checked = True
 
     def _py_for_handle(self, app_handle: AppHandle) -> "tuple[Any, str, str]":
         scheduler, _, app_id = parse_app_handle(app_handle)

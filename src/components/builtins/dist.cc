@@ -1,4 +1,5 @@
-// dist.ddp and dist.spmd: torchrun-launched distributed apps, with TorchX's exact command line.
+// dist.torchrun and its deprecated aliases dist.ddp and dist.spmd: torchrun-launched distributed
+// apps, with TorchX's exact command line.
 #include "components/builtins/dist.h"
 
 #include <cstdlib>
@@ -228,53 +229,92 @@ std::string PathStem(const std::string& path) {
   return base.substr(0, dot);
 }
 
+namespace {
+
+// dist.torchrun's parameters; dist.ddp, its deprecated alias, takes the same.
+std::vector<Param> TorchrunParams() {
+  return {kScript, kModule,
+          WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
+          kName,
+          OptionalNone("h", ParamType::kStr, "named resource for each node (wins over cpu, gpu, memMB)"),
+          WithDefault("cpu", ParamType::kInt, 2, "CPUs per node"),
+          WithDefault("gpu", ParamType::kInt, 0, "GPUs per node"),
+          WithDefault("memMB", ParamType::kInt, 1024, "memory per node in MB"),
+          WithDefault("j", ParamType::kStr, "1x2",
+                      "[{min_nodes}:]{nodes}x{procs_per_node}; a bare {n} is n nodes x the GPUs of -h when -h is "
+                      "given, else n processes on one node"),
+          kEnv, kMetadata, kMaxRetries,
+          WithDefault("rdzv_port", ParamType::kInt, 29500, "rendezvous port on the rank-0 host (multi-node only)"),
+          WithDefault("rdzv_backend", ParamType::kStr, "c10d", "rendezvous backend (c10d, static, etcd...)"),
+          OptionalNone("rdzv_conf", ParamType::kStr, "extra rendezvous config, e.g. join_timeout=600"),
+          kMounts, kDebug,
+          WithDefault("tee", ParamType::kInt, 3,
+                      "streams torchrun tees to console and file: 0 none, 1 out, 2 err, 3 both")};
+}
+
+DdpOptions TorchrunOptions(const ComponentArgs& a) {
+  DdpOptions o = CommonOptions(a);
+  o.h = a.OptStr("h").value_or("");
+  o.cpu = static_cast<int>(a.Int("cpu"));
+  o.gpu = static_cast<int>(a.Int("gpu"));
+  o.memMB = static_cast<int>(a.Int("memMB"));
+  o.rdzv_port = static_cast<int>(a.Int("rdzv_port"));
+  o.rdzv_backend = a.Str("rdzv_backend");
+  o.rdzv_conf = a.OptStr("rdzv_conf");
+  o.tee = static_cast<int>(a.Int("tee"));
+  return o;
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
 void AddDistComponents(std::vector<std::shared_ptr<const Component>>& out) {
+  ComponentSpec torchrun{
+      "dist.torchrun",
+      "Distributed PyTorch app launched by torchrun: one role of N nodes, each running M workers.",
+      "Launches the script or module with torchrun (c10d rendezvous on the rank-0 host's rdzv_port;\n"
+      "a single-node job uses localhost:0, a free port). -j is [{min_nodes}:]{nodes}x{procs_per_node};\n"
+      "a bare {n} is n nodes with one process per GPU of -h when -h is given, else n processes on one\n"
+      "node. The named resource -h, when given, wins over --cpu/--gpu/--memMB.",
+      TorchrunParams(),
+      VarArgs("script_args", "arguments for the script or module")};
+  out.push_back(std::make_shared<FunctionComponent>(
+      std::move(torchrun), [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
+        DdpOptions o = TorchrunOptions(a);
+        if (!o.h.empty() && AllDigits(o.j)) {
+          TORCHX_ASSIGN_OR_RETURN(o.j, ParseSpmdJ(o.h, o.j, ctx.named_resources));
+        }
+        return BuildDdp(std::move(o), ctx);
+      }));
+
   ComponentSpec ddp{
       "dist.ddp",
-      "Distributed data parallel app: one role of N nodes, each running torchrun with M workers.",
-      "Launches the script or module with torchrun (c10d rendezvous on the rank-0 host's rdzv_port;\n"
-      "a single-node job uses localhost:0, a free port). -j is [{min_nodes}:]{nodes}x{procs_per_node},\n"
-      "or {procs} for one node. The named resource -h, when given, wins over --cpu/--gpu/--memMB.",
-      {kScript, kModule,
-       WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
-       kName,
-       OptionalNone("h", ParamType::kStr, "named resource for each node (wins over cpu, gpu, memMB)"),
-       WithDefault("cpu", ParamType::kInt, 2, "CPUs per node"),
-       WithDefault("gpu", ParamType::kInt, 0, "GPUs per node"),
-       WithDefault("memMB", ParamType::kInt, 1024, "memory per node in MB"),
-       WithDefault("j", ParamType::kStr, "1x2", "[{min_nodes}:]{nodes}x{procs_per_node}, or {procs_per_node}"),
-       kEnv, kMetadata, kMaxRetries,
-       WithDefault("rdzv_port", ParamType::kInt, 29500, "rendezvous port on the rank-0 host (multi-node only)"),
-       WithDefault("rdzv_backend", ParamType::kStr, "c10d", "rendezvous backend (c10d, static, etcd...)"),
-       OptionalNone("rdzv_conf", ParamType::kStr, "extra rendezvous config, e.g. join_timeout=600"),
-       kMounts, kDebug,
-       WithDefault("tee", ParamType::kInt, 3, "streams torchrun tees to console and file: 0 none, 1 out, 2 err, 3 both")},
-      VarArgs("script_args", "arguments for the script or module")};
+      "Distributed data parallel app (deprecated alias of dist.torchrun).",
+      "dist.torchrun with one difference kept: a bare -j {n} is always n processes on one node, even\n"
+      "with -h (write -j 1x{n} when moving to dist.torchrun).",
+      TorchrunParams(),
+      VarArgs("script_args", "arguments for the script or module"),
+      "[Deprecated] dist.ddp is deprecated; use dist.torchrun instead."};
   out.push_back(std::make_shared<FunctionComponent>(std::move(ddp), [](const ComponentArgs& a, const BuildContext& ctx) {
-    DdpOptions o = CommonOptions(a);
-    o.h = a.OptStr("h").value_or("");
-    o.cpu = static_cast<int>(a.Int("cpu"));
-    o.gpu = static_cast<int>(a.Int("gpu"));
-    o.memMB = static_cast<int>(a.Int("memMB"));
-    o.rdzv_port = static_cast<int>(a.Int("rdzv_port"));
-    o.rdzv_backend = a.Str("rdzv_backend");
-    o.rdzv_conf = a.OptStr("rdzv_conf");
-    o.tee = static_cast<int>(a.Int("tee"));
-    return BuildDdp(std::move(o), ctx);
+    return BuildDdp(TorchrunOptions(a), ctx);  // ParseNNodes reads a bare -j as processes on one node
   }));
 
   ComponentSpec spmd{
       "dist.spmd",
-      "Single-program multiple-data app: N hosts of type -h, each running one process per GPU.",
-      "Like dist.ddp but sized by host: -j {nodes} runs as many processes per node as host type -h\n"
-      "has GPUs, -j {nodes}x{procs} sets them explicitly. Resources always come from -h.",
+      "Single-program multiple-data app (deprecated alias of dist.torchrun with -h gpu.small, -j 1x1).",
+      "Sized by host: -j {nodes} runs as many processes per node as host type -h has GPUs,\n"
+      "-j {nodes}x{procs} sets them explicitly. Resources always come from -h.",
       {kScript, kModule,
        WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
        kName,
        WithDefault("h", ParamType::kStr, "gpu.small", "named resource: the host type of each node"),
        WithDefault("j", ParamType::kStr, "1x1", "{nodes}x{procs_per_node}, or {nodes} (procs = GPUs of -h)"),
        kEnv, kMetadata, kMaxRetries, kMounts, kDebug},
-      VarArgs("args", "arguments for the script or module")};
+      VarArgs("args", "arguments for the script or module"),
+      "[Deprecated] dist.spmd is deprecated; use dist.torchrun instead."};
   out.push_back(std::make_shared<FunctionComponent>(std::move(spmd), [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
     DdpOptions o = CommonOptions(a);
     o.h = a.Str("h");

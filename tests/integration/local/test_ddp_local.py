@@ -1,4 +1,4 @@
-"""A real PyTorch DDP job through the launcher: `torchx run -s local_cwd dist.ddp -j 2x2`, gloo on
+"""A real PyTorch DDP job through the launcher: `torchx run -s local_cwd dist.torchrun -j 2x2`, gloo on
 CPU. Asserts 4 ranks with world size 4, a correct all-reduce, training, and SUCCEEDED, and that
 status / log / list / describe work on it from fresh CLI processes; and that the example's teardown
 leaves no gloo thread running into interpreter shutdown (where torch 2.13 can abort the process).
@@ -66,7 +66,7 @@ def _replica_tails(torchx, handle: str, run_stderr: str) -> str:
 
 
 def test_ddp_2x2_allreduce_and_training(torchx):
-    res = torchx("run", "--wait", "-s", "local_cwd", "dist.ddp", "-j", "2x2", "--rdzv_port", str(free_port()),
+    res = torchx("run", "--wait", "-s", "local_cwd", "dist.torchrun", "-j", "2x2", "--rdzv_port", str(free_port()),
                  "--script", "examples/ddp/train.py", check=False)
     handle = res.stdout.strip().splitlines()[0]
     if res.returncode != 0:  # show what the ranks printed: a failure here is otherwise opaque
