@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -36,16 +37,19 @@ std::vector<std::pair<std::string, std::optional<std::string>>> ConfiguredTracke
   if (names_env) {
     for (const std::string& piece : internal::SplitAny(*names_env, ",")) {
       std::string name(internal::Strip(piece));
-      if (!name.empty()) out.emplace_back(name, Env(runner::TrackerConfigEnvName(name)));
+      bool seen = std::any_of(out.begin(), out.end(), [&](const auto& t) { return t.first == name; });
+      if (!name.empty() && !seen) out.emplace_back(name, std::nullopt);
     }
-    return out;
+  } else {
+    for (const config::ConfigEntry* entry : config.Section("torchx:tracker")) out.emplace_back(entry->key, std::nullopt);
   }
-  for (const config::ConfigEntry* entry : config.Section("torchx:tracker")) {
-    std::optional<std::string> value = Env(runner::TrackerConfigEnvName(entry->key));
+  // Each tracker's config: $TORCHX_TRACKER_<NAME>_CONFIG, else `[tracker:<name>] config`, whichever
+  // way the names came.
+  for (auto& [name, value] : out) {
+    value = Env(runner::TrackerConfigEnvName(name));
     if (!value) {
-      if (const config::ConfigEntry* c = config.Get("tracker:" + entry->key, "config")) value = c->value;
+      if (const config::ConfigEntry* c = config.Get("tracker:" + name, "config")) value = c->value;
     }
-    out.emplace_back(entry->key, value);
   }
   return out;
 }

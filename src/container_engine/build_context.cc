@@ -72,7 +72,8 @@ Result<BuildContext> MakeBuildContext(const std::string& workspace_in, const std
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     std::string rel = fs::relative(it->path(), workspace, ec).generic_string();
-    if (internal::IsIgnored(rel, patterns)) {
+    // The Dockerfile the build names is always sent, whatever .dockerignore says (as TorchX).
+    if (rel != "Dockerfile.torchx" && internal::IsIgnored(rel, patterns)) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }

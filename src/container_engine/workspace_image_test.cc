@@ -1,15 +1,36 @@
 #include "container_engine/workspace_image.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "container_engine/build_context.h"
 #include "torchx/specs/app_def.h"
 
 namespace torchx::container_engine {
 namespace {
 
 using Json = nlohmann::json;
+
+TEST(BuildContext, TheWorkspacesDockerfileIsSentWhateverDockerignoreSays) {
+  char tmpl[] = "/tmp/torchx-ctx-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::filesystem::path ws(tmpl);
+  std::ofstream(ws / "Dockerfile.torchx") << "ARG IMAGE\nFROM $IMAGE\n";
+  std::ofstream(ws / "data.log") << "left out\n";
+  std::ofstream(ws / ".dockerignore") << "*\n!.dockerignore\n";
+  auto ctx = MakeBuildContext(ws.string(), "busybox");
+  std::filesystem::remove_all(ws);
+  ASSERT_TRUE(ctx.has_value()) << ctx.error().message();
+  EXPECT_EQ(ctx->dockerfile, "Dockerfile.torchx");
+  EXPECT_NE(ctx->tar.find("Dockerfile.torchx"), std::string::npos);
+  EXPECT_NE(ctx->tar.find("FROM $IMAGE"), std::string::npos);  // the workspace's own, not the default
+  EXPECT_EQ(ctx->tar.find("data.log"), std::string::npos);
+}
 
 TEST(RegistryHost, FirstPathPartWhenItNamesAHostElseDockerHub) {
   EXPECT_EQ(RegistryHostOf("registry.example.com/team/trainer"), "registry.example.com");

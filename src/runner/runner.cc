@@ -113,7 +113,7 @@ Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const 
     if (!options_.parent_run_id.empty()) role.env["TORCHX_PARENT_RUN_ID"] = options_.parent_run_id;
     if (!tracker_names.empty()) role.env["TORCHX_TRACKERS"] = tracker_names;
     for (const auto& [name, config] : options_.trackers) {
-      if (config) role.env[TrackerConfigEnvName(name)] = *config;
+      if (config && !config->empty()) role.env[TrackerConfigEnvName(name)] = *config;
     }
   }
   // Options are checked before the (slow, image-leaving) build, which sees their typed values;

@@ -99,7 +99,8 @@ check "config default for builtin" 0 '"configured"' -- env TORCHXCONFIG="$TMP/cf
 printf '[torchx:tracker]\nfsspec =\n[tracker:fsspec]\nconfig = file:///runs\n' > "$TMP/trackers"
 check "[torchx:tracker] names the trackers jobs set up" 0 '"TORCHX_TRACKERS": "fsspec"' -- env TORCHXCONFIG="$TMP/trackers" "$TORCHX" run --dryrun utils.echo
 check "[tracker:<name>] config reaches the job" 0 '"TORCHX_TRACKER_FSSPEC_CONFIG": "file:///runs"' -- env TORCHXCONFIG="$TMP/trackers" "$TORCHX" run --dryrun utils.echo
-check "\$TORCHX_TRACKERS wins over the config" 0 '"TORCHX_TRACKERS": "a,b"' -- env TORCHXCONFIG="$TMP/trackers" TORCHX_TRACKERS=a,b "$TORCHX" run --dryrun utils.echo
+check "\$TORCHX_TRACKERS wins over the config" 0 '"TORCHX_TRACKERS": "a,b"' -- env TORCHXCONFIG="$TMP/trackers" TORCHX_TRACKERS=a,b,a "$TORCHX" run --dryrun utils.echo
+check "[tracker:<name>] config also serves names from \$TORCHX_TRACKERS" 0 '"TORCHX_TRACKER_FSSPEC_CONFIG": "file:///runs"' -- env TORCHXCONFIG="$TMP/trackers" TORCHX_TRACKERS=fsspec "$TORCHX" run --dryrun utils.echo
 check "run --parent_run_id" 0 '"TORCHX_PARENT_RUN_ID": "exp-1"' -- "$TORCHX" run --dryrun --parent_run_id exp-1 utils.echo
 check "\$TORCHX_PARENT_RUN_ID wins over --parent_run_id" 0 '"TORCHX_PARENT_RUN_ID": "from-env"' -- env TORCHX_PARENT_RUN_ID=from-env "$TORCHX" run --dryrun --parent_run_id exp-1 utils.echo
 check "missing TORCHXCONFIG file" 2 "TORCHXCONFIG=" -- env TORCHXCONFIG="$TMP/none" "$TORCHX" run --dryrun utils.echo

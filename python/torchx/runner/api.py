@@ -420,7 +420,8 @@ def _with_tracker_env(app: AppDef, parent_run_id: Optional[str], copy_app: bool 
     """``app`` (a copy, unless told otherwise) with the tracker variables TorchX's runner sets in
     every role: the parent run ($TORCHX_PARENT_RUN_ID wins over the argument), the configured
     trackers and their configs. Unchanged when there are none."""
-    parent_run_id = os.environ.get(settings.ENV_TORCHX_PARENT_RUN_ID) or parent_run_id
+    if settings.ENV_TORCHX_PARENT_RUN_ID in os.environ:  # set, even empty, it wins (TorchX)
+        parent_run_id = os.environ[settings.ENV_TORCHX_PARENT_RUN_ID]
     trackers = get_configured_trackers()
     if not parent_run_id and not trackers:
         return app

@@ -94,7 +94,7 @@ def get_configured_trackers() -> Dict[str, Optional[str]]:
     out: Dict[str, Optional[str]] = {}
     for name in names:
         config = os.environ.get(tracker_config_env_var_name(name))
-        if config is None and names_env is None:
+        if config is None:
             from torchx.runner.config import get_config
 
             config = get_config(prefix="tracker", name=name, key="config")
