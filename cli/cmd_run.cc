@@ -3,6 +3,7 @@
 // Prints the app handle on stdout (scripts parse it) and returns at once unless --wait/--log.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -67,8 +68,13 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   }
 
   // An alias TorchX deprecated still runs, with TorchX's warning (stderr: stdout is the handle).
-  if (auto component = runner.Component(opts.rest[0]); component && !(*component)->spec().deprecation.empty()) {
-    std::fprintf(stderr, "torchx: warning: %s\n", (*component)->spec().deprecation.c_str());
+  // Only registered components can be aliases, so a file component is not loaded twice for this.
+  std::vector<std::string> registered = runner.ComponentNames();
+  if (std::find(registered.begin(), registered.end(), opts.rest[0]) != registered.end()) {
+    auto component = runner.Component(opts.rest[0]);
+    if (component && !(*component)->spec().deprecation.empty()) {
+      std::fprintf(stderr, "torchx: warning: %s\n", (*component)->spec().deprecation.c_str());
+    }
   }
   auto cfg = ParseCfg(runner, opts.scheduler, opts.cfg, *config);
   if (!cfg) {

@@ -261,4 +261,5 @@ def test_scheduler_params_are_held_to_torchx_local_factory_on_the_core_backend()
 
     with pytest.raises(ValueError, match="cache_size"):
         get_runner(cache_size=-1).dryrun_component("utils.echo", ["--msg", "x"], "local_cwd")
-    assert get_runner(cache_size=5).dryrun_component("utils.echo", ["--msg", "x"], "local_cwd").app.name
+    info = get_runner(cache_size=5).dryrun_component("utils.echo", ["--msg", "x"], "local_cwd")
+    assert info.app.roles[0].args == ["x"]  # a valid cache_size runs as before

@@ -164,3 +164,53 @@ def test_push_progress_rewrites_each_layers_line_and_errors_raise():
     assert text.count("\n") == 3 and "l1: Pushed" in text and "\033[2F" in text
     with pytest.raises(RuntimeError, match="denied"):
         print_push_events([{"error": "denied: requested access"}], stream=io.StringIO())
+
+
+def test_symlinks_stay_symlinks_in_copies_and_build_contexts(tmp_path):
+    ws = tmp_path / "ws"
+    _tree(ws, {"data/a.txt": "A"})
+    os.symlink("data/a.txt", ws / "link.txt")
+    os.symlink("data", ws / "linkdir")
+    os.symlink("nowhere", ws / "dangling")
+    with _build_context("base:1", str(ws)) as f, tarfile.open(fileobj=f) as tf:
+        assert tf.getmember("link.txt").issym() and tf.getmember("link.txt").linkname == "data/a.txt"
+        assert tf.getmember("dangling").linkname == "nowhere" and tf.getmember("linkdir").issym()
+        assert tf.extractfile("data/a.txt").read() == b"A"
+    job_dir = tmp_path / "job"
+    DirWorkspaceMixin().build_workspace_and_update_role(Role("r", "i"), str(ws), {"job_dir": str(job_dir)})
+    assert os.readlink(job_dir / "link.txt") == "data/a.txt" and (job_dir / "link.txt").read_text() == "A"
+    assert os.readlink(job_dir / "dangling") == "nowhere"
+
+
+def test_a_job_dir_inside_the_workspace_is_not_copied_into_itself(tmp_path):
+    _tree(tmp_path, {"train.py": "t", "lib/u.py": "u"})
+    job_dir = tmp_path / "job"
+    DirWorkspaceMixin().build_workspace_and_update_role(Role("r", "i"), str(tmp_path), {"job_dir": str(job_dir)})
+    assert sorted(os.listdir(job_dir)) == ["lib", "train.py"]
+
+
+def test_a_failed_copy_leaves_no_job_dir_behind(tmp_path, monkeypatch):
+    import torchx.workspace.dir_workspace as dw
+
+    _tree(tmp_path / "ws", {"a.txt": "A"})
+    job_dir = tmp_path / "job"
+
+    def broken(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(dw.shutil, "copyfileobj", broken)
+    with pytest.raises(OSError, match="disk full"):
+        DirWorkspaceMixin().build_workspace_and_update_role(Role("r", "i"), str(tmp_path / "ws"), {"job_dir": str(job_dir)})
+    assert not job_dir.exists()
+
+
+def test_runner_warns_for_a_deprecated_builtin_as_calling_it_does():
+    import warnings
+
+    from torchx.runner import get_runner
+
+    with pytest.warns(UserWarning, match=r"dist.ddp is deprecated"):
+        get_runner().dryrun_component("dist.ddp", ["--script", "t.py"], "local_cwd")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        get_runner().dryrun_component("dist.torchrun", ["--script", "t.py"], "local_cwd")

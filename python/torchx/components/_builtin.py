@@ -66,6 +66,14 @@ def builtin(name: str, module: str) -> Callable[..., AppDef]:
     return component
 
 
+def builtin_deprecation(name: str) -> Optional[str]:
+    """The warning a deprecated registered component (``dist.ddp``) gives; None for any other
+    name. File components are not loaded to find out: only registered ones can be aliases."""
+    if name not in core().component_names():
+        return None
+    return json.loads(core().component_spec(name)).get("deprecation")
+
+
 def _docstring(spec: Dict[str, Any]) -> str:
     lines = [spec["summary"]]
     if spec["description"]:

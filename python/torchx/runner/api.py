@@ -101,7 +101,7 @@ class Runner:
         if factory is None:
             raise UnknownSchedulerException(scheduler)
         if _core_backend(factory):
-            self._check_core_scheduler_params(_core_backend(factory) or scheduler)
+            self._check_core_scheduler_params(_core_backend(factory))
             return None
         sched = self._scheduler_instances.get(scheduler)
         if sched is None:
@@ -235,6 +235,11 @@ class Runner:
         if _is_python_component(component):
             app = _python_component_app(component, component_args)
         else:
+            from torchx.components._builtin import builtin_deprecation
+
+            deprecation = builtin_deprecation(component)
+            if deprecation:  # what calling the component's function warns (TorchX calls it)
+                warnings.warn(deprecation, UserWarning, stacklevel=2)
             args: Any = json.dumps(component_args) if isinstance(component_args, dict) else component_args
             app = from_json(json.loads(self._core.component_app(component, args)))
         return self.dryrun(app, scheduler, cfg, workspace, parent_run_id)

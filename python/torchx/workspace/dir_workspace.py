@@ -7,7 +7,7 @@ import os
 import posixpath
 import shutil
 import tempfile
-from typing import Mapping
+from typing import Any, Mapping
 
 from torchx.specs.api import CfgVal, Role
 from torchx.workspace.api import walk_workspace, WorkspaceMixin
@@ -19,11 +19,7 @@ class TmpDirWorkspaceMixin(WorkspaceMixin[None]):
     def build_workspace_and_update_role(self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]) -> None:
         _require_workspace_dir(workspace)
         job_dir = tempfile.mkdtemp(prefix="torchx_workspace")
-        try:
-            _copy_to_dir(workspace, job_dir)
-        except BaseException:
-            shutil.rmtree(job_dir, ignore_errors=True)
-            raise
+        _copy_into_new_dir(workspace, job_dir)
         role.image = job_dir
 
 
@@ -40,7 +36,7 @@ class DirWorkspaceMixin(WorkspaceMixin[None]):
         _require_workspace_dir(workspace)
         # A new directory: an earlier job's files must not leak into this one.
         os.mkdir(job_dir)
-        _copy_to_dir(workspace, job_dir)
+        _copy_into_new_dir(workspace, job_dir)
         role.image = job_dir
 
 
@@ -53,15 +49,43 @@ def _require_workspace_dir(workspace: str) -> None:
         raise FileNotFoundError(f"workspace: `{workspace}` is not a directory")
 
 
+def _copy_into_new_dir(workspace: str, job_dir: str) -> None:
+    """``_copy_to_dir`` into the directory this build just created, removed again when the copy
+    fails (a retry must not find a half-filled job_dir)."""
+    try:
+        _copy_to_dir(workspace, job_dir)
+    except BaseException:
+        shutil.rmtree(job_dir, ignore_errors=True)
+        raise
+
+
 def _copy_to_dir(workspace: str, target: str) -> None:
     """Copies every file of the fsspec path ``workspace`` that ``.torchxignore`` keeps to the
-    fsspec path ``target``, keeping the tree's layout."""
+    fsspec path ``target``, keeping the tree's layout; symlinks stay symlinks (local targets).
+    A target inside the workspace is not copied into itself."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(workspace)
-    for directory, _, files in walk_workspace(fs, root):
+    target_fs, target_root = fsspec.core.url_to_fs(target)
+    own_target = posixpath.normpath(target_root) if type(target_fs) is type(fs) else None
+    for directory, dirs, files in walk_workspace(fs, root):
+        dirs[:] = [d for d in dirs if posixpath.normpath(posixpath.join(directory, d)) != own_target]
         rel_dir = posixpath.relpath(directory, root)
         for name, info in files.items():
             rel = name if rel_dir == "." else posixpath.join(rel_dir, name)
+            if info.get("islink"):
+                _copy_symlink(info, target_fs, posixpath.join(target_root, rel))
+                continue
             with fs.open(info["name"], "rb") as src, fsspec.open(posixpath.join(target, rel), "wb") as dst:
                 shutil.copyfileobj(src, dst)
+
+
+def _copy_symlink(info: Mapping[str, Any], target_fs: Any, dst: str) -> None:
+    """Recreates the listed symlink ``info`` (fsspec lists a link with its ``destination``) at the
+    local path ``dst``; other filesystems have no symlinks to make."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    if not isinstance(target_fs, LocalFileSystem):
+        raise ValueError(f"workspace: `{info['name']}` is a symlink, which {type(target_fs).__name__} cannot hold")
+    os.makedirs(posixpath.dirname(dst), exist_ok=True)
+    os.symlink(str(info["destination"]), dst)

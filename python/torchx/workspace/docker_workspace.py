@@ -178,12 +178,16 @@ def _build_context(image: str, workspace: str) -> IO[bytes]:
     """A tar of the workspace (what ``.dockerignore`` keeps), with the default Dockerfile.torchx
     added when the workspace has none; a temporary file the caller closes."""
     f = tempfile.NamedTemporaryFile(prefix="torchx-context", suffix=".tar")
-    with tarfile.open(fileobj=f, mode="w") as tf:
-        _copy_to_tarfile(workspace, tf)
-        if TORCHX_DOCKERFILE not in tf.getnames():
-            info = tarfile.TarInfo(TORCHX_DOCKERFILE)
-            info.size = len(DEFAULT_DOCKERFILE)
-            tf.addfile(info, io.BytesIO(DEFAULT_DOCKERFILE))
+    try:
+        with tarfile.open(fileobj=f, mode="w") as tf:
+            _copy_to_tarfile(workspace, tf)
+            if TORCHX_DOCKERFILE not in tf.getnames():
+                info = tarfile.TarInfo(TORCHX_DOCKERFILE)
+                info.size = len(DEFAULT_DOCKERFILE)
+                tf.addfile(info, io.BytesIO(DEFAULT_DOCKERFILE))
+    except BaseException:
+        f.close()
+        raise
     f.seek(0)
     return f
 
@@ -199,6 +203,11 @@ def _copy_to_tarfile(workspace: str, tf: tarfile.TarFile) -> None:
         rel_dir = posixpath.relpath(directory, root)
         for name, info in files.items():
             member = tarfile.TarInfo(name if rel_dir == "." else posixpath.join(rel_dir, name))
+            if info.get("islink"):  # a symlink stays one (its listed size is the link's, not the target's)
+                member.type = tarfile.SYMTYPE
+                member.linkname = str(info["destination"])  # fsspec lists a link with its target
+                tf.addfile(member)
+                continue
             member.size = int(info["size"])
             if "mode" in info:  # memory:// and object stores have none
                 member.mode = stat.S_IMODE(int(info["mode"]))
