@@ -23,5 +23,6 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddRunoptsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddPluginsCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddUiCommand(CLI::App& app, plugins::PluginRegistry& registry);
 
 }  // namespace torchx::cli

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     handlers["runopts"] = AddRunoptsCommand(app, registry);
     handlers["configure"] = AddConfigureCommand(app, registry);
     handlers["plugins"] = AddPluginsCommand(app, registry);
+    handlers["ui"] = AddUiCommand(app, registry);
     app.add_subcommand("version", "Print the version");
 
     std::vector<std::string> args = NormalizeArgs(argc, argv);

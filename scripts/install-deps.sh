@@ -8,8 +8,13 @@ PKGS=(
   build-essential cmake ninja-build ccache pkg-config
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libinih-dev libsqlite3-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev
+  libcpp-httplib-dev  # `torchx ui`'s HTTP server
   openssl  # the kubernetes tests' API server fake makes its TLS certificates with it
 )
+# Headless Chromium and its WebDriver for the dashboard's browser tests (TORCHX_WITH_BROWSER=0 skips).
+if [[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]]; then
+  PKGS+=(chromium chromium-driver)
+fi
 # clang + compiler-rt give libFuzzer and the sanitizer runtimes for the fuzz targets.
 if [[ "${TORCHX_WITH_FUZZ:-1}" == "1" ]]; then
   PKGS+=(clang libclang-rt-14-dev)
@@ -49,6 +54,10 @@ python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubern
 # classes: pip install torchx[kubernetes,docker] for users; the tests of those classes need them.
 python3 -c "import kubernetes" >/dev/null 2>&1 || pip_missing+=("kubernetes>=28")
 python3 -c "import docker" >/dev/null 2>&1 || pip_missing+=("docker>=7")
+# selenium drives chromium-driver in the dashboard's browser tests.
+if [[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]]; then
+  python3 -c "import selenium" >/dev/null 2>&1 || pip_missing+=("selenium>=4.10")
+fi
 if ((${#pip_missing[@]})); then
   echo "install-deps: installing ${pip_missing[*]}" >&2
   python3 -m pip install -q "${pip_missing[@]}"

@@ -16,6 +16,7 @@ bash scripts/build-python.sh
 # A real three-node Slurm cluster on this host for the slurm scheduler's tests (the project's own
 # copy of the set-up; stopped again when this script exits). TORCHX_WITH_SLURM=0 skips it.
 engines=torch,ax,pjrt
+[[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]] && engines+=,browser
 stop_engines=()
 trap 'for s in "${stop_engines[@]}"; do bash "$s" >/dev/null 2>&1 || true; done' EXIT
 if [[ "${TORCHX_WITH_SLURM:-1}" == "1" ]]; then
@@ -45,7 +46,7 @@ if [[ "${TORCHX_SKIP_ASAN:-0}" != "1" ]]; then
   cmake --build --preset asan
   # The DDP job, the Ax experiment and the Slurm jobs are already covered above (their processes
   # are not sanitized); under ASan the suites check memory errors.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax|slurm|docker"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax|slurm|docker|browser"
 fi
 
 fuzz_seconds=${TORCHX_FUZZ_SECONDS:-10}

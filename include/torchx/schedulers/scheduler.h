@@ -55,6 +55,10 @@ struct ListAppResponse {
   specs::AppState state = specs::AppState::kUnknown;
   std::string app_handle;
   std::string name;
+  /// When the app was submitted (epoch seconds), where the back-end's listing says it cheaply.
+  std::optional<double> created = {};
+  /// Restarts so far, where the listing says it cheaply (the dashboard's apps page shows both).
+  std::optional<int> num_restarts = {};
 };
 
 enum class LogStream { kStdout, kStderr, kCombined };

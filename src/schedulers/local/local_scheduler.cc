@@ -313,7 +313,7 @@ Result<std::vector<ListAppResponse>> LocalScheduler::List() {
   out.reserve(apps.size());
   for (AppRecord& a : apps) {
     TORCHX_RETURN_IF_ERROR(CheckLiveness(*store, a));
-    out.push_back(ListAppResponse{a.app_id, a.state, "", a.name});
+    out.push_back(ListAppResponse{a.app_id, a.state, "", a.name, a.created, a.num_restarts});
   }
   return out;
 }

@@ -1,0 +1,71 @@
+// `torchx ui`: the dashboard's HTTP server (REST API, live streams, the pages). docs/ui.md has
+// the API and the security rules. The server keeps no state of its own: the schedulers (and
+// local_cwd's store) are the truth, so a restart loses nothing.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "torchx/config/torchx_config.h"
+#include "torchx/plugins/registry.h"
+#include "torchx/runner/runner.h"
+#include "torchx/status.h"
+
+namespace torchx::ui {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8480;  ///< 0: any free port (Bind says which)
+  /// The schedulers the apps page lists (UiSchedulers in the CLI).
+  std::vector<std::string> schedulers;
+  runner::RunnerOptions runner_options;
+  config::TorchxConfig config;
+  /// Where the API token is kept (0600; default ~/.config/torchx/ui-token). Off loopback it is
+  /// required on every request; on loopback, scripts that change things send it.
+  std::string token_file;
+  /// Require the token on every request on loopback too: on a shared machine (a login node)
+  /// every user reaches its loopback addresses.
+  bool token_required = false;
+  /// More names the Host header may carry on loopback (an alias in /etc/hosts).
+  std::vector<std::string> extra_hosts;
+  size_t max_body_bytes = 1 << 20;  ///< larger request bodies are answered 413
+  size_t max_streams = 16;          ///< followed logs and event streams open at once
+  size_t threads = 32;              ///< connections served at once
+};
+
+/// The schedulers `torchx ui` lists: local_cwd, those with a section in `config`, and `extra`,
+/// each once, only names `known` has. Unknown names in `extra` are kNotFound naming the choices.
+Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known,
+                                              const config::TorchxConfig& config,
+                                              const std::vector<std::string>& extra);
+
+class Server {
+ public:
+  /// `registry` must outlive the Server.
+  Server(plugins::PluginRegistry& registry, ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds the address (and, off loopback, loads or creates the token). Errors name the address.
+  Status Bind();
+  int port() const;
+  /// The URL to open (with ?token= off loopback).
+  std::string url() const;
+  /// Whether every request needs the token (off loopback, or token_required).
+  bool token_required() const;
+  /// Where the API token is kept (0600): scripts send it as `Authorization: Bearer <token>`.
+  const std::string& token_file() const;
+  /// Serves until Stop(); returns when every connection is closed.
+  Status Run();
+  /// From any thread (a signal-handling thread): ends Run and every open stream.
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace torchx::ui

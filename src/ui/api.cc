@@ -1,0 +1,517 @@
+#include "ui/api.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/spelling.h"
+#include "torchx/components/component_json.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/serialize.h"
+#include "torchx/ui/server.h"
+
+namespace torchx::ui {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kDefaultPageSize = 50;
+constexpr size_t kMaxPageSize = 500;
+
+std::vector<std::string> Values(const Query& query, const std::string& key) {
+  std::vector<std::string> out;
+  auto [lo, hi] = query.equal_range(key);
+  for (auto it = lo; it != hi; ++it) {
+    // `?scheduler=a,b` and `?scheduler=a&scheduler=b` mean the same.
+    std::string_view v = it->second;
+    while (!v.empty()) {
+      size_t comma = v.find(',');
+      std::string_view item = v.substr(0, comma);
+      if (!item.empty()) out.emplace_back(item);
+      if (comma == std::string_view::npos) break;
+      v.remove_prefix(comma + 1);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> One(const Query& query, const std::string& key) {
+  auto it = query.find(key);
+  if (it == query.end()) return std::nullopt;
+  return it->second;
+}
+
+Result<size_t> Count(const Query& query, const std::string& key, size_t fallback, size_t min, size_t max) {
+  std::optional<std::string> v = One(query, key);
+  if (!v) return fallback;
+  size_t n = 0;
+  bool digits = !v->empty() && v->size() <= 9 &&
+                std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) n = std::stoul(*v);
+  if (!digits || n < min || n > max) {
+    return InvalidArgumentError("query parameter `" + key + "` must be an integer from " + std::to_string(min) +
+                                " to " + std::to_string(max) + ", got '" + *v + "'");
+  }
+  return n;
+}
+
+Result<bool> Flag(const Query& query, const std::string& key) {
+  std::optional<std::string> v = One(query, key);
+  if (!v || *v == "0" || *v == "false") return false;
+  if (v->empty() || *v == "1" || *v == "true") return true;
+  return InvalidArgumentError("query parameter `" + key + "` must be true or false, got '" + *v + "'");
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+ApiResponse Ok(const json& body, int status = 200) { return ApiResponse{status, body.dump()}; }
+
+// A torchelastic error file's JSON as an object ({"message": {"message", "extraInfo"}}), else
+// the text as given: the app page shows exit codes and messages without parsing strings.
+json StructuredError(const std::string& msg) {
+  if (msg.empty() || msg == "<NONE>") return nullptr;
+  json parsed = json::parse(msg, nullptr, false);
+  if (parsed.is_discarded()) return msg;
+  return parsed;
+}
+
+json StatusJson(const specs::AppStatus& s) {
+  json roles = json::array();
+  for (const specs::RoleStatus& r : s.roles) {
+    json replicas = json::array();
+    for (const specs::ReplicaStatus& rep : r.replicas) {
+      replicas.push_back({{"id", rep.id},
+                          {"state", std::string(specs::AppStateName(rep.state))},
+                          {"hostname", rep.hostname},
+                          {"structured_error", StructuredError(rep.structured_error_msg)}});
+    }
+    roles.push_back({{"role", r.role}, {"replicas", std::move(replicas)}});
+  }
+  return {{"state", std::string(specs::AppStateName(s.state))},
+          {"num_restarts", s.num_restarts},
+          {"msg", s.msg},
+          {"structured_error", StructuredError(s.structured_error_msg)},
+          {"ui_url", s.ui_url ? json(*s.ui_url) : json(nullptr)},
+          {"roles", std::move(roles)}};
+}
+
+// What the apps page shows of an app's roles: name, replica count and how many are in each state.
+json RoleSummary(const specs::AppStatus& s) {
+  json roles = json::array();
+  for (const specs::RoleStatus& r : s.roles) {
+    json states = json::object();
+    for (const specs::ReplicaStatus& rep : r.replicas) {
+      std::string name(specs::AppStateName(rep.state));
+      states[name] = states.value(name, 0) + 1;
+    }
+    roles.push_back({{"role", r.role}, {"replicas", r.replicas.size()}, {"states", std::move(states)}});
+  }
+  return roles;
+}
+
+std::string SchedulerOf(const std::string& handle) {
+  auto parsed = specs::ParseAppHandle(handle);
+  return parsed ? parsed->scheduler_backend : std::string();
+}
+
+}  // namespace
+
+int HttpStatusFor(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition: return 409;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kUnimplemented: return 501;
+    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kDeadlineExceeded: return 504;
+    default: return 500;
+  }
+}
+
+ApiResponse ErrorResponse(const ::torchx::Status& status) {
+  json body = {{"error", {{"code", std::string(StatusCodeName(status.code()))}, {"message", status.message()}}}};
+  return ApiResponse{HttpStatusFor(status.code()), body.dump()};
+}
+
+Api::Api(plugins::PluginRegistry& registry, ApiOptions options)
+    : registry_(registry), options_(std::move(options)) {}
+
+std::unique_ptr<runner::Runner> Api::MakeRunner() const {
+  return std::make_unique<runner::Runner>(registry_, options_.runner_options);
+}
+
+namespace {
+
+struct Listed {
+  std::string scheduler;
+  schedulers::ListAppResponse app;
+};
+
+struct ListFilter {
+  std::vector<std::string> schedulers;
+  std::set<specs::AppState> states;
+  std::string name;  // lower case
+};
+
+Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>& configured) {
+  ListFilter f;
+  f.schedulers = Values(query, "scheduler");
+  for (const std::string& s : f.schedulers) {
+    if (std::find(configured.begin(), configured.end(), s) == configured.end()) {
+      return InvalidArgumentError("query parameter `scheduler`: '" + s + "' is not one of the listed schedulers (" +
+                                  Join(configured) + "); start `torchx ui -s " + s + "` to list it");
+    }
+  }
+  if (f.schedulers.empty()) f.schedulers = configured;
+  for (const std::string& s : Values(query, "state")) {
+    auto state = specs::ParseAppState(s);
+    if (!state) return InvalidArgumentError("query parameter `state`: " + state.error().message());
+    f.states.insert(*state);
+  }
+  f.name = Lower(One(query, "name").value_or(""));
+  return f;
+}
+
+std::pair<std::vector<Listed>, json> ListAll(runner::Runner& runner, const ListFilter& f) {
+  std::vector<Listed> apps;
+  json errors = json::array();
+  for (const std::string& scheduler : f.schedulers) {
+    auto listed = runner.List(scheduler);
+    if (!listed) {
+      errors.push_back({{"scheduler", scheduler}, {"message", listed.error().message()}});
+      continue;
+    }
+    for (schedulers::ListAppResponse& a : *listed) {
+      if (!f.states.empty() && !f.states.contains(a.state)) continue;
+      if (!f.name.empty() && Lower(a.name).find(f.name) == std::string::npos &&
+          Lower(a.app_id).find(f.name) == std::string::npos) {
+        continue;
+      }
+      apps.push_back(Listed{scheduler, std::move(a)});
+    }
+  }
+  // Newest first across schedulers where the back-end says when; each listing is already newest
+  // first, and a stable sort keeps that order for the apps without a time.
+  std::stable_sort(apps.begin(), apps.end(), [](const Listed& a, const Listed& b) {
+    return a.app.created.value_or(0) > b.app.created.value_or(0);
+  });
+  return {std::move(apps), std::move(errors)};
+}
+
+}  // namespace
+
+ApiResponse Api::ListApps(const Query& query) const {
+  auto filter = ReadFilter(query, options_.schedulers);
+  if (!filter) return ErrorResponse(filter.error());
+  auto offset = Count(query, "offset", 0, 0, 1'000'000'000);
+  if (!offset) return ErrorResponse(offset.error());
+  auto limit = Count(query, "limit", kDefaultPageSize, 1, kMaxPageSize);
+  if (!limit) return ErrorResponse(limit.error());
+
+  auto runner = MakeRunner();
+  auto [apps, errors] = ListAll(*runner, *filter);
+  json page = json::array();
+  for (size_t i = *offset; i < apps.size() && i < *offset + *limit; ++i) {
+    const Listed& l = apps[i];
+    json item = {{"app_handle", l.app.app_handle},
+                 {"app_id", l.app.app_id},
+                 {"name", l.app.name},
+                 {"scheduler", l.scheduler},
+                 {"state", std::string(specs::AppStateName(l.app.state))},
+                 {"created", l.app.created ? json(*l.app.created) : json(nullptr)},
+                 {"num_restarts", l.app.num_restarts ? json(*l.app.num_restarts) : json(nullptr)},
+                 {"roles", json::array()}};
+    // Only the page's apps are described: a listing of 10,000 apps costs one List per scheduler.
+    if (auto status = runner->Status(l.app.app_handle); status && *status) {
+      item["roles"] = RoleSummary(**status);
+      item["num_restarts"] = (*status)->num_restarts;
+    }
+    page.push_back(std::move(item));
+  }
+  return Ok({{"apps", std::move(page)},
+             {"total", apps.size()},
+             {"offset", *offset},
+             {"limit", *limit},
+             {"schedulers", filter->schedulers},
+             {"errors", std::move(errors)}});
+}
+
+std::string Api::AppsDigest(const Query& query) const {
+  auto filter = ReadFilter(query, options_.schedulers);
+  if (!filter) return {};
+  auto runner = MakeRunner();
+  auto [apps, errors] = ListAll(*runner, *filter);
+  std::string digest = errors.dump();
+  for (const Listed& l : apps) {
+    digest += l.app.app_handle;
+    digest += ' ';
+    digest += specs::AppStateName(l.app.state);
+    digest += ' ';
+    digest += std::to_string(l.app.num_restarts.value_or(0));
+    digest += '\n';
+  }
+  return digest;
+}
+
+namespace {
+
+// The app's status, or the error to answer: a malformed handle, an unreachable scheduler, or 404
+// (cancel and delete of an unknown app do nothing in TorchX; a dashboard says it is gone).
+Result<specs::AppStatus> ExistingApp(runner::Runner& runner, const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(std::optional<specs::AppStatus> status, runner.Status(handle));
+  if (!status) return NotFoundError("app not found: " + handle);
+  return *status;
+}
+
+}  // namespace
+
+ApiResponse Api::GetApp(const std::string& handle) const {
+  auto runner = MakeRunner();
+  auto status = ExistingApp(*runner, handle);
+  if (!status) return ErrorResponse(status.error());
+  json body = {{"app_handle", handle}, {"scheduler", SchedulerOf(handle)}, {"status", StatusJson(*status)}};
+  auto parsed = specs::ParseAppHandle(handle);
+  body["app_id"] = parsed ? parsed->app_id : "";
+  auto app = runner->Describe(handle);
+  body["appdef"] = nullptr;
+  if (app && *app) body["appdef"] = json::parse(specs::AppDefToJson(**app, -1));
+  return Ok(body);
+}
+
+ApiResponse Api::CancelApp(const std::string& handle) const {
+  auto runner = MakeRunner();
+  if (auto app = ExistingApp(*runner, handle); !app) return ErrorResponse(app.error());
+  if (::torchx::Status s = runner->Cancel(handle); !s.ok()) return ErrorResponse(s);
+  auto after = runner->Status(handle);
+  std::string state = after && *after ? std::string(specs::AppStateName((*after)->state)) : "UNKNOWN";
+  return Ok({{"app_handle", handle}, {"state", state}}, 202);
+}
+
+ApiResponse Api::DeleteApp(const std::string& handle) const {
+  auto runner = MakeRunner();
+  if (auto app = ExistingApp(*runner, handle); !app) return ErrorResponse(app.error());
+  if (::torchx::Status s = runner->Delete(handle); !s.ok()) return ErrorResponse(s);
+  return Ok({{"app_handle", handle}, {"deleted", true}});
+}
+
+namespace {
+
+// The request's scheduler options: a JSON object of typed values or TorchX's `k=v,k2=v2` string,
+// then `[<scheduler>]` from .torchxconfig for keys not given. Unknown keys are an error here
+// (the CLI warns): a form sends only what `GET /api/v1/schedulers` listed.
+Result<specs::Cfg> RequestCfg(runner::Runner& runner, const std::string& scheduler, const json& cfg_json,
+                              const config::TorchxConfig& config) {
+  TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner.SchedulerRunOpts(scheduler));
+  specs::Cfg cfg;
+  std::vector<std::string> unknown;
+  if (cfg_json.is_string()) {
+    auto parsed = opts.CfgFromString(cfg_json.get<std::string>(), &unknown);
+    if (!parsed) return InvalidArgumentError("field `cfg`: " + parsed.error().message());
+    cfg = std::move(*parsed);
+  } else if (cfg_json.is_object()) {
+    for (const auto& [key, value] : cfg_json.items()) {
+      if (!opts.Get(key)) unknown.push_back(key);
+    }
+    if (unknown.empty()) {
+      auto parsed = opts.CfgFromJson(cfg_json.dump());
+      if (!parsed) return InvalidArgumentError("field `cfg`: " + parsed.error().message());
+      cfg = std::move(*parsed);
+    }
+  } else if (!cfg_json.is_null()) {
+    return InvalidArgumentError("field `cfg` must be an object of scheduler options or a `k=v,...` string");
+  }
+  if (!unknown.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [name, opt] : opts.options()) names.push_back(name);
+    return InvalidArgumentError("field `cfg`: unknown run option(s) for scheduler " + scheduler + ": " +
+                                Join(unknown) + "; valid options: " + Join(names));
+  }
+  std::vector<std::string> ignored;
+  TORCHX_RETURN_IF_ERROR(config.ApplySchedulerDefaults(scheduler, opts, cfg, &ignored));
+  return cfg;
+}
+
+Result<specs::AppDef> RequestApp(runner::Runner& runner, const json& req) {
+  bool has_component = req.contains("component");
+  bool has_appdef = req.contains("appdef");
+  if (has_component == has_appdef) {
+    return InvalidArgumentError("give exactly one of the fields `component` (with `args`) and `appdef`");
+  }
+  if (has_appdef) {
+    if (!req["appdef"].is_object()) return InvalidArgumentError("field `appdef` must be an AppDef object");
+    auto app = specs::AppDefFromJson(req["appdef"].dump());
+    if (!app) return InvalidArgumentError("field `appdef`: " + app.error().message());
+    return app;
+  }
+  if (!req["component"].is_string() || req["component"].get<std::string>().empty()) {
+    return InvalidArgumentError("field `component` must be a component name such as utils.echo");
+  }
+  std::string component = req["component"].get<std::string>();
+  json args = req.value("args", json::array());
+  if (args.is_object()) return runner.ComponentAppDefFromJson(component, args.dump());
+  if (!args.is_array()) {
+    return InvalidArgumentError("field `args` must be a list of CLI arguments or an object of typed arguments");
+  }
+  std::vector<std::string> argv;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is_string()) return InvalidArgumentError("field `args[" + std::to_string(i) + "]` must be a string");
+    argv.push_back(args[i].get<std::string>());
+  }
+  return runner.ComponentAppDef(component, argv);
+}
+
+}  // namespace
+
+ApiResponse Api::SubmitApp(const std::string& body) const {
+  json req = json::parse(body, nullptr, false);
+  if (req.is_discarded() || !req.is_object()) {
+    return ErrorResponse(InvalidArgumentError("the request body must be a JSON object"));
+  }
+  for (const auto& [key, value] : req.items()) {
+    static const std::set<std::string> kFields = {"component", "args", "appdef", "scheduler", "cfg", "dryrun"};
+    if (!kFields.contains(key)) {
+      return ErrorResponse(InvalidArgumentError("unknown field `" + key + "`; valid fields: " +
+                                                Join({kFields.begin(), kFields.end()})));
+    }
+  }
+  std::string scheduler = options_.schedulers.empty() ? "local_cwd" : options_.schedulers.front();
+  if (req.contains("scheduler")) {
+    if (!req["scheduler"].is_string()) return ErrorResponse(InvalidArgumentError("field `scheduler` must be a string"));
+    scheduler = req["scheduler"].get<std::string>();
+  }
+  bool dryrun = false;
+  if (req.contains("dryrun")) {
+    if (!req["dryrun"].is_boolean()) return ErrorResponse(InvalidArgumentError("field `dryrun` must be true or false"));
+    dryrun = req["dryrun"].get<bool>();
+  }
+  auto runner = MakeRunner();
+  auto cfg = RequestCfg(*runner, scheduler, req.value("cfg", json(nullptr)), options_.config);
+  if (!cfg) return ErrorResponse(cfg.error());
+  auto app = RequestApp(*runner, req);
+  if (!app) return ErrorResponse(app.error());
+  auto info = runner->DryRun(std::move(*app), scheduler, *cfg);
+  if (!info) return ErrorResponse(info.error());
+  if (dryrun) {
+    return Ok({{"dryrun",
+                {{"scheduler", info->scheduler},
+                 {"request", info->request},
+                 {"cfg", json::parse(specs::CfgToJson(info->cfg))},
+                 {"appdef", json::parse(specs::AppDefToJson(info->app, -1))}}}});
+  }
+  auto handle = runner->Schedule(*info);
+  if (!handle) return ErrorResponse(handle.error());
+  return Ok({{"app_handle", *handle}, {"scheduler", scheduler}}, 201);
+}
+
+ApiResponse Api::ListComponents() const {
+  auto runner = MakeRunner();
+  json out = json::array();
+  for (const std::string& name : runner->ComponentNames()) {
+    auto component = runner->Component(name);
+    if (!component) continue;
+    const components::ComponentSpec& spec = (*component)->spec();
+    out.push_back({{"name", name}, {"summary", spec.summary}, {"deprecation", spec.deprecation}});
+  }
+  return Ok({{"components", std::move(out)}});
+}
+
+ApiResponse Api::GetComponent(const std::string& name) const {
+  auto runner = MakeRunner();
+  auto component = runner->Component(name);
+  if (!component) return ErrorResponse(component.error());
+  json spec = json::parse(components::ComponentSpecToJson((*component)->spec()));
+  spec["name"] = name;
+  spec["origin"] = (*component)->origin();
+  return Ok(spec);
+}
+
+ApiResponse Api::ListSchedulers() const {
+  auto runner = MakeRunner();
+  json out = json::array();
+  for (const std::string& name : runner->SchedulerBackends()) {
+    bool listed = std::find(options_.schedulers.begin(), options_.schedulers.end(), name) != options_.schedulers.end();
+    json entry = {{"name", name}, {"listed", listed}};
+    // A back-end whose module or engine is missing still appears, with the reason.
+    if (auto opts = runner->SchedulerRunOpts(name)) {
+      entry["runopts"] = json::parse(specs::RunOptsToJson(*opts));
+    } else {
+      entry["runopts"] = json::array();
+      entry["error"] = opts.error().message();
+    }
+    out.push_back(std::move(entry));
+  }
+  return Ok({{"schedulers", std::move(out)}});
+}
+
+Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& query) const {
+  schedulers::LogOptions opts;
+  auto replica = Count(query, "replica", 0, 0, 1'000'000);
+  if (!replica) return replica.error();
+  opts.replica = static_cast<int>(*replica);
+  if (auto stream = One(query, "stream")) {
+    auto parsed = schedulers::ParseLogStream(*stream);
+    if (!parsed) return InvalidArgumentError("query parameter `stream`: " + parsed.error().message());
+    opts.stream = *parsed;
+  }
+  if (auto regex = One(query, "regex"); regex && !regex->empty()) opts.regex = *regex;
+  auto follow = Flag(query, "follow");
+  if (!follow) return follow.error();
+  opts.follow = *follow;
+
+  OpenedLog log{MakeRunner(), nullptr, handle};
+  auto status = log.runner->Status(handle);
+  if (!status) return status.error();
+  if (!*status) return NotFoundError("app not found: " + handle);
+  opts.role = One(query, "role").value_or("");
+  if (opts.role.empty()) {
+    if ((*status)->roles.empty()) return NotFoundError("app " + handle + " has no roles to read logs of");
+    opts.role = (*status)->roles.front().role;
+  }
+  auto lines = log.runner->LogLines(handle, opts);
+  if (!lines) return lines.error();
+  log.lines = std::move(*lines);
+  return log;
+}
+
+bool Api::AppFinished(runner::Runner& runner, const std::string& handle) const {
+  auto status = runner.Status(handle);
+  return !status || !*status || (*status)->is_terminal();
+}
+
+Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known,
+                                              const config::TorchxConfig& config,
+                                              const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  auto add = [&out](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  if (std::find(known.begin(), known.end(), "local_cwd") != known.end()) add("local_cwd");
+  for (const std::string& section : config.SectionNames()) {
+    if (std::find(known.begin(), known.end(), section) != known.end()) add(section);
+  }
+  for (const std::string& name : extra) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return NotFoundError("-s/--scheduler: unknown scheduler '" + name + "'." + internal::SuggestionSuffix(name, known));
+    }
+    add(name);
+  }
+  return out;
+}
+
+}  // namespace torchx::ui

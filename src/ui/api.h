@@ -1,0 +1,97 @@
+// The REST API of `torchx ui` (docs/ui.md), apart from HTTP: each call takes decoded parameters
+// and answers a status code and a JSON body, so it is unit-tested without a socket. The server
+// (server.cc) routes requests here and streams what is followed (logs, events).
+//
+// The API keeps no state of its own: every answer comes from the schedulers through a Runner
+// made for the call (a Runner is one thread's), over the registry the composition root built.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchx/config/torchx_config.h"
+#include "torchx/plugins/registry.h"
+#include "torchx/runner/runner.h"
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/status.h"
+
+namespace torchx::ui {
+
+struct ApiResponse {
+  int status = 200;
+  std::string body;  ///< JSON
+};
+
+struct ApiOptions {
+  /// The schedulers the apps page lists, in order (local_cwd first).
+  std::vector<std::string> schedulers;
+  runner::RunnerOptions runner_options;
+  /// `.torchxconfig` for scheduler option defaults of submitted apps.
+  config::TorchxConfig config;
+};
+
+/// Query parameters, decoded; a repeated key keeps every value.
+using Query = std::multimap<std::string, std::string>;
+
+/// One Status -> HTTP table: 400 kInvalidArgument, 404 kNotFound, 409 kAlreadyExists and
+/// kFailedPrecondition, 403 kPermissionDenied, 501 kUnimplemented, 503 kUnavailable, 504
+/// kDeadlineExceeded, 500 otherwise.
+int HttpStatusFor(StatusCode code);
+/// {"error": {"code": "INVALID_ARGUMENT", "message": ...}} with the status's HTTP code.
+ApiResponse ErrorResponse(const ::torchx::Status& status);
+
+class Api {
+ public:
+  /// `registry` must outlive the Api.
+  Api(plugins::PluginRegistry& registry, ApiOptions options);
+
+  /// GET /api/v1/apps: ?scheduler (repeatable or comma-separated; default: every configured one),
+  /// ?state (names), ?name (substring, any case), ?offset, ?limit (1..500, default 50). Newest
+  /// first; the page's apps carry their roles, replica counts and restarts. A scheduler that
+  /// cannot answer is listed under "errors" instead of failing the whole page.
+  ApiResponse ListApps(const Query& query) const;
+  /// A digest of every listed app's (handle, state): what the events stream compares.
+  std::string AppsDigest(const Query& query) const;
+  /// GET /api/v1/apps/{handle}: status (replica states by name, structured errors decoded) and
+  /// the AppDef as submitted.
+  ApiResponse GetApp(const std::string& handle) const;
+  /// POST /api/v1/apps/{handle}/cancel: 202 and the state seen; 404 for an unknown app.
+  ApiResponse CancelApp(const std::string& handle) const;
+  /// DELETE /api/v1/apps/{handle}: 200; 404 unknown; 409 while it runs.
+  ApiResponse DeleteApp(const std::string& handle) const;
+  /// POST /api/v1/apps: {"component", "args": [cli args] | {typed}, or "appdef": {...};
+  /// "scheduler", "cfg": {..} | "k=v,..", "dryrun"}. 201 {"app_handle"}; with dryrun 200 and what
+  /// would run where.
+  ApiResponse SubmitApp(const std::string& body) const;
+  /// GET /api/v1/components: registered components (builtins, plugins) with their summaries.
+  ApiResponse ListComponents() const;
+  /// GET /api/v1/components/{name}: a component's declaration (the run page's form); `name` may
+  /// also be a component file (`path.py:fn`, a declarative YAML).
+  ApiResponse GetComponent(const std::string& name) const;
+  /// GET /api/v1/schedulers: every scheduler with its runopts, marking the listed ones.
+  ApiResponse ListSchedulers() const;
+
+  /// The log of one replica (GET /api/v1/apps/{handle}/logs): ?role (default: the first role),
+  /// ?replica, ?stream (stdout|stderr|combined), ?regex, ?follow. Errors name the parameter.
+  struct OpenedLog {
+    std::unique_ptr<runner::Runner> runner;  // owns the scheduler the iterator reads through
+    std::unique_ptr<schedulers::LogIterator> lines;
+    std::string handle;
+  };
+  Result<OpenedLog> OpenLog(const std::string& handle, const Query& query) const;
+
+  /// Whether `handle`'s app is terminal or gone (a followed log or events stream ends then).
+  bool AppFinished(runner::Runner& runner, const std::string& handle) const;
+  std::unique_ptr<runner::Runner> MakeRunner() const;
+
+  const ApiOptions& options() const { return options_; }
+
+ private:
+  plugins::PluginRegistry& registry_;
+  ApiOptions options_;
+};
+
+}  // namespace torchx::ui

@@ -1,0 +1,304 @@
+// The REST API over an in-memory back-end: what each call answers, and the Status -> HTTP table.
+// The real server, local_cwd and Slurm are exercised by tests/integration/ui/.
+#include "ui/api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/status_matchers.h"
+#include "torchx/ui/server.h"
+
+namespace torchx::ui {
+namespace {
+
+using nlohmann::json;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Apps shared by every scheduler instance the Api's per-call Runners build.
+struct MemApps {
+  struct App {
+    std::string name;
+    specs::AppState state;
+    double created;
+    specs::AppDef def;
+    std::vector<std::string> log;
+  };
+  std::map<std::string, App> apps;
+  int next = 0;
+};
+
+class MemScheduler : public schedulers::Scheduler {
+ public:
+  MemScheduler(const schedulers::SchedulerContext& c, std::shared_ptr<MemApps> apps)
+      : Scheduler("mem", c.session_name), apps_(std::move(apps)) {}
+  specs::RunOpts run_opts() const override {
+    specs::RunOpts o;
+    (void)o.Add("queue", specs::CfgType::kStr, "the queue", std::string("default"));
+    return o;
+  }
+  bool requires_resources() const override { return false; }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
+    std::string id = "app" + std::to_string(++apps_->next);
+    apps_->apps[id] = {info.app.name, specs::AppState::kRunning, 1000.0 + apps_->next, info.app, {"hello\n", "world\n"}};
+    return id;
+  }
+  Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string& id) override {
+    auto it = apps_->apps.find(id);
+    if (it == apps_->apps.end()) return std::optional<schedulers::DescribeAppResponse>();
+    schedulers::DescribeAppResponse d;
+    d.app_id = id;
+    d.state = it->second.state;
+    d.app = it->second.def;
+    specs::RoleStatus role{"echo", {}};
+    for (int i = 0; i < 2; ++i) {
+      specs::ReplicaStatus r;
+      r.id = i;
+      r.role = "echo";
+      r.state = it->second.state;
+      r.hostname = "localhost";
+      if (it->second.state == specs::AppState::kFailed) {
+        r.structured_error_msg = R"({"message": {"message": "boom", "extraInfo": {"exitCode": 3}}})";
+      }
+      role.replicas.push_back(r);
+    }
+    d.roles_statuses = {role};
+    return std::optional(d);
+  }
+  Result<std::vector<schedulers::ListAppResponse>> List() override {
+    std::vector<schedulers::ListAppResponse> out;
+    for (const auto& [id, a] : apps_->apps) out.push_back({id, a.state, "", a.name, a.created, 0});
+    return out;
+  }
+  Status Delete(const std::string& id) override {
+    auto it = apps_->apps.find(id);
+    if (it == apps_->apps.end()) return NotFoundError("no app " + id);
+    if (!specs::IsTerminal(it->second.state)) return FailedPreconditionError("app " + id + " is still running");
+    apps_->apps.erase(it);
+    return OkStatus();
+  }
+  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& id,
+                                                           const schedulers::LogOptions&) override {
+    return schedulers::MakeLinesIterator(apps_->apps.at(id).log);
+  }
+
+ protected:
+  Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
+    schedulers::DryRunInfo info;
+    info.app = app;
+    info.request = "mem request on queue " + cfg.Str("queue").value_or("");
+    return info;
+  }
+  Status DoCancel(const std::string& id) override {
+    apps_->apps.at(id).state = specs::AppState::kCancelled;
+    return OkStatus();
+  }
+
+ private:
+  std::shared_ptr<MemApps> apps_;
+};
+
+class ApiTest : public ::testing::Test {
+ protected:
+  ApiTest() : registry_(plugins::PluginRegistry::Options{std::vector<std::string>{}}) {
+    plugins::RegisterBuiltins(registry_);
+    (void)registry_.AddScheduler("mem", "test", [apps = apps_](const schedulers::SchedulerContext& c) {
+      return Result<std::unique_ptr<schedulers::Scheduler>>(std::make_unique<MemScheduler>(c, apps));
+    });
+    ApiOptions options;
+    options.schedulers = {"mem"};
+    api_ = std::make_unique<Api>(registry_, options);
+  }
+
+  std::string Submit(const std::string& msg) {
+    ApiResponse r = api_->SubmitApp(json({{"component", "utils.echo"}, {"args", {"--msg", msg}}, {"scheduler", "mem"}}).dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return json::parse(r.body).at("app_handle");
+  }
+
+  std::shared_ptr<MemApps> apps_ = std::make_shared<MemApps>();
+  plugins::PluginRegistry registry_;
+  std::unique_ptr<Api> api_;
+};
+
+json Body(const ApiResponse& r) { return json::parse(r.body); }
+
+TEST(HttpStatusFor, OneTableForEveryCode) {
+  EXPECT_EQ(HttpStatusFor(StatusCode::kInvalidArgument), 400);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kNotFound), 404);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kAlreadyExists), 409);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kFailedPrecondition), 409);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kPermissionDenied), 403);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kInternal), 500);
+  ApiResponse r = ErrorResponse(InvalidArgumentError("field `x` is bad"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Body(r)["error"]["code"], "INVALID_ARGUMENT");
+  EXPECT_EQ(Body(r)["error"]["message"], "field `x` is bad");
+}
+
+TEST_F(ApiTest, SubmittedAppsAreListedNewestFirstWithRolesAndPaged) {
+  std::string first = Submit("one");
+  std::string second = Submit("two");
+  EXPECT_EQ(first, "mem://torchx/app1");
+  json page = Body(api_->ListApps({}));
+  EXPECT_EQ(page["total"], 2);
+  ASSERT_EQ(page["apps"].size(), 2u);
+  EXPECT_EQ(page["apps"][0]["app_handle"], second);
+  EXPECT_EQ(page["apps"][0]["scheduler"], "mem");
+  EXPECT_EQ(page["apps"][0]["state"], "RUNNING");
+  EXPECT_EQ(page["apps"][0]["roles"][0]["replicas"], 2);
+  EXPECT_EQ(page["apps"][0]["roles"][0]["states"]["RUNNING"], 2);
+
+  json one = Body(api_->ListApps({{"limit", "1"}, {"offset", "1"}}));
+  EXPECT_EQ(one["total"], 2);
+  ASSERT_EQ(one["apps"].size(), 1u);
+  EXPECT_EQ(one["apps"][0]["app_handle"], first);
+}
+
+TEST_F(ApiTest, FiltersByStateAndName) {
+  Submit("one");
+  std::string second = Submit("two");
+  ASSERT_EQ(api_->CancelApp(second).status, 202);
+  json cancelled = Body(api_->ListApps({{"state", "CANCELLED"}}));
+  ASSERT_EQ(cancelled["total"], 1);
+  EXPECT_EQ(cancelled["apps"][0]["app_handle"], second);
+  EXPECT_EQ(Body(api_->ListApps({{"name", "ECHO"}}))["total"], 2);
+  EXPECT_EQ(Body(api_->ListApps({{"name", "nope"}}))["total"], 0);
+}
+
+TEST_F(ApiTest, BadListParametersNameTheParameterAndTheChoices) {
+  ApiResponse state = api_->ListApps({{"state", "DONE"}});
+  EXPECT_EQ(state.status, 400);
+  EXPECT_THAT(Body(state)["error"]["message"].get<std::string>(), AllOf(HasSubstr("`state`"), HasSubstr("SUCCEEDED")));
+  ApiResponse limit = api_->ListApps({{"limit", "0"}});
+  EXPECT_EQ(limit.status, 400);
+  EXPECT_THAT(limit.body, HasSubstr("`limit` must be an integer from 1 to 500"));
+  ApiResponse sched = api_->ListApps({{"scheduler", "slurm"}});
+  EXPECT_EQ(sched.status, 400);
+  EXPECT_THAT(sched.body, HasSubstr("torchx ui -s slurm"));
+}
+
+TEST_F(ApiTest, AnAppShowsItsReplicasStructuredErrorsAndDefinition) {
+  std::string h = Submit("hi");
+  apps_->apps["app1"].state = specs::AppState::kFailed;
+  json app = Body(api_->GetApp(h));
+  EXPECT_EQ(app["app_id"], "app1");
+  EXPECT_EQ(app["status"]["state"], "FAILED");
+  EXPECT_EQ(app["status"]["roles"][0]["replicas"][1]["state"], "FAILED");
+  EXPECT_EQ(app["status"]["roles"][0]["replicas"][0]["structured_error"]["message"]["extraInfo"]["exitCode"], 3);
+  EXPECT_EQ(app["appdef"]["roles"][0]["args"].back(), "hi");
+}
+
+TEST_F(ApiTest, UnknownAppsAre404AndMalformedHandles400) {
+  EXPECT_EQ(api_->GetApp("mem://torchx/nope").status, 404);
+  EXPECT_EQ(api_->CancelApp("mem://torchx/nope").status, 404);
+  EXPECT_EQ(api_->DeleteApp("mem://torchx/nope").status, 404);
+  EXPECT_EQ(api_->GetApp("nonsense").status, 400);
+}
+
+TEST_F(ApiTest, DeletingARunningAppIsAConflictAndATerminalOneGoes) {
+  std::string h = Submit("hi");
+  ApiResponse running = api_->DeleteApp(h);
+  EXPECT_EQ(running.status, 409);
+  EXPECT_THAT(running.body, HasSubstr("still running"));
+  ASSERT_EQ(api_->CancelApp(h).status, 202);
+  EXPECT_EQ(Body(api_->GetApp(h))["status"]["state"], "CANCELLED");
+  EXPECT_EQ(api_->DeleteApp(h).status, 200);
+  EXPECT_EQ(api_->GetApp(h).status, 404);
+}
+
+TEST_F(ApiTest, DryRunShowsTheRequestAndSubmitsNothing) {
+  ApiResponse r = api_->SubmitApp(
+      json({{"component", "utils.echo"}, {"args", {{"msg", "typed"}}}, {"scheduler", "mem"}, {"cfg", "queue=q7"}, {"dryrun", true}})
+          .dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["dryrun"]["request"], "mem request on queue q7");
+  EXPECT_EQ(Body(r)["dryrun"]["appdef"]["roles"][0]["args"].back(), "typed");
+  EXPECT_TRUE(apps_->apps.empty());
+}
+
+TEST_F(ApiTest, SubmitErrorsNameTheField) {
+  auto message = [&](const json& req) {
+    ApiResponse r = api_->SubmitApp(req.dump());
+    EXPECT_EQ(r.status, 400) << req.dump();
+    return Body(r)["error"]["message"].get<std::string>();
+  };
+  EXPECT_THAT(message({{"scheduler", "mem"}}), HasSubstr("`component`"));
+  EXPECT_THAT(message({{"component", "utils.echo"}, {"bogus", 1}}), AllOf(HasSubstr("`bogus`"), HasSubstr("dryrun")));
+  EXPECT_THAT(message({{"component", "utils.echo"}, {"args", {"--nope", "x"}}, {"scheduler", "mem"}}), HasSubstr("--nope"));
+  EXPECT_THAT(message({{"component", "utils.echo"}, {"scheduler", "mem"}, {"cfg", {{"queu", "x"}}}}),
+              AllOf(HasSubstr("`cfg`"), HasSubstr("queu"), HasSubstr("queue")));
+  EXPECT_THAT(message({{"appdef", "x"}}), HasSubstr("`appdef`"));
+  EXPECT_EQ(api_->SubmitApp("not json").status, 400);
+  EXPECT_EQ(api_->SubmitApp(json({{"component", "utils.echo"}, {"scheduler", "nope"}}).dump()).status, 404);
+  EXPECT_TRUE(apps_->apps.empty());
+}
+
+TEST_F(ApiTest, AnAppDefIsSubmittedAsGiven) {
+  json appdef = {{"name", "raw"}, {"roles", {{{"name", "r"}, {"image", "/tmp"}, {"entrypoint", "true"}}}}};
+  ApiResponse r = api_->SubmitApp(json({{"appdef", appdef}, {"scheduler", "mem"}}).dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(apps_->apps.at("app1").name, "raw");
+}
+
+TEST_F(ApiTest, LogsOfTheFirstRoleByDefaultAndBadParametersNamed) {
+  std::string h = Submit("hi");
+  auto log = api_->OpenLog(h, {});
+  ASSERT_THAT(log, IsOk());
+  std::string text;
+  while (true) {
+    auto line = log->lines->Next();
+    ASSERT_THAT(line, IsOk());
+    if (!*line) break;
+    text += **line;
+  }
+  EXPECT_EQ(text, "hello\nworld\n");
+  EXPECT_THAT(api_->OpenLog(h, {{"stream", "both"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`stream`")));
+  EXPECT_THAT(api_->OpenLog(h, {{"follow", "maybe"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`follow`")));
+  EXPECT_THAT(api_->OpenLog("mem://torchx/nope", {}), StatusIs(StatusCode::kNotFound, HasSubstr("nope")));
+}
+
+TEST_F(ApiTest, ComponentsAndSchedulersDescribeThemselves) {
+  json comps = Body(api_->ListComponents());
+  bool has_echo = false;
+  for (const json& c : comps["components"]) has_echo |= c["name"] == "utils.echo";
+  EXPECT_TRUE(has_echo);
+  json echo = Body(api_->GetComponent("utils.echo"));
+  EXPECT_EQ(echo["name"], "utils.echo");
+  EXPECT_EQ(echo["params"][0]["name"], "msg");
+  EXPECT_EQ(api_->GetComponent("utils.nope").status, 404);
+  json scheds = Body(api_->ListSchedulers());
+  bool mem_listed = false;
+  for (const json& s : scheds["schedulers"]) {
+    if (s["name"] == "mem") mem_listed = s["listed"] && s["runopts"][0]["name"] == "queue";
+  }
+  EXPECT_TRUE(mem_listed);
+}
+
+TEST_F(ApiTest, TheDigestChangesWhenAnAppDoes) {
+  std::string h = Submit("hi");
+  std::string before = api_->AppsDigest({});
+  EXPECT_EQ(api_->AppsDigest({}), before);
+  ASSERT_EQ(api_->CancelApp(h).status, 202);
+  EXPECT_NE(api_->AppsDigest({}), before);
+}
+
+TEST(UiSchedulers, LocalFirstThenConfiguredThenAskedForEachOnce) {
+  auto config = config::TorchxConfig::Parse("[slurm]\npartition = p\n[component:dist.ddp]\nj = 1x1\n", "t");
+  ASSERT_THAT(config, IsOk());
+  std::vector<std::string> known = {"local_cwd", "local_docker", "slurm", "kubernetes"};
+  EXPECT_THAT(UiSchedulers(known, *config, {"kubernetes", "slurm"}),
+              IsOkAndHolds(ElementsAre("local_cwd", "slurm", "kubernetes")));
+  EXPECT_THAT(UiSchedulers(known, *config, {"slurmm"}),
+              StatusIs(StatusCode::kNotFound, AllOf(HasSubstr("slurmm"), HasSubstr("slurm"))));
+}
+
+}  // namespace
+}  // namespace torchx::ui

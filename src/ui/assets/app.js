@@ -1,0 +1,334 @@
+// The dashboard: three pages over the REST API (docs/ui.md), routed by the URL's hash.
+// No framework and no build step: the pages are plain DOM built with el().
+"use strict";
+
+const CSRF = document.querySelector('meta[name="torchx-csrf"]').content;
+const STATES = ["SUBMITTED", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "UNKNOWN"];
+let cleanup = [];  // what the current page must close when another one opens (streams)
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+async function api(method, path, body) {
+  const opts = { method, headers: {} };
+  if (method !== "GET") opts.headers["X-Torchx-CSRF"] = CSRF;
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, opts);
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error((data.error && data.error.message) || res.status + " " + res.statusText);
+  return data;
+}
+
+const appPath = (handle) => "/api/v1/apps/" + encodeURIComponent(handle);
+const stateBadge = (s) => el("span", { class: "state " + s, "data-state": s }, s);
+
+function age(created) {
+  if (!created) return "";
+  const s = Math.max(0, Date.now() / 1000 - created);
+  if (s < 60) return Math.floor(s) + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m";
+  if (s < 86400) return Math.floor(s / 3600) + "h";
+  return Math.floor(s / 86400) + "d";
+}
+
+function setLive(on) { document.getElementById("live").classList.toggle("on", on); }
+
+function stream(url, handlers) {
+  const es = new EventSource(url);
+  es.onopen = () => setLive(true);
+  es.onerror = () => setLive(false);
+  for (const [name, fn] of Object.entries(handlers)) es.addEventListener(name, fn);
+  cleanup.push(() => { es.close(); setLive(false); });
+  return es;
+}
+
+function banner(text, kind) { return el("div", { class: "banner" + (kind ? " " + kind : ""), role: "alert" }, text); }
+
+// ---- Apps page ---------------------------------------------------------------------------
+
+async function appsPage(main, params) {
+  const q = new URLSearchParams(params);
+  const offset = Number(q.get("offset") || 0);
+  const limit = 50;
+  const schedulers = (await api("GET", "/api/v1/schedulers")).schedulers.filter((s) => s.listed).map((s) => s.name);
+
+  const schedSel = el("select", { id: "f-scheduler" }, el("option", { value: "" }, "all schedulers"),
+    schedulers.map((s) => el("option", { value: s, selected: q.get("scheduler") === s }, s)));
+  const stateSel = el("select", { id: "f-state" }, el("option", { value: "" }, "any state"),
+    STATES.map((s) => el("option", { value: s, selected: q.get("state") === s }, s)));
+  const nameIn = el("input", { type: "text", id: "f-name", placeholder: "name or id", value: q.get("name") || "" });
+  const go = (extra) => {
+    const n = new URLSearchParams();
+    if (schedSel.value) n.set("scheduler", schedSel.value);
+    if (stateSel.value) n.set("state", stateSel.value);
+    if (nameIn.value) n.set("name", nameIn.value);
+    for (const [k, v] of Object.entries(extra || {})) n.set(k, v);
+    location.hash = "#/?" + n.toString();
+  };
+  schedSel.onchange = () => go();
+  stateSel.onchange = () => go();
+  nameIn.onkeydown = (e) => { if (e.key === "Enter") go(); };
+
+  const body = el("div", { id: "apps-body" });
+  main.replaceChildren(el("h1", {}, "Apps"), el("div", { class: "filters" }, schedSel, stateSel, nameIn,
+    el("button", { onclick: () => go() }, "Filter")), body);
+
+  const listQuery = new URLSearchParams();
+  for (const k of ["scheduler", "state", "name"]) if (q.get(k)) listQuery.set(k, q.get(k));
+  const render = async () => {
+    const lq = new URLSearchParams(listQuery);
+    lq.set("offset", offset);
+    lq.set("limit", limit);
+    let data;
+    try { data = await api("GET", "/api/v1/apps?" + lq.toString()); } catch (e) { body.replaceChildren(banner(e.message)); return; }
+    const rows = data.apps.map((a) => el("tr", { "data-handle": a.app_handle },
+      el("td", {}, el("a", { href: "#/app/" + encodeURIComponent(a.app_handle), class: "mono" }, a.app_id)),
+      el("td", {}, a.name),
+      el("td", {}, a.scheduler),
+      el("td", {}, stateBadge(a.state)),
+      el("td", {}, a.roles.map((r) => el("div", {}, r.role + " \u00d7" + r.replicas + " ",
+        el("span", { class: "muted" }, Object.entries(r.states).map(([s, n]) => n + " " + s.toLowerCase()).join(", "))))),
+      el("td", {}, a.num_restarts === null ? "" : String(a.num_restarts)),
+      el("td", { title: a.created ? new Date(a.created * 1000).toLocaleString() : "" }, age(a.created))));
+    const end = Math.min(data.total, offset + data.apps.length);
+    body.replaceChildren(
+      ...data.errors.map((e) => banner(e.scheduler + ": " + e.message)),
+      el("table", { id: "apps" }, el("thead", {}, el("tr", {}, ["App", "Name", "Scheduler", "State", "Roles", "Restarts", "Age"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No apps.")))),
+      el("div", { class: "pager" },
+        el("button", { disabled: offset === 0, onclick: () => go({ offset: Math.max(0, offset - limit) }) }, "\u2190 Newer"),
+        el("span", { class: "muted", id: "apps-count" }, data.total ? (offset + 1) + "\u2013" + end + " of " + data.total : "0 apps"),
+        el("button", { disabled: end >= data.total, onclick: () => go({ offset: offset + limit }) }, "Older \u2192")));
+  };
+  await render();
+  stream("/api/v1/events?" + listQuery.toString(), { apps: render });
+}
+
+// ---- App page ----------------------------------------------------------------------------
+
+function structuredError(err) {
+  if (!err) return null;
+  if (typeof err === "string") return el("pre", { class: "err" }, err);
+  const m = err.message || {};
+  const info = (m.extraInfo || {});
+  return el("div", { class: "err" },
+    info.exitCode !== undefined ? el("div", {}, "exit code " + info.exitCode) : null,
+    el("pre", {}, typeof m === "string" ? m : (m.message || JSON.stringify(err, null, 2))));
+}
+
+function roleTable(status) {
+  return el("table", { id: "replicas" },
+    el("thead", {}, el("tr", {}, ["Role", "Replica", "State", "Host", "Error"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, status.roles.flatMap((r) => r.replicas.map((rep) => el("tr", {},
+      el("td", {}, r.role), el("td", {}, String(rep.id)), el("td", {}, stateBadge(rep.state)),
+      el("td", { class: "mono" }, rep.hostname || ""), el("td", {}, structuredError(rep.structured_error)))))));
+}
+
+function appDefView(app) {
+  if (!app) return el("p", { class: "muted" }, "The scheduler does not keep the app's definition.");
+  return app.roles.map((r) => el("div", { class: "card" },
+    el("h2", {}, "Role " + r.name + " \u00d7" + (r.num_replicas || 1)),
+    el("dl", { class: "kv" },
+      el("dt", {}, "image"), el("dd", { class: "mono" }, r.image || ""),
+      el("dt", {}, "entrypoint"), el("dd", { class: "mono" }, r.entrypoint),
+      el("dt", {}, "args"), el("dd", { class: "mono" }, JSON.stringify(r.args || [])),
+      el("dt", {}, "env"), el("dd", { class: "mono" }, Object.entries(r.env || {}).map(([k, v]) => el("div", {}, k + "=" + v))),
+      el("dt", {}, "resource"), el("dd", { class: "mono" }, JSON.stringify(r.resource || {})),
+      el("dt", {}, "max_retries"), el("dd", {}, String(r.max_retries || 0) + (r.retry_policy ? " (" + r.retry_policy + ")" : "")),
+      el("dt", {}, "mounts"), el("dd", { class: "mono" }, (r.mounts || []).map((m) => el("div", {}, JSON.stringify(m)))))));
+}
+
+function logPanel(handle, detail) {
+  const roles = detail.status.roles;
+  const roleSel = el("select", { id: "log-role" }, roles.map((r) => el("option", { value: r.role }, r.role)));
+  const repSel = el("select", { id: "log-replica" });
+  const fillReplicas = () => {
+    const r = roles.find((x) => x.role === roleSel.value);
+    repSel.replaceChildren(...(r ? r.replicas : []).map((rep) => el("option", { value: rep.id }, "replica " + rep.id)));
+  };
+  fillReplicas();
+  const streamSel = el("select", { id: "log-stream" }, ["combined", "stdout", "stderr"].map((s) => el("option", { value: s }, s)));
+  const regexIn = el("input", { type: "text", id: "log-regex", placeholder: "regex filter" });
+  const followBox = el("input", { type: "checkbox", id: "log-follow", checked: !detail.status.state.match(/SUCCEEDED|FAILED|CANCELLED/) });
+  const out = el("pre", { class: "log", id: "log" });
+  let controller = null;
+  const load = async () => {
+    if (controller) controller.abort();
+    controller = new AbortController();
+    const q = new URLSearchParams({ role: roleSel.value, replica: repSel.value || 0, stream: streamSel.value });
+    if (regexIn.value) q.set("regex", regexIn.value);
+    if (followBox.checked) q.set("follow", "true");
+    out.textContent = "";
+    try {
+      const res = await fetch(appPath(handle) + "/logs?" + q.toString(), { signal: controller.signal });
+      if (!res.ok) { const d = await res.json().catch(() => ({})); out.textContent = (d.error && d.error.message) || res.statusText; return; }
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        const stick = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
+        out.append(dec.decode(value, { stream: true }));
+        if (stick) out.scrollTop = out.scrollHeight;
+      }
+    } catch (e) { if (e.name !== "AbortError") out.append("\n[" + e.message + "]"); }
+  };
+  roleSel.onchange = () => { fillReplicas(); load(); };
+  for (const c of [repSel, streamSel, followBox]) c.onchange = load;
+  regexIn.onkeydown = (e) => { if (e.key === "Enter") load(); };
+  cleanup.push(() => controller && controller.abort());
+  load();
+  return el("div", { class: "card" }, el("h2", {}, "Logs"),
+    el("div", { class: "filters" }, roleSel, repSel, streamSel, regexIn, el("label", {}, followBox, " follow")), out);
+}
+
+async function appPage(main, handle) {
+  let detail;
+  try { detail = await api("GET", appPath(handle)); } catch (e) { main.replaceChildren(banner(e.message)); return; }
+  const head = el("div", { class: "titlebar" });
+  const summary = el("div", { class: "card", id: "app-status" });
+  const notice = el("div", { id: "notice" });
+  const cancelBtn = el("button", { class: "danger", id: "cancel", onclick: async () => {
+    if (!confirm("Cancel " + handle + "?")) return;
+    try { await api("POST", appPath(handle) + "/cancel"); notice.replaceChildren(banner("Cancel requested.", "info")); }
+    catch (e) { notice.replaceChildren(banner(e.message)); }
+  } }, "Cancel");
+  const deleteBtn = el("button", { class: "danger", id: "delete", onclick: async () => {
+    if (!confirm("Delete " + handle + " and its logs?")) return;
+    try { await api("DELETE", appPath(handle)); location.hash = "#/"; } catch (e) { notice.replaceChildren(banner(e.message)); }
+  } }, "Delete");
+  const render = (d) => {
+    const s = d.status;
+    const terminal = /SUCCEEDED|FAILED|CANCELLED/.test(s.state);
+    cancelBtn.disabled = terminal;
+    deleteBtn.disabled = !terminal;
+    head.replaceChildren(el("h1", {}, (d.appdef && d.appdef.name) || d.app_id), stateBadge(s.state),
+      el("span", { class: "actions" }, cancelBtn, deleteBtn));
+    summary.replaceChildren(el("dl", { class: "kv" },
+      el("dt", {}, "handle"), el("dd", { class: "mono" }, d.app_handle),
+      el("dt", {}, "scheduler"), el("dd", {}, d.scheduler),
+      el("dt", {}, "restarts"), el("dd", { id: "restarts" }, String(s.num_restarts)),
+      s.msg ? [el("dt", {}, "message"), el("dd", {}, s.msg)] : null,
+      s.ui_url ? [el("dt", {}, "ui"), el("dd", {}, el("a", { href: s.ui_url }, s.ui_url))] : null),
+      ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s));
+  };
+  render(detail);
+  main.replaceChildren(head, notice, summary, logPanel(handle, detail),
+    el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
+  stream(appPath(handle) + "/events", {
+    app: (e) => render(JSON.parse(e.data)),
+    gone: () => notice.replaceChildren(banner("The app is gone from its scheduler.")),
+  });
+}
+
+// ---- Run page ----------------------------------------------------------------------------
+
+function paramInput(p) {
+  const id = "p-" + p.name;
+  if (p.type === "bool") return el("input", { type: "checkbox", id, name: p.name, checked: p.default === true });
+  const def = p.default === null || p.default === undefined ? "" :
+    (typeof p.default === "object" ? (Array.isArray(p.default) ? p.default.join(",") : Object.entries(p.default).map(([k, v]) => k + "=" + v).join(",")) : String(p.default));
+  return el("input", { type: p.type === "int" || p.type === "float" ? "number" : "text", step: p.type === "float" ? "any" : null,
+    id, name: p.name, value: def, placeholder: p.type === "list" ? "a,b,c" : p.type === "dict" ? "k=v,k2=v2" : "" });
+}
+
+async function runPage(main, params) {
+  const q = new URLSearchParams(params);
+  const [comps, scheds] = await Promise.all([api("GET", "/api/v1/components"), api("GET", "/api/v1/schedulers")]);
+  const compIn = el("input", { type: "text", id: "component", list: "component-list", value: q.get("component") || "utils.echo" });
+  const compList = el("datalist", { id: "component-list" }, comps.components.map((c) => el("option", { value: c.name }, c.summary)));
+  const schedSel = el("select", { id: "scheduler" }, scheds.schedulers.filter((s) => !s.error).map((s) => el("option", { value: s.name }, s.name)));
+  const form = el("div", { class: "form-grid", id: "params" });
+  const cfgForm = el("div", { class: "form-grid", id: "cfg" });
+  const result = el("div", { id: "result" });
+  let spec = null;
+
+  const loadSpec = async () => {
+    result.replaceChildren();
+    try { spec = await api("GET", "/api/v1/components/" + encodeURIComponent(compIn.value)); }
+    catch (e) { spec = null; form.replaceChildren(banner(e.message)); return; }
+    form.replaceChildren(el("div", {}), el("p", { class: "muted" }, spec.summary || ""),
+      ...spec.params.flatMap((p) => [
+        el("label", { for: "p-" + p.name }, "--" + p.name, el("span", { class: "help" }, p.type + (p.required ? ", required" : ""))),
+        el("div", {}, paramInput(p), el("span", { class: "help muted" }, p.help || ""))]),
+      ...(spec.varargs ? [el("label", { for: "p-varargs" }, spec.varargs.name, el("span", { class: "help" }, "one per line")),
+        el("textarea", { id: "p-varargs" })] : []));
+  };
+  const loadCfg = () => {
+    const s = scheds.schedulers.find((x) => x.name === schedSel.value);
+    cfgForm.replaceChildren(...(s ? s.runopts : []).flatMap((o) => [
+      el("label", { for: "c-" + o.name }, o.name, el("span", { class: "help" }, o.type + (o.required ? ", required" : ""))),
+      el("div", {}, el("input", { type: "text", id: "c-" + o.name, "data-opt": o.name, placeholder: o.default === null ? "" : String(o.default) }),
+        el("span", { class: "help muted" }, o.help || ""))]));
+  };
+  const request = (dryrun) => {
+    const args = [];
+    for (const p of spec.params) {
+      const input = document.getElementById("p-" + p.name);
+      if (p.type === "bool") { if (input.checked !== (p.default === true)) args.push("--" + p.name + "=" + (input.checked ? "True" : "False")); continue; }
+      if (input.value !== "") args.push("--" + p.name, input.value);
+    }
+    const va = document.getElementById("p-varargs");
+    if (va && va.value.trim()) args.push("--", ...va.value.split("\n").filter((l) => l.length));
+    const cfg = [];
+    for (const input of cfgForm.querySelectorAll("input[data-opt]")) if (input.value) cfg.push(input.dataset.opt + "=" + input.value);
+    return { component: compIn.value, args, scheduler: schedSel.value, cfg: cfg.join(","), dryrun };
+  };
+  const submit = async (dryrun) => {
+    if (!spec) return;
+    try {
+      const r = await api("POST", "/api/v1/apps", request(dryrun));
+      if (dryrun) result.replaceChildren(el("h2", {}, "Dry run on " + r.dryrun.scheduler), el("pre", { class: "log", id: "dryrun" }, r.dryrun.request));
+      else location.hash = "#/app/" + encodeURIComponent(r.app_handle);
+    } catch (e) { result.replaceChildren(banner(e.message)); }
+  };
+  compIn.onchange = loadSpec;
+  schedSel.onchange = loadCfg;
+  main.replaceChildren(el("h1", {}, "Run a component"),
+    el("div", { class: "card" }, el("div", { class: "form-grid" },
+      el("label", { for: "component" }, "Component", el("span", { class: "help" }, "builtin, plugin, or file.py:fn")), el("div", {}, compIn, compList),
+      el("label", { for: "scheduler" }, "Scheduler"), el("div", {}, schedSel))),
+    el("div", { class: "card" }, el("h2", {}, "Parameters"), form),
+    el("div", { class: "card" }, el("h2", {}, "Scheduler options"), cfgForm),
+    el("div", { class: "filters" }, el("button", { id: "dryrun-btn", onclick: () => submit(true) }, "Dry run"),
+      el("button", { class: "primary", id: "run-btn", onclick: () => submit(false) }, "Run")),
+    result);
+  loadCfg();
+  await loadSpec();
+}
+
+// ---- Router ------------------------------------------------------------------------------
+
+async function route() {
+  for (const c of cleanup.splice(0)) c();
+  const main = document.getElementById("main");
+  const hash = location.hash.slice(1) || "/";
+  const [path, query] = hash.split("?");
+  document.getElementById("nav-apps").classList.toggle("active", path === "/");
+  document.getElementById("nav-run").classList.toggle("active", path === "/run");
+  try {
+    if (path.startsWith("/app/")) await appPage(main, decodeURIComponent(path.slice(5)));
+    else if (path === "/run") await runPage(main, query || "");
+    else await appsPage(main, query || "");
+  } catch (e) {
+    main.replaceChildren(banner(e.message));
+  }
+}
+
+window.addEventListener("hashchange", route);
+route();

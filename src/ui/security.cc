@@ -1,0 +1,170 @@
+#include "ui/security.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace torchx::ui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status Denied(std::string msg) { return Status(StatusCode::kPermissionDenied, std::move(msg)); }
+
+bool IsMutation(std::string_view method) { return method != "GET" && method != "HEAD" && method != "OPTIONS"; }
+
+bool IsApi(std::string_view path) { return path.starts_with("/api/"); }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::strchr(" \t\r\n", s.front()) && s.front()) s.remove_prefix(1);
+  while (!s.empty() && std::strchr(" \t\r\n", s.back()) && s.back()) s.remove_suffix(1);
+  return s;
+}
+
+// The value of cookie `name` in a Cookie header ("a=1; b=2").
+std::string_view CookieValue(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    size_t semi = header.find(';');
+    std::string_view pair = Trim(header.substr(0, semi));
+    size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
+    if (semi == std::string_view::npos) break;
+    header.remove_prefix(semi + 1);
+  }
+  return {};
+}
+
+bool HeaderTokenMatches(const SecurityPolicy& p, const RequestHeaders& r) {
+  if (p.token.empty()) return false;
+  if (r.authorization.starts_with("Bearer ") && ConstantTimeEquals(Trim(r.authorization.substr(7)), p.token)) {
+    return true;
+  }
+  return !r.token_header.empty() && ConstantTimeEquals(r.token_header, p.token);
+}
+
+}  // namespace
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+Verdict CheckRequest(const SecurityPolicy& p, const RequestHeaders& r) {
+  if (!p.allowed_hosts.empty() && !p.allowed_hosts.contains(r.host)) {
+    return {403, "Host '" + std::string(r.host) + "' is not this server's; open it by the address it printed", false};
+  }
+  // A page's own requests carry its origin, which is the address it was opened by.
+  if (!r.origin.empty() && r.origin != "http://" + std::string(r.host)) {
+    return {403, "cross-origin request from '" + std::string(r.origin) + "' refused", false};
+  }
+  // Browsers say where a request comes from; scripts send nothing. A page on another site (or on
+  // another port of this host: the same "site") must not read or drive the API.
+  if (IsApi(r.path) && !r.sec_fetch_site.empty() && r.sec_fetch_site != "same-origin" && r.sec_fetch_site != "none") {
+    return {403, "cross-site request (" + std::string(r.sec_fetch_site) + ") refused", false};
+  }
+  bool header_token = HeaderTokenMatches(p, r);
+  Verdict allowed;
+  if (p.token_required && !header_token) {
+    bool cookie_token = !p.token.empty() && ConstantTimeEquals(CookieValue(r.cookie, p.cookie_name), p.token);
+    bool query_token = !p.token.empty() && !r.query_token.empty() && ConstantTimeEquals(r.query_token, p.token);
+    if (!cookie_token && !query_token) {
+      return {401, "this server needs its token: open the URL it printed, or send `Authorization: Bearer <token>`",
+              false};
+    }
+    allowed.set_cookie = query_token && !cookie_token;
+  }
+  if (IsMutation(r.method) && !header_token) {
+    if (p.csrf_token.empty() || !ConstantTimeEquals(r.csrf_header, p.csrf_token)) {
+      return {403, "a request that changes anything needs the X-Torchx-CSRF header of the page or the API token", false};
+    }
+  }
+  return allowed;
+}
+
+Result<std::string> RandomToken() {
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return InternalError(std::string("cannot open /dev/urandom: ") + std::strerror(errno));
+  unsigned char bytes[32];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::read(fd, bytes + got, sizeof bytes - got);
+    if (n <= 0) {
+      ::close(fd);
+      return InternalError("cannot read /dev/urandom");
+    }
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+  }
+  return out;
+}
+
+Result<std::string> LoadOrCreateToken(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return Denied("ui token file " + path + " must be a file of yours that only you can read (mode " +
+                                   mode + "); run `chmod 600 " + path + "` or remove it for a new token");
+    }
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string token(Trim(text.str()));
+    if (token.find_first_of(" \t\r\n") != std::string::npos || token.size() < 16) {
+      return InvalidArgumentError("ui token file " + path + " does not hold a token (16 or more characters, one line); "
+                                  "remove it for a new one");
+    }
+    return token;
+  }
+  TORCHX_ASSIGN_OR_RETURN(std::string token, RandomToken());
+  fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) return Denied("cannot create " + dir.string() + ": " + ec.message());
+    fs::permissions(dir, fs::perms::owner_all, ec);
+  }
+  // Written whole under a temporary name, then renamed: never a partly written token file.
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Denied("cannot write ui token file " + tmp + ": " + std::strerror(errno));
+  std::string line = token + "\n";
+  bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Denied("cannot write ui token file " + path + ": " + std::strerror(errno));
+  }
+  return token;
+}
+
+std::string DefaultTokenPath() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return (fs::path(x) / "torchx" / "ui-token").string();
+  const char* home = std::getenv("HOME");
+  return (fs::path(home && *home ? home : "/tmp") / ".config" / "torchx" / "ui-token").string();
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+}  // namespace torchx::ui

@@ -1,0 +1,155 @@
+// Who may talk to `torchx ui`: each rule of security.h on its own.
+#include "ui/security.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+
+namespace torchx::ui {
+namespace {
+
+using ::testing::HasSubstr;
+
+SecurityPolicy Loopback() {
+  SecurityPolicy p;
+  p.token_required = false;
+  p.csrf_token = "csrf-123";
+  p.allowed_hosts = {"127.0.0.1:8480", "localhost:8480"};
+  p.cookie_name = "torchx_ui_8480";
+  return p;
+}
+
+SecurityPolicy Remote() {
+  SecurityPolicy p = Loopback();
+  p.token_required = true;
+  p.token = "secret-token-0123456789";
+  p.allowed_hosts.clear();
+  return p;
+}
+
+RequestHeaders Get(std::string_view path = "/api/v1/apps") {
+  RequestHeaders r;
+  r.method = "GET";
+  r.path = path;
+  r.host = "127.0.0.1:8480";
+  return r;
+}
+
+TEST(CheckRequest, LoopbackReadsNeedNothing) { EXPECT_EQ(CheckRequest(Loopback(), Get()).status, 0); }
+
+TEST(CheckRequest, AForeignHostHeaderIsRefused) {  // DNS rebinding
+  RequestHeaders r = Get();
+  r.host = "evil.example:8480";
+  Verdict v = CheckRequest(Loopback(), r);
+  EXPECT_EQ(v.status, 403);
+  EXPECT_THAT(v.message, HasSubstr("evil.example"));
+}
+
+TEST(CheckRequest, CrossOriginAndCrossSiteBrowserRequestsAreRefused) {
+  RequestHeaders r = Get();
+  r.origin = "http://evil.example";
+  EXPECT_EQ(CheckRequest(Loopback(), r).status, 403);
+  r.origin = "http://127.0.0.1:8480";
+  EXPECT_EQ(CheckRequest(Loopback(), r).status, 0);
+  r.origin = "";
+  r.sec_fetch_site = "same-site";  // another port of this host
+  EXPECT_EQ(CheckRequest(Loopback(), r).status, 403);
+  r.sec_fetch_site = "same-origin";
+  EXPECT_EQ(CheckRequest(Loopback(), r).status, 0);
+  RequestHeaders page = Get("/");  // following a link to the dashboard is fine
+  page.sec_fetch_site = "cross-site";
+  EXPECT_EQ(CheckRequest(Loopback(), page).status, 0);
+}
+
+TEST(CheckRequest, ChangesNeedTheCsrfTokenOrTheApiToken) {
+  RequestHeaders r = Get("/api/v1/apps/x/cancel");
+  r.method = "POST";
+  Verdict v = CheckRequest(Loopback(), r);
+  EXPECT_EQ(v.status, 403);
+  EXPECT_THAT(v.message, HasSubstr("X-Torchx-CSRF"));
+  r.csrf_header = "wrong";
+  EXPECT_EQ(CheckRequest(Loopback(), r).status, 403);
+  r.csrf_header = "csrf-123";
+  EXPECT_EQ(CheckRequest(Loopback(), r).status, 0);
+
+  SecurityPolicy with_token = Loopback();
+  with_token.token = "tok-0123456789abcdef";
+  RequestHeaders scripted = Get("/api/v1/apps");
+  scripted.method = "DELETE";
+  scripted.authorization = "Bearer tok-0123456789abcdef";
+  EXPECT_EQ(CheckRequest(with_token, scripted).status, 0);
+}
+
+TEST(CheckRequest, OffLoopbackEveryRequestNeedsTheToken) {
+  SecurityPolicy p = Remote();
+  RequestHeaders r = Get();
+  r.host = "10.1.2.3:8480";
+  EXPECT_EQ(CheckRequest(p, r).status, 401);
+  r.authorization = "Bearer nope";
+  EXPECT_EQ(CheckRequest(p, r).status, 401);
+  r.authorization = "Bearer secret-token-0123456789";
+  EXPECT_EQ(CheckRequest(p, r).status, 0);
+  r.authorization = "";
+  r.token_header = "secret-token-0123456789";
+  EXPECT_EQ(CheckRequest(p, r).status, 0);
+}
+
+TEST(CheckRequest, OffLoopbackThePageOpenedWithTheTokenKeepsItInACookie) {
+  SecurityPolicy p = Remote();
+  RequestHeaders open = Get("/");
+  open.host = "gpu-box:8480";
+  open.query_token = "secret-token-0123456789";
+  Verdict v = CheckRequest(p, open);
+  EXPECT_EQ(v.status, 0);
+  EXPECT_TRUE(v.set_cookie);
+
+  RequestHeaders later = Get();
+  later.host = "gpu-box:8480";
+  later.cookie = "other=1; torchx_ui_8480=secret-token-0123456789";
+  EXPECT_EQ(CheckRequest(p, later).status, 0);
+  // The cookie alone does not let a page change anything: CSRF still applies.
+  later.method = "POST";
+  EXPECT_EQ(CheckRequest(p, later).status, 403);
+  later.csrf_header = "csrf-123";
+  EXPECT_EQ(CheckRequest(p, later).status, 0);
+}
+
+TEST(ConstantTimeEquals, ComparesWholeStrings) {
+  EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "ab"));
+}
+
+TEST(LoadOrCreateToken, CreatesA0600FileOnceAndRefusesOneOthersCanRead) {
+  testing::ScopedTempDir dir;
+  std::string path = dir.path() + "/cfg/torchx/ui-token";
+  auto token = LoadOrCreateToken(path);
+  ASSERT_THAT(token, IsOk());
+  EXPECT_EQ(token->size(), 64u);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_THAT(LoadOrCreateToken(path), IsOkAndHolds(*token));  // kept across restarts
+
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  EXPECT_THAT(LoadOrCreateToken(path), StatusIs(StatusCode::kPermissionDenied, HasSubstr("0644")));
+}
+
+TEST(IsLoopbackHost, LoopbackNames) {
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.2"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+}
+
+}  // namespace
+}  // namespace torchx::ui

@@ -1,0 +1,398 @@
+#include "torchx/ui/server.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "ui/api.h"
+#include "ui/assets.h"
+#include "ui/security.h"
+
+namespace torchx::ui {
+
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// How often an idle stream looks for changes: a followed log with no new line checks whether its
+// app ended, the apps stream re-lists. Nothing runs between streams' checks, and with no stream
+// open the server does nothing at all.
+constexpr auto kStreamPoll = 500ms;
+constexpr auto kAppsPoll = 1000ms;
+constexpr auto kKeepAlive = 15s;
+
+// An app handle in a path: `scheme://session/app_id` (app ids have no '/'), URL-encoded by
+// clients and decoded by the server before routing.
+constexpr const char* kHandle = R"(([A-Za-z0-9_.-]+://[^/]*/[^/]+))";
+
+void SetJson(httplib::Response& res, const ApiResponse& r) {
+  res.status = r.status;
+  res.set_content(r.body, "application/json");
+}
+
+void SetError(httplib::Response& res, int status, const std::string& code, const std::string& message) {
+  res.status = status;
+  json body = {{"error", {{"code", code}, {"message", message}}}};
+  res.set_content(body.dump(), "application/json");
+}
+
+Query QueryOf(const httplib::Request& req) { return Query(req.params.begin(), req.params.end()); }
+
+std::string HostPort(const std::string& host, int port) {
+  bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// One slot of the bounded set of open streams.
+class StreamSlot {
+ public:
+  explicit StreamSlot(std::atomic<size_t>& open) : open_(open) {}
+  ~StreamSlot() { open_.fetch_sub(1); }
+  StreamSlot(const StreamSlot&) = delete;
+  StreamSlot& operator=(const StreamSlot&) = delete;
+
+ private:
+  std::atomic<size_t>& open_;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(plugins::PluginRegistry& registry, ServerOptions opts)
+      : options(std::move(opts)),
+        api(registry, ApiOptions{options.schedulers, options.runner_options, options.config}) {}
+
+  ServerOptions options;
+  Api api;
+  httplib::Server http;
+  SecurityPolicy policy;
+  int port = 0;
+  std::string token_file;
+  std::atomic<bool> stopping{false};
+  std::atomic<size_t> open_streams{0};
+
+  Status SetUpPolicy() {
+    bool loopback = IsLoopbackHost(options.host);
+    policy.token_required = !loopback || options.token_required;
+    // On loopback too: scripts change things with the token (the page uses its CSRF token).
+    token_file = options.token_file.empty() ? DefaultTokenPath() : options.token_file;
+    TORCHX_ASSIGN_OR_RETURN(policy.token, LoadOrCreateToken(token_file));
+    TORCHX_ASSIGN_OR_RETURN(policy.csrf_token, RandomToken());
+    if (loopback) {
+      std::vector<std::string> names = {options.host, "127.0.0.1", "localhost", "::1"};
+      names.insert(names.end(), options.extra_hosts.begin(), options.extra_hosts.end());
+      for (const std::string& name : names) policy.allowed_hosts.insert(HostPort(name, port));
+    }
+    policy.cookie_name = "torchx_ui_" + std::to_string(port);
+    return OkStatus();
+  }
+
+  // Takes a stream slot, or answers 503 when every slot is in use.
+  std::shared_ptr<StreamSlot> OpenStream(httplib::Response& res) {
+    if (open_streams.fetch_add(1) >= options.max_streams) {
+      open_streams.fetch_sub(1);
+      SetError(res, 503, "UNAVAILABLE",
+               "too many open streams (" + std::to_string(options.max_streams) + "); close a log or page and retry");
+      return nullptr;
+    }
+    return std::make_shared<StreamSlot>(open_streams);
+  }
+
+  // Sleeps up to `d` in steps, false once the client is gone or the server stops.
+  bool Pause(httplib::DataSink& sink, std::chrono::milliseconds d) {
+    for (auto left = d; left > 0ms; left -= 100ms) {
+      if (stopping.load() || !sink.is_writable()) return false;
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(100)));
+    }
+    return !stopping.load() && sink.is_writable();
+  }
+
+  void Routes();
+  void ServeLogs(const httplib::Request& req, httplib::Response& res, const std::string& handle);
+  void ServeAppsEvents(const httplib::Request& req, httplib::Response& res);
+  void ServeAppEvents(httplib::Response& res, const std::string& handle);
+  void ServeAsset(const std::string& path, httplib::Response& res);
+};
+
+void Server::Impl::ServeAsset(const std::string& path, httplib::Response& res) {
+  // Assets are compiled into the binary and found by exact name: no path reaches the file system.
+  const Asset* asset = FindAsset(path);
+  if (!asset) {
+    SetError(res, 404, "NOT_FOUND", "no such page: " + path);
+    return;
+  }
+  std::string body(asset->data);
+  if (path == "index.html") {
+    static const std::string kMark = "{{CSRF_TOKEN}}";
+    if (size_t at = body.find(kMark); at != std::string::npos) body.replace(at, kMark.size(), policy.csrf_token);
+  }
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(body, std::string(asset->content_type));
+}
+
+void Server::Impl::ServeLogs(const httplib::Request& req, httplib::Response& res, const std::string& handle) {
+  auto opened = api.OpenLog(handle, QueryOf(req));
+  if (!opened) return SetJson(res, ErrorResponse(opened.error()));
+  bool follow = req.has_param("follow") && req.get_param_value("follow") != "false" && req.get_param_value("follow") != "0";
+  std::shared_ptr<StreamSlot> slot;
+  if (follow && !(slot = OpenStream(res))) return;
+  auto log = std::make_shared<Api::OpenedLog>(std::move(*opened));
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  // A followed log is sent as octet-stream: httplib compresses text/* for clients that accept it,
+  // and its compressor holds lines back until a buffer fills, so a browser would see nothing.
+  res.set_chunked_content_provider(
+      follow ? "application/octet-stream" : "text/plain; charset=utf-8",
+      [this, log, slot, follow](size_t, httplib::DataSink& sink) {
+        if (follow && !log->lines->Ready()) {
+          // Nothing to read yet: the app may have ended (then the rest is drained below) or the
+          // client may have gone.
+          if (!api.AppFinished(*log->runner, log->handle)) return Pause(sink, kStreamPoll);
+        }
+        std::string chunk;
+        auto more = log->lines->NextBatch([&chunk](std::string_view line) { chunk.append(line); });
+        if (!more) {
+          chunk += "torchx: error: " + more.error().message() + "\n";
+          sink.write(chunk.data(), chunk.size());
+          sink.done();
+          return true;
+        }
+        if (!chunk.empty() && !sink.write(chunk.data(), chunk.size())) return false;
+        if (!*more) sink.done();
+        return !stopping.load();
+      },
+      [log](bool) {});
+}
+
+void Server::Impl::ServeAppsEvents(const httplib::Request& req, httplib::Response& res) {
+  Query query = QueryOf(req);
+  // A bad filter is answered before the stream opens.
+  if (ApiResponse first = api.ListApps(query); first.status != 200) {
+    return SetJson(res, first);
+  }
+  std::shared_ptr<StreamSlot> slot = OpenStream(res);
+  if (!slot) return;
+  struct State {
+    std::string digest;
+    std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+    bool first = true;
+  };
+  auto state = std::make_shared<State>();
+  res.set_header("Cache-Control", "no-store");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, state, slot, query](size_t, httplib::DataSink& sink) {
+        std::string digest = api.AppsDigest(query);
+        std::string out;
+        if (state->first || digest != state->digest) {
+          out = "event: apps\ndata: {\"changed\": true}\n\n";
+        } else if (std::chrono::steady_clock::now() - state->last_write > kKeepAlive) {
+          out = ": keep-alive\n\n";
+        }
+        state->first = false;
+        state->digest = std::move(digest);
+        if (!out.empty()) {
+          if (!sink.write(out.data(), out.size())) return false;
+          state->last_write = std::chrono::steady_clock::now();
+        }
+        return Pause(sink, kAppsPoll);
+      },
+      [state](bool) {});
+}
+
+void Server::Impl::ServeAppEvents(httplib::Response& res, const std::string& handle) {
+  ApiResponse first = api.GetApp(handle);
+  if (first.status != 200) return SetJson(res, first);
+  std::shared_ptr<StreamSlot> slot = OpenStream(res);
+  if (!slot) return;
+  struct State {
+    std::unique_ptr<runner::Runner> runner;
+    std::string last;
+    std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  };
+  auto state = std::make_shared<State>(State{api.MakeRunner(), "", std::chrono::steady_clock::now()});
+  res.set_header("Cache-Control", "no-store");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, state, slot, handle](size_t, httplib::DataSink& sink) {
+        ApiResponse now = api.GetApp(handle);
+        if (now.body != state->last) {
+          std::string out = (now.status == 200 ? "event: app\ndata: " : "event: gone\ndata: ") + now.body + "\n\n";
+          if (!sink.write(out.data(), out.size())) return false;
+          state->last = now.body;
+          state->last_write = std::chrono::steady_clock::now();
+          bool terminal = now.status != 200 || api.AppFinished(*state->runner, handle);
+          if (terminal) {
+            sink.done();
+            return true;
+          }
+        } else if (std::chrono::steady_clock::now() - state->last_write > kKeepAlive) {
+          static const std::string kPing = ": keep-alive\n\n";
+          if (!sink.write(kPing.data(), kPing.size())) return false;
+          state->last_write = std::chrono::steady_clock::now();
+        }
+        if (stopping.load() || !sink.is_writable()) return false;
+        // Woken by the scheduler where it can notify (local_cwd: its store changed), else after
+        // the poll interval.
+        state->runner->WaitForUpdate(handle, 1000ms);
+        return !stopping.load() && sink.is_writable();
+      },
+      [state](bool) {});
+}
+
+void Server::Impl::Routes() {
+  http.set_pre_routing_handler([this](const httplib::Request& req,
+                                      httplib::Response& res) -> httplib::Server::HandlerResponse {
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Referrer-Policy", "no-referrer");
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    std::string host = req.get_header_value("Host");
+    std::string origin = req.get_header_value("Origin");
+    std::string site = req.get_header_value("Sec-Fetch-Site");
+    std::string auth = req.get_header_value("Authorization");
+    std::string token = req.get_header_value("X-Torchx-Token");
+    std::string csrf = req.get_header_value("X-Torchx-CSRF");
+    std::string cookie = req.get_header_value("Cookie");
+    std::string query_token = req.has_param("token") ? req.get_param_value("token") : "";
+    RequestHeaders headers{req.method, req.path, host, origin, site, auth, token, csrf, cookie, query_token};
+    Verdict verdict = CheckRequest(policy, headers);
+    if (verdict.status != 0) {
+      SetError(res, verdict.status, verdict.status == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED", verdict.message);
+      if (verdict.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (verdict.set_cookie) {
+      res.set_header("Set-Cookie", policy.cookie_name + "=" + policy.token + "; Path=/; HttpOnly; SameSite=Strict");
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // Errors httplib answers itself (unknown path, oversized body) get the API's error form.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    switch (res.status) {
+      case 404: SetError(res, 404, "NOT_FOUND", "no such path"); break;
+      case 413: SetError(res, 413, "PAYLOAD_TOO_LARGE", "request body too large"); break;
+      case 405: SetError(res, 405, "METHOD_NOT_ALLOWED", "method not allowed"); break;
+      case 400: SetError(res, 400, "BAD_REQUEST", "malformed HTTP request (a POST or DELETE needs a Content-Length)"); break;
+      default: SetError(res, res.status, "HTTP_" + std::to_string(res.status), "request failed"); break;
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+
+  http.Get("/", [this](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
+  http.Get(R"(/assets/(.*))", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeAsset(req.matches[1].str(), res);
+  });
+  http.Get("/api/v1/version", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(json({{"version", TORCHX_VERSION}, {"api", "v1"}}).dump(), "application/json");
+  });
+  http.Get("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, api.ListApps(QueryOf(req)));
+  });
+  http.Post("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, api.SubmitApp(req.body));
+  });
+  http.Get("/api/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeAppsEvents(req, res);
+  });
+  http.Get(std::string("/api/v1/apps/") + kHandle + "/logs", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeLogs(req, res, req.matches[1].str());
+  });
+  http.Get(std::string("/api/v1/apps/") + kHandle + "/events", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeAppEvents(res, req.matches[1].str());
+  });
+  http.Post(std::string("/api/v1/apps/") + kHandle + "/cancel", [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, api.CancelApp(req.matches[1].str()));
+  });
+  http.Get(std::string("/api/v1/apps/") + kHandle, [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, api.GetApp(req.matches[1].str()));
+  });
+  http.Delete(std::string("/api/v1/apps/") + kHandle, [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, api.DeleteApp(req.matches[1].str()));
+  });
+  // Anything else under apps/ is not a handle.
+  auto bad_handle = [](const httplib::Request& req, httplib::Response& res) {
+    SetError(res, 400, "INVALID_ARGUMENT",
+             "'" + req.matches[1].str() + "' is not an app handle (scheduler://session/app_id, URL-encoded)");
+  };
+  http.Get(R"(/api/v1/apps/(.+))", bad_handle);
+  http.Post(R"(/api/v1/apps/(.+))", bad_handle);
+  http.Delete(R"(/api/v1/apps/(.+))", bad_handle);
+  http.Get("/api/v1/components", [this](const httplib::Request&, httplib::Response& res) {
+    SetJson(res, api.ListComponents());
+  });
+  http.Get(R"(/api/v1/components/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, api.GetComponent(req.matches[1].str()));
+  });
+  http.Get("/api/v1/schedulers", [this](const httplib::Request&, httplib::Response& res) {
+    SetJson(res, api.ListSchedulers());
+  });
+}
+
+Server::Server(plugins::PluginRegistry& registry, ServerOptions options)
+    : impl_(std::make_unique<Impl>(registry, std::move(options))) {}
+
+Server::~Server() { Stop(); }
+
+Status Server::Bind() {
+  Impl& s = *impl_;
+  s.http.set_payload_max_length(s.options.max_body_bytes);
+  s.http.set_keep_alive_max_count(100);
+  s.http.set_keep_alive_timeout(5);
+  s.http.set_read_timeout(10, 0);
+  size_t threads = s.options.threads;
+  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  if (s.options.port < 0 || s.options.port > 65535) {
+    return InvalidArgumentError("--port must be from 0 to 65535, got " + std::to_string(s.options.port));
+  }
+  if (s.options.port == 0) {
+    s.port = s.http.bind_to_any_port(s.options.host);
+    if (s.port <= 0) return UnavailableError("cannot listen on " + s.options.host + " (any port)");
+  } else {
+    if (!s.http.bind_to_port(s.options.host, s.options.port)) {
+      return UnavailableError("cannot listen on " + HostPort(s.options.host, s.options.port) +
+                              " (in use, or not an address of this machine); pick another with --port");
+    }
+    s.port = s.options.port;
+  }
+  TORCHX_RETURN_IF_ERROR(s.SetUpPolicy());
+  s.Routes();
+  return OkStatus();
+}
+
+int Server::port() const { return impl_->port; }
+
+bool Server::token_required() const { return impl_->policy.token_required; }
+
+const std::string& Server::token_file() const { return impl_->token_file; }
+
+std::string Server::url() const {
+  std::string url = "http://" + HostPort(impl_->options.host, impl_->port) + "/";
+  if (token_required()) url += "?token=" + impl_->policy.token;
+  return url;
+}
+
+Status Server::Run() {
+  if (!impl_->http.listen_after_bind() && !impl_->stopping.load()) {
+    return UnavailableError("the ui server stopped listening on " + HostPort(impl_->options.host, impl_->port));
+  }
+  return OkStatus();
+}
+
+void Server::Stop() {
+  impl_->stopping.store(true);
+  impl_->http.stop();
+}
+
+}  // namespace torchx::ui

@@ -1,0 +1,221 @@
+"""`torchx ui`'s REST API against a real server and real apps on local_cwd: list, describe,
+logs followed while a job writes, cancel, delete, submit, dry run, every error code, and the
+security rules (Host, Origin, CSRF, token, traversal, body size)."""
+
+import http.client
+import json
+import os
+import time
+
+import pytest
+
+from ui_server import UiServer, app_path
+
+
+@pytest.fixture
+def ui(tmp_path):
+    server = UiServer(tmp_path)
+    yield server
+    assert server.stop() == 0, server.stderr()
+
+
+def test_list_describe_and_page(ui):
+    first = ui.submit("utils.echo", "--msg", "one")
+    second = ui.submit("utils.echo", "--msg", "two")
+    ui.wait_state(first, {"SUCCEEDED"})
+    ui.wait_state(second, {"SUCCEEDED"})
+
+    status, page = ui.api("GET", "/api/v1/apps")
+    assert status == 200
+    assert page["total"] == 2 and page["errors"] == []
+    assert [a["app_handle"] for a in page["apps"]] == [second, first]  # newest first
+    app = page["apps"][0]
+    assert app["scheduler"] == "local_cwd" and app["state"] == "SUCCEEDED" and app["name"] == "echo"
+    assert app["roles"] == [{"role": "echo", "replicas": 1, "states": {"SUCCEEDED": 1}}]
+    assert app["num_restarts"] == 0 and app["created"] > 0
+
+    status, one = ui.api("GET", "/api/v1/apps?limit=1&offset=1&state=SUCCEEDED&scheduler=local_cwd")
+    assert status == 200 and one["total"] == 2 and [a["app_handle"] for a in one["apps"]] == [first]
+    assert ui.api("GET", "/api/v1/apps?state=FAILED")[1]["total"] == 0
+
+    status, detail = ui.app(first)
+    assert status == 200
+    assert detail["status"]["state"] == "SUCCEEDED"
+    assert detail["status"]["roles"][0]["replicas"][0]["state"] == "SUCCEEDED"
+    assert detail["appdef"]["roles"][0]["args"][-1] == "one"
+    assert detail["app_id"] == first.rsplit("/", 1)[1]
+
+
+def test_logs_follow_a_job_while_it_writes(ui):
+    handle = ui.submit("utils.sh", "--", "sh", "-c",
+                       "for i in 1 2 3 4; do echo line$i; sleep 0.5; done; echo oops >&2")
+    conn = http.client.HTTPConnection(ui.host, ui.port, timeout=30)
+    conn.request("GET", app_path(handle, "/logs?follow=true&stream=stdout"), headers={"Accept-Encoding": "gzip, br"})
+    res = conn.getresponse()
+    assert res.status == 200 and res.getheader("Content-Type") == "application/octet-stream"
+    assert res.getheader("Content-Encoding") is None
+    first = res.readline()
+    assert first == b"line1\n"
+    # The first line arrived while the job still ran: it was followed, not read at the end.
+    assert ui.app(handle)[1]["status"]["state"] in ("RUNNING", "PENDING")
+    rest = res.read()  # ends when the app does
+    conn.close()
+    assert rest == b"line2\nline3\nline4\n"
+    assert ui.app(handle)[1]["status"]["state"] == "SUCCEEDED"
+
+    _, _, err = ui.request("GET", app_path(handle, "/logs?stream=stderr"))
+    assert err == b"oops\n"
+    _, _, filtered = ui.request("GET", app_path(handle, "/logs?regex=line[24]&role=sh&replica=0"))
+    assert filtered == b"line2\nline4\n"
+
+
+def test_cancel_then_delete(ui):
+    handle = ui.submit("utils.sh", "--", "sleep", "60")
+    ui.wait_state(handle, {"RUNNING"})
+    status, body = ui.api("DELETE", app_path(handle))
+    assert status == 409 and body["error"]["code"] == "FAILED_PRECONDITION"
+    status, body = ui.api("POST", app_path(handle, "/cancel"))
+    assert status == 202 and body["app_handle"] == handle
+    ui.wait_state(handle, {"CANCELLED"}, timeout=30)
+    assert ui.api("DELETE", app_path(handle))[0] == 200
+    assert ui.app(handle)[0] == 404
+    assert ui.api("GET", "/api/v1/apps")[1]["total"] == 0
+
+
+def test_submit_dry_run_components_and_schedulers(ui):
+    status, body = ui.api("POST", "/api/v1/apps", {"component": "utils.echo", "args": {"msg": "typed"},
+                                                   "scheduler": "local_cwd", "dryrun": True})
+    assert status == 200, body
+    assert "typed" in body["dryrun"]["request"] and body["dryrun"]["scheduler"] == "local_cwd"
+    assert ui.api("GET", "/api/v1/apps")[1]["total"] == 0  # nothing submitted
+
+    appdef = {"name": "raw", "roles": [{"name": "r", "image": str(ui.tmp), "entrypoint": "echo", "args": ["from appdef"]}]}
+    status, body = ui.api("POST", "/api/v1/apps", {"appdef": appdef, "scheduler": "local_cwd"})
+    assert status == 201, body
+    ui.handles.append(body["app_handle"])
+    ui.wait_state(body["app_handle"], {"SUCCEEDED"})
+    assert ui.request("GET", app_path(body["app_handle"], "/logs"))[2] == b"from appdef\n"
+
+    status, comps = ui.api("GET", "/api/v1/components")
+    assert status == 200 and "dist.torchrun" in [c["name"] for c in comps["components"]]
+    status, spec = ui.api("GET", "/api/v1/components/dist.ddp")
+    assert status == 200 and "j" in [p["name"] for p in spec["params"]] and spec["deprecation"]
+    status, scheds = ui.api("GET", "/api/v1/schedulers")
+    local = next(s for s in scheds["schedulers"] if s["name"] == "local_cwd")
+    assert local["listed"] and "log_dir" in [o["name"] for o in local["runopts"]]
+
+
+def test_error_codes_name_the_field(ui):
+    def err(method, path, body=None, **kw):
+        status, res = ui.api(method, path, body, **kw)
+        return status, res["error"]["code"], res["error"]["message"]
+
+    status, code, msg = err("POST", "/api/v1/apps", {"component": "utils.echo", "args": ["--mesg", "x"]})
+    assert (status, code) == (400, "INVALID_ARGUMENT") and "--mesg" in msg
+    status, _, msg = err("POST", "/api/v1/apps", {"component": "utils.echo", "cfg": {"log_dirr": "/x"}})
+    assert status == 400 and "log_dirr" in msg and "log_dir" in msg
+    status, _, msg = err("POST", "/api/v1/apps", {"component": "utils.echo", "scheduler": "slurmm"})
+    assert status == 404 and "slurm" in msg
+    status, _, msg = err("POST", "/api/v1/apps", {"component": "utils.nope"})
+    assert status == 404 and "utils.nope" in msg
+    status, _, msg = err("GET", "/api/v1/apps?state=DONE")
+    assert status == 400 and "`state`" in msg and "SUCCEEDED" in msg
+    assert err("GET", "/api/v1/apps?limit=100000")[0] == 400
+    assert err("GET", app_path("local_cwd://torchx/nope"))[:2] == (404, "NOT_FOUND")
+    assert err("POST", app_path("local_cwd://torchx/nope", "/cancel"))[0] == 404
+    assert err("GET", app_path("local_cwd://torchx/nope", "/logs"))[0] == 404
+    assert err("GET", "/api/v1/apps/not-a-handle")[:2] == (400, "INVALID_ARGUMENT")
+    assert err("GET", "/api/v1/nothing-here")[:2] == (404, "NOT_FOUND")
+    assert err("POST", "/api/v1/apps", b"{not json")[0] == 400
+    handle = ui.submit("utils.sh", "--", "sleep", "60")
+    ui.wait_state(handle, {"RUNNING"})
+    status, _, msg = err("GET", app_path(handle, "/logs?role=nope"))
+    assert status == 404 and "sh" in msg
+    assert err("DELETE", app_path(handle))[0] == 409
+
+
+def test_cross_origin_and_csrf(ui):
+    handle = ui.submit("utils.sh", "--", "sleep", "60")
+    ui.wait_state(handle, {"RUNNING"})
+    origin = f"http://{ui.host}:{ui.port}"
+    # A page on another site cannot cancel, with or without a guessed CSRF token.
+    for headers in ({"Origin": "http://evil.example"},
+                    {"Origin": "http://evil.example", "X-Torchx-CSRF": "guess"},
+                    {"Sec-Fetch-Site": "cross-site"},
+                    {"Origin": origin}):  # same origin but no CSRF token: refused too
+        status, body = ui.api("POST", app_path(handle, "/cancel"), token=False, headers=dict(headers))
+        assert status == 403, (headers, body)
+    assert ui.app(handle)[1]["status"]["state"] == "RUNNING"
+    # The page's own requests carry its CSRF token.
+    _, _, page = ui.request("GET", "/")
+    csrf = page.decode().split('name="torchx-csrf" content="')[1].split('"')[0]
+    status, _ = ui.api("POST", app_path(handle, "/cancel"), token=False,
+                       headers={"Origin": origin, "Sec-Fetch-Site": "same-origin", "X-Torchx-CSRF": csrf})
+    assert status == 202
+    ui.wait_state(handle, {"CANCELLED"}, timeout=30)
+
+
+def test_dns_rebinding_traversal_and_body_limit(ui):
+    assert ui.request("GET", "/api/v1/apps", host="evil.example")[0] == 403
+    assert ui.request("GET", "/api/v1/apps", host=f"attacker.test:{ui.port}")[0] == 403
+    assert ui.request("GET", "/api/v1/apps", host=f"localhost:{ui.port}")[0] == 200
+    for path in ("/assets/../../../etc/passwd", "/assets/%2e%2e/%2e%2e/etc/passwd", "/../etc/passwd",
+                 "/assets/..%2fui-token", "/assets/", "/assets/app.js/../index.html"):
+        status, _, body = ui.request("GET", path)
+        assert status == 404 and b"root:" not in body, path
+    status, _, body = ui.request("POST", "/api/v1/apps", b"x" * (2 << 20),
+                                 headers={"Authorization": f"Bearer {ui.token}"})
+    assert status == 413 and json.loads(body)["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    status, headers, _ = ui.request("GET", "/")
+    assert status == 200 and "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+
+
+def test_token_required_on_every_request(tmp_path):
+    server = UiServer(tmp_path, "--token_required")
+    try:
+        assert "?token=" in server.url
+        assert server.request("GET", "/api/v1/apps")[0] == 401
+        assert server.request("GET", "/")[0] == 401
+        assert server.request("GET", "/api/v1/apps", headers={"Authorization": "Bearer wrong"})[0] == 401
+        assert server.api("GET", "/api/v1/apps")[0] == 200
+        # Opening the printed URL sets a cookie that serves the page's later requests.
+        status, headers, _ = server.request("GET", "/?token=" + server.token)
+        assert status == 200
+        cookie = headers["Set-Cookie"].split(";")[0]
+        assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
+        assert server.request("GET", "/api/v1/apps", headers={"Cookie": cookie})[0] == 200
+        assert oct(os.stat(server.token_file).st_mode & 0o777) == "0o600"
+    finally:
+        assert server.stop() == 0
+
+
+def test_unknown_scheduler_is_a_clear_error(tmp_path):
+    import subprocess
+    from ui_server import torchx_bin
+    res = subprocess.run([torchx_bin(), "ui", "-s", "slurmm", "--port", "0"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=30)
+    assert res.returncode != 0 and "slurmm" in res.stderr and "slurm" in res.stderr
+
+
+def test_idle_server_uses_no_cpu(ui):
+    with open(f"/proc/{ui.proc.pid}/stat") as f:
+        before = f.read().rsplit(")", 1)[1].split()
+    time.sleep(3)
+    with open(f"/proc/{ui.proc.pid}/stat") as f:
+        after = f.read().rsplit(")", 1)[1].split()
+    ticks = sum(int(after[i]) - int(before[i]) for i in (11, 12))  # utime + stime
+    assert ticks <= 10, f"{ticks} clock ticks in 3 s idle"
+
+
+def test_restart_loses_nothing(tmp_path):
+    server = UiServer(tmp_path)
+    handle = server.submit("utils.echo", "--msg", "kept")
+    server.wait_state(handle, {"SUCCEEDED"})
+    assert server.stop() == 0
+    again = UiServer(tmp_path)
+    try:
+        assert again.token == server.token  # the token file is kept too
+        status, page = again.api("GET", "/api/v1/apps")
+        assert [a["app_handle"] for a in page["apps"]] == [handle]
+    finally:
+        assert again.stop() == 0

@@ -1,0 +1,121 @@
+"""The dashboard in a real browser (Debian's Chromium, headless, driven by selenium through
+chromium-driver): open the apps page, see a running 2x2 dist.ddp job, open it, watch its log
+lines arrive, cancel it and see the state change; then dry-run a component from the run page.
+A screenshot of each page is kept in $TORCHX_UI_SCREENSHOTS (CI keeps them as files).
+
+Skips without chromium, chromedriver or selenium unless TORCHX_REQUIRE_ENGINES names browser."""
+
+import os
+import pathlib
+import shutil
+import urllib.parse
+
+import pytest
+
+from ui_server import UiServer
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:  # pragma: no cover - reported by the skip below
+    webdriver = None
+
+if not (CHROMIUM and DRIVER and webdriver):
+    if "browser" in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(","):
+        raise RuntimeError("the browser tests are required (TORCHX_REQUIRE_ENGINES) but chromium, chromedriver "
+                           "or selenium is missing: run scripts/install-deps.sh")
+    pytest.skip("no chromium/chromedriver/selenium (scripts/install-deps.sh installs them)", allow_module_level=True)
+
+TRAIN = """\
+import os, time
+rank = os.environ["RANK"]
+for step in range(600):
+    print(f"rank {rank} step {step}", flush=True)
+    time.sleep(0.2)
+"""
+
+
+@pytest.fixture
+def shots():
+    d = pathlib.Path(os.environ.get("TORCHX_UI_SCREENSHOTS") or pathlib.Path.cwd() / "ui-screenshots")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture
+def browser(tmp_path):
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1400,1000", f"--user-data-dir={tmp_path / 'chromium'}"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def ui(tmp_path):
+    server = UiServer(tmp_path)
+    yield server
+    assert server.stop() == 0, server.stderr()
+
+
+def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    handle = ui.submit("dist.ddp", "-j", "2x2", "--script", str(tmp_path / "train.py"),
+                       cfg={"log_dir": str(tmp_path / "logs")})
+    wait = WebDriverWait(browser, 60)
+
+    browser.get(ui.url)
+    row = f'tr[data-handle="{handle}"]'
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{row} [data-state="RUNNING"]')))
+    assert "train" in browser.find_element(By.CSS_SELECTOR, row).text  # the app's name
+    assert "×2" in browser.find_element(By.CSS_SELECTOR, row).text      # two nodes
+    browser.save_screenshot(str(shots / "apps.png"))
+
+    browser.find_element(By.CSS_SELECTOR, f"{row} a").click()
+    wait.until(EC.url_contains("#/app/"))
+    assert urllib.parse.unquote(browser.current_url.split("#/app/")[1]) == handle
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#replicas tbody tr")) == 2)
+    # Log lines arrive as the job writes them: the count grows while we watch.
+    wait.until(lambda d: "step 3" in d.find_element(By.ID, "log").text)
+    seen = browser.find_element(By.ID, "log").text.count("\n")
+    wait.until(lambda d: d.find_element(By.ID, "log").text.count("\n") > seen + 3)
+    browser.save_screenshot(str(shots / "app.png"))
+
+    browser.find_element(By.ID, "cancel").click()
+    WebDriverWait(browser, 10).until(EC.alert_is_present())
+    browser.switch_to.alert.accept()
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '.titlebar [data-state="CANCELLED"]')))
+    wait.until(lambda d: all(e.text == "CANCELLED" for e in d.find_elements(By.CSS_SELECTOR, "#replicas .state")))
+    assert ui.app(handle)[1]["status"]["state"] == "CANCELLED"
+    browser.save_screenshot(str(shots / "app-cancelled.png"))
+
+    browser.get(ui.url + "#/")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{row} [data-state="CANCELLED"]')))
+
+
+def test_run_page_dry_runs_and_runs_a_component(ui, browser, shots):
+    wait = WebDriverWait(browser, 30)
+    browser.get(ui.url + "#/run")
+    wait.until(EC.presence_of_element_located((By.ID, "p-msg")))
+    msg = browser.find_element(By.ID, "p-msg")
+    msg.clear()
+    msg.send_keys("hello from the browser")
+    browser.find_element(By.ID, "dryrun-btn").click()
+    wait.until(lambda d: "hello from the browser" in d.find_element(By.ID, "dryrun").text)
+    browser.save_screenshot(str(shots / "run.png"))
+    assert ui.api("GET", "/api/v1/apps")[1]["total"] == 0
+
+    browser.find_element(By.ID, "run-btn").click()
+    wait.until(EC.url_contains("#/app/"))
+    handle = urllib.parse.unquote(browser.current_url.split("#/app/")[1])
+    ui.handles.append(handle)
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '.titlebar [data-state="SUCCEEDED"]')))
+    wait.until(lambda d: "hello from the browser" in d.find_element(By.ID, "log").text)
