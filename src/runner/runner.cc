@@ -248,6 +248,11 @@ void Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds 
   return sa.first->Delete(sa.second);
 }
 
+Result<std::vector<schedulers::ReplicaAttempt>> Runner::Attempts(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  return sa.first->Attempts(sa.second);
+}
+
 Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));

@@ -288,6 +288,19 @@ ApiResponse Api::GetApp(const std::string& handle) const {
   json body = {{"app_handle", handle}, {"scheduler", SchedulerOf(handle)}, {"status", StatusJson(*status)}};
   auto parsed = specs::ParseAppHandle(handle);
   body["app_id"] = parsed ? parsed->app_id : "";
+  json attempts = json::array();
+  if (auto history = runner->Attempts(handle)) {
+    for (const schedulers::ReplicaAttempt& a : *history) {
+      attempts.push_back({{"role", a.role},
+                          {"replica", a.replica_id},
+                          {"attempt", a.attempt},
+                          {"state", std::string(specs::AppStateName(a.state))},
+                          {"exit_code", a.exit_code ? json(*a.exit_code) : json(nullptr)},
+                          {"started", a.started},
+                          {"ended", a.ended ? json(*a.ended) : json(nullptr)}});
+    }
+  }
+  body["attempts"] = std::move(attempts);
   auto app = runner->Describe(handle);
   body["appdef"] = nullptr;
   if (app && *app) body["appdef"] = json::parse(specs::AppDefToJson(**app, -1));

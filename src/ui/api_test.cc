@@ -194,6 +194,7 @@ TEST_F(ApiTest, AnAppShowsItsReplicasStructuredErrorsAndDefinition) {
   EXPECT_EQ(app["status"]["roles"][0]["replicas"][1]["state"], "FAILED");
   EXPECT_EQ(app["status"]["roles"][0]["replicas"][0]["structured_error"]["message"]["extraInfo"]["exitCode"], 3);
   EXPECT_EQ(app["appdef"]["roles"][0]["args"].back(), "hi");
+  EXPECT_EQ(app["attempts"], json::array());  // a back-end without a history
 }
 
 TEST_F(ApiTest, UnknownAppsAre404AndMalformedHandles400) {

@@ -115,6 +115,9 @@ class Runner {
   /// message lists the roles).
   Result<std::unique_ptr<schedulers::LogIterator>> LogLines(const std::string& handle,
                                                             const schedulers::LogOptions& options);
+  /// Every attempt of every replica where the scheduler keeps a history (local_cwd), else empty.
+  /// kNotFound for an unknown app.
+  Result<std::vector<schedulers::ReplicaAttempt>> Attempts(const std::string& handle);
   /// Apps the scheduler knows, with handles filled in.
   Result<std::vector<schedulers::ListAppResponse>> List(const std::string& scheduler);
 

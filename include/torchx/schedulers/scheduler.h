@@ -61,6 +61,17 @@ struct ListAppResponse {
   std::optional<int> num_restarts = {};
 };
 
+/// One run of a replica, for the retry history: when it started and ended and how.
+struct ReplicaAttempt {
+  std::string role;
+  int replica_id = 0;
+  int attempt = 0;  ///< 0 for the first run, then one more per restart
+  specs::AppState state = specs::AppState::kUnknown;
+  std::optional<int> exit_code;
+  double started = 0;           ///< epoch seconds
+  std::optional<double> ended;  ///< nullopt while it runs
+};
+
 enum class LogStream { kStdout, kStderr, kCombined };
 /// "stdout" / "stderr" / "combined"; the error lists the choices.
 Result<LogStream> ParseLogStream(std::string_view s);
@@ -144,6 +155,10 @@ class Scheduler {
   virtual Status Delete(const std::string& app_id);
 
   virtual Result<std::vector<ListAppResponse>> List();
+
+  /// Every attempt of every replica, by role, replica and attempt, where the back-end keeps a
+  /// history (local_cwd); empty where it does not. kNotFound for an unknown app.
+  virtual Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id);
 
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id,
                                                        const LogOptions& options);

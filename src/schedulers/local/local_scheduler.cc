@@ -306,6 +306,18 @@ Status LocalScheduler::Delete(const std::string& app_id) {
   return def->DeleteRedirect(app_id);
 }
 
+Result<std::vector<ReplicaAttempt>> LocalScheduler::Attempts(const std::string& app_id) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return NotFoundError(fmt::format("local: app {} does not exist", app_id));
+  TORCHX_ASSIGN_OR_RETURN(auto rows, found->store->GetAttempts(app_id));
+  std::vector<ReplicaAttempt> out;
+  out.reserve(rows.size());
+  for (AttemptRecord& r : rows) {
+    out.push_back(ReplicaAttempt{std::move(r.role), r.replica_id, r.attempt, r.state, r.exit_code, r.started, r.ended});
+  }
+  return out;
+}
+
 Result<std::vector<ListAppResponse>> LocalScheduler::List() {
   TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(default_state_dir_));
   TORCHX_ASSIGN_OR_RETURN(auto apps, store->ListApps());

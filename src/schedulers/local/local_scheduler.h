@@ -34,6 +34,7 @@ class LocalScheduler : public Scheduler {
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override;
   Status Delete(const std::string& app_id) override;
   Result<std::vector<ListAppResponse>> List() override;
+  Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id) override;
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
   /// Woken by the supervisor writing the app's summary file when the app ends (inotify).
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;

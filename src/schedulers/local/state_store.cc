@@ -40,6 +40,17 @@ CREATE TABLE IF NOT EXISTS replicas (
   structured_error_msg TEXT NOT NULL DEFAULT '<NONE>',
   PRIMARY KEY (app_id, role, replica_id)
 );
+CREATE TABLE IF NOT EXISTS attempts (
+  app_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  replica_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  state INTEGER NOT NULL,
+  exit_code INTEGER,
+  started REAL NOT NULL,
+  ended REAL,
+  PRIMARY KEY (app_id, role, replica_id, attempt)
+);
 CREATE TABLE IF NOT EXISTS redirects (
   app_id TEXT PRIMARY KEY,
   state_dir TEXT NOT NULL
@@ -284,8 +295,51 @@ Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
         .Bind(6, r.proc_start).Bind(7, static_cast<int>(r.state)).Bind(9, r.structured_error_msg);
     if (r.exit_code) row.Bind(8, *r.exit_code); else row.BindNull(8);
     if (row.Step() != SQLITE_DONE) return DbError(db_, "put replica");
+    TORCHX_RETURN_IF_ERROR(RecordAttempt(r));
   }
   return tx.Commit();
+}
+
+// The retry history, kept beside the replica rows in the same transaction: an attempt starts when
+// first written and ends when it is first terminal; a newer attempt ends the older ones.
+Status StateStore::RecordAttempt(const ReplicaRecord& r) {
+  double now = NowSeconds();
+  bool terminal = specs::IsTerminal(r.state);
+  Stmt up(db_, "INSERT INTO attempts (app_id, role, replica_id, attempt, state, exit_code, started, ended)"
+               " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (app_id, role, replica_id, attempt) DO UPDATE SET"
+               " state = excluded.state, exit_code = excluded.exit_code, ended = COALESCE(ended, excluded.ended)");
+  up.Bind(1, r.app_id).Bind(2, r.role).Bind(3, r.replica_id).Bind(4, r.attempt).Bind(5, static_cast<int>(r.state))
+      .Bind(7, now);
+  if (r.exit_code) up.Bind(6, *r.exit_code); else up.BindNull(6);
+  if (terminal) up.Bind(8, now); else up.BindNull(8);
+  if (up.Step() != SQLITE_DONE) return DbError(db_, "record attempt");
+  Stmt older(db_, "UPDATE attempts SET ended = ? WHERE app_id = ? AND role = ? AND replica_id = ? AND attempt < ?"
+                  " AND ended IS NULL");
+  older.Bind(1, now).Bind(2, r.app_id).Bind(3, r.role).Bind(4, r.replica_id).Bind(5, r.attempt);
+  if (older.Step() != SQLITE_DONE) return DbError(db_, "record attempt");
+  return OkStatus();
+}
+
+Result<std::vector<AttemptRecord>> StateStore::GetAttempts(const std::string& app_id) {
+  Stmt s(db_, "SELECT role, replica_id, attempt, state, exit_code, started, ended FROM attempts WHERE app_id = ?"
+              " ORDER BY role, replica_id, attempt");
+  if (!s.ok()) return DbError(db_, "get attempts");
+  s.Bind(1, app_id);
+  std::vector<AttemptRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    AttemptRecord a;
+    a.role = s.Text(0);
+    a.replica_id = s.Int(1);
+    a.attempt = s.Int(2);
+    a.state = static_cast<specs::AppState>(s.Int(3));
+    if (!s.IsNull(4)) a.exit_code = s.Int(4);
+    a.started = s.Double(5);
+    if (!s.IsNull(6)) a.ended = s.Double(6);
+    out.push_back(std::move(a));
+  }
+  if (rc != SQLITE_DONE) return DbError(db_, "get attempts");
+  return out;
 }
 
 Status StateStore::DeleteApp(const std::string& app_id) {
@@ -295,7 +349,9 @@ Status StateStore::DeleteApp(const std::string& app_id) {
   a.Bind(1, app_id);
   Stmt r(db_, "DELETE FROM replicas WHERE app_id = ?");
   r.Bind(1, app_id);
-  if (a.Step() != SQLITE_DONE || r.Step() != SQLITE_DONE) return DbError(db_, "delete app");
+  Stmt h(db_, "DELETE FROM attempts WHERE app_id = ?");
+  h.Bind(1, app_id);
+  if (a.Step() != SQLITE_DONE || r.Step() != SQLITE_DONE || h.Step() != SQLITE_DONE) return DbError(db_, "delete app");
   return tx.Commit();
 }
 

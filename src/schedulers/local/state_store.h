@@ -47,6 +47,17 @@ struct ReplicaRecord {
   std::string structured_error_msg = "<NONE>";
 };
 
+/// One run of a replica (the retry history).
+struct AttemptRecord {
+  std::string role;
+  int replica_id = 0;
+  int attempt = 0;
+  specs::AppState state = specs::AppState::kPending;
+  std::optional<int> exit_code;
+  double started = 0;
+  std::optional<double> ended;
+};
+
 class StateStore {
  public:
   /// Opens (creating the directory, file and schema as needed) `<state_dir>/local.db`.
@@ -68,8 +79,11 @@ class StateStore {
   Result<bool> SetAppState(const std::string& app_id, specs::AppState state, int num_restarts,
                            const std::string& msg, const std::string& structured_error_msg);
   Status RequestCancel(const std::string& app_id);
-  /// Inserts or replaces the replicas' rows in one transaction.
+  /// Inserts or replaces the replicas' rows in one transaction, and records each attempt's start,
+  /// end and outcome in the retry history.
   Status PutReplicas(const std::vector<ReplicaRecord>& replicas);
+  /// The retry history: every attempt of every replica, by role, replica and attempt.
+  Result<std::vector<AttemptRecord>> GetAttempts(const std::string& app_id);
   Status DeleteApp(const std::string& app_id);
 
   /// Apps submitted with a non-default state directory are recorded in the default store so a
@@ -81,6 +95,7 @@ class StateStore {
  private:
   StateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Exec(const char* sql);
+  Status RecordAttempt(const ReplicaRecord& replica);
 
   sqlite3* db_;
   std::string path_;

@@ -153,6 +153,7 @@ void SupervisorPolicy::MaybeRestart(SupervisorActions& out) {
       --succeeded_;
     }
     SignalReplica(k, SIGKILL, out);  // leftovers of the old attempt's process group
+    ended_attempts_.push_back(RecordOf(k));  // how the old attempt ended, for the retry history
     r.attempt++;
     SpawnReplica(k, out);
   }
@@ -217,8 +218,10 @@ ReplicaRecord SupervisorPolicy::RecordOf(size_t i) const {
 }
 
 std::vector<ReplicaRecord> SupervisorPolicy::TakeReplicaRecords() {
-  std::vector<ReplicaRecord> rows;
-  rows.reserve(dirty_.size());
+  // Ended attempts first: the store keeps the newest row per replica and each attempt's history.
+  std::vector<ReplicaRecord> rows = std::move(ended_attempts_);
+  ended_attempts_.clear();
+  rows.reserve(rows.size() + dirty_.size());
   for (size_t i : dirty_) rows.push_back(RecordOf(i));
   dirty_.clear();
   return rows;

@@ -153,6 +153,7 @@ class SupervisorPolicy {
   std::vector<Replica> replicas_;
   size_t succeeded_ = 0;
   std::set<size_t> dirty_;
+  std::vector<ReplicaRecord> ended_attempts_;  // attempts ended by a restart, not yet taken
   std::set<size_t> restart_set_;  // replicas being stopped for a restart; respawned once all are down
   std::map<std::string, int> role_restarts_;
   int num_restarts_ = 0;

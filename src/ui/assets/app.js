@@ -139,6 +139,47 @@ function roleTable(status) {
       el("td", { class: "mono" }, rep.hostname || ""), el("td", {}, structuredError(rep.structured_error)))))));
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+const seconds = (s) => s < 60 ? s.toFixed(1) + "s" : s < 3600 ? (s / 60).toFixed(1) + "m" : (s / 3600).toFixed(1) + "h";
+
+// Each replica's attempts over time: one row per replica, one bar per attempt, coloured by how it
+// ended; and the same as a table (the retry history).
+function attemptsView(attempts) {
+  if (!attempts.length) return el("p", { class: "muted" }, "This scheduler keeps no history of attempts.");
+  const now = Date.now() / 1000;
+  const t0 = Math.min(...attempts.map((a) => a.started));
+  const t1 = Math.max(t0 + 1, ...attempts.map((a) => a.ended || now));
+  const rows = [...new Set(attempts.map((a) => a.role + "/" + a.replica))];
+  const W = 1000, L = 120, H = 22;
+  const x = (t) => L + (W - L - 10) * (t - t0) / (t1 - t0);
+  const plot = svg("svg", { class: "timeline", id: "timeline", viewBox: `0 0 ${W} ${rows.length * H + 20}`, role: "img" },
+    ...rows.map((r, i) => svg("text", { x: 4, y: i * H + 15 }, r)),
+    ...attempts.map((a) => {
+      const i = rows.indexOf(a.role + "/" + a.replica);
+      const end = a.ended || now;
+      return svg("rect", { class: "bar-" + a.state, x: x(a.started), y: i * H + 3, height: H - 6,
+        width: Math.max(2, x(end) - x(a.started)), "data-attempt": a.attempt },
+        svg("title", {}, `${a.role}/${a.replica} attempt ${a.attempt}: ${a.state}` +
+          (a.exit_code === null ? "" : ` (exit ${a.exit_code})`) + `, ${seconds(end - a.started)}`));
+    }),
+    svg("text", { x: L, y: rows.length * H + 15 }, new Date(t0 * 1000).toLocaleTimeString()),
+    svg("text", { x: W - 10, y: rows.length * H + 15, "text-anchor": "end" }, "+" + seconds(t1 - t0)));
+  const table = el("table", { id: "attempts" },
+    el("thead", {}, el("tr", {}, ["Role", "Replica", "Attempt", "State", "Exit code", "Started", "Duration"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, attempts.map((a) => el("tr", {}, el("td", {}, a.role), el("td", {}, String(a.replica)),
+      el("td", {}, String(a.attempt)), el("td", {}, stateBadge(a.state)), el("td", {}, a.exit_code === null ? "" : String(a.exit_code)),
+      el("td", {}, new Date(a.started * 1000).toLocaleTimeString()),
+      el("td", {}, seconds((a.ended || now) - a.started) + (a.ended ? "" : " so far"))))));
+  return el("div", {}, plot, table);
+}
+
 function appDefView(app) {
   if (!app) return el("p", { class: "muted" }, "The scheduler does not keep the app's definition.");
   return app.roles.map((r) => el("div", { class: "card" },
@@ -202,6 +243,7 @@ async function appPage(main, handle) {
   try { detail = await api("GET", appPath(handle)); } catch (e) { main.replaceChildren(banner(e.message)); return; }
   const head = el("div", { class: "titlebar" });
   const summary = el("div", { class: "card", id: "app-status" });
+  const history = el("div", { class: "card", id: "history" });
   const notice = el("div", { id: "notice" });
   const cancelBtn = el("button", { class: "danger", id: "cancel", onclick: async () => {
     if (!confirm("Cancel " + handle + "?")) return;
@@ -226,9 +268,10 @@ async function appPage(main, handle) {
       s.msg ? [el("dt", {}, "message"), el("dd", {}, s.msg)] : null,
       s.ui_url ? [el("dt", {}, "ui"), el("dd", {}, el("a", { href: s.ui_url }, s.ui_url))] : null),
       ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s));
+    history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
   };
   render(detail);
-  main.replaceChildren(head, notice, summary, logPanel(handle, detail),
+  main.replaceChildren(head, notice, summary, history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
   stream(appPath(handle) + "/events", {
     app: (e) => render(JSON.parse(e.data)),

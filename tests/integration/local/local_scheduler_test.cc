@@ -169,6 +169,30 @@ TEST_F(LocalSchedulerTest, ReplicaRetryRestartsOnlyTheFailedReplica) {
   EXPECT_EQ(Read(m + "1"), "start\nstart\n");
   EXPECT_EQ(Read(m + "0"), "start\n");  // the healthy replica was not restarted
   EXPECT_TRUE(fs::exists(fs::path(AppDir(env_, *handle)) / "r" / "1" / "attempt_0" / "combined.log"));
+
+  // The retry history: replica 1's failed first attempt (exit 3), then its second; replica 0 once.
+  auto attempts = runner_.Attempts(*handle);
+  ASSERT_THAT(attempts, IsOk());
+  ASSERT_EQ(attempts->size(), 3u);
+  const schedulers::ReplicaAttempt& healthy = (*attempts)[0];
+  const schedulers::ReplicaAttempt& failed = (*attempts)[1];
+  const schedulers::ReplicaAttempt& retried = (*attempts)[2];
+  EXPECT_EQ(healthy.replica_id, 0);
+  EXPECT_EQ(healthy.state, AppState::kSucceeded);
+  EXPECT_EQ(failed.replica_id, 1);
+  EXPECT_EQ(failed.attempt, 0);
+  EXPECT_EQ(failed.state, AppState::kFailed);
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_EQ(retried.attempt, 1);
+  EXPECT_EQ(retried.state, AppState::kSucceeded);
+  ASSERT_TRUE(failed.ended.has_value());
+  ASSERT_TRUE(retried.ended.has_value());
+  EXPECT_LE(failed.started, *failed.ended);
+  EXPECT_LE(*failed.ended, retried.started);
+  EXPECT_LE(retried.started, *retried.ended);
+  // Deleting the app removes its history too.
+  ASSERT_THAT(runner_.Delete(*handle), IsOk());
+  EXPECT_THAT(runner_.Attempts(*handle), StatusIs(StatusCode::kNotFound, HasSubstr("does not exist")));
 }
 
 TEST_F(LocalSchedulerTest, RoleRetryRestartsEveryReplicaOfTheRole) {

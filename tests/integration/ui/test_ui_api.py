@@ -44,6 +44,25 @@ def test_list_describe_and_page(ui):
     assert detail["status"]["roles"][0]["replicas"][0]["state"] == "SUCCEEDED"
     assert detail["appdef"]["roles"][0]["args"][-1] == "one"
     assert detail["app_id"] == first.rsplit("/", 1)[1]
+    [attempt] = detail["attempts"]
+    assert (attempt["role"], attempt["replica"], attempt["attempt"], attempt["state"]) == ("echo", 0, 0, "SUCCEEDED")
+    assert attempt["exit_code"] == 0 and attempt["started"] <= attempt["ended"]
+
+
+def test_retry_history(ui):
+    marker = ui.tmp / "tried"
+    script = f"if [ -e {marker} ]; then echo second; else touch {marker}; echo first; exit 7; fi"
+    appdef = {"name": "flaky", "roles": [{"name": "r", "image": str(ui.tmp), "entrypoint": "sh", "args": ["-c", script],
+                                          "max_retries": 1, "retry_policy": "REPLICA"}]}
+    status, body = ui.api("POST", "/api/v1/apps", {"appdef": appdef, "scheduler": "local_cwd"})
+    assert status == 201, body
+    ui.handles.append(body["app_handle"])
+    done = ui.wait_state(body["app_handle"], {"SUCCEEDED", "FAILED"})
+    assert done["status"]["state"] == "SUCCEEDED" and done["status"]["num_restarts"] == 1
+    first, second = done["attempts"]
+    assert (first["attempt"], first["state"], first["exit_code"]) == (0, "FAILED", 7)
+    assert (second["attempt"], second["state"], second["exit_code"]) == (1, "SUCCEEDED", 0)
+    assert first["started"] <= first["ended"] <= second["started"] <= second["ended"]
 
 
 def test_logs_follow_a_job_while_it_writes(ui):

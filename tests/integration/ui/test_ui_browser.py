@@ -83,6 +83,8 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(EC.url_contains("#/app/"))
     assert urllib.parse.unquote(browser.current_url.split("#/app/")[1]) == handle
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#replicas tbody tr")) == 2)
+    # The timeline has a bar for each replica's running attempt.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#timeline rect.bar-RUNNING")) == 2
     # Log lines arrive as the job writes them: the count grows while we watch.
     wait.until(lambda d: "step 3" in d.find_element(By.ID, "log").text)
     seen = browser.find_element(By.ID, "log").text.count("\n")
