@@ -111,6 +111,81 @@ class Bench:
         ours = self.timeit([self.ours, "list", "-s", "local_cwd"], self.n(10), env) * 1000
         self.row("list, 10,000 apps recorded", ours, "ms", {}, "<= 50 ms (TorchX's local list raises)", ours <= 50)
 
+    def ui(self):
+        """`torchx ui` over 10,000 recorded apps: the apps page's API call, and (with chromium and
+        selenium) the page in a headless browser until its first 50 rows show. `torchx list` of the
+        same store, timed in the same run, is shown beside it."""
+        import http.client
+        import re
+        import urllib.parse
+        store = self.tmp / "store10k-ui"
+        subprocess.run([str(HELPERS / "populate_store"), str(store), "10000"], check=True)
+        env = dict(self.env, TORCHX_STATE_DIR=str(store))
+        listed = self.timeit([self.ours, "list", "-s", "local_cwd"], self.n(10), env) * 1000
+        proc = subprocess.Popen([self.ours, "ui", "--port", "0", "--token_file", str(self.tmp / "ui-token")],
+                                env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            url = None
+            while url is None:
+                line = proc.stdout.readline()
+                if not line:
+                    raise RuntimeError("torchx ui did not start")
+                m = re.search(r"open (http://\S+)", line)
+                url = m.group(1) if m else None
+            parsed = urllib.parse.urlparse(url)
+            times = []
+            for _ in range(self.n(10)):
+                t = time.perf_counter()
+                conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
+                conn.request("GET", "/api/v1/apps?limit=50")
+                body = json.loads(conn.getresponse().read())
+                conn.close()
+                times.append(time.perf_counter() - t)
+                assert body["total"] == 10000 and len(body["apps"]) == 50
+            api = statistics.median(times) * 1000
+            self.row(f"ui: GET /api/v1/apps, first 50 of 10,000 (`torchx list` of the same store: {listed:.0f} ms)",
+                     api, "ms", {}, "<= 1 s (issue 18)", api <= 1000)
+            page = self._ui_page_ms(url)
+            if page is not None:
+                self.row("ui: apps page rendered in Chromium (10,000 apps)", page, "ms", {}, "<= 1 s (issue 18)",
+                         page <= 1000)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+
+    def _ui_page_ms(self, url):
+        try:
+            from selenium import webdriver
+            from selenium.webdriver.chrome.service import Service
+            from selenium.webdriver.common.by import By
+            from selenium.webdriver.support.ui import WebDriverWait
+        except ImportError:
+            return None
+        chromium, driver_bin = shutil.which("chromium"), shutil.which("chromedriver")
+        if not (chromium and driver_bin):
+            return None
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = chromium
+        for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
+                    f"--user-data-dir={self.tmp / 'chromium'}"):
+            opts.add_argument(arg)
+        driver = webdriver.Chrome(service=Service(driver_bin), options=opts)
+        def shown(d):
+            count = d.find_elements(By.ID, "apps-count")
+            return bool(count) and "of 10000" in count[0].text
+
+        try:
+            times = []
+            for _ in range(self.n(5)):
+                driver.get("about:blank")
+                t = time.perf_counter()
+                driver.get(url)
+                WebDriverWait(driver, 30, poll_frequency=0.01).until(shown)
+                times.append(time.perf_counter() - t)
+            return statistics.median(times) * 1000
+        finally:
+            driver.quit()
+
     def python(self):
         def interpreter_ms(python, code, n):
             base, full = [], []
@@ -310,7 +385,7 @@ def main():
                         help="our CLI (default: the one `pip install .` put beside this interpreter)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and a 256 MiB log")
-    parser.add_argument("--only", nargs="*", help="sections: cli store python fanout logs memory slurm")
+    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory slurm")
     args = parser.parse_args()
     if not pathlib.Path(args.ours).exists():
         sys.exit(f"{args.ours}: not found; install the package first (bash scripts/build-python.sh)")
@@ -328,7 +403,7 @@ def main():
               *[f"reference {r}: torchx {v} ({REFS[r]})" for r, v in versions.items()],
               *[f"reference {r}: missing, run bench/setup_reference.sh" for r in REFS if r not in bench.refs]]
     print("\n".join(header), flush=True)
-    sections = {"cli": bench.cli, "store": bench.store, "python": bench.python, "fanout": bench.fanout,
+    sections = {"cli": bench.cli, "store": bench.store, "ui": bench.ui, "python": bench.python, "fanout": bench.fanout,
                 "logs": bench.logs, "memory": bench.supervisor_memory, "slurm": bench.slurm}
     try:
         for name in args.only or sections:
