@@ -1,88 +1,43 @@
-// `torchx ui [--host H] [--port N] [-s SCHEDULER ...]`: the web dashboard and REST API
-// (docs/ui.md). Serves until SIGINT or SIGTERM, then exits 0.
-#include <pthread.h>
-#include <signal.h>
+// `torchx ui ...`: runs torchx-ui (cli/ui_main.cc) with the same arguments, in this process's
+// place. The dashboard's server lives in its own program so that other verbs never load it.
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "commands.h"
-#include "common.h"
+#include "core/helper_exe.h"
 #include "exit_codes.h"
-#include "torchx/ui/server.h"
 
 namespace torchx::cli {
 
-Handler AddUiCommand(CLI::App& app, plugins::PluginRegistry& registry) {
-  struct Opts {
-    std::string host = "127.0.0.1";
-    int port = 8480;
-    std::vector<std::string> schedulers;
-    std::string token_file;
-    std::vector<std::string> allow_hosts;
-    bool token_required = false;
-  };
-  auto o = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("ui", "Serve the web dashboard and REST API over every scheduler");
-  cmd->add_option("--host", o->host, "Address to listen on (off loopback, every request needs the token)")
-      ->capture_default_str();
-  cmd->add_option("--port", o->port, "Port to listen on (0: any free port)")->capture_default_str();
-  cmd->add_option("-s,--scheduler", o->schedulers,
-                  "Also list this scheduler's apps (local_cwd and those configured in .torchxconfig always)");
-  cmd->add_option("--token_file", o->token_file, "Where the API token is kept (default: ~/.config/torchx/ui-token)");
-  cmd->add_flag("--token_required", o->token_required,
-                "Require the token on every request on loopback too (a shared machine's users all reach it)");
-  cmd->add_option("--allow_host", o->allow_hosts, "Another name the server is reached by on loopback");
-  return [o, &registry] {
-    auto config = LoadConfig();
-    if (!config) return ReportError(config.error());
-    runner::Runner runner(registry);
-    auto schedulers = ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers);
-    if (!schedulers) return ReportError(schedulers.error());
-
-    ui::ServerOptions options;
-    options.host = o->host;
-    options.port = o->port;
-    options.schedulers = *schedulers;
-    options.runner_options = RunnerOptionsFrom(*config);
-    options.config = *config;
-    options.token_file = o->token_file;
-    options.extra_hosts = o->allow_hosts;
-    options.token_required = o->token_required;
-
-    // SIGINT and SIGTERM are taken by one thread that stops the server; every other thread
-    // (httplib's workers start below) has them blocked.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    signal(SIGPIPE, SIG_IGN);
-
-    ui::Server server(registry, options);
-    if (Status s = server.Bind(); !s.ok()) return ReportError(s);
-    std::string names;
-    for (const std::string& s : *schedulers) names += (names.empty() ? "" : ", ") + s;
-    std::printf("torchx ui: listing %s\ntorchx ui: open %s\n", names.c_str(), server.url().c_str());
-    std::printf("torchx ui: scripts send `Authorization: Bearer <token>` with the token in %s%s\n",
-                server.token_file().c_str(), server.token_required() ? " (also in the URL above: keep it secret)" : "");
-    std::fflush(stdout);
-
-    std::thread stopper([&server, stop_signals] {
-      int sig = 0;
-      sigwait(&stop_signals, &sig);
-      server.Stop();
-    });
-    Status run = server.Run();
-    // Wakes the stopper if the server ended by itself.
-    pthread_kill(stopper.native_handle(), SIGTERM);
-    stopper.join();
-    if (!run.ok()) return ReportError(run);
-    std::printf("torchx ui: stopped\n");
-    return kExitOk;
+Handler AddUiCommand(CLI::App& app, plugins::PluginRegistry&) {
+  CLI::App* cmd = app.add_subcommand("ui", "Serve the web dashboard and REST API over every scheduler (see --help)");
+  // Every argument, --help included, is torchx-ui's to parse.
+  cmd->prefix_command();
+  cmd->set_help_flag();
+  cmd->allow_extras();
+  return [cmd] {
+#ifdef TORCHX_UI_BUILD_PATH
+    const char* build_path = TORCHX_UI_BUILD_PATH;
+#else
+    const char* build_path = nullptr;
+#endif
+    auto exe = internal::FindHelperExecutable("torchx-ui", "TORCHX_UI", build_path);
+    if (!exe) return ReportError(exe.error());
+    std::vector<std::string> args = {*exe};
+    for (const std::string& a : cmd->remaining()) args.push_back(a);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    ::execv(exe->c_str(), argv.data());
+    std::fprintf(stderr, "torchx: error: cannot run %s: %s\n", exe->c_str(), std::strerror(errno));
+    return kExitFailure;
   };
 }
 
