@@ -17,9 +17,17 @@ namespace torchx::ui {
 
 using nlohmann::json;
 
+std::string Dump(const json& value) {
+  // Text from jobs (error files, names) may not be UTF-8: replaced, never a thrown error.
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 namespace {
 
 constexpr size_t kDefaultPageSize = 50;
+constexpr size_t kMaxRegexBytes = 512;
+// The regex sees at most this much of a line: bounded time per line whatever its length.
+constexpr size_t kRegexWindow = 64 * 1024;
 constexpr size_t kMaxPageSize = 500;
 
 std::vector<std::string> Values(const Query& query, const std::string& key) {
@@ -77,15 +85,30 @@ std::string Join(const std::vector<std::string>& names) {
   return out;
 }
 
-ApiResponse Ok(const json& body, int status = 200) { return ApiResponse{status, body.dump()}; }
+ApiResponse Ok(const json& body, int status = 200) { return ApiResponse{status, Dump(body)}; }
 
-// A torchelastic error file's JSON as an object ({"message": {"message", "extraInfo"}}), else
-// the text as given: the app page shows exit codes and messages without parsing strings.
+const json& Field(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+// An error file (written by the job) as {"message", "exit_code", "timestamp"}, from either schema
+// torchelastic and schedulers write (specs/app_state.cc reads the same two); anything else is
+// its text as the message. The page shows exit codes and messages without parsing strings.
 json StructuredError(const std::string& msg) {
   if (msg.empty() || msg == "<NONE>") return nullptr;
   json parsed = json::parse(msg, nullptr, false);
-  if (parsed.is_discarded()) return msg;
-  return parsed;
+  const json& m = Field(parsed, "message");
+  json out = {{"message", msg}, {"exit_code", nullptr}, {"timestamp", nullptr}};
+  if (m.is_object() && Field(m, "message").is_string()) {
+    out = {{"message", Field(m, "message")}, {"exit_code", Field(m, "errorCode")},
+           {"timestamp", Field(Field(m, "extraInfo"), "timestamp")}};
+  } else if (m.is_string()) {
+    out = {{"message", m}, {"exit_code", Field(parsed, "errorCode")}, {"timestamp", Field(parsed, "timestamp")}};
+  }
+  return out;
 }
 
 json StatusJson(const specs::AppStatus& s) {
@@ -146,7 +169,7 @@ int HttpStatusFor(StatusCode code) {
 
 ApiResponse ErrorResponse(const ::torchx::Status& status) {
   json body = {{"error", {{"code", std::string(StatusCodeName(status.code()))}, {"message", status.message()}}}};
-  return ApiResponse{HttpStatusFor(status.code()), body.dump()};
+  return ApiResponse{HttpStatusFor(status.code()), Dump(body)};
 }
 
 Api::Api(plugins::PluginRegistry& registry, ApiOptions options)
@@ -257,7 +280,7 @@ std::string Api::AppsDigest(const Query& query) const {
   if (!filter) return {};
   auto runner = MakeRunner();
   auto [apps, errors] = ListAll(*runner, *filter);
-  std::string digest = errors.dump();
+  std::string digest = Dump(errors);
   for (const Listed& l : apps) {
     digest += l.app.app_handle;
     digest += ' ';
@@ -482,12 +505,15 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
     if (!parsed) return InvalidArgumentError("query parameter `stream`: " + parsed.error().message());
     opts.stream = *parsed;
   }
-  if (auto regex = One(query, "regex"); regex && !regex->empty()) opts.regex = *regex;
+  std::shared_ptr<LineFilter> filter;
+  if (auto regex = One(query, "regex"); regex && !regex->empty()) {
+    TORCHX_ASSIGN_OR_RETURN(filter, LineFilter::Compile(*regex));
+  }
   auto follow = Flag(query, "follow");
   if (!follow) return follow.error();
   opts.follow = *follow;
 
-  OpenedLog log{MakeRunner(), nullptr, handle};
+  OpenedLog log{MakeRunner(), nullptr, handle, std::move(filter), *follow};
   auto status = log.runner->Status(handle);
   if (!status) return status.error();
   if (!*status) return NotFoundError("app not found: " + handle);
@@ -500,6 +526,38 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
   if (!lines) return lines.error();
   log.lines = std::move(*lines);
   return log;
+}
+
+// POSIX extended regular expressions through the C library: the server filters log lines itself
+// rather than handing the pattern to a back-end, because std::regex recurses per character and a
+// long line (a progress bar) overflows the stack of the whole server.
+Result<std::shared_ptr<LineFilter>> LineFilter::Compile(const std::string& pattern) {
+  if (pattern.size() > kMaxRegexBytes) {
+    return InvalidArgumentError("query parameter `regex` is longer than " + std::to_string(kMaxRegexBytes) + " bytes");
+  }
+  auto filter = std::shared_ptr<LineFilter>(new LineFilter());
+  int rc = ::regcomp(&filter->re_, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    char why[256];
+    ::regerror(rc, &filter->re_, why, sizeof why);
+    return InvalidArgumentError("query parameter `regex` is not a POSIX extended regular expression: " +
+                                std::string(why));
+  }
+  filter->compiled_ = true;
+  return filter;
+}
+
+LineFilter::~LineFilter() {
+  if (compiled_) ::regfree(&re_);
+}
+
+bool LineFilter::Keep(std::string_view line) const {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  line = line.substr(0, kRegexWindow);
+  regmatch_t span[1];
+  span[0].rm_so = 0;
+  span[0].rm_eo = static_cast<regoff_t>(line.size());
+  return ::regexec(&re_, line.data(), 1, span, REG_STARTEND) == 0;
 }
 
 bool Api::AppFinished(runner::Runner& runner, const std::string& handle) const {

@@ -6,11 +6,15 @@
 // made for the call (a Runner is one thread's), over the registry the composition root built.
 #pragma once
 
+#include <regex.h>
+
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "torchx/config/torchx_config.h"
 #include "torchx/plugins/registry.h"
@@ -31,6 +35,25 @@ struct ApiOptions {
   runner::RunnerOptions runner_options;
   /// `.torchxconfig` for scheduler option defaults of submitted apps.
   config::TorchxConfig config;
+};
+
+/// JSON text; bytes that are not UTF-8 (job output, error files) are replaced.
+std::string Dump(const nlohmann::json& value);
+
+/// A log line filter (`?regex=`): a POSIX extended regular expression searched in each line.
+class LineFilter {
+ public:
+  /// kInvalidArgument naming `regex` for a bad or overlong pattern.
+  static Result<std::shared_ptr<LineFilter>> Compile(const std::string& pattern);
+  ~LineFilter();
+  LineFilter(const LineFilter&) = delete;
+  LineFilter& operator=(const LineFilter&) = delete;
+  bool Keep(std::string_view line) const;
+
+ private:
+  LineFilter() = default;
+  regex_t re_{};
+  bool compiled_ = false;
 };
 
 /// Query parameters, decoded; a repeated key keeps every value.
@@ -80,6 +103,8 @@ class Api {
     std::unique_ptr<runner::Runner> runner;  // owns the scheduler the iterator reads through
     std::unique_ptr<schedulers::LogIterator> lines;
     std::string handle;
+    std::shared_ptr<LineFilter> filter;  ///< null: every line
+    bool follow = false;
   };
   Result<OpenedLog> OpenLog(const std::string& handle, const Query& query) const;
 

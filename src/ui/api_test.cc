@@ -64,7 +64,8 @@ class MemScheduler : public schedulers::Scheduler {
       r.state = it->second.state;
       r.hostname = "localhost";
       if (it->second.state == specs::AppState::kFailed) {
-        r.structured_error_msg = R"({"message": {"message": "boom", "extraInfo": {"exitCode": 3}}})";
+        r.structured_error_msg = i == 0 ? R"({"message": {"message": "boom", "errorCode": 3, "extraInfo": {"timestamp": "17"}}})"
+                                        : "not json \xff";
       }
       role.replicas.push_back(r);
     }
@@ -192,7 +193,14 @@ TEST_F(ApiTest, AnAppShowsItsReplicasStructuredErrorsAndDefinition) {
   EXPECT_EQ(app["app_id"], "app1");
   EXPECT_EQ(app["status"]["state"], "FAILED");
   EXPECT_EQ(app["status"]["roles"][0]["replicas"][1]["state"], "FAILED");
-  EXPECT_EQ(app["status"]["roles"][0]["replicas"][0]["structured_error"]["message"]["extraInfo"]["exitCode"], 3);
+  const json& torchelastic = app["status"]["roles"][0]["replicas"][0]["structured_error"];
+  EXPECT_EQ(torchelastic["message"], "boom");
+  EXPECT_EQ(torchelastic["exit_code"], 3);
+  EXPECT_EQ(torchelastic["timestamp"], "17");
+  // Not JSON, not UTF-8: shown as its text, the bad byte replaced rather than failing the call.
+  const json& raw = app["status"]["roles"][0]["replicas"][1]["structured_error"];
+  EXPECT_EQ(raw["message"], "not json \xef\xbf\xbd");
+  EXPECT_TRUE(raw["exit_code"].is_null());
   EXPECT_EQ(app["appdef"]["roles"][0]["args"].back(), "hi");
   EXPECT_EQ(app["attempts"], json::array());  // a back-end without a history
 }
@@ -261,6 +269,14 @@ TEST_F(ApiTest, LogsOfTheFirstRoleByDefaultAndBadParametersNamed) {
     text += **line;
   }
   EXPECT_EQ(text, "hello\nworld\n");
+  auto filtered = api_->OpenLog(h, {{"regex", "^wor(ld)?"}});
+  ASSERT_THAT(filtered, IsOk());
+  ASSERT_NE(filtered->filter, nullptr);
+  EXPECT_FALSE(filtered->filter->Keep("hello\n"));
+  EXPECT_TRUE(filtered->filter->Keep("world\n"));
+  EXPECT_TRUE(filtered->filter->Keep("world" + std::string(1 << 20, 'x')));  // no stack to overflow
+  EXPECT_THAT(api_->OpenLog(h, {{"regex", "(unclosed"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`regex`")));
+  EXPECT_THAT(api_->OpenLog(h, {{"regex", std::string(600, 'a')}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("512")));
   EXPECT_THAT(api_->OpenLog(h, {{"stream", "both"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`stream`")));
   EXPECT_THAT(api_->OpenLog(h, {{"follow", "maybe"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`follow`")));
   EXPECT_THAT(api_->OpenLog("mem://torchx/nope", {}), StatusIs(StatusCode::kNotFound, HasSubstr("nope")));

@@ -1,6 +1,8 @@
 #include "ui/security.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,9 +76,12 @@ Verdict CheckRequest(const SecurityPolicy& p, const RequestHeaders& r) {
     return {403, "cross-site request (" + std::string(r.sec_fetch_site) + ") refused", false};
   }
   bool header_token = HeaderTokenMatches(p, r);
+  if (r.peer && *r.peer != p.owner && !header_token) {
+    return {403, "this server is another user's: send its token (`Authorization: Bearer <token>`)", false};
+  }
   Verdict allowed;
   if (p.token_required && !header_token) {
-    bool cookie_token = !p.token.empty() && ConstantTimeEquals(CookieValue(r.cookie, p.cookie_name), p.token);
+    bool cookie_token = !p.session.empty() && ConstantTimeEquals(CookieValue(r.cookie, p.cookie_name), p.session);
     bool query_token = !p.token.empty() && !r.query_token.empty() && ConstantTimeEquals(r.query_token, p.token);
     if (!cookie_token && !query_token) {
       return {401, "this server needs its token: open the URL it printed, or send `Authorization: Bearer <token>`",
@@ -90,6 +95,40 @@ Verdict CheckRequest(const SecurityPolicy& p, const RequestHeaders& r) {
     }
   }
   return allowed;
+}
+
+std::optional<uid_t> PeerUidFromProcNet(std::string_view table, int client_port, int server_port) {
+  // Rows: "sl local_address rem_address st queues tr:when retrnsmt uid ...", addresses as
+  // HEXIP:HEXPORT. The client's socket has the client's port locally and the server's remotely.
+  auto port_of = [](std::string_view address) -> long {
+    size_t colon = address.rfind(':');
+    if (colon == std::string_view::npos) return -1;
+    return std::strtol(std::string(address.substr(colon + 1)).c_str(), nullptr, 16);
+  };
+  size_t line_start = table.find('\n');  // the header
+  while (line_start != std::string_view::npos && line_start < table.size()) {
+    size_t line_end = table.find('\n', line_start + 1);
+    std::string line(table.substr(line_start + 1, line_end == std::string_view::npos ? std::string_view::npos
+                                                                                       : line_end - line_start - 1));
+    std::istringstream fields(line);
+    std::string sl, local, remote, st, queues, timer, retransmits, uid;
+    if (fields >> sl >> local >> remote >> st >> queues >> timer >> retransmits >> uid &&
+        port_of(local) == client_port && port_of(remote) == server_port) {
+      return static_cast<uid_t>(std::strtoul(uid.c_str(), nullptr, 10));
+    }
+    line_start = line_end;
+  }
+  return std::nullopt;
+}
+
+std::optional<uid_t> LoopbackPeerUid(int client_port, int server_port) {
+  for (const char* path : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto uid = PeerUidFromProcNet(text.str(), client_port, server_port)) return uid;
+  }
+  return std::nullopt;
 }
 
 Result<std::string> RandomToken() {
@@ -141,6 +180,15 @@ Result<std::string> LoadOrCreateToken(const std::string& path) {
     fs::create_directories(dir, ec);
     if (ec) return Denied("cannot create " + dir.string() + ": " + ec.message());
     fs::permissions(dir, fs::perms::owner_all, ec);
+  } else if (!dir.empty()) {
+    // A new token goes only where nobody else may replace it.
+    struct stat ds {};
+    if (::stat(dir.c_str(), &ds) == 0 && (ds.st_uid != ::getuid() || (ds.st_mode & 022) != 0)) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(ds.st_mode & 07777));
+      return Denied("ui token directory " + dir.string() + " must be yours and writable only by you (mode " + mode +
+                    "); pick another with --token_file");
+    }
   }
   // Written whole under a temporary name, then renamed: never a partly written token file.
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -164,7 +212,12 @@ std::string DefaultTokenPath() {
 
 bool IsLoopbackHost(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
+  if (host == "localhost") return true;
+  std::string text(host);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, text.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace torchx::ui

@@ -4,9 +4,14 @@
 // - a browser request from another origin is refused (Origin, Sec-Fetch-Site);
 // - off loopback (or with --token_required), every request carries the token (bearer header,
 //   or the cookie set when the page was opened with ?token=);
-// - a request that changes anything carries the token in a header, or the page's CSRF token.
+// - a request that changes anything carries the token in a header, or the page's CSRF token;
+// - on loopback, a connection from another user of the machine carries the token (on a shared
+//   login node every user reaches 127.0.0.1, and the page, with its CSRF token, is theirs to read).
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -23,7 +28,11 @@ struct SecurityPolicy {
   /// Host header values ("127.0.0.1:8480"). Empty: any (off loopback, where the token guards
   /// every request and the server may be reached by any of the machine's names).
   std::set<std::string, std::less<>> allowed_hosts;
-  std::string cookie_name;  ///< holds the token for a browser off loopback (per port)
+  std::string cookie_name;  ///< per port
+  /// What the cookie holds for a browser that opened the page with the token: a secret of this
+  /// server's run, not the token (cookies go to every port of a host, and the token submits jobs).
+  std::string session;
+  uid_t owner = 0;  ///< the user the server runs as
 };
 
 /// What a request shows of itself; absent headers are empty.
@@ -38,6 +47,7 @@ struct RequestHeaders {
   std::string_view csrf_header;    ///< X-Torchx-CSRF
   std::string_view cookie;
   std::string_view query_token;    ///< ?token= (opening the page off loopback)
+  std::optional<uid_t> peer;       ///< who opened the connection, where the kernel says (loopback)
 };
 
 struct Verdict {
@@ -48,6 +58,12 @@ struct Verdict {
 
 Verdict CheckRequest(const SecurityPolicy& policy, const RequestHeaders& request);
 
+/// The user owning the loopback TCP connection from `client_port` to `server_port`, read from
+/// the kernel's socket tables (/proc/net/tcp, tcp6); nullopt when it is not there.
+std::optional<uid_t> LoopbackPeerUid(int client_port, int server_port);
+/// The same from one table's text (the parser, for tests).
+std::optional<uid_t> PeerUidFromProcNet(std::string_view table, int client_port, int server_port);
+
 /// Equality that takes the same time wherever the strings differ (tokens).
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 /// 32 random bytes as hex, from the kernel's generator.
@@ -57,7 +73,7 @@ Result<std::string> RandomToken();
 Result<std::string> LoadOrCreateToken(const std::string& path);
 /// $XDG_CONFIG_HOME/torchx/ui-token, else ~/.config/torchx/ui-token.
 std::string DefaultTokenPath();
-/// Whether `host` (an address to bind) is a loopback address or "localhost".
+/// Whether `host` (an address to bind) is "localhost" or a loopback address (127.0.0.0/8, ::1).
 bool IsLoopbackHost(std::string_view host);
 
 }  // namespace torchx::ui

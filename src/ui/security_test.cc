@@ -1,7 +1,11 @@
 // Who may talk to `torchx ui`: each rule of security.h on its own.
 #include "ui/security.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -29,6 +33,7 @@ SecurityPolicy Remote() {
   SecurityPolicy p = Loopback();
   p.token_required = true;
   p.token = "secret-token-0123456789";
+  p.session = "session-of-this-run";
   p.allowed_hosts.clear();
   return p;
 }
@@ -111,13 +116,59 @@ TEST(CheckRequest, OffLoopbackThePageOpenedWithTheTokenKeepsItInACookie) {
 
   RequestHeaders later = Get();
   later.host = "gpu-box:8480";
-  later.cookie = "other=1; torchx_ui_8480=secret-token-0123456789";
+  later.cookie = "other=1; torchx_ui_8480=secret-token-0123456789";  // the token is not the cookie
+  EXPECT_EQ(CheckRequest(p, later).status, 401);
+  later.cookie = "other=1; torchx_ui_8480=session-of-this-run";
   EXPECT_EQ(CheckRequest(p, later).status, 0);
   // The cookie alone does not let a page change anything: CSRF still applies.
   later.method = "POST";
   EXPECT_EQ(CheckRequest(p, later).status, 403);
   later.csrf_header = "csrf-123";
   EXPECT_EQ(CheckRequest(p, later).status, 0);
+}
+
+TEST(CheckRequest, OnLoopbackAnotherUsersConnectionNeedsTheToken) {
+  SecurityPolicy p = Loopback();
+  p.owner = 1000;
+  p.token = "tok-0123456789abcdef";
+  RequestHeaders r = Get();
+  r.peer = 1000;
+  EXPECT_EQ(CheckRequest(p, r).status, 0);
+  r.peer = 1001;
+  Verdict v = CheckRequest(p, r);
+  EXPECT_EQ(v.status, 403);
+  EXPECT_THAT(v.message, HasSubstr("another user"));
+  r.authorization = "Bearer tok-0123456789abcdef";
+  EXPECT_EQ(CheckRequest(p, r).status, 0);
+}
+
+TEST(PeerUidFromProcNet, FindsTheClientsSocket) {
+  std::string table =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 0100007F:2120 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1\n"
+      "   1: 0100007F:2120 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1\n"
+      "   2: 0100007F:D431 0100007F:2120 01 00000000:00000000 00:00000000 00000000  1001        0 3 1\n";
+  EXPECT_EQ(PeerUidFromProcNet(table, 0xD431, 0x2120), 1001u);  // the client's row, not the server's
+  EXPECT_EQ(PeerUidFromProcNet(table, 0xD432, 0x2120), std::nullopt);
+}
+
+TEST(LoopbackPeerUid, AConnectionOfOursIsOurs) {
+  int server = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(server, 1), 0);
+  ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  sockaddr_in mine{};
+  len = sizeof mine;
+  ASSERT_EQ(::getsockname(client, reinterpret_cast<sockaddr*>(&mine), &len), 0);
+  EXPECT_EQ(LoopbackPeerUid(ntohs(mine.sin_port), ntohs(addr.sin_port)), ::getuid());
+  ::close(client);
+  ::close(server);
 }
 
 TEST(ConstantTimeEquals, ComparesWholeStrings) {
@@ -147,6 +198,8 @@ TEST(IsLoopbackHost, LoopbackNames) {
   EXPECT_TRUE(IsLoopbackHost("localhost"));
   EXPECT_TRUE(IsLoopbackHost("::1"));
   EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_FALSE(IsLoopbackHost("127.example.com"));
+  EXPECT_FALSE(IsLoopbackHost("::"));
   EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
   EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
 }

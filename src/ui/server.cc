@@ -1,9 +1,12 @@
 #include "torchx/ui/server.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
-#include <regex>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -11,6 +14,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "torchx/specs/app_state.h"
 #include "ui/api.h"
 #include "ui/assets.h"
 #include "ui/security.h"
@@ -41,7 +45,16 @@ void SetJson(httplib::Response& res, const ApiResponse& r) {
 void SetError(httplib::Response& res, int status, const std::string& code, const std::string& message) {
   res.status = status;
   json body = {{"error", {{"code", code}, {"message", message}}}};
-  res.set_content(body.dump(), "application/json");
+  res.set_content(Dump(body), "application/json");
+}
+
+// Whether a GET /api/v1/apps/{handle} body shows a terminal app (decided from the body sent, so
+// the last event and the end agree).
+bool IsTerminalState(const std::string& body) {
+  json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_discarded()) return false;
+  auto state = specs::ParseAppState(parsed["status"].value("state", ""));
+  return state && specs::IsTerminal(*state);
 }
 
 Query QueryOf(const httplib::Request& req) { return Query(req.params.begin(), req.params.end()); }
@@ -51,16 +64,16 @@ std::string HostPort(const std::string& host, int port) {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-// One slot of the bounded set of open streams.
+// One slot of the bounded set of open streams (shared: a log pump may end after the server).
 class StreamSlot {
  public:
-  explicit StreamSlot(std::atomic<size_t>& open) : open_(open) {}
-  ~StreamSlot() { open_.fetch_sub(1); }
+  explicit StreamSlot(std::shared_ptr<std::atomic<size_t>> open) : open_(std::move(open)) {}
+  ~StreamSlot() { open_->fetch_sub(1); }
   StreamSlot(const StreamSlot&) = delete;
   StreamSlot& operator=(const StreamSlot&) = delete;
 
  private:
-  std::atomic<size_t>& open_;
+  std::shared_ptr<std::atomic<size_t>> open_;
 };
 
 }  // namespace
@@ -75,17 +88,22 @@ struct Server::Impl {
   httplib::Server http;
   SecurityPolicy policy;
   int port = 0;
+  bool loopback = true;
   std::string token_file;
   std::atomic<bool> stopping{false};
-  std::atomic<size_t> open_streams{0};
+  std::shared_ptr<std::atomic<size_t>> open_streams = std::make_shared<std::atomic<size_t>>(0);
+  // Log pumps still running (Run waits for them before it returns).
+  std::shared_ptr<std::atomic<int>> live_pumps = std::make_shared<std::atomic<int>>(0);
 
   Status SetUpPolicy() {
-    bool loopback = IsLoopbackHost(options.host);
+    loopback = IsLoopbackHost(options.host);
+    policy.owner = ::getuid();
     policy.token_required = !loopback || options.token_required;
     // On loopback too: scripts change things with the token (the page uses its CSRF token).
     token_file = options.token_file.empty() ? DefaultTokenPath() : options.token_file;
     TORCHX_ASSIGN_OR_RETURN(policy.token, LoadOrCreateToken(token_file));
     TORCHX_ASSIGN_OR_RETURN(policy.csrf_token, RandomToken());
+    TORCHX_ASSIGN_OR_RETURN(policy.session, RandomToken());
     if (loopback) {
       std::vector<std::string> names = {options.host, "127.0.0.1", "localhost", "::1"};
       names.insert(names.end(), options.extra_hosts.begin(), options.extra_hosts.end());
@@ -97,8 +115,8 @@ struct Server::Impl {
 
   // Takes a stream slot, or answers 503 when every slot is in use.
   std::shared_ptr<StreamSlot> OpenStream(httplib::Response& res) {
-    if (open_streams.fetch_add(1) >= options.max_streams) {
-      open_streams.fetch_sub(1);
+    if (open_streams->fetch_add(1) >= options.max_streams) {
+      open_streams->fetch_sub(1);
       SetError(res, 503, "UNAVAILABLE",
                "too many open streams (" + std::to_string(options.max_streams) + "); close a log or page and retry");
       return nullptr;
@@ -138,38 +156,112 @@ void Server::Impl::ServeAsset(const std::string& path, httplib::Response& res) {
   res.set_content(body, std::string(asset->content_type));
 }
 
+namespace {
+
+// Reads a log on a thread of its own and hands the lines to the response through a bounded
+// buffer (4 MiB: a slow client holds the reader back rather than the server's memory). While a
+// followed log has nothing to read, the pump checks every kStreamPoll whether its client went
+// away or its app ended, instead of blocking in the back-end's wait: a client that goes away
+// frees its worker, its stream slot and its reader within that time. A back-end that cannot say
+// whether a read would block (slurm's files) is read directly, and ends with its app.
+class LogPump {
+ public:
+  static constexpr size_t kMaxBuffered = 4 << 20;
+
+  LogPump(std::shared_ptr<Api::OpenedLog> log, std::shared_ptr<StreamSlot> slot, std::shared_ptr<std::atomic<int>> live)
+      : log_(std::move(log)), slot_(std::move(slot)), live_(std::move(live)) {
+    live_->fetch_add(1);
+  }
+  ~LogPump() { live_->fetch_sub(1); }
+
+  void Start(std::shared_ptr<LogPump> self) {
+    std::thread([self] { self->Run(); }).detach();
+  }
+
+  // Waits up to `wait` for output; false once the log is over and everything was taken.
+  bool Take(std::string& out, std::chrono::milliseconds wait) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, wait, [this] { return !buffer_.empty() || done_; });
+    out.swap(buffer_);
+    buffer_.clear();
+    cv_.notify_all();
+    return !(done_ && out.empty());
+  }
+
+  void Abandon() {
+    std::lock_guard lock(mu_);
+    abandoned_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  void Run() {
+    std::string chunk;
+    while (true) {
+      if (log_->follow && !log_->lines->Ready()) {
+        auto status = log_->runner->Status(log_->handle);
+        bool ended = !status || !*status || (*status)->is_terminal();
+        if (!ended) {  // then the next read drains what the app left and ends
+          std::unique_lock lock(mu_);
+          if (cv_.wait_for(lock, kStreamPoll, [this] { return abandoned_; })) break;
+          continue;
+        }
+      }
+      chunk.clear();
+      auto more = log_->lines->NextBatch([&](std::string_view line) {
+        if (!log_->filter || log_->filter->Keep(line)) chunk.append(line);
+      });
+      std::unique_lock lock(mu_);
+      if (!more) chunk += "torchx: error: " + more.error().message() + "\n";
+      buffer_ += chunk;
+      if (!more || !*more) done_ = true;
+      cv_.notify_all();
+      if (done_ || abandoned_) break;
+      cv_.wait(lock, [this] { return buffer_.size() < kMaxBuffered || abandoned_; });
+      if (abandoned_) break;
+    }
+    std::lock_guard lock(mu_);
+    done_ = true;
+    log_.reset();  // closes the reader and its Runner on this thread
+    slot_.reset();
+  }
+
+  std::shared_ptr<Api::OpenedLog> log_;
+  std::shared_ptr<StreamSlot> slot_;  // a pump counts as an open stream until it ends
+  std::shared_ptr<std::atomic<int>> live_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string buffer_;
+  bool done_ = false;
+  bool abandoned_ = false;
+};
+
+}  // namespace
+
 void Server::Impl::ServeLogs(const httplib::Request& req, httplib::Response& res, const std::string& handle) {
   auto opened = api.OpenLog(handle, QueryOf(req));
   if (!opened) return SetJson(res, ErrorResponse(opened.error()));
   bool follow = req.has_param("follow") && req.get_param_value("follow") != "false" && req.get_param_value("follow") != "0";
   std::shared_ptr<StreamSlot> slot;
   if (follow && !(slot = OpenStream(res))) return;
-  auto log = std::make_shared<Api::OpenedLog>(std::move(*opened));
+  auto pump = std::make_shared<LogPump>(std::make_shared<Api::OpenedLog>(std::move(*opened)), slot, live_pumps);
+  pump->Start(pump);
   res.set_header("Cache-Control", "no-store");
-  res.set_header("X-Content-Type-Options", "nosniff");
   // A followed log is sent as octet-stream: httplib compresses text/* for clients that accept it,
   // and its compressor holds lines back until a buffer fills, so a browser would see nothing.
   res.set_chunked_content_provider(
       follow ? "application/octet-stream" : "text/plain; charset=utf-8",
-      [this, log, slot, follow](size_t, httplib::DataSink& sink) {
-        if (follow && !log->lines->Ready()) {
-          // Nothing to read yet: the app may have ended (then the rest is drained below) or the
-          // client may have gone.
-          if (!api.AppFinished(*log->runner, log->handle)) return Pause(sink, kStreamPoll);
-        }
+      [this, pump](size_t, httplib::DataSink& sink) {
         std::string chunk;
-        auto more = log->lines->NextBatch([&chunk](std::string_view line) { chunk.append(line); });
+        bool more = pump->Take(chunk, kStreamPoll);
+        if (!chunk.empty() && !sink.write(chunk.data(), chunk.size())) return false;
         if (!more) {
-          chunk += "torchx: error: " + more.error().message() + "\n";
-          sink.write(chunk.data(), chunk.size());
           sink.done();
           return true;
         }
-        if (!chunk.empty() && !sink.write(chunk.data(), chunk.size())) return false;
-        if (!*more) sink.done();
-        return !stopping.load();
+        return !stopping.load() && sink.is_writable();
       },
-      [log](bool) {});
+      [pump](bool) { pump->Abandon(); });
 }
 
 void Server::Impl::ServeAppsEvents(const httplib::Request& req, httplib::Response& res) {
@@ -225,11 +317,15 @@ void Server::Impl::ServeAppEvents(httplib::Response& res, const std::string& han
       [this, state, slot, handle](size_t, httplib::DataSink& sink) {
         ApiResponse now = api.GetApp(handle);
         if (now.body != state->last) {
-          std::string out = (now.status == 200 ? "event: app\ndata: " : "event: gone\ndata: ") + now.body + "\n\n";
+          // 404: the app is gone; another error (its scheduler unreachable) is shown and retried.
+          const char* event = now.status == 200 ? "app" : now.status == 404 ? "gone" : "error";
+          std::string out = std::string("event: ") + event + "\ndata: " + now.body + "\n\n";
+          bool terminal = now.status == 404 || (now.status == 200 && IsTerminalState(now.body));
+          // The last event says so, so that the page closes its EventSource instead of reconnecting.
+          if (terminal) out += "event: end\ndata: {}\n\n";
           if (!sink.write(out.data(), out.size())) return false;
           state->last = now.body;
           state->last_write = std::chrono::steady_clock::now();
-          bool terminal = now.status != 200 || api.AppFinished(*state->runner, handle);
           if (terminal) {
             sink.done();
             return true;
@@ -265,15 +361,33 @@ void Server::Impl::Routes() {
     std::string csrf = req.get_header_value("X-Torchx-CSRF");
     std::string cookie = req.get_header_value("Cookie");
     std::string query_token = req.has_param("token") ? req.get_param_value("token") : "";
-    RequestHeaders headers{req.method, req.path, host, origin, site, auth, token, csrf, cookie, query_token};
+    RequestHeaders headers{req.method, req.path, host, origin, site, auth, token, csrf, cookie, query_token, std::nullopt};
+    if (loopback) headers.peer = LoopbackPeerUid(req.remote_port, port);
     Verdict verdict = CheckRequest(policy, headers);
     if (verdict.status != 0) {
       SetError(res, verdict.status, verdict.status == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED", verdict.message);
       if (verdict.status == 401) res.set_header("WWW-Authenticate", "Bearer");
       return httplib::Server::HandlerResponse::Handled;
     }
+    bool changes = req.method != "GET" && req.method != "HEAD" && req.method != "OPTIONS";
+    // httplib bounds a body by its Content-Length only: a chunked or compressed body could grow
+    // past the limit, so a request that changes anything must say its length, uncompressed.
+    if (changes && req.has_header("Transfer-Encoding")) {
+      SetError(res, 411, "LENGTH_REQUIRED", "send the request body with a Content-Length, not chunked");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (changes && req.has_header("Content-Encoding")) {
+      SetError(res, 415, "UNSUPPORTED_MEDIA_TYPE", "send the request body uncompressed");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (verdict.set_cookie) {
-      res.set_header("Set-Cookie", policy.cookie_name + "=" + policy.token + "; Path=/; HttpOnly; SameSite=Strict");
+      res.set_header("Set-Cookie", policy.cookie_name + "=" + policy.session + "; Path=/; HttpOnly; SameSite=Strict");
+      // Off the address bar and out of the history: the same page without ?token=.
+      if (!req.path.starts_with("/api/")) {
+        res.status = 303;
+        res.set_header("Location", req.path);
+        return httplib::Server::HandlerResponse::Handled;
+      }
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -384,7 +498,10 @@ std::string Server::url() const {
 }
 
 Status Server::Run() {
-  if (!impl_->http.listen_after_bind() && !impl_->stopping.load()) {
+  bool listened = impl_->http.listen_after_bind();
+  // Every response is closed now, so every pump was told to stop: give them a moment to end.
+  for (int i = 0; i < 40 && impl_->live_pumps->load() > 0; ++i) std::this_thread::sleep_for(50ms);
+  if (!listened && !impl_->stopping.load()) {
     return UnavailableError("the ui server stopped listening on " + HostPort(impl_->options.host, impl_->port));
   }
   return OkStatus();

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,9 @@ namespace fs = std::filesystem;
 constexpr size_t kChunk = 1 << 16;
 // Refills per batch: bounds one batch (and the caller's output buffer) to about 1 MiB.
 constexpr int kRefillsPerBatch = 16;
+// A line longer than this (progress bars redrawn with \r, binary output) is handed out in pieces
+// of this size, so that memory stays bounded and a follower sees output without a newline.
+constexpr size_t kMaxLineBytes = 1 << 20;
 
 class LogFileReader : public LogIterator {
  public:
@@ -81,16 +85,20 @@ class LogFileReader : public LogIterator {
   }
 
  private:
-  bool HasLine() const { return std::memchr(pending_.data() + head_, '\n', pending_.size() - head_) != nullptr; }
+  bool HasLine() const {
+    return pending_.size() - head_ >= kMaxLineBytes ||
+           std::memchr(pending_.data() + head_, '\n', pending_.size() - head_) != nullptr;
+  }
 
   bool Keep(std::string_view line) const { return !regex_ || std::regex_search(line.begin(), line.end(), *regex_); }
 
   // The next whole line (with its newline) in the buffer; valid until the buffer changes.
   std::optional<std::string_view> TakeLine() {
     const char* start = pending_.data() + head_;
-    const void* nl = std::memchr(start, '\n', pending_.size() - head_);
-    if (!nl) return std::nullopt;
-    size_t len = static_cast<size_t>(static_cast<const char*>(nl) - start) + 1;
+    size_t avail = pending_.size() - head_;
+    const void* nl = std::memchr(start, '\n', std::min(avail, kMaxLineBytes));
+    if (!nl && avail < kMaxLineBytes) return std::nullopt;
+    size_t len = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) + 1 : kMaxLineBytes;
     head_ += len;
     return std::string_view(start, len);
   }

@@ -60,6 +60,24 @@ TEST(LogFileReader, BatchesHandOutTheSameLinesAsNext) {
   EXPECT_LT(batches, 10);  // whole refills at a time, not a line per call
 }
 
+TEST(LogFileReader, AVeryLongLineComesInBoundedPiecesWithItsBytesIntact) {
+  testing::ScopedTempDir dir;
+  std::string progress(3 * (1 << 20) + 5, '#');  // a progress bar that never printed a newline
+  std::string path = dir.Write("combined.log", "before\n" + progress + "\nafter\n");
+  auto never = [] { return false; };
+  for (bool batch : {false, true}) {
+    auto reader = MakeLogFileReader(path, std::nullopt, false, never);
+    std::vector<std::string> pieces = batch ? ByBatch(*reader) : ByNext(*reader);
+    ASSERT_GE(pieces.size(), 5u);
+    std::string joined;
+    for (const std::string& p : pieces) {
+      EXPECT_LE(p.size(), size_t{1} << 20);
+      joined += p;
+    }
+    EXPECT_EQ(joined, "before\n" + progress + "\nafter\n");
+  }
+}
+
 TEST(LogFileReader, BatchesApplyTheRegex) {
   testing::ScopedTempDir dir;
   std::vector<std::string> lines;

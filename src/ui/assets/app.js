@@ -121,14 +121,12 @@ async function appsPage(main, params) {
 
 // ---- App page ----------------------------------------------------------------------------
 
+// The server decodes error files to {message, exit_code, timestamp}.
 function structuredError(err) {
   if (!err) return null;
-  if (typeof err === "string") return el("pre", { class: "err" }, err);
-  const m = err.message || {};
-  const info = (m.extraInfo || {});
   return el("div", { class: "err" },
-    info.exitCode !== undefined ? el("div", {}, "exit code " + info.exitCode) : null,
-    el("pre", {}, typeof m === "string" ? m : (m.message || JSON.stringify(err, null, 2))));
+    err.exit_code !== null && err.exit_code !== undefined ? el("div", {}, "exit code " + err.exit_code) : null,
+    el("pre", {}, String(err.message)));
 }
 
 function roleTable(status) {
@@ -266,16 +264,20 @@ async function appPage(main, handle) {
       el("dt", {}, "scheduler"), el("dd", {}, d.scheduler),
       el("dt", {}, "restarts"), el("dd", { id: "restarts" }, String(s.num_restarts)),
       s.msg ? [el("dt", {}, "message"), el("dd", {}, s.msg)] : null,
-      s.ui_url ? [el("dt", {}, "ui"), el("dd", {}, el("a", { href: s.ui_url }, s.ui_url))] : null),
+      s.ui_url ? [el("dt", {}, "ui"), el("dd", { class: "mono" },
+        /^https?:\/\//.test(s.ui_url) ? el("a", { href: s.ui_url, rel: "noreferrer" }, s.ui_url) : s.ui_url)] : null),
       ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s));
     history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
   };
   render(detail);
   main.replaceChildren(head, notice, summary, history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
-  stream(appPath(handle) + "/events", {
+  const es = stream(appPath(handle) + "/events", {
     app: (e) => render(JSON.parse(e.data)),
+    error: (e) => { if (e.data) notice.replaceChildren(banner(JSON.parse(e.data).error.message)); },
     gone: () => notice.replaceChildren(banner("The app is gone from its scheduler.")),
+    // The app ended: nothing more will change, so no reconnecting.
+    end: () => { es.close(); setLive(false); },
   });
 }
 

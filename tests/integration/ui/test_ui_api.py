@@ -5,6 +5,9 @@ security rules (Host, Origin, CSRF, token, traversal, body size)."""
 import http.client
 import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 
 import pytest
@@ -174,6 +177,23 @@ def test_cross_origin_and_csrf(ui):
     ui.wait_state(handle, {"CANCELLED"}, timeout=30)
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to connect as another user")
+def test_another_users_connection_needs_the_token(ui):
+    # On a shared machine every user reaches 127.0.0.1: another user's requests need the token,
+    # reads too, and cannot take the CSRF token from the page.
+    probe = ("import http.client, sys\n"
+             "c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]), timeout=10)\n"
+             "h = {'Authorization': 'Bearer ' + sys.argv[3]} if len(sys.argv) > 3 else {}\n"
+             "for path in ('/', '/api/v1/apps'):\n"
+             "    c.request('GET', path, headers=h); r = c.getresponse(); r.read(); print(r.status)\n")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", probe,
+              ui.host, str(ui.port)]
+    res = subprocess.run(nobody, capture_output=True, text=True, timeout=30)
+    assert res.stdout.split() == ["403", "403"], res.stderr
+    res = subprocess.run(nobody + [ui.token], capture_output=True, text=True, timeout=30)
+    assert res.stdout.split() == ["200", "200"], res.stderr
+
+
 def test_dns_rebinding_traversal_and_body_limit(ui):
     assert ui.request("GET", "/api/v1/apps", host="evil.example")[0] == 403
     assert ui.request("GET", "/api/v1/apps", host=f"attacker.test:{ui.port}")[0] == 403
@@ -187,6 +207,53 @@ def test_dns_rebinding_traversal_and_body_limit(ui):
     assert status == 413 and json.loads(body)["error"]["code"] == "PAYLOAD_TOO_LARGE"
     status, headers, _ = ui.request("GET", "/")
     assert status == 200 and "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    # A body must say its length, uncompressed: chunked or compressed bodies would pass the limit.
+    status, _, body = ui.request("POST", "/api/v1/apps", b"", headers={
+        "Authorization": f"Bearer {ui.token}", "Transfer-Encoding": "chunked"})
+    assert status == 411, body
+    status, _, body = ui.request("POST", "/api/v1/apps", b"{}", headers={
+        "Authorization": f"Bearer {ui.token}", "Content-Encoding": "gzip"})
+    assert status == 415, body
+
+
+def test_hostile_logs_and_error_files_do_not_break_the_server(ui):
+    # A 3 MiB line without a newline (a progress bar), an error file that is not UTF-8.
+    script = ("python3 -c \"import sys; sys.stdout.write('#' * (3 << 20)); sys.stdout.write('\\ndone\\n')\"; "
+              "printf 'not json \\377' > $TORCHELASTIC_ERROR_FILE; exit 3")
+    handle = ui.submit("utils.sh", "--", "sh", "-c", script)
+    done = ui.wait_state(handle, {"FAILED"})
+    err = done["status"]["roles"][0]["replicas"][0]["structured_error"]
+    assert err["message"] == "not json \ufffd" and err["exit_code"] is None
+    status, _, out = ui.request("GET", app_path(handle, "/logs?stream=stdout"))
+    assert status == 200 and out == b"#" * (3 << 20) + b"\ndone\n"
+    # The regex runs in the server on a bounded window of each line: no stack to overflow.
+    status, _, out = ui.request("GET", app_path(handle, "/logs?stream=stdout&regex=a.*c|^done"))
+    assert status == 200 and out == b"done\n"
+    status, body = ui.api("GET", app_path(handle, "/logs?regex=(unclosed"))
+    assert status == 400 and "`regex`" in body["error"]["message"]
+    assert ui.app(handle)[0] == 200  # still serving
+
+
+def test_clients_that_go_away_free_their_streams(ui):
+    handle = ui.submit("utils.sh", "--", "sh", "-c", "while true; do echo tick; sleep 0.2; done")
+    ui.wait_state(handle, {"RUNNING"})
+    for _ in range(20):  # more than the 16 streams, each dropped while it waits for a match
+        conn = http.client.HTTPConnection(ui.host, ui.port, timeout=10)
+        conn.request("GET", app_path(handle, "/logs?follow=true&regex=never-printed"))
+        assert conn.getresponse().status == 200
+        conn.close()
+        time.sleep(0.1)
+    time.sleep(1.5)  # the pumps notice within their poll
+    conn = http.client.HTTPConnection(ui.host, ui.port, timeout=10)
+    conn.request("GET", app_path(handle, "/logs?follow=true"))
+    res = conn.getresponse()
+    assert res.status == 200 and res.readline() == b"tick\n"
+    conn.close()
+    ui.api("POST", app_path(handle, "/cancel"))
+    ui.wait_state(handle, {"CANCELLED"}, timeout=30)
+    t = time.monotonic()
+    assert ui.stop() == 0
+    assert time.monotonic() - t < 10
 
 
 def test_token_required_on_every_request(tmp_path):
@@ -198,18 +265,22 @@ def test_token_required_on_every_request(tmp_path):
         assert server.request("GET", "/api/v1/apps", headers={"Authorization": "Bearer wrong"})[0] == 401
         assert server.api("GET", "/api/v1/apps")[0] == 200
         # Opening the printed URL sets a cookie that serves the page's later requests.
+        # It answers with the same page without ?token=, keeping the token out of the address bar.
         status, headers, _ = server.request("GET", "/?token=" + server.token)
-        assert status == 200
+        assert status == 303 and headers["Location"] == "/"
         cookie = headers["Set-Cookie"].split(";")[0]
         assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
+        assert server.token not in cookie  # cookies reach every port of the host: not the token
+        assert server.request("GET", "/", headers={"Cookie": cookie})[0] == 200
         assert server.request("GET", "/api/v1/apps", headers={"Cookie": cookie})[0] == 200
+        name = cookie.split("=")[0]
+        assert server.request("GET", "/api/v1/apps", headers={"Cookie": f"{name}={server.token}"})[0] == 401
         assert oct(os.stat(server.token_file).st_mode & 0o777) == "0o600"
     finally:
         assert server.stop() == 0
 
 
 def test_unknown_scheduler_is_a_clear_error(tmp_path):
-    import subprocess
     from ui_server import torchx_bin
     res = subprocess.run([torchx_bin(), "ui", "-s", "slurmm", "--port", "0"], capture_output=True, text=True,
                          cwd=tmp_path, timeout=30)

@@ -100,6 +100,9 @@ class UiServer:
         raise AssertionError(f"{handle} still {state}, wanted {states}")
 
     def stop(self):
+        """The server's exit code; again after the first call."""
+        if self.proc.returncode is not None:
+            return self.proc.returncode
         for h in self.handles:
             subprocess.run([torchx_bin(), "cancel", h], capture_output=True, env=self.env, cwd=self.tmp)
         self.proc.terminate()
