@@ -63,6 +63,12 @@ if ((${#pip_missing[@]})); then
   python3 -m pip install -q "${pip_missing[@]}"
 fi
 
+# Kubeflow Pipelines (kfp 2.x) for the pipelines adapter's tests, in a virtual env of its own (kfp
+# pins older kubernetes/requests than the suites above use). TORCHX_WITH_KFP=0 skips it.
+if [[ "${TORCHX_WITH_KFP:-1}" == "1" ]]; then
+  bash "$(dirname "$0")/kfp-tests.sh" --setup
+fi
+
 # PyTorch for the real DDP job (CPU build: on these machines `pip install torch==2.13.0` takes the
 # wheel already on disk; elsewhere it downloads the CPU wheel). TORCHX_WITH_TORCH=0 skips it.
 if [[ "${TORCHX_WITH_TORCH:-1}" == "1" ]] && ! python3 -c "import torch.distributed" >/dev/null 2>&1; then

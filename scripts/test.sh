@@ -17,6 +17,7 @@ bash scripts/build-python.sh
 # copy of the set-up; stopped again when this script exits). TORCHX_WITH_SLURM=0 skips it.
 engines=torch,ax,pjrt
 [[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]] && engines+=,browser
+[[ "${TORCHX_WITH_KFP:-1}" == "1" ]] && engines+=,kfp
 stop_engines=()
 trap 'for s in "${stop_engines[@]}"; do bash "$s" >/dev/null 2>&1 || true; done' EXIT
 if [[ "${TORCHX_WITH_SLURM:-1}" == "1" ]]; then
