@@ -275,11 +275,10 @@ ApiResponse Api::ListApps(const Query& query) const {
              {"errors", std::move(errors)}});
 }
 
-std::string Api::AppsDigest(const Query& query) const {
-  auto filter = ReadFilter(query, options_.schedulers);
-  if (!filter) return {};
+Result<std::string> Api::AppsDigest(const Query& query) const {
+  TORCHX_ASSIGN_OR_RETURN(ListFilter filter, ReadFilter(query, options_.schedulers));
   auto runner = MakeRunner();
-  auto [apps, errors] = ListAll(*runner, *filter);
+  auto [apps, errors] = ListAll(*runner, filter);
   std::string digest = Dump(errors);
   for (const Listed& l : apps) {
     digest += l.app.app_handle;
@@ -560,7 +559,7 @@ bool LineFilter::Keep(std::string_view line) const {
   return ::regexec(&re_, line.data(), 1, span, REG_STARTEND) == 0;
 }
 
-bool Api::AppFinished(runner::Runner& runner, const std::string& handle) const {
+bool AppEnded(runner::Runner& runner, const std::string& handle) {
   auto status = runner.Status(handle);
   return !status || !*status || (*status)->is_terminal();
 }

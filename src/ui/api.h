@@ -56,6 +56,9 @@ class LineFilter {
   bool compiled_ = false;
 };
 
+/// Whether `handle`'s app is terminal or gone (a followed log ends then), as `runner` sees it.
+bool AppEnded(runner::Runner& runner, const std::string& handle);
+
 /// Query parameters, decoded; a repeated key keeps every value.
 using Query = std::multimap<std::string, std::string>;
 
@@ -76,8 +79,9 @@ class Api {
   /// first; the page's apps carry their roles, replica counts and restarts. A scheduler that
   /// cannot answer is listed under "errors" instead of failing the whole page.
   ApiResponse ListApps(const Query& query) const;
-  /// A digest of every listed app's (handle, state): what the events stream compares.
-  std::string AppsDigest(const Query& query) const;
+  /// A digest of every listed app's (handle, state, restarts): what the events stream compares.
+  /// Errors as ListApps for a bad filter.
+  Result<std::string> AppsDigest(const Query& query) const;
   /// GET /api/v1/apps/{handle}: status (replica states by name, structured errors decoded) and
   /// the AppDef as submitted.
   ApiResponse GetApp(const std::string& handle) const;
@@ -108,8 +112,6 @@ class Api {
   };
   Result<OpenedLog> OpenLog(const std::string& handle, const Query& query) const;
 
-  /// Whether `handle`'s app is terminal or gone (a followed log or events stream ends then).
-  bool AppFinished(runner::Runner& runner, const std::string& handle) const;
   std::unique_ptr<runner::Runner> MakeRunner() const;
 
   const ApiOptions& options() const { return options_; }

@@ -301,10 +301,11 @@ TEST_F(ApiTest, ComponentsAndSchedulersDescribeThemselves) {
 
 TEST_F(ApiTest, TheDigestChangesWhenAnAppDoes) {
   std::string h = Submit("hi");
-  std::string before = api_->AppsDigest({});
-  EXPECT_EQ(api_->AppsDigest({}), before);
+  std::string before = api_->AppsDigest({}).value();
+  EXPECT_EQ(api_->AppsDigest({}).value(), before);
   ASSERT_EQ(api_->CancelApp(h).status, 202);
-  EXPECT_NE(api_->AppsDigest({}), before);
+  EXPECT_NE(api_->AppsDigest({}).value(), before);
+  EXPECT_THAT(api_->AppsDigest({{"state", "DONE"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`state`")));
 }
 
 TEST(UiSchedulers, LocalFirstThenConfiguredThenAskedForEachOnce) {

@@ -199,9 +199,7 @@ class LogPump {
     std::string chunk;
     while (true) {
       if (log_->follow && !log_->lines->Ready()) {
-        auto status = log_->runner->Status(log_->handle);
-        bool ended = !status || !*status || (*status)->is_terminal();
-        if (!ended) {  // then the next read drains what the app left and ends
+        if (!AppEnded(*log_->runner, log_->handle)) {  // then the next read drains what the app left and ends
           std::unique_lock lock(mu_);
           if (cv_.wait_for(lock, kStreamPoll, [this] { return abandoned_; })) break;
           continue;
@@ -241,7 +239,7 @@ class LogPump {
 void Server::Impl::ServeLogs(const httplib::Request& req, httplib::Response& res, const std::string& handle) {
   auto opened = api.OpenLog(handle, QueryOf(req));
   if (!opened) return SetJson(res, ErrorResponse(opened.error()));
-  bool follow = req.has_param("follow") && req.get_param_value("follow") != "false" && req.get_param_value("follow") != "0";
+  bool follow = opened->follow;
   std::shared_ptr<StreamSlot> slot;
   if (follow && !(slot = OpenStream(res))) return;
   auto pump = std::make_shared<LogPump>(std::make_shared<Api::OpenedLog>(std::move(*opened)), slot, live_pumps);
@@ -266,10 +264,9 @@ void Server::Impl::ServeLogs(const httplib::Request& req, httplib::Response& res
 
 void Server::Impl::ServeAppsEvents(const httplib::Request& req, httplib::Response& res) {
   Query query = QueryOf(req);
-  // A bad filter is answered before the stream opens.
-  if (ApiResponse first = api.ListApps(query); first.status != 200) {
-    return SetJson(res, first);
-  }
+  // A bad filter is answered before the stream opens; the first digest is sent as the first event.
+  auto first = api.AppsDigest(query);
+  if (!first) return SetJson(res, ErrorResponse(first.error()));
   std::shared_ptr<StreamSlot> slot = OpenStream(res);
   if (!slot) return;
   struct State {
@@ -278,11 +275,13 @@ void Server::Impl::ServeAppsEvents(const httplib::Request& req, httplib::Respons
     bool first = true;
   };
   auto state = std::make_shared<State>();
+  state->digest = std::move(*first);
   res.set_header("Cache-Control", "no-store");
   res.set_chunked_content_provider(
       "text/event-stream",
       [this, state, slot, query](size_t, httplib::DataSink& sink) {
-        std::string digest = api.AppsDigest(query);
+        // A scheduler that stops answering shows in the digest's errors; the filter was checked.
+        std::string digest = state->first ? state->digest : api.AppsDigest(query).value_or("");
         std::string out;
         if (state->first || digest != state->digest) {
           out = "event: apps\ndata: {\"changed\": true}\n\n";

@@ -6,8 +6,8 @@ cannot express refused naming the field.
 Runs in the kfp virtual env (scripts/kfp-tests.sh; kfp pins older kubernetes and requests than the
 rest of the suites use). Skips without kfp unless TORCHX_REQUIRE_ENGINES names kfp."""
 
+import json
 import os
-import pathlib
 import socket
 
 import pytest
@@ -135,7 +135,6 @@ def test_resource_from_app_creates_the_volcano_job_and_waits(tmp_path):
     ir, _ = compile_ir(pipeline, tmp_path)
     (executor,) = ir["deploymentSpec"]["executors"].values()
     env = {e["name"]: e["value"] for e in executor["container"]["env"]}
-    import json
     job = json.loads(env["TORCHX_VOLCANO_JOB"])
     assert job["kind"] == "Job" and job["spec"]["queue"] == "research"
     assert len(job["spec"]["tasks"]) == 2

@@ -91,6 +91,28 @@ def test_logs_follow_a_job_while_it_writes(ui):
     assert filtered == b"line2\nline4\n"
 
 
+def test_the_apps_stream_says_when_apps_change(ui):
+    conn = http.client.HTTPConnection(ui.host, ui.port, timeout=30)
+    conn.request("GET", "/api/v1/events")
+    res = conn.getresponse()
+    assert res.status == 200 and res.getheader("Content-Type") == "text/event-stream"
+
+    def next_event():
+        lines = []
+        while True:
+            line = res.readline().decode()
+            if line == "\n" and lines:
+                return [l for l in lines if not l.startswith(":")]
+            if line != "\n":
+                lines.append(line.strip())
+
+    assert next_event() == ["event: apps", 'data: {"changed": true}']  # at once, to draw the page
+    handle = ui.submit("utils.echo", "--msg", "hi")
+    assert next_event() == ["event: apps", 'data: {"changed": true}']  # the new app
+    conn.close()
+    ui.wait_state(handle, {"SUCCEEDED"})
+
+
 def test_cancel_then_delete(ui):
     handle = ui.submit("utils.sh", "--", "sleep", "60")
     ui.wait_state(handle, {"RUNNING"})
@@ -148,6 +170,7 @@ def test_error_codes_name_the_field(ui):
     assert err("GET", app_path("local_cwd://torchx/nope", "/logs"))[0] == 404
     assert err("GET", "/api/v1/apps/not-a-handle")[:2] == (400, "INVALID_ARGUMENT")
     assert err("GET", "/api/v1/nothing-here")[:2] == (404, "NOT_FOUND")
+    assert err("GET", "/api/v1/events?state=DONE")[:2] == (400, "INVALID_ARGUMENT")
     assert err("POST", "/api/v1/apps", b"{not json")[0] == 400
     handle = ui.submit("utils.sh", "--", "sleep", "60")
     ui.wait_state(handle, {"RUNNING"})
