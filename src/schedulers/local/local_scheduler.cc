@@ -24,6 +24,7 @@
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/log_file_reader.h"
 #include "schedulers/local/process_identity.h"
+#include "core/state_dir.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
 
@@ -55,22 +56,9 @@ int CountGpus() {
   return n;
 }
 
-std::string AbsoluteStateDir(const std::string& dir) {
-  std::error_code ec;
-  fs::path p = fs::absolute(dir, ec);
-  return ec ? dir : p.lexically_normal().string();
-}
-
 const char* kHostname = "localhost";
 
 }  // namespace
-
-std::string DefaultStateDir() {
-  if (const char* d = std::getenv("TORCHX_STATE_DIR"); d && *d) return AbsoluteStateDir(d);
-  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return (fs::path(x) / "torchx").string();
-  const char* home = std::getenv("HOME");
-  return (fs::path(home && *home ? home : "/tmp") / ".local" / "state" / "torchx").string();
-}
 
 Result<std::string> FindSupervisor() {
 #ifdef TORCHX_SUPERVISOR_BUILD_PATH
@@ -116,7 +104,7 @@ Result<StateStore*> LocalScheduler::Store(const std::string& state_dir) {
 
 Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) {
   std::string state_dir = cfg.Str("state_dir").value_or("");
-  state_dir = state_dir.empty() ? default_state_dir_ : AbsoluteStateDir(state_dir);
+  state_dir = state_dir.empty() ? default_state_dir_ : internal::AbsoluteStateDir(state_dir);
   PlanInputs in;
   in.app_id = specs::MakeUnique(app.name);
   in.session = session_name();
@@ -379,7 +367,7 @@ std::vector<SchedulerEntry> BackendSchedulers() {
   for (const char* name : {"local_cwd", "local"}) {
     out.push_back({name, [name](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
                      return std::unique_ptr<Scheduler>(std::make_unique<LocalScheduler>(
-                         name, context.session_name, DefaultStateDir(), context.devices));
+                         name, context.session_name, internal::DefaultStateDir(), context.devices));
                    }});
   }
   return out;

@@ -13,9 +13,6 @@
 
 namespace torchx::schedulers::local {
 
-/// $TORCHX_STATE_DIR, else $XDG_STATE_HOME/torchx, else $HOME/.local/state/torchx.
-std::string DefaultStateDir();
-
 /// Path of the torchx-supervisor executable: $TORCHX_SUPERVISOR, next to the running executable
 /// or library, the build tree, the install prefix's libexec, then $PATH.
 Result<std::string> FindSupervisor();
