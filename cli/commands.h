@@ -24,5 +24,6 @@ Handler AddRunoptsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddPluginsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddUiCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddPipelineCommand(CLI::App& app, plugins::PluginRegistry& registry);
 
 }  // namespace torchx::cli

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 
 namespace {
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     torchx::plugins::PluginRegistry registry;
     torchx::plugins::RegisterBuiltins(registry);
     torchx::plugins::AddPythonBridgeProvider(registry);
+    torchx::pipelines::RegisterPipelineScheduler(registry);
 
     std::map<std::string, Handler> handlers;
     handlers["run"] = AddRunCommand(app, registry);
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
     handlers["configure"] = AddConfigureCommand(app, registry);
     handlers["plugins"] = AddPluginsCommand(app, registry);
     handlers["ui"] = AddUiCommand(app, registry);
+    handlers["pipeline"] = AddPipelineCommand(app, registry);
     app.add_subcommand("version", "Print the version");
 
     std::vector<std::string> args = NormalizeArgs(argc, argv);

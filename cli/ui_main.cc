@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/ui/server.h"
 
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
     torchx::plugins::PluginRegistry registry;
     torchx::plugins::RegisterBuiltins(registry);
     torchx::plugins::AddPythonBridgeProvider(registry);
+    torchx::pipelines::RegisterPipelineScheduler(registry);
     Handler handler = AddUiOptions(app, registry);
     try {
       app.parse(argc, argv);

@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.h"
+#include "torchx/pipelines/pipeline.h"
 
 PYBIND11_MODULE(_torchx, m) {
   m.doc() = "The C++ core of torchx (internal: use torchx.specs / torchx.runner)";
@@ -12,6 +13,7 @@ PYBIND11_MODULE(_torchx, m) {
   // finalized, and native plugin code that stays loaded until exit.
   auto* registry = new torchx::plugins::PluginRegistry();
   torchx::plugins::RegisterBuiltins(*registry);
+  torchx::pipelines::RegisterPipelineScheduler(*registry);
   torchx::python::BindSpecs(m, *registry);
   torchx::python::BindComponents(m, *registry);
   torchx::python::BindRunner(m, *registry);

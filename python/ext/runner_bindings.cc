@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,7 @@
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "torchx/components/component_json.h"
+#include "torchx/pipelines/pipeline.h"
 #include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -226,6 +228,31 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
           },
           py::arg("component"), py::arg("args"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
       .def("schedule", &Schedule)
+      .def(
+          "run_pipeline",
+          [](Runner& r, const std::string& text, const std::string& origin, const std::string& scheduler,
+             const std::string& cfg_json, const std::string& name, bool dryrun) {
+            // torchx.pipelines.run: the CLI's `torchx pipeline run`, a file's text (or a dict as
+            // JSON) in; the handle (or, dry, the plan) out. `cfg_json` overrides the file's `cfg`.
+            auto out = [&]() -> Result<std::string> {
+              py::gil_scoped_release release;
+              TORCHX_ASSIGN_OR_RETURN(auto spec, pipelines::ParsePipeline(text, origin));
+              auto merged = nlohmann::json::parse(spec.cfg_json);
+              const auto overrides = nlohmann::json::parse(cfg_json);  // kept alive for items()
+              for (const auto& [k, v] : overrides.items()) merged[k] = v;
+              spec.cfg_json = merged.dump();
+              std::error_code ec;
+              TORCHX_ASSIGN_OR_RETURN(auto config,
+                                      config::TorchxConfig::Load(std::filesystem::current_path(ec).string()));
+              pipelines::RunRequest request{std::move(spec), scheduler, "", name};
+              TORCHX_ASSIGN_OR_RETURN(auto plan, pipelines::PlanPipeline(r, config, request));
+              if (dryrun) return pipelines::RenderPlan(plan);
+              return pipelines::LaunchPipeline(r, plan);
+            }();
+            return ValueOrThrow(std::move(out));
+          },
+          py::arg("text"), py::arg("origin"), py::arg("scheduler") = "", py::arg("cfg_json") = "{}",
+          py::arg("name") = "", py::arg("dryrun") = false)
       .def(
           "backend_dryrun",
           [](Runner& r, const std::string& scheduler, const std::string& app_json, const py::object& cfg) {

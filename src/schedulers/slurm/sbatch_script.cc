@@ -49,6 +49,10 @@ specs::RunOpts SlurmRunOpts() {
               "created. To enable log iteration, jobs will be tracked in ``.torchxslurmjobdirs``.");
   (void)o.Add("qos", specs::CfgType::kStr, "Quality of Service (QoS) to assign to the job.");
   (void)o.Add("account", specs::CfgType::kStr, "The account to charge the job to (sbatch --account).");
+  (void)o.Add("dependency", specs::CfgType::kStr,
+              "Start the job only once these jobs have ended as said (sbatch --dependency, e.g. afterok:123:124); "
+              "the job is cancelled when its dependency can no longer be met (--kill-on-invalid-dep=yes). "
+              "Pipelines set it from each step's depends_on.");
   (void)o.Add("nomem", specs::CfgType::kBool,
               "do not request memory (--mem) for the replicas, for clusters that do not schedule on memory", false);
   return o;
@@ -65,6 +69,7 @@ SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {
   o.job_dir = cfg.Str("job_dir").value_or("");
   o.qos = cfg.Str("qos").value_or("");
   o.account = cfg.Str("account").value_or("");
+  o.dependency = cfg.Str("dependency").value_or("");
   o.nomem = cfg.Bool("nomem").value();  // declared with a default
   return o;
 }
@@ -77,6 +82,12 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
        {std::pair{"comment", &options.comment}, {"mail-user", &options.mail_user}, {"mail-type", &options.mail_type},
         {"account", &options.account}}) {
     if (!value->empty()) req.cmd.push_back(fmt::format("--{}={}", flag, *value));
+  }
+  if (!options.dependency.empty()) {
+    // A dependency that can never be met (a failed afterok job) would otherwise leave the job
+    // pending forever; Slurm cancels it instead (reason DependencyNeverSatisfied).
+    req.cmd.push_back("--dependency=" + options.dependency);
+    req.cmd.push_back("--kill-on-invalid-dep=yes");
   }
   req.job_dir = options.job_dir;
   bool nomem = options.nomem || (partition_mem_mb && *partition_mem_mb <= 1000);

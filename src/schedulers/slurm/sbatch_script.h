@@ -58,6 +58,7 @@ struct SlurmOptions {
   std::string job_dir;
   std::string qos;
   std::string account;
+  std::string dependency;  ///< sbatch --dependency (with --kill-on-invalid-dep=yes)
   bool nomem = false;
 
   /// REQUIRES: `cfg` resolved against SlurmRunOpts().

@@ -88,6 +88,16 @@ fi
 )");
 }
 
+TEST(SbatchScript, ADependencyHoldsTheJobAndCancelsItWhenItCanNeverBeMet) {
+  specs::AppDef app = TwoRoles();
+  auto resolved = SlurmRunOpts().Resolve(specs::Cfg{{"dependency", std::string("afterok:12:13")}});
+  ASSERT_THAT(resolved, IsOk());
+  auto req = BuildSlurmRequest(app, SlurmOptions::From(*resolved), SlurmVersion{24, 11}, 100000);
+  ASSERT_THAT(req, IsOk());
+  // On the command line, so it holds the whole (heterogeneous) job.
+  EXPECT_THAT(req->cmd, ElementsAre("sbatch", "--parsable", "--dependency=afterok:12:13", "--kill-on-invalid-dep=yes"));
+}
+
 TEST(SbatchScript, ResourcesGpusMemoryAndOptions) {
   specs::AppDef app = TwoRoles();
   app.roles.resize(1);

@@ -1,0 +1,102 @@
+// Pipelines: dependent jobs run as one unit. A pipeline file names steps, each a component with
+// its arguments (or an AppDef), the steps it depends on, and optionally its own scheduler and
+// options. `torchx pipeline run` validates every step and dry-runs it before anything is
+// submitted, then starts the pipeline:
+//   - every step on Slurm: the whole DAG is submitted at once, each job with
+//     `--dependency=afterok:<its dependencies>` (Slurm cancels the dependents of a failed job);
+//   - otherwise: a detached driver (torchx-pipeline-driver) submits each step when its
+//     dependencies have succeeded, so the terminal may close.
+// The run answers a handle `pipeline://<session>/<id>` that status / wait / log / cancel / list /
+// describe / delete take like any app's: the "pipeline" scheduler, registered at the composition
+// root, answers them from the pipeline's record and its steps' schedulers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchx/config/torchx_config.h"
+#include "torchx/plugins/registry.h"
+#include "torchx/runner/runner.h"
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/specs/app_def.h"
+#include "torchx/status.h"
+
+namespace torchx::pipelines {
+
+/// The scheduler name pipeline handles carry.
+inline constexpr std::string_view kSchedulerName = "pipeline";
+
+/// One step as the file gives it.
+struct StepSpec {
+  std::string name;
+  std::string component;               ///< a component name or file (empty when `app` is given)
+  std::vector<std::string> args;       ///< its CLI-style arguments
+  std::optional<specs::AppDef> app;    ///< an inline AppDef instead of a component
+  std::vector<std::string> depends_on;
+  std::string scheduler;               ///< empty: the pipeline's
+  std::string cfg_json = "{}";         ///< a JSON object of this step's scheduler options
+};
+
+/// A pipeline file, its steps in dependency order (each after the steps it depends on).
+struct PipelineSpec {
+  std::string name;
+  std::string scheduler;        ///< the steps' default scheduler; empty: the run's
+  std::string cfg_json = "{}";  ///< options for steps on the default scheduler
+  std::vector<StepSpec> steps;
+};
+
+/// Parses a pipeline (YAML or JSON) and checks its graph: duplicate or malformed step names,
+/// unknown dependencies (with "did you mean"), cycles (named step by step). Errors name the step
+/// and field (`steps.train.depends_on[0]`). `origin` prefixes them (the file's path).
+Result<PipelineSpec> ParsePipeline(std::string_view text, const std::string& origin = "pipeline");
+Result<PipelineSpec> LoadPipelineFile(const std::string& path);
+
+/// What a run takes from the edge besides the file.
+struct RunRequest {
+  PipelineSpec spec;
+  std::string scheduler;  ///< `-s`: overrides the file's default scheduler (empty: the file's, else local_cwd)
+  std::string cfg;        ///< `-cfg k=v,...`: options for the steps on the default scheduler
+  std::string name;       ///< overrides the file's name
+};
+
+/// One step, ready to submit.
+struct PlannedStep {
+  std::string name;
+  std::vector<std::string> depends_on;
+  std::string scheduler;
+  specs::AppDef app;  ///< as built from the component (the runner injects its env at submission)
+  specs::Cfg cfg;     ///< resolved against the scheduler's options, .torchxconfig defaults applied
+  schedulers::DryRunInfo dryrun;
+};
+
+struct Plan {
+  std::string id;
+  std::string name;
+  std::string session;
+  bool slurm_native = false;  ///< every step on Slurm: submitted at once with --dependency
+  std::vector<PlannedStep> steps;
+};
+
+/// Builds every step (component, arguments, options) and dry-runs it: any error names the step
+/// and field and nothing is submitted. Steps get TORCHX_PIPELINE (the handle) and
+/// TORCHX_PIPELINE_STEP in their env.
+Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& config, const RunRequest& request);
+
+/// Human-readable form of a plan (`torchx pipeline run --dryrun`).
+std::string RenderPlan(const Plan& plan);
+
+/// Records the plan and starts it (Slurm: submits every step; else: starts the driver). Returns
+/// the pipeline's handle. Nothing is left recorded when the start fails.
+Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan);
+
+/// Registers the "pipeline" scheduler, whose calls reach the steps' schedulers through Runners
+/// over `registry` (which must outlive every scheduler it builds).
+void RegisterPipelineScheduler(plugins::PluginRegistry& registry);
+
+/// The body of torchx-pipeline-driver: runs pipeline `id` of the store in `state_dir` to a
+/// terminal state. Returns a process exit code.
+int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id);
+
+}  // namespace torchx::pipelines

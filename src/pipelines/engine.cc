@@ -1,0 +1,342 @@
+#include "pipelines/engine.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::pipelines {
+namespace {
+
+using specs::AppState;
+
+bool IsFinal(const StepRecord& s) { return s.phase == StepPhase::kDone || s.phase == StepPhase::kSkipped; }
+
+// The first dependency that did not succeed, if any.
+const StepRecord* FailedDependency(const PipelineRecord& r, const StepRecord& s) {
+  for (const std::string& d : s.depends_on) {
+    for (const StepRecord& o : r.steps) {
+      if (o.name == d && IsFinal(o) && o.state != AppState::kSucceeded) return &o;
+    }
+  }
+  return nullptr;
+}
+
+bool DependenciesSucceeded(const PipelineRecord& r, const StepRecord& s) {
+  for (const std::string& d : s.depends_on) {
+    for (const StepRecord& o : r.steps) {
+      if (o.name == d && !(o.phase == StepPhase::kDone && o.state == AppState::kSucceeded)) return false;
+    }
+  }
+  return true;
+}
+
+std::string NotRunMessage(const StepRecord& dep) {
+  if (dep.phase == StepPhase::kSkipped) return fmt::format("not run: step `{}` did not run", dep.name);
+  return fmt::format("not run: step `{}` {}", dep.name, specs::AppStateName(dep.state));
+}
+
+// Sets the final state once every step is final.
+void Finish(PipelineRecord& r) {
+  if (r.final_state) return;
+  for (const StepRecord& s : r.steps) {
+    if (!IsFinal(s)) return;
+  }
+  std::vector<std::string> failed;
+  for (const StepRecord& s : r.steps) {
+    if (s.phase == StepPhase::kDone && s.state != AppState::kSucceeded &&
+        !(r.cancel_requested && s.state == AppState::kCancelled)) {
+      failed.push_back(s.name);
+    }
+  }
+  if (!failed.empty()) {
+    r.final_state = AppState::kFailed;
+    r.msg = fmt::format("step{} {} did not succeed", failed.size() > 1 ? "s" : "", fmt::join(failed, ", "));
+  } else if (r.cancel_requested) {
+    r.final_state = AppState::kCancelled;
+    r.msg = "cancelled";
+  } else {
+    r.final_state = AppState::kSucceeded;
+    r.msg = "";
+  }
+}
+
+// Applies what the steps' schedulers say to the record (under the store's lock).
+void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::optional<specs::AppStatus>>>& seen) {
+  for (StepRecord& s : r.steps) {
+    auto it = seen.find(s.name);
+    if (s.phase != StepPhase::kSubmitted || it == seen.end() || !it->second) continue;
+    const auto& status = *it->second;
+    if (!status) {
+      s.phase = StepPhase::kDone;
+      s.state = AppState::kFailed;
+      s.msg = fmt::format("{} no longer exists on its scheduler", s.handle);
+    } else {
+      s.state = status->state;
+      if (specs::IsTerminal(status->state)) {
+        s.phase = StepPhase::kDone;
+        s.msg = status->msg;
+      }
+    }
+  }
+  // Dependents of a step that did not succeed never run. (On Slurm the scheduler cancels them
+  // itself: a CANCELLED step with a failed dependency is marked not run the same way.)
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (StepRecord& s : r.steps) {
+      const StepRecord* dep = FailedDependency(r, s);
+      if (!dep) continue;
+      bool waiting = s.phase == StepPhase::kWaiting;
+      bool killed_by_slurm = s.phase == StepPhase::kDone && s.state == AppState::kCancelled && r.slurm_native;
+      if (waiting || killed_by_slurm) {
+        s.phase = StepPhase::kSkipped;
+        s.state = AppState::kCancelled;
+        s.msg = NotRunMessage(*dep);
+        changed = true;
+      }
+    }
+  }
+  Finish(r);
+}
+
+class RunnerStepBackend : public StepBackend {
+ public:
+  explicit RunnerStepBackend(runner::Runner& runner) : runner_(runner) {}
+
+  Result<std::string> Submit(const StepRecord& step, const std::vector<std::string>& after) override {
+    auto resources = runner_.build_context().named_resources;
+    TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromJson(step.app_json, resources));
+    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(step.scheduler));
+    TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(step.cfg_json));
+    if (!after.empty()) {
+      std::vector<std::string> ids;
+      for (const std::string& h : after) {
+        TORCHX_ASSIGN_OR_RETURN(auto parsed, specs::ParseAppHandle(h));
+        ids.push_back(parsed.app_id);
+      }
+      cfg["dependency"] = fmt::format("afterok:{}", fmt::join(ids, ":"));
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto info, runner_.DryRun(std::move(app), step.scheduler, cfg));
+    return runner_.Schedule(info);
+  }
+  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override {
+    return runner_.Status(handle);
+  }
+  ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    runner_.WaitForUpdate(handle, max_wait);
+  }
+
+ private:
+  runner::Runner& runner_;
+};
+
+}  // namespace
+
+std::unique_ptr<StepBackend> MakeRunnerStepBackend(runner::Runner& runner) {
+  return std::make_unique<RunnerStepBackend>(runner);
+}
+
+Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, StepBackend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(auto current, store.Get(id));
+  if (!current) return NotFoundError(fmt::format("pipeline {} does not exist", id));
+  if (current->final_state) return std::move(*current);
+  // Ask the schedulers outside the lock (they may take seconds), then apply under it.
+  std::map<std::string, Result<std::optional<specs::AppStatus>>> seen;
+  for (const StepRecord& s : current->steps) {
+    if (s.phase == StepPhase::kSubmitted) seen.emplace(s.name, backend.Status(s.handle));
+  }
+  return store.Update(id, [&](PipelineRecord& r) {
+    ApplyStatuses(r, seen);
+    return OkStatus();
+  });
+}
+
+Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, StepBackend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Refresh(store, id, backend));
+  std::vector<std::string> ready;
+  for (const StepRecord& s : r.steps) {
+    if (s.phase == StepPhase::kWaiting && DependenciesSucceeded(r, s)) ready.push_back(s.name);
+  }
+  for (const std::string& name : ready) {
+    if (r.final_state || r.cancel_requested) break;
+    // Claimed under the lock, so a cancel arriving now either sees the step as waiting (and marks
+    // it not run, and we do not submit) or sees it submitting (and we cancel it once recorded).
+    bool claimed = false;
+    auto claim = store.Update(id, [&](PipelineRecord& cur) {
+      StepRecord* s = cur.Step(name);
+      if (cur.cancel_requested || !s || s->phase != StepPhase::kWaiting) return OkStatus();
+      s->phase = StepPhase::kSubmitting;
+      claimed = true;
+      return OkStatus();
+    });
+    if (!claim) return claim.error();
+    if (!claimed) continue;
+    const StepRecord* step = claim->Step(name);
+    auto handle = backend.Submit(*step, {});
+    bool cancel_now = false;
+    auto recorded = store.Update(id, [&](PipelineRecord& cur) {
+      StepRecord* s = cur.Step(name);
+      if (handle) {
+        s->phase = StepPhase::kSubmitted;
+        s->handle = *handle;
+        s->state = AppState::kSubmitted;
+        cancel_now = cur.cancel_requested;
+      } else {
+        s->phase = StepPhase::kDone;
+        s->state = AppState::kFailed;
+        s->msg = "submission failed: " + handle.error().message();
+        ApplyStatuses(cur, {});
+      }
+      return OkStatus();
+    });
+    if (!recorded) {
+      if (handle) (void)backend.Cancel(*handle);  // not recorded: leave nothing running
+      return recorded.error();
+    }
+    if (cancel_now) (void)backend.Cancel(*handle);
+    r = std::move(*recorded);
+  }
+  return r;
+}
+
+::torchx::Status CancelPipeline(PipelineStore& store, const std::string& id, StepBackend& backend) {
+  std::vector<std::string> handles;
+  auto updated = store.Update(id, [&](PipelineRecord& r) {
+    if (r.final_state) return OkStatus();
+    r.cancel_requested = true;
+    for (StepRecord& s : r.steps) {
+      if (s.phase == StepPhase::kWaiting) {
+        s.phase = StepPhase::kSkipped;
+        s.state = AppState::kCancelled;
+        s.msg = "not run: the pipeline was cancelled";
+      } else if (s.phase == StepPhase::kSubmitted) {
+        handles.push_back(s.handle);
+      }
+    }
+    Finish(r);
+    return OkStatus();
+  });
+  if (!updated) return updated.error();
+  ::torchx::Status first = OkStatus();
+  for (const std::string& h : handles) {
+    ::torchx::Status s = backend.Cancel(h);
+    if (!s.ok() && first.ok()) first = s.WithContext("cancel " + h);
+  }
+  return first;
+}
+
+specs::AppState LiveState(const PipelineRecord& r) {
+  if (r.final_state) return *r.final_state;
+  for (const StepRecord& s : r.steps) {
+    if (s.phase == StepPhase::kSubmitted && s.state == AppState::kRunning) return AppState::kRunning;
+  }
+  for (const StepRecord& s : r.steps) {
+    if (s.phase == StepPhase::kDone) return AppState::kRunning;  // some steps ran, more to go
+  }
+  return AppState::kPending;
+}
+
+namespace {
+
+std::vector<specs::Role> StepRoles(const StepRecord& s) {
+  auto app = specs::AppDefFromJson(s.app_json);
+  if (!app) return {};
+  return app->roles;
+}
+
+std::string PipelineRoleName(const StepRecord& s, const std::string& role, size_t num_roles) {
+  return num_roles == 1 ? s.name : s.name + "." + role;
+}
+
+}  // namespace
+
+specs::AppDef PipelineAppDef(const PipelineRecord& r) {
+  specs::AppDef app;
+  app.name = r.name;
+  for (const StepRecord& s : r.steps) {
+    std::vector<specs::Role> roles = StepRoles(s);
+    for (specs::Role role : roles) {
+      role.name = PipelineRoleName(s, role.name, roles.size());
+      app.roles.push_back(std::move(role));
+    }
+  }
+  return app;
+}
+
+Result<StepRole> FindStepRole(const PipelineRecord& r, const std::string& role) {
+  std::vector<std::string> names;
+  for (const StepRecord& s : r.steps) {
+    std::vector<specs::Role> roles = StepRoles(s);
+    for (const specs::Role& sr : roles) {
+      std::string n = PipelineRoleName(s, sr.name, roles.size());
+      if (n == role) return StepRole{&s, sr.name};
+      names.push_back(n);
+    }
+  }
+  return NotFoundError(fmt::format("pipeline {}: no step role `{}`; roles: {}", r.id, role, fmt::join(names, ", ")));
+}
+
+schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& r, StepBackend& backend) {
+  schedulers::DescribeAppResponse d;
+  d.app_id = r.id;
+  d.state = LiveState(r);
+  d.app = PipelineAppDef(r);
+  std::vector<std::string> lines;
+  for (const StepRecord& s : r.steps) {
+    std::vector<specs::Role> roles = StepRoles(s);
+    std::optional<specs::AppStatus> live;
+    if (!s.handle.empty()) {
+      auto st = backend.Status(s.handle);
+      if (st && *st) live = std::move(**st);
+    }
+    AppState state = s.state;
+    if (live && s.phase == StepPhase::kSubmitted) state = live->state;
+    if (live) d.num_restarts += live->num_restarts;
+    for (const specs::Role& role : roles) {
+      specs::RoleStatus rs;
+      rs.role = PipelineRoleName(s, role.name, roles.size());
+      const specs::RoleStatus* from = nullptr;
+      if (live) {
+        for (const auto& lr : live->roles) {
+          if (lr.role == role.name) from = &lr;
+        }
+      }
+      if (from) {
+        rs.replicas = from->replicas;
+        for (auto& rep : rs.replicas) rep.role = rs.role;
+      } else {
+        for (int i = 0; i < role.num_replicas; ++i) {
+          specs::ReplicaStatus rep;
+          rep.id = i;
+          rep.role = rs.role;
+          rep.state = state;
+          rs.replicas.push_back(std::move(rep));
+        }
+      }
+      d.roles_statuses.push_back(std::move(rs));
+    }
+    std::string line = fmt::format("{} {}", s.name, specs::AppStateName(state));
+    if (s.phase == StepPhase::kWaiting || s.phase == StepPhase::kSubmitting) {
+      line = s.depends_on.empty() || s.phase == StepPhase::kSubmitting
+                 ? fmt::format("{} being submitted", s.name)
+                 : fmt::format("{} waiting for {}", s.name, fmt::join(s.depends_on, ", "));
+    } else if (s.phase == StepPhase::kSkipped) {
+      line = fmt::format("{} {}", s.name, s.msg);
+      if (!s.handle.empty()) line += fmt::format(" ({})", s.handle);  // Slurm cancelled it
+    } else if (!s.handle.empty()) {
+      line += " " + s.handle;
+    }
+    if (s.phase == StepPhase::kDone && !s.msg.empty()) line += ": " + s.msg;
+    lines.push_back(std::move(line));
+  }
+  d.msg = fmt::format("{}", fmt::join(lines, "; "));
+  if (r.final_state && !r.msg.empty()) d.msg = r.msg + " (" + d.msg + ")";
+  return d;
+}
+
+}  // namespace torchx::pipelines

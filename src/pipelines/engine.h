@@ -1,0 +1,68 @@
+// What moves a pipeline forward, over a seam to the steps' schedulers (StepBackend) so the rules
+// are unit-tested with a fake: refresh the steps that run, mark the dependents of a failed step
+// not run, submit the steps whose dependencies succeeded, and end the pipeline once every step
+// has. The driver calls Advance in a loop; status calls Refresh (which never submits).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipelines/pipeline_store.h"
+#include "torchx/runner/runner.h"
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/specs/app_state.h"
+
+namespace torchx::pipelines {
+
+/// The steps' schedulers, as the pipeline needs them.
+class StepBackend {
+ public:
+  virtual ~StepBackend() = default;
+  /// Submits a recorded step; `after`: handles of Slurm jobs it must wait for (afterok), empty
+  /// when the pipeline itself waits. Returns the step's handle.
+  virtual Result<std::string> Submit(const StepRecord& step, const std::vector<std::string>& after) = 0;
+  /// nullopt when the scheduler no longer knows the app.
+  virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
+  virtual ::torchx::Status Cancel(const std::string& handle) = 0;
+  /// Blocks until `handle` may have changed, at most `max_wait` (sleeps where it cannot tell).
+  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+};
+
+/// The real one: each call through `runner`.
+std::unique_ptr<StepBackend> MakeRunnerStepBackend(runner::Runner& runner);
+
+/// Records the states of submitted steps that have ended, marks steps whose dependencies failed
+/// (or were cancelled) as not run, and sets the pipeline's final state once every step is
+/// final. Never submits. Returns the record as written.
+Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, StepBackend& backend);
+
+/// Refresh, then submits every step whose dependencies all succeeded (unless cancel was
+/// requested). Returns the record as written.
+Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, StepBackend& backend);
+
+/// Asks for cancellation: steps not yet submitted are marked not run, submitted ones are
+/// cancelled through their schedulers. Idempotent.
+::torchx::Status CancelPipeline(PipelineStore& store, const std::string& id, StepBackend& backend);
+
+/// The pipeline as an app: its state, a line per step in `msg`, and a role per step (named
+/// after the step; `step.role` when the step's app has several roles) with the step's replicas
+/// as its scheduler reports them.
+schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& record, StepBackend& backend);
+
+/// The synthesized AppDef DescribePipeline reports: the steps' roles, renamed as above.
+specs::AppDef PipelineAppDef(const PipelineRecord& record);
+
+/// Which step and role a pipeline role name (`step` or `step.role`) stands for.
+struct StepRole {
+  const StepRecord* step = nullptr;
+  std::string role;
+};
+Result<StepRole> FindStepRole(const PipelineRecord& record, const std::string& role);
+
+/// The state a pipeline that has not ended reports (from its steps' recorded states).
+specs::AppState LiveState(const PipelineRecord& record);
+
+}  // namespace torchx::pipelines

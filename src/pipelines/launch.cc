@@ -1,0 +1,204 @@
+// Planning a pipeline run (every step built and dry-run before anything is submitted) and
+// starting it.
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/spelling.h"
+#include "core/state_dir.h"
+#include "pipelines/driver_process.h"
+#include "pipelines/engine.h"
+#include "pipelines/pipeline_store.h"
+#include "torchx/pipelines/pipeline.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/app_id.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::pipelines {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file names options by hand: one the scheduler does not have is an error, not a warning.
+Status CheckKnownOptions(const specs::RunOpts& opts, const std::string& cfg_json, const std::string& where,
+                         const std::string& scheduler) {
+  std::vector<std::string> valid;
+  for (const auto& [name, _] : opts.options()) valid.push_back(name);
+  auto keys = nlohmann::json::parse(cfg_json, nullptr, false);
+  if (!keys.is_object()) return OkStatus();
+  for (const auto& [key, _] : keys.items()) {
+    if (opts.Get(key) || key == "dependency") continue;
+    return InvalidArgumentError(fmt::format("{}.{}: unknown option for scheduler {}; valid options: {}.{}", where, key,
+                                            scheduler, valid.empty() ? "none" : fmt::format("{}", fmt::join(valid, ", ")),
+                                            internal::SuggestionSuffix(key, valid)));
+  }
+  return OkStatus();
+}
+
+// Options for one step: the file's and -cfg's for steps on the default scheduler, then the
+// step's own, then .torchxconfig's [<scheduler>] for what none of them set.
+Result<specs::Cfg> StepCfg(runner::Runner& runner, const config::TorchxConfig& config, const RunRequest& request,
+                           const StepSpec& step, const std::string& scheduler, bool on_default) {
+  std::string where = "steps." + step.name;
+  auto opts = runner.SchedulerRunOpts(scheduler);
+  if (!opts) return opts.error().WithContext(where + ".scheduler");
+  specs::Cfg cfg;
+  auto merge = [&cfg](const specs::Cfg& more) {
+    for (const auto& [k, v] : more) cfg[k] = v;
+  };
+  if (on_default) {
+    TORCHX_RETURN_IF_ERROR(CheckKnownOptions(*opts, request.spec.cfg_json, "cfg", scheduler));
+    auto file_cfg = opts->CfgFromJson(request.spec.cfg_json);
+    if (!file_cfg) return file_cfg.error().WithContext("cfg");
+    merge(*file_cfg);
+    std::vector<std::string> unknown;
+    auto cli_cfg = opts->CfgFromString(request.cfg, &unknown);
+    if (!cli_cfg) return cli_cfg.error().WithContext("-cfg");
+    if (!unknown.empty()) {
+      return InvalidArgumentError(fmt::format("-cfg: unknown option `{}` for scheduler {} (see `torchx runopts {}`)",
+                                              unknown[0], scheduler, scheduler));
+    }
+    merge(*cli_cfg);
+  }
+  TORCHX_RETURN_IF_ERROR(CheckKnownOptions(*opts, step.cfg_json, where + ".cfg", scheduler));
+  auto step_cfg = opts->CfgFromJson(step.cfg_json);
+  if (!step_cfg) return step_cfg.error().WithContext(where + ".cfg");
+  merge(*step_cfg);
+  if (cfg.count("dependency")) {
+    return InvalidArgumentError(fmt::format(
+        "{}.cfg.dependency: the pipeline sets each step's dependencies from depends_on", where));
+  }
+  TORCHX_RETURN_IF_ERROR(config.ApplySchedulerDefaults(scheduler, *opts, cfg));
+  return cfg;
+}
+
+double Now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string PipelinesDir() { return (fs::path(internal::DefaultStateDir()) / "pipelines").string(); }
+
+}  // namespace
+
+Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& config, const RunRequest& request) {
+  const PipelineSpec& spec = request.spec;
+  Plan plan;
+  plan.name = !request.name.empty() ? request.name : !spec.name.empty() ? spec.name : "pipeline";
+  plan.id = specs::MakeUnique(specs::NormalizeName(plan.name, 40));
+  plan.session = runner.session_name();
+  std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);
+  std::string default_scheduler =
+      !request.scheduler.empty() ? request.scheduler : !spec.scheduler.empty() ? spec.scheduler : "local_cwd";
+  plan.slurm_native = true;
+  for (const StepSpec& step : spec.steps) {
+    std::string where = "steps." + step.name;
+    PlannedStep p;
+    p.name = step.name;
+    p.depends_on = step.depends_on;
+    p.scheduler = step.scheduler.empty() ? default_scheduler : step.scheduler;
+    if (p.scheduler == kSchedulerName) {
+      return InvalidArgumentError(fmt::format("{}.scheduler: a step runs on a job scheduler, not `{}`", where,
+                                              kSchedulerName));
+    }
+    TORCHX_ASSIGN_OR_RETURN(p.cfg, StepCfg(runner, config, request, step, p.scheduler,
+                                           p.scheduler == default_scheduler));
+    if (step.app) {
+      p.app = *step.app;
+    } else {
+      auto app = runner.ComponentAppDef(step.component, step.args);
+      if (!app) return app.error().WithContext(where);
+      p.app = std::move(*app);
+    }
+    for (specs::Role& role : p.app.roles) {
+      role.env["TORCHX_PIPELINE"] = handle;
+      role.env["TORCHX_PIPELINE_STEP"] = step.name;
+    }
+    auto info = runner.DryRun(p.app, p.scheduler, p.cfg);
+    if (!info) return info.error().WithContext(where);
+    p.dryrun = std::move(*info);
+    plan.slurm_native = plan.slurm_native && p.scheduler == "slurm";
+    plan.steps.push_back(std::move(p));
+  }
+  return plan;
+}
+
+std::string RenderPlan(const Plan& plan) {
+  std::string out = fmt::format("=== PIPELINE {} ({}) ===\n", plan.name,
+                                plan.slurm_native ? "submitted at once to Slurm with --dependency=afterok"
+                                                  : "each step submitted when its dependencies succeed");
+  for (const PlannedStep& s : plan.steps) {
+    out += fmt::format("\n=== STEP {} on {}{} ===\n{}\n", s.name, s.scheduler,
+                       s.depends_on.empty() ? "" : fmt::format(", after {}", fmt::join(s.depends_on, ", ")),
+                       s.dryrun.request);
+  }
+  return out;
+}
+
+Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
+  PipelineStore store(PipelinesDir());
+  PipelineRecord record;
+  record.id = plan.id;
+  record.name = plan.name;
+  record.session = plan.session;
+  std::error_code ec;
+  record.cwd = fs::current_path(ec).string();
+  record.created = Now();
+  record.slurm_native = plan.slurm_native;
+  for (const PlannedStep& s : plan.steps) {
+    StepRecord step;
+    step.name = s.name;
+    step.depends_on = s.depends_on;
+    step.scheduler = s.scheduler;
+    step.app_json = specs::AppDefToJson(s.dryrun.app, -1);  // with the env the runner injects (trackers...)
+    step.cfg_json = specs::CfgToJson(s.cfg);
+    record.steps.push_back(std::move(step));
+  }
+  TORCHX_RETURN_IF_ERROR(store.Create(record));
+  std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);
+
+  if (plan.slurm_native) {
+    // The whole DAG at once: Slurm holds each job until its dependencies succeed, and cancels it
+    // when one fails, whether or not this process is still there.
+    auto backend = MakeRunnerStepBackend(runner);
+    std::map<std::string, std::string> handles;
+    for (const StepRecord& step : record.steps) {
+      std::vector<std::string> after;
+      for (const std::string& d : step.depends_on) after.push_back(handles[d]);
+      auto submitted = backend->Submit(step, after);
+      auto recorded = submitted ? store.Update(plan.id,
+                                               [&](PipelineRecord& r) {
+                                                 StepRecord* s = r.Step(step.name);
+                                                 s->phase = StepPhase::kSubmitted;
+                                                 s->handle = *submitted;
+                                                 s->state = specs::AppState::kSubmitted;
+                                                 return OkStatus();
+                                               })
+                                : Result<PipelineRecord>(submitted.error());
+      if (!recorded) {
+        // Leave nothing behind: what was submitted is cancelled, the record removed.
+        if (submitted) (void)backend->Cancel(*submitted);
+        for (const auto& [_, h] : handles) (void)backend->Cancel(h);
+        (void)store.Remove(plan.id);
+        return recorded.error().WithContext("steps." + step.name);
+      }
+      handles[step.name] = *submitted;
+    }
+    return handle;
+  }
+
+  auto started = store.Update(plan.id, [&](PipelineRecord& r) -> Status {
+    TORCHX_ASSIGN_OR_RETURN(int pid, StartDriver(internal::DefaultStateDir(), store.dir(), plan.id, r.cwd));
+    r.driver_pid = pid;
+    return OkStatus();
+  });
+  if (!started) {
+    (void)store.Remove(plan.id);
+    return started.error();
+  }
+  return handle;
+}
+
+}  // namespace torchx::pipelines

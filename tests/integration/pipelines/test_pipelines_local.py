@@ -1,0 +1,167 @@
+"""Pipelines on local_cwd through the CLI, as users run them: prepare -> dist.ddp -j 2x1 ->
+evaluate passing files between steps, a failing middle step leaving the last one not run, cancel
+cascading, the detached driver surviving a kill -9, and bad pipeline files submitting nothing.
+
+The DDP case needs torch (skipped without it unless TORCHX_REQUIRE_ENGINES names torch)."""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import TRAIN_PY, free_port
+
+SUCCEEDED, CANCELLED = 4, 6  # replica states as TorchX's JSON gives them
+
+
+def have_torch() -> bool:
+    return subprocess.run(["python3", "-c", "import torch.distributed"], capture_output=True).returncode == 0
+
+
+needs_torch = pytest.mark.skipif(
+    not have_torch() and "torch" not in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(","),
+    reason="torch is not installed")
+
+
+@needs_torch
+def test_prepare_ddp_evaluate_pass_files_between_steps(torchx):
+    torchx.write("train.py", TRAIN_PY)
+    torchx.write("flow.yaml", f"""
+name: flow
+steps:
+  prepare:
+    component: utils.sh
+    args: [sh, -c, "echo tokens > data.txt"]
+  train:
+    component: dist.ddp
+    args: [-j, 2x1, --rdzv_port, {free_port()}, --script, train.py]
+    depends_on: prepare
+  evaluate:
+    component: utils.sh
+    args: [sh, -c, "cat model.txt"]
+    depends_on: [train]
+""")
+    res = torchx("pipeline", "run", "--wait", "flow.yaml", timeout=600)
+    handle = res.stdout.split()[0]
+    assert handle.startswith("pipeline://torchx/flow-")
+    status = torchx.status(handle)
+    assert status["state"] == "SUCCEEDED", status
+    assert torchx.roles(handle) == {"prepare": [SUCCEEDED], "train": [SUCCEEDED, SUCCEEDED],
+                                    "evaluate": [SUCCEEDED]}
+    assert torchx("log", f"{handle}/evaluate").stdout == "evaluate/0 model of tokens world=2 sum=2\n"
+    train_log = torchx("log", f"{handle}/train").stdout
+    assert "trained rank=0 on tokens" in train_log
+    listed = torchx("list", "-s", "pipeline").stdout
+    assert handle in listed and "SUCCEEDED" in listed
+    # Each step is an app of its own scheduler too, started in the order of the dependencies.
+    steps = {line.split()[0]: line for line in status["msg"].split("; ")}
+    assert set(steps) == {"prepare", "train", "evaluate"}
+
+
+def test_a_failing_middle_step_leaves_the_last_not_run(torchx):
+    torchx.write("flow.yaml", """
+steps:
+  prepare: {component: utils.sh, args: [sh, -c, "echo ok > data.txt"]}
+  train: {component: utils.sh, args: [sh, -c, "echo broken; exit 3"], depends_on: prepare}
+  evaluate: {component: utils.sh, args: [sh, -c, "touch evaluated"], depends_on: train}
+""")
+    res = torchx("pipeline", "run", "--wait", "flow.yaml", check=False)
+    assert res.returncode == 1, res.stderr
+    handle = res.stdout.split()[0]
+    status = torchx.status(handle)
+    assert status["state"] == "FAILED"
+    assert status["msg"].startswith("step train did not succeed")
+    assert "train FAILED" in status["msg"] and "exited with code 3" in status["msg"]
+    assert "evaluate not run: step `train` FAILED" in status["msg"]
+    assert torchx.roles(handle)["evaluate"] == [CANCELLED]
+    assert (torchx.cwd / "data.txt").exists()
+    assert not (torchx.cwd / "evaluated").exists()
+    assert torchx("log", f"{handle}/train").stdout == "train/0 broken\n"
+    assert torchx("log", f"{handle}/evaluate").stdout == ""  # it never ran
+
+
+def test_cancel_cascades_to_the_running_step_and_the_rest(torchx):
+    torchx.write("flow.yaml", """
+steps:
+  first: {component: utils.sh, args: [sleep, "300"]}
+  second: {component: utils.sh, args: [touch, second-ran], depends_on: first}
+""")
+    handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
+    torchx.wait_state(handle, {"RUNNING"}, timeout=60)
+    first = [s for s in torchx.status(handle)["msg"].split("; ") if s.startswith("first")][0]
+    first_handle = first.split()[2]
+    assert first_handle.startswith("local_cwd://")
+    torchx("cancel", handle)
+    status = torchx.wait_state(handle, {"CANCELLED"}, timeout=60)
+    assert "second not run: the pipeline was cancelled" in status["msg"]
+    assert torchx.status(first_handle)["state"] == "CANCELLED"  # the step's own app
+    torchx("cancel", handle)  # idempotent
+    time.sleep(1)
+    assert not (torchx.cwd / "second-ran").exists()
+    # A pipeline that ended can be deleted, and its steps' records go with it.
+    torchx("delete", handle)
+    assert torchx("status", handle, check=False).returncode != 0
+    assert torchx("status", first_handle, check=False).returncode != 0
+
+
+def driver_pids(pipeline_id: str):
+    out = subprocess.run(["pgrep", "-f", f"torchx-pipeline-driver .* {pipeline_id}$"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def test_the_driver_is_detached_and_a_status_call_restarts_it_after_a_kill(torchx):
+    torchx.write("flow.yaml", """
+steps:
+  first: {component: utils.sh, args: [sleep, "3"]}
+  second: {component: utils.sh, args: [sh, -c, "echo second > second.txt"], depends_on: first}
+""")
+    handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
+    pipeline_id = handle.rsplit("/", 1)[1]
+    deadline = time.monotonic() + 10
+    while not driver_pids(pipeline_id) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    [pid] = driver_pids(pipeline_id)
+    assert os.getsid(pid) != os.getsid(0)  # its own session: closing the terminal does not stop it
+    torchx.wait_state(handle, {"RUNNING"}, timeout=30)  # the first step submitted and recorded
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.3)
+    torchx.status(handle)  # finds no driver, starts one; it resumes where the record left off
+    assert torchx.wait_state(handle, {"SUCCEEDED", "FAILED"}, timeout=60)["state"] == "SUCCEEDED"
+    assert (torchx.cwd / "second.txt").read_text() == "second\n"
+
+
+@pytest.mark.parametrize("body,error", [
+    ("steps:\n  a: {component: utils.sh, args: [echo], depends_on: [b]}\n"
+     "  b: {component: utils.sh, args: [echo], depends_on: a}\n", "steps: dependency cycle a -> b -> a"),
+    ("steps:\n  a: {component: utils.sh, args: [echo]}\n  b: {component: utils.sh, depends_on: [c]}\n",
+     "steps.b.depends_on[0]: unknown step `c`"),
+    ("steps:\n  a: {component: utils.sh, args: [echo]}\n  b: {component: utils.echoo, depends_on: a}\n",
+     "steps.b: component `utils.echoo` not found. Did you mean `utils.echo`?"),
+    ("steps:\n  a: {component: utils.sh, args: [echo]}\n  b: {component: utils.echo, args: [--msgg, x]}\n",
+     "steps.b: utils.echo: unrecognized argument '--msgg'"),
+    ("steps:\n  a: {component: utils.sh, args: [echo]}\n  b: {component: utils.echo, cfg: {log_dirr: x}}\n",
+     "steps.b.cfg.log_dirr: unknown option for scheduler local_cwd"),
+    ("steps:\n  a: {component: utils.echo, scheduler: slurmm}\n", "steps.a.scheduler"),
+])
+def test_a_bad_pipeline_file_is_an_error_and_submits_nothing(torchx, body, error):
+    torchx.write("bad.yaml", body)
+    res = torchx("pipeline", "run", "bad.yaml", check=False)
+    assert res.returncode == 2, res
+    assert error in res.stderr, res.stderr
+    assert res.stdout == ""
+    assert torchx("list", "-s", "local_cwd").stdout.count("local_cwd://") == 0
+    assert torchx("list", "-s", "pipeline").stdout.count("pipeline://") == 0
+
+
+def test_dryrun_validates_and_prints_every_step(torchx):
+    torchx.write("flow.yaml", """
+steps:
+  a: {component: utils.echo, args: [--msg, hi]}
+  b: {component: utils.echo, args: [--msg, there], depends_on: a}
+""")
+    out = torchx("pipeline", "run", "--dryrun", "flow.yaml").stdout
+    assert "=== STEP a on local_cwd ===" in out and "=== STEP b on local_cwd, after a ===" in out
+    assert "TORCHX_PIPELINE_STEP=b" in out
+    assert torchx("list", "-s", "pipeline").stdout.count("pipeline://") == 0
