@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <functional>
 #include <filesystem>
@@ -96,7 +97,7 @@ class SlurmScheduler : public Scheduler {
   Result<std::vector<ListAppResponse>> List() override {
     std::vector<SlurmJob> jobs;
     auto sacct = Tool({"sacct", "--parsable2", "-X", "-S", "1970-01-01T00:00:01", "-o",
-                       "JobID,JobName,State,ExitCode,NodeList"},
+                       "JobID,JobName,State,ExitCode,NodeList,Submit"},
                       std::chrono::seconds(60));
     if (sacct && sacct->exit_code == 0) {
       TORCHX_ASSIGN_OR_RETURN(jobs, ParseSacct(sacct->out));
@@ -114,8 +115,16 @@ class SlurmScheduler : public Scheduler {
       r.app_id = j.job_id;
       r.state = d->state;
       r.name = j.name;
+      for (const SlurmJob& a : jobs) {  // accounting's row, or the queue's while accounting lags
+        if (a.job_id == j.job_id && a.submitted && !r.created) r.created = a.submitted;
+      }
       out.push_back(std::move(r));
     }
+    // Newest first, as the other back-ends list (job ids grow with each submission): a dashboard
+    // or `torchx list | head` shows the latest jobs of a long-lived cluster, not its oldest.
+    auto number = [](const std::string& id) { return std::strtoll(id.c_str(), nullptr, 10); };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const ListAppResponse& a, const ListAppResponse& b) { return number(a.app_id) > number(b.app_id); });
     return out;
   }
 

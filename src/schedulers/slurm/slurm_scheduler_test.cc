@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ctime>
 #include <map>
 #include <sstream>
 
@@ -45,6 +46,13 @@ constexpr const char* kSacctHeader = "JobID|JobName|State|ExitCode|NodeList\n";
 // A plain (non-het) finished job and the golden het job as sacct lists them.
 std::string SacctRows() {
   return Golden("sacct_hetjob.txt") + "15|trainer-0|COMPLETED|0:0|node4\n15.batch|batch|COMPLETED|0:0|node4\n";
+}
+
+// Accounting asked for Submit too (List): a header naming it and one job with a time.
+std::string SacctRowsWithSubmit() {
+  return "JobID|JobName|State|ExitCode|NodeList|Submit\n"
+         "15|trainer-0|COMPLETED|0:0|node4|2026-11-23T22:40:01\n"
+         "16|trainer-0|PENDING|0:0|None assigned|Unknown\n";
 }
 
 specs::AppDef Echo(int replicas) {
@@ -200,6 +208,20 @@ TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
                                                    {"1082", AppState::kPending},
                                                    {"1083", AppState::kFailed}}));
   EXPECT_THAT(f.tools->CallsOf("squeue")[0], ElementsAre("squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)));
+  std::vector<std::string> order;
+  for (const auto& r : *list) order.push_back(r.app_id);
+  EXPECT_THAT(order, ElementsAre("1083", "1082", "1080", "1078", "74", "15", "14", "13"));  // newest first
+  // When accounting says when each job was submitted, so does the listing.
+  f.tools->On({"sacct"}, 0, SacctRowsWithSubmit());
+  auto timed = f.sched->List();
+  ASSERT_THAT(timed, IsOk());
+  std::map<std::string, std::optional<double>> created;
+  for (const auto& r : *timed) created[r.app_id] = r.created;
+  std::tm tm{};
+  tm.tm_isdst = -1;
+  strptime("2026-11-23T22:40:01", "%Y-%m-%dT%H:%M:%S", &tm);
+  EXPECT_EQ(created["15"], static_cast<double>(std::mktime(&tm)));
+  EXPECT_EQ(created["16"], std::nullopt);
   f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
   EXPECT_THAT(f.sched->List(), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ctime>
 #include <map>
 
 #include <fmt/format.h>
@@ -63,9 +64,21 @@ std::optional<long long> Integer(std::string_view text) {
 
 }  // namespace
 
+std::optional<double> SlurmTime(std::string_view text) {
+  if (text.size() != 19) return std::nullopt;  // "Unknown", "N/A", "None"
+  std::string s(text);
+  std::tm tm{};
+  tm.tm_isdst = -1;
+  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end || *end != '\0') return std::nullopt;
+  std::time_t t = std::mktime(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<double>(t);
+}
+
 Result<std::vector<SlurmJob>> ParseSqueueRows(std::string_view text) {
   std::vector<SlurmJob> jobs;
-  constexpr size_t kFixed = 7;  // the columns before Name, in kSqueueFormat's order
+  constexpr size_t kFixed = 8;  // the columns before Name, in kSqueueFormat's order
   size_t start = 0;
   while (start < text.size()) {
     size_t nl = text.find('\n', start);
@@ -99,6 +112,7 @@ Result<std::vector<SlurmJob>> ParseSqueueRows(std::string_view text) {
     job.restarts = static_cast<int>(Integer(cols[5]).value_or(0));
     // The raw wait status (exit 3 -> 768), as Slurm keeps it; NO_VAL while the job has none.
     if (auto raw = Integer(cols[6]); raw && *raw >= 0 && *raw <= 0xffff) job.exit_code = static_cast<int>(*raw >> 8);
+    job.submitted = SlurmTime(cols[7]);
     job.name = std::string(name);
     jobs.push_back(std::move(job));
   }
@@ -141,6 +155,7 @@ Result<std::vector<SlurmJob>> ParseSacct(std::string_view text) {
     if (plus != std::string::npos) job.component = id.substr(plus + 1);
     job.name = col("JobName");
     job.state = col("State");
+    job.submitted = SlurmTime(col("Submit"));
     job.hostname = col("NodeList");
     std::string ec = col("ExitCode");  // "3:0" = exit code 3, signal 0
     if (!ec.empty()) {

@@ -34,13 +34,18 @@ struct SlurmJob {
   std::string hostname;
   std::optional<int> exit_code;
   int restarts = 0;  ///< times requeued (squeue's restart_cnt)
+  std::optional<double> submitted;  ///< epoch seconds: squeue's SubmitTime, accounting's Submit
 };
 
 /// squeue's `-O` (--Format) for what a status needs, each column ended by '|'. Name comes last:
 /// it is the one free-text column. squeue filters `-j` with it on every version (22.05's --json
 /// ignores `-j`), and it is ~20x cheaper than --json for slurmctld and for us with 1,000 jobs queued.
 inline constexpr std::string_view kSqueueFormat =
-    "JobID:|,HetJobID:|,HetJobOffset:|,State:|,BatchHost:|,RestartCnt:|,exit_code:|,Name:|";
+    "JobID:|,HetJobID:|,HetJobOffset:|,State:|,BatchHost:|,RestartCnt:|,exit_code:|,SubmitTime:|,Name:|";
+
+/// A Slurm time ("2026-11-23T22:40:01", the cluster's local time) as epoch seconds; nullopt for
+/// "Unknown", "N/A" and anything else.
+std::optional<double> SlurmTime(std::string_view text);
 
 /// Rows of `squeue -h -O <kSqueueFormat>` (the same text from 22.05 to 24.11).
 Result<std::vector<SlurmJob>> ParseSqueueRows(std::string_view text);

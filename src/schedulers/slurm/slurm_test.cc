@@ -188,6 +188,12 @@ TEST(SlurmStatus, SqueueRowsOfHetAndPlainJobs) {
   auto jobs = ParseSqueueRows(Golden("squeue_rows_22_05.txt"));
   ASSERT_THAT(jobs, IsOk());
   ASSERT_EQ(jobs->size(), 8u);
+  EXPECT_EQ((*jobs)[0].submitted, SlurmTime("2026-11-20T10:14:00"));
+  EXPECT_TRUE((*jobs)[0].submitted.has_value());
+  EXPECT_EQ((*jobs)[4].name, "odd|name-0");  // Name, last, may hold the separator
+  for (const char* bad : {"Unknown", "N/A", "2026-11-20T10:14:00Z", "2026-13-45T99:00:00x"}) {
+    EXPECT_EQ(SlurmTime(bad), std::nullopt) << bad;
+  }
   auto running = DescribeFromJobs("1080", *jobs);
   ASSERT_TRUE(running.has_value());
   EXPECT_EQ(running->state, AppState::kRunning);
