@@ -1,8 +1,15 @@
 #include "core/state_dir.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
+
+#include <fmt/format.h>
 
 namespace torchx::internal {
 
@@ -19,6 +26,40 @@ std::string DefaultStateDir() {
   if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return (fs::path(x) / "torchx").string();
   const char* home = std::getenv("HOME");
   return (fs::path(home && *home ? home : "/tmp") / ".local" / "state" / "torchx").string();
+}
+
+bool CreatePrivateDirs(const std::string& dir) {
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) == 0) return S_ISDIR(st.st_mode);
+  fs::path p(dir);
+  if (p.has_parent_path() && p.parent_path() != p && !CreatePrivateDirs(p.parent_path().string())) return false;
+  // mkdir's mode is masked by the umask, never widened: 0700 stays 0700 or narrower.
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Status EnsurePrivateDir(const std::string& dir, std::string_view what) {
+  std::string path = fs::path(dir).lexically_normal().string();
+  if (!CreatePrivateDirs(path)) {
+    return UnavailableError(fmt::format("{}: cannot create directory {}: {}", what, path, std::strerror(errno)));
+  }
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) {
+    return UnavailableError(fmt::format("{}: cannot read {}: {}", what, path, std::strerror(errno)));
+  }
+  if (st.st_uid != ::geteuid()) {
+    return FailedPreconditionError(fmt::format(
+        "{}: {} belongs to another user (uid {}), who could change what runs next; set TORCHX_STATE_DIR to a "
+        "directory of your own",
+        what, path, st.st_uid));
+  }
+  if ((st.st_mode & 022) != 0) {
+    return FailedPreconditionError(fmt::format(
+        "{}: {} can be written by other users (mode {:04o}), who could change what runs next; run `chmod go-w {}` "
+        "or set TORCHX_STATE_DIR to a directory of your own",
+        what, path, st.st_mode & 07777, path));
+  }
+  return OkStatus();
 }
 
 }  // namespace torchx::internal

@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/state_dir.h"
+
 namespace torchx::pipelines {
 namespace {
 
@@ -131,21 +133,8 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
   }
 }
 
-Status PipelineStore::EnsureDir() const {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) return UnavailableError(fmt::format("pipeline store: cannot create {}: {}", dir_, ec.message()));
-  struct stat st{};
-  if (::stat(dir_.c_str(), &st) != 0) return StoreError("stat " + dir_, errno);
-  // Another user able to write here could rewrite what a pipeline submits next.
-  if (st.st_uid != ::getuid()) {
-    return FailedPreconditionError(fmt::format(
-        "pipeline store: {} belongs to another user (uid {}); set TORCHX_STATE_DIR to a directory of yours", dir_,
-        st.st_uid));
-  }
-  if ((st.st_mode & 0077) != 0 && ::chmod(dir_.c_str(), 0700) != 0) return StoreError("chmod " + dir_, errno);
-  return OkStatus();
-}
+// Another user able to write here could rewrite what a pipeline submits next.
+Status PipelineStore::EnsureDir() const { return internal::EnsurePrivateDir(dir_, "pipeline store"); }
 
 std::string PipelineStore::PathOf(const std::string& id) const { return (fs::path(dir_) / (id + ".json")).string(); }
 

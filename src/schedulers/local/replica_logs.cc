@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/state_dir.h"
+
 namespace torchx::schedulers::local {
 namespace {
 
@@ -50,10 +52,10 @@ void ReplicaLogs::StartAttempt(int attempt) {
   fs::path dir(dir_);
   std::error_code ec;
   // One mkdir in the common case; the full walk only when a parent is missing.
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) fs::create_directories(dir, ec);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) (void)internal::CreatePrivateDirs(dir.string());
   if (attempt > 0) {
     fs::path dst = dir / fmt::format("attempt_{}", attempt - 1);
-    fs::create_directories(dst, ec);
+    (void)internal::CreatePrivateDirs(dst.string());
     for (const char* name : {"stdout.log", "stderr.log", "combined.log", "error.json"}) {
       if (fs::exists(dir / name, ec)) fs::rename(dir / name, dst / name, ec);
     }
@@ -69,7 +71,7 @@ void ReplicaLogs::Create() {
   created_ = true;
   fs::path dir(dir_);
   for (const char* name : {"stdout.log", "stderr.log", "combined.log"}) {
-    int fd = ::open((dir / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
+    int fd = ::open((dir / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0600);
     if (fd >= 0) ::close(fd);
   }
 }

@@ -1,11 +1,16 @@
 #include "schedulers/local/state_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 
 #include <fmt/format.h>
+
+#include "core/state_dir.h"
 
 namespace torchx::schedulers::local {
 namespace {
@@ -151,12 +156,15 @@ double NowSeconds() {
 }
 
 Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(state_dir, ec);
-  if (ec) {
-    return UnavailableError(fmt::format("local state store: cannot create state directory {}: {}", state_dir, ec.message()));
-  }
+  TORCHX_RETURN_IF_ERROR(internal::EnsurePrivateDir(state_dir, "local state store"));
   std::string path = (std::filesystem::path(state_dir) / "local.db").string();
+  // The database is made 0600 before SQLite opens it (SQLite gives the -wal and -shm files the
+  // database's mode); one an older version made wider is narrowed.
+  if (int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
+    struct stat st{};
+    if (::fstat(fd, &st) == 0 && (st.st_mode & 077) != 0 && st.st_uid == ::geteuid()) (void)::fchmod(fd, 0600);
+    ::close(fd);
+  }
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     Status s = UnavailableError(fmt::format("local state store: cannot open {}: {}", path, db ? sqlite3_errmsg(db) : "out of memory"));

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/event_loop.h"
 #include "schedulers/local/process_identity.h"
@@ -82,7 +83,7 @@ class Supervisor {
     }
     (void)(state_.SetSupervisor(app_.app_id, getpid(), ProcessIdentity(getpid())));
     std::error_code ec;
-    for (const auto& [role, _] : plan_.roles) fs::create_directories(fs::path(plan_.app_dir) / role, ec);
+    for (const auto& [role, _] : plan_.roles) (void)internal::CreatePrivateDirs((fs::path(plan_.app_dir) / role).string());
     // A cancel that arrived before the pid above was recorded could not signal us; it left a
     // flag. Reading it after recording the pid closes that window: one side sees the other.
     if (auto fresh = state_.GetApp(app_.app_id); fresh && *fresh && (*fresh)->cancel_requested) {
@@ -322,7 +323,12 @@ class Supervisor {
     nlohmann::json j = {{"app_id", app_.app_id}, {"log_dir", plan_.app_dir},
                         {"final_state", std::string(specs::AppStateName(f.state))},
                         {"last_updated", clock_.EpochSeconds()}, {"roles", roles}};
-    std::ofstream(fs::path(plan_.app_dir) / "SUCCESS") << j.dump(2) << "\n";
+    std::string text = j.dump(2) + "\n";
+    if (int fd = ::open((fs::path(plan_.app_dir) / "SUCCESS").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        fd >= 0) {
+      (void)!::write(fd, text.data(), text.size());
+      ::close(fd);
+    }
   }
 
   StateStore& state_;  // the supervisor's own row and the cancel flag; the app's state goes through store_
@@ -364,8 +370,8 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
   // From here on the supervisor's own diagnostics go to <app_dir>/supervisor.log; it must not
   // hold the launcher's stdout open (a caller reading `$(torchx run ...)` would never see EOF).
   std::error_code ec;
-  fs::create_directories(plan->app_dir, ec);
-  int log = ::open((fs::path(plan->app_dir) / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  (void)internal::CreatePrivateDirs(plan->app_dir);
+  int log = ::open((fs::path(plan->app_dir) / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log >= 0) {
     dup2(log, 1);
     dup2(log, 2);

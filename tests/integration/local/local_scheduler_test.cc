@@ -2,6 +2,7 @@
 // concurrency. Each test has its own state directory.
 #include <cstdlib>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,6 +25,7 @@ namespace torchx {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using specs::AppState;
 
@@ -96,6 +98,36 @@ TEST_F(LocalSchedulerTest, EchoSucceedsWithTorchXLogLayout) {
   EXPECT_THAT(Read(dir / "SUCCESS"), HasSubstr("\"final_state\": \"SUCCEEDED\""));
   EXPECT_EQ(status->ui_url, "file://" + dir.string());
   EXPECT_EQ(Lines(runner_, *handle, "echo", 1), std::vector<std::string>{"hello world\n"});
+}
+
+mode_t ModeOf(const fs::path& p) {
+  struct stat st{};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+TEST_F(LocalSchedulerTest, StateAndLogsAreOnlyTheUsersAndAWritableStateDirIsRefused) {
+  auto handle = runner_.RunComponent("utils.echo", {"--msg", "private"}, "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  ASSERT_TRUE(testing::WaitTerminal(runner_, *handle));
+  fs::path state(env_.state_dir());
+  EXPECT_EQ(ModeOf(state / "local.db"), 0600u);
+  EXPECT_EQ(ModeOf(state / "local.db-wal"), 0600u);  // SQLite copies the database's mode
+  fs::path dir = AppDir(env_, *handle);
+  for (const fs::path& d : {state / "logs", state / "logs" / "torchx", dir, dir / "echo", dir / "echo" / "0"}) {
+    EXPECT_EQ(ModeOf(d), 0700u) << d;
+  }
+  for (const char* f : {"echo/0/stdout.log", "echo/0/stderr.log", "echo/0/combined.log", "SUCCESS", "supervisor.log"}) {
+    EXPECT_EQ(ModeOf(dir / f), 0600u) << f;
+  }
+  // A state directory others can write is refused before anything is recorded or started.
+  ASSERT_EQ(::chmod(state.c_str(), 0777), 0);
+  runner::Runner fresh(*registry_);
+  auto refused = fresh.RunComponent("utils.echo", {"--msg", "x"}, "local_cwd");
+  (void)::chmod(state.c_str(), 0700);
+  EXPECT_THAT(refused, StatusIs(StatusCode::kFailedPrecondition,
+                                AllOf(HasSubstr(state.string() + " can be written by other users (mode 0777)"),
+                                      HasSubstr("chmod go-w"))));
 }
 
 TEST_F(LocalSchedulerTest, InjectsTorchXEnvMacrosAndPath) {
