@@ -1,6 +1,8 @@
 #include "pipelines/driver_process.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,11 +10,15 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/helper_exe.h"
+#include "torchx/pipelines/pipeline.h"
+
+extern char** environ;
 
 namespace torchx::pipelines {
 namespace {
@@ -34,56 +40,33 @@ Result<std::string> FindDriver() {
   return found;
 }
 
+// The last line the driver wrote: why it could not start.
+std::string LastLine(const std::string& path) {
+  std::ifstream f(path);
+  std::string line, last;
+  while (std::getline(f, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last.empty() ? "no message" : last;
+}
+
 }  // namespace
 
-Result<int> StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
-                        const std::string& cwd) {
-  TORCHX_ASSIGN_OR_RETURN(std::string exe, FindDriver());
-  std::string log = (fs::path(pipelines_dir) / (id + ".driver.log")).string();
-  // Everything the children need is prepared before fork: only async-signal-safe calls after it.
-  std::vector<std::string> args = {exe, state_dir, id};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return InternalError(fmt::format("pipeline: pipe: {}", std::strerror(errno)));
-  pid_t child = ::fork();
-  if (child < 0) {
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    return UnavailableError(fmt::format("pipeline: fork: {}", std::strerror(errno)));
+Result<std::optional<DriverLock>> DriverLock::TryTake(const std::string& pipelines_dir, const std::string& id) {
+  std::string path = LockPath(pipelines_dir, id);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return UnavailableError(fmt::format("pipeline: cannot open {}: {}", path, std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) return std::optional<DriverLock>();
+    return UnavailableError(fmt::format("pipeline: cannot lock {}: {}", path, std::strerror(err)));
   }
-  if (child == 0) {
-    // Double fork: the driver is not our child (no zombie in a long-lived Python process) and,
-    // in its own session, outlives the terminal.
-    ::setsid();
-    pid_t driver = ::fork();
-    if (driver == 0) {
-      int in = ::open("/dev/null", O_RDONLY);
-      int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      if (in < 0 || out < 0 || ::chdir(cwd.c_str()) != 0) ::_exit(127);
-      ::dup2(in, 0);
-      ::dup2(out, 1);
-      ::dup2(out, 2);
-      ::execv(exe.c_str(), argv.data());
-      ::_exit(127);
-    }
-    int v = static_cast<int>(driver);
-    (void)!::write(pipefd[1], &v, sizeof v);
-    ::_exit(driver > 0 ? 0 : 1);
-  }
-  ::close(pipefd[1]);
-  int pid = -1;
-  ssize_t n;
-  do {
-    n = ::read(pipefd[0], &pid, sizeof pid);
-  } while (n < 0 && errno == EINTR);
-  ::close(pipefd[0]);
-  int wstatus = 0;
-  while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (n != sizeof pid || pid <= 0) return UnavailableError("pipeline: could not start torchx-pipeline-driver");
-  return pid;
+  return std::optional<DriverLock>(DriverLock(fd));
+}
+
+DriverLock::~DriverLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id) {
@@ -94,14 +77,73 @@ bool DriverRunning(const std::string& pipelines_dir, const std::string& id) {
   return held;
 }
 
-bool TakeDriverLock(const std::string& pipelines_dir, const std::string& id) {
-  int fd = ::open(LockPath(pipelines_dir, id).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return false;
+Status StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
+                   const std::string& cwd) {
+  TORCHX_ASSIGN_OR_RETURN(std::string exe, FindDriver());
+  std::string log = (fs::path(pipelines_dir) / (id + ".driver.log")).string();
+  // A session of its own (the terminal may close), default signal dispositions and an empty mask
+  // (the caller may block or ignore them: `torchx ui` blocks SIGTERM), stdio of its own.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> args = {exe, state_dir, id};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return UnavailableError(fmt::format("pipeline: cannot start {} in {}: {}", exe, cwd, std::strerror(rc)));
   }
-  return true;  // the descriptor stays open (and locked) until the process exits
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return UnavailableError(fmt::format("pipeline: torchx-pipeline-driver could not start: {} (log: {})",
+                                        LastLine(log), log));
+  }
+  return OkStatus();
+}
+
+int DaemonizeDriver(int& exit_code) {
+  // What the launcher left open (it may be a Python process) is not the driver's, nor its steps'.
+  ::close_range(3, ~0U, 0);
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    exit_code = 1;
+    return -1;
+  }
+  pid_t child = ::fork();
+  if (child < 0) {
+    exit_code = 1;
+    return -1;
+  }
+  if (child > 0) {
+    ::close(ready[1]);
+    char c = 0;
+    ssize_t n;
+    do {
+      n = ::read(ready[0], &c, 1);
+    } while (n < 0 && errno == EINTR);
+    exit_code = n == 1 && c == 'y' ? 0 : 1;
+    return -1;
+  }
+  ::close(ready[0]);
+  return ready[1];
 }
 
 }  // namespace torchx::pipelines

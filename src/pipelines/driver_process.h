@@ -1,25 +1,39 @@
 // The detached driver process of a pipeline whose steps the launcher sequences (anything but an
-// all-Slurm pipeline): started in its own session so the terminal may close, and holding an
-// flock on `<id>.driver.lock` while it lives, so "is a driver running?" needs no pid bookkeeping
-// (the kernel drops the lock when the process dies, however it dies).
+// all-Slurm pipeline), and the lock that says one is at work: an flock on `<id>.driver.lock`,
+// held by the driver for its life (and by the launcher while it submits an all-Slurm pipeline),
+// so "is anyone moving this pipeline?" needs no pid bookkeeping: the kernel drops the lock when
+// the process dies, however it dies.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "torchx/status.h"
 
 namespace torchx::pipelines {
 
-/// Starts torchx-pipeline-driver for pipeline `id` of `state_dir`, in `cwd`, its output appended
-/// to `<pipelines dir>/<id>.driver.log`. Returns its pid; does not wait for it.
-Result<int> StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
-                        const std::string& cwd);
+class DriverLock {
+ public:
+  /// nullopt when another process holds it; an error when the lock file cannot be opened.
+  static Result<std::optional<DriverLock>> TryTake(const std::string& pipelines_dir, const std::string& id);
+  DriverLock(DriverLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  DriverLock& operator=(DriverLock&&) = delete;
+  DriverLock(const DriverLock&) = delete;
+  ~DriverLock();
 
-/// Whether a driver holds pipeline `id`'s lock.
+ private:
+  explicit DriverLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+/// Whether some process holds pipeline `id`'s lock.
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id);
 
-/// Takes pipeline `id`'s driver lock for the life of this process: false when another driver
-/// holds it.
-bool TakeDriverLock(const std::string& pipelines_dir, const std::string& id);
+/// Starts torchx-pipeline-driver for pipeline `id` of `state_dir` in its own session, in `cwd`,
+/// with default signal dispositions, its output appended to `<pipelines dir>/<id>.driver.log`.
+/// Returns once the driver holds the pipeline's lock (or found another driver holding it); an
+/// error, with the driver's own message, when it could not start.
+Status StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
+                   const std::string& cwd);
 
 }  // namespace torchx::pipelines

@@ -52,9 +52,17 @@ void Finish(PipelineRecord& r) {
       failed.push_back(s.name);
     }
   }
+  std::vector<std::string> not_run;
+  for (const StepRecord& s : r.steps) {
+    if (s.phase == StepPhase::kSkipped) not_run.push_back(s.name);
+  }
   if (!failed.empty()) {
     r.final_state = AppState::kFailed;
     r.msg = fmt::format("step{} {} did not succeed", failed.size() > 1 ? "s" : "", fmt::join(failed, ", "));
+  } else if (!not_run.empty() && !r.cancel_requested) {
+    // Nothing failed, yet steps never ran (nothing was left to submit them): not a success.
+    r.final_state = AppState::kFailed;
+    r.msg = fmt::format("step{} {} did not run", not_run.size() > 1 ? "s" : "", fmt::join(not_run, ", "));
   } else if (r.cancel_requested) {
     r.final_state = AppState::kCancelled;
     r.msg = "cancelled";
@@ -156,6 +164,74 @@ Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, Step
   });
 }
 
+Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id,
+                                                 const std::string& name, StepBackend& backend,
+                                                 const std::vector<std::string>& after) {
+  // Claimed under the lock, so a cancel arriving now either sees the step as waiting (and marks
+  // it not run, and we do not submit) or sees it submitting (and we cancel it once recorded).
+  bool claimed = false;
+  auto claim = store.Update(id, [&](PipelineRecord& cur) {
+    StepRecord* s = cur.Step(name);
+    if (cur.cancel_requested || !s || s->phase != StepPhase::kWaiting) return OkStatus();
+    s->phase = StepPhase::kSubmitting;
+    claimed = true;
+    return OkStatus();
+  });
+  if (!claim) return claim.error();
+  if (!claimed) return std::optional<PipelineRecord>();
+  auto handle = backend.Submit(*claim->Step(name), after);
+  bool cancel_now = false;
+  auto record = [&](PipelineRecord& cur) {
+    StepRecord* s = cur.Step(name);
+    if (handle) {
+      s->phase = StepPhase::kSubmitted;
+      s->handle = *handle;
+      s->state = AppState::kSubmitted;
+      cancel_now = cur.cancel_requested;
+    } else {
+      s->phase = StepPhase::kDone;
+      s->state = AppState::kFailed;
+      s->msg = "submission failed: " + handle.error().message();
+      ApplyStatuses(cur, {});
+    }
+    return OkStatus();
+  };
+  auto recorded = store.Update(id, record);
+  if (!recorded) {
+    // Not recorded (the store failed): leave nothing running, and fail the step if the store
+    // takes that much, so the pipeline does not wait on a step nobody will submit.
+    if (handle) (void)backend.Cancel(*handle);
+    std::string why = recorded.error().message();
+    (void)store.Update(id, [&](PipelineRecord& cur) {
+      FailUnrecorded(cur, "its handle could not be recorded (" + why + "); it was cancelled");
+      return OkStatus();
+    });
+    return recorded.error();
+  }
+  if (cancel_now) (void)backend.Cancel(*handle);
+  return std::optional(std::move(*recorded));
+}
+
+void FailUnrecorded(PipelineRecord& r, const std::string& why) {
+  for (StepRecord& s : r.steps) {
+    if (s.phase != StepPhase::kSubmitting) continue;
+    s.phase = StepPhase::kDone;
+    s.state = AppState::kFailed;
+    s.msg = why;
+  }
+  ApplyStatuses(r, {});
+}
+
+void AbandonWaiting(PipelineRecord& r, const std::string& why) {
+  for (StepRecord& s : r.steps) {
+    if (s.phase != StepPhase::kWaiting) continue;
+    s.phase = StepPhase::kSkipped;
+    s.state = AppState::kCancelled;
+    s.msg = "not run: " + why;
+  }
+  ApplyStatuses(r, {});
+}
+
 Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, StepBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Refresh(store, id, backend));
   std::vector<std::string> ready;
@@ -164,42 +240,8 @@ Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, Step
   }
   for (const std::string& name : ready) {
     if (r.final_state || r.cancel_requested) break;
-    // Claimed under the lock, so a cancel arriving now either sees the step as waiting (and marks
-    // it not run, and we do not submit) or sees it submitting (and we cancel it once recorded).
-    bool claimed = false;
-    auto claim = store.Update(id, [&](PipelineRecord& cur) {
-      StepRecord* s = cur.Step(name);
-      if (cur.cancel_requested || !s || s->phase != StepPhase::kWaiting) return OkStatus();
-      s->phase = StepPhase::kSubmitting;
-      claimed = true;
-      return OkStatus();
-    });
-    if (!claim) return claim.error();
-    if (!claimed) continue;
-    const StepRecord* step = claim->Step(name);
-    auto handle = backend.Submit(*step, {});
-    bool cancel_now = false;
-    auto recorded = store.Update(id, [&](PipelineRecord& cur) {
-      StepRecord* s = cur.Step(name);
-      if (handle) {
-        s->phase = StepPhase::kSubmitted;
-        s->handle = *handle;
-        s->state = AppState::kSubmitted;
-        cancel_now = cur.cancel_requested;
-      } else {
-        s->phase = StepPhase::kDone;
-        s->state = AppState::kFailed;
-        s->msg = "submission failed: " + handle.error().message();
-        ApplyStatuses(cur, {});
-      }
-      return OkStatus();
-    });
-    if (!recorded) {
-      if (handle) (void)backend.Cancel(*handle);  // not recorded: leave nothing running
-      return recorded.error();
-    }
-    if (cancel_now) (void)backend.Cancel(*handle);
-    r = std::move(*recorded);
+    TORCHX_ASSIGN_OR_RETURN(auto submitted, SubmitStep(store, id, name, backend, {}));
+    if (submitted) r = std::move(*submitted);
   }
   return r;
 }

@@ -43,6 +43,21 @@ Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, Step
 /// requested). Returns the record as written.
 Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, StepBackend& backend);
 
+/// Claims waiting step `name` (unless cancel was requested or it is not waiting), submits it
+/// (`after`: the Slurm jobs it waits for) and records its handle; a cancel that arrived while it
+/// was being submitted cancels it at once. nullopt when it could not be claimed. When the handle
+/// cannot be recorded the job is cancelled and the step failed.
+Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id,
+                                                 const std::string& name, StepBackend& backend,
+                                                 const std::vector<std::string>& after);
+
+/// Fails the steps left `submitting` (whoever claimed them died, or could not record the
+/// handle): they may or may not have been submitted, and submitting again could run them twice.
+void FailUnrecorded(PipelineRecord& record, const std::string& why);
+
+/// Marks every waiting step not run (`why`), e.g. when nothing is left to submit it.
+void AbandonWaiting(PipelineRecord& record, const std::string& why);
+
 /// Asks for cancellation: steps not yet submitted are marked not run, submitted ones are
 /// cancelled through their schedulers. Idempotent.
 ::torchx::Status CancelPipeline(PipelineStore& store, const std::string& id, StepBackend& backend);

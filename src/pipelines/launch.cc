@@ -161,42 +161,34 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
 
   if (plan.slurm_native) {
     // The whole DAG at once: Slurm holds each job until its dependencies succeed, and cancels it
-    // when one fails, whether or not this process is still there.
+    // when one fails, whether or not this process is still there. This process holds the
+    // pipeline's lock while it submits: a status call that finds it gone with steps unsubmitted
+    // (killed mid-launch) marks them not run rather than waiting forever.
+    TORCHX_ASSIGN_OR_RETURN(auto lock, DriverLock::TryTake(store.dir(), plan.id));
     auto backend = MakeRunnerStepBackend(runner);
     std::map<std::string, std::string> handles;
     for (const StepRecord& step : record.steps) {
       std::vector<std::string> after;
       for (const std::string& d : step.depends_on) after.push_back(handles[d]);
-      auto submitted = backend->Submit(step, after);
-      auto recorded = submitted ? store.Update(plan.id,
-                                               [&](PipelineRecord& r) {
-                                                 StepRecord* s = r.Step(step.name);
-                                                 s->phase = StepPhase::kSubmitted;
-                                                 s->handle = *submitted;
-                                                 s->state = specs::AppState::kSubmitted;
-                                                 return OkStatus();
-                                               })
-                                : Result<PipelineRecord>(submitted.error());
-      if (!recorded) {
-        // Leave nothing behind: what was submitted is cancelled, the record removed.
-        if (submitted) (void)backend->Cancel(*submitted);
+      // Claimed and recorded as the driver does, so a cancel arriving mid-launch is honoured.
+      auto submitted = SubmitStep(store, plan.id, step.name, *backend, after);
+      const StepRecord* done = submitted && *submitted ? (*submitted)->Step(step.name) : nullptr;
+      if (!submitted || (done && done->phase != StepPhase::kSubmitted)) {
+        // The first submission that fails stops the launch: what was submitted is cancelled and
+        // the record removed, as if nothing had run.
         for (const auto& [_, h] : handles) (void)backend->Cancel(h);
         (void)store.Remove(plan.id);
-        return recorded.error().WithContext("steps." + step.name);
+        return (submitted ? UnavailableError(done->msg) : submitted.error()).WithContext("steps." + step.name);
       }
-      handles[step.name] = *submitted;
+      if (!*submitted) break;  // cancelled while launching: the rest is marked not run
+      handles[step.name] = done->handle;
     }
     return handle;
   }
 
-  auto started = store.Update(plan.id, [&](PipelineRecord& r) -> Status {
-    TORCHX_ASSIGN_OR_RETURN(int pid, StartDriver(internal::DefaultStateDir(), store.dir(), plan.id, r.cwd));
-    r.driver_pid = pid;
-    return OkStatus();
-  });
-  if (!started) {
+  if (Status s = StartDriver(internal::DefaultStateDir(), store.dir(), plan.id, record.cwd); !s.ok()) {
     (void)store.Remove(plan.id);
-    return started.error();
+    return s;
   }
   return handle;
 }

@@ -30,14 +30,52 @@ runner::RunnerOptions RunnerOptionsFor(const std::string& session, std::shared_p
   return o;
 }
 
+// The record, brought up to date, and moving again if nothing moves it:
+// - a driver (or an all-Slurm pipeline's launcher) holds the lock: the record as it is;
+// - all-Slurm: refreshed from Slurm (Slurm sequences it); steps a launcher killed mid-launch left
+//   unsubmitted are marked not run;
+// - otherwise the driver died (a reboot, kill -9) before the pipeline ended: a new one is started,
+//   which goes on from the record; if none can start, what is left is marked not run and the
+//   pipeline ends once its running steps have.
+Result<std::optional<PipelineRecord>> CurrentRecord(PipelineStore& store, const std::string& state_dir,
+                                                    const std::string& id, StepBackend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
+  if (!record || record->final_state || DriverRunning(store.dir(), id)) return record;
+  std::string stuck;
+  if (!record->slurm_native) {
+    Status started = StartDriver(state_dir, store.dir(), id, record->cwd);
+    if (started.ok()) return record;
+    stuck = "the pipeline's driver cannot start: " + started.message();
+  }
+  auto abandoned = store.Update(id, [&](PipelineRecord& cur) {
+    if (cur.final_state) return OkStatus();
+    if (cur.slurm_native) {
+      FailUnrecorded(cur, "the launch stopped while submitting this step; check `squeue`");
+      AbandonWaiting(cur, "the launch stopped before submitting it");
+    } else {
+      AbandonWaiting(cur, stuck);
+    }
+    return OkStatus();
+  });
+  if (!abandoned) return abandoned.error();
+  TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Refresh(store, id, backend));
+  return std::optional(std::move(r));
+}
+
 // One step's lines, for a step that had not started when asked: without `follow`, none; with
 // it, the step's own lines once the pipeline submits it (none if it never runs).
 class StepLogIterator : public schedulers::LogIterator {
  public:
-  StepLogIterator(plugins::PluginRegistry& registry, PipelineStore store, std::string id, std::string step,
-                  schedulers::LogOptions options, std::shared_ptr<const Clock> clock)
-      : registry_(registry), store_(std::move(store)), id_(std::move(id)), step_(std::move(step)),
-        options_(std::move(options)), clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()) {}
+  StepLogIterator(plugins::PluginRegistry& registry, std::string state_dir, std::string id, std::string step,
+                  schedulers::LogOptions options, std::shared_ptr<const Clock> clock, const std::string& session)
+      : state_dir_(std::move(state_dir)),
+        store_((fs::path(state_dir_) / "pipelines").string()),
+        id_(std::move(id)),
+        step_(std::move(step)),
+        options_(std::move(options)),
+        clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()),
+        runner_(registry, RunnerOptionsFor(session, clock_)),
+        backend_(MakeRunnerStepBackend(runner_)) {}
 
   Result<std::optional<std::string>> Next() override {
     TORCHX_ASSIGN_OR_RETURN(bool started, Start());
@@ -52,32 +90,31 @@ class StepLogIterator : public schedulers::LogIterator {
   }
 
  private:
-  // Waits (following) until the step has a handle; false when it will never have one.
+  // Waits (following) until the step has a handle; false when it will never have one. Each look
+  // goes through CurrentRecord, so a dead driver is restarted rather than waited on forever.
   Result<bool> Start() {
     while (!inner_) {
       if (!options_.follow) return false;
-      TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(id_));
+      TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store_, state_dir_, id_, *backend_));
       const StepRecord* s = record ? record->Step(step_) : nullptr;
-      if (!s || s->phase == StepPhase::kSkipped || s->phase == StepPhase::kDone || record->final_state) {
-        if (!s || s->handle.empty()) return false;
-      }
       if (s && !s->handle.empty()) {
-        runner_ = std::make_unique<runner::Runner>(registry_, RunnerOptionsFor(record->session, clock_));
-        TORCHX_ASSIGN_OR_RETURN(inner_, runner_->LogLines(s->handle, options_));
+        TORCHX_ASSIGN_OR_RETURN(inner_, runner_.LogLines(s->handle, options_));
         break;
       }
+      if (!s || s->phase == StepPhase::kSkipped || s->phase == StepPhase::kDone || record->final_state) return false;
       clock_->SleepFor(std::chrono::milliseconds(500));
     }
     return true;
   }
 
-  plugins::PluginRegistry& registry_;
+  std::string state_dir_;
   PipelineStore store_;
   std::string id_;
   std::string step_;
   schedulers::LogOptions options_;
   std::shared_ptr<const Clock> clock_;
-  std::unique_ptr<runner::Runner> runner_;
+  runner::Runner runner_;
+  std::unique_ptr<StepBackend> backend_;
   std::unique_ptr<schedulers::LogIterator> inner_;
 };
 
@@ -152,7 +189,8 @@ class PipelineScheduler : public schedulers::Scheduler {
     if (!found.step->handle.empty()) return runner_.LogLines(found.step->handle, step_options);
     // A step that has not started has no lines yet; followed, its lines come once it starts.
     return std::unique_ptr<schedulers::LogIterator>(
-        std::make_unique<StepLogIterator>(registry_, store_, app_id, found.step->name, step_options, clock_));
+        std::make_unique<StepLogIterator>(registry_, state_dir_, app_id, found.step->name, step_options, clock_,
+                                          session_name()));
   }
 
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
@@ -179,25 +217,8 @@ class PipelineScheduler : public schedulers::Scheduler {
         "Python); `torchx run` takes a job scheduler");
   }
 
-  // The record, brought up to date: a pipeline the launcher sequences gets its driver back if the
-  // driver died (a reboot, kill -9) and the pipeline has not ended; an all-Slurm one is refreshed
-  // from Slurm (there is no driver: Slurm sequences it).
   Result<std::optional<PipelineRecord>> Current(const std::string& id) {
-    TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(id));
-    if (!record || record->final_state) return record;
-    if (record->slurm_native) {
-      TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Refresh(store_, id, *backend_));
-      return std::optional(std::move(r));
-    }
-    if (!DriverRunning(store_.dir(), id)) {
-      TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, store_.Update(id, [&](PipelineRecord& cur) -> Status {
-        if (cur.final_state || DriverRunning(store_.dir(), id)) return OkStatus();
-        TORCHX_ASSIGN_OR_RETURN(cur.driver_pid, StartDriver(state_dir_, store_.dir(), id, cur.cwd));
-        return OkStatus();
-      }));
-      return std::optional(std::move(r));
-    }
-    return record;
+    return CurrentRecord(store_, state_dir_, id, *backend_);
   }
 
   plugins::PluginRegistry& registry_;
@@ -219,15 +240,30 @@ void RegisterPipelineScheduler(plugins::PluginRegistry& registry) {
                               });
 }
 
-int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id) {
+int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
+                      int ready_fd) {
   PipelineStore store((fs::path(state_dir) / "pipelines").string());
-  if (!TakeDriverLock(store.dir(), id)) return 0;  // another driver has it
-  auto record = store.Get(id);
-  if (!record || !*record) {
-    std::fprintf(stderr, "torchx-pipeline-driver: pipeline %s: %s\n", id.c_str(),
-                 record ? "does not exist" : record.error().message().c_str());
+  auto ready = [&ready_fd](bool ok) {
+    if (ready_fd < 0) return;
+    char c = ok ? 'y' : 'n';
+    (void)!::write(ready_fd, &c, 1);
+    ::close(ready_fd);
+    ready_fd = -1;
+  };
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "torchx-pipeline-driver: pipeline %s: %s\n", id.c_str(), why.c_str());
+    ready(false);
     return 1;
+  };
+  auto lock = DriverLock::TryTake(store.dir(), id);
+  if (!lock) return fail(lock.error().message());
+  if (!*lock) {  // another driver has it: that one moves the pipeline
+    ready(true);
+    return 0;
   }
+  auto record = store.Get(id);
+  if (!record) return fail(record.error().message());
+  if (!*record) return fail("does not exist");
   runner::Runner runner(registry, RunnerOptionsFor((*record)->session, nullptr));
   auto backend = MakeRunnerStepBackend(runner);
   // A step left "submitting" means a driver died between claiming it and recording its handle:
@@ -242,22 +278,29 @@ int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& stat
     }
     return OkStatus();
   });
-  if (!resumed) {
-    std::fprintf(stderr, "torchx-pipeline-driver: %s\n", resumed.error().message().c_str());
-    return 1;
-  }
+  if (!resumed) return fail(resumed.error().message());
+  ready(true);
+  bool swept = false;
   int errors = 0;
   while (true) {
     auto r = Advance(store, id, *backend);
     if (!r) {
       if (r.error().code() == StatusCode::kNotFound) return 0;  // deleted
       std::fprintf(stderr, "torchx-pipeline-driver: %s\n", r.error().message().c_str());
-      if (++errors > 60) return 1;  // the store has been failing for a minute
+      if (++errors > 60) return 1;  // the store has been failing for a minute: a status call restarts us
       std::this_thread::sleep_for(std::chrono::seconds(1));
       continue;
     }
     errors = 0;
     if (r->final_state) return 0;
+    // Once per driver, when it first sees a cancel: cancel every step still running, in case the
+    // canceller's own cancel of a step failed or missed one recorded while it ran (idempotent).
+    if (r->cancel_requested && !swept) {
+      swept = true;
+      for (const StepRecord& s : r->steps) {
+        if (s.phase == StepPhase::kSubmitted) (void)backend->Cancel(s.handle);
+      }
+    }
     std::string active;
     for (const StepRecord& s : r->steps) {
       if (s.phase == StepPhase::kSubmitted) active = s.handle;

@@ -87,8 +87,6 @@ std::string PipelineRecordToJson(const PipelineRecord& r) {
             {"cwd", r.cwd},
             {"created", r.created},
             {"slurm_native", r.slurm_native},
-            {"driver_pid", r.driver_pid},
-            {"driver_identity", r.driver_identity},
             {"cancel_requested", r.cancel_requested},
             {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
             {"msg", r.msg},
@@ -106,8 +104,6 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
     r.cwd = j.at("cwd").get<std::string>();
     r.created = j.at("created").get<double>();
     r.slurm_native = j.at("slurm_native").get<bool>();
-    r.driver_pid = j.at("driver_pid").get<int>();
-    r.driver_identity = j.at("driver_identity").get<std::string>();
     r.cancel_requested = j.at("cancel_requested").get<bool>();
     if (!j.at("final_state").is_null()) {
       TORCHX_ASSIGN_OR_RETURN(auto st, specs::ParseAppState(j["final_state"].get<std::string>()));
@@ -167,6 +163,12 @@ Status PipelineStore::Write(const PipelineRecord& record) const {
     int err = errno;
     ::unlink(tmp.c_str());
     return StoreError("rename " + tmp, err);
+  }
+  // The rename itself is durable only once the directory is: without this a power loss could
+  // bring back an older record (a step "waiting" again that was already submitted).
+  if (int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+    (void)::fsync(dir);
+    ::close(dir);
   }
   return OkStatus();
 }

@@ -37,8 +37,6 @@ struct PipelineRecord {
   std::string cwd;        ///< where the run was started (steps are submitted from it)
   double created = 0;     ///< epoch seconds
   bool slurm_native = false;
-  int driver_pid = 0;
-  std::string driver_identity;
   bool cancel_requested = false;
   std::optional<specs::AppState> final_state;  ///< set once the pipeline has ended
   std::string msg;

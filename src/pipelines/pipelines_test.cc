@@ -9,6 +9,7 @@
 
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
+#include "testing/registry.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "torchx/pipelines/pipeline.h"
@@ -301,6 +302,29 @@ TEST(SlurmNativeTest, StepsSlurmCancelledForAFailedDependencyAreNotRun) {
   EXPECT_EQ(r->Step("evaluate")->phase, StepPhase::kSkipped);
   EXPECT_EQ(r->Step("evaluate")->msg, "not run: step `train` FAILED");
   EXPECT_TRUE(steps.submitted.empty());  // Refresh never submits
+}
+
+// Through the scheduler a composition root registers: what status says of an all-Slurm
+// pipeline whose launcher died mid-launch (no process holds its lock).
+TEST(PipelineSchedulerTest, AnAllSlurmLaunchThatDiedLeavesNothingWaitingForever) {
+  testing::ScopedTempDir tmp;
+  testing::ScopedEnv env("TORCHX_STATE_DIR", tmp.path().c_str());
+  PipelineStore store(tmp.path() + "/pipelines");
+  PipelineRecord rec = ThreeSteps(/*slurm_native=*/true);
+  rec.steps[0].phase = StepPhase::kSubmitting;  // claimed; the launcher died before recording it
+  ASSERT_THAT(store.Create(rec), IsOk());
+  auto registry = testing::BuiltinRegistry();
+  RegisterPipelineScheduler(*registry);
+  runner::Runner runner(*registry);
+  auto status = runner.Status("pipeline://torchx/flow-1");
+  ASSERT_THAT(status, IsOk());
+  ASSERT_TRUE(status->has_value());
+  EXPECT_EQ((*status)->state, AppState::kFailed);
+  EXPECT_THAT((*status)->msg, HasSubstr("prepare FAILED: the launch stopped while submitting this step"));
+  EXPECT_THAT((*status)->msg, HasSubstr("train not run: step `prepare` FAILED"));
+  // A step scheduler's own verbs are refused with the way to run a pipeline.
+  EXPECT_THAT(runner.RunComponent("utils.echo", {}, "pipeline"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("torchx pipeline run")));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@ cascading, the detached driver surviving a kill -9, and bad pipeline files submi
 The DDP case needs torch (skipped without it unless TORCHX_REQUIRE_ENGINES names torch)."""
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -165,3 +166,26 @@ steps:
     assert "=== STEP a on local_cwd ===" in out and "=== STEP b on local_cwd, after a ===" in out
     assert "TORCHX_PIPELINE_STEP=b" in out
     assert torchx("list", "-s", "pipeline").stdout.count("pipeline://") == 0
+
+
+def test_a_driver_that_cannot_restart_leaves_the_rest_not_run(torchx):
+    # The pipeline's directory disappears while its driver is dead: no new driver can start there,
+    # so the waiting step is marked not run and the pipeline ends once the running step has.
+    work = torchx.cwd / "work"
+    work.mkdir()
+    (work / "flow.yaml").write_text("""
+steps:
+  first: {component: utils.sh, args: [sleep, "2"]}
+  second: {component: utils.sh, args: [touch, second-ran], depends_on: first}
+""")
+    torchx.cwd = work
+    handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
+    torchx.cwd = work.parent
+    torchx.wait_state(handle, {"RUNNING"}, timeout=30)
+    [pid] = driver_pids(handle.rsplit("/", 1)[1])
+    os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(work)
+    status = torchx.wait_state(handle, {"FAILED", "SUCCEEDED", "CANCELLED"}, timeout=60)
+    assert status["state"] == "FAILED", status
+    assert "second not run: the pipeline's driver cannot start" in status["msg"], status["msg"]
+    assert "work" in status["msg"]  # the directory it could not start in
