@@ -152,6 +152,12 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   TORCHX_ASSIGN_OR_RETURN(std::string supervisor, FindSupervisor());
   TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(state_dir));
   TORCHX_ASSIGN_OR_RETURN(AppPlan plan, AppPlanFromJson(info.payload));
+  // The replicas' output goes there: a directory that cannot be made (log_dir under a file, a
+  // read-only file system) is an error now, not an app whose output silently goes nowhere.
+  if (!internal::CreatePrivateDirs(plan.app_dir)) {
+    return FailedPreconditionError(fmt::format("local: cannot create the app's log directory {}: {} (check log_dir)",
+                                               plan.app_dir, strerror(errno)));
+  }
   AppRecord rec;
   rec.app_id = info.app_id;
   rec.session = session_name();

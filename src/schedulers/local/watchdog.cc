@@ -37,7 +37,11 @@ namespace {
         }
         (void)(*store)->PutReplicas(*replicas);
       }
-      (void)(*store)->SetAppState(app_id, specs::AppState::kFailed, 0,
+      // The restarts so far stay part of the record (a user reading why the app failed after
+      // its retries needs to see that it was retried).
+      int restarts = 0;
+      if (auto app = (*store)->GetApp(app_id); app && *app) restarts = (*app)->num_restarts;
+      (void)(*store)->SetAppState(app_id, specs::AppState::kFailed, restarts,
                                   "the app's supervisor died unexpectedly; its replicas were stopped", "<NONE>");
     }
   }
