@@ -22,6 +22,12 @@ std::string ShellWord(const std::string& s) {
     quoted.replace(pos, macro.size(), "'\"$SLURM_JOB_ID\"'");
     pos += 17;
   }
+  // sbatch refuses a script holding "\r\n" (it takes it for a DOS file), so a carriage return
+  // leaves the single quotes as bash's $'\r'.
+  for (size_t pos = 0; (pos = quoted.find('\r', pos)) != std::string::npos;) {
+    quoted.replace(pos, 1, "'$'\\r''");
+    pos += 7;
+  }
   return quoted;
 }
 

@@ -88,6 +88,21 @@ fi
 )");
 }
 
+TEST(SbatchScript, ACarriageReturnInAnArgumentLeavesNoCrLfInTheScript) {
+  specs::AppDef app = TwoRoles();
+  app.roles.resize(1);
+  app.roles[0].num_replicas = 1;
+  app.roles[0].args = {"a\r\nb"};
+  auto resolved = SlurmRunOpts().Resolve(specs::Cfg{});
+  ASSERT_THAT(resolved, IsOk());
+  auto req = BuildSlurmRequest(app, SlurmOptions::From(*resolved), SlurmVersion{24, 11}, 100000);
+  ASSERT_THAT(req, IsOk());
+  std::string script = req->Materialize();
+  EXPECT_EQ(script.find('\r'), std::string::npos);  // sbatch refuses "\r\n" as a DOS file
+  EXPECT_THAT(script, HasSubstr(R"('a'$'\r''
+b')"));  // bash gives back the exact bytes
+}
+
 TEST(SbatchScript, ADependencyHoldsTheJobAndCancelsItWhenItCanNeverBeMet) {
   specs::AppDef app = TwoRoles();
   auto resolved = SlurmRunOpts().Resolve(specs::Cfg{{"dependency", std::string("afterok:12:13")}});
