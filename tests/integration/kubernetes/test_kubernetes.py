@@ -310,6 +310,34 @@ def test_each_kind_of_credential(server, pki, tmp_path, mode):
     assert state_of(torchx, handle)["state"] == "SUBMITTED"
 
 
+def test_no_credential_reaches_the_state_directory_or_logs(server, pki, tmp_path):
+    # A kubeconfig token, used for a kubernetes app, for a pipeline with a kubernetes step and a
+    # local_cwd step, and for local apps beside them: none of it is written where the launcher
+    # keeps state and logs (records, pipeline records, the driver's log, replica logs).
+    secret = "s3cr3t-token-" + "z" * 24
+    state = tmp_path / "state"
+    torchx = make_cli(tmp_path, kubeconfig(server.url, pki, "token", token=secret),
+                      {"TORCHX_STATE_DIR": str(state)})
+    saved, server.token = server.token, secret
+    try:
+        handle, _, _ = submit(torchx, "utils.echo")
+        torchx("status", handle)
+        (tmp_path / "flow.yaml").write_text(
+            "steps:\n"
+            "  remote: {component: utils.echo, scheduler: kubernetes, cfg: {queue: default}}\n"
+            "  local: {component: utils.sh, args: [env]}\n")
+        pipeline = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
+        local = torchx("run", "--wait", "utils.sh", "env").stdout.split()[0]
+        torchx("status", pipeline)
+        for path in state.rglob("*"):
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), path
+        assert secret not in torchx("log", local).stdout
+        torchx("cancel", pipeline)
+    finally:
+        server.token = saved
+
+
 def test_exec_plugins_are_off_by_default(server, pki, tmp_path):
     torchx = make_cli(tmp_path, kubeconfig(server.url, pki, "exec"))
     res = torchx("run", "-s", "kubernetes", "-cfg", "queue=default", "utils.echo", check=False)
