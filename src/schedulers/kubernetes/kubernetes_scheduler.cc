@@ -114,7 +114,15 @@ class KubernetesScheduler : public Scheduler {
     std::string ns = req["namespace"];
     const Json& job = req["job"];
     std::string name = job["metadata"]["name"];
-    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kJobsApi, internal::UrlEncode(ns)), job.dump()));
+    bool maybe_created = false;
+    TORCHX_ASSIGN_OR_RETURN(auto resp,
+                            c->Create(fmt::format(kJobsApi, internal::UrlEncode(ns)), job.dump(), &maybe_created));
+    if (resp.status == 409 && maybe_created) {
+      // An earlier attempt reached the server (it timed out, or answered 5xx, after taking the
+      // Job): the name is this submission's own (unique, chosen at dry run), so the Job is ours
+      // and is not created twice.
+      return fmt::format("{}:{}", ns, name);
+    }
     if (resp.status == 404) {
       return FailedPreconditionError(fmt::format(
           "kubernetes: {} has no batch.volcano.sh/v1alpha1 jobs in namespace `{}` (is Volcano installed, and does the "
@@ -372,8 +380,9 @@ class KubernetesScheduler : public Scheduler {
                     {"action", "AbortJob"},
                     {"target", owner}};
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
-    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kCommandsApi, internal::UrlEncode(ref.ns)),
-                                               command.dump()));
+    // Two AbortJob commands abort the job once: a retry is safe.
+    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Create(fmt::format(kCommandsApi, internal::UrlEncode(ref.ns)),
+                                                 command.dump(), nullptr));
     if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: abort {}", app_id));
     return OkStatus();
   }
@@ -389,7 +398,7 @@ class KubernetesScheduler : public Scheduler {
         o.exec = exec.get();
         TORCHX_ASSIGN_OR_RETURN(connection_, LoadKubeConfig(o));
       }
-      client_ = std::make_shared<KubeClient>(http_, *connection_);
+      client_ = std::make_shared<KubeClient>(http_, *connection_, clock_);
     }
     return client_;
   }

@@ -14,6 +14,7 @@
 
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/kubernetes/volcano_job.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http_client.h"
 #include "testing/status_matchers.h"
 
@@ -96,7 +97,9 @@ struct Fixture {
   }
   FakeApiServer api;
   std::shared_ptr<FakeHttpClient> http = std::make_shared<FakeHttpClient>();
-  std::unique_ptr<Scheduler> sched = MakeKubernetesScheduler("test", http, Connection());
+  // Retries and waits move a fake clock: no test sleeps.
+  std::shared_ptr<testing::FakeClock> clock = std::make_shared<testing::FakeClock>();
+  std::unique_ptr<Scheduler> sched = MakeKubernetesScheduler("test", http, Connection(), clock);
 
   Result<std::string> Run() {
     specs::Role r;
@@ -285,6 +288,116 @@ TEST(KubernetesScheduler, AnUnreachableApiServerIsAClearError) {
     EXPECT_THAT(s.message(), HasSubstr("kubernetes API server https://fake-apiserver:6443 (context `fake`"));
   }
 }
+
+
+// ---- faults: the API server unreachable, overloaded, failing, or taking a create that times out ----
+
+namespace faults {
+
+using ::testing::ElementsAre;
+using std::chrono::milliseconds;
+
+struct Faulty : Fixture {
+  Scheduler* faulty = sched.get();
+
+  Result<DryRunInfo> DryRun() {
+    specs::Role r;
+    r.name = "trainer";
+    r.image = "busybox";
+    r.entrypoint = "echo";
+    r.num_replicas = 1;
+    return faulty->SubmitDryRun(specs::AppDef{"train", {r}, {}}, {{"queue", std::string("default")}});
+  }
+  // Answers `errors` first (in order), then goes back to the API server.
+  void FailFirst(const std::string& method, const std::string& prefix, std::vector<Result<HttpResponse>> errors,
+                 FakeHttpClient::Handler then) {
+    auto left = std::make_shared<std::vector<Result<HttpResponse>>>(std::move(errors));
+    http->On(method, prefix, [left, then](const Request& r) -> Result<HttpResponse> {
+      if (left->empty()) return then(r);
+      auto next = left->front();
+      left->erase(left->begin());
+      return next;
+    });
+  }
+};
+
+std::string TooMany(int retry_after) {
+  Json s = Json::parse(ApiStatus(429, "TooManyRequests", "too many requests"));
+  s["details"] = {{"retryAfterSeconds", retry_after}};
+  return s.dump();
+}
+
+TEST(KubernetesFaults, ReadsAreRetriedThrough5xxAnd429HonouringRetryAfter) {
+  Faulty f;
+  auto info = f.DryRun();
+  ASSERT_THAT(info, IsOk());
+  auto id = f.faulty->Schedule(*info);
+  ASSERT_THAT(id, IsOk());
+  f.FailFirst("GET", std::string(kJobs) + "/",
+              {HttpResponse{503, ApiStatus(503, "ServiceUnavailable", "etcd leader changed")},
+               HttpResponse{429, TooMany(7)}, UnavailableError("connection reset")},
+              [&f](const Request& r) { return f.api.Get(r); });
+  auto d = f.faulty->Describe(*id);
+  ASSERT_THAT(d, IsOk());
+  EXPECT_TRUE(d->has_value());
+  // 250 ms, then the 7 s the server asked for, then 1 s (the backoff doubles regardless).
+  EXPECT_THAT(f.clock->sleeps(), ElementsAre(milliseconds(250), milliseconds(7000), milliseconds(1000)));
+}
+
+TEST(KubernetesFaults, AnUnreachableServerIsRetriedABoundedTimeThenAClearError) {
+  Faulty f;
+  f.http->SetUnreachable();
+  auto d = f.faulty->Describe("default:train-abc");
+  EXPECT_THAT(d, StatusIs(StatusCode::kUnavailable, HasSubstr("kubernetes API server https://fake-apiserver:6443 "
+                                                             "(context `fake` of the test) cannot be reached")));
+  EXPECT_EQ(f.http->requests().size(), 5u);
+  EXPECT_THAT(f.clock->sleeps(),
+              ElementsAre(milliseconds(250), milliseconds(500), milliseconds(1000), milliseconds(2000)));
+}
+
+TEST(KubernetesFaults, ACreateThatTimedOutAfterTheServerTookItIsNotDuplicated) {
+  Faulty f;
+  auto info = f.DryRun();
+  ASSERT_THAT(info, IsOk());
+  // The first POST reaches the server, which creates the Job, but its answer is lost.
+  f.http->On("POST", kJobs, [&f](const Request& r) -> Result<HttpResponse> {
+    bool first = f.api.jobs.empty();
+    auto created = f.api.Create(r);
+    if (first) return UnavailableError("Operation timed out after 30000 milliseconds");
+    return created;
+  });
+  auto id = f.faulty->Schedule(*info);
+  ASSERT_THAT(id, IsOk());  // the retry's 409 is our own Job
+  EXPECT_EQ(f.api.jobs.size(), 1u);
+  EXPECT_EQ(f.http->RequestsTo("POST", kJobs).size(), 2u);
+  EXPECT_EQ(Fixture::NameOf(*id), f.api.jobs.begin()->first);
+  // Submitting the same request again (nothing lost this time) is a clash, as before.
+  EXPECT_THAT(f.faulty->Schedule(*info), StatusIs(StatusCode::kAlreadyExists, HasSubstr("already exists")));
+}
+
+TEST(KubernetesFaults, ACreateRefusedWith429IsRetriedAndNotMistakenForOurs) {
+  Faulty f;
+  auto info = f.DryRun();
+  ASSERT_THAT(info, IsOk());
+  f.FailFirst("POST", kJobs, {HttpResponse{429, TooMany(2)}}, [&f](const Request& r) { return f.api.Create(r); });
+  ASSERT_THAT(f.faulty->Schedule(*info), IsOk());
+  EXPECT_EQ(f.api.jobs.size(), 1u);
+  EXPECT_THAT(f.clock->sleeps(), ElementsAre(milliseconds(2000)));
+}
+
+TEST(KubernetesFaults, AnExpiredTokenIsAClearErrorAndNotRetried) {
+  Faulty f;
+  auto info = f.DryRun();
+  ASSERT_THAT(info, IsOk());
+  f.http->On("POST", kJobs, 401, ApiStatus(401, "Unauthorized", "Unauthorized"));
+  EXPECT_THAT(f.faulty->Schedule(*info),
+              StatusIs(StatusCode::kPermissionDenied, AllOf(HasSubstr("HTTP 401: Unauthorized"),
+                                                            HasSubstr("an expired token?"))));
+  EXPECT_EQ(f.http->RequestsTo("POST", kJobs).size(), 1u);
+  EXPECT_TRUE(f.clock->sleeps().empty());
+}
+
+}  // namespace faults
 
 }  // namespace
 }  // namespace torchx::schedulers::kubernetes

@@ -112,6 +112,15 @@ def driver_pids(pipeline_id: str):
     return [int(p) for p in out.stdout.split()]
 
 
+def the_driver(pipeline_id: str) -> int:
+    """The driver's pid, once its first process (which exits when the driver is ready) is gone."""
+    deadline = time.monotonic() + 10
+    while len(pids := driver_pids(pipeline_id)) != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(pids) == 1, pids
+    return pids[0]
+
+
 def test_the_driver_is_detached_and_a_status_call_restarts_it_after_a_kill(torchx):
     torchx.write("flow.yaml", """
 steps:
@@ -120,10 +129,7 @@ steps:
 """)
     handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
     pipeline_id = handle.rsplit("/", 1)[1]
-    deadline = time.monotonic() + 10
-    while not driver_pids(pipeline_id) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    [pid] = driver_pids(pipeline_id)
+    pid = the_driver(pipeline_id)
     assert os.getsid(pid) != os.getsid(0)  # its own session: closing the terminal does not stop it
     torchx.wait_state(handle, {"RUNNING"}, timeout=30)  # the first step submitted and recorded
     os.kill(pid, signal.SIGKILL)
@@ -182,7 +188,7 @@ steps:
     handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
     torchx.cwd = work.parent
     torchx.wait_state(handle, {"RUNNING"}, timeout=30)
-    [pid] = driver_pids(handle.rsplit("/", 1)[1])
+    pid = the_driver(handle.rsplit("/", 1)[1])
     os.kill(pid, signal.SIGKILL)
     shutil.rmtree(work)
     status = torchx.wait_state(handle, {"FAILED", "SUCCEEDED", "CANCELLED"}, timeout=60)
