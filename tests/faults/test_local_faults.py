@@ -223,7 +223,11 @@ def test_a_full_disk_under_the_store(tmp_path, tmpfs):
     cli = Cli(tmp_path, tmpfs / "state")
     h = cli.run("utils.sh", "sh", "-c", "sleep 2; echo done")
     filler = fill(tmpfs)
-    res = cli("run", "utils.echo", check=False)
+    # A record bigger than the whole file system: no reuse of the WAL's free pages can take it.
+    big = {"name": "big", "roles": [{"name": "big", "image": str(tmp_path), "entrypoint": "true",
+                                     "env": {"BIG": "x" * (1536 * 1024)}}]}
+    (tmp_path / "big.json").write_text(json.dumps(big))
+    res = cli("run", "./big.json", check=False)
     assert res.returncode == 1 and "database or disk is full" in res.stderr, res.stderr
     time.sleep(3)  # the app ends while nothing can be written
     filler.unlink()

@@ -12,6 +12,15 @@ namespace {
 
 bool Retryable(long status) { return status == 429 || status == 500 || status == 502 || status == 503 || status == 504; }
 
+// Whether a failed attempt can have reached the server: not when it could not connect or
+// resolve the name (libcurl's CURLE_COULDNT_CONNECT / _RESOLVE_*, whose text the HTTP layer
+// passes on), nor when the server refused it with 429 before doing anything.
+bool MayHaveReachedServer(const Result<HttpResponse>& r) {
+  if (r) return r->status != 429;
+  const std::string& m = r.error().message();
+  return m.find("Couldn't connect") == std::string::npos && m.find("resolve") == std::string::npos;
+}
+
 // The wait a 429 or 503 asks for: a v1 Status's details.retryAfterSeconds (the API server sets
 // it alongside its Retry-After header).
 std::optional<std::chrono::seconds> RetryAfter(const HttpResponse& r) {
@@ -41,9 +50,8 @@ Result<HttpResponse> KubeClient::WithRetries(const std::string& method, const st
     auto resp = http_->Call(c_.transport, r, what);
     bool again = resp ? Retryable(resp->status) : resp.error().code() == StatusCode::kUnavailable;
     if (!again || attempt >= retry_.attempts) return resp;
-    // A request that may have reached the server (a timeout, a 5xx; not a refused connection,
-    // not a 429) may have been applied.
-    if (maybe_created && !(resp && resp->status == 429)) *maybe_created = true;
+    // A request that may have reached the server (a timeout, a 5xx) may have been applied.
+    if (maybe_created && MayHaveReachedServer(resp)) *maybe_created = true;
     std::chrono::milliseconds wait = backoff;
     if (resp) {
       if (auto after = RetryAfter(*resp)) wait = std::min<std::chrono::milliseconds>(*after, retry_.max_retry_after);
@@ -54,8 +62,8 @@ Result<HttpResponse> KubeClient::WithRetries(const std::string& method, const st
 }
 
 Result<HttpResponse> KubeClient::Call(const std::string& method, const std::string& path, const std::string& body,
-                                      long timeout_ms) const {
-  if (method == "GET" || method == "DELETE") return WithRetries(method, path, body, timeout_ms, nullptr);
+                                      long timeout_ms, bool* maybe_applied) const {
+  if (method == "GET" || method == "DELETE") return WithRetries(method, path, body, timeout_ms, maybe_applied);
   internal::HttpRequest r{method, c_.server + path, body, "application/json", timeout_ms, {}};
   return http_->Call(c_.transport, r,
                      fmt::format("kubernetes API server {} (context `{}` of {}) cannot be reached", c_.server,

@@ -36,8 +36,10 @@ class KubeClient {
   /// cannot be reached; HTTP errors are returned as responses (see ApiError). Safe calls
   /// (GET, DELETE: doing them twice is doing them once) are retried on a refused connection, a
   /// timeout, 429 and 500/502/503/504; other methods are sent once.
+  /// `maybe_applied` (safe calls): set when an earlier attempt may have reached the server, so
+  /// a DELETE's 404 on the retry means done, not missing.
   Result<HttpResponse> Call(const std::string& method, const std::string& path, const std::string& body = {},
-                            long timeout_ms = 30000) const;
+                            long timeout_ms = 30000, bool* maybe_applied = nullptr) const;
 
   /// A POST that creates a named object, retried as above. A retry may find the object already
   /// there because an earlier attempt did reach the server (a timeout or a 5xx after it took the

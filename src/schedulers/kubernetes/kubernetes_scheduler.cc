@@ -230,7 +230,10 @@ class KubernetesScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     // Background propagation: the pods go with the job.
     std::string path = fmt::format(kJobsApi, internal::UrlEncode(ref.ns)) + "/" + internal::UrlEncode(ref.name);
-    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("DELETE", path, R"({"propagationPolicy":"Background"})"));
+    bool maybe_deleted = false;
+    TORCHX_ASSIGN_OR_RETURN(auto resp,
+                            c->Call("DELETE", path, R"({"propagationPolicy":"Background"})", 30000, &maybe_deleted));
+    if (resp.status == 404 && maybe_deleted) return OkStatus();  // an earlier attempt deleted it
     if (resp.status == 404) return NotFoundError(fmt::format("kubernetes: no job {}", app_id));
     if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: delete {}", app_id));
     return OkStatus();

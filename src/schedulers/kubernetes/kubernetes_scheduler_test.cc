@@ -375,6 +375,34 @@ TEST(KubernetesFaults, ACreateThatTimedOutAfterTheServerTookItIsNotDuplicated) {
   EXPECT_THAT(f.faulty->Schedule(*info), StatusIs(StatusCode::kAlreadyExists, HasSubstr("already exists")));
 }
 
+TEST(KubernetesFaults, AFailedConnectionIsNotMistakenForACreateThatReachedTheServer) {
+  Faulty f;
+  auto info = f.DryRun();
+  ASSERT_THAT(info, IsOk());
+  ASSERT_THAT(f.faulty->Schedule(*info), IsOk());
+  // The same request again, after a refused connection: the 409 is a real clash.
+  f.FailFirst("POST", kJobs, {UnavailableError("https://x: Couldn't connect to server")},
+              [&f](const Request& r) { return f.api.Create(r); });
+  EXPECT_THAT(f.faulty->Schedule(*info), StatusIs(StatusCode::kAlreadyExists, HasSubstr("already exists")));
+}
+
+TEST(KubernetesFaults, ADeleteThatTimedOutAfterTheServerDidItSucceeds) {
+  Faulty f;
+  auto info = f.DryRun();
+  ASSERT_THAT(info, IsOk());
+  auto id = f.faulty->Schedule(*info);
+  ASSERT_THAT(id, IsOk());
+  f.api.phases[Fixture::NameOf(*id)] = "Completed";
+  f.http->On("DELETE", std::string(kJobs) + "/", [&f](const Request& r) -> Result<HttpResponse> {
+    bool first = !f.api.jobs.empty();
+    auto deleted = f.api.Delete(r);
+    if (first) return UnavailableError("Operation timed out after 30000 milliseconds");
+    return deleted;
+  });
+  EXPECT_THAT(f.faulty->Delete(*id), IsOk());
+  EXPECT_TRUE(f.api.jobs.empty());
+}
+
 TEST(KubernetesFaults, ACreateRefusedWith429IsRetriedAndNotMistakenForOurs) {
   Faulty f;
   auto info = f.DryRun();

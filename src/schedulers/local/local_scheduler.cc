@@ -360,9 +360,14 @@ bool LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milli
     return false;
   }
   std::error_code ec;
+  pollfd pfd{fd, POLLIN, 0};
   if (!fs::exists(fs::path(dir) / "SUCCESS", ec)) {
-    pollfd pfd{fd, POLLIN, 0};
     ::poll(&pfd, 1, static_cast<int>(max_wait.count()));
+  } else {
+    // The summary is there but the record above is not terminal: the supervisor is retrying
+    // its last write (a locked store, a full disk). Nothing will change sooner than the store
+    // does: wait out max_wait rather than have the caller spin.
+    ::poll(nullptr, 0, static_cast<int>(max_wait.count()));
   }
   ::close(fd);
   return true;

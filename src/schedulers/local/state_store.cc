@@ -160,10 +160,12 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   std::string path = (std::filesystem::path(state_dir) / "local.db").string();
   // The database is made 0600 before SQLite opens it (SQLite gives the -wal and -shm files the
   // database's mode); one an older version made wider is narrowed.
-  if (int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
+  if (int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) ::close(fd);
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {  // the WAL outlives each call
     struct stat st{};
-    if (::fstat(fd, &st) == 0 && (st.st_mode & 077) != 0 && st.st_uid == ::geteuid()) (void)::fchmod(fd, 0600);
-    ::close(fd);
+    if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0 && st.st_uid == ::geteuid()) {
+      (void)::chmod(file.c_str(), 0600);
+    }
   }
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {

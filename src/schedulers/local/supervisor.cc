@@ -300,10 +300,9 @@ class Supervisor {
 
   void Finish(const action::Finish& f) {
     for (size_t i = 0; i < procs_.size(); ++i) CloseOutput(i);
-    store_.PutReplicas(f.replicas);
     // The summary goes first: a reader that sees the terminal state must find it.
     WriteSummary(f);
-    store_.SetAppState(f.state, f.num_restarts, f.msg, f.structured_error);
+    store_.RecordEnd(f.replicas, f.state, f.num_restarts, f.msg, f.structured_error);
     watchdog_.Done();
     done_ = true;
   }

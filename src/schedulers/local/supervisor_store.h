@@ -21,45 +21,54 @@ class SupervisorStore {
   virtual void SetAppState(specs::AppState state, int num_restarts, const std::string& msg,
                            const std::string& structured_error) = 0;
   virtual void PutReplicas(const std::vector<ReplicaRecord>& replicas) = 0;
+  /// The app's end: its replicas' last rows and its terminal state, which users and tools wait
+  /// for. Default: the two calls above.
+  virtual void RecordEnd(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
+                         const std::string& msg, const std::string& structured_error) {
+    PutReplicas(replicas);
+    SetAppState(state, num_restarts, msg, structured_error);
+  }
 };
 
-/// Writes app `app_id` of a StateStore. A failed write of a passing state is dropped: the
-/// supervisor carries on with the app (the next write says more). The app's end is different:
-/// it is the record users and tools wait for, so a failed write of a terminal state (or of the
-/// replicas' final rows) is retried, backing off to `max_backoff`, until the store takes it
-/// (a full disk, a store locked past its busy timeout). Until then readers see the app running,
-/// its supervisor alive, rather than a supervisor that "died" with the outcome lost.
+/// Writes app `app_id` of a StateStore. A failed write while the app runs is dropped: the
+/// supervisor carries on with the app (the next write says more), and never blocks its
+/// replicas' pipes or signals on the store. The app's end is different: it is the record users
+/// and tools wait for, so RecordEnd retries a failed write, backing off to `max_backoff`, for up
+/// to `give_up_after` (a full disk, a store locked past its busy timeout). Until then readers see
+/// the app running with its supervisor alive, rather than a supervisor that "died" with the
+/// outcome lost; past it (a store gone for good) the write is dropped as before.
 class StateStoreWriter final : public SupervisorStore {
  public:
   StateStoreWriter(StateStore& store, std::string app_id,
-                   std::chrono::milliseconds max_backoff = std::chrono::seconds(10))
-      : store_(store), app_id_(std::move(app_id)), max_backoff_(max_backoff) {}
+                   std::chrono::milliseconds max_backoff = std::chrono::seconds(10),
+                   std::chrono::milliseconds give_up_after = std::chrono::minutes(30))
+      : store_(store), app_id_(std::move(app_id)), max_backoff_(max_backoff), give_up_after_(give_up_after) {}
 
   void SetAppState(specs::AppState state, int num_restarts, const std::string& msg,
                    const std::string& structured_error) override {
-    auto write = [&] { return store_.SetAppState(app_id_, state, num_restarts, msg, structured_error).status(); };
-    if (specs::IsTerminal(state)) {
-      UntilWritten(write);
-    } else {
-      (void)write();
-    }
+    (void)store_.SetAppState(app_id_, state, num_restarts, msg, structured_error).status();
   }
   void PutReplicas(const std::vector<ReplicaRecord>& replicas) override {
-    if (replicas.empty()) return;
-    bool final = std::all_of(replicas.begin(), replicas.end(),
-                             [](const ReplicaRecord& r) { return specs::IsTerminal(r.state); });
-    if (final) {
-      UntilWritten([&] { return store_.PutReplicas(replicas); });
-    } else {
-      (void)store_.PutReplicas(replicas);
-    }
+    if (!replicas.empty()) (void)store_.PutReplicas(replicas);
+  }
+  void RecordEnd(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
+                 const std::string& msg, const std::string& structured_error) override {
+    auto deadline = std::chrono::steady_clock::now() + give_up_after_;
+    if (!replicas.empty()) UntilWritten(deadline, [&] { return store_.PutReplicas(replicas); });
+    UntilWritten(deadline,
+                 [&] { return store_.SetAppState(app_id_, state, num_restarts, msg, structured_error).status(); });
   }
 
  private:
   template <typename Write>
-  void UntilWritten(const Write& write) {
+  void UntilWritten(std::chrono::steady_clock::time_point deadline, const Write& write) {
     std::chrono::milliseconds backoff(100);
     for (Status s = write(); !s.ok(); s = write()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        std::fprintf(stderr, "torchx-supervisor: %s: gave up recording the app's end: %s\n", app_id_.c_str(),
+                     s.message().c_str());
+        return;
+      }
       std::fprintf(stderr, "torchx-supervisor: %s: cannot record the app's end yet (retrying): %s\n",
                    app_id_.c_str(), s.message().c_str());
       std::this_thread::sleep_for(backoff);
@@ -70,6 +79,7 @@ class StateStoreWriter final : public SupervisorStore {
   StateStore& store_;
   std::string app_id_;
   std::chrono::milliseconds max_backoff_;
+  std::chrono::milliseconds give_up_after_;
 };
 
 }  // namespace torchx::schedulers::local

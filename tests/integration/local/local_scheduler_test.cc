@@ -114,9 +114,8 @@ TEST_F(LocalSchedulerTest, StateAndLogsAreOnlyTheUsersAndAWritableStateDirIsRefu
   EXPECT_EQ(ModeOf(state / "local.db"), 0600u);
   EXPECT_EQ(ModeOf(state / "local.db-wal"), 0600u);  // SQLite copies the database's mode
   fs::path dir = AppDir(env_, *handle);
-  for (const fs::path& d : {state / "logs", state / "logs" / "torchx", dir, dir / "echo", dir / "echo" / "0"}) {
-    EXPECT_EQ(ModeOf(d), 0700u) << d;
-  }
+  EXPECT_EQ(ModeOf(state), 0700u);
+  for (const fs::path& d : {dir, dir / "echo", dir / "echo" / "0"}) EXPECT_EQ(ModeOf(d), 0700u) << d;
   for (const char* f : {"echo/0/stdout.log", "echo/0/stderr.log", "echo/0/combined.log", "SUCCESS", "supervisor.log"}) {
     EXPECT_EQ(ModeOf(dir / f), 0600u) << f;
   }
@@ -128,6 +127,14 @@ TEST_F(LocalSchedulerTest, StateAndLogsAreOnlyTheUsersAndAWritableStateDirIsRefu
   EXPECT_THAT(refused, StatusIs(StatusCode::kFailedPrecondition,
                                 AllOf(HasSubstr(state.string() + " can be written by other users (mode 0777)"),
                                       HasSubstr("chmod go-w"))));
+  // What umask 002 made (group-writable, ours) is narrowed, not refused; and an older version's
+  // wider database files are narrowed too.
+  ASSERT_EQ(::chmod(state.c_str(), 0775), 0);
+  ASSERT_EQ(::chmod((state / "local.db-wal").c_str(), 0644), 0);
+  runner::Runner again(*registry_);
+  EXPECT_THAT(again.RunComponent("utils.echo", {"--msg", "x"}, "local_cwd"), IsOk());
+  EXPECT_EQ(ModeOf(state), 0755u);
+  EXPECT_EQ(ModeOf(state / "local.db-wal"), 0600u);
 }
 
 TEST_F(LocalSchedulerTest, InjectsTorchXEnvMacrosAndPath) {
