@@ -153,6 +153,7 @@ class DockerScheduler : public Scheduler {
     std::map<std::string, std::vector<specs::ReplicaStatus>> roles;
     bool all_terminal = true, all_ok = true, cancelled = false;
     std::optional<AppState> first_live;
+    std::map<std::pair<std::string, int>, std::string> failures;  // why each failed replica ended
     for (const Json& c : containers) {
       TORCHX_ASSIGN_OR_RETURN(auto inspect, client_.Request("GET", "/containers/" + c.value("Id", "") + "/json"));
       Json info = Json::parse(inspect.body, nullptr, false);
@@ -177,6 +178,11 @@ class DockerScheduler : public Scheduler {
       r.id = ReplicaIdOf(labels);
       r.state = s;
       r.hostname = ContainerName(app_id, r.role, r.id);
+      if (s == AppState::kFailed && !this_cancelled) {
+        // As local_cwd says it; an engine restart (or `docker kill`) shows as 137.
+        failures[{r.role, r.id}] = fmt::format("{}/{} exited with code {}{}", r.role, r.id, st.value("ExitCode", 1),
+                                               st.value("OOMKilled", false) ? " (out of memory)" : "");
+      }
       roles[r.role].push_back(r);
       if (!specs::IsTerminal(s)) {
         all_terminal = false;
@@ -187,6 +193,7 @@ class DockerScheduler : public Scheduler {
     d.num_restarts = std::max(0, d.num_restarts);
     d.state = all_terminal ? (all_ok ? AppState::kSucceeded : (cancelled ? AppState::kCancelled : AppState::kFailed))
                            : *first_live;
+    if (d.state == AppState::kFailed && !failures.empty()) d.msg = failures.begin()->second;
     for (auto& [name, reps] : roles) {
       std::sort(reps.begin(), reps.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
       d.roles_statuses.push_back({name, reps});
