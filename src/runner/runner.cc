@@ -215,16 +215,31 @@ Result<std::optional<specs::AppStatus>> Runner::Status(const std::string& handle
 Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, std::chrono::milliseconds interval,
                                                      std::optional<std::chrono::milliseconds> timeout) {
   auto deadline = timeout ? std::optional(clock_->Now() + *timeout) : std::nullopt;
+  // An engine that cannot be reached for a while (slurmctld restarting, a container engine or an
+  // API server coming back) is waited out, polling no faster than every 5 s; one that stays
+  // unreachable for longer than this is the caller's error.
+  constexpr auto kOutageLimit = std::chrono::minutes(10);
+  std::optional<std::chrono::steady_clock::time_point> outage_since;
   while (true) {
-    TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
-    if (!status || status->is_terminal()) return status;
+    auto status = Status(handle);
+    if (!status && status.error().code() == StatusCode::kUnavailable) {
+      if (!outage_since) outage_since = clock_->Now();
+      if (clock_->Now() - *outage_since >= kOutageLimit || (deadline && clock_->Now() >= *deadline)) {
+        return status.error();
+      }
+      clock_->SleepFor(std::max(interval, std::chrono::milliseconds(5000)));
+      continue;
+    }
+    outage_since.reset();
+    if (!status) return status.error();
+    if (!*status || (*status)->is_terminal()) return std::move(*status);
     auto wait = interval;
     if (deadline) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock_->Now());
       if (left.count() <= 0) {
         return ::torchx::Status(StatusCode::kDeadlineExceeded,
                                 fmt::format("wait: {} still {} after the timeout", handle,
-                                            specs::AppStateName(status->state)));
+                                            specs::AppStateName((*status)->state)));
       }
       wait = std::min(wait, left);
     }

@@ -36,9 +36,14 @@ class FakeScheduler : public schedulers::Scheduler {
     if (app_id != "app-1") return std::optional<schedulers::DescribeAppResponse>();
     schedulers::DescribeAppResponse d;
     d.app_id = app_id;
+    if (unreachable_polls > 0) {
+      --unreachable_polls;
+      return UnavailableError("fake: the engine cannot be reached");
+    }
     d.state = forever_running || describes++ < running_polls ? specs::AppState::kRunning : specs::AppState::kSucceeded;
     return std::optional(d);
   }
+  int unreachable_polls = 0;
   const devices::DeviceSource* devices;
   std::shared_ptr<const Clock> clock;
   std::optional<specs::AppDef> submitted;
@@ -178,6 +183,22 @@ TEST_F(RunnerTest, WaitPollsABackEndThatCannotNotifyOnTheClock) {
   EXPECT_THAT(clock->sleeps(), ElementsAre(milliseconds(200), milliseconds(200), milliseconds(200)));
   // An unknown app is not waited for.
   EXPECT_THAT(r.Wait("fake://torchx/app-2"), IsOkAndHolds(std::nullopt));
+}
+
+TEST_F(RunnerTest, WaitRidesOutAnEngineOutageAndGivesUpOnALongOne) {
+  auto clock = std::make_shared<testing::FakeClock>();
+  Runner r(registry_, Options("torchx", clock));
+  ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());
+  last_->unreachable_polls = 3;  // e.g. slurmctld restarting
+  auto status = r.Wait("fake://torchx/app-1", std::chrono::milliseconds(200));
+  ASSERT_THAT(status, IsOk());
+  EXPECT_EQ((*status)->state, specs::AppState::kSucceeded);
+  using std::chrono::milliseconds;
+  EXPECT_THAT(clock->sleeps(), ElementsAre(milliseconds(5000), milliseconds(5000), milliseconds(5000)));
+  // An engine gone for good: the outage is the answer, after 10 minutes of it.
+  last_->unreachable_polls = 1000;
+  EXPECT_THAT(r.Wait("fake://torchx/app-1"), StatusIs(StatusCode::kUnavailable, HasSubstr("cannot be reached")));
+  EXPECT_EQ(clock->sleeps().size(), 3u + 120u);
 }
 
 TEST_F(RunnerTest, WaitTimesOutOnTheClockWithoutSleepingForReal) {

@@ -86,12 +86,24 @@ class SlurmScheduler : public Scheduler {
       TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
       if (auto d = DescribeFromJobs(app_id, jobs)) return std::optional(std::move(*d));
     }
-    // Gone from squeue (finished beyond MinJobAge): accounting, where the cluster has it.
+    // squeue fails for an id it no longer knows (finished beyond MinJobAge), and when
+    // slurmctld is down (restarting, failing over): only the latter is an outage to report.
+    bool controller_down = squeue->exit_code != 0 && squeue->err.find("Invalid job id") == std::string::npos;
+    // Accounting, where the cluster has it.
     auto sacct = Tool({"sacct", "--parsable2", "-j", app_id, "-o", "JobID,JobName,State,ExitCode,NodeList"},
                       std::chrono::seconds(30));
-    if (!sacct || sacct->exit_code != 0) return std::optional<DescribeAppResponse>();
+    if (!sacct || sacct->exit_code != 0) {
+      // Not "no such app" while the controller cannot say: that would tell `wait` the app is gone.
+      if (controller_down) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(squeue->err)));
+      return std::optional<DescribeAppResponse>();
+    }
     TORCHX_ASSIGN_OR_RETURN(auto rows, ParseSacct(sacct->out));
-    return DescribeFromJobs(app_id, rows);
+    auto d = DescribeFromJobs(app_id, rows);
+    if (d && controller_down) {
+      d->msg = fmt::format("the Slurm controller cannot be reached ({}): state from accounting, which may lag",
+                           Trim(squeue->err));
+    }
+    return d;
   }
 
   Result<std::vector<ListAppResponse>> List() override {

@@ -191,6 +191,24 @@ TEST(SlurmScheduler, CancelReportsScancelsError) {
               StatusIs(StatusCode::kUnavailable, HasSubstr("scancel 1080: scancel: error: Kill job error")));
 }
 
+TEST(SlurmScheduler, AControllerOutageIsSaidPlainlyNotTakenForAMissingJob) {
+  Fixture f;
+  f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
+  f.tools->On({"sacct"}, 0, SacctRows());
+  auto d = f.sched->Describe("15");
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ((*d)->state, AppState::kSucceeded);
+  EXPECT_THAT((*d)->msg, HasSubstr("the Slurm controller cannot be reached (slurm_load_jobs error: Unable to contact "
+                                   "slurm controller (connect failure)): state from accounting, which may lag"));
+  // Without accounting either: an error, not "no such app" (which would end a `wait`).
+  f.tools->On({"sacct"}, 1, "", "sacct: error: slurmdbd: Connection refused\n");
+  EXPECT_THAT(f.sched->Describe("15"), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
+  // An id squeue does not know is still simply unknown.
+  f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n");
+  EXPECT_THAT(f.sched->Describe("15"), IsOkAndHolds(::testing::Eq(std::nullopt)));
+}
+
 TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   Fixture f;
   f.tools->On({"sacct"}, 0, SacctRows());
