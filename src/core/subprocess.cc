@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ class SystemCommandRunner final : public CommandRunner {
 std::shared_ptr<CommandRunner> MakeSystemCommandRunner() { return std::make_shared<SystemCommandRunner>(); }
 
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std::string& cwd,
-                                 std::chrono::milliseconds timeout) {
+                                 std::chrono::milliseconds timeout, const std::vector<std::string>& env_overrides) {
   if (argv.empty()) return InvalidArgumentError("RunCommand: empty argv");
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) return InternalError(fmt::format("pipe: {}", std::strerror(errno)));
@@ -49,8 +50,23 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std
   std::vector<char*> cargv;
   for (auto& a : args) cargv.push_back(a.data());
   cargv.push_back(nullptr);
+  std::vector<char*> envp;
+  std::vector<std::string> overrides = env_overrides;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    bool replaced = false;
+    for (const auto& o : overrides) {
+      size_t eq = o.find('=');
+      if (eq != std::string::npos && entry.size() > eq && entry.substr(0, eq + 1) == std::string_view(o).substr(0, eq + 1)) {
+        replaced = true;
+      }
+    }
+    if (!replaced) envp.push_back(*e);
+  }
+  for (auto& o : overrides) envp.push_back(o.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0].c_str(), &fa, nullptr, cargv.data(), environ);
+  int rc = posix_spawnp(&pid, args[0].c_str(), &fa, nullptr, cargv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   ::close(out[1]);
   ::close(err[1]);

@@ -19,9 +19,11 @@ struct CommandResult {
 };
 
 /// kNotFound when argv[0] cannot be found on PATH; kDeadlineExceeded (after killing it) when it
-/// runs past `timeout`. A non-zero exit is not an error here: callers read exit_code.
+/// runs past `timeout`. A non-zero exit is not an error here: callers read exit_code. The tool
+/// gets the caller's environment with `env_overrides` ("NAME=value") put over it.
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std::string& cwd = {},
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                                 const std::vector<std::string>& env_overrides = {});
 
 /// How a back-end runs its engine's tools: the real one is RunCommand; a test's fake records the
 /// argv and answers with the tool's captured output, so no engine is needed. Same contract as

@@ -1,6 +1,11 @@
-"""slurm when its controller fails (ctest label `faults` + `slurm`): slurmctld stopped and started
-again while jobs run. During the outage `status` says so plainly (state from accounting) and
-`run --wait` waits it out; afterwards the jobs end as Slurm ends them, their logs whole.
+"""slurm when its controller or a node fails (ctest label `faults` + `slurm`):
+- slurmctld stopped and started again while jobs run. During the outage `status` says so plainly
+  (state from accounting), and `run --wait` and `log -t` ride it out; afterwards the jobs end as
+  Slurm ends them, their logs whole.
+- a node of a running two-node job dies (its slurmd and the job's processes on it frozen, as a
+  powered-off machine goes silent). Slurm marks it down and requeues the job; `status` follows
+  (PENDING, a restart counted), the job reruns on the nodes left, and a TorchX-style retry
+  (`max_retries`) still requeues it after a failure on top of that.
 
 Skips without a cluster unless TORCHX_REQUIRE_ENGINES names slurm. It restarts slurmctld the way
 scripts/engines/slurm-up.sh starts it, so it runs alone (RUN_SERIAL)."""
@@ -44,6 +49,8 @@ def test_slurmctld_restarted_under_running_jobs(tmp_path):
                  cwd=tmp_path).stdout.split()[0]
     waiter = subprocess.Popen([BINARY, "run", "--wait", "-s", "slurm", "utils.sh", "sh", "-c", "sleep 20; echo waited"],
                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = subprocess.Popen([BINARY, "log", "-t", handle], cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while status(handle, tmp_path)["state"] != "RUNNING" and time.monotonic() < deadline:
@@ -72,3 +79,104 @@ def test_slurmctld_restarted_under_running_jobs(tmp_path):
     out, err = waiter.communicate(timeout=240)
     assert waiter.returncode == 0, err  # run --wait rode out the outage
     assert "SUCCEEDED" in err
+    out, err = follower.communicate(timeout=60)
+    assert follower.returncode == 0, err  # log -t read on through the outage, to the job's end
+    assert out == "sh/0 up\nsh/0 done\n", out
+
+
+TWO_NODE_JOB = r"""
+attempt=${SLURM_RESTART_COUNT:-0}
+echo "attempt $attempt on $SLURMD_NODENAME"
+case $attempt in
+  0) sleep 600 ;;   # the node dies under this one
+  1) exit 3 ;;      # the app fails: the TorchX-style retry requeues it
+  *) echo done ;;
+esac
+"""
+
+
+def node_processes(node: str, job_id: str) -> list:
+    """The pids that make up `node`: its slurmd, and the job's processes on it with their slurmstepd."""
+    pids = set(int(p) for p in subprocess.run(["pgrep", "-f", f"slurmd -N {node}$"], capture_output=True,
+                                             text=True).stdout.split())
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            env = (proc / "environ").read_bytes().split(b"\0")
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        if f"SLURMD_NODENAME={node}".encode() in env and any(
+                e.startswith(b"SLURM_JOB_ID_HET_GROUP_0=" + job_id.encode()) or e == b"SLURM_JOB_ID=" + job_id.encode()
+                for e in env):
+            pids.add(int(proc.name))
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if "slurmstepd" in pathlib.Path(f"/proc/{parent}/cmdline").read_bytes().decode(errors="replace"):
+                pids.add(parent)
+    return sorted(pids)
+
+
+def node_state(node: str) -> str:
+    return subprocess.run(["sinfo", "-h", "-n", node, "-o", "%T"], capture_output=True, text=True).stdout.strip()
+
+
+def test_a_node_dies_under_a_two_node_job(tmp_path):
+    app = {"name": "twonode", "roles": [{
+        "name": "w", "image": str(tmp_path), "entrypoint": "sh", "num_replicas": 2, "max_retries": 2,
+        "args": ["-c", TWO_NODE_JOB],
+        # Two CPUs fill a node: one replica per node, and a node left for the requeued job.
+        "resource": {"cpu": 2, "gpu": 0, "memMB": 256}}]}
+    (tmp_path / "twonode.json").write_text(json.dumps(app))
+    handle = cli("run", "-s", "slurm", "./twonode.json", cwd=tmp_path).stdout.split()[0]
+    job_id = handle.rsplit("/", 1)[1]
+    frozen, node = [], None
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            s = status(handle, tmp_path)
+            if s["state"] == "RUNNING" and (tmp_path / f"slurm-{job_id}-w-1.out").exists():
+                break
+            assert time.monotonic() < deadline, s
+            time.sleep(0.5)
+        # The second replica is the het job's second component; its node dies.
+        rows = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%i %N"], capture_output=True, text=True).stdout
+        node = dict(r.split() for r in rows.splitlines())[f"{job_id}+1"]
+        frozen = node_processes(node, job_id)
+        assert len(frozen) >= 3, frozen  # slurmd, slurmstepd and the replica's shell at least
+        for pid in frozen:
+            os.kill(pid, 19)  # SIGSTOP: silent, no connection reset, as a machine that lost power
+        deadline = time.monotonic() + 120  # SlurmdTimeout=30 in slurm-up.sh
+        while not node_state(node).startswith("down"):
+            assert time.monotonic() < deadline, node_state(node)
+            time.sleep(1)
+        # Slurm requeued the job (NODE_FAIL, --requeue): status says it is waiting again, a restart counted.
+        deadline = time.monotonic() + 30
+        while (s := status(handle, tmp_path))["num_restarts"] < 1:
+            assert time.monotonic() < deadline, s
+            time.sleep(0.5)
+        assert s["state"] in ("PENDING", "RUNNING"), s  # requeued, not failed
+    finally:
+        for pid in frozen:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        if node and not subprocess.run(["pgrep", "-f", f"slurmd -N {node}$"], capture_output=True).stdout:
+            subprocess.run(["/usr/sbin/slurmd", "-N", node], check=True)  # as slurm-up.sh starts it
+    deadline = time.monotonic() + 300
+    while (s := status(handle, tmp_path))["state"] not in ("SUCCEEDED", "FAILED", "CANCELLED"):
+        assert time.monotonic() < deadline, s
+        time.sleep(1)
+    assert s["state"] == "SUCCEEDED", s
+    assert s["num_restarts"] == 2, s  # one requeue by Slurm for the node, one by the TorchX retry
+    log = cli("log", handle, cwd=tmp_path).stdout
+    for replica in (0, 1):
+        mine = [l for l in log.splitlines() if l.startswith(f"w/{replica} attempt")]
+        assert [l.split()[2] for l in mine] == ["0", "1", "2"], log  # every attempt's lines kept
+    assert f"w/1 attempt 0 on {node}" in log
+    # The node comes back to service on its own (ReturnToService=2) once its slurmd is back.
+    deadline = time.monotonic() + 60
+    while node_state(node) not in ("idle", "mixed", "allocated"):
+        assert time.monotonic() < deadline, node_state(node)
+        time.sleep(1)

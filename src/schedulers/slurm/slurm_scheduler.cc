@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -154,8 +155,22 @@ class SlurmScheduler : public Scheduler {
                                        "dir or job_dir)",
                                        base, dir.string()));
     }
-    auto finished = [this, app_id] {
+    // Whether the job is over is asked at most every 2 s: each answer is an squeue call, and Slurm
+    // asks users not to loop on squeue. A controller that cannot be reached is not the job's end:
+    // the files keep growing through an outage, followed for as long as Runner::Wait waits one out.
+    static constexpr auto kAskEvery = std::chrono::seconds(2);
+    static constexpr auto kOutageLimit = std::chrono::minutes(10);
+    using TimePoint = std::chrono::steady_clock::time_point;
+    auto finished = [this, app_id, asked = std::optional<TimePoint>(), outage_since = std::optional<TimePoint>()]() mutable {
+      TimePoint now = clock_->Now();
+      if (asked && now - *asked < kAskEvery) return false;
+      asked = now;
       auto d = Describe(app_id);
+      if (!d && d.error().code() == StatusCode::kUnavailable) {
+        if (!outage_since) outage_since = now;
+        return now - *outage_since >= kOutageLimit;
+      }
+      outage_since.reset();
       return !d || !*d || specs::IsTerminal((*d)->state);
     };
     return std::unique_ptr<LogIterator>(MakeReplicaLogLines(files, o.regex, o.follow, finished, clock_));
@@ -243,9 +258,26 @@ std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
   return std::make_unique<SlurmScheduler>(session_name, std::move(tools), std::move(clock));
 }
 
+namespace {
+
+// Slurm prints times in the user's SLURM_TIME_FORMAT (`relative`, or any strftime format); the
+// status parsers read the standard one, so squeue and sacct are run with it. sbatch keeps the
+// user's environment whole: the job inherits it.
+class SlurmTools final : public internal::CommandRunner {
+ public:
+  Result<internal::CommandResult> Run(const std::vector<std::string>& argv, const std::string& cwd,
+                                      std::chrono::milliseconds timeout) override {
+    bool query = !argv.empty() && (argv[0] == "squeue" || argv[0] == "sacct");
+    return internal::RunCommand(argv, cwd, timeout,
+                                query ? std::vector<std::string>{"SLURM_TIME_FORMAT=standard"} : std::vector<std::string>{});
+  }
+};
+
+}  // namespace
+
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"slurm", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeSlurmScheduler(context.session_name, internal::MakeSystemCommandRunner(), context.clock);
+             return MakeSlurmScheduler(context.session_name, std::make_shared<SlurmTools>(), context.clock);
            }}};
 }
 

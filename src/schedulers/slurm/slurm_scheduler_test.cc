@@ -12,8 +12,10 @@
 
 #include "schedulers/slurm/slurm_scheduler.h"
 #include "schedulers/slurm/slurm_status.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_command_runner.h"
 #include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
 
 namespace torchx::schedulers::slurm {
 namespace {
@@ -242,6 +244,37 @@ TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   EXPECT_EQ(created["16"], std::nullopt);
   f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
   EXPECT_THAT(f.sched->List(), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
+}
+
+// `torchx log -t` through a controller outage: the job's files are read on, the outage is not
+// taken for the job's end, and squeue is asked at most every 2 s however often the files are polled.
+TEST(SlurmScheduler, AFollowedLogOutlastsAControllerOutageAndAsksSqueueSparingly) {
+  testing::ScopedTempDir dir;
+  dir.Write("slurm-15-echo-0.out", "first\n");
+  struct ScopedCwd {  // the job's files are in the cwd when no job_dir was recorded
+    fs::path was = fs::current_path();
+    explicit ScopedCwd(const fs::path& to) { fs::current_path(to); }
+    ~ScopedCwd() { std::error_code ec; fs::current_path(was, ec); }
+  } cwd(dir.path());
+  auto tools = std::make_shared<FakeCommandRunner>();
+  auto clock = std::make_shared<testing::FakeClock>();
+  auto sched = MakeSlurmScheduler("test", tools, clock);
+  tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
+  tools->On({"sacct"}, 1, "", "sacct: error: slurmdbd: Connection refused\n");
+  LogOptions o;
+  o.role = "echo";
+  o.replica = 0;
+  o.stream = LogStream::kStdout;
+  o.follow = true;
+  auto it = sched->LogIter("15", o);
+  ASSERT_THAT(it, IsOk());
+  EXPECT_THAT((*it)->Next(), IsOkAndHolds(::testing::Optional(std::string("first\n"))));
+  // Nothing more is written and the controller never answers: followed for 10 minutes, then ended.
+  EXPECT_THAT((*it)->Next(), IsOkAndHolds(::testing::Eq(std::nullopt)));
+  auto waited = clock->Now() - std::chrono::steady_clock::time_point();
+  EXPECT_GE(waited, std::chrono::minutes(10));
+  EXPECT_LT(waited, std::chrono::minutes(11));
+  EXPECT_LE(tools->CallsOf("squeue").size(), 10u * 30 + 2);  // once per 2 s, not per 200 ms poll
 }
 
 }  // namespace
