@@ -16,6 +16,7 @@
 
 #include "schedulers/docker/docker_scheduler.h"
 #include "testing/fake_http_client.h"
+#include "testing/log_lines.h"
 #include "testing/status_matchers.h"
 
 namespace torchx::schedulers::docker {
@@ -367,13 +368,9 @@ TEST(DockerScheduler, FollowedLogsStreamUntilTheEngineEndsTheStream) {
   o.regex = "step|done";
   auto it = f.sched->LogIter(*id, o);
   ASSERT_THAT(it, IsOk());
-  std::vector<std::string> lines;
-  while (true) {
-    auto line = (*it)->Next();
-    ASSERT_THAT(line, IsOk());
-    if (!*line) break;
-    lines.push_back(**line);
-  }
+  auto read = testing::ReadAllLines(**it);
+  ASSERT_THAT(read, IsOk());
+  std::vector<std::string> lines = *read;
   EXPECT_THAT(lines, ElementsAre("step 1\n", "done"));
   auto logs = f.http->RequestsTo("GET", "/v1.41/containers/c3/logs");
   ASSERT_EQ(logs.size(), 1u);

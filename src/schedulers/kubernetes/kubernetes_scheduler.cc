@@ -19,6 +19,7 @@
 #include "core/json_yaml.h"
 #include "container_engine/workspace_image.h"
 #include "schedulers/kubernetes/kube_client.h"
+#include "schedulers/kubernetes/log_resume.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_state.h"
@@ -59,6 +60,84 @@ std::optional<double> LineTime(const std::string& line) {
   t.tm_hour = h;
   t.tm_min = mi;
   return static_cast<double>(timegm(&t)) + s;
+}
+
+// Whether a pod's containers are all done (the pod Succeeded or Failed, or every container
+// terminated), or the pod is gone: its log can grow no more.
+Result<bool> PodDone(const KubeClient& c, const std::string& pod_path) {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, c.Call("GET", pod_path));
+  if (resp.status == 404) return true;
+  if (resp.status >= 300) return ApiError(resp, "kubernetes: read pod");
+  Json pod = Json::parse(resp.body, nullptr, false);
+  if (!pod.is_object()) return UnavailableError("kubernetes: read pod: the API server's answer is not JSON");
+  const Json& status = pod.value("status", Json::object());
+  std::string phase = status.value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed") return true;
+  const Json& containers = status.value("containerStatuses", Json::array());
+  if (!containers.is_array() || containers.empty()) return false;
+  for (const Json& cs : containers) {
+    if (!cs.is_object() || !cs.value("state", Json::object()).contains("terminated")) return false;
+  }
+  return true;
+}
+
+// `log -t` of one container. A container that has not started has no log yet (HTTP 400 "waiting
+// to start"): it is waited for, as `kubectl logs -f` users end up doing by hand. A stream that
+// ends while the container still runs (the kubelet or the API server restarted, an idle timeout,
+// a dropped connection) is asked for again from the last line's time, the repeated lines dropped.
+// Unreachable for longer than an outage Runner::Wait rides out, it is an error.
+Status FollowLog(const KubeClient& c, const Clock& clock, const std::string& path, const std::string& since_query,
+                 const std::string& pod_path, const std::function<Status(const HttpResponse&)>& not_found,
+                 const std::function<bool(std::string_view)>& on) {
+  constexpr auto kOutageLimit = std::chrono::minutes(10);
+  LogResume resume;
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
+  auto backoff = std::chrono::milliseconds(500);
+  while (true) {
+    bool reader_gone = false;
+    auto resp = c.Stream(path + (resume.started() ? resume.SinceQuery() : since_query), [&](std::string_view d) {
+      if (!resume.Feed(d, on)) reader_gone = true;
+      return !reader_gone;
+    });
+    if (reader_gone) return OkStatus();
+    Status failure = OkStatus();
+    if (resp.ok()) {
+      if (resp->status == 400 && resp->body.find("waiting to start") != std::string::npos) {
+        clock.SleepFor(std::chrono::seconds(1));
+        if (!on("")) return OkStatus();  // the reader is gone
+        continue;
+      }
+      if (resp->status == 404) {
+        if (!resume.started()) return not_found(*resp);
+        resume.Flush(on);  // the pod went away after its log was read: the log ends with it
+        return OkStatus();
+      }
+      if (resp->status >= 300 && resp->status != 429 && resp->status < 500) return ApiError(*resp, "kubernetes: follow log");
+      if (resp->status >= 300) failure = ApiError(*resp, "kubernetes: follow log");
+    } else {
+      failure = resp.status();
+    }
+    if (failure.ok()) {
+      // A clean end: the container is done, or the stream was closed under a running one.
+      auto done = PodDone(c, pod_path);
+      if (done.ok() && *done) {
+        resume.Flush(on);
+        return OkStatus();
+      }
+      if (!done.ok()) failure = done.status();
+    }
+    if (failure.ok()) {
+      failing_since.reset();
+      backoff = std::chrono::milliseconds(500);
+    } else {
+      if (!failing_since) failing_since = clock.Now();
+      if (clock.Now() - *failing_since >= kOutageLimit) return failure;
+    }
+    clock.SleepFor(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(8000));
+    if (!on("")) return OkStatus();
+    resume.Restart();
+  }
 }
 
 class KubernetesScheduler : public Scheduler {
@@ -248,11 +327,14 @@ class KubernetesScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     std::string pod = PodName(ref.name, o.role, o.replica);
-    std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/log?timestamps=true", internal::UrlEncode(ref.ns),
-                                   internal::UrlEncode(pod));
+    std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", internal::UrlEncode(ref.ns),
+                                       internal::UrlEncode(pod));
+    std::string path = pod_path + "/log?timestamps=true";
+    std::string since_query;
     if (o.since) {
       double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-      path += fmt::format("&sinceSeconds={}", std::max<long long>(1, static_cast<long long>(std::ceil(now - *o.since))));
+      since_query =
+          fmt::format("&sinceSeconds={}", std::max<long long>(1, static_cast<long long>(std::ceil(now - *o.since))));
     }
     std::function<bool(const std::string&)> keep;
     std::optional<std::regex> re;
@@ -273,26 +355,13 @@ class KubernetesScheduler : public Scheduler {
                                        ApiError(r, "read").message()));
     };
     if (o.follow) {
-      // An error status ends the stream before any data: say so at the first Next().
-      // A container that has not started yet has no log to follow (HTTP 400 "waiting to start"):
-      // wait for it, as `kubectl logs -f` users end up doing by hand.
-      auto producer = [c, path = path + "&follow=true", not_found,
+      auto producer = [c, path = path + "&follow=true", since_query, pod_path, not_found,
                        clock = clock_](const std::function<bool(std::string_view)>& on) {
-        while (true) {
-          auto resp = c->Stream(path, on);
-          if (!resp.ok()) return resp.status();
-          if (resp->status == 400 && resp->body.find("waiting to start") != std::string::npos) {
-            clock->SleepFor(std::chrono::seconds(1));
-            if (!on("")) return OkStatus();  // the reader is gone
-            continue;
-          }
-          if (resp->status == 404) return not_found(*resp);
-          if (resp->status >= 300) return ApiError(*resp, "kubernetes: follow log");
-          return OkStatus();
-        }
+        return FollowLog(*c, *clock, path, since_query, pod_path, not_found, on);
       };
       return MakeStreamedLinesIterator(producer, MakeNewlineDecoder(), keep);
     }
+    path += since_query;
     TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path, "", 120000));
     if (resp.status == 404) return not_found(resp);
     if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: log of pod {}", pod));

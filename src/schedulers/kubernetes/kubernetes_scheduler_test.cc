@@ -16,6 +16,7 @@
 #include "schedulers/kubernetes/volcano_job.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_http_client.h"
+#include "testing/log_lines.h"
 #include "testing/status_matchers.h"
 
 namespace torchx::schedulers::kubernetes {
@@ -262,13 +263,9 @@ TEST(KubernetesScheduler, LogsReadThePodsLogWithTimestampsAndFilter) {
   o.regex = "epoch";
   auto it = f.sched->LogIter(*id, o);
   ASSERT_THAT(it, IsOk());
-  std::vector<std::string> lines;
-  while (true) {
-    auto line = (*it)->Next();
-    ASSERT_THAT(line, IsOk());
-    if (!*line) break;
-    lines.push_back(**line);
-  }
+  auto read = testing::ReadAllLines(**it);
+  ASSERT_THAT(read, IsOk());
+  std::vector<std::string> lines = *read;
   EXPECT_THAT(lines, ::testing::ElementsAre("2026-01-02T03:04:05.000000001Z epoch 1\n",
                                             "2026-01-02T03:04:07Z epoch 2\n"));
   auto reads = f.http->RequestsTo("GET", "/api/v1/namespaces/default/pods/" + pod + "/log");
@@ -423,6 +420,68 @@ TEST(KubernetesFaults, AnExpiredTokenIsAClearErrorAndNotRetried) {
                                                             HasSubstr("an expired token?"))));
   EXPECT_EQ(f.http->RequestsTo("POST", kJobs).size(), 1u);
   EXPECT_TRUE(f.clock->sleeps().empty());
+}
+
+// `log -t` when the stream is cut under a running container (once with a clean close in the
+// middle of a line, once with a reset): it goes on from the last line's second, and the lines the
+// new stream repeats are dropped, so every line is read once. Times are compared as instants:
+// the kubelet trims a fraction's trailing zeros, so "06.25Z" is later than "06.2Z".
+TEST(KubernetesFaults, AFollowedLogCutMidwayGoesOnFromItsLastLineOnce) {
+  Faulty f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string pod = PodName(Fixture::NameOf(*id), "trainer", 0);
+  std::string pod_path = "/api/v1/namespaces/default/pods/" + pod;
+  f.FailFirst("GET", pod_path + "/log",
+              {HttpResponse{200, "2026-01-02T03:04:05.1Z a\n2026-01-02T03:04:06.2Z a2\n2026-01-02T03:04:06.25Z b\n"
+                                 "2026-01-02T03:04:06.25Z c\n2026-01-02T03:04:07Z par"},
+               UnavailableError("follow log: Recv failure: Connection reset by peer")},
+              [](const Request&) -> Result<HttpResponse> {
+                return HttpResponse{200, "2026-01-02T03:04:06.2Z a2\n2026-01-02T03:04:06.25Z b\n"
+                                         "2026-01-02T03:04:06.25Z c\n2026-01-02T03:04:07Z partial line\n"
+                                         "2026-01-02T03:04:08Z d\n"};
+              });
+  // The container runs on after the first cut; by the end of the third stream it has ended.
+  f.FailFirst("GET", pod_path, {HttpResponse{200, R"({"status":{"phase":"Running"}})"}},
+              [](const Request&) -> Result<HttpResponse> {
+                return HttpResponse{200, R"({"status":{"phase":"Succeeded"}})"};
+              });
+  LogOptions o;
+  o.role = "trainer";
+  o.replica = 0;
+  o.follow = true;
+  auto it = f.sched->LogIter(*id, o);
+  ASSERT_THAT(it, IsOk());
+  auto read = testing::ReadAllLines(**it);
+  ASSERT_THAT(read, IsOk());
+  std::vector<std::string> lines = *read;
+  EXPECT_THAT(lines, ElementsAre("2026-01-02T03:04:05.1Z a\n", "2026-01-02T03:04:06.2Z a2\n",
+                                 "2026-01-02T03:04:06.25Z b\n", "2026-01-02T03:04:06.25Z c\n",
+                                 "2026-01-02T03:04:07Z partial line\n", "2026-01-02T03:04:08Z d\n"));
+  auto streams = f.http->RequestsTo("GET", pod_path + "/log");
+  ASSERT_EQ(streams.size(), 3u);
+  EXPECT_THAT(streams[0].path, ::testing::Not(HasSubstr("sinceTime")));
+  for (size_t i : {1u, 2u}) {
+    EXPECT_THAT(streams[i].path, HasSubstr("follow=true"));
+    EXPECT_THAT(streams[i].path, HasSubstr("sinceTime=2026-01-02T03%3A04%3A06Z"));  // the last whole line's second
+  }
+}
+
+// The API server gone for good under a followed log: retried with backoff, then the error.
+TEST(KubernetesFaults, AFollowedLogGivesUpAfterAnOutageRunnerWaitWouldNotRideOut) {
+  Faulty f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  f.http->SetUnreachable();
+  LogOptions o;
+  o.role = "trainer";
+  o.follow = true;
+  auto it = f.sched->LogIter(*id, o);
+  ASSERT_THAT(it, IsOk());
+  auto started = f.clock->Now();
+  EXPECT_THAT((*it)->Next(), StatusIs(StatusCode::kUnavailable, HasSubstr("Couldn't connect")));
+  EXPECT_GE(f.clock->Now() - started, std::chrono::minutes(10));
+  EXPECT_LT(f.clock->Now() - started, std::chrono::minutes(12));
 }
 
 }  // namespace faults

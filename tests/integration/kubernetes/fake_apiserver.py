@@ -3,8 +3,13 @@
 It serves, over TLS on 127.0.0.1, the parts of the API the scheduler uses, with the request and
 response shapes of the Kubernetes API reference: Volcano Jobs (batch.volcano.sh/v1alpha1 create,
 get, list with labelSelector, delete), Volcano bus Commands (create; AbortJob aborts its target),
-and pod logs (timestamps, sinceSeconds, follow as a chunked stream). Errors are v1 Status objects.
-Clients authenticate with a client certificate signed by the fake's CA or a bearer token.
+pods (get, list), and pod logs (timestamps, sinceSeconds, sinceTime, follow as a chunked stream).
+Errors are v1 Status objects. Clients authenticate with a client certificate signed by the fake's
+CA or a bearer token.
+
+Faults, for the fault suite: fail_next() answers the next matching requests with an error status
+(429 with Retry-After too) or drops the connection, before or after doing what was asked;
+cut_log() ends a followed log stream mid-way, cleanly or by dropping the connection mid-line.
 
 There is no controller: tests move jobs through Volcano's phases with set_phase() and write pod
 logs with add_log(), as Volcano and the kubelet would.
@@ -25,6 +30,7 @@ JOBS = re.compile(r"^/apis/batch\.volcano\.sh/v1alpha1/namespaces/([^/]+)/jobs(?
 COMMANDS = re.compile(r"^/apis/bus\.volcano\.sh/v1alpha1/namespaces/([^/]+)/commands$")
 POD_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
+POD = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
 
 
 def make_pki(d):
@@ -51,6 +57,16 @@ def status(code, reason, message, details=None):
     return code, body
 
 
+class _Discard:
+    """A response stream that goes nowhere (a fault's answer that never leaves the server)."""
+
+    def write(self, data):
+        return len(data)
+
+    def flush(self):
+        pass
+
+
 class FakeApiServer:
     def __init__(self, pki_dir, token="fake-token", namespaces=("default", "team")):
         self.token = token
@@ -61,6 +77,8 @@ class FakeApiServer:
         self.pods = {}       # (ns, pod) -> pod object (made when its job is created)
         self.finished = set()  # (ns, pod) whose log stream has ended
         self.requests = []   # (method, path, query, auth kind, body)
+        self.faults = []     # [method, path regex, fault] answered before the API (fail_next)
+        self.log_cuts = {}   # (ns, pod) -> (mode, lines) for the next followed stream (cut_log)
         self.cond = threading.Condition(threading.RLock())  # set_phase is called with it held
         self._serial = 0
 
@@ -114,6 +132,10 @@ class FakeApiServer:
                 if pod is not None:
                     pod["status"]["phase"] = pod_phase
             if phase in ("Completed", "Failed", "Aborted", "Terminated"):
+                for (n, pod_name), pod in self.pods.items():  # a finished job's pods are done
+                    if n == ns and pod_name.startswith(name + "-") and \
+                            pod["status"].get("phase") not in ("Succeeded", "Failed"):
+                        pod["status"]["phase"] = "Succeeded" if phase == "Completed" else "Failed"
                 for key in self.logs:
                     if key[0] == ns and key[1].startswith(name + "-"):
                         self.finished.add(key)
@@ -132,6 +154,33 @@ class FakeApiServer:
     def pods_of(self, ns, name):
         job = self.jobs[(ns, name)]
         return [f"{name}-{t['name']}-0" for t in job["spec"]["tasks"]]
+
+    # --- faults --------------------------------------------------------------------------------
+
+    def fail_next(self, method, path_pattern, *faults):
+        """The next requests with `method` whose path matches `path_pattern` get `faults`, one
+        each, in order; then the API answers again. A fault is an HTTP status (int), a (429 or 503,
+        retry-after seconds) pair, "drop" (the connection closed unanswered, the request not done)
+        or "done-then-drop" (the request done, then the connection closed unanswered: a timeout
+        after the server took it)."""
+        with self.cond:
+            for fault in faults:
+                self.faults.append([method, re.compile(path_pattern), fault])
+
+    def cut_log(self, ns, pod, after_lines, mode):
+        """The next followed stream of the pod's log ends after `after_lines` lines: "clean" (the
+        chunked body terminated, as an API server's idle timeout) or "drop" (half of the next line
+        sent, then the connection closed, as a kubelet restart)."""
+        with self.cond:
+            self.log_cuts[(ns, pod)] = (mode, after_lines)
+
+    def _fault_for(self, method, path):
+        with self.cond:
+            for i, (m, pattern, fault) in enumerate(self.faults):
+                if m == method and pattern.search(path):
+                    del self.faults[i]
+                    return fault
+        return None
 
     # --- the API -------------------------------------------------------------------------------
 
@@ -157,6 +206,20 @@ class FakeApiServer:
             self.requests.append((method, url.path, query, auth, raw.decode()))
         if auth is None:
             return self._send(h, *status(401, "Unauthorized", "Unauthorized"))
+        fault = self._fault_for(method, url.path)
+        if fault == "drop":
+            h.close_connection = True
+            return
+        if isinstance(fault, int):
+            return self._send(h, *status(fault, "Fault", f"injected HTTP {fault}"))
+        if isinstance(fault, tuple):
+            code, after = fault
+            body = status(code, "TooManyRequests" if code == 429 else "ServiceUnavailable", "injected",
+                          {"retryAfterSeconds": after})[1]
+            return self._send(h, code, body, {"Retry-After": str(after)})
+        if fault == "done-then-drop":
+            h.wfile = _Discard()  # what the API does is done; its answer never leaves
+            h.close_connection = True
         m = POD_LOG.match(url.path)
         if m and method == "GET":
             return self._log(h, m.group(1), m.group(2), query)
@@ -170,14 +233,24 @@ class FakeApiServer:
         m = PODS.match(url.path)
         if m and method == "GET":
             return self._send(h, *self._pods(m.group(1), query))
+        m = POD.match(url.path)
+        if m and method == "GET":
+            with self.cond:
+                pod = self.pods.get((m.group(1), m.group(2)))
+            if pod is None:
+                return self._send(h, *status(404, "NotFound", f'pods "{m.group(2)}" not found',
+                                             {"name": m.group(2), "kind": "pods"}))
+            return self._send(h, 200, pod)
         m = COMMANDS.match(url.path)
         if m and method == "POST":
             return self._send(h, *self._command(m.group(1), body))
         return self._send(h, *status(404, "NotFound", "the server could not find the requested resource"))
 
-    def _send(self, h, code, body):
+    def _send(self, h, code, body, headers=None):
         data = json.dumps(body).encode()
         h.send_response(code)
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
@@ -284,6 +357,9 @@ class FakeApiServer:
             return self._send(h, *status(400, "BadRequest", f'container "{container}" in pod "{pod}" is waiting '
                                                              "to start: ContainerCreating"))
         since = time.time() - float(query["sinceSeconds"]) if "sinceSeconds" in query else None
+        if "sinceTime" in query:  # RFC 3339, whole seconds, as metav1.Time travels in a query
+            since = datetime.datetime.strptime(query["sinceTime"], "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=datetime.timezone.utc).timestamp()
         stamps = query.get("timestamps") == "true"
 
         def render(entries):
@@ -308,15 +384,36 @@ class FakeApiServer:
         h.send_header("Content-Type", "text/plain")
         h.send_header("Transfer-Encoding", "chunked")
         h.end_headers()
+        with self.cond:
+            cut = self.log_cuts.pop((ns, pod), None)
         sent = 0
         while True:
             with self.cond:
                 self.cond.wait_for(lambda: len(self.logs.get((ns, pod), [])) > sent or (ns, pod) in self.finished,
                                    timeout=30)
                 entries = self.logs.get((ns, pod), [])[sent:]
+                rest = []
+                if cut and sent + len(entries) >= cut[1]:
+                    entries, rest = entries[:cut[1] - sent], entries[cut[1] - sent:]
                 sent += len(entries)
                 done = (ns, pod) in self.finished and sent >= len(self.logs.get((ns, pod), []))
             data = render(entries)
+            if cut and sent >= cut[1]:
+                try:
+                    if cut[0] == "drop":  # half a line, then the connection goes
+                        data += render(rest[:1])[:max(1, len(render(rest[:1])) // 2)] if rest else b""
+                        h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                        h.wfile.flush()
+                        h.close_connection = True
+                        h.connection.shutdown(2)
+                    else:
+                        if data:
+                            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                        h.wfile.write(b"0\r\n\r\n")
+                        h.wfile.flush()
+                except OSError:
+                    pass
+                return
             try:
                 if data:
                     h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

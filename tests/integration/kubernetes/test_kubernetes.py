@@ -15,27 +15,12 @@ import time
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from apiserver_fixtures import make_cli  # noqa: E402
 from fake_apiserver import kubeconfig  # noqa: E402
 from volcano_schema import validate_command, validate_job  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
-
-
-def make_cli(tmp_path, config_text, extra_env=None):
-    cfg = tmp_path / "kubeconfig"
-    cfg.write_text(config_text)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHX_KUBERNETES")}
-    env.update(KUBECONFIG=str(cfg), **(extra_env or {}))
-
-    def run(*args, check=True, timeout=60):
-        res = subprocess.run([BINARY, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=timeout)
-        if check:
-            assert res.returncode == 0, f"torchx {' '.join(args)} -> {res.returncode}\n{res.stdout}\n{res.stderr}"
-        return res
-
-    run.env = env
-    return run
 
 
 @pytest.fixture

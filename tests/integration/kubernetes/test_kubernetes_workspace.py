@@ -6,6 +6,7 @@ A dry run builds but does not push; a push that fails creates no job.
 Needs dockerd (scripts/engines/dockerd-up.sh) and docker-registry (scripts/install-deps.sh). Skips
 without them, unless TORCHX_REQUIRE_ENGINES names docker (CI), where a missing one is an error."""
 
+import base64
 import gzip
 import io
 import json
@@ -177,6 +178,40 @@ def test_workspace_image_is_built_pushed_and_named_in_the_job(torchx, server, re
     files = files_in_layer(registry.get(f"/v2/{repo}/blobs/{top}", "*/*"))
     assert files.get("hello.txt") == b"workspace says hi\n", sorted(files)
     assert "secret.txt" not in files  # .dockerignore honoured
+
+
+def test_no_docker_config_credential_reaches_the_state_directory_logs_or_job(torchx, server, registry, workspace,
+                                                                             tmp_path):
+    """Pushes authenticate with the docker config's `auths` (dockerd gets them as X-Registry-Auth);
+    they are never written where the launcher keeps state or logs, printed, or sent in the job."""
+    secret = "s3cret-docker-pw-4b1d"
+    auth = base64.b64encode(f"ci:{secret}".encode()).decode()
+    closed = f"127.0.0.1:{free_port()}"  # a push that fails: its error must not carry them either
+    (tmp_path / "docker").mkdir(exist_ok=True)
+    (tmp_path / "docker" / "config.json").write_text(json.dumps({"auths": {registry.host: {"auth": auth},
+                                                                            closed: {"auth": auth}}}))
+    state = tmp_path / "state"
+    env = {"TORCHX_STATE_DIR": str(state)}
+    ok = torchx("run", "-s", "kubernetes", "--workspace", str(workspace), "-cfg",
+                f"queue=default,image_repo={registry.host}/torchx/authed", "utils.sh", "--image", "busybox:latest",
+                "true", extra_env=env)
+    failed = torchx("run", "-s", "kubernetes", "--workspace", str(workspace), "-cfg",
+                    f"queue=default,image_repo={closed}/torchx/x", "utils.sh", "--image", "busybox:latest", "true",
+                    check=False, extra_env=env)
+    assert failed.returncode != 0 and "failed" in failed.stderr
+    handle = ok.stdout.split()[0]
+    torchx("status", handle, extra_env=env)
+    torchx("list", "-s", "kubernetes", extra_env=env)
+    needles = [secret.encode(), auth.encode()]
+    seen = [("stdout/stderr", (ok.stdout + ok.stderr + failed.stdout + failed.stderr).encode())]
+    seen += [(f"request {r[0]} {r[1]}", r[4].encode()) for r in server.requests]
+    mine = {tmp_path / "docker", tmp_path / "data", tmp_path / "registry.yml", tmp_path / "registry.log"}
+    for f in tmp_path.rglob("*"):
+        if f.is_file() and not any(f == m or m in f.parents for m in mine):
+            seen.append((str(f), f.read_bytes()))
+    for name, data in seen:
+        for needle in needles:
+            assert needle not in data, f"{needle!r} in {name}"
 
 
 def test_dry_run_builds_but_does_not_push(torchx, server, registry, workspace):
