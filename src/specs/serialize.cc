@@ -1,6 +1,8 @@
 #include "torchx/specs/serialize.h"
 
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <sstream>
 
@@ -328,6 +330,30 @@ bool IsUtf8(const std::string& s) {
   }
 }
 
+// Unicode's noncharacters (U+FDD0..U+FDEF, and the last two code points of every plane): the
+// YAML emitter writes each as U+FFFD, so such text would not read back as it was written; and
+// YAML 1.2 does not count U+FFFE and U+FFFF as printable at all. `s` is valid UTF-8.
+std::optional<char32_t> FirstNoncharacter(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    auto b = static_cast<unsigned char>(s[i]);
+    int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    char32_t cp = len == 1 ? b : len == 2 ? (b & 0x1Fu) : len == 3 ? (b & 0x0Fu) : (b & 0x07u);
+    for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+    if ((cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE) return cp;
+    i += static_cast<size_t>(len);
+  }
+  return std::nullopt;
+}
+
+Status CheckText(const std::string& s, const std::string& what) {
+  if (!IsUtf8(s)) return InvalidArgumentError(fmt::format("{}: not valid UTF-8 text", what));
+  if (auto cp = FirstNoncharacter(s)) {
+    return InvalidArgumentError(fmt::format("{}: holds the Unicode noncharacter U+{:04X}, which YAML text cannot carry",
+                                            what, static_cast<std::uint32_t>(*cp)));
+  }
+  return OkStatus();
+}
+
 Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth = 0, bool keep_tuples = false) {
   if (depth > kYamlMaxDepth) {
     return InvalidArgumentError(fmt::format("AppDef YAML: nested deeper than {} levels", kYamlMaxDepth));
@@ -336,10 +362,7 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null: return Json(nullptr);
     case YAML::NodeType::Scalar:
-      if (!IsUtf8(n.Scalar())) {
-        return InvalidArgumentError(
-            fmt::format("{}: not valid UTF-8 text", path.empty() ? "AppDef" : path));
-      }
+      TORCHX_RETURN_IF_ERROR(CheckText(n.Scalar(), path.empty() ? "AppDef" : path));
       return n.Tag() == "!" ? Json(n.Scalar()) : Json(torchx::internal::YamlPlainScalar(n.Scalar()));  // "!" = quoted
     case YAML::NodeType::Sequence: {
       Json arr = Json::array();
@@ -358,9 +381,7 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
           return InvalidArgumentError(fmt::format("{}: map keys must be scalars", path));
         }
         std::string key = kv.first.Scalar();
-        if (!IsUtf8(key)) {
-          return InvalidArgumentError(fmt::format("{}: key is not valid UTF-8 text", path));
-        }
+        TORCHX_RETURN_IF_ERROR(CheckText(key, fmt::format("{}: key", path)));
         TORCHX_ASSIGN_OR_RETURN(Json v,
                                 YamlToJson(kv.second, path.empty() ? key : path + "." + key, depth + 1, keep_tuples));
         obj[key] = std::move(v);

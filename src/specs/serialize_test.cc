@@ -157,6 +157,27 @@ TEST(AppDefYaml, RejectsInvalidUtf8NamingTheField) {
               StatusIs(StatusCode::kInvalidArgument, "roles[0].args[1]: not valid UTF-8 text"));
 }
 
+// Found by the long fuzzing run: a name holding U+FFFF read in, but the YAML emitter wrote it as
+// U+FFFD, so the AppDef did not read back as written. Unicode's noncharacters are refused at the
+// reader, raw or escaped, naming the field; the BOM and characters beyond the BMP are fine.
+TEST(AppDefYaml, RefusesUnicodeNoncharactersAndRoundTripsTheRest) {
+  for (const char* text : {"name: \"a\xEF\xBF\xBF\"\nroles: []\n", "name: \"a\\uFFFF\"\nroles: []\n",
+                           "name: \"a\\uFDD0\"\nroles: []\n", "name: \"a\\U0001FFFE\"\nroles: []\n"}) {
+    EXPECT_THAT(AppDefFromYaml(text),
+                StatusIs(StatusCode::kInvalidArgument, HasSubstr("name: holds the Unicode noncharacter U+")))
+        << text;
+  }
+  EXPECT_THAT(AppDefFromYaml("name: a\nroles:\n  - name: r\n    env: {\"k\\uFFFE\": v}\n"),
+              StatusIs(StatusCode::kInvalidArgument, "roles[0].env: key: holds the Unicode noncharacter U+FFFE, "
+                                                     "which YAML text cannot carry"));
+  auto app = AppDefFromYaml("name: \"a\\uFEFFb\\U0001F600c\\uFFFD\"\nroles: []\n");
+  ASSERT_THAT(app, IsOk());
+  EXPECT_EQ(app->name, "a\xEF\xBB\xBF" "b\xF0\x9F\x98\x80" "c\xEF\xBF\xBD");
+  auto back = AppDefFromYaml(AppDefToYaml(*app));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->name, app->name);
+}
+
 TEST(AppDefJson, WritingNonUtf8FromCodeDoesNotThrow) {
   AppDef app{"a", {Role{}}, {}};
   app.roles[0].args = {"b\xff"};
