@@ -165,6 +165,9 @@ void BindPlugins(py::module_& m, PluginRegistry& registry) {
       py::arg("name"), py::arg("aliases"), py::arg("request"), py::arg("whole") = std::nullopt,
       "The names a named resource registers and the fraction of each, as the core names them, and the "
       "error (or None) that kept its fractionals out.");
+  m.def("forget_python_plugins", [&registry] {
+    Released([&] { registry.ForgetProvider("python", {"python", "entrypoint:"}); });
+  });
   m.def("set_python_provider", [&registry](py::object provider) {
     auto* held = new py::object(std::move(provider));  // lives as long as the registry
     registry.AddProvider(

@@ -283,6 +283,62 @@ def test_entry_points_are_merged_unless_disabled(tmp_path):
     assert disabled["default"] == []
 
 
+def test_registration_errors_load_errors_clear_and_plugin_sources(tmp_path):
+    """TorchX HEAD's registry API: errors (what discovery so far recorded), load_errors()
+    (discovering first, filtered by type), clear() and registry.cache_clear() (discover again:
+    a plugin dir added to sys.path since shows, here and in the core), TORCHX_PLUGINS_SOURCE."""
+    late = tmp_path / "late" / "torchx_plugins" / "named_resources"
+    late.mkdir(parents=True)
+    (late / "late_res.py").write_text(
+        "from torchx.plugins import register\nfrom torchx.specs import Resource\n"
+        "@register.named_resource()\ndef late_gpu():\n    return Resource(cpu=1, gpu=1, memMB=64)\n"
+        "@register.named_resource(name='late_gpu')\ndef late_twin():\n    return Resource(cpu=2, gpu=2, memMB=64)\n")
+    code = f"""
+        import dataclasses, json, sys
+        from torchx import plugins, specs
+        reg = plugins.registry()
+        before = reg.errors  # nothing discovered yet
+        errs = reg.load_errors()
+        nr = reg.load_errors(plugins.PluginType.NAMED_RESOURCE)
+        missing = "late_gpu" not in specs.named_resources
+        sys.path.insert(0, {str(tmp_path / "late")!r})
+        reg.clear()
+        fresh = plugins.registry()
+        dup = fresh.load_errors(plugins.PluginType.NAMED_RESOURCE)
+        print(json.dumps({{
+            "before": before, "errs": [dataclasses.asdict(e) for e in errs],
+            "nr": [dataclasses.asdict(e) for e in nr], "missing": missing, "new_instance": fresh is not reg,
+            "found": specs.named_resources["late_gpu"].gpu, "in_core": "late_gpu" in specs.named_resources,
+            "dup": [dataclasses.asdict(e) for e in dup],
+            "error_type": type(errs[0]).__name__, "cache_clear": hasattr(plugins.registry, "cache_clear"),
+        }}))
+    """
+    got = json.loads(run_py(code, tmp_path))
+    assert got["before"] == []
+    assert got["error_type"] == "RegistrationError" and got["cache_clear"]
+    broken = [e for e in got["errs"] if e["module"] == "torchx_plugins.broken.bad_plugin"]
+    assert len(broken) == 1 and "this plugin is broken on purpose" in broken[0]["error"]
+    assert broken[0]["name"] is None and broken[0]["plugin_type"] is None
+    assert not any(e["module"] == "torchx_plugins.broken.bad_plugin" for e in got["nr"])  # another group
+    assert got["missing"] and got["new_instance"]
+    assert got["found"] == 1 and got["in_core"]  # the first registration wins; the core saw the new plugin
+    assert [(e["module"], e["name"], e["plugin_type"]) for e in got["dup"]] == [
+        ("torchx_plugins.named_resources.late_res", "late_gpu", "named_resource")]
+    assert "already registered" in got["dup"][0]["error"]
+
+    none = run_py("""
+        from torchx import plugins
+        print(sorted(plugins.registry().get(plugins.PluginType.NAMED_RESOURCE)) == sorted(
+            n for n in plugins.registry().get(plugins.PluginType.NAMED_RESOURCE) if not n.startswith("demo_")))
+    """, tmp_path, {"TORCHX_PLUGINS_SOURCE": "0"})
+    assert none.strip() == "True"  # no Python plugins, the core's only
+    env = dict(os.environ, PYTHONPATH=str(FIXTURES), TORCHX_PLUGINS_SOURCE="7")
+    bad = subprocess.run([sys.executable, "-c", "from torchx import plugins; plugins.registry()"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "TORCHX_PLUGINS_SOURCE='7' is not valid" in bad.stderr
+    assert "0 (none), 1 (namespace package only), 2 (entry points only), 3 (both)" in bad.stderr
+
+
 def test_cli_sees_python_plugins(torchx_bin, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(FIXTURES), DEMO_INLINE_DIR=str(tmp_path / "inline"),
                TORCHX_STATE_DIR=str(tmp_path / "state"))

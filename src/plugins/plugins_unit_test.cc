@@ -126,6 +126,36 @@ TEST(PluginRegistryTest, ProvidersRunOncePerTypeOnFirstAccess) {
   EXPECT_EQ(info[0].source, "python:test");
 }
 
+// Python's registry().clear(): what the provider gave is dropped and it is asked again, so a
+// plugin installed since (or one gone) shows; others' entries and providers stay as they were.
+TEST(PluginRegistryTest, AForgottenProviderIsAskedAgainAndItsEntriesAndErrorsGo) {
+  PluginRegistry reg(NoNatives());
+  std::string offered = "old";
+  int python_asked = 0, other_asked = 0;
+  reg.AddProvider("python", [&](PluginType t, PluginRegistry& r) {
+    if (t != PluginType::kNamedResource) return;
+    ++python_asked;
+    (void)r.AddNamedResource(offered, "python:mod", [] { return Result<specs::Resource>(Res(1, 0, 1)); });
+    r.AddError({"python:broken_" + offered, "python", "ImportError"});
+  });
+  reg.AddProvider("other", [&](PluginType t, PluginRegistry& r) {
+    if (t != PluginType::kNamedResource) return;
+    ++other_asked;
+    (void)r.AddNamedResource("native_one", "/lib/x.so", [] { return Result<specs::Resource>(Res(2, 0, 1)); });
+  });
+  EXPECT_TRUE(reg.NamedResource("old").has_value());
+  ASSERT_EQ(reg.Errors().size(), 1u);
+  offered = "new";
+  reg.ForgetProvider("python", {"python"});
+  EXPECT_TRUE(reg.NamedResource("new").has_value());
+  EXPECT_FALSE(reg.NamedResource("old").has_value());
+  EXPECT_TRUE(reg.NamedResource("native_one").has_value());
+  ASSERT_EQ(reg.Errors().size(), 1u);
+  EXPECT_EQ(reg.Errors()[0].source, "python:broken_new");
+  EXPECT_EQ(python_asked, 2);
+  EXPECT_EQ(other_asked, 1);
+}
+
 TEST(PluginRegistryTest, AProviderAddedLaterIsAskedWithoutReaskingEarlierOnes) {
   PluginRegistry reg(NoNatives());
   int first = 0, second = 0;

@@ -188,6 +188,27 @@ void PluginRegistry::AddProvider(std::string name, Provider provider) {
   impl_->discovered.clear();
 }
 
+void PluginRegistry::ForgetProvider(std::string_view name, const std::vector<std::string>& source_prefixes) {
+  std::lock_guard lock(impl_->mu);
+  auto from = [&](const std::string& source) {
+    return std::any_of(source_prefixes.begin(), source_prefixes.end(),
+                       [&](const std::string& p) { return source.rfind(p, 0) == 0; });
+  };
+  auto drop = [&](auto& entries) { std::erase_if(entries, [&](const auto& e) { return from(e.second.first); }); };
+  std::erase_if(impl_->scheduler_order, [&](const std::string& n) {
+    auto it = impl_->schedulers.find(n);
+    return it != impl_->schedulers.end() && from(it->second.first);
+  });
+  drop(impl_->schedulers);
+  drop(impl_->named_resources);
+  drop(impl_->trackers);
+  std::erase_if(impl_->errors, [&](const PluginError& e) { return from(e.source); });
+  for (auto& p : impl_->providers) {
+    if (p.name == name) p.asked.clear();
+  }
+  impl_->discovered.clear();
+}
+
 void PluginRegistry::Discover(PluginType type) {
   std::lock_guard lock(impl_->mu);
   if (impl_->discovered.count(type)) return;

@@ -94,6 +94,10 @@ class PluginRegistry {
   /// A discovery step run once per type, on first access (after native plugins are loaded).
   using Provider = std::function<void(PluginType, PluginRegistry&)>;
   void AddProvider(std::string name, Provider provider);
+  /// Drops what the provider `name` added (the entries and errors whose source starts with one
+  /// of `source_prefixes`) and asks it again on each type's next access: Python's
+  /// `registry().clear()` after sys.path or the installed plugins changed.
+  void ForgetProvider(std::string_view name, const std::vector<std::string>& source_prefixes);
 
   // ---- lookups (discover the type on first use) ----
   std::optional<schedulers::SchedulerFactory> Scheduler(std::string_view name);

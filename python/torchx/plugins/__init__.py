@@ -19,7 +19,7 @@ from torchx.plugins._registration import (
     register,
     resource_tags,
 )
-from torchx.plugins._registry import PluginRegistry, PluginType, registry
+from torchx.plugins._registry import PluginRegistry, PluginSource, PluginType, RegistrationError, registry
 
 __all__ = [
     "EIGHTH",
@@ -31,7 +31,9 @@ __all__ = [
     "powers_of_two_gpus",
     "resource_tags",
     "PluginRegistry",
+    "PluginSource",
     "PluginType",
+    "RegistrationError",
     "register",
     "registry",
 ]

@@ -6,6 +6,8 @@ resource lookups and the report see one registry; the core asks for each type on
 first use.
 """
 
+import dataclasses
+import enum
 import functools
 import importlib
 import json
@@ -24,16 +26,47 @@ Factory = Callable[..., Any]
 # name -> (factory, source)
 Found = Dict[str, Tuple[Factory, str]]
 
+_importing = threading.local()  # per thread: plugin modules being imported by discovery
+
+
+def importing_plugins() -> bool:
+    """Whether this thread is importing plugin modules for discovery (torchx.specs refuses a
+    named-resource lookup then: the table is still being filled)."""
+    return getattr(_importing, "depth", 0) > 0
+
+
+class PluginSource(enum.IntFlag):
+    """Where Python plugins are discovered (TORCHX_PLUGINS_SOURCE is its integer value)."""
+
+    NONE = 0
+    NAMESPACE_PKG = 1  # modules under the torchx_plugins.* namespace package
+    ENTRYPOINT = 2     # [torchx.schedulers] etc. entry points (deprecated)
+
+
+@dataclasses.dataclass(frozen=True)
+class RegistrationError:
+    """A plugin that could not be registered: a module that failed to import (``module`` and
+    ``error`` only), or a plugin refused (a duplicate name; ``name`` and ``plugin_type`` too)."""
+
+    module: str
+    error: str
+    name: Optional[str] = None
+    plugin_type: Optional[str] = None
+
 
 class PluginRegistry:
     """Immutable from the outside, lazily populated: each plugin type is discovered on its first
     ``get()`` and cached. ``get`` never returns None; ``info`` returns copies."""
 
-    def __init__(self, *, load_entrypoints: bool = True) -> None:
-        self._load_entrypoints = load_entrypoints
+    def __init__(self, *, plugin_sources: Optional[PluginSource] = None, load_entrypoints: bool = True) -> None:
+        if plugin_sources is None:
+            plugin_sources = PluginSource.NAMESPACE_PKG | (PluginSource.ENTRYPOINT if load_entrypoints
+                                                          else PluginSource.NONE)
+        self._sources = PluginSource(plugin_sources)
         self._lock = threading.RLock()
         self._python: Dict[PluginType, Found] = {}
-        self._errors: List[Tuple[str, str, str]] = []  # (source, kind, message)
+        self._errors: List[Tuple[str, str, str]] = []  # (source, kind, message), not yet given to the core
+        self._recorded: List[RegistrationError] = []   # every one, for errors / load_errors()
         self._modules: Optional[List[Any]] = None
 
     # ---- public API ----
@@ -60,6 +93,35 @@ class PluginRegistry:
             return dict(self.get(plugin_type))
         return {t: dict(self.get(t)) for t in PluginType}
 
+    @property
+    def errors(self) -> List[RegistrationError]:
+        """The errors of the discovery that has run so far (types never asked for add none)."""
+        with self._lock:
+            return list(self._recorded)
+
+    def load_errors(self, plugin_type: Optional[PluginType] = None) -> List[RegistrationError]:
+        """Discovers ``plugin_type`` (every type when None), then returns its errors: the modules
+        under its ``torchx_plugins.<group>`` namespace that failed to import, and its refused
+        plugins."""
+        types = [PluginType(plugin_type)] if plugin_type is not None else list(PluginType)
+        for t in types:
+            self.get(t)
+        if plugin_type is None:
+            return self.errors
+        namespace = _namespace_of(types[0])
+        return [e for e in self.errors if e.plugin_type == types[0].name.lower()
+                or e.module == namespace or e.module.startswith(namespace + ".")]
+
+    def clear(self) -> None:
+        """Forgets what was discovered (plugins and errors, here and in the core) and the cached
+        ``registry()``: the next use discovers again, e.g. after sys.path changed."""
+        with self._lock:
+            self._python.clear()
+            self._errors.clear()
+            self._recorded.clear()
+            self._modules = None
+        registry.cache_clear()
+
     def __str__(self) -> str:
         """The diagnostic report: what was found, from where, what failed and why, time spent."""
         self._sync_core()
@@ -83,11 +145,11 @@ class PluginRegistry:
                 found: Found = {}
                 for fn, module in self._tagged(plugin_type):
                     self._add(found, plugin_type, fn, f"python:{module}")
-                if self._load_entrypoints and os.environ.get("TORCHX_NO_ENTRYPOINTS") != "1":
+                if self._sources & PluginSource.ENTRYPOINT and os.environ.get("TORCHX_NO_ENTRYPOINTS") != "1":
                     for name, fn, dist in self._entry_points(plugin_type):
                         if name in found:
-                            self._errors.append((f"entrypoint:{dist}", "duplicate",
-                                                 f"{name} is already registered by {found[name][1]}"))
+                            self._error(f"entrypoint:{dist}", "duplicate",
+                                        f"{name} is already registered by {found[name][1]}", name, plugin_type)
                         else:
                             found[name] = (fn, f"entrypoint:{dist}")
                 self._python[plugin_type] = found
@@ -96,15 +158,20 @@ class PluginRegistry:
     def _namespace_modules(self) -> List[Any]:
         if self._modules is None:
             self._modules = []
+            if not self._sources & PluginSource.NAMESPACE_PKG:
+                return self._modules
             try:
                 import torchx_plugins  # a namespace package spread over sys.path
             except ImportError:
                 return self._modules
             for name in _module_names(list(torchx_plugins.__path__), "torchx_plugins."):
+                _importing.depth = getattr(_importing, "depth", 0) + 1
                 try:
                     self._modules.append(importlib.import_module(name))
                 except Exception as e:  # a broken plugin is reported, never fatal
-                    self._errors.append((f"python:{name}", "python", _describe(e)))
+                    self._error(f"python:{name}", "python", _describe(e))
+                finally:
+                    _importing.depth -= 1
         return self._modules
 
     def _tagged(self, plugin_type: PluginType) -> List[Tuple[Factory, str]]:
@@ -122,7 +189,7 @@ class PluginRegistry:
             names = self._named_resource_variants(fn, source)
         for name, factory in names:
             if name in found:
-                self._errors.append((source, "duplicate", f"{name} is already registered by {found[name][1]}"))
+                self._error(source, "duplicate", f"{name} is already registered by {found[name][1]}", name, plugin_type)
             else:
                 found[name] = (factory, source)
 
@@ -146,11 +213,11 @@ class PluginRegistry:
                     request = {"policy": "list",
                                "list": [{"fraction": f, "suffix": str(s)} for f, s in table.items()]}
         except Exception as e:
-            self._errors.append((source, "python", f"named resource {name}: {_describe(e)}"))
+            self._error(source, "python", f"named resource {name}: {_describe(e)}", name, PluginType.NAMED_RESOURCE)
         variants, error = core().named_resource_variants(
             name, list(getattr(fn, "_plugin_aliases", [])), json.dumps(request), whole)
         if error:
-            self._errors.append((source, "python", error))
+            self._error(source, "python", error, name, PluginType.NAMED_RESOURCE)
         aliases = set(getattr(fn, "_plugin_aliases", []))
         out: List[Tuple[str, Factory]] = []
         for n, f in variants:
@@ -174,7 +241,8 @@ class PluginRegistry:
             try:
                 fn = ep.load()
             except Exception as e:
-                self._errors.append((f"entrypoint:{dist}", "python", f"{ep.name} = {ep.value}: {_describe(e)}"))
+                self._error(f"entrypoint:{dist}", "python", f"{ep.name} = {ep.value}: {_describe(e)}", ep.name,
+                            plugin_type)
                 continue
             warnings.warn(
                 f"torchx plugin {ep.name} ({plugin_type.value}) comes from an entry point, which is deprecated: "
@@ -184,6 +252,14 @@ class PluginRegistry:
             )
             out.append((ep.name, fn, dist))
         return out
+
+    def _error(self, source: str, kind: str, message: str, name: Optional[str] = None,
+               plugin_type: Optional[PluginType] = None) -> None:
+        with self._lock:
+            self._errors.append((source, kind, message))
+            self._recorded.append(RegistrationError(
+                module=source.split(":", 1)[-1], error=message, name=name,
+                plugin_type=plugin_type.name.lower() if plugin_type is not None else None))
 
     # ---- the core's side ----
 
@@ -276,17 +352,48 @@ def _core_factory(plugin_type: PluginType, name: str) -> Factory:
     return describe
 
 
+def _namespace_of(plugin_type: PluginType) -> str:
+    return "torchx_plugins." + plugin_type.value[len("torchx."):]
+
+
 _registry: Optional[PluginRegistry] = None
 _registry_lock = threading.Lock()
 
 
 def registry() -> PluginRegistry:
-    """The cached PluginRegistry (entry points included unless TORCHX_NO_ENTRYPOINTS=1)."""
+    """The cached PluginRegistry. TORCHX_PLUGINS_SOURCE picks where Python plugins come from (a
+    PluginSource value: 0 none, 1 the namespace package, 2 entry points, 3 both, the default);
+    TORCHX_NO_ENTRYPOINTS=1 leaves entry points out. ``registry.cache_clear()`` drops it."""
     global _registry
     with _registry_lock:
         if _registry is None:
-            _registry = PluginRegistry()
+            everything = PluginSource.NAMESPACE_PKG | PluginSource.ENTRYPOINT
+            raw = os.environ.get("TORCHX_PLUGINS_SOURCE", str(int(everything)))
+            try:
+                value = int(raw)
+                if not 0 <= value <= int(everything):
+                    raise ValueError(raw)
+            except ValueError:
+                raise ValueError(f"TORCHX_PLUGINS_SOURCE={raw!r} is not valid: valid values are 0 (none), "
+                                 "1 (namespace package only), 2 (entry points only), 3 (both)") from None
+            sources = PluginSource(value)
+            if os.environ.get("TORCHX_NO_ENTRYPOINTS") == "1":
+                sources &= ~PluginSource.ENTRYPOINT
+            _registry = PluginRegistry(plugin_sources=sources)
         return _registry
+
+
+def _cache_clear() -> None:
+    """Drops the cached registry and what the core took from it: the next use discovers again."""
+    global _registry
+    with _registry_lock:
+        _registry = None
+    from torchx._core import core
+
+    core().forget_python_plugins()
+
+
+registry.cache_clear = _cache_clear  # type: ignore[attr-defined]  # as functools.lru_cache's
 
 
 def _core_provider(core_type: str) -> Dict[str, Any]:

@@ -3,6 +3,7 @@
 Same names as TorchX's torchx.specs, so component files written for TorchX import them unchanged.
 """
 
+import contextlib
 import json
 from typing import Callable, Dict, Iterator, Mapping, Optional
 
@@ -74,17 +75,39 @@ class _NamedResourcesLibrary:
     """``named_resources["gpu.small"]``: a fresh Resource per lookup; a KeyError with "did you
     mean" for unknown names. Lookups are answered by the core's table (plus plugins)."""
 
+    @staticmethod
+    @contextlib.contextmanager
+    def _lookup(key: object) -> Iterator[None]:
+        # A plugin module that looks a named resource up as it is imported would read a table
+        # that its own discovery is still filling: refused, and its import recorded as failed.
+        from torchx.plugins._registry import importing_plugins
+
+        if importing_plugins():
+            raise RuntimeError(
+                f"re-entrant named-resource lookup of {key!r}: a plugin module looked a named resource up "
+                "while plugins were being discovered (at its import); look it up inside the factory instead")
+        yield
+
     def __getitem__(self, key: str) -> Resource:
-        if key in ("NULL", "MISSING"):
-            return Resource(cpu=-1, gpu=-1, memMB=-1)
-        return resource_from_json(json.loads(core().named_resource(key)))
+        with self._lookup(key):
+            if key in ("NULL", "MISSING"):
+                return Resource(cpu=-1, gpu=-1, memMB=-1)
+            return resource_from_json(json.loads(core().named_resource(key)))
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and (key in ("NULL", "MISSING") or key in core().named_resource_names())
+        with self._lookup(key):
+            return isinstance(key, str) and (key in ("NULL", "MISSING") or key in core().named_resource_names())
 
     def __iter__(self) -> Iterator[str]:
         """The registered names: the core's table and every plugin's."""
-        return iter(core().named_resource_names())
+        with self._lookup("*"):
+            return iter(core().named_resource_names())
+
+    def reset(self) -> None:
+        """Forgets the plugins' named resources: the next lookup discovers them again."""
+        from torchx.plugins import registry
+
+        registry.cache_clear()
 
 
 named_resources: _NamedResourcesLibrary = _NamedResourcesLibrary()
