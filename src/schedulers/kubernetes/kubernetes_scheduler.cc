@@ -62,9 +62,40 @@ std::optional<double> LineTime(const std::string& line) {
   return static_cast<double>(timegm(&t)) + s;
 }
 
-// Whether a pod's containers are all done (the pod Succeeded or Failed, or every container
-// terminated), or the pod is gone: its log can grow no more.
-Result<bool> PodDone(const KubeClient& c, const std::string& pod_path) {
+// A container of a replica's pod and the prefix of its log lines: none for the replica's own
+// (named after its task, as the pod's volcano.sh/task-spec label says), "<name> " for the others
+// (sidecars an overlay added), as TorchX prefixes them.
+struct PodContainer {
+  std::string name;
+  std::string prefix;
+};
+
+// The pod's containers in its spec's order; empty when the pod cannot be read (the log call then
+// goes without a container and reports what is wrong).
+std::vector<PodContainer> ContainersOf(const KubeClient& c, const std::string& pod_path) {
+  auto resp = c.Call("GET", pod_path);
+  if (!resp.ok() || resp->status >= 300) return {};
+  Json pod = Json::parse(resp->body, nullptr, false);
+  if (!pod.is_object()) return {};
+  std::string task;
+  const Json& labels = pod.value("metadata", Json::object()).value("labels", Json::object());
+  if (labels.is_object()) task = labels.value("volcano.sh/task-spec", "");
+  std::vector<PodContainer> out;
+  const Json& containers = pod.value("spec", Json::object()).value("containers", Json::array());
+  if (!containers.is_array()) return {};
+  for (const Json& ct : containers) {
+    if (!ct.is_object() || !ct.contains("name") || !ct["name"].is_string()) continue;
+    std::string name = ct["name"].get<std::string>();
+    bool own = task.empty() ? out.empty() : name == task;
+    out.push_back({name, own ? "" : name + " "});
+  }
+  if (out.size() == 1) out[0].prefix.clear();
+  return out;
+}
+
+// Whether the container's log can grow no more: the pod Succeeded or Failed, the container (every
+// container, for "") terminated, or the pod is gone.
+Result<bool> PodDone(const KubeClient& c, const std::string& pod_path, const std::string& container) {
   TORCHX_ASSIGN_OR_RETURN(auto resp, c.Call("GET", pod_path));
   if (resp.status == 404) return true;
   if (resp.status >= 300) return ApiError(resp, "kubernetes: read pod");
@@ -75,10 +106,14 @@ Result<bool> PodDone(const KubeClient& c, const std::string& pod_path) {
   if (phase == "Succeeded" || phase == "Failed") return true;
   const Json& containers = status.value("containerStatuses", Json::array());
   if (!containers.is_array() || containers.empty()) return false;
+  bool seen = false;
   for (const Json& cs : containers) {
-    if (!cs.is_object() || !cs.value("state", Json::object()).contains("terminated")) return false;
+    if (!cs.is_object()) return false;
+    if (!container.empty() && cs.value("name", "") != container) continue;
+    seen = true;
+    if (!cs.value("state", Json::object()).contains("terminated")) return false;
   }
-  return true;
+  return seen;
 }
 
 // `log -t` of one container. A container that has not started has no log yet (HTTP 400 "waiting
@@ -87,7 +122,8 @@ Result<bool> PodDone(const KubeClient& c, const std::string& pod_path) {
 // a dropped connection) is asked for again from the last line's time, the repeated lines dropped.
 // Unreachable for longer than an outage Runner::Wait rides out, it is an error.
 Status FollowLog(const KubeClient& c, const Clock& clock, const std::string& path, const std::string& since_query,
-                 const std::string& pod_path, const std::function<Status(const HttpResponse&)>& not_found,
+                 const std::string& pod_path, const std::string& container,
+                 const std::function<Status(const HttpResponse&)>& not_found,
                  const std::function<bool(std::string_view)>& on) {
   constexpr auto kOutageLimit = std::chrono::minutes(10);
   LogResume resume;
@@ -119,7 +155,7 @@ Status FollowLog(const KubeClient& c, const Clock& clock, const std::string& pat
     }
     if (failure.ok()) {
       // A clean end: the container is done, or the stream was closed under a running one.
-      auto done = PodDone(c, pod_path);
+      auto done = PodDone(c, pod_path, container);
       if (done.ok() && *done) {
         resume.Flush(on);
         return OkStatus();
@@ -354,22 +390,49 @@ class KubernetesScheduler : public Scheduler {
       return NotFoundError(fmt::format("kubernetes: no log for {}/{} of {} (pod {}: {})", role, replica, app_id, pod,
                                        ApiError(r, "read").message()));
     };
+    // A pod may hold more containers than the replica's own (an overlay's sidecars): each one's
+    // log is read in the pod's order, its lines prefixed with its name, as TorchX does.
+    auto container_query = [](const PodContainer& ct) {
+      return ct.name.empty() ? std::string() : "&container=" + internal::UrlEncode(ct.name);
+    };
     if (o.follow) {
-      auto producer = [c, path = path + "&follow=true", since_query, pod_path, not_found,
+      auto producer = [c, path, since_query, pod_path, not_found, keep, container_query,
                        clock = clock_](const std::function<bool(std::string_view)>& on) {
-        return FollowLog(*c, *clock, path, since_query, pod_path, not_found, on);
+        std::vector<PodContainer> containers = ContainersOf(*c, pod_path);
+        if (containers.empty()) containers.push_back({});
+        bool reader_gone = false;
+        for (const PodContainer& ct : containers) {
+          // Whole lines arrive here (LogResume cuts them): filtered, then prefixed.
+          auto each_line = [&](std::string_view d) {
+            if (!d.empty() && keep && !keep(std::string(d))) return true;
+            bool more = d.empty() || ct.prefix.empty() ? on(d) : on(ct.prefix + std::string(d));
+            reader_gone = !more;
+            return more;
+          };
+          TORCHX_RETURN_IF_ERROR(FollowLog(*c, *clock, path + container_query(ct) + "&follow=true", since_query,
+                                           pod_path, ct.name, not_found, each_line));
+          if (reader_gone) break;
+        }
+        return OkStatus();
       };
-      return MakeStreamedLinesIterator(producer, MakeNewlineDecoder(), keep);
+      return MakeStreamedLinesIterator(producer, MakeNewlineDecoder(), nullptr);
     }
-    path += since_query;
-    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path, "", 120000));
-    if (resp.status == 404) return not_found(resp);
-    if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: log of pod {}", pod));
+    std::vector<PodContainer> containers = ContainersOf(*c, pod_path);
+    if (containers.empty()) containers.push_back({});
     std::vector<std::string> lines;
-    auto decoder = MakeNewlineDecoder();
-    decoder->Feed(resp.body, lines);
-    decoder->Flush(lines);
-    if (keep) std::erase_if(lines, [&](const std::string& l) { return !keep(l); });
+    for (const PodContainer& ct : containers) {
+      TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path + container_query(ct) + since_query, "", 120000));
+      if (resp.status == 404) return not_found(resp);
+      if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: log of pod {}", pod));
+      std::vector<std::string> read;
+      auto decoder = MakeNewlineDecoder();
+      decoder->Feed(resp.body, read);
+      decoder->Flush(read);
+      for (auto& line : read) {
+        if (keep && !keep(line)) continue;
+        lines.push_back(ct.prefix + line);
+      }
+    }
     return MakeLinesIterator(std::move(lines));
   }
 

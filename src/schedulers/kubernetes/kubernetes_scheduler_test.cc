@@ -277,6 +277,50 @@ TEST(KubernetesScheduler, LogsReadThePodsLogWithTimestampsAndFilter) {
   EXPECT_THAT(f.sched->LogIter(*id, o), StatusIs(StatusCode::kInvalidArgument, HasSubstr("combined")));
 }
 
+// A pod with a sidecar (added by an overlay): each container's log is read, in the pod's order,
+// the sidecar's lines prefixed with its name (as TorchX); the API server needs `container=` then.
+TEST(KubernetesScheduler, LogsReadEveryContainerOfThePodPrefixingTheOthers) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string task = Fixture::NameOf(*id) + "-trainer-0";
+  std::string pod = PodName(Fixture::NameOf(*id), "trainer", 0);
+  std::string pod_path = "/api/v1/namespaces/default/pods/" + pod;
+  Json pod_json = {{"metadata", {{"labels", {{"volcano.sh/task-spec", task}}}}},
+                   {"spec", {{"containers", Json::array({{{"name", "log-shipper"}}, {{"name", task}}})}}},
+                   {"status", {{"phase", "Succeeded"}}}};
+  f.http->On("GET", pod_path, 200, pod_json.dump());
+  f.http->On("GET", pod_path + "/log", [&](const Request& r) -> Result<HttpResponse> {
+    if (r.path.find("container=log-shipper") != std::string::npos) {
+      return HttpResponse{200, "2026-01-02T03:04:05Z shipped\n"};
+    }
+    if (r.path.find("container=" + task) != std::string::npos) {
+      return HttpResponse{200, "2026-01-02T03:04:06Z epoch 1\n2026-01-02T03:04:07Z epoch 2\n"};
+    }
+    return HttpResponse{400, ApiStatus(400, "BadRequest", "a container name must be specified for pod " + pod)};
+  });
+  LogOptions o;
+  o.role = "trainer";
+  o.replica = 0;
+  for (bool follow : {false, true}) {
+    o.follow = follow;
+    auto it = f.sched->LogIter(*id, o);
+    ASSERT_THAT(it, IsOk());
+    auto read = testing::ReadAllLines(**it);
+    ASSERT_THAT(read, IsOk()) << follow;
+    EXPECT_THAT(*read, ::testing::ElementsAre("log-shipper 2026-01-02T03:04:05Z shipped\n",
+                                              "2026-01-02T03:04:06Z epoch 1\n", "2026-01-02T03:04:07Z epoch 2\n"))
+        << follow;
+  }
+  o.follow = false;
+  o.regex = "epoch 2|shipped";  // filtered on the line itself, before the prefix
+  auto it = f.sched->LogIter(*id, o);
+  ASSERT_THAT(it, IsOk());
+  EXPECT_THAT(testing::ReadAllLines(**it),
+              IsOkAndHolds(::testing::ElementsAre("log-shipper 2026-01-02T03:04:05Z shipped\n",
+                                                  "2026-01-02T03:04:07Z epoch 2\n")));
+}
+
 TEST(KubernetesScheduler, AnUnreachableApiServerIsAClearError) {
   Fixture f;
   f.http->SetUnreachable();
@@ -441,8 +485,10 @@ TEST(KubernetesFaults, AFollowedLogCutMidwayGoesOnFromItsLastLineOnce) {
                                          "2026-01-02T03:04:06.25Z c\n2026-01-02T03:04:07Z partial line\n"
                                          "2026-01-02T03:04:08Z d\n"};
               });
-  // The container runs on after the first cut; by the end of the third stream it has ended.
-  f.FailFirst("GET", pod_path, {HttpResponse{200, R"({"status":{"phase":"Running"}})"}},
+  // The container runs on after the first cut (the pod is read for its containers, then after
+  // the cut); by the end of the third stream it has ended.
+  f.FailFirst("GET", pod_path,
+              {HttpResponse{200, R"({"status":{"phase":"Running"}})"}, HttpResponse{200, R"({"status":{"phase":"Running"}})"}},
               [](const Request&) -> Result<HttpResponse> {
                 return HttpResponse{200, R"({"status":{"phase":"Succeeded"}})"};
               });
