@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "core/daemon.h"
 #include "core/helper_exe.h"
 #include "torchx/pipelines/pipeline.h"
 
@@ -122,28 +123,7 @@ Status StartDriver(const std::string& state_dir, const std::string& pipelines_di
 int DaemonizeDriver(int& exit_code) {
   // What the launcher left open (it may be a Python process) is not the driver's, nor its steps'.
   ::close_range(3, ~0U, 0);
-  int ready[2];
-  if (::pipe2(ready, O_CLOEXEC) != 0) {
-    exit_code = 1;
-    return -1;
-  }
-  pid_t child = ::fork();
-  if (child < 0) {
-    exit_code = 1;
-    return -1;
-  }
-  if (child > 0) {
-    ::close(ready[1]);
-    char c = 0;
-    ssize_t n;
-    do {
-      n = ::read(ready[0], &c, 1);
-    } while (n < 0 && errno == EINTR);
-    exit_code = n == 1 && c == 'y' ? 0 : 1;
-    return -1;
-  }
-  ::close(ready[0]);
-  return ready[1];
+  return internal::ForkUntilReady(exit_code);
 }
 
 }  // namespace torchx::pipelines

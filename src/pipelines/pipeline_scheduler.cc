@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/daemon.h"
 #include "core/state_dir.h"
 #include "pipelines/driver_process.h"
 #include "pipelines/engine.h"
@@ -243,13 +244,7 @@ void RegisterPipelineScheduler(plugins::PluginRegistry& registry) {
 int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                       int ready_fd) {
   PipelineStore store((fs::path(state_dir) / "pipelines").string());
-  auto ready = [&ready_fd](bool ok) {
-    if (ready_fd < 0) return;
-    char c = ok ? 'y' : 'n';
-    (void)!::write(ready_fd, &c, 1);
-    ::close(ready_fd);
-    ready_fd = -1;
-  };
+  auto ready = [&ready_fd](bool ok) { internal::ReportReady(ready_fd, ok); };
   auto fail = [&](const std::string& why) {
     std::fprintf(stderr, "torchx-pipeline-driver: pipeline %s: %s\n", id.c_str(), why.c_str());
     ready(false);

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/daemon.h"
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/event_loop.h"
@@ -49,14 +50,7 @@ std::string ReadFileOr(const std::string& path, const std::string& fallback) {
 }
 
 // Tells the launcher (SupervisorMain's first process) that the app is under way.
-void SignalReady(int ready_fd) {
-  if (ready_fd < 0) return;
-  ssize_t n;
-  do {
-    n = ::write(ready_fd, "R", 1);
-  } while (n < 0 && errno == EINTR);
-  ::close(ready_fd);
-}
+void SignalReady(int ready_fd) { internal::ReportReady(ready_fd, true); }
 
 class Supervisor {
  public:
@@ -388,28 +382,17 @@ int SupervisorMain(int argc, char** argv) {
     std::fprintf(stderr, "usage: torchx-supervisor <state_dir> <app_id>\n");
     return 2;
   }
-  int ready[2];
-  if (pipe2(ready, O_CLOEXEC) != 0) return 1;
-  pid_t child = fork();
-  if (child < 0) return 1;
-  if (child > 0) {
-    // The launcher reaps this process at once; it exits when the supervisor is running.
-    ::close(ready[1]);
-    char c = 0;
-    ssize_t n;
-    do {
-      n = ::read(ready[0], &c, 1);
-    } while (n < 0 && errno == EINTR);
-    return n == 1 ? 0 : 1;
-  }
-  ::close(ready[0]);
+  // The launcher reaps the first process at once; it exits when the supervisor is running.
+  int launcher_exit = 1;
+  int ready_fd = internal::ForkUntilReady(launcher_exit);
+  if (ready_fd < 0) return launcher_exit;
   if (getsid(0) != getpid()) setsid();
   int devnull = ::open("/dev/null", O_RDWR);
   if (devnull >= 0) {
     for (int fd : {0, 1, 2}) dup2(devnull, fd);
     if (devnull > 2) ::close(devnull);
   }
-  return RunSupervisor(argv[1], argv[2], ready[1]);
+  return RunSupervisor(argv[1], argv[2], ready_fd);
 }
 
 }  // namespace torchx::schedulers::local
