@@ -85,7 +85,14 @@ Result<HttpResponse> Perform(const HttpTransport& t, const HttpRequest& r, std::
   api->slist_free_all(headers);
   api->easy_cleanup(curl);
   if (rc != CURLE_OK && !sink.stopped) {
-    return UnavailableError(fmt::format("{}: {}", what, api->easy_strerror(rc)));
+    switch (rc) {
+      case CURLE_COULDNT_RESOLVE_PROXY:
+      case CURLE_COULDNT_RESOLVE_HOST:
+      case CURLE_COULDNT_CONNECT:
+      case CURLE_SSL_CONNECT_ERROR:
+      case CURLE_PEER_FAILED_VERIFICATION: return NotSentError(what, api->easy_strerror(rc));
+      default: return UnavailableError(fmt::format("{}: {}", what, api->easy_strerror(rc)));
+    }
   }
   return resp;
 }
@@ -116,6 +123,18 @@ std::string UrlEncode(std::string_view s) {
     }
   }
   return out;
+}
+
+namespace {
+constexpr std::string_view kNotSent = " (the request was not sent)";
+}  // namespace
+
+Status NotSentError(std::string_view what, std::string_view detail) {
+  return UnavailableError(fmt::format("{}: {}{}", what, detail, kNotSent));
+}
+
+bool WasNotSent(const Status& status) {
+  return status.code() == StatusCode::kUnavailable && status.message().ends_with(kNotSent);
 }
 
 }  // namespace torchx::internal

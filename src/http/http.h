@@ -61,6 +61,13 @@ class HttpClient {
 /// The real client: each call is one libcurl easy transfer (no state shared between calls).
 std::shared_ptr<HttpClient> MakeCurlHttpClient();
 
+/// The error of a call that never reached the server (its name did not resolve, nothing
+/// listened, the TLS handshake failed): kUnavailable, `what: detail`, marked so that
+/// WasNotSent() tells it from a call that failed after it may have been taken (a timeout, a
+/// dropped connection), which a retry might do twice. HttpClient implementations report it so.
+Status NotSentError(std::string_view what, std::string_view detail);
+bool WasNotSent(const Status& status);
+
 /// Percent-encodes a query parameter value.
 std::string UrlEncode(std::string_view s);
 

@@ -98,7 +98,7 @@ class FakeHttpClient : public internal::HttpClient {
     {
       std::lock_guard lock(mu_);
       requests_.push_back(r);
-      if (unreachable_) return UnavailableError(fmt::format("{}: Couldn't connect to server", what));
+      if (unreachable_) return internal::NotSentError(what, "Couldn't connect to server");
       size_t best_len = 0;
       for (const Route& route : routes_) {
         if (route.method == r.method && r.path.rfind(route.prefix, 0) == 0 &&

@@ -12,13 +12,11 @@ namespace {
 
 bool Retryable(long status) { return status == 429 || status == 500 || status == 502 || status == 503 || status == 504; }
 
-// Whether a failed attempt can have reached the server: not when it could not connect or
-// resolve the name (libcurl's CURLE_COULDNT_CONNECT / _RESOLVE_*, whose text the HTTP layer
-// passes on), nor when the server refused it with 429 before doing anything.
+// Whether a failed attempt can have reached the server: not when the HTTP layer says it was
+// never sent (no connection made), nor when the server refused it with 429 before doing anything.
 bool MayHaveReachedServer(const Result<HttpResponse>& r) {
   if (r) return r->status != 429;
-  const std::string& m = r.error().message();
-  return m.find("Couldn't connect") == std::string::npos && m.find("resolve") == std::string::npos;
+  return !internal::WasNotSent(r.error());
 }
 
 // The wait a 429 or 503 asks for: a v1 Status's details.retryAfterSeconds (the API server sets

@@ -422,7 +422,7 @@ TEST(KubernetesFaults, AFailedConnectionIsNotMistakenForACreateThatReachedTheSer
   ASSERT_THAT(info, IsOk());
   ASSERT_THAT(f.faulty->Schedule(*info), IsOk());
   // The same request again, after a refused connection: the 409 is a real clash.
-  f.FailFirst("POST", kJobs, {UnavailableError("https://x: Couldn't connect to server")},
+  f.FailFirst("POST", kJobs, {internal::NotSentError("https://x", "Couldn't connect to server")},
               [&f](const Request& r) { return f.api.Create(r); });
   EXPECT_THAT(f.faulty->Schedule(*info), StatusIs(StatusCode::kAlreadyExists, HasSubstr("already exists")));
 }
