@@ -213,11 +213,15 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
 }
 
 void FailUnrecorded(PipelineRecord& r, const std::string& why) {
+  FailUnrecorded(r, [&why](const StepRecord&) { return why; });
+}
+
+void FailUnrecorded(PipelineRecord& r, const std::function<std::string(const StepRecord&)>& why) {
   for (StepRecord& s : r.steps) {
     if (s.phase != StepPhase::kSubmitting) continue;
     s.phase = StepPhase::kDone;
     s.state = AppState::kFailed;
-    s.msg = why;
+    s.msg = why(s);
   }
   ApplyStatuses(r, {});
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,8 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
 /// Fails the steps left `submitting` (whoever claimed them died, or could not record the
 /// handle): they may or may not have been submitted, and submitting again could run them twice.
 void FailUnrecorded(PipelineRecord& record, const std::string& why);
+/// The same, with a reason made for each step.
+void FailUnrecorded(PipelineRecord& record, const std::function<std::string(const StepRecord&)>& why);
 
 /// Marks every waiting step not run (`why`), e.g. when nothing is left to submit it.
 void AbandonWaiting(PipelineRecord& record, const std::string& why);

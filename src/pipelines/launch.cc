@@ -105,18 +105,19 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
     }
     TORCHX_ASSIGN_OR_RETURN(p.cfg, StepCfg(runner, config, request, step, p.scheduler,
                                            p.scheduler == default_scheduler));
+    specs::AppDef app;
     if (step.app) {
-      p.app = *step.app;
+      app = *step.app;
     } else {
-      auto app = runner.ComponentAppDef(step.component, step.args);
-      if (!app) return app.error().WithContext(where);
-      p.app = std::move(*app);
+      auto built = runner.ComponentAppDef(step.component, step.args);
+      if (!built) return built.error().WithContext(where);
+      app = std::move(*built);
     }
-    for (specs::Role& role : p.app.roles) {
+    for (specs::Role& role : app.roles) {
       role.env["TORCHX_PIPELINE"] = handle;
       role.env["TORCHX_PIPELINE_STEP"] = step.name;
     }
-    auto info = runner.DryRun(p.app, p.scheduler, p.cfg);
+    auto info = runner.DryRun(app, p.scheduler, p.cfg);
     if (!info) return info.error().WithContext(where);
     p.dryrun = std::move(*info);
     plan.slurm_native = plan.slurm_native && p.scheduler == "slurm";

@@ -264,13 +264,10 @@ int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& stat
   // A step left "submitting" means a driver died between claiming it and recording its handle:
   // it may or may not have been submitted, and submitting it again could run it twice.
   auto resumed = store.Update(id, [](PipelineRecord& r) {
-    for (StepRecord& s : r.steps) {
-      if (s.phase != StepPhase::kSubmitting) continue;
-      s.phase = StepPhase::kDone;
-      s.state = specs::AppState::kFailed;
-      s.msg = fmt::format("the pipeline's driver stopped while submitting this step; check `torchx list -s {}`",
-                          s.scheduler);
-    }
+    FailUnrecorded(r, [](const StepRecord& s) {
+      return fmt::format("the pipeline's driver stopped while submitting this step; check `torchx list -s {}`",
+                         s.scheduler);
+    });
     return OkStatus();
   });
   if (!resumed) return fail(resumed.error().message());

@@ -66,9 +66,8 @@ struct PlannedStep {
   std::string name;
   std::vector<std::string> depends_on;
   std::string scheduler;
-  specs::AppDef app;  ///< as built from the component (the runner injects its env at submission)
   specs::Cfg cfg;     ///< resolved against the scheduler's options, .torchxconfig defaults applied
-  schedulers::DryRunInfo dryrun;
+  schedulers::DryRunInfo dryrun;  ///< its app is what is submitted (with the env the runner injects)
 };
 
 struct Plan {
