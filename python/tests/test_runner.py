@@ -263,3 +263,21 @@ def test_scheduler_params_are_held_to_torchx_local_factory_on_the_core_backend()
         get_runner(cache_size=-1).dryrun_component("utils.echo", ["--msg", "x"], "local_cwd")
     info = get_runner(cache_size=5).dryrun_component("utils.echo", ["--msg", "x"], "local_cwd")
     assert info.app.roles[0].args == ["x"]  # a valid cache_size runs as before
+
+
+def test_extra_paths_given_to_get_runner_reach_the_replicas(tmp_path, monkeypatch):
+    # TorchX's local scheduler factory takes extra_paths (put in front of PATH); given to
+    # get_runner(), the replica finds a program that is only there.
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "torchx-test-only-tool").write_text("#!/bin/sh\necho found on the extra path \"$@\"\n")
+    (tools / "torchx-test-only-tool").chmod(0o755)
+    monkeypatch.setenv("TORCHX_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    with get_runner(extra_paths=[str(tools)]) as runner:
+        handle = runner.run_component("utils.sh", ["torchx-test-only-tool", "x"], "local_cwd")
+        assert runner.wait(handle, wait_interval=0.1).state == specs.AppState.SUCCEEDED
+        assert list(runner.log_lines(handle, "sh")) == ["found on the extra path x\n"]
+    with get_runner() as runner:  # without it the program is not found
+        handle = runner.run_component("utils.sh", ["torchx-test-only-tool", "x"], "local_cwd")
+        assert runner.wait(handle, wait_interval=0.1).state == specs.AppState.FAILED

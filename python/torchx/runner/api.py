@@ -43,6 +43,11 @@ from torchx.specs.api import (
 logger: logging.Logger = logging.getLogger(__name__)
 
 
+# scheduler_params of TorchX's local scheduler factory that change what runs: given to
+# get_runner(), the local back-ends are driven through the Python LocalScheduler, which applies them.
+_APPLIED_BY_PY_LOCAL = ("extra_paths", "image_provider_class")
+
+
 class Runner:
     """Submits apps to schedulers by name ("local_cwd", "local", ...) and follows them.
 
@@ -95,6 +100,12 @@ class Runner:
         """The Python scheduler object for ``scheduler``, or None when the core drives it.
         UnknownSchedulerException for a name the given factories lack."""
         if self._scheduler_factories is None:
+            if scheduler in ("local", "local_cwd") and any(k in self._scheduler_params for k in _APPLIED_BY_PY_LOCAL):
+                # Parameters that change what runs (extra PATH entries, where images come from):
+                # TorchX's LocalScheduler class applies them, over the same durable back-end.
+                from torchx.schedulers.local_scheduler import create_scheduler
+
+                return self._instance(scheduler, create_scheduler)
             self._check_core_scheduler_params(scheduler)
             return None
         factory = self._scheduler_factories.get(scheduler)
@@ -103,6 +114,9 @@ class Runner:
         if _core_backend(factory):
             self._check_core_scheduler_params(_core_backend(factory))
             return None
+        return self._instance(scheduler, factory)
+
+    def _instance(self, scheduler: str, factory: Any) -> Any:
         sched = self._scheduler_instances.get(scheduler)
         if sched is None:
             sched = factory(self._name, **self._scheduler_params)
