@@ -44,6 +44,12 @@ def controller_up() -> bool:
     return "is UP" in subprocess.run(["scontrol", "ping"], capture_output=True, text=True).stdout
 
 
+def steps_running() -> int:
+    """Job steps (srun) running on the cluster; this suite runs alone, so they are its jobs'."""
+    steps = subprocess.run(["squeue", "-h", "-s", "-o", "%i"], capture_output=True, text=True).stdout.split()
+    return sum(1 for step in steps if step.split(".")[-1].isdigit())
+
+
 def test_slurmctld_restarted_under_running_jobs(tmp_path):
     handle = cli("run", "-s", "slurm", "utils.sh", "sh", "-c", "echo up; sleep 20; echo done",
                  cwd=tmp_path).stdout.split()[0]
@@ -52,9 +58,13 @@ def test_slurmctld_restarted_under_running_jobs(tmp_path):
     follower = subprocess.Popen([BINARY, "log", "-t", handle], cwd=tmp_path, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
     try:
+        # Both jobs' srun steps under way first: a step created while the controller is down fails
+        # (srun cannot reach it), which is Slurm's outcome, not what this test is about.
         deadline = time.monotonic() + 60
-        while status(handle, tmp_path)["state"] != "RUNNING" and time.monotonic() < deadline:
+        while steps_running() < 2:
+            assert time.monotonic() < deadline, subprocess.run(["squeue", "-s"], capture_output=True, text=True).stdout
             time.sleep(0.5)
+        assert status(handle, tmp_path)["state"] == "RUNNING"
         subprocess.run(["pkill", "-x", "slurmctld"], check=True)
         deadline = time.monotonic() + 20
         while controller_up() and time.monotonic() < deadline:
