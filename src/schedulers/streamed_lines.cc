@@ -54,7 +54,7 @@ class StreamedLinesIterator : public LogIterator {
       : state_(std::make_shared<State>()) {
     state_->decoder = std::move(decoder);
     state_->keep = std::move(keep);
-    std::thread([producer = std::move(producer), st = state_] {
+    thread_ = std::thread([producer = std::move(producer), st = state_] {
       std::vector<std::string> decoded;
       Status rc = producer([&](std::string_view d) {
         std::lock_guard lock(st->mu);
@@ -70,11 +70,23 @@ class StreamedLinesIterator : public LogIterator {
       st->Take(decoded);
       st->done = true;
       st->cv.notify_all();
-    }).detach();
+    });
   }
   ~StreamedLinesIterator() override {
-    std::lock_guard lock(state_->mu);
-    state_->abandoned = true;
+    bool finished;
+    {
+      std::lock_guard lock(state_->mu);
+      state_->abandoned = true;
+      finished = state_->done;
+    }
+    // A producer that has finished is joined, so that its last steps and its thread's exit
+    // handlers (OpenSSL frees its per-thread state there) are over before the caller goes on,
+    // e.g. to exit. One still blocked reading a stream is left to stop at its next data.
+    if (finished) {
+      thread_.join();
+    } else {
+      thread_.detach();
+    }
   }
   Result<std::optional<std::string>> Next() override {
     std::unique_lock lock(state_->mu);
@@ -94,6 +106,7 @@ class StreamedLinesIterator : public LogIterator {
 
  private:
   std::shared_ptr<State> state_;
+  std::thread thread_;
 };
 
 }  // namespace
