@@ -37,6 +37,14 @@ for name in "${targets[@]}"; do
   mkdir "$work/$name.min"
   "$fuzzer" -merge=1 -rss_limit_mb=2048 "$work/$name.min" "tests/fuzz/corpus/$name" "$work/$name" \
     > "$work/$name.merge.log" 2>&1 || { tail -20 "$work/$name.merge.log"; exit 1; }
+  # Named inputs (seeds, regressions) stay under their names; the merge names what it keeps by
+  # content hash, so a named input's hashed copy is dropped.
+  for f in "tests/fuzz/corpus/$name"/*; do
+    base=$(basename "$f")
+    [[ $base =~ ^[0-9a-f]{40}$ ]] && continue
+    rm -f "$work/$name.min/$(sha1sum < "$f" | cut -c1-40)"
+    cp "$f" "$work/$name.min/$base"
+  done
   rm -rf "tests/fuzz/corpus/$name"
   mv "$work/$name.min" "tests/fuzz/corpus/$name"
   kept=$(ls "tests/fuzz/corpus/$name" | wc -l)
