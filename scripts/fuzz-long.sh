@@ -8,6 +8,7 @@
 # executions per target are printed as a Markdown table for docs/reliability.md. Not part of CI:
 # run it by hand or from a scheduled job; on a 2-core machine, two runs over disjoint targets.
 #   usage: scripts/fuzz-long.sh [target...]      RUNS=10000000 PRESET=fuzz-long by default
+#   FUZZ_FLAGS adds libFuzzer flags, e.g. FUZZ_FLAGS=-max_len=512 for a one-line input (cfg_string)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10000000}
@@ -28,7 +29,8 @@ for name in "${targets[@]}"; do
   cp -r "tests/fuzz/corpus/$name" "$work/$name"
   echo "fuzz-long: $name for $RUNS executions" >&2
   start=$(date +%s)
-  "$fuzzer" -runs="$RUNS" -seed=0 -rss_limit_mb=2048 -print_final_stats=1 \
+  # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of flags
+  "$fuzzer" -runs="$RUNS" -seed=0 -rss_limit_mb=2048 -print_final_stats=1 ${FUZZ_FLAGS:-} \
     -artifact_prefix="build/$PRESET/artifacts/${name}-" "$work/$name" > "$work/$name.log" 2>&1 \
     || { tail -40 "$work/$name.log"; echo "fuzz-long: $name FAILED" >&2; exit 1; }
   seconds=$(( $(date +%s) - start ))
