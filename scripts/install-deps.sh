@@ -9,6 +9,7 @@ PKGS=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libinih-dev libsqlite3-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev
   libcpp-httplib-dev  # `torchx ui`'s HTTP server
+  libre2-dev  # log line filters (`torchx log --regex`): linear time, no recursion
   openssl  # the kubernetes tests' API server fake makes its TLS certificates with it
 )
 # Headless Chromium and its WebDriver for the dashboard's browser tests (TORCHX_WITH_BROWSER=0 skips).

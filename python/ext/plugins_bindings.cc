@@ -101,7 +101,7 @@ void AddPythonEntries(PluginRegistry& registry, PluginType type, const py::objec
         TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(*opts_json));
         auto channel = std::make_unique<PyChannel>(name, std::move(adapter));
         return plugins::MakeJsonScheduler(name, session, std::move(opts), std::move(channel),
-                                          schedulers::kCapList | schedulers::kCapLogs);
+                                          {schedulers::Capability::kList, schedulers::Capability::kLogs});
       });
     } else {
       (void)registry.AddTracker(name, source, "");

@@ -17,6 +17,7 @@
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "torchx/components/component_json.h"
+#include "torchx/devices/device.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
@@ -121,6 +122,17 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
       },
       "Builds a registered component from a JSON object of typed arguments; returns AppDef JSON.");
   m.def("default_image", &components::DefaultImage);
+  // The device plugin's chip count (CUDA: the GPUs nvidia-smi lists): the one count the core and
+  // Python's LocalScheduler share. 0 when the device is not registered or cannot tell.
+  m.def("device_chip_count", [&registry](const std::string& name) {
+    std::optional<devices::DevicePlugin> device = registry.devices().Find(name);
+    if (!device) return 0;
+    Result<int> n = [&] {
+      py::gil_scoped_release release;
+      return devices::DeviceChipCount(*device);
+    }();
+    return n ? *n : 0;
+  });
   // dist.*'s structured arguments (torchx.components.structured_arg, dist.parse_nnodes).
   m.def("torch_debug_flags", [] { return components::internal::TorchDebugFlags(); });
   m.def("parse_nnodes", [](const std::string& j) {

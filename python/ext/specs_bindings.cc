@@ -216,6 +216,18 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
   m.def("scheduler_runopts", [&registry](const std::string& scheduler) {
     return specs::RunOptsToJson(SchedulerRunOpts(registry, scheduler));
   });
+  // What the scheduler can do (schedulers::Capability names): Python reads these, never back-end
+  // names.
+  m.def("scheduler_capabilities", [&registry](const std::string& scheduler) {
+    runner::Runner runner(registry);
+    auto caps = [&] {
+      py::gil_scoped_release release;  // creating a Python plugin scheduler takes the GIL itself
+      return runner.SchedulerCapabilities(scheduler);
+    }();
+    std::vector<std::string> names;
+    for (schedulers::Capability c : ValueOrThrow(std::move(caps)).List()) names.emplace_back(schedulers::CapabilityName(c));
+    return names;
+  });
   m.def("scheduler_runopts_repr",
         [&registry](const std::string& scheduler) { return SchedulerRunOpts(registry, scheduler).Render(); });
   m.def("scheduler_resolve_cfg", [&registry](const std::string& scheduler, const py::dict& cfg) {

@@ -174,8 +174,20 @@ def test_schedulers_module():
     assert list(runner.log_lines(handle, "worker", streams=Stream.STDERR)) == ["e\n"]
 
 
+def test_scheduler_capabilities_come_from_the_core():
+    from torchx._core import core
+
+    assert "native_dependencies" in core().scheduler_capabilities("slurm")
+    local = core().scheduler_capabilities("local_cwd")
+    assert {"logs", "follow_logs", "list", "delete", "attempt_history"} <= set(local)
+    assert "native_dependencies" not in local
+    assert "composite" in core().scheduler_capabilities("pipeline")
+    with pytest.raises(KeyError, match="unknown scheduler"):
+        core().scheduler_capabilities("slurmm")
+
+
 def test_workspace_is_refused_by_schedulers_without_workspaces(tmp_path):
-    with pytest.raises(NotImplementedError, match="local_cwd: workspaces are not supported"):
+    with pytest.raises(NotImplementedError, match="scheduler local_cwd does not support workspaces"):
         get_runner().dryrun(sh_app("true"), "local_cwd", workspace=str(tmp_path))
 
 
@@ -241,7 +253,7 @@ def test_role_workspace_reaches_the_core_and_projects_are_merged(tmp_path):
     app = sh_app("true")
     app.roles[0].workspace = specs.Workspace({str(tmp_path): ""})
     # Role.workspace is what the Runner builds when no workspace argument is given (TorchX).
-    with pytest.raises(NotImplementedError, match="local_cwd: workspaces are not supported"):
+    with pytest.raises(NotImplementedError, match="scheduler local_cwd does not support workspaces"):
         get_runner().dryrun(app, "local_cwd")
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "f.py").write_text("x")

@@ -1,6 +1,7 @@
 #include "core/helper_exe.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,18 +14,28 @@ namespace torchx::internal {
 
 namespace fs = std::filesystem;
 
+std::optional<SelfImage> FindSelfImage() {
+  // The link map names the object holding this function: a shared object's path as it was
+  // opened, or "" for the main program (whose dladdr file name is only argv[0]).
+  Dl_info info{};
+  link_map* map = nullptr;
+  std::error_code ec;
+  if (dladdr1(reinterpret_cast<void*>(&FindSelfImage), &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) != 0 &&
+      map && map->l_name && *map->l_name) {
+    fs::path so = fs::weakly_canonical(fs::absolute(map->l_name, ec), ec);
+    if (!ec) return SelfImage{so, false};
+  }
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  return SelfImage{exe, true};
+}
+
 Result<std::string> FindHelperExecutable(std::string_view name, const char* env_var, const char* build_path) {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv(env_var); env && *env) candidates.emplace_back(env);
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / name);
-    candidates.push_back(exe.parent_path() / ".." / "libexec" / "torchx" / name);
-  }
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&FindHelperExecutable), &info) && info.dli_fname) {
-    candidates.push_back(fs::path(info.dli_fname).parent_path() / name);
+  if (std::optional<SelfImage> self = FindSelfImage()) {
+    candidates.push_back(self->path.parent_path() / name);
+    if (self->main_program) candidates.push_back(self->path.parent_path() / ".." / "libexec" / "torchx" / name);
   }
   if (build_path && *build_path) candidates.emplace_back(build_path);
   for (const fs::path& c : candidates) {

@@ -2,6 +2,8 @@
 // host: the CLI, a Python process (the extension), a test binary.
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,9 +11,19 @@
 
 namespace torchx::internal {
 
-/// Looks, in order: $<env_var>, beside this executable, in <exe dir>/../libexec/torchx, beside
-/// the shared object holding this code (the Python extension), `build_path` (the build tree,
-/// for tests), then PATH. kFailedPrecondition naming `env_var` when not found.
+/// The file this project's code runs from: the shared object holding it (the Python extension),
+/// or the main program when the code is linked into it (the CLI, a test). Never found through the
+/// interpreter: a venv's `python` is the base interpreter's binary (/proc/self/exe resolves to
+/// it), and what lies beside that belongs to the base's install, another build of torchx.
+struct SelfImage {
+  std::filesystem::path path;  ///< absolute, symlinks resolved
+  bool main_program = false;   ///< the code is linked into the executable itself
+};
+std::optional<SelfImage> FindSelfImage();
+
+/// Looks, in order: $<env_var>, beside this project's image (FindSelfImage: the CLI or the
+/// Python extension), in <image dir>/../libexec/torchx for a main program, `build_path` (the build
+/// tree, for tests), then PATH. kFailedPrecondition naming `env_var` when not found.
 Result<std::string> FindHelperExecutable(std::string_view name, const char* env_var, const char* build_path);
 
 }  // namespace torchx::internal

@@ -1,6 +1,7 @@
-// The detached driver process of a pipeline whose steps the launcher sequences (anything but an
-// all-Slurm pipeline), and the lock that says one is at work: an flock on `<id>.driver.lock`,
-// held by the driver for its life (and by the launcher while it submits an all-Slurm pipeline),
+// The detached driver process of a pipeline sequenced by its driver (any pipeline but one whose
+// scheduler sequences every step natively), and the lock that says one is at work: an flock on
+// `<id>.driver.lock`, held by the driver for its life (and by the launcher while it submits a
+// pipeline its scheduler sequences),
 // so "is anyone moving this pipeline?" needs no pid bookkeeping: the kernel drops the lock when
 // the process dies, however it dies.
 #pragma once

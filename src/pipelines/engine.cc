@@ -90,8 +90,8 @@ void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::op
       }
     }
   }
-  // Dependents of a step that did not succeed never run. (On Slurm the scheduler cancels them
-  // itself: a CANCELLED step with a failed dependency is marked not run the same way.)
+  // Dependents of a step that did not succeed never run. (A scheduler that sequences the steps
+  // cancels them itself: a CANCELLED step with a failed dependency is marked not run the same way.)
   bool changed = true;
   while (changed) {
     changed = false;
@@ -99,8 +99,9 @@ void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::op
       const StepRecord* dep = FailedDependency(r, s);
       if (!dep) continue;
       bool waiting = s.phase == StepPhase::kWaiting;
-      bool killed_by_slurm = s.phase == StepPhase::kDone && s.state == AppState::kCancelled && r.slurm_native;
-      if (waiting || killed_by_slurm) {
+      bool killed_by_scheduler = s.phase == StepPhase::kDone && s.state == AppState::kCancelled &&
+                                 r.sequenced_by == Sequencer::kScheduler;
+      if (waiting || killed_by_scheduler) {
         s.phase = StepPhase::kSkipped;
         s.state = AppState::kCancelled;
         s.msg = NotRunMessage(*dep);
@@ -121,12 +122,7 @@ class RunnerStepBackend : public StepBackend {
     TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(step.scheduler));
     TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(step.cfg_json));
     if (!after.empty()) {
-      std::vector<std::string> ids;
-      for (const std::string& h : after) {
-        TORCHX_ASSIGN_OR_RETURN(auto parsed, specs::ParseAppHandle(h));
-        ids.push_back(parsed.app_id);
-      }
-      cfg["dependency"] = fmt::format("afterok:{}", fmt::join(ids, ":"));
+      TORCHX_ASSIGN_OR_RETURN(cfg, runner_.DependencyCfg(step.scheduler, after, std::move(cfg)));
     }
     TORCHX_ASSIGN_OR_RETURN(auto info, runner_.DryRun(std::move(app), step.scheduler, cfg));
     return runner_.Schedule(info);
@@ -373,7 +369,7 @@ schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& r, StepBa
                  : fmt::format("{} waiting for {}", s.name, fmt::join(s.depends_on, ", "));
     } else if (s.phase == StepPhase::kSkipped) {
       line = fmt::format("{} {}", s.name, s.msg);
-      if (!s.handle.empty()) line += fmt::format(" ({})", s.handle);  // Slurm cancelled it
+      if (!s.handle.empty()) line += fmt::format(" ({})", s.handle);  // its scheduler cancelled it
     } else if (!s.handle.empty()) {
       line += " " + s.handle;
     }

@@ -22,8 +22,8 @@ namespace torchx::pipelines {
 class StepBackend {
  public:
   virtual ~StepBackend() = default;
-  /// Submits a recorded step; `after`: handles of Slurm jobs it must wait for (afterok), empty
-  /// when the pipeline itself waits. Returns the step's handle.
+  /// Submits a recorded step; `after`: handles of jobs on the step's scheduler that it must wait
+  /// for (Runner::DependencyCfg), empty when the pipeline itself waits. Returns the step's handle.
   virtual Result<std::string> Submit(const StepRecord& step, const std::vector<std::string>& after) = 0;
   /// nullopt when the scheduler no longer knows the app.
   virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
@@ -45,7 +45,7 @@ Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, Step
 Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, StepBackend& backend);
 
 /// Claims waiting step `name` (unless cancel was requested or it is not waiting), submits it
-/// (`after`: the Slurm jobs it waits for) and records its handle; a cancel that arrived while it
+/// (`after`: the jobs its scheduler makes it wait for) and records its handle; a cancel that arrived while it
 /// was being submitted cancels it at once. nullopt when it could not be claimed. When the handle
 /// cannot be recorded the job is cancelled and the step failed.
 Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id,

@@ -29,7 +29,7 @@ Status CheckKnownOptions(const specs::RunOpts& opts, const std::string& cfg_json
   auto keys = nlohmann::json::parse(cfg_json, nullptr, false);
   if (!keys.is_object()) return OkStatus();
   for (const auto& [key, _] : keys.items()) {
-    if (opts.Get(key) || key == "dependency") continue;
+    if (opts.Get(key)) continue;
     return InvalidArgumentError(fmt::format("{}.{}: unknown option for scheduler {}; valid options: {}.{}", where, key,
                                             scheduler, valid.empty() ? "none" : fmt::format("{}", fmt::join(valid, ", ")),
                                             internal::SuggestionSuffix(key, valid)));
@@ -66,10 +66,6 @@ Result<specs::Cfg> StepCfg(runner::Runner& runner, const config::TorchxConfig& c
   auto step_cfg = opts->CfgFromJson(step.cfg_json);
   if (!step_cfg) return step_cfg.error().WithContext(where + ".cfg");
   merge(*step_cfg);
-  if (cfg.count("dependency")) {
-    return InvalidArgumentError(fmt::format(
-        "{}.cfg.dependency: the pipeline sets each step's dependencies from depends_on", where));
-  }
   TORCHX_RETURN_IF_ERROR(config.ApplySchedulerDefaults(scheduler, *opts, cfg));
   return cfg;
 }
@@ -92,7 +88,9 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
   std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);
   std::string default_scheduler =
       !request.scheduler.empty() ? request.scheduler : !spec.scheduler.empty() ? spec.scheduler : "local_cwd";
-  plan.slurm_native = true;
+  // Sequenced by the scheduler when every step is on one that can (checked per step below).
+  bool native = true;
+  std::string first_scheduler;
   for (const StepSpec& step : spec.steps) {
     std::string where = "steps." + step.name;
     PlannedStep p;
@@ -120,16 +118,26 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
     auto info = runner.DryRun(app, p.scheduler, p.cfg);
     if (!info) return info.error().WithContext(where);
     p.dryrun = std::move(*info);
-    plan.slurm_native = plan.slurm_native && p.scheduler == "slurm";
+    if (first_scheduler.empty()) first_scheduler = p.scheduler;
+    if (native) {
+      auto caps = runner.SchedulerCapabilities(p.scheduler);
+      native = p.scheduler == first_scheduler && caps &&
+               caps->Has(schedulers::Capability::kNativeDependencies);
+    }
     plan.steps.push_back(std::move(p));
   }
+  plan.sequenced_by = native && !plan.steps.empty() ? Sequencer::kScheduler : Sequencer::kDriver;
   return plan;
 }
 
+std::string_view SequencerName(Sequencer s) { return s == Sequencer::kScheduler ? "scheduler" : "driver"; }
+
 std::string RenderPlan(const Plan& plan) {
-  std::string out = fmt::format("=== PIPELINE {} ({}) ===\n", plan.name,
-                                plan.slurm_native ? "submitted at once to Slurm with --dependency=afterok"
-                                                  : "each step submitted when its dependencies succeed");
+  std::string how = plan.sequenced_by == Sequencer::kScheduler
+                        ? fmt::format("submitted at once to {}, which starts each step once its dependencies succeed",
+                                      plan.steps.front().scheduler)
+                        : std::string("each step submitted when its dependencies succeed");
+  std::string out = fmt::format("=== PIPELINE {} ({}) ===\n", plan.name, how);
   for (const PlannedStep& s : plan.steps) {
     out += fmt::format("\n=== STEP {} on {}{} ===\n{}\n", s.name, s.scheduler,
                        s.depends_on.empty() ? "" : fmt::format(", after {}", fmt::join(s.depends_on, ", ")),
@@ -147,7 +155,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
   std::error_code ec;
   record.cwd = fs::current_path(ec).string();
   record.created = Now();
-  record.slurm_native = plan.slurm_native;
+  record.sequenced_by = plan.sequenced_by;
   for (const PlannedStep& s : plan.steps) {
     StepRecord step;
     step.name = s.name;
@@ -157,15 +165,18 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
     step.cfg_json = specs::CfgToJson(s.cfg);
     record.steps.push_back(std::move(step));
   }
-  TORCHX_RETURN_IF_ERROR(store.Create(record));
   std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);
 
-  if (plan.slurm_native) {
-    // The whole DAG at once: Slurm holds each job until its dependencies succeed, and cancels it
-    // when one fails, whether or not this process is still there. This process holds the
-    // pipeline's lock while it submits: a status call that finds it gone with steps unsubmitted
-    // (killed mid-launch) marks them not run rather than waiting forever.
+  if (plan.sequenced_by == Sequencer::kScheduler) {
+    // The whole DAG at once: the scheduler holds each job until its dependencies succeed, and
+    // cancels it when one fails, whether or not this process is still there. This process holds
+    // the pipeline's lock while it submits, taken before the record exists: a status or list call
+    // that finds the lock free with steps unsubmitted (the launcher was killed mid-launch) marks
+    // them not run rather than waiting forever, and must not do so while the launch goes on.
+    TORCHX_RETURN_IF_ERROR(store.EnsureDir());
     TORCHX_ASSIGN_OR_RETURN(auto lock, DriverLock::TryTake(store.dir(), plan.id));
+    if (!lock) return FailedPreconditionError(fmt::format("pipeline {}: another process holds its lock", plan.id));
+    TORCHX_RETURN_IF_ERROR(store.Create(record));
     auto backend = MakeRunnerStepBackend(runner);
     std::map<std::string, std::string> handles;
     for (const StepRecord& step : record.steps) {
@@ -187,6 +198,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
     return handle;
   }
 
+  TORCHX_RETURN_IF_ERROR(store.Create(record));
   if (Status s = StartDriver(internal::DefaultStateDir(), store.dir(), plan.id, record.cwd); !s.ok()) {
     (void)store.Remove(plan.id);
     return s;

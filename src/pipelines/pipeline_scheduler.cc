@@ -32,8 +32,8 @@ runner::RunnerOptions RunnerOptionsFor(const std::string& session, std::shared_p
 }
 
 // The record, brought up to date, and moving again if nothing moves it:
-// - a driver (or an all-Slurm pipeline's launcher) holds the lock: the record as it is;
-// - all-Slurm: refreshed from Slurm (Slurm sequences it); steps a launcher killed mid-launch left
+// - a driver (or, sequenced by the scheduler, the launcher) holds the lock: the record as it is;
+// - sequenced by the scheduler: refreshed from it; steps a launcher killed mid-launch left
 //   unsubmitted are marked not run;
 // - otherwise the driver died (a reboot, kill -9) before the pipeline ended: a new one is started,
 //   which goes on from the record; if none can start, what is left is marked not run and the
@@ -43,15 +43,17 @@ Result<std::optional<PipelineRecord>> CurrentRecord(PipelineStore& store, const 
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
   if (!record || record->final_state || DriverRunning(store.dir(), id)) return record;
   std::string stuck;
-  if (!record->slurm_native) {
+  if (record->sequenced_by == Sequencer::kDriver) {
     Status started = StartDriver(state_dir, store.dir(), id, record->cwd);
     if (started.ok()) return record;
     stuck = "the pipeline's driver cannot start: " + started.message();
   }
   auto abandoned = store.Update(id, [&](PipelineRecord& cur) {
     if (cur.final_state) return OkStatus();
-    if (cur.slurm_native) {
-      FailUnrecorded(cur, "the launch stopped while submitting this step; check `squeue`");
+    if (cur.sequenced_by == Sequencer::kScheduler) {
+      FailUnrecorded(cur, [](const StepRecord& s) {
+        return fmt::format("the launch stopped while submitting this step; check `torchx list -s {}`", s.scheduler);
+      });
       AbandonWaiting(cur, "the launch stopped before submitting it");
     } else {
       AbandonWaiting(cur, stuck);
@@ -131,8 +133,10 @@ class PipelineScheduler : public schedulers::Scheduler {
         backend_(MakeRunnerStepBackend(runner_)) {}
 
   specs::RunOpts run_opts() const override { return {}; }
-  unsigned capabilities() const override {
-    return schedulers::kCapLogs | schedulers::kCapList | schedulers::kCapDelete | schedulers::kCapFollowLogs;
+  schedulers::Capabilities capabilities() const override {
+    using schedulers::Capability;
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
+            Capability::kComposite};
   }
   bool requires_resources() const override { return false; }
 

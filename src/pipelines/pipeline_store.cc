@@ -86,7 +86,7 @@ std::string PipelineRecordToJson(const PipelineRecord& r) {
             {"session", r.session},
             {"cwd", r.cwd},
             {"created", r.created},
-            {"slurm_native", r.slurm_native},
+            {"sequenced_by", std::string(SequencerName(r.sequenced_by))},
             {"cancel_requested", r.cancel_requested},
             {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
             {"msg", r.msg},
@@ -103,7 +103,17 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
     r.session = j.at("session").get<std::string>();
     r.cwd = j.at("cwd").get<std::string>();
     r.created = j.at("created").get<double>();
-    r.slurm_native = j.at("slurm_native").get<bool>();
+    if (j.contains("sequenced_by")) {
+      std::string by = j.at("sequenced_by").get<std::string>();
+      if (by != "driver" && by != "scheduler") {
+        return InvalidArgumentError(fmt::format("pipeline record: sequenced_by: invalid value '{}', must be one of "
+                                                "[driver, scheduler]",
+                                                by));
+      }
+      r.sequenced_by = by == "scheduler" ? Sequencer::kScheduler : Sequencer::kDriver;
+    } else {  // written before sequenced_by: only Slurm sequenced natively then
+      r.sequenced_by = j.at("slurm_native").get<bool>() ? Sequencer::kScheduler : Sequencer::kDriver;
+    }
     r.cancel_requested = j.at("cancel_requested").get<bool>();
     if (!j.at("final_state").is_null()) {
       TORCHX_ASSIGN_OR_RETURN(auto st, specs::ParseAppState(j["final_state"].get<std::string>()));

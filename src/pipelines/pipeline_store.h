@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
 
@@ -36,7 +37,9 @@ struct PipelineRecord {
   std::string session;
   std::string cwd;        ///< where the run was started (steps are submitted from it)
   double created = 0;     ///< epoch seconds
-  bool slurm_native = false;
+  /// Who submits the steps (pipeline.h). Read from `sequenced_by`; a record written before it
+  /// existed says `slurm_native` (true: the scheduler).
+  Sequencer sequenced_by = Sequencer::kDriver;
   bool cancel_requested = false;
   std::optional<specs::AppState> final_state;  ///< set once the pipeline has ended
   std::string msg;
@@ -62,9 +65,10 @@ class PipelineStore {
   Status Remove(const std::string& id);
 
   const std::string& dir() const { return dir_; }
+  /// Creates the directory (0700) if it is missing.
+  Status EnsureDir() const;
 
  private:
-  Status EnsureDir() const;
   std::string PathOf(const std::string& id) const;
   Status Write(const PipelineRecord& record) const;
   std::string dir_;

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -94,13 +96,13 @@ TEST(ParsePipelineTest, AMissingFileIsNotFound) {
 
 // ---- the record store ----
 
-PipelineRecord ThreeSteps(bool slurm_native = false) {
+PipelineRecord ThreeSteps(Sequencer by = Sequencer::kDriver) {
   PipelineRecord r;
   r.id = "flow-1";
   r.name = "flow";
   r.session = "torchx";
   r.cwd = "/tmp";
-  r.slurm_native = slurm_native;
+  r.sequenced_by = by;
   const char* app = R"({"name":"s","roles":[{"name":"r","image":"/tmp","entrypoint":"true","num_replicas":2}]})";
   for (auto [name, deps] : {std::pair<const char*, std::vector<std::string>>{"prepare", {}},
                             {"train", {"prepare"}},
@@ -108,12 +110,35 @@ PipelineRecord ThreeSteps(bool slurm_native = false) {
     StepRecord s;
     s.name = name;
     s.depends_on = deps;
-    s.scheduler = slurm_native ? "slurm" : "local_cwd";
+    s.scheduler = by == Sequencer::kScheduler ? "slurm" : "local_cwd";
     s.app_json = app;
     s.cfg_json = "{}";
     r.steps.push_back(std::move(s));
   }
   return r;
+}
+
+// Records written before `sequenced_by` said `slurm_native`; they still read, and are written
+// back in the new form. A record with neither, or with an unknown sequencer, is refused.
+TEST(PipelineStoreTest, ReadsRecordsWrittenBeforeSequencedBy) {
+  for (Sequencer by : {Sequencer::kDriver, Sequencer::kScheduler}) {
+    std::string now = PipelineRecordToJson(ThreeSteps(by));
+    ASSERT_NE(now.find(std::string("\"sequenced_by\": \"") + std::string(SequencerName(by)) + "\""),
+              std::string::npos);
+    nlohmann::json old = nlohmann::json::parse(now);
+    old.erase("sequenced_by");
+    old["slurm_native"] = by == Sequencer::kScheduler;
+    auto back = PipelineRecordFromJson(old.dump());
+    ASSERT_THAT(back, IsOk());
+    EXPECT_EQ(back->sequenced_by, by);
+    EXPECT_EQ(PipelineRecordToJson(*back), now);
+  }
+  nlohmann::json bad = nlohmann::json::parse(PipelineRecordToJson(ThreeSteps()));
+  bad["sequenced_by"] = "slurm";
+  EXPECT_THAT(PipelineRecordFromJson(bad.dump()),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("must be one of [driver, scheduler]")));
+  bad.erase("sequenced_by");
+  EXPECT_THAT(PipelineRecordFromJson(bad.dump()), ::testing::Not(IsOk()));
 }
 
 TEST(PipelineStoreTest, RoundTripsAndKeepsItPrivate) {
@@ -283,10 +308,10 @@ TEST_F(EngineTest, LogsOfAStepByItsRoleName) {
   EXPECT_THAT(FindStepRole(r, "trian"), StatusIs(StatusCode::kNotFound, HasSubstr("roles: prepare, train, evaluate")));
 }
 
-TEST(SlurmNativeTest, StepsSlurmCancelledForAFailedDependencyAreNotRun) {
+TEST(SequencedBySchedulerTest, StepsItCancelledForAFailedDependencyAreNotRun) {
   testing::ScopedTempDir tmp;
   PipelineStore store(tmp.path() + "/pipelines");
-  PipelineRecord rec = ThreeSteps(/*slurm_native=*/true);
+  PipelineRecord rec = ThreeSteps(Sequencer::kScheduler);
   for (StepRecord& s : rec.steps) {
     s.phase = StepPhase::kSubmitted;
     s.handle = "fake://torchx/" + s.name;
@@ -304,13 +329,13 @@ TEST(SlurmNativeTest, StepsSlurmCancelledForAFailedDependencyAreNotRun) {
   EXPECT_TRUE(steps.submitted.empty());  // Refresh never submits
 }
 
-// Through the scheduler a composition root registers: what status says of an all-Slurm
-// pipeline whose launcher died mid-launch (no process holds its lock).
-TEST(PipelineSchedulerTest, AnAllSlurmLaunchThatDiedLeavesNothingWaitingForever) {
+// Through the scheduler a composition root registers: what status says of a pipeline its
+// scheduler sequences whose launcher died mid-launch (no process holds its lock).
+TEST(PipelineSchedulerTest, ANativeLaunchThatDiedLeavesNothingWaitingForever) {
   testing::ScopedTempDir tmp;
   testing::ScopedEnv env("TORCHX_STATE_DIR", tmp.path().c_str());
   PipelineStore store(tmp.path() + "/pipelines");
-  PipelineRecord rec = ThreeSteps(/*slurm_native=*/true);
+  PipelineRecord rec = ThreeSteps(Sequencer::kScheduler);
   rec.steps[0].phase = StepPhase::kSubmitting;  // claimed; the launcher died before recording it
   ASSERT_THAT(store.Create(rec), IsOk());
   auto registry = testing::BuiltinRegistry();
@@ -320,7 +345,8 @@ TEST(PipelineSchedulerTest, AnAllSlurmLaunchThatDiedLeavesNothingWaitingForever)
   ASSERT_THAT(status, IsOk());
   ASSERT_TRUE(status->has_value());
   EXPECT_EQ((*status)->state, AppState::kFailed);
-  EXPECT_THAT((*status)->msg, HasSubstr("prepare FAILED: the launch stopped while submitting this step"));
+  EXPECT_THAT((*status)->msg, HasSubstr("prepare FAILED: the launch stopped while submitting this step; check "
+                                        "`torchx list -s slurm`"));
   EXPECT_THAT((*status)->msg, HasSubstr("train not run: step `prepare` FAILED"));
   // A step scheduler's own verbs are refused with the way to run a pipeline.
   EXPECT_THAT(runner.RunComponent("utils.echo", {}, "pipeline"),

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/helper_exe.h"
 #include "plugins/backend_modules.h"
 #include "torchx/schedulers/backend_module.h"
 
@@ -36,35 +37,43 @@ class ModuleLoader {
   }
 
  private:
+  // The first module in the path built with this build; a module of another build (another
+  // install's, a stale build tree's) is passed over, and named when no module fits.
   Result<std::vector<schedulers::SchedulerEntry>> Load(const std::string& scheduler) {
     std::vector<std::string> looked;
+    std::vector<std::string> other_builds;
     for (const std::string& dir : BackendModulePath()) {
       fs::path path = fs::path(dir) / file_;
       std::error_code ec;
-      if (!fs::is_regular_file(path, ec)) {
-        looked.push_back(dir);
-        continue;
-      }
+      looked.push_back(dir);
+      if (!fs::is_regular_file(path, ec)) continue;
+      // Another build's module may not even load beside this build (missing symbols): its
+      // failure is recorded and the search goes on.
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed, see above
       if (!handle) {
         const char* why = dlerror();
-        return FailedPreconditionError(
-            fmt::format("scheduler {}: cannot load its module {}: {}", scheduler, path.string(), why ? why : "?"));
+        other_builds.push_back(fmt::format("{} (cannot load: {})", path.string(), why ? why : "?"));
+        continue;
       }
       using Entry = const schedulers::BackendModule* (*)();
       auto entry = reinterpret_cast<Entry>(dlsym(handle, TORCHX_BACKEND_MODULE_SYMBOL));
       if (!entry) {
-        return FailedPreconditionError(fmt::format("scheduler {}: {} is not a torchx back-end module (no {})",
-                                                   scheduler, path.string(), TORCHX_BACKEND_MODULE_SYMBOL));
+        other_builds.push_back(fmt::format("{} (not a torchx back-end module: no {})", path.string(),
+                                           TORCHX_BACKEND_MODULE_SYMBOL));
+        continue;
       }
       const schedulers::BackendModule* module = entry();
       if (std::string_view(module->build_id) != TORCHX_BUILD_ID) {
-        return FailedPreconditionError(fmt::format(
-            "scheduler {}: {} comes from another build of torchx ({}; this one is {}); reinstall torchx, or point "
-            "TORCHX_BACKEND_PATH at this build's back-ends",
-            scheduler, path.string(), module->build_id, TORCHX_BUILD_ID));
+        other_builds.push_back(fmt::format("{} (from another build of torchx: {})", path.string(), module->build_id));
+        continue;
       }
       return module->entries();
+    }
+    if (!other_builds.empty()) {
+      return FailedPreconditionError(fmt::format(
+          "scheduler {}: no back-end module {} of this build of torchx ({}) was found; passed over: {}; reinstall "
+          "torchx, or point TORCHX_BACKEND_PATH at this build's back-ends",
+          scheduler, file_, TORCHX_BUILD_ID, fmt::join(other_builds, "; ")));
     }
     return FailedPreconditionError(
         fmt::format("scheduler {}: its back-end module {} was not found (looked in: {}); set TORCHX_BACKEND_PATH to "
@@ -94,15 +103,12 @@ std::vector<std::string> BackendModulePath() {
       p.remove_prefix(colon + 1);
     }
   }
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    add(exe.parent_path() / "backends");
-    add(exe.parent_path() / ".." / "lib" / "torchx" / "backends");
-  }
-  Dl_info dl{};
-  if (dladdr(reinterpret_cast<void*>(&BackendModulePath), &dl) && dl.dli_fname) {
-    add(fs::path(dl.dli_fname).parent_path() / "backends");
+  // This install's modules: beside the Python extension (torchx/backends), or for the CLI in
+  // <prefix>/bin beside it or in <prefix>/lib/torchx/backends. Never beside the interpreter (see
+  // FindSelfImage: a venv's python is the base install's binary).
+  if (std::optional<internal::SelfImage> self = internal::FindSelfImage()) {
+    add(self->path.parent_path() / "backends");
+    if (self->main_program) add(self->path.parent_path() / ".." / "lib" / "torchx" / "backends");
   }
   add(fs::path(TORCHX_BACKEND_BUILD_DIR));
   return path;

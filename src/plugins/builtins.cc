@@ -1,7 +1,9 @@
 // The built-in plugins, registered explicitly (no discovery): the back-ends of this build (linked
 // in, or loadable modules registered by name and loaded on first use), the named resource tables, the builtin components and the CUDA device.
-#include <filesystem>
+#include <chrono>
+#include <string_view>
 
+#include "core/subprocess.h"
 #include "plugins/backend_modules.h"
 #include "torchx/components/component.h"
 #include "torchx/plugins/registry.h"
@@ -10,13 +12,21 @@
 namespace torchx::plugins {
 namespace {
 
-// GPUs the NVIDIA driver exposes on this host (one directory per GPU), without running anything.
+// GPUs this process may use, as `nvidia-smi -L` lists them (TorchX's local scheduler counts the
+// same way): 0 where it is missing or fails. Not /proc/driver/nvidia/gpus, which a container sees
+// whole, whichever GPUs it was given. The one GPU count: the local scheduler's
+// auto_set_cuda_visible_devices, `dist.ddp -j ...xauto` and Python's LocalScheduler ask the CUDA
+// device for it. Asked only when one of them needs it.
 Result<int> CountNvidiaGpus() {
-  std::error_code ec;
+  auto listed = internal::RunCommand({"nvidia-smi", "-L"}, {}, std::chrono::seconds(30));
+  if (!listed || listed->exit_code != 0) return 0;
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    (void)e;
-    ++n;
+  std::string_view out = listed->out;
+  while (!out.empty()) {
+    size_t nl = out.find('\n');
+    if (out.substr(0, 4) == "GPU ") ++n;
+    if (nl == std::string_view::npos) break;
+    out.remove_prefix(nl + 1);
   }
   return n;
 }

@@ -1,6 +1,5 @@
 #include "plugins/json_scheduler.h"
 
-#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,12 +17,12 @@ using Json = nlohmann::json;
 class JsonScheduler : public schedulers::Scheduler {
  public:
   JsonScheduler(std::string backend, std::string session, specs::RunOpts opts,
-                std::unique_ptr<JsonSchedulerChannel> channel, unsigned caps)
+                std::unique_ptr<JsonSchedulerChannel> channel, schedulers::Capabilities caps)
       : Scheduler(std::move(backend), std::move(session)), opts_(std::move(opts)), ch_(std::move(channel)),
         caps_(caps) {}
 
   specs::RunOpts run_opts() const override { return opts_; }
-  unsigned capabilities() const override { return caps_; }
+  schedulers::Capabilities capabilities() const override { return caps_; }
 
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return ch_->Schedule(info.payload); }
 
@@ -64,15 +63,13 @@ class JsonScheduler : public schedulers::Scheduler {
                                                            const schedulers::LogOptions& o) override {
     std::string req = Json{{"app_id", app_id}, {"role", o.role}, {"k", o.replica}}.dump();
     TORCHX_ASSIGN_OR_RETURN(std::string text, ch_->Logs(req));
-    std::optional<std::regex> re;
-    if (o.regex) re.emplace(*o.regex);
     std::vector<std::string> lines;
     size_t start = 0;
     while (start < text.size()) {
       size_t nl = text.find('\n', start);
       size_t end = nl == std::string::npos ? text.size() : nl + 1;
       std::string line = text.substr(start, end - start);
-      if (!re || std::regex_search(line, *re)) lines.push_back(std::move(line));
+      lines.push_back(std::move(line));
       start = end;
     }
     return schedulers::MakeLinesIterator(std::move(lines));
@@ -102,7 +99,7 @@ class JsonScheduler : public schedulers::Scheduler {
  private:
   specs::RunOpts opts_;
   std::unique_ptr<JsonSchedulerChannel> ch_;
-  unsigned caps_;
+  schedulers::Capabilities caps_;
 };
 
 }  // namespace
@@ -110,7 +107,7 @@ class JsonScheduler : public schedulers::Scheduler {
 std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session,
                                                          specs::RunOpts opts,
                                                          std::unique_ptr<JsonSchedulerChannel> channel,
-                                                         unsigned capabilities) {
+                                                         schedulers::Capabilities capabilities) {
   return std::make_unique<JsonScheduler>(std::move(backend), std::move(session), std::move(opts),
                                          std::move(channel), capabilities);
 }

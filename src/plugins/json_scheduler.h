@@ -30,6 +30,6 @@ class JsonSchedulerChannel {
 std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session,
                                                          specs::RunOpts opts,
                                                          std::unique_ptr<JsonSchedulerChannel> channel,
-                                                         unsigned capabilities);
+                                                         schedulers::Capabilities capabilities);
 
 }  // namespace torchx::plugins

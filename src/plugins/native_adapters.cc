@@ -107,7 +107,9 @@ schedulers::SchedulerFactory MakeNativeSchedulerFactory(const TorchxScheduler& d
     }
     void* self = s.create(s.user, session.c_str());
     if (!self) return UnavailableError(fmt::format("{}: the plugin could not create the scheduler", s.name));
-    unsigned caps = (s.list ? schedulers::kCapList : 0u) | (s.logs ? schedulers::kCapLogs : 0u);
+    schedulers::Capabilities caps;
+    if (s.list) caps = caps.With(schedulers::Capability::kList);
+    if (s.logs) caps = caps.With(schedulers::Capability::kLogs);
     return MakeJsonScheduler(s.name, session, std::move(opts), std::make_unique<NativeChannel>(s, self), caps);
   };
 }

@@ -99,7 +99,7 @@ void Provide(const std::shared_ptr<Bridge>& bridge, PluginType type, PluginRegis
         TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(made.value("runopts", "[]")));
         return MakeJsonScheduler(name, session, std::move(opts),
                                  std::make_unique<BridgeChannel>(bridge, made.value("id", 0)),
-                                 schedulers::kCapList | schedulers::kCapLogs);
+                                 {schedulers::Capability::kList, schedulers::Capability::kLogs});
       });
     } else {
       (void)registry.AddTracker(name, source, "");

@@ -4,17 +4,25 @@
 #include <cctype>
 #include <cstdlib>
 #include <random>
-#include <regex>
 
 #include <fmt/format.h>
 
 #include "torchx/components/finder.h"
 #include "torchx/specs/named_resources.h"
 #include "core/spelling.h"
+#include "schedulers/line_filter.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx::runner {
 namespace {
+
+// kUnimplemented naming the scheduler and the capability it lacks: what the layers above say
+// instead of naming back-ends.
+::torchx::Status Require(const schedulers::Scheduler& sched, schedulers::Capability c) {
+  if (sched.capabilities().Has(c)) return OkStatus();
+  return UnimplementedError(
+      fmt::format("scheduler {} does not support {}", sched.backend(), schedulers::CapabilityDescription(c)));
+}
 
 std::string NewUuid4() {
   std::random_device rd;
@@ -119,6 +127,9 @@ Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const 
   // Options are checked before the (slow, image-leaving) build, which sees their typed values;
   // without one, SubmitDryRun checks them.
   if (!workspace.empty()) {
+    if (::torchx::Status s = Require(*sched, schedulers::Capability::kWorkspace); !s.ok()) {
+      return UnimplementedError(fmt::format("{} (asked to build {})", s.message(), workspace));
+    }
     TORCHX_RETURN_IF_ERROR(cfg.CheckResolvedBy(sched->run_opts(), scheduler));
     TORCHX_RETURN_IF_ERROR(sched->BuildWorkspace(workspace, app, cfg));
   }
@@ -260,11 +271,16 @@ void Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds 
 
 ::torchx::Status Runner::Delete(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kDelete));
   return sa.first->Delete(sa.second);
 }
 
 Result<std::vector<schedulers::ReplicaAttempt>> Runner::Attempts(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  // No history kept: none to show (not an error; the dashboard asks every app).
+  if (!sa.first->capabilities().Has(schedulers::Capability::kAttemptHistory)) {
+    return std::vector<schedulers::ReplicaAttempt>();
+  }
   return sa.first->Attempts(sa.second);
 }
 
@@ -288,14 +304,11 @@ Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle)
 
 Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::string& handle,
                                                                   const schedulers::LogOptions& options) {
-  // Checked once here for every back-end: std::regex throws on a bad pattern, inside LogIter or on
-  // a followed stream's thread.
+  // The one line filter for every back-end: compiled (and a bad pattern refused) before the
+  // back-end is asked, applied to its lines here; back-ends never see the pattern.
+  std::optional<schedulers::LineFilter> filter;
   if (options.regex) {
-    try {
-      std::regex check(*options.regex);
-    } catch (const std::regex_error& e) {
-      return InvalidArgumentError(fmt::format("regex: invalid pattern '{}': {}", *options.regex, e.what()));
-    }
+    TORCHX_ASSIGN_OR_RETURN(filter, schedulers::LineFilter::Compile(*options.regex));
   }
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
@@ -317,11 +330,18 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
                                        found->num_replicas - 1));
     }
   }
-  return sa.first->LogIter(sa.second, options);
+  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kLogs));
+  if (options.follow) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kFollowLogs));
+  schedulers::LogOptions unfiltered = options;
+  unfiltered.regex.reset();
+  TORCHX_ASSIGN_OR_RETURN(auto lines, sa.first->LogIter(sa.second, unfiltered));
+  if (!filter) return lines;
+  return schedulers::FilterLogLines(std::move(lines), std::move(*filter));
 }
 
 Result<std::vector<schedulers::ListAppResponse>> Runner::List(const std::string& scheduler) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  TORCHX_RETURN_IF_ERROR(Require(*sched, schedulers::Capability::kList));
   TORCHX_ASSIGN_OR_RETURN(auto apps, sched->List());
   for (auto& a : apps) a.app_handle = specs::MakeAppHandle(scheduler, options_.session_name, a.app_id);
   return apps;
@@ -330,6 +350,28 @@ Result<std::vector<schedulers::ListAppResponse>> Runner::List(const std::string&
 Result<specs::RunOpts> Runner::SchedulerRunOpts(const std::string& scheduler) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
   return sched->run_opts();
+}
+
+Result<schedulers::Capabilities> Runner::SchedulerCapabilities(const std::string& scheduler) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  return sched->capabilities();
+}
+
+Result<specs::Cfg> Runner::DependencyCfg(const std::string& scheduler, const std::vector<std::string>& after_handles,
+                                         specs::Cfg cfg) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  TORCHX_RETURN_IF_ERROR(Require(*sched, schedulers::Capability::kNativeDependencies));
+  std::vector<std::string> ids;
+  for (const std::string& h : after_handles) {
+    TORCHX_ASSIGN_OR_RETURN(auto parsed, specs::ParseAppHandle(h));
+    if (parsed.scheduler_backend != scheduler) {
+      return InvalidArgumentError(fmt::format("dependency {} is on scheduler {}, not {}: only apps of the same "
+                                              "scheduler can be waited for natively",
+                                              h, parsed.scheduler_backend, scheduler));
+    }
+    ids.push_back(parsed.app_id);
+  }
+  return sched->DependencyCfg(ids, std::move(cfg));
 }
 
 std::vector<std::string> Runner::SchedulerBackends() const { return registry_.Names(plugins::PluginType::kScheduler); }

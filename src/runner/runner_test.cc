@@ -15,6 +15,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Remembers the context it was built with and the last request; apps never leave memory.
 class FakeScheduler : public schedulers::Scheduler {
@@ -50,6 +51,16 @@ class FakeScheduler : public schedulers::Scheduler {
   int running_polls = 0;
   int describes = 0;
   bool forever_running = false;
+  schedulers::Capabilities caps;  // none unless a test declares some
+  std::vector<std::string> depended_on;  // what DependencyCfg was asked to wait for
+
+  schedulers::Capabilities capabilities() const override { return caps; }
+  Result<specs::Cfg> DependencyCfg(const std::vector<std::string>& after, specs::Cfg cfg) const override {
+    std::string joined;
+    for (const std::string& id : after) joined += (joined.empty() ? "" : ",") + id;
+    cfg["after"] = joined;
+    return cfg;
+  }
 
  protected:
   Result<schedulers::DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg&) override {
@@ -211,6 +222,40 @@ TEST_F(RunnerTest, WaitTimesOutOnTheClockWithoutSleepingForReal) {
   using std::chrono::milliseconds;
   // 300 + 300 + 300, then the last 100 up to the deadline.
   EXPECT_THAT(clock->sleeps(), ElementsAre(milliseconds(300), milliseconds(300), milliseconds(300), milliseconds(100)));
+}
+
+// The Runner reads what a back-end declares: an operation it lacks is refused naming the
+// scheduler and the capability, before the back-end is asked; the back-end's own handles go to
+// DependencyCfg as app ids.
+TEST_F(RunnerTest, CapabilitiesGateWhatTheRunnerAsks) {
+  Runner r(registry_);
+  ASSERT_THAT(r.SchedulerCapabilities("fake"), IsOkAndHolds(schedulers::Capabilities{}));
+  const std::string h = "fake://torchx/app-1";
+  schedulers::LogOptions o;
+  EXPECT_THAT(r.LogLines(h, o), StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler fake does not support logs")));
+  EXPECT_THAT(r.List("fake"), StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support listing apps")));
+  EXPECT_THAT(r.Delete(h), StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support deleting apps")));
+  EXPECT_THAT(r.Attempts(h), IsOkAndHolds(::testing::IsEmpty()));
+  EXPECT_THAT(r.DependencyCfg("fake", {h}, {}),
+              StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support native dependencies")));
+  specs::Role role;
+  role.name = "r";
+  role.image = "img";
+  role.entrypoint = "true";
+  role.resource = specs::Resource{1, 0, 128, {}, {}, {}};
+  EXPECT_THAT(r.DryRun(specs::AppDef{"a", {role}, {}}, "fake", specs::Cfg{}, "/tmp"),
+              StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler fake does not support workspaces")));
+
+  last_->caps = {schedulers::Capability::kLogs, schedulers::Capability::kNativeDependencies};
+  o.follow = true;
+  EXPECT_THAT(r.LogLines(h, o), StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support following logs")));
+  auto cfg = r.DependencyCfg("fake", {"fake://torchx/a1", "fake://other/a2"}, {{"queue", std::string("q")}});
+  ASSERT_THAT(cfg, IsOk());
+  EXPECT_EQ(std::get<std::string>(cfg->at("after")), "a1,a2");
+  EXPECT_EQ(std::get<std::string>(cfg->at("queue")), "q");
+  EXPECT_THAT(r.DependencyCfg("fake", {"local_cwd://torchx/a1"}, {}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("on scheduler local_cwd, not fake")));
+  EXPECT_THAT(r.DependencyCfg("fake", {"not a handle"}, {}), StatusIs(StatusCode::kInvalidArgument, ::testing::_));
 }
 
 }  // namespace

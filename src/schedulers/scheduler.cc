@@ -30,11 +30,6 @@ Result<DryRunInfo> Scheduler::SubmitResolved(const specs::AppDef& app, const spe
   return info;
 }
 
-Result<bool> Scheduler::Exists(const std::string& app_id) {
-  TORCHX_ASSIGN_OR_RETURN(auto desc, Describe(app_id));
-  return desc.has_value();
-}
-
 Status Scheduler::Cancel(const std::string& app_id) {
   TORCHX_ASSIGN_OR_RETURN(auto desc, Describe(app_id));
   if (!desc || specs::IsTerminal(desc->state)) return OkStatus();
@@ -65,9 +60,58 @@ Result<bool> LogIterator::NextBatch(const std::function<void(std::string_view)>&
 bool Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds) { return false; }
 
 Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::ResolvedCfg&) {
-  return UnimplementedError(fmt::format("{}: workspaces are not supported (asked to build {}); local_docker builds "
-                                        "them, slurm copies one with -cfg job_dir=...",
-                                        backend(), workspace));
+  return UnimplementedError(fmt::format("scheduler {} does not support workspaces (asked to build {})", backend(),
+                                        workspace));
+}
+
+Result<specs::Cfg> Scheduler::DependencyCfg(const std::vector<std::string>&, specs::Cfg) const {
+  return Unsupported("native dependencies");
+}
+
+std::string_view CapabilityName(Capability c) {
+  switch (c) {
+    case Capability::kLogs: return "logs";
+    case Capability::kFollowLogs: return "follow_logs";
+    case Capability::kLogTimestamps: return "log_timestamps";
+    case Capability::kList: return "list";
+    case Capability::kDelete: return "delete";
+    case Capability::kWorkspace: return "workspace";
+    case Capability::kAttemptHistory: return "attempt_history";
+    case Capability::kNativeDependencies: return "native_dependencies";
+    case Capability::kNativeArrays: return "native_arrays";
+    case Capability::kResourceUsage: return "resource_usage";
+    case Capability::kFailureClassification: return "failure_classification";
+    case Capability::kDescribeNative: return "describe_native";
+    case Capability::kComposite: return "composite";
+  }
+  return "unknown";
+}
+
+std::string_view CapabilityDescription(Capability c) {
+  switch (c) {
+    case Capability::kLogs: return "logs";
+    case Capability::kFollowLogs: return "following logs";
+    case Capability::kLogTimestamps: return "log time ranges";
+    case Capability::kList: return "listing apps";
+    case Capability::kDelete: return "deleting apps";
+    case Capability::kWorkspace: return "workspaces";
+    case Capability::kAttemptHistory: return "attempt history";
+    case Capability::kNativeDependencies: return "native dependencies";
+    case Capability::kNativeArrays: return "job arrays";
+    case Capability::kResourceUsage: return "resource usage";
+    case Capability::kFailureClassification: return "failure classification";
+    case Capability::kDescribeNative: return "native descriptions";
+    case Capability::kComposite: return "composite jobs";
+  }
+  return "unknown";
+}
+
+std::vector<Capability> Capabilities::List() const {
+  std::vector<Capability> out;
+  for (unsigned i = 0; i < kCapabilityCount; ++i) {
+    if (Has(static_cast<Capability>(i))) out.push_back(static_cast<Capability>(i));
+  }
+  return out;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/spelling.h"
+#include "schedulers/line_filter.h"
 #include "torchx/components/component_json.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -25,9 +26,6 @@ std::string Dump(const json& value) {
 namespace {
 
 constexpr size_t kDefaultPageSize = 50;
-constexpr size_t kMaxRegexBytes = 512;
-// The regex sees at most this much of a line: bounded time per line whatever its length.
-constexpr size_t kRegexWindow = 64 * 1024;
 constexpr size_t kMaxPageSize = 500;
 
 std::vector<std::string> Values(const Query& query, const std::string& key) {
@@ -504,15 +502,21 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
     if (!parsed) return InvalidArgumentError("query parameter `stream`: " + parsed.error().message());
     opts.stream = *parsed;
   }
-  std::shared_ptr<LineFilter> filter;
+  // Filtered by the Runner (RE2: linear in the line, no recursion); a bad pattern is refused here,
+  // before the stream opens, naming the query parameter.
   if (auto regex = One(query, "regex"); regex && !regex->empty()) {
-    TORCHX_ASSIGN_OR_RETURN(filter, LineFilter::Compile(*regex));
+    if (auto checked = schedulers::LineFilter::Compile(*regex); !checked) {
+      std::string why = checked.error().message();
+      if (why.rfind("regex: ", 0) == 0) why.erase(0, 7);
+      return InvalidArgumentError("query parameter `regex`: " + why);
+    }
+    opts.regex = *regex;
   }
   auto follow = Flag(query, "follow");
   if (!follow) return follow.error();
   opts.follow = *follow;
 
-  OpenedLog log{MakeRunner(), nullptr, handle, std::move(filter), *follow};
+  OpenedLog log{MakeRunner(), nullptr, handle, *follow};
   auto status = log.runner->Status(handle);
   if (!status) return status.error();
   if (!*status) return NotFoundError("app not found: " + handle);
@@ -525,38 +529,6 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
   if (!lines) return lines.error();
   log.lines = std::move(*lines);
   return log;
-}
-
-// POSIX extended regular expressions through the C library: the server filters log lines itself
-// rather than handing the pattern to a back-end, because std::regex recurses per character and a
-// long line (a progress bar) overflows the stack of the whole server.
-Result<std::shared_ptr<LineFilter>> LineFilter::Compile(const std::string& pattern) {
-  if (pattern.size() > kMaxRegexBytes) {
-    return InvalidArgumentError("query parameter `regex` is longer than " + std::to_string(kMaxRegexBytes) + " bytes");
-  }
-  auto filter = std::shared_ptr<LineFilter>(new LineFilter());
-  int rc = ::regcomp(&filter->re_, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
-  if (rc != 0) {
-    char why[256];
-    ::regerror(rc, &filter->re_, why, sizeof why);
-    return InvalidArgumentError("query parameter `regex` is not a POSIX extended regular expression: " +
-                                std::string(why));
-  }
-  filter->compiled_ = true;
-  return filter;
-}
-
-LineFilter::~LineFilter() {
-  if (compiled_) ::regfree(&re_);
-}
-
-bool LineFilter::Keep(std::string_view line) const {
-  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  line = line.substr(0, kRegexWindow);
-  regmatch_t span[1];
-  span[0].rm_so = 0;
-  span[0].rm_eo = static_cast<regoff_t>(line.size());
-  return ::regexec(&re_, line.data(), 1, span, REG_STARTEND) == 0;
 }
 
 bool AppEnded(runner::Runner& runner, const std::string& handle) {

@@ -6,7 +6,6 @@
 // made for the call (a Runner is one thread's), over the registry the composition root built.
 #pragma once
 
-#include <regex.h>
 
 #include <map>
 #include <memory>
@@ -39,22 +38,6 @@ struct ApiOptions {
 
 /// JSON text; bytes that are not UTF-8 (job output, error files) are replaced.
 std::string Dump(const nlohmann::json& value);
-
-/// A log line filter (`?regex=`): a POSIX extended regular expression searched in each line.
-class LineFilter {
- public:
-  /// kInvalidArgument naming `regex` for a bad or overlong pattern.
-  static Result<std::shared_ptr<LineFilter>> Compile(const std::string& pattern);
-  ~LineFilter();
-  LineFilter(const LineFilter&) = delete;
-  LineFilter& operator=(const LineFilter&) = delete;
-  bool Keep(std::string_view line) const;
-
- private:
-  LineFilter() = default;
-  regex_t re_{};
-  bool compiled_ = false;
-};
 
 /// Whether `handle`'s app is terminal or gone (a followed log ends then), as `runner` sees it.
 bool AppEnded(runner::Runner& runner, const std::string& handle);
@@ -107,7 +90,6 @@ class Api {
     std::unique_ptr<runner::Runner> runner;  // owns the scheduler the iterator reads through
     std::unique_ptr<schedulers::LogIterator> lines;
     std::string handle;
-    std::shared_ptr<LineFilter> filter;  ///< null: every line
     bool follow = false;
   };
   Result<OpenedLog> OpenLog(const std::string& handle, const Query& query) const;

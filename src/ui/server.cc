@@ -207,7 +207,7 @@ class LogPump {
       }
       chunk.clear();
       auto more = log_->lines->NextBatch([&](std::string_view line) {
-        if (!log_->filter || log_->filter->Keep(line)) chunk.append(line);
+        chunk.append(line);
       });
       std::unique_lock lock(mu_);
       if (!more) chunk += "torchx: error: " + more.error().message() + "\n";

@@ -13,6 +13,7 @@
 
 #include "testing/registry.h"
 #include "testing/local_env.h"
+#include "testing/log_lines.h"
 #include "testing/status_matchers.h"
 #include "torchx/specs/app_handle.h"
 
@@ -183,6 +184,47 @@ TEST_P(SchedulerConformance, ListAndLogsWhenDeclared) {
   auto line = (*it)->Next();
   ASSERT_THAT(line, IsOk());
   EXPECT_EQ(line->value_or(""), "conformance-line\n");
+}
+
+// The Runner's one line filter over every back-end's lines: a 1 MiB line and a pattern that
+// makes a backtracking engine recurse per character (std::regex overflowed the stack here).
+TEST_P(SchedulerConformance, LogRegexOverAOneMebibyteLine) {
+  auto h = runner_.Run(Sh("head -c 1048576 /dev/zero | tr '\\0' a; echo; echo bac; echo abab"), sched());
+  ASSERT_THAT(h, IsOk());
+  testing::WaitTerminal(runner_, *h);
+  for (bool follow : {false, true}) {
+    schedulers::LogOptions o;
+    o.role = "main";
+    o.regex = "(a|b)*c";
+    o.follow = follow;
+    auto it = runner_.LogLines(*h, o);
+    ASSERT_THAT(it, IsOk());
+    auto lines = testing::ReadAllLines(**it);
+    ASSERT_THAT(lines, IsOk());
+    EXPECT_EQ(*lines, std::vector<std::string>{"bac\n"}) << "follow=" << follow;
+  }
+  schedulers::LogOptions bad;
+  bad.role = "main";
+  bad.regex = "(a";
+  EXPECT_THAT(runner_.LogLines(*h, bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("regex: invalid pattern")));
+}
+
+// What a back-end declares is what the Runner lets through: an operation it lacks is refused
+// naming the scheduler, never attempted.
+TEST_P(SchedulerConformance, CapabilitiesAreWhatTheRunnerChecks) {
+  auto caps = runner_.SchedulerCapabilities(sched());
+  ASSERT_THAT(caps, IsOk());
+  EXPECT_TRUE(caps->Has(schedulers::Capability::kLogs));
+  EXPECT_TRUE(caps->Has(schedulers::Capability::kList));
+  EXPECT_FALSE(caps->Has(schedulers::Capability::kComposite));
+  if (!caps->Has(schedulers::Capability::kNativeDependencies)) {
+    EXPECT_THAT(runner_.DependencyCfg(sched(), {specs::MakeAppHandle(sched(), "torchx", "x")}, {}),
+                StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler " + sched() + " does not support native")));
+  }
+  if (!caps->Has(schedulers::Capability::kWorkspace)) {
+    EXPECT_THAT(runner_.DryRun(Sh("true"), sched(), specs::Cfg{}, "/tmp"),
+                StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support workspaces")));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, SchedulerConformance, ::testing::ValuesIn(Backends()),

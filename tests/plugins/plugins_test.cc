@@ -293,5 +293,21 @@ TEST(BackendModules, MissingForeignAndNonModulesAreRefusedWithTheReason) {
   EXPECT_THAT(build("stale"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("another build")));
 }
 
+// Another install's module met first (an older build in an earlier directory of the path) is
+// passed over, and this build's own module is loaded. No directory relative to the working
+// directory is searched (the CLI's dladdr name is only argv[0]).
+TEST(BackendModules, AnotherBuildsModuleIsPassedOverForThisBuildsOwn) {
+  const std::string other = std::string(STALE_DIR) + "/other-install/lib/torchx/backends";
+  {
+    testing::ScopedEnv path("TORCHX_BACKEND_PATH", other.c_str());
+    PluginRegistry reg(Path({}));
+    AddLoadableBackend(reg, {nullptr, "torchx_backend_docker.so", {"local_docker"}});
+    auto sched = (*reg.Scheduler("local_docker"))(schedulers::SchedulerContext{});
+    ASSERT_THAT(sched, IsOk());
+    EXPECT_EQ((*sched)->backend(), "local_docker");
+  }
+  EXPECT_THAT(BackendModulePath(), ::testing::Not(::testing::Contains(::testing::StartsWith("backends"))));
+}
+
 }  // namespace
 }  // namespace torchx::plugins

@@ -2,10 +2,12 @@
 // its arguments (or an AppDef), the steps it depends on, and optionally its own scheduler and
 // options. `torchx pipeline run` validates every step and dry-runs it before anything is
 // submitted, then starts the pipeline:
-//   - every step on Slurm: the whole DAG is submitted at once, each job with
-//     `--dependency=afterok:<its dependencies>` (Slurm cancels the dependents of a failed job);
+//   - every step on one scheduler that sequences jobs itself (Capability::kNativeDependencies,
+//     e.g. Slurm's `--dependency=afterok`): the whole DAG is submitted at once, each job made to
+//     wait for its dependencies by the scheduler, which cancels the dependents of a failed job;
 //   - otherwise: a detached driver (torchx-pipeline-driver) submits each step when its
 //     dependencies have succeeded, so the terminal may close.
+// docs/architecture.md ("Composite jobs") is the contract pipelines follow.
 // The run answers a handle `pipeline://<session>/<id>` that status / wait / log / cancel / list /
 // describe / delete take like any app's: the "pipeline" scheduler, registered at the composition
 // root, answers them from the pipeline's record and its steps' schedulers.
@@ -70,11 +72,19 @@ struct PlannedStep {
   schedulers::DryRunInfo dryrun;  ///< its app is what is submitted (with the env the runner injects)
 };
 
+/// Who starts each step once its dependencies succeeded.
+enum class Sequencer {
+  kDriver,     ///< the pipeline's detached driver submits each step in turn
+  kScheduler,  ///< every step on one scheduler with native dependencies: submitted at once
+};
+/// "driver" / "scheduler": the record's `sequenced_by`.
+std::string_view SequencerName(Sequencer s);
+
 struct Plan {
   std::string id;
   std::string name;
   std::string session;
-  bool slurm_native = false;  ///< every step on Slurm: submitted at once with --dependency
+  Sequencer sequenced_by = Sequencer::kDriver;
   std::vector<PlannedStep> steps;
 };
 
@@ -86,7 +96,8 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
 /// Human-readable form of a plan (`torchx pipeline run --dryrun`).
 std::string RenderPlan(const Plan& plan);
 
-/// Records the plan and starts it (Slurm: submits every step; else: starts the driver). Returns
+/// Records the plan and starts it (sequenced by the scheduler: submits every step; else: starts the
+/// driver). Returns
 /// the pipeline's handle. Nothing is left recorded when the start fails.
 Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan);
 

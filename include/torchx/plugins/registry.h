@@ -150,8 +150,10 @@ struct BuiltinBackend {
 std::vector<BuiltinBackend> BuiltinBackends();
 
 /// Where loadable back-end modules are searched, in order: $TORCHX_BACKEND_PATH (':'-separated),
-/// <executable dir>/backends, <executable dir>/../lib/torchx/backends, `backends` beside the
-/// shared object holding this code (the Python extension), then the build tree.
+/// `backends` beside the image holding this code (the Python extension, or the CLI), for the CLI
+/// also <its dir>/../lib/torchx/backends, then the build tree. Never beside the interpreter: a
+/// venv's python is the base install's binary. The first module of this build is loaded; one of
+/// another build is passed over.
 std::vector<std::string> BackendModulePath();
 
 /// For the CLI: Python plugins through a `python -m torchx.plugins._bridge` child, started the

@@ -107,22 +107,34 @@ class Runner {
   ::torchx::Status Cancel(const std::string& handle);
   /// TorchX's deprecated alias of Cancel (Ax calls it).
   ::torchx::Status Stop(const std::string& handle) { return Cancel(handle); }
-  /// Removes a terminal app (record and logs). kFailedPrecondition while it runs.
+  /// Removes a terminal app (record and logs). kFailedPrecondition while it runs; kUnimplemented
+  /// for a scheduler that cannot delete.
   ::torchx::Status Delete(const std::string& handle);
   /// The app as submitted; nullopt when unknown.
   Result<std::optional<specs::AppDef>> Describe(const std::string& handle);
-  /// Lines of one replica's log. kNotFound for an unknown app, or a role not in the app (the
-  /// message lists the roles).
+  /// Lines of one replica's log, kept by `options.regex` when given (schedulers::LineFilter, the
+  /// same for every back-end). kNotFound for an unknown app, or a role not in the app (the
+  /// message lists the roles); kInvalidArgument for a bad pattern; kUnimplemented when the
+  /// scheduler has no logs, or cannot follow them and `options.follow` is set.
   Result<std::unique_ptr<schedulers::LogIterator>> LogLines(const std::string& handle,
                                                             const schedulers::LogOptions& options);
   /// Every attempt of every replica where the scheduler keeps a history (local_cwd), else empty.
   /// kNotFound for an unknown app.
   Result<std::vector<schedulers::ReplicaAttempt>> Attempts(const std::string& handle);
-  /// Apps the scheduler knows, with handles filled in.
+  /// Apps the scheduler knows, with handles filled in. kUnimplemented for a scheduler that cannot
+  /// list.
   Result<std::vector<schedulers::ListAppResponse>> List(const std::string& scheduler);
 
   /// kNotFound (listing the schedulers, "did you mean") for an unknown scheduler.
   Result<specs::RunOpts> SchedulerRunOpts(const std::string& scheduler);
+  /// What `scheduler` can do (schedulers::Capability); kNotFound as SchedulerRunOpts.
+  Result<schedulers::Capabilities> SchedulerCapabilities(const std::string& scheduler);
+  /// `cfg` for a submission to `scheduler` that the engine starts only once every app in
+  /// `after_handles` has succeeded (Scheduler::DependencyCfg). kUnimplemented when the scheduler
+  /// cannot sequence natively (Capability::kNativeDependencies): the caller sequences instead;
+  /// kInvalidArgument for a handle of another scheduler or a malformed one.
+  Result<specs::Cfg> DependencyCfg(const std::string& scheduler, const std::vector<std::string>& after_handles,
+                                   specs::Cfg cfg);
   /// Every scheduler: built-ins in the build's order (the default first), then plugins.
   std::vector<std::string> SchedulerBackends() const;
   const std::string& session_name() const { return options_.session_name; }

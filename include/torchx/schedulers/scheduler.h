@@ -4,8 +4,8 @@
 // Request building is split from sending (non-virtual interface): SubmitDryRun builds a printable
 // request from options resolved against the back-end's runopts (specs::ResolvedCfg) without
 // touching the engine; Schedule sends it. Cancel is idempotent. Optional operations (logs, list,
-// delete) are declared in capabilities(); their default bodies return kUnimplemented naming the
-// back-end.
+// delete, workspaces, native dependencies...) are declared in capabilities(), which the Runner
+// checks before calling them; their default bodies return kUnimplemented naming the back-end.
 //
 // Thread-safety: a Scheduler instance is used from one thread at a time. Every call that takes
 // an app_id works from any process: state lives in the engine (or, for local_cwd, on disk).
@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,11 +106,59 @@ class LogIterator {
 /// A LogIterator over lines already read (back-ends that fetch a log whole).
 std::unique_ptr<LogIterator> MakeLinesIterator(std::vector<std::string> lines);
 
-enum Capability : unsigned {
-  kCapLogs = 1u << 0,
-  kCapList = 1u << 1,
-  kCapDelete = 1u << 2,
-  kCapFollowLogs = 1u << 3,
+/// What a back-end can do beyond the calls every back-end answers (dry run, schedule, describe,
+/// cancel). The layers above read these instead of naming back-ends: the Runner refuses an
+/// operation a back-end lacks with kUnimplemented naming both, pipelines hand dependencies to a
+/// back-end that sequences them natively, the dashboard shows what applies. docs/architecture.md
+/// ("Capabilities") says for each whether it is fixed per back-end or depends on the running
+/// engine, and which feature reads it.
+enum class Capability : unsigned {
+  kLogs,                   ///< LogIter
+  kFollowLogs,             ///< LogIter with follow: blocks for new lines until the app ends
+  kLogTimestamps,          ///< LogIter honours since/until
+  kList,                   ///< List
+  kDelete,                 ///< Delete
+  kWorkspace,              ///< BuildWorkspace
+  kAttemptHistory,         ///< Attempts: every run of every replica
+  kNativeDependencies,     ///< DependencyCfg: the engine starts a job after others succeed
+  kNativeArrays,           ///< one submission for N indexed tasks
+  kResourceUsage,          ///< per-replica resource samples
+  kFailureClassification,  ///< why an app failed: node loss, preemption, time limit, user error
+  kDescribeNative,         ///< the engine's own description of an app
+  kComposite,              ///< answers for composite jobs (pipelines); takes no AppDef of its own
+};
+inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kComposite) + 1;
+
+/// The capability's name in docs, JSON and Python ("logs", "follow_logs", ...).
+std::string_view CapabilityName(Capability c);
+/// What it is in words, for "scheduler X does not support <this>" ("following logs", ...).
+std::string_view CapabilityDescription(Capability c);
+
+/// A set of Capability; a value type.
+class Capabilities {
+ public:
+  constexpr Capabilities() = default;
+  constexpr Capabilities(std::initializer_list<Capability> caps) {
+    for (Capability c : caps) bits_ |= Bit(c);
+  }
+  constexpr bool Has(Capability c) const { return (bits_ & Bit(c)) != 0; }
+  constexpr Capabilities With(Capability c) const {
+    Capabilities out = *this;
+    out.bits_ |= Bit(c);
+    return out;
+  }
+  constexpr Capabilities Without(Capability c) const {
+    Capabilities out = *this;
+    out.bits_ &= ~Bit(c);
+    return out;
+  }
+  /// The members, in enum order.
+  std::vector<Capability> List() const;
+  friend constexpr bool operator==(Capabilities a, Capabilities b) { return a.bits_ == b.bits_; }
+
+ private:
+  static constexpr unsigned Bit(Capability c) { return 1u << static_cast<unsigned>(c); }
+  unsigned bits_ = 0;
 };
 
 class Scheduler {
@@ -125,8 +174,8 @@ class Scheduler {
 
   /// The options this back-end accepts (`torchx runopts <name>`).
   virtual specs::RunOpts run_opts() const = 0;
-  /// Bitset of Capability.
-  virtual unsigned capabilities() const { return 0; }
+  /// What this back-end can do beyond the required calls. Default: none.
+  virtual Capabilities capabilities() const { return {}; }
   /// Whether every role needs a resource (the Runner checks before the dry run, as TorchX's
   /// Scheduler._validate): true but for back-ends that ignore resources (local processes).
   virtual bool requires_resources() const { return true; }
@@ -143,8 +192,6 @@ class Scheduler {
 
   /// nullopt when the app does not exist (never existed, or was deleted).
   virtual Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) = 0;
-
-  Result<bool> Exists(const std::string& app_id);
 
   /// Requests cancellation. OK (and nothing done) when the app does not exist or is terminal.
   /// Does not wait for the app to stop.
@@ -163,10 +210,17 @@ class Scheduler {
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id,
                                                        const LogOptions& options);
 
-  /// Builds `workspace` (a local directory) into what the app runs, updating its roles (e.g.
-  /// local_docker builds an image patched with the directory and points role.image at it).
+  /// Builds `workspace` (a local directory) into what the app runs, updating its roles (an
+  /// image patched with the directory, or a copy the roles start in). Capability::kWorkspace.
   /// Default: kUnimplemented naming the back-end.
   virtual Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg& cfg);
+
+  /// Capability::kNativeDependencies: `cfg` with what makes the engine start this submission
+  /// only once every app in `after_app_ids` (ids on this back-end) has succeeded, and end it
+  /// (CANCELLED) once one of them cannot. Options already in `cfg` are kept (a dependency the user
+  /// gave is combined with these). Default: kUnimplemented ("not native"): the caller sequences
+  /// the submissions itself.
+  virtual Result<specs::Cfg> DependencyCfg(const std::vector<std::string>& after_app_ids, specs::Cfg cfg) const;
 
   /// Where the engine can notify: blocks until the app may have changed state, or `max_wait`
   /// passes, and returns true. The default returns false at once: the caller (Runner::Wait) then

@@ -325,12 +325,8 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         return request
 
     def _cuda_device_count(self) -> int:
-        """GPUs on this host, from ``nvidia-smi -L`` (0 without it)."""
-        try:
-            out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=True).stdout
-        except (OSError, subprocess.CalledProcessError):
-            return 0
-        return len([line for line in out.splitlines() if line.strip()])
+        """GPUs on this host: the core's CUDA device plugin count (``nvidia-smi -L``; 0 without it)."""
+        return core().device_chip_count("CUDA")
 
     # ---- submit ----
 

@@ -6,13 +6,14 @@
 #include <charconv>
 #include <chrono>
 #include <map>
-#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "container_engine/engine_client.h"
+#include "core/json_view.h"
+#include "schedulers/docker/docker_request.h"
 #include "container_engine/workspace_image.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_id.h"
@@ -28,6 +29,7 @@ using Json = nlohmann::json;
 using specs::AppState;
 using container_engine::BuildWorkspaceImage;
 using container_engine::EngineClient;
+using internal::JsonView;
 using internal::UrlEncode;
 
 constexpr const char* kLabelVersion = "torchx.pytorch.org/version";
@@ -55,21 +57,18 @@ void AddResourceDevices(const std::map<std::string, int>& devices, Json& out) {
 }
 
 // The replica-id label of a container (0 when someone else's container carries a bad one).
-int ReplicaIdOf(const Json& labels) {
-  std::string v = labels.value(kLabelReplica, "0");
+int ReplicaIdOf(const JsonView& labels) {
+  std::string v = labels[kLabelReplica].Str("0");
   int id = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
   return ec == std::errc() && p == v.data() + v.size() ? id : 0;
 }
 
-AppState ContainerState(const Json& c) {
-  std::string state = c.value("State", "");
+AppState ContainerState(const std::string& state, int64_t exit_code) {
   if (state == "created" || state == "configured") return AppState::kSubmitted;
   if (state == "restarting" || state == "paused" || state == "removing") return AppState::kPending;
   if (state == "running") return AppState::kRunning;
-  if (state == "exited" || state == "stopped") {
-    return c.value("ExitCode", 1) == 0 ? AppState::kSucceeded : AppState::kFailed;
-  }
+  if (state == "exited" || state == "stopped") return exit_code == 0 ? AppState::kSucceeded : AppState::kFailed;
   return state == "dead" ? AppState::kFailed : AppState::kUnknown;
 }
 
@@ -120,33 +119,41 @@ class DockerScheduler : public Scheduler {
     (void)o.Add("quiet", specs::CfgType::kBool, "whether to suppress verbose output for image building", false);
     return o;
   }
-  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
+  Capabilities capabilities() const override {
+    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,
+            Capability::kList,   Capability::kDelete,     Capability::kWorkspace};
+  }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
-    Json req = Json::parse(info.payload);
-    for (const Json& c : req["containers"]) {
-      std::string name = c["name"];
+    TORCHX_ASSIGN_OR_RETURN(DockerRequest req, DockerRequestFromJson(info.payload));
+    for (const DockerContainerRequest& c : req.containers) {
       TORCHX_ASSIGN_OR_RETURN(auto created,
-                              client_.Request("POST", "/containers/create?name=" + UrlEncode(name), c["config"].dump()));
+                              client_.Request("POST", "/containers/create?name=" + UrlEncode(c.name), c.config_json));
       if (created.status == 404) {
+        std::string image = JsonView::Parse(c.config_json)["Image"].Str();
         return FailedPreconditionError(fmt::format(
             "local_docker: image `{}` is not on this engine ({}); no registry is pulled from: build or import it first",
-            c["config"].value("Image", ""), client_.socket_path()));
+            image, client_.socket_path()));
       }
       if (created.status >= 300) {
-        return UnavailableError(fmt::format("local_docker: create {}: HTTP {}: {}", name, created.status, created.body));
+        return UnavailableError(fmt::format("local_docker: create {}: HTTP {}: {}", c.name, created.status, created.body));
       }
-      std::string id = Json::parse(created.body).value("Id", name);
-      TORCHX_ASSIGN_OR_RETURN(auto started, client_.Request("POST", "/containers/" + id + "/start"));
+      JsonView answer = JsonView::Parse(created.body);
+      if (!answer.IsObject()) {
+        return UnavailableError(fmt::format("local_docker: create {}: the engine answered HTTP {} with no JSON object: {}",
+                                            c.name, created.status, internal::Excerpt(created.body)));
+      }
+      std::string id = answer["Id"].Str(c.name);
+      TORCHX_ASSIGN_OR_RETURN(auto started, client_.Request("POST", "/containers/" + UrlEncode(id) + "/start"));
       if (started.status >= 300) {
-        return UnavailableError(fmt::format("local_docker: start {}: HTTP {}: {}", name, started.status, started.body));
+        return UnavailableError(fmt::format("local_docker: start {}: HTTP {}: {}", c.name, started.status, started.body));
       }
     }
-    return req["app_id"].get<std::string>();
+    return req.app_id;
   }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(app_id));
     if (containers.empty()) return std::optional<DescribeAppResponse>();
     DescribeAppResponse d;
     d.app_id = app_id;
@@ -154,34 +161,35 @@ class DockerScheduler : public Scheduler {
     bool all_terminal = true, all_ok = true, cancelled = false;
     std::optional<AppState> first_live;
     std::map<std::pair<std::string, int>, std::string> failures;  // why each failed replica ended
-    for (const Json& c : containers) {
-      TORCHX_ASSIGN_OR_RETURN(auto inspect, client_.Request("GET", "/containers/" + c.value("Id", "") + "/json"));
-      Json info = Json::parse(inspect.body, nullptr, false);
-      Json st = info.is_object() ? info.value("State", Json::object()) : Json::object();
-      Json flat = {{"State", st.value("Status", c.value("State", ""))}, {"ExitCode", st.value("ExitCode", 1)}};
-      AppState s = ContainerState(flat);
-      const Json& labels = c.value("Labels", Json::object());
+    for (const JsonView& c : containers) {
+      TORCHX_ASSIGN_OR_RETURN(auto inspect,
+                              client_.Request("GET", "/containers/" + UrlEncode(c["Id"].Str()) + "/json"));
+      JsonView info = JsonView::Parse(inspect.body);
+      JsonView st = info["State"];
+      int64_t exit_code = st["ExitCode"].Int(1);
+      AppState s = ContainerState(st["Status"].Str(c["State"].Str()), exit_code);
+      JsonView labels = c["Labels"];
       bool this_cancelled = IsCancelled(c);
       cancelled |= this_cancelled;
-      int restarts = info.is_object() ? info.value("RestartCount", 0) : 0;
+      int restarts = static_cast<int>(info["RestartCount"].Int(0));
       d.num_restarts = std::max(d.num_restarts, restarts);
       // Between an exit and its restart an engine may report "exited" (podman does): a failed
       // container with restarts left is still pending.
-      if (s == AppState::kFailed && !this_cancelled && info.is_object()) {
-        const Json policy = info.value("HostConfig", Json::object()).value("RestartPolicy", Json::object());
-        if (policy.value("Name", "") == "on-failure" && restarts < policy.value("MaximumRetryCount", 0)) {
+      if (s == AppState::kFailed && !this_cancelled && info.IsObject()) {
+        JsonView policy = info["HostConfig"]["RestartPolicy"];
+        if (policy["Name"].Str() == "on-failure" && restarts < policy["MaximumRetryCount"].Int(0)) {
           s = AppState::kPending;
         }
       }
       specs::ReplicaStatus r;
-      r.role = labels.value(kLabelRole, "");
+      r.role = labels[kLabelRole].Str();
       r.id = ReplicaIdOf(labels);
       r.state = s;
       r.hostname = ContainerName(app_id, r.role, r.id);
       if (s == AppState::kFailed && !this_cancelled) {
         // As local_cwd says it; an engine restart (or `docker kill`) shows as 137.
-        failures[{r.role, r.id}] = fmt::format("{}/{} exited with code {}{}", r.role, r.id, st.value("ExitCode", 1),
-                                               st.value("OOMKilled", false) ? " (out of memory)" : "");
+        failures[{r.role, r.id}] = fmt::format("{}/{} exited with code {}{}", r.role, r.id, exit_code,
+                                               st["OOMKilled"].Bool() ? " (out of memory)" : "");
       }
       roles[r.role].push_back(r);
       if (!specs::IsTerminal(s)) {
@@ -202,11 +210,11 @@ class DockerScheduler : public Scheduler {
   }
 
   Result<std::vector<ListAppResponse>> List() override {
-    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(""));
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(""));
     std::vector<ListAppResponse> out;
     std::vector<std::string> seen;
-    for (const Json& c : containers) {
-      std::string id = c.value("Labels", Json::object()).value(kLabelAppId, "");
+    for (const JsonView& c : containers) {
+      std::string id = c["Labels"][kLabelAppId].Str();
       if (id.empty() || std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
       seen.push_back(id);
       TORCHX_ASSIGN_OR_RETURN(auto d, Describe(id));
@@ -234,32 +242,30 @@ class DockerScheduler : public Scheduler {
   }
 
   Status Delete(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(app_id));
     if (containers.empty()) return NotFoundError(fmt::format("local_docker: no app {}", app_id));
-    for (const Json& c : containers) {
-      TORCHX_RETURN_IF_ERROR(client_.Request("DELETE", "/containers/" + c.value("Id", "") + "?force=1").status());
+    for (const JsonView& c : containers) {
+      TORCHX_RETURN_IF_ERROR(client_.Request("DELETE", "/containers/" + UrlEncode(c["Id"].Str()) + "?force=1").status());
     }
     return OkStatus();
   }
 
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& o) override {
-    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
-    for (const Json& c : containers) {
-      const Json& labels = c.value("Labels", Json::object());
-      if (labels.value(kLabelRole, "") != o.role || labels.value(kLabelReplica, "") != std::to_string(o.replica)) {
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(app_id));
+    for (const JsonView& c : containers) {
+      JsonView labels = c["Labels"];
+      if (labels[kLabelRole].Str() != o.role || labels[kLabelReplica].Str() != std::to_string(o.replica)) {
         continue;
       }
-      std::string path = fmt::format("/containers/{}/logs?stdout=1&stderr=1&follow={}", c.value("Id", ""),
+      std::string path = fmt::format("/containers/{}/logs?stdout=1&stderr=1&follow={}", UrlEncode(c["Id"].Str()),
                                      o.follow ? 1 : 0);
       if (o.since) path += fmt::format("&since={}", static_cast<long long>(*o.since));
       if (o.until) path += fmt::format("&until={}", static_cast<long long>(*o.until));
-      std::function<bool(const std::string&)> keep;
-      if (o.regex) keep = [re = std::regex(*o.regex)](const std::string& l) { return std::regex_search(l, re); };
       if (o.follow) {
         auto producer = [client = client_, path](const std::function<bool(std::string_view)>& on_data) {
           return client.Stream(path, on_data).status();
         };
-        return MakeStreamedLinesIterator(producer, std::make_unique<FrameDemuxer>(o.stream), keep);
+        return MakeStreamedLinesIterator(producer, std::make_unique<FrameDemuxer>(o.stream), nullptr);
       }
       std::string raw;
       TORCHX_RETURN_IF_ERROR(client_.Stream(path, [&raw](std::string_view d) {
@@ -270,7 +276,6 @@ class DockerScheduler : public Scheduler {
       FrameDemuxer demux(o.stream);
       demux.Feed(raw, lines);
       demux.Flush(lines);
-      if (keep) std::erase_if(lines, [&](const std::string& l) { return !keep(l); });
       return MakeLinesIterator(std::move(lines));
     }
     return NotFoundError(fmt::format("local_docker: {} has no replica {}/{}", app_id, o.role, o.replica));
@@ -294,7 +299,7 @@ class DockerScheduler : public Scheduler {
     }
     bool privileged = cfg.Bool("privileged").value();  // declared with a default
     std::string rank0 = ContainerName(app_id, app.roles.empty() ? "" : app.roles[0].name, 0);
-    Json containers = Json::array();
+    DockerRequest request{app_id, {}};
     std::string printable;
     for (const specs::Role& role : app.roles) {
       for (int i = 0; i < role.num_replicas; ++i) {
@@ -349,7 +354,7 @@ class DockerScheduler : public Scheduler {
                          {kLabelRole, role.name},
                          {kLabelReplica, std::to_string(i)}}},
                        {"HostConfig", host}};
-        containers.push_back({{"name", name}, {"config", config}});
+        request.containers.push_back({name, config.dump(-1, ' ', false, Json::error_handler_t::replace)});
         printable += fmt::format("{}:\n  image: {}\n  cmd: {}\n  env: {}\n", name, r.image, cmd.dump(), env.dump());
       }
     }
@@ -357,18 +362,19 @@ class DockerScheduler : public Scheduler {
     info.app = app;
     info.app_id = app_id;
     info.request = printable;
-    info.payload = Json{{"app_id", app_id}, {"containers", containers}}.dump();
+    info.payload = DockerRequestToJson(request);
     return info;
   }
 
   Status DoCancel(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(Json containers, Containers(app_id));
-    for (const Json& c : containers) {
-      std::string id = c.value("Id", "");
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(app_id));
+    for (const JsonView& c : containers) {
+      std::string id = UrlEncode(c["Id"].Str());
       if (IsCancelled(c)) continue;
       // Labels cannot change after creation: a cancelled replica's container is renamed, which
       // every later process can see.
-      std::string name = c.value("Names", Json::array({"/" + id})).at(0).get<std::string>().substr(1);
+      std::string name = c["Names"][size_t{0}].Str("/" + c["Id"].Str());
+      if (!name.empty() && name[0] == '/') name.erase(0, 1);
       (void)client_.Request("POST", fmt::format("/containers/{}/rename?name={}", id, UrlEncode(name + kCancelledSuffix)));
       // Docker restarts an on-failure container that was killed; update the policy first.
       (void)client_.Request("POST", "/containers/" + id + "/update", R"({"RestartPolicy": {"Name": "no"}})");
@@ -378,14 +384,15 @@ class DockerScheduler : public Scheduler {
   }
 
  private:
-  static bool IsCancelled(const Json& c) {
-    for (const Json& n : c.value("Names", Json::array())) {
-      if (n.is_string() && n.get<std::string>().ends_with(kCancelledSuffix)) return true;
+  static bool IsCancelled(const JsonView& c) {
+    for (const JsonView& n : c["Names"].Items()) {
+      if (n.Str().ends_with(kCancelledSuffix)) return true;
     }
     return false;
   }
 
-  Result<Json> Containers(const std::string& app_id) {
+  // The containers of `app_id` (every app's for ""), as the engine lists them: each an object.
+  Result<std::vector<JsonView>> Containers(const std::string& app_id) {
     std::string label = app_id.empty() ? std::string(kLabelAppId) : fmt::format("{}={}", kLabelAppId, app_id);
     std::string filters = Json{{"label", Json::array({label})}}.dump();
     std::string path = "/containers/json?all=1&filters=" + UrlEncode(filters);
@@ -399,9 +406,17 @@ class DockerScheduler : public Scheduler {
     if (resp.status >= 300) {
       return UnavailableError(fmt::format("local_docker: list containers: HTTP {}: {}", resp.status, resp.body));
     }
-    Json j = Json::parse(resp.body, nullptr, false);
-    if (!j.is_array()) return InternalError("local_docker: unreadable container list");
-    return j;
+    JsonView list = JsonView::Parse(resp.body);
+    if (!list.IsArray()) {
+      return UnavailableError(fmt::format("local_docker: list containers: the engine answered HTTP {} with no JSON "
+                                          "list: {}",
+                                          resp.status, internal::Excerpt(resp.body)));
+    }
+    std::vector<JsonView> out;
+    for (JsonView c : list.Items()) {
+      if (c.IsObject()) out.push_back(std::move(c));
+    }
+    return out;
   }
 
   EngineClient client_;

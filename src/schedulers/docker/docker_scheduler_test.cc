@@ -14,7 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedulers/docker/docker_request.h"
 #include "schedulers/docker/docker_scheduler.h"
+#include "schedulers/line_filter.h"
 #include "testing/fake_http_client.h"
 #include "testing/log_lines.h"
 #include "testing/status_matchers.h"
@@ -365,10 +367,11 @@ TEST(DockerScheduler, FollowedLogsStreamUntilTheEngineEndsTheStream) {
   LogOptions o;
   o.role = "ps";
   o.follow = true;
-  o.regex = "step|done";
   auto it = f.sched->LogIter(*id, o);
   ASSERT_THAT(it, IsOk());
-  auto read = testing::ReadAllLines(**it);
+  // Filtered as the Runner filters every back-end's lines.
+  auto filtered = FilterLogLines(std::move(*it), *LineFilter::Compile("step|done"));
+  auto read = testing::ReadAllLines(*filtered);
   ASSERT_THAT(read, IsOk());
   std::vector<std::string> lines = *read;
   EXPECT_THAT(lines, ElementsAre("step 1\n", "done"));
@@ -392,6 +395,57 @@ TEST(DockerScheduler, AnUnreachableEngineIsAClearError) {
   expect_unreachable(f.sched->Describe("train-abc").status());
   expect_unreachable(f.sched->List().status());
   expect_unreachable(f.sched->Cancel("train-abc"));
+}
+
+// The payload Schedule reads may have been edited (Python's DockerScheduler shows it as docker-py
+// arguments): a malformed one is kInvalidArgument naming the field, never an exception.
+TEST(DockerScheduler, AnEditedOrMalformedPayloadIsRefusedNamingTheField) {
+  Fixture f;
+  auto info = f.sched->SubmitDryRun(TwoRoles(), specs::Cfg{});
+  ASSERT_THAT(info, IsOk());
+  auto decoded = DockerRequestFromJson(info->payload);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->containers.size(), 3u);
+  EXPECT_EQ(DockerRequestToJson(*decoded), info->payload);
+  struct Case {
+    std::string payload, field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"{", "not a JSON object"},
+           {"[]", "not a JSON object"},
+           {R"({"containers":[]})", "app_id"},
+           {R"({"app_id":"a","containers":[]})", "containers"},
+           {R"({"app_id":"a","containers":[7]})", "containers[0]"},
+           {R"({"app_id":"a","containers":[{"name":"n","config":{"Image":3}}]})", "containers[0].config.Image"},
+           {R"({"app_id":"a","containers":[{"name":"","config":{"Image":"x"}}]})", "containers[0].name"},
+           {R"({"app_id":"a","containers":[{"name":"n","config":"x"}]})", "containers[0].config"}}) {
+    DryRunInfo edited = *info;
+    edited.payload = c.payload;
+    EXPECT_THAT(f.sched->Schedule(edited), StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.field))) << c.payload;
+  }
+  EXPECT_TRUE(f.engine.containers.empty());  // nothing was created
+}
+
+// An engine that answers with something else than the API's JSON: a clear error, not a crash.
+TEST(DockerScheduler, AnswersThatAreNotTheEnginesJsonAreClearErrors) {
+  Fixture f;
+  f.http->On("POST", "/v1.41/containers/create", 201, "<html>created</html>");
+  EXPECT_THAT(f.Run(TwoRoles()), StatusIs(StatusCode::kUnavailable, HasSubstr("no JSON object: <html>created")));
+  Fixture list;
+  list.http->On("GET", "/v1.41/containers/json", 200, "not json");
+  EXPECT_THAT(list.sched->Describe("train-abc"), StatusIs(StatusCode::kUnavailable, HasSubstr("no JSON list")));
+  // Fields of other types than the API's: read as missing.
+  Fixture odd;
+  odd.http->On("GET", "/v1.41/containers/json", 200,
+               R"([{"Id":5,"Names":"x","Labels":{"torchx.pytorch.org/app-id":"a","torchx.pytorch.org/replica-id":7},)"
+               R"("State":[]}, 3, "s"])");
+  odd.http->On("GET", "/v1.41/containers/", 200, R"({"State":"exited","RestartCount":"2","HostConfig":[]})");
+  auto d = odd.sched->Describe("a");
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ((*d)->state, AppState::kUnknown);
+  EXPECT_THAT(odd.sched->List(), IsOk());
+  EXPECT_THAT(odd.sched->Cancel("a"), IsOk());
 }
 
 }  // namespace

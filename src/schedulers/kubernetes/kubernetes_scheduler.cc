@@ -16,9 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "http/http.h"
+#include "core/json_view.h"
 #include "core/json_yaml.h"
 #include "container_engine/workspace_image.h"
 #include "schedulers/kubernetes/kube_client.h"
+#include "schedulers/kubernetes/kubernetes_request.h"
 #include "schedulers/kubernetes/log_resume.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "schedulers/streamed_lines.h"
@@ -75,17 +77,13 @@ struct PodContainer {
 std::vector<PodContainer> ContainersOf(const KubeClient& c, const std::string& pod_path) {
   auto resp = c.Call("GET", pod_path);
   if (!resp.ok() || resp->status >= 300) return {};
-  Json pod = Json::parse(resp->body, nullptr, false);
-  if (!pod.is_object()) return {};
-  std::string task;
-  const Json& labels = pod.value("metadata", Json::object()).value("labels", Json::object());
-  if (labels.is_object()) task = labels.value("volcano.sh/task-spec", "");
+  internal::JsonView pod = internal::JsonView::Parse(resp->body);
+  if (!pod.IsObject()) return {};
+  std::string task = pod["metadata"]["labels"]["volcano.sh/task-spec"].Str();
   std::vector<PodContainer> out;
-  const Json& containers = pod.value("spec", Json::object()).value("containers", Json::array());
-  if (!containers.is_array()) return {};
-  for (const Json& ct : containers) {
-    if (!ct.is_object() || !ct.contains("name") || !ct["name"].is_string()) continue;
-    std::string name = ct["name"].get<std::string>();
+  for (const internal::JsonView& ct : pod["spec"]["containers"].Items()) {
+    if (!ct["name"].IsString()) continue;
+    std::string name = ct["name"].Str();
     bool own = task.empty() ? out.empty() : name == task;
     out.push_back({name, own ? "" : name + " "});
   }
@@ -99,19 +97,19 @@ Result<bool> PodDone(const KubeClient& c, const std::string& pod_path, const std
   TORCHX_ASSIGN_OR_RETURN(auto resp, c.Call("GET", pod_path));
   if (resp.status == 404) return true;
   if (resp.status >= 300) return ApiError(resp, "kubernetes: read pod");
-  Json pod = Json::parse(resp.body, nullptr, false);
-  if (!pod.is_object()) return UnavailableError("kubernetes: read pod: the API server's answer is not JSON");
-  const Json& status = pod.value("status", Json::object());
-  std::string phase = status.value("phase", "");
+  internal::JsonView pod = internal::JsonView::Parse(resp.body);
+  if (!pod.IsObject()) return UnavailableError("kubernetes: read pod: the API server's answer is not JSON");
+  internal::JsonView status = pod["status"];
+  std::string phase = status["phase"].Str();
   if (phase == "Succeeded" || phase == "Failed") return true;
-  const Json& containers = status.value("containerStatuses", Json::array());
-  if (!containers.is_array() || containers.empty()) return false;
+  std::vector<internal::JsonView> containers = status["containerStatuses"].Items();
+  if (containers.empty()) return false;
   bool seen = false;
-  for (const Json& cs : containers) {
-    if (!cs.is_object()) return false;
-    if (!container.empty() && cs.value("name", "") != container) continue;
+  for (const internal::JsonView& cs : containers) {
+    if (!cs.IsObject()) return false;
+    if (!container.empty() && cs["name"].Str() != container) continue;
     seen = true;
-    if (!cs.value("state", Json::object()).contains("terminated")) return false;
+    if (!cs["state"]["terminated"].Exists()) return false;
   }
   return seen;
 }
@@ -214,24 +212,25 @@ class KubernetesScheduler : public Scheduler {
     return o;
   }
 
-  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
+  Capabilities capabilities() const override {
+    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,
+            Capability::kList,   Capability::kDelete,     Capability::kWorkspace};
+  }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
-    Json req = Json::parse(info.payload);
+    TORCHX_ASSIGN_OR_RETURN(KubernetesRequest req, KubernetesRequestFromJson(info.payload));
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());  // before pushing: no push for a job that cannot be sent
     // Workspace images go to the registry first: the cluster's nodes pull them from there.
-    for (const Json& image : req.value("push", Json::array())) {
-      std::string ref = image;
-      auto colon = ref.rfind(':');
+    for (const std::string& ref : req.push) {
+      auto colon = ref.rfind(':');  // the decoder checked `repo:tag`
       TORCHX_RETURN_IF_ERROR(container_engine::PushImage(container_engine::EngineClient(http_), ref.substr(0, colon),
                                                          ref.substr(colon + 1), "kubernetes"));
     }
-    std::string ns = req["namespace"];
-    const Json& job = req["job"];
-    std::string name = job["metadata"]["name"];
+    const std::string& ns = req.ns;
+    std::string name = req.job_name;
     bool maybe_created = false;
     TORCHX_ASSIGN_OR_RETURN(auto resp,
-                            c->Create(fmt::format(kJobsApi, internal::UrlEncode(ns)), job.dump(), &maybe_created));
+                            c->Create(fmt::format(kJobsApi, internal::UrlEncode(ns)), req.job_json, &maybe_created));
     if (resp.status == 409 && maybe_created) {
       // An earlier attempt reached the server (it timed out, or answered 5xx, after taking the
       // Job): the name is this submission's own (unique, chosen at dry run), so the Job is ours
@@ -249,8 +248,8 @@ class KubernetesScheduler : public Scheduler {
           "kubernetes: job `{}` already exists in namespace `{}`; this is transient, resubmit the job", name, ns));
     }
     if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: create job {}/{}", ns, name));
-    Json created = Json::parse(resp.body, nullptr, false);
-    if (created.is_object() && created.contains("metadata")) name = created["metadata"].value("name", name);
+    // The server's name for the job (the one asked for, unless it generated one).
+    name = internal::JsonView::Parse(resp.body)["metadata"]["name"].Str(name);
     return ns + ":" + name;
   }
 
@@ -373,16 +372,12 @@ class KubernetesScheduler : public Scheduler {
           fmt::format("&sinceSeconds={}", std::max<long long>(1, static_cast<long long>(std::ceil(now - *o.since))));
     }
     std::function<bool(const std::string&)> keep;
-    std::optional<std::regex> re;
-    if (o.regex) re.emplace(*o.regex);
-    if (re || o.since || o.until) {
-      keep = [re, since = o.since, until = o.until](const std::string& line) {
-        if (since || until) {
-          auto t = LineTime(line);
-          if (t && since && *t < *since) return false;
-          if (t && until && *t > *until) return false;
-        }
-        return !re || std::regex_search(line, *re);
+    if (o.since || o.until) {
+      keep = [since = o.since, until = o.until](const std::string& line) {
+        auto t = LineTime(line);
+        if (t && since && *t < *since) return false;
+        if (t && until && *t > *until) return false;
+        return true;
       };
     }
     // Copies: the followed stream's thread may call this after LogIter has returned.
@@ -476,7 +471,9 @@ class KubernetesScheduler : public Scheduler {
     info.app = app;
     info.app_id = o.namespace_ + ":" + o.job_name;
     info.request = pushed_note + internal::JsonToYaml(job);
-    info.payload = Json{{"namespace", o.namespace_}, {"job", job}, {"push", push}}.dump();
+    KubernetesRequest request{o.namespace_, job.dump(-1, ' ', false, Json::error_handler_t::replace), o.job_name, {}};
+    for (const Json& image : push) request.push.push_back(image.get<std::string>());
+    info.payload = KubernetesRequestToJson(request);
     return info;
   }
 
@@ -503,7 +500,7 @@ class KubernetesScheduler : public Scheduler {
     Json owner = {{"apiVersion", "batch.volcano.sh/v1alpha1"},
                   {"kind", "Job"},
                   {"name", ref.name},
-                  {"uid", (*job)["metadata"].value("uid", "")},
+                  {"uid", internal::JsonView(*job)["metadata"]["uid"].Str()},
                   {"controller", true},
                   {"blockOwnerDeletion", true}};
     Json command = {{"apiVersion", "bus.volcano.sh/v1alpha1"},

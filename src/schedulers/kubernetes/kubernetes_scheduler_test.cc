@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedulers/kubernetes/kubernetes_request.h"
+#include "schedulers/line_filter.h"
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "testing/fake_clock.h"
@@ -260,10 +262,11 @@ TEST(KubernetesScheduler, LogsReadThePodsLogWithTimestampsAndFilter) {
   LogOptions o;
   o.role = "trainer";
   o.replica = 1;
-  o.regex = "epoch";
   auto it = f.sched->LogIter(*id, o);
   ASSERT_THAT(it, IsOk());
-  auto read = testing::ReadAllLines(**it);
+  // Filtered as the Runner filters every back-end's lines.
+  auto filtered = FilterLogLines(std::move(*it), *LineFilter::Compile("epoch"));
+  auto read = testing::ReadAllLines(*filtered);
   ASSERT_THAT(read, IsOk());
   std::vector<std::string> lines = *read;
   EXPECT_THAT(lines, ::testing::ElementsAre("2026-01-02T03:04:05.000000001Z epoch 1\n",
@@ -313,12 +316,63 @@ TEST(KubernetesScheduler, LogsReadEveryContainerOfThePodPrefixingTheOthers) {
         << follow;
   }
   o.follow = false;
-  o.regex = "epoch 2|shipped";  // filtered on the line itself, before the prefix
   auto it = f.sched->LogIter(*id, o);
   ASSERT_THAT(it, IsOk());
-  EXPECT_THAT(testing::ReadAllLines(**it),
+  // The Runner's filter sees each line as shown: a sidecar's with its prefix.
+  auto filtered = FilterLogLines(std::move(*it), *LineFilter::Compile("epoch 2|^log-shipper .* shipped"));
+  EXPECT_THAT(testing::ReadAllLines(*filtered),
               IsOkAndHolds(::testing::ElementsAre("log-shipper 2026-01-02T03:04:05Z shipped\n",
                                                   "2026-01-02T03:04:07Z epoch 2\n")));
+}
+
+// The payload Schedule reads may have been edited (Python's KubernetesScheduler shows it as
+// TorchX's request): a malformed one is kInvalidArgument naming the field, and nothing is sent.
+TEST(KubernetesScheduler, AnEditedOrMalformedPayloadIsRefusedNamingTheField) {
+  Fixture f;
+  specs::Role r;
+  r.name = "trainer";
+  r.image = "busybox";
+  r.entrypoint = "echo";
+  auto info = f.sched->SubmitDryRun(specs::AppDef{"train", {r}, {}}, {{"queue", std::string("default")}});
+  ASSERT_THAT(info, IsOk());
+  auto decoded = KubernetesRequestFromJson(info->payload);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->ns, "default");
+  EXPECT_EQ(KubernetesRequestToJson(*decoded), info->payload);
+  struct Case {
+    std::string payload, field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"not json", "not a JSON object"},
+           {R"({"job":{"metadata":{"name":"j"}}})", "namespace"},
+           {R"({"namespace":"d","job":[]})", "job"},
+           {R"({"namespace":"d","job":{"metadata":"x"}})", "job.metadata"},
+           {R"({"namespace":"d","job":{"metadata":{"name":5}}})", "job.metadata.name"},
+           {R"({"namespace":"d","job":{"metadata":{"name":"j"}},"push":"img"})", "push"},
+           {R"({"namespace":"d","job":{"metadata":{"name":"j"}},"push":["reg:5000/img"]})", "push[0]"}}) {
+    DryRunInfo edited = *info;
+    edited.payload = c.payload;
+    EXPECT_THAT(f.sched->Schedule(edited), StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.field))) << c.payload;
+  }
+  EXPECT_TRUE(f.http->RequestsTo("POST", kJobs).empty());
+}
+
+// A pod that printed a 1 MiB line, filtered as the Runner filters every back-end's lines with a
+// pattern that makes a backtracking engine recurse per character.
+TEST(KubernetesScheduler, ARegexOverAOneMebibyteLine) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  std::string pod = PodName(Fixture::NameOf(*id), "trainer", 0);
+  std::string long_line = "2026-01-02T03:04:05Z " + std::string(1 << 20, 'a') + "\n";
+  f.http->On("GET", "/api/v1/namespaces/default/pods/" + pod + "/log", 200,
+             long_line + "2026-01-02T03:04:06Z bac\n");
+  LogOptions o;
+  o.role = "trainer";
+  auto it = f.sched->LogIter(*id, o);
+  ASSERT_THAT(it, IsOk());
+  auto filtered = FilterLogLines(std::move(*it), *LineFilter::Compile("(a|b)*c"));
+  EXPECT_THAT(testing::ReadAllLines(*filtered), IsOkAndHolds(::testing::ElementsAre("2026-01-02T03:04:06Z bac\n")));
 }
 
 TEST(KubernetesScheduler, AnUnreachableApiServerIsAClearError) {

@@ -15,7 +15,6 @@
 #include <functional>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -41,19 +40,6 @@ std::string RecordedStateDir(const specs::Cfg& cfg) {
   auto it = cfg.find("state_dir");
   const auto* s = it == cfg.end() ? nullptr : std::get_if<std::string>(&it->second);
   return s ? *s : "";
-}
-
-// GPUs visible on this host, from `nvidia-smi -L` (0 when it is missing).
-int CountGpus() {
-  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
-  if (!p) return 0;
-  int n = 0;
-  char line[512];
-  while (fgets(line, sizeof(line), p)) {
-    if (std::string_view(line).rfind("GPU ", 0) == 0) ++n;
-  }
-  pclose(p);
-  return n;
 }
 
 const char* kHostname = "localhost";
@@ -115,7 +101,12 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   // Options declared with a default are never None once resolved.
   in.prepend_cwd = cfg.Bool("prepend_cwd").value();
   in.auto_set_cuda_visible_devices = cfg.Bool("auto_set_cuda_visible_devices").value();
-  if (in.auto_set_cuda_visible_devices) in.visible_gpus = CountGpus();
+  if (in.auto_set_cuda_visible_devices) {
+    // The CUDA device plugin's count (the one GPU count); none registered: no GPUs to hand out.
+    std::optional<devices::DevicePlugin> cuda = devices_ ? devices_->Find("CUDA") : std::nullopt;
+    auto gpus = cuda ? devices::DeviceChipCount(*cuda) : Result<int>(0);
+    in.visible_gpus = gpus ? *gpus : 0;
+  }
   in.kill_grace_seconds = cfg.Float("kill_grace_seconds").value();
   if (std::string device = cfg.Str("device").value_or(""); !device.empty()) {
     if (!devices_) return InvalidArgumentError(fmt::format("device: `{}`: no device plugins are available", device));
@@ -330,14 +321,6 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
   const char* file = options.stream == LogStream::kStdout ? "stdout.log"
                      : options.stream == LogStream::kStderr ? "stderr.log" : "combined.log";
   std::string path = (fs::path(found->app.app_dir) / options.role / std::to_string(options.replica) / file).string();
-  std::optional<std::regex> regex;
-  if (options.regex) {
-    try {
-      regex.emplace(*options.regex);
-    } catch (const std::regex_error& e) {
-      return InvalidArgumentError(fmt::format("regex: invalid pattern '{}': {}", *options.regex, e.what()));
-    }
-  }
   StateStore* store = found->store;
   auto terminal = [this, store, app_id]() {
     auto app = store->GetApp(app_id);
@@ -345,7 +328,7 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
     (void)CheckLiveness(*store, **app);
     return specs::IsTerminal((*app)->state);
   };
-  return MakeLogFileReader(std::move(path), std::move(regex), options.follow, std::move(terminal));
+  return MakeLogFileReader(std::move(path), options.follow, std::move(terminal));
 }
 
 bool LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) {

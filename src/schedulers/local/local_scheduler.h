@@ -24,7 +24,10 @@ class LocalScheduler : public Scheduler {
                  const devices::DeviceSource* devices = nullptr);
 
   specs::RunOpts run_opts() const override;
-  unsigned capabilities() const override { return kCapLogs | kCapList | kCapDelete | kCapFollowLogs; }
+  Capabilities capabilities() const override {
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
+            Capability::kAttemptHistory};
+  }
   /// Replicas are local processes: resources are not enforced, so none is required (TorchX).
   bool requires_resources() const override { return false; }
   Result<std::string> Schedule(const DryRunInfo& info) override;

@@ -26,8 +26,8 @@ constexpr size_t kMaxLineBytes = 1 << 20;
 
 class LogFileReader : public LogIterator {
  public:
-  LogFileReader(std::string path, std::optional<std::regex> regex, bool follow, std::function<bool()> app_terminal)
-      : path_(std::move(path)), regex_(std::move(regex)), follow_(follow), app_terminal_(std::move(app_terminal)) {}
+  LogFileReader(std::string path, bool follow, std::function<bool()> app_terminal)
+      : path_(std::move(path)), follow_(follow), app_terminal_(std::move(app_terminal)) {}
   ~LogFileReader() override {
     if (fd_ >= 0) ::close(fd_);
     if (inotify_fd_ >= 0) ::close(inotify_fd_);
@@ -41,10 +41,7 @@ class LogFileReader : public LogIterator {
 
   Result<std::optional<std::string>> Next() override {
     while (true) {
-      if (std::optional<std::string_view> line = TakeLine()) {
-        if (Keep(*line)) return std::optional<std::string>(std::string(*line));
-        continue;
-      }
+      if (std::optional<std::string_view> line = TakeLine()) return std::optional<std::string>(std::string(*line));
       Compact();
       if (ReadMore()) continue;
       if (!follow_ || finished_) {
@@ -52,8 +49,7 @@ class LogFileReader : public LogIterator {
         if (pending_.empty()) return std::optional<std::string>();
         std::string rest = std::move(pending_);
         pending_.clear();
-        if (Keep(rest)) return std::optional<std::string>(std::move(rest));
-        return std::optional<std::string>();
+        return std::optional<std::string>(std::move(rest));
       }
       // At the end of what is written so far: once the app is terminal, one last read drains it.
       if (app_terminal_()) {
@@ -68,10 +64,8 @@ class LogFileReader : public LogIterator {
     bool any = false;
     for (int refill = 0; refill < kRefillsPerBatch; ++refill) {
       while (std::optional<std::string_view> line = TakeLine()) {
-        if (Keep(*line)) {
-          sink(*line);
-          any = true;
-        }
+        sink(*line);
+        any = true;
       }
       Compact();
       if (!ReadMore()) break;
@@ -89,8 +83,6 @@ class LogFileReader : public LogIterator {
     return pending_.size() - head_ >= kMaxLineBytes ||
            std::memchr(pending_.data() + head_, '\n', pending_.size() - head_) != nullptr;
   }
-
-  bool Keep(std::string_view line) const { return !regex_ || std::regex_search(line.begin(), line.end(), *regex_); }
 
   // The next whole line (with its newline) in the buffer; valid until the buffer changes.
   std::optional<std::string_view> TakeLine() {
@@ -168,7 +160,6 @@ class LogFileReader : public LogIterator {
   }
 
   std::string path_;
-  std::optional<std::regex> regex_;
   bool follow_;
   std::function<bool()> app_terminal_;
   int fd_ = -1;
@@ -182,9 +173,8 @@ class LogFileReader : public LogIterator {
 
 }  // namespace
 
-std::unique_ptr<LogIterator> MakeLogFileReader(std::string path, std::optional<std::regex> regex, bool follow,
-                                               std::function<bool()> app_terminal) {
-  return std::make_unique<LogFileReader>(std::move(path), std::move(regex), follow, std::move(app_terminal));
+std::unique_ptr<LogIterator> MakeLogFileReader(std::string path, bool follow, std::function<bool()> app_terminal) {
+  return std::make_unique<LogFileReader>(std::move(path), follow, std::move(app_terminal));
 }
 
 }  // namespace torchx::schedulers::local

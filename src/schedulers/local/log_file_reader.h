@@ -7,7 +7,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 
 #include "torchx/schedulers/scheduler.h"
@@ -17,7 +16,6 @@ namespace torchx::schedulers::local {
 /// `app_terminal` is asked (following only) when the file has nothing more: once it says true,
 /// one last read drains what the app wrote before it ended. A file that does not exist yet is
 /// empty (following waits for it to appear).
-std::unique_ptr<LogIterator> MakeLogFileReader(std::string path, std::optional<std::regex> regex, bool follow,
-                                               std::function<bool()> app_terminal);
+std::unique_ptr<LogIterator> MakeLogFileReader(std::string path, bool follow, std::function<bool()> app_terminal);
 
 }  // namespace torchx::schedulers::local

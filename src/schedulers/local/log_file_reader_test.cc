@@ -1,7 +1,8 @@
 // The local log reader against files in a temporary directory: Next() and NextBatch() hand out
-// the same lines (across refills, with a last line lacking its newline, filtered), and following
+// the same lines (across refills, with a last line lacking its newline, through the Runner's filter), and following
 // drains what was written before the app ended.
 #include "schedulers/local/log_file_reader.h"
+#include "schedulers/line_filter.h"
 
 #include <filesystem>
 #include <fstream>
@@ -52,10 +53,10 @@ TEST(LogFileReader, BatchesHandOutTheSameLinesAsNext) {
   std::string path = dir.Write("combined.log", ManyLines(&lines) + "no newline at the end");
   lines.push_back("no newline at the end");
   auto never = [] { return false; };
-  auto by_next = MakeLogFileReader(path, std::nullopt, false, never);
+  auto by_next = MakeLogFileReader(path, false, never);
   EXPECT_EQ(ByNext(*by_next), lines);
   int batches = 0;
-  auto by_batch = MakeLogFileReader(path, std::nullopt, false, never);
+  auto by_batch = MakeLogFileReader(path, false, never);
   EXPECT_EQ(ByBatch(*by_batch, &batches), lines);
   EXPECT_LT(batches, 10);  // whole refills at a time, not a line per call
 }
@@ -66,7 +67,7 @@ TEST(LogFileReader, AVeryLongLineComesInBoundedPiecesWithItsBytesIntact) {
   std::string path = dir.Write("combined.log", "before\n" + progress + "\nafter\n");
   auto never = [] { return false; };
   for (bool batch : {false, true}) {
-    auto reader = MakeLogFileReader(path, std::nullopt, false, never);
+    auto reader = MakeLogFileReader(path, false, never);
     std::vector<std::string> pieces = batch ? ByBatch(*reader) : ByNext(*reader);
     ASSERT_GE(pieces.size(), 5u);
     std::string joined;
@@ -78,7 +79,8 @@ TEST(LogFileReader, AVeryLongLineComesInBoundedPiecesWithItsBytesIntact) {
   }
 }
 
-TEST(LogFileReader, BatchesApplyTheRegex) {
+// The Runner's filter over this reader keeps the reader's batching: many kept lines per call.
+TEST(LogFileReader, FilteredBatchesKeepTheMatchingLines) {
   testing::ScopedTempDir dir;
   std::vector<std::string> lines;
   std::string text;
@@ -89,20 +91,22 @@ TEST(LogFileReader, BatchesApplyTheRegex) {
     if (l.find("line 7") != std::string::npos) kept.push_back(l);
   }
   auto never = [] { return false; };
-  auto it = MakeLogFileReader(path, std::regex("line 7"), false, never);
-  EXPECT_EQ(ByBatch(*it), kept);
-  auto none = MakeLogFileReader(path, std::regex("no such line"), false, never);
+  auto it = FilterLogLines(MakeLogFileReader(path, false, never), *LineFilter::Compile("line 7"));
+  int batches = 0;
+  EXPECT_EQ(ByBatch(*it, &batches), kept);
+  EXPECT_EQ(batches, 1);
+  auto none = FilterLogLines(MakeLogFileReader(path, false, never), *LineFilter::Compile("no such line"));
   EXPECT_TRUE(ByBatch(*none).empty());
 }
 
 TEST(LogFileReader, AMissingFileIsEmptyAndFollowingDrainsTheEnd) {
   testing::ScopedTempDir dir;
   auto never = [] { return false; };
-  EXPECT_TRUE(ByBatch(*MakeLogFileReader(dir.path() + "/nope.log", std::nullopt, false, never)).empty());
+  EXPECT_TRUE(ByBatch(*MakeLogFileReader(dir.path() + "/nope.log", false, never)).empty());
   // Following an app that has already ended: everything written, the unterminated tail too.
   std::string path = dir.Write("combined.log", "a\nb\nc");
   auto ended = [] { return true; };
-  auto it = MakeLogFileReader(path, std::nullopt, true, ended);
+  auto it = MakeLogFileReader(path, true, ended);
   EXPECT_EQ(ByBatch(*it), (std::vector<std::string>{"a\n", "b\n", "c"}));
 }
 
@@ -118,7 +122,7 @@ TEST(LogFileReader, FollowingSeesLinesAppendedBeforeTheAppEnds) {
     }
     return true;
   };
-  auto it = MakeLogFileReader(path, std::nullopt, true, terminal);
+  auto it = MakeLogFileReader(path, true, terminal);
   EXPECT_EQ(ByBatch(*it), (std::vector<std::string>{"first\n", "second\n", "third"}));
 }
 
@@ -137,7 +141,7 @@ TEST(LogFileReader, FollowingGoesOnWithARetriedAttemptsNewFile) {
     }
     return true;
   };
-  auto it = MakeLogFileReader(path, std::nullopt, true, terminal);
+  auto it = MakeLogFileReader(path, true, terminal);
   EXPECT_EQ(ByBatch(*it), (std::vector<std::string>{"first-attempt\n", "partial\n", "second-attempt\n"}));
 }
 

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 namespace torchx::schedulers::slurm {
@@ -19,18 +18,15 @@ std::string ReadWhole(const fs::path& p) {
 
 class FileLines : public LogIterator {
  public:
-  FileLines(std::vector<fs::path> files, std::optional<std::string> regex, bool follow,
-            std::function<bool()> finished, std::shared_ptr<const Clock> clock)
-      : files_(std::move(files)), follow_(follow), finished_(std::move(finished)), clock_(std::move(clock)) {
-    if (regex) re_.emplace(*regex);
-  }
+  FileLines(std::vector<fs::path> files, bool follow, std::function<bool()> finished,
+            std::shared_ptr<const Clock> clock)
+      : files_(std::move(files)), follow_(follow), finished_(std::move(finished)), clock_(std::move(clock)) {}
   Result<std::optional<std::string>> Next() override {
     while (true) {
       if (!pending_.empty()) {
         std::string line = std::move(pending_.front());
         pending_.erase(pending_.begin());
-        if (!re_ || std::regex_search(line, *re_)) return std::optional(std::move(line));
-        continue;
+        return std::optional(std::move(line));
       }
       if (index_ >= files_.size()) return std::optional<std::string>();
       // Whether the app had finished is asked before reading: a file read before the app ended may
@@ -68,7 +64,6 @@ class FileLines : public LogIterator {
 
  private:
   std::vector<fs::path> files_;
-  std::optional<std::regex> re_;
   bool follow_;
   std::function<bool()> finished_;
   std::shared_ptr<const Clock> clock_;
@@ -79,11 +74,9 @@ class FileLines : public LogIterator {
 
 }  // namespace
 
-std::unique_ptr<LogIterator> MakeReplicaLogLines(std::vector<fs::path> files, std::optional<std::string> regex,
-                                                 bool follow, std::function<bool()> finished,
-                                                 std::shared_ptr<const Clock> clock) {
-  return std::make_unique<FileLines>(std::move(files), std::move(regex), follow, std::move(finished),
-                                     std::move(clock));
+std::unique_ptr<LogIterator> MakeReplicaLogLines(std::vector<fs::path> files, bool follow,
+                                                 std::function<bool()> finished, std::shared_ptr<const Clock> clock) {
+  return std::make_unique<FileLines>(std::move(files), follow, std::move(finished), std::move(clock));
 }
 
 }  // namespace torchx::schedulers::slurm

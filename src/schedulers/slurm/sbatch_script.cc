@@ -5,6 +5,7 @@
 #include <regex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/pystr.h"
 #include "torchx/specs/macros.h"
@@ -62,6 +63,23 @@ specs::RunOpts SlurmRunOpts() {
   (void)o.Add("nomem", specs::CfgType::kBool,
               "do not request memory (--mem) for the replicas, for clusters that do not schedule on memory", false);
   return o;
+}
+
+Result<std::string> AfterOkDependency(std::string_view given, const std::vector<std::string>& job_ids) {
+  if (job_ids.empty()) return std::string(given);
+  for (const std::string& id : job_ids) {
+    if (id.empty() || id.find_first_of(":,?") != std::string::npos) {
+      return InvalidArgumentError(fmt::format("slurm: `{}` is not a Slurm job id to depend on", id));
+    }
+  }
+  if (given.find('?') != std::string_view::npos) {
+    return InvalidArgumentError(fmt::format(
+        "slurm: option `dependency` ('{}') joins its parts with '?' (any of); the pipeline's afterok needs all of "
+        "them (','), and Slurm refuses a dependency that mixes both",
+        given));
+  }
+  std::string afterok = fmt::format("afterok:{}", fmt::join(job_ids, ":"));
+  return given.empty() ? afterok : fmt::format("{},{}", given, afterok);
 }
 
 SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {

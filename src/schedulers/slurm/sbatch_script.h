@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchx/specs/app_def.h"
@@ -64,6 +65,12 @@ struct SlurmOptions {
   /// REQUIRES: `cfg` resolved against SlurmRunOpts().
   static SlurmOptions From(const specs::ResolvedCfg& cfg);
 };
+
+/// The `dependency` option that makes a job wait for every job in `job_ids` to succeed
+/// (`afterok:<id>:<id>`), combined with a dependency the user gave (`given`, both required:
+/// Slurm's `,`). kInvalidArgument for an empty id, or a `given` that joins its parts with `?`
+/// (any of): Slurm refuses a dependency that mixes `,` and `?`.
+Result<std::string> AfterOkDependency(std::string_view given, const std::vector<std::string>& job_ids);
 
 /// `partition_mem_mb`: RealMemory of the target partition; --mem is left out when it is <= 1000
 /// (tiny test partitions) or when nomem is set. kInvalidArgument naming the role for

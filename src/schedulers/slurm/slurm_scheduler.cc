@@ -46,7 +46,23 @@ class SlurmScheduler : public Scheduler {
       : Scheduler("slurm", std::move(session)), tools_(std::move(tools)), clock_(std::move(clock)) {}
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
-  unsigned capabilities() const override { return kCapLogs | kCapList | kCapFollowLogs; }
+  Capabilities capabilities() const override {
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kNativeDependencies};
+  }
+  // afterok on every id, with --kill-on-invalid-dep=yes (sbatch_script.cc): Slurm cancels the job
+  // once a dependency fails.
+  Result<specs::Cfg> DependencyCfg(const std::vector<std::string>& after_app_ids, specs::Cfg cfg) const override {
+    std::string given;
+    if (auto it = cfg.find("dependency"); it != cfg.end()) {
+      if (const auto* text = std::get_if<std::string>(&it->second)) {
+        given = *text;
+      } else if (!std::holds_alternative<std::monostate>(it->second)) {
+        return InvalidArgumentError("slurm: option `dependency` must be a string");
+      }
+    }
+    TORCHX_ASSIGN_OR_RETURN(cfg["dependency"], AfterOkDependency(given, after_app_ids));
+    return cfg;
+  }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
     // The payload is the structured request (Python's SlurmBatchRequest may have edited it).
@@ -173,7 +189,7 @@ class SlurmScheduler : public Scheduler {
       outage_since.reset();
       return !d || !*d || specs::IsTerminal((*d)->state);
     };
-    return std::unique_ptr<LogIterator>(MakeReplicaLogLines(files, o.regex, o.follow, finished, clock_));
+    return std::unique_ptr<LogIterator>(MakeReplicaLogLines(files, o.follow, finished, clock_));
   }
 
  protected:

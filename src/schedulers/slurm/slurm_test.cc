@@ -113,6 +113,18 @@ TEST(SbatchScript, ADependencyHoldsTheJobAndCancelsItWhenItCanNeverBeMet) {
   EXPECT_THAT(req->cmd, ElementsAre("sbatch", "--parsable", "--dependency=afterok:12:13", "--kill-on-invalid-dep=yes"));
 }
 
+// The native dependency a pipeline asks for (Scheduler::DependencyCfg): afterok on every job,
+// joined to one the user gave; a user's `?` (any of) cannot be joined with `,` and is refused.
+TEST(SbatchScript, AfterOkDependencyJoinsTheUsersOwn) {
+  EXPECT_THAT(AfterOkDependency("", {"12", "13"}), IsOkAndHolds(std::string("afterok:12:13")));
+  EXPECT_THAT(AfterOkDependency("after:7", {"12"}), IsOkAndHolds(std::string("after:7,afterok:12")));
+  EXPECT_THAT(AfterOkDependency("after:7", {}), IsOkAndHolds(std::string("after:7")));
+  EXPECT_THAT(AfterOkDependency("after:7?afterany:8", {"12"}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("joins its parts with '?'")));
+  EXPECT_THAT(AfterOkDependency("", {"12:13"}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a Slurm job id")));
+  EXPECT_THAT(AfterOkDependency("", {""}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a Slurm job id")));
+}
+
 TEST(SbatchScript, ResourcesGpusMemoryAndOptions) {
   specs::AppDef app = TwoRoles();
   app.roles.resize(1);
@@ -286,7 +298,7 @@ TEST(ReplicaLogLines, LinesWrittenAsTheJobEndsAreRead) {
     if (++asked == 2) std::ofstream(out, std::ios::app) << "last words\n";
     return asked >= 2;
   };
-  auto lines = MakeReplicaLogLines({out, dir / "missing.err"}, std::nullopt, /*follow=*/true, finished,
+  auto lines = MakeReplicaLogLines({out, dir / "missing.err"}, /*follow=*/true, finished,
                                    std::make_shared<torchx::testing::FakeClock>());
   std::vector<std::string> got;
   while (true) {
@@ -313,7 +325,7 @@ TEST(ReplicaLogLines, FollowingPollsOnTheClockUntilTheJobEnds) {
     if (asked == 4) std::ofstream(out, std::ios::app) << "late\n";
     return asked >= 5;
   };
-  auto lines = MakeReplicaLogLines({out}, std::nullopt, /*follow=*/true, finished, clock);
+  auto lines = MakeReplicaLogLines({out}, /*follow=*/true, finished, clock);
   auto first = lines->Next();
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->value_or(""), "late\n");
