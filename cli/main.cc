@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "torchx/version.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   // `torchx --version` is what scripts and wrappers call to probe the launcher: answered before
   // the command tree and the registry are built (about a third of a bare call's time).
   if (argc == 2 && (std::string_view(argv[1]) == "--version" || std::string_view(argv[1]) == "version")) {
-    std::printf("torchx-%s\n", TORCHX_VERSION);
+    std::printf("torchx-%s\n", TORCHX_VERSION_STRING);
     return kExitOk;
   }
   try {
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
       return rc == 0 ? kExitOk : kExitUsage;
     }
     if (show_version || app.got_subcommand("version")) {
-      std::printf("torchx-%s\n", TORCHX_VERSION);
+      std::printf("torchx-%s\n", TORCHX_VERSION_STRING);
       return kExitOk;
     }
     for (const auto& [name, handler] : handlers) {

@@ -12,7 +12,6 @@ void BindSpecs(pybind11::module_& m, plugins::PluginRegistry& registry);
 void BindComponents(pybind11::module_& m, plugins::PluginRegistry& registry);
 void BindRunner(pybind11::module_& m, plugins::PluginRegistry& registry);
 void BindPlugins(pybind11::module_& m, plugins::PluginRegistry& registry);
-void BindKubernetes(pybind11::module_& m);
 void BindWorkspace(pybind11::module_& m);
 
 }  // namespace torchx::python

@@ -3,10 +3,11 @@
 
 #include "bindings.h"
 #include "torchx/pipelines/pipeline.h"
+#include "torchx/version.h"
 
 PYBIND11_MODULE(_torchx, m) {
   m.doc() = "The C++ core of torchx (internal: use torchx.specs / torchx.runner)";
-  m.attr("__version__") = TORCHX_VERSION;
+  m.attr("__version__") = TORCHX_VERSION_STRING;
   // The composition root of the Python package: one registry, built here and handed to every
   // binding (the Python plugin provider joins it from torchx._core). It is never destroyed: it
   // holds Python objects (plugin factories) that must not be released after the interpreter has
@@ -18,6 +19,5 @@ PYBIND11_MODULE(_torchx, m) {
   torchx::python::BindComponents(m, *registry);
   torchx::python::BindRunner(m, *registry);
   torchx::python::BindPlugins(m, *registry);
-  torchx::python::BindKubernetes(m);
   torchx::python::BindWorkspace(m);
 }

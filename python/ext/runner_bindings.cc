@@ -13,9 +13,6 @@
 #include "components/builtins/dist.h"
 #include "convert.h"
 #include "errors.h"
-#include "schedulers/local/app_plan.h"
-#include "schedulers/slurm/sbatch_script.h"
-#include "schedulers/slurm/slurm_status.h"
 #include "torchx/components/component_json.h"
 #include "torchx/devices/device.h"
 #include "torchx/pipelines/pipeline.h"
@@ -164,43 +161,6 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
 }
 
 void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
-  // torchx.schedulers.slurm_scheduler: the request's script and Slurm's state names, the core's.
-  m.def("slurm_materialize", [](const std::string& request_json) {
-    return ValueOrThrow(schedulers::slurm::SlurmBatchRequestFromJson(request_json)).Materialize();
-  });
-  m.def("slurm_app_state", [](const std::string& state) {
-    return static_cast<int>(schedulers::slurm::SlurmStateToAppState(state));
-  });
-  m.def("slurm_states", [] {
-    std::map<std::string, int> out;
-    for (const auto& [name, state] : schedulers::slurm::SlurmStates()) out[name] = static_cast<int>(state);
-    return out;
-  });
-  // torchx.schedulers.local_scheduler's request (TorchX's PopenRequest) is the core's app plan.
-  m.def(
-      "local_plan",
-      [](const std::string& app_json, const std::string& inputs_json) {
-        namespace local = schedulers::local;
-        nlohmann::json j = nlohmann::json::parse(inputs_json);
-        local::PlanInputs in;
-        in.app_id = j.at("app_id");
-        in.session = j.at("session");
-        in.cwd = j.at("cwd");
-        in.log_dir = j.at("log_dir");
-        in.prepend_cwd = j.value("prepend_cwd", false);
-        in.auto_set_cuda_visible_devices = j.value("auto_set_cuda_visible_devices", false);
-        in.visible_gpus = j.value("visible_gpus", 0);
-        const nlohmann::json role_dirs = j.value("role_dirs", nlohmann::json::object());
-        for (const auto& [role, dirs] : role_dirs.items()) {
-          in.role_dirs[role] = {dirs.at("img_root"), dirs.at("cwd")};
-        }
-        auto plan = ValueOrThrow(local::BuildAppPlan(ValueOrThrow(specs::AppDefFromJson(app_json)), in));
-        return py::make_tuple(local::AppPlanToJson(plan), local::RenderAppPlan(plan));
-      },
-      py::arg("app_json"), py::arg("inputs_json"),
-      "The local scheduler's plan for an app: (plan JSON, printable form). inputs: app_id, session, cwd, "
-      "log_dir, prepend_cwd, auto_set_cuda_visible_devices, visible_gpus, role_dirs {role: {img_root, cwd}}.");
-
   py::class_<DryRunInfo>(m, "DryRunInfo")
       .def_readonly("scheduler", &DryRunInfo::scheduler)
       .def_readonly("app_id", &DryRunInfo::app_id)

@@ -228,6 +228,17 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
     for (schedulers::Capability c : ValueOrThrow(std::move(caps)).List()) names.emplace_back(schedulers::CapabilityName(c));
     return names;
   });
+  // A back-end's pure helper (Scheduler::Helper), for its TorchX Python class: JSON text in and
+  // out. The only way this extension reaches a back-end's code.
+  m.def("backend_helper", [&registry](const std::string& scheduler, const std::string& function,
+                                      const std::string& args_json) {
+    runner::Runner runner(registry);
+    auto out = [&] {
+      py::gil_scoped_release release;  // loading a back-end module, or a Python plugin scheduler
+      return runner.SchedulerHelper(scheduler, function, args_json);
+    }();
+    return ValueOrThrow(std::move(out));
+  });
   m.def("scheduler_runopts_repr",
         [&registry](const std::string& scheduler) { return SchedulerRunOpts(registry, scheduler).Render(); });
   m.def("scheduler_resolve_cfg", [&registry](const std::string& scheduler, const py::dict& cfg) {

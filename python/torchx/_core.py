@@ -17,6 +17,14 @@ def core() -> Any:
     return _module
 
 
+def backend_helper(scheduler: str, function: str, args: Any = None) -> Any:
+    """A core back-end's pure helper (a request's script, a state table, manifest pieces): the
+    only way Python reaches a back-end's code, so any back-end may be a loadable module."""
+    import json
+
+    return json.loads(core().backend_helper(scheduler, function, json.dumps(args if args is not None else {})))
+
+
 def _provide(core_type: str) -> Any:
     from torchx.plugins._registry import _core_provider
 

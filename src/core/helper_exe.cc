@@ -22,8 +22,10 @@ std::optional<SelfImage> FindSelfImage() {
   std::error_code ec;
   if (dladdr1(reinterpret_cast<void*>(&FindSelfImage), &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) != 0 &&
       map && map->l_name && *map->l_name) {
-    fs::path so = fs::weakly_canonical(fs::absolute(map->l_name, ec), ec);
-    if (!ec) return SelfImage{so, false};
+    // The extension's own file even when it cannot be resolved further: never the interpreter.
+    fs::path so = fs::absolute(map->l_name, ec);
+    fs::path resolved = fs::weakly_canonical(so, ec);
+    return SelfImage{ec ? so : resolved, false};
   }
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;

@@ -88,15 +88,22 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
   std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);
   std::string default_scheduler =
       !request.scheduler.empty() ? request.scheduler : !spec.scheduler.empty() ? spec.scheduler : "local_cwd";
-  // Sequenced by the scheduler when every step is on one that can (checked per step below).
-  bool native = true;
-  std::string first_scheduler;
+  auto scheduler_of = [&](const StepSpec& step) { return step.scheduler.empty() ? default_scheduler : step.scheduler; };
+  // Sequenced by the scheduler when every step is on one scheduler that can
+  // (Capability::kNativeDependencies); else by the driver. An unknown scheduler is reported below.
+  bool native = !spec.steps.empty();
+  for (const StepSpec& step : spec.steps) native = native && scheduler_of(step) == scheduler_of(spec.steps.front());
+  if (native) {
+    auto caps = runner.SchedulerCapabilities(scheduler_of(spec.steps.front()));
+    native = caps && caps->Has(schedulers::Capability::kNativeDependencies);
+  }
+  plan.sequenced_by = native ? Sequencer::kScheduler : Sequencer::kDriver;
   for (const StepSpec& step : spec.steps) {
     std::string where = "steps." + step.name;
     PlannedStep p;
     p.name = step.name;
     p.depends_on = step.depends_on;
-    p.scheduler = step.scheduler.empty() ? default_scheduler : step.scheduler;
+    p.scheduler = scheduler_of(step);
     if (p.scheduler == kSchedulerName) {
       return InvalidArgumentError(fmt::format("{}.scheduler: a step runs on a job scheduler, not `{}`", where,
                                               kSchedulerName));
@@ -115,18 +122,24 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
       role.env["TORCHX_PIPELINE"] = handle;
       role.env["TORCHX_PIPELINE_STEP"] = step.name;
     }
-    auto info = runner.DryRun(app, p.scheduler, p.cfg);
+    specs::Cfg dryrun_cfg = p.cfg;
+    if (native && !step.depends_on.empty()) {
+      // What the scheduler will be asked, with placeholders for the ids the dependencies get once
+      // submitted: checked before anything is submitted, and shown by --dryrun. The record keeps
+      // p.cfg; the launch asks again with the real ids.
+      std::vector<std::string> after;
+      for (const std::string& d : step.depends_on) {
+        after.push_back(specs::MakeAppHandle(p.scheduler, plan.session, "<" + d + ">"));
+      }
+      auto with_deps = runner.DependencyCfg(p.scheduler, after, p.cfg);
+      if (!with_deps) return with_deps.error().WithContext(where + ".cfg");
+      dryrun_cfg = std::move(*with_deps);
+    }
+    auto info = runner.DryRun(app, p.scheduler, dryrun_cfg);
     if (!info) return info.error().WithContext(where);
     p.dryrun = std::move(*info);
-    if (first_scheduler.empty()) first_scheduler = p.scheduler;
-    if (native) {
-      auto caps = runner.SchedulerCapabilities(p.scheduler);
-      native = p.scheduler == first_scheduler && caps &&
-               caps->Has(schedulers::Capability::kNativeDependencies);
-    }
     plan.steps.push_back(std::move(p));
   }
-  plan.sequenced_by = native && !plan.steps.empty() ? Sequencer::kScheduler : Sequencer::kDriver;
   return plan;
 }
 

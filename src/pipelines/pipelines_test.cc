@@ -21,7 +21,9 @@ namespace {
 
 using specs::AppState;
 using ::testing::ElementsAre;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // ---- pipeline files ----
 
@@ -92,6 +94,44 @@ TEST(ParsePipelineTest, ErrorsNameTheStepAndField) {
 
 TEST(ParsePipelineTest, AMissingFileIsNotFound) {
   EXPECT_THAT(LoadPipelineFile("/nonexistent/p.yaml"), StatusIs(StatusCode::kNotFound, HasSubstr("/nonexistent/p.yaml")));
+}
+
+// ---- planning ----
+
+// Steps all on one scheduler that sequences natively (slurm, by its capability): the plan says so,
+// its dry run shows the dependency the scheduler will be asked for, and a dependency it cannot
+// join is refused before anything is submitted, naming the step.
+TEST(PlanPipelineTest, AllOnANativeSchedulerIsSequencedByItAndItsDependenciesAreCheckedUpFront) {
+  testing::ScopedTempDir tmp;
+  testing::ScopedEnv env("TORCHX_STATE_DIR", tmp.path().c_str());
+  auto registry = testing::BuiltinRegistry();
+  runner::Runner runner(*registry);
+  config::TorchxConfig config;
+  auto spec = ParsePipeline(R"(
+scheduler: slurm
+steps:
+  prepare: {component: utils.sh, args: [echo, hi]}
+  train: {component: utils.sh, args: [echo, train], depends_on: [prepare]}
+)");
+  ASSERT_THAT(spec, IsOk());
+  auto plan = PlanPipeline(runner, config, RunRequest{*spec, "", "", ""});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->sequenced_by, Sequencer::kScheduler);
+  EXPECT_THAT(plan->steps[1].dryrun.request, HasSubstr("--dependency=afterok:<prepare>"));
+  EXPECT_EQ(plan->steps[1].cfg.count("dependency"), 0u);  // the launch asks again with the job ids
+  EXPECT_THAT(RenderPlan(*plan), HasSubstr("submitted at once to slurm"));
+
+  spec->steps[1].cfg_json = R"({"dependency": "after:1?afterany:2"})";
+  EXPECT_THAT(PlanPipeline(runner, config, RunRequest{*spec, "", "", ""}),
+              StatusIs(StatusCode::kInvalidArgument, AllOf(HasSubstr("steps.train.cfg"), HasSubstr("'?'"))));
+
+  // A step elsewhere: the driver sequences every step.
+  spec->steps[1].cfg_json = "{}";
+  spec->steps[1].scheduler = "local_cwd";
+  auto mixed = PlanPipeline(runner, config, RunRequest{*spec, "", "", ""});
+  ASSERT_THAT(mixed, IsOk());
+  EXPECT_EQ(mixed->sequenced_by, Sequencer::kDriver);
+  EXPECT_THAT(mixed->steps[1].dryrun.request, Not(HasSubstr("dependency")));
 }
 
 // ---- the record store ----

@@ -49,7 +49,7 @@ class ModuleLoader {
       if (!fs::is_regular_file(path, ec)) continue;
       // Another build's module may not even load beside this build (missing symbols): its
       // failure is recorded and the search goes on.
-      void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed, see above
+      void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept open once its schedulers are used
       if (!handle) {
         const char* why = dlerror();
         other_builds.push_back(fmt::format("{} (cannot load: {})", path.string(), why ? why : "?"));
@@ -60,11 +60,13 @@ class ModuleLoader {
       if (!entry) {
         other_builds.push_back(fmt::format("{} (not a torchx back-end module: no {})", path.string(),
                                            TORCHX_BACKEND_MODULE_SYMBOL));
+        dlclose(handle);
         continue;
       }
       const schedulers::BackendModule* module = entry();
       if (std::string_view(module->build_id) != TORCHX_BUILD_ID) {
         other_builds.push_back(fmt::format("{} (from another build of torchx: {})", path.string(), module->build_id));
+        dlclose(handle);  // nothing of it was used: only its entry point was asked for its build id
         continue;
       }
       return module->entries();

@@ -311,6 +311,8 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
     TORCHX_ASSIGN_OR_RETURN(filter, schedulers::LineFilter::Compile(*options.regex));
   }
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kLogs));
+  if (options.follow) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kFollowLogs));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
   if (!desc) return NotFoundError(fmt::format("log: app {} does not exist", handle));
   if (desc->app) {
@@ -330,8 +332,6 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
                                        found->num_replicas - 1));
     }
   }
-  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kLogs));
-  if (options.follow) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kFollowLogs));
   schedulers::LogOptions unfiltered = options;
   unfiltered.regex.reset();
   TORCHX_ASSIGN_OR_RETURN(auto lines, sa.first->LogIter(sa.second, unfiltered));
@@ -350,6 +350,12 @@ Result<std::vector<schedulers::ListAppResponse>> Runner::List(const std::string&
 Result<specs::RunOpts> Runner::SchedulerRunOpts(const std::string& scheduler) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
   return sched->run_opts();
+}
+
+Result<std::string> Runner::SchedulerHelper(const std::string& scheduler, std::string_view function,
+                                            std::string_view args_json) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  return sched->Helper(function, args_json);
 }
 
 Result<schedulers::Capabilities> Runner::SchedulerCapabilities(const std::string& scheduler) {

@@ -4,16 +4,54 @@
 
 #include <fmt/format.h>
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
 
 namespace torchx::schedulers {
+namespace {
+
+// Where `{,` follows an atom outside a character class (Python's `{,n}` repeat), or npos.
+size_t UnboundedBelowRepeat(std::string_view p) {
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\') {
+      ++i;  // an escaped character is never a quantifier or a class bracket
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      if (i + 1 < p.size() && p[i + 1] == '^') ++i;
+      if (i + 1 < p.size() && p[i + 1] == ']') ++i;  // `[]...]`, `[^]...]`: that ] is literal
+      continue;
+    }
+    if (c == '{' && i > 0 && i + 1 < p.size() && p[i + 1] == ',') {
+      size_t j = i + 2;
+      while (j < p.size() && p[j] >= '0' && p[j] <= '9') ++j;
+      if (j > i + 2 && j < p.size() && p[j] == '}') return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
 
 Result<LineFilter> LineFilter::Compile(std::string_view pattern) {
   if (pattern.size() > kMaxPatternBytes) {
     return InvalidArgumentError(
         fmt::format("regex: the pattern is {} bytes; at most {} are allowed", pattern.size(), kMaxPatternBytes));
+  }
+  // Python reads `x{,3}` as "0 to 3 x"; RE2 reads `{,3}` as text. Refused rather than misread.
+  if (size_t at = UnboundedBelowRepeat(pattern); at != std::string_view::npos) {
+    return InvalidArgumentError(fmt::format("regex: invalid pattern '{}': `{{,n}}` at byte {} means 0 to n repeats "
+                                            "in Python but text in RE2; write `{{0,n}}`",
+                                            pattern, at));
   }
   RE2::Options options;
   options.set_log_errors(false);  // the reason goes into the Status, not to stderr
@@ -37,8 +75,12 @@ class FilteredLines : public LogIterator {
       : inner_(std::move(inner)), filter_(std::move(filter)) {}
 
   Result<std::optional<std::string>> Next() override {
+    if (!kept_.empty()) {
+      std::string line = std::move(kept_.front());
+      kept_.pop_front();
+      return std::optional<std::string>(std::move(line));
+    }
     if (error_) return *std::exchange(error_, std::nullopt);
-    if (kept_) return std::exchange(kept_, std::nullopt);
     if (ended_) return std::optional<std::string>();
     while (true) {
       TORCHX_ASSIGN_OR_RETURN(std::optional<std::string> line, inner_->Next());
@@ -46,31 +88,30 @@ class FilteredLines : public LogIterator {
     }
   }
 
-  // True only with a kept line in hand: lines the filter drops must not make a caller wait with
-  // its output unflushed.
+  // True only with a kept line in hand (or the end or an error known): lines the filter drops
+  // must not make a caller wait with its output unflushed. Reads ahead in the inner iterator's
+  // batches (never one string per line), only while it says a read would not block.
   bool Ready() override {
-    while (!kept_ && inner_->Ready()) {
-      auto line = inner_->Next();
-      if (!line.ok()) {
-        error_ = line.error();
-        return true;  // Next answers with the error without blocking
-      }
-      if (!*line) {
+    while (kept_.empty() && !error_ && !ended_ && inner_->Ready()) {
+      auto more = inner_->NextBatch([&](std::string_view line) {
+        if (filter_.Matches(line)) kept_.emplace_back(line);
+      });
+      if (!more.ok()) {
+        error_ = more.error();
+      } else if (!*more) {
         ended_ = true;
-        return true;
       }
-      if (filter_.Matches(**line)) kept_ = std::move(*line);
     }
-    return kept_.has_value();
+    return !kept_.empty() || error_ || ended_;
   }
 
   Result<bool> NextBatch(const std::function<void(std::string_view)>& sink) override {
-    if (error_) return *std::exchange(error_, std::nullopt);
-    if (kept_) {
-      sink(*kept_);
-      kept_.reset();
+    if (!kept_.empty()) {
+      for (const std::string& line : kept_) sink(line);
+      kept_.clear();
       return true;
     }
+    if (error_) return *std::exchange(error_, std::nullopt);
     if (ended_) return false;
     bool any = false;
     while (!any) {
@@ -88,9 +129,9 @@ class FilteredLines : public LogIterator {
  private:
   std::unique_ptr<LogIterator> inner_;
   LineFilter filter_;
-  std::optional<std::string> kept_;  // read ahead by Ready()
-  std::optional<Status> error_;      // met by Ready(), answered by the next call
-  bool ended_ = false;               // the inner iterator ended while Ready() read ahead
+  std::deque<std::string> kept_;  // read ahead by Ready(), handed out first
+  std::optional<Status> error_;   // met by Ready(), answered once kept_ is handed out
+  bool ended_ = false;            // the inner iterator ended while Ready() read ahead
 };
 
 }  // namespace

@@ -5,8 +5,9 @@
 // The patterns are RE2's (linear time in the line, no recursion: a 1 MiB line or a pattern such
 // as `(a|b)*c` costs no stack). TorchX hands the pattern to Python's `re.search`; RE2 takes the
 // same syntax but for backreferences (`\1`), lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`), possessive
-// and atomic groups, conditionals and `\Z` (RE2 spells it `\z`): such a pattern is refused with
-// RE2's reason, never misread. docs/compatibility.md lists the differences.
+// and atomic groups, conditionals, `\Z` (RE2 spells it `\z`) and `{,n}` (which RE2 would read as
+// text): such a pattern is refused with the reason. Classes such as `\d` and `\w` are ASCII-only
+// in RE2. docs/compatibility.md lists the differences.
 //
 // Thread-safety: a LineFilter is immutable once compiled and may be shared across threads.
 #pragma once

@@ -45,6 +45,12 @@ TEST(LineFilter, RefusesWhatRe2CannotDoNamingRegex) {
     EXPECT_THAT(LineFilter::Compile(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("regex: invalid pattern")))
         << bad;
   }
+  // Python's `{,n}` (0 to n): RE2 would match it as text, so it is refused; as text it is fine.
+  EXPECT_THAT(LineFilter::Compile("a{,3}b"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("write `{0,n}`")));
+  EXPECT_TRUE(Matches("a{0,3}b", "aab"));
+  EXPECT_TRUE(Matches(R"(a\{,3})", "a{,3}"));
+  EXPECT_TRUE(Matches("[{,3}]", "{"));
+  EXPECT_TRUE(Matches("[]{,3}]x", "]x"));
   EXPECT_THAT(LineFilter::Compile(std::string(LineFilter::kMaxPatternBytes + 1, 'a')),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("4096")));
 }

@@ -64,6 +64,10 @@ Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, c
                                         workspace));
 }
 
+Result<std::string> Scheduler::Helper(std::string_view function, std::string_view) {
+  return NotFoundError(fmt::format("scheduler {} has no helper `{}`", backend_, function));
+}
+
 Result<specs::Cfg> Scheduler::DependencyCfg(const std::vector<std::string>&, specs::Cfg) const {
   return Unsupported("native dependencies");
 }

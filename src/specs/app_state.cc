@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "specs/error_file.h"
 #include "specs/error_message.h"
 
 namespace torchx::specs {
@@ -110,38 +111,15 @@ std::string ExitCode(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-const nlohmann::json& Field(const nlohmann::json& obj, std::string_view key) {
-  static const nlohmann::json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
 std::string FormatReplica(const ReplicaStatus& r) {
   std::string data;
   if (r.structured_error_msg != "<NONE>") {
-    // Error files come in two schemas: torchelastic's, nested under "message"
-    // ({"message": {"message": ..., "errorCode": ..., "extraInfo": {"timestamp": ...}}}), and the
-    // flat one schedulers write ({"message": "...", "errorCode": ..., "timestamp": ...}). They are
-    // written by the job, not by us: anything else is shown as it is.
-    auto err = nlohmann::json::parse(r.structured_error_msg, nullptr, /*allow_exceptions=*/false);
-    const nlohmann::json& m = Field(err, "message");
-    const nlohmann::json* text = nullptr;
-    const nlohmann::json* timestamp = nullptr;
-    const nlohmann::json* code = nullptr;
-    if (m.is_object() && Field(m, "message").is_string()) {
-      text = &Field(m, "message");
-      timestamp = &Field(Field(m, "extraInfo"), "timestamp");
-      code = &Field(m, "errorCode");
-    } else if (m.is_string()) {
-      text = &m;
-      timestamp = &Field(err, "timestamp");
-      code = &Field(err, "errorCode");
-    }
-    if (text) {
+    // The job wrote it (specs/error_file.h): anything but its two schemas is shown as it is.
+    ErrorFile err = ReadErrorFile(r.structured_error_msg);
+    if (err.structured) {
       data = fmt::format("{} (exitcode: {})\n        timestamp: {}\n        hostname: {}\n    {}",
-                         AppStateName(r.state), ExitCode(*code), LocalTime(*timestamp), r.hostname,
-                         internal::FormatErrorMessage(text->get<std::string>(), "    error_msg: "));
+                         AppStateName(r.state), ExitCode(err.error_code), LocalTime(err.timestamp), r.hostname,
+                         internal::FormatErrorMessage(err.message.get<std::string>(), "    error_msg: "));
     } else {
       // Deliberate difference: TorchX returns the raw text alone here, without the
       // "<mark><role>[<id>]:" header or a newline, so it runs into the previous replica's line.

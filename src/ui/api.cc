@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/spelling.h"
+#include "specs/error_file.h"
 #include "schedulers/line_filter.h"
 #include "torchx/components/component_json.h"
 #include "torchx/specs/app_handle.h"
@@ -85,28 +86,13 @@ std::string Join(const std::vector<std::string>& names) {
 
 ApiResponse Ok(const json& body, int status = 200) { return ApiResponse{status, Dump(body)}; }
 
-const json& Field(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-// An error file (written by the job) as {"message", "exit_code", "timestamp"}, from either schema
-// torchelastic and schedulers write (specs/app_state.cc reads the same two); anything else is
-// its text as the message. The page shows exit codes and messages without parsing strings.
+// An error file (written by the job) as {"message", "exit_code", "timestamp"}, read by the one
+// reader of its two schemas (specs/error_file.h); anything else is its text as the message. The
+// page shows exit codes and messages without parsing strings.
 json StructuredError(const std::string& msg) {
   if (msg.empty() || msg == "<NONE>") return nullptr;
-  json parsed = json::parse(msg, nullptr, false);
-  const json& m = Field(parsed, "message");
-  json out = {{"message", msg}, {"exit_code", nullptr}, {"timestamp", nullptr}};
-  if (m.is_object() && Field(m, "message").is_string()) {
-    out = {{"message", Field(m, "message")}, {"exit_code", Field(m, "errorCode")},
-           {"timestamp", Field(Field(m, "extraInfo"), "timestamp")}};
-  } else if (m.is_string()) {
-    out = {{"message", m}, {"exit_code", Field(parsed, "errorCode")}, {"timestamp", Field(parsed, "timestamp")}};
-  }
-  return out;
+  specs::ErrorFile err = specs::ReadErrorFile(msg);
+  return {{"message", err.message}, {"exit_code", err.error_code}, {"timestamp", err.timestamp}};
 }
 
 json StatusJson(const specs::AppStatus& s) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "torchx/specs/app_state.h"
+#include "torchx/version.h"
 #include "ui/api.h"
 #include "ui/assets.h"
 #include "ui/security.h"
@@ -408,7 +409,7 @@ void Server::Impl::Routes() {
     ServeAsset(req.matches[1].str(), res);
   });
   http.Get("/api/v1/version", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(json({{"version", TORCHX_VERSION}, {"api", "v1"}}).dump(), "application/json");
+    res.set_content(json({{"version", TORCHX_VERSION_STRING}, {"api", "v1"}}).dump(), "application/json");
   });
   http.Get("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
     SetJson(res, api.ListApps(QueryOf(req)));

@@ -4,13 +4,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <cstring>
 #include <functional>
 #include <memory>
 
 #include <gtest/gtest.h>
 
+#include "plugins/backend_modules.h"
 #include "testing/registry.h"
 #include "testing/local_env.h"
 #include "testing/log_lines.h"
@@ -32,6 +37,28 @@ struct Backend {
   /// is named in TORCHX_REQUIRE_ENGINES).
   std::function<std::string()> unavailable = [] { return std::string(); };
   std::string engine;  ///< its name in TORCHX_REQUIRE_ENGINES
+  /// Registers a back-end the build's table does not list (the test-only example back-end).
+  std::function<void(plugins::PluginRegistry&)> add_to = [](plugins::PluginRegistry&) {};
+};
+
+// The example back-end's engine directory, and where its module is, for one test.
+class ExampleEngineEnv {
+ public:
+  // Every job the test left running ends with it (each leads its own process group).
+  ~ExampleEngineEnv() {
+    std::error_code ec;
+    for (const auto& app : std::filesystem::directory_iterator(dir_.path(), ec)) {
+      std::ifstream pid_file(app.path() / "pid");
+      long pid = 0;
+      if (pid_file >> pid && pid > 1 && !std::filesystem::exists(app.path() / "exit")) ::kill(-static_cast<pid_t>(pid), SIGKILL);
+    }
+  }
+  const testing::ScopedTempDir& dir() const { return dir_; }
+
+ private:
+  testing::ScopedTempDir dir_;
+  testing::ScopedEnv engine_{"TORCHX_EXAMPLE_ENGINE_DIR", dir_.path().c_str()};
+  testing::ScopedEnv modules_{"TORCHX_BACKEND_PATH", EXAMPLE_BACKEND_DIR};
 };
 
 std::string DockerSocketMissing() {
@@ -69,7 +96,13 @@ std::vector<Backend> Backends() {
   Backend cwd{"local_cwd", local, "", [] { return std::string(); }, ""};
   Backend local_alias = cwd;
   local_alias.name = "local";
-  return {cwd, local_alias, docker_backend};
+  // The test-only example back-end (tests/example_backend), registered with one line.
+  Backend example{"example", [] { return std::shared_ptr<void>(std::make_shared<ExampleEngineEnv>()); }, "",
+                  [] { return std::string(); }, ""};
+  example.add_to = [](plugins::PluginRegistry& r) {
+    plugins::AddLoadableBackend(r, {nullptr, "torchx_backend_example.so", {"example"}});
+  };
+  return {cwd, local_alias, docker_backend, example};
 }
 
 class SchedulerConformance : public ::testing::TestWithParam<Backend> {
@@ -84,6 +117,7 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
       GTEST_SKIP() << why;
     }
     env_ = GetParam().environment();
+    GetParam().add_to(*registry_);
   }
   const std::string& sched() const { return GetParam().name; }
   specs::AppDef Sh(const std::string& script, int replicas = 1) {
@@ -192,7 +226,10 @@ TEST_P(SchedulerConformance, LogRegexOverAOneMebibyteLine) {
   auto h = runner_.Run(Sh("head -c 1048576 /dev/zero | tr '\\0' a; echo; echo bac; echo abab"), sched());
   ASSERT_THAT(h, IsOk());
   testing::WaitTerminal(runner_, *h);
+  auto caps = runner_.SchedulerCapabilities(sched());
+  ASSERT_THAT(caps, IsOk());
   for (bool follow : {false, true}) {
+    if (follow && !caps->Has(schedulers::Capability::kFollowLogs)) continue;
     schedulers::LogOptions o;
     o.role = "main";
     o.regex = "(a|b)*c";
@@ -217,6 +254,17 @@ TEST_P(SchedulerConformance, CapabilitiesAreWhatTheRunnerChecks) {
   EXPECT_TRUE(caps->Has(schedulers::Capability::kLogs));
   EXPECT_TRUE(caps->Has(schedulers::Capability::kList));
   EXPECT_FALSE(caps->Has(schedulers::Capability::kComposite));
+  if (!caps->Has(schedulers::Capability::kFollowLogs)) {
+    schedulers::LogOptions o;
+    o.role = "main";
+    o.follow = true;
+    EXPECT_THAT(runner_.LogLines(specs::MakeAppHandle(sched(), "torchx", "x"), o),
+                StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support following logs")));
+  }
+  if (!caps->Has(schedulers::Capability::kDelete)) {
+    EXPECT_THAT(runner_.Delete(specs::MakeAppHandle(sched(), "torchx", "x")),
+                StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support deleting apps")));
+  }
   if (!caps->Has(schedulers::Capability::kNativeDependencies)) {
     EXPECT_THAT(runner_.DependencyCfg(sched(), {specs::MakeAppHandle(sched(), "torchx", "x")}, {}),
                 StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler " + sched() + " does not support native")));

@@ -127,6 +127,10 @@ class Runner {
 
   /// kNotFound (listing the schedulers, "did you mean") for an unknown scheduler.
   Result<specs::RunOpts> SchedulerRunOpts(const std::string& scheduler);
+  /// A back-end's pure helper (Scheduler::Helper): JSON text in and out. kNotFound as
+  /// SchedulerRunOpts, or for a helper the back-end lacks.
+  Result<std::string> SchedulerHelper(const std::string& scheduler, std::string_view function,
+                                      std::string_view args_json);
   /// What `scheduler` can do (schedulers::Capability); kNotFound as SchedulerRunOpts.
   Result<schedulers::Capabilities> SchedulerCapabilities(const std::string& scheduler);
   /// `cfg` for a submission to `scheduler` that the engine starts only once every app in

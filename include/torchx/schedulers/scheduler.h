@@ -222,6 +222,13 @@ class Scheduler {
   /// the submissions itself.
   virtual Result<specs::Cfg> DependencyCfg(const std::vector<std::string>& after_app_ids, specs::Cfg cfg) const;
 
+  /// Pure helpers this back-end offers its TorchX Python class (a request's script, a state
+  /// table, manifest pieces): a named function, JSON text in and out, no engine contact. The
+  /// Python binding reaches back-ends only through this and the registry, so any back-end may be
+  /// linked in or loaded. kInvalidArgument naming what is wrong with `args_json`; kNotFound
+  /// naming the helpers there are. Default: none.
+  virtual Result<std::string> Helper(std::string_view function, std::string_view args_json);
+
   /// Where the engine can notify: blocks until the app may have changed state, or `max_wait`
   /// passes, and returns true. The default returns false at once: the caller (Runner::Wait) then
   /// waits on its clock.

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 import yaml
 
-from torchx._core import core
+from torchx._core import backend_helper, core
 from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import Scheduler
 from torchx.schedulers.ids import make_unique
@@ -84,9 +84,8 @@ def _options(
     reserved_memmb: int = RESERVED_MEMMB,
     efa_device_count: Optional[int] = None,
     job_name: str = "",
-) -> str:
-    return json.dumps(
-        {
+) -> Dict[str, Any]:
+    return {
             "queue": queue,
             "service_account": service_account or "",
             "priority_class": priority_class or "",
@@ -94,8 +93,7 @@ def _options(
             "reserved_memmb": reserved_memmb,
             "efa_device_count": efa_device_count,
             "job_name": job_name,
-        }
-    )
+    }
 
 
 def role_to_pod(
@@ -108,12 +106,14 @@ def role_to_pod(
 ) -> "V1Pod":
     """The pod of one replica of ``role`` (its macros already applied), container ``name``."""
     app = AppDef(name="role", roles=[role])
-    pod = json.loads(
-        core().kubernetes_role_to_pod(
-            name,
-            app_to_core(app),
-            _options("", service_account, None, reserved_millicpu, reserved_memmb, efa_device_count),
-        )
+    pod = backend_helper(
+        "kubernetes",
+        "role_to_pod",
+        {
+            "name": name,
+            "app": json.loads(app_to_core(app)),
+            "options": _options("", service_account, None, reserved_millicpu, reserved_memmb, efa_device_count),
+        },
     )
     if service_account is not None:  # TorchX sets it as given, "" included
         pod["spec"]["serviceAccountName"] = service_account
@@ -125,13 +125,14 @@ def pod_labels(app: AppDef, role_idx: int, role: Role, replica_id: int, app_id: 
     roles = list(app.roles)
     roles[role_idx] = role
     labeled = AppDef(name=app.name, roles=roles)
-    return dict(core().kubernetes_pod_labels(app_to_core(labeled), role_idx, replica_id, app_id))
+    args = {"app": json.loads(app_to_core(labeled)), "role_idx": role_idx, "replica_id": replica_id, "job": app_id}
+    return dict(backend_helper("kubernetes", "pod_labels", args))
 
 
 def _job_name(app: AppDef) -> str:
     # The core's name rule (the app part cut so that pod names fit in 63) around TorchX's
     # make_unique, looked up here so that callers may replace it as TorchX's tests do.
-    return normalize_str(make_unique(core().kubernetes_job_app_part(app.name)))
+    return normalize_str(make_unique(backend_helper("kubernetes", "job_app_part", {"name": app.name})))
 
 
 def _resource_with_pods(job: Dict[str, Any]) -> Dict[str, Any]:
@@ -156,7 +157,7 @@ def app_to_resource(
     options = _options(
         queue, service_account, priority_class, reserved_millicpu, reserved_memmb, efa_device_count, _job_name(app)
     )
-    job = json.loads(core().kubernetes_app_to_resource(app_to_core(app), options))
+    job = backend_helper("kubernetes", "app_to_resource", {"app": json.loads(app_to_core(app)), "options": options})
     return _resource_with_pods(job)
 
 

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set
 
-from torchx._core import core
+from torchx._core import backend_helper, core
 from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
 from torchx.schedulers.ids import make_unique
@@ -300,8 +300,7 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
             "visible_gpus": self._cuda_device_count() if opts.auto_set_cuda_visible_devices else 0,
             "role_dirs": role_dirs,
         }
-        plan_json, _ = core().local_plan(json.dumps(plan_app), json.dumps(inputs))
-        plan = json.loads(plan_json)
+        plan = backend_helper("local_cwd", "plan", {"app": plan_app, "inputs": inputs})["plan"]
 
         role_params: Dict[str, List[ReplicaParam]] = {role.name: [] for role in app.roles}
         role_log_dirs: Dict[str, List[str]] = {role.name: [] for role in app.roles}

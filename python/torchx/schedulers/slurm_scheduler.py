@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from torchx._core import core
+from torchx._core import backend_helper, core
 from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import Scheduler
 from torchx.schedulers.structured_opts import StructuredOpts
@@ -29,12 +29,12 @@ SLURM_JOB_DIRS = ".torchxslurmjobdirs"
 def appstate_from_slurm_state(slurm_state: str) -> AppState:
     """The AppState of a Slurm job state (``RUNNING``, ``CANCELLED by 123``, ...); UNKNOWN for
     names Slurm does not define."""
-    return AppState(core().slurm_app_state(slurm_state))
+    return AppState(backend_helper("slurm", "app_state", slurm_state))
 
 
 def __getattr__(name: str) -> Any:
     if name == "SLURM_STATES":  # Slurm's job state names -> AppState: the core's table
-        return {state: AppState(v) for state, v in core().slurm_states().items()}
+        return {state: AppState(v) for state, v in backend_helper("slurm", "states").items()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -174,7 +174,7 @@ class SlurmBatchRequest:
 
     def materialize(self) -> str:
         """The batch script ``schedule`` writes (ValueError naming a malformed field)."""
-        return core().slurm_materialize(self.to_json())
+        return backend_helper("slurm", "materialize", json.loads(self.to_json()))
 
     def __str__(self) -> str:
         return f"{' '.join(self.cmd)} <script>\n\n{self.materialize()}"

@@ -19,6 +19,7 @@
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/macros.h"
 #include "torchx/specs/serialize.h"
+#include "torchx/version.h"
 
 extern char** environ;
 
@@ -164,6 +165,7 @@ class DockerScheduler : public Scheduler {
     for (const JsonView& c : containers) {
       TORCHX_ASSIGN_OR_RETURN(auto inspect,
                               client_.Request("GET", "/containers/" + UrlEncode(c["Id"].Str()) + "/json"));
+      if (inspect.status == 404) continue;  // removed since it was listed (a delete from elsewhere)
       JsonView info = JsonView::Parse(inspect.body);
       JsonView st = info["State"];
       int64_t exit_code = st["ExitCode"].Int(1);
@@ -349,13 +351,15 @@ class DockerScheduler : public Scheduler {
                        {"Env", env},
                        {"Hostname", name},
                        {"Labels",
-                        {{kLabelVersion, TORCHX_DOCKER_VERSION_STRING},
+                        {{kLabelVersion, TORCHX_VERSION_STRING},
                          {kLabelAppId, app_id},
                          {kLabelRole, role.name},
                          {kLabelReplica, std::to_string(i)}}},
                        {"HostConfig", host}};
         request.containers.push_back({name, config.dump(-1, ' ', false, Json::error_handler_t::replace)});
-        printable += fmt::format("{}:\n  image: {}\n  cmd: {}\n  env: {}\n", name, r.image, cmd.dump(), env.dump());
+        printable += fmt::format("{}:\n  image: {}\n  cmd: {}\n  env: {}\n", name, r.image,
+                                 cmd.dump(-1, ' ', false, Json::error_handler_t::replace),
+                                 env.dump(-1, ' ', false, Json::error_handler_t::replace));
       }
     }
     DryRunInfo info;

@@ -19,12 +19,14 @@
 #include "core/json_view.h"
 #include "core/json_yaml.h"
 #include "container_engine/workspace_image.h"
+#include "schedulers/kubernetes/helpers.h"
 #include "schedulers/kubernetes/kube_client.h"
 #include "schedulers/kubernetes/kubernetes_request.h"
 #include "schedulers/kubernetes/log_resume.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_state.h"
+#include "torchx/version.h"
 
 namespace torchx::schedulers::kubernetes {
 namespace {
@@ -34,7 +36,6 @@ using specs::AppState;
 
 constexpr const char* kJobsApi = "/apis/batch.volcano.sh/v1alpha1/namespaces/{}/jobs";
 constexpr const char* kCommandsApi = "/apis/bus.volcano.sh/v1alpha1/namespaces/{}/commands";
-constexpr const char* kManagedBy = "app.kubernetes.io/managed-by=torchx.pytorch.org";
 
 struct JobRef {
   std::string ns, name;
@@ -79,7 +80,7 @@ std::vector<PodContainer> ContainersOf(const KubeClient& c, const std::string& p
   if (!resp.ok() || resp->status >= 300) return {};
   internal::JsonView pod = internal::JsonView::Parse(resp->body);
   if (!pod.IsObject()) return {};
-  std::string task = pod["metadata"]["labels"]["volcano.sh/task-spec"].Str();
+  std::string task = pod["metadata"]["labels"][kLabelVolcanoTaskSpec].Str();
   std::vector<PodContainer> out;
   for (const internal::JsonView& ct : pod["spec"]["containers"].Items()) {
     if (!ct["name"].IsString()) continue;
@@ -216,6 +217,9 @@ class KubernetesScheduler : public Scheduler {
     return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,
             Capability::kList,   Capability::kDelete,     Capability::kWorkspace};
   }
+  Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
+    return KubernetesHelper(function, args_json);
+  }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
     TORCHX_ASSIGN_OR_RETURN(KubernetesRequest req, KubernetesRequestFromJson(info.payload));
@@ -295,7 +299,7 @@ class KubernetesScheduler : public Scheduler {
     // best effort: an account allowed to read jobs but not pods still gets the job's view.
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     std::string path = fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", internal::UrlEncode(ref.ns),
-                                   internal::UrlEncode("app.kubernetes.io/instance=" + ref.name));
+                                   internal::UrlEncode(std::string(kLabelInstance) + "=" + ref.name));
     if (auto pods = c->Call("GET", path); pods.ok() && pods->status == 200) {
       Json list = Json::parse(pods->body, nullptr, false);
       try {
@@ -309,7 +313,7 @@ class KubernetesScheduler : public Scheduler {
   Result<std::vector<ListAppResponse>> List() override {
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     const std::string& ns = c->connection().namespace_;
-    std::string path = fmt::format(kJobsApi, internal::UrlEncode(ns)) + "?labelSelector=" + internal::UrlEncode(kManagedBy);
+    std::string path = fmt::format(kJobsApi, internal::UrlEncode(ns)) + "?labelSelector=" + internal::UrlEncode(fmt::format("{}={}", kLabelManagedBy, kManagedByTorchx));
     TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path));
     if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: list jobs in `{}`", ns));
     Json list = Json::parse(resp.body, nullptr, false);
@@ -323,10 +327,11 @@ class KubernetesScheduler : public Scheduler {
       if (!name.is_string()) continue;  // not a job this could ever address
       ListAppResponse r;
       r.app_id = ns + ":" + name.get<std::string>();
-      TORCHX_ASSIGN_OR_RETURN(DescribeAppResponse d, ToDescribe(r.app_id, job));
-      r.state = d.state;
+      // One job of an odd shape (edited by hand) is listed as UNKNOWN, not an error for the list.
+      auto d = ToDescribe(r.app_id, job);
+      r.state = d ? d->state : specs::AppState::kUnknown;
       Json labels = meta.value("labels", Json::object());
-      Json app_name = labels.is_object() ? labels.value("app.kubernetes.io/name", Json()) : Json();
+      Json app_name = labels.is_object() ? labels.value(kLabelK8sName, Json()) : Json();
       if (app_name.is_string()) r.name = app_name;
       out.push_back(std::move(r));
     }
@@ -440,7 +445,7 @@ class KubernetesScheduler : public Scheduler {
     o.queue = cfg.Str("queue").value();  // required
     o.service_account = cfg.Str("service_account").value_or("");
     o.priority_class = cfg.Str("priority_class").value_or("");
-    o.torchx_version = TORCHX_KUBERNETES_VERSION_STRING;
+    o.torchx_version = TORCHX_VERSION_STRING;
     for (const std::string& t : cfg.List("tolerations").value_or(specs::CfgList{})) {
       TORCHX_ASSIGN_OR_RETURN(Toleration parsed, ParseToleration(t));
       o.tolerations.push_back(std::move(parsed));
@@ -482,7 +487,7 @@ class KubernetesScheduler : public Scheduler {
   Status ValidateOnServer(const std::string& ns, const Json& job) {
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kJobsApi, internal::UrlEncode(ns)) + "?dryRun=All",
-                                              job.dump()));
+                                              job.dump(-1, ' ', false, Json::error_handler_t::replace)));
     if (resp.status >= 300) {
       return ApiError(resp, fmt::format("kubernetes: invalid job spec (validate_spec) for {}/{}", ns,
                                         job["metadata"]["name"].get<std::string>()));
@@ -580,8 +585,8 @@ class KubernetesScheduler : public Scheduler {
       std::string task_name = task.value("name", "");
       Json labels = task.value("template", Json::object()).value("metadata", Json::object()).value("labels", Json::object());
       specs::ReplicaStatus r;
-      r.role = labels.value("torchx.pytorch.org/role-name", task_name.substr(0, task_name.rfind('-')));
-      r.id = std::atoi(labels.value("torchx.pytorch.org/replica-id", task_name.substr(task_name.rfind('-') + 1)).c_str());
+      r.role = labels.value(kLabelRoleName, task_name.substr(0, task_name.rfind('-')));
+      r.id = std::atoi(labels.value(kLabelReplicaId, task_name.substr(task_name.rfind('-') + 1)).c_str());
       r.hostname = fmt::format("{}-{}-0", job["metadata"].value("name", ""), task_name);
       // A task without pods yet is pending while the job lives, and ends as the job ends.
       r.state = specs::IsTerminal(d.state) ? d.state : AppState::kPending;
@@ -639,8 +644,8 @@ class KubernetesScheduler : public Scheduler {
       for (specs::ReplicaStatus& r : role.replicas) {
         for (const Json& pod : pods) {
           Json labels = pod.value("metadata", Json::object()).value("labels", Json::object());
-          if (!labels.is_object() || labels.value("torchx.pytorch.org/role-name", "") != r.role ||
-              labels.value("torchx.pytorch.org/replica-id", "") != std::to_string(r.id)) {
+          if (!labels.is_object() || labels.value(kLabelRoleName, "") != r.role ||
+              labels.value(kLabelReplicaId, "") != std::to_string(r.id)) {
             continue;
           }
           std::string phase = pod.value("status", Json::object()).value("phase", "");

@@ -289,7 +289,7 @@ TEST(KubernetesScheduler, LogsReadEveryContainerOfThePodPrefixingTheOthers) {
   std::string task = Fixture::NameOf(*id) + "-trainer-0";
   std::string pod = PodName(Fixture::NameOf(*id), "trainer", 0);
   std::string pod_path = "/api/v1/namespaces/default/pods/" + pod;
-  Json pod_json = {{"metadata", {{"labels", {{"volcano.sh/task-spec", task}}}}},
+  Json pod_json = {{"metadata", {{"labels", {{kLabelVolcanoTaskSpec, task}}}}},
                    {"spec", {{"containers", Json::array({{{"name", "log-shipper"}}, {{"name", task}}})}}},
                    {"status", {{"phase", "Succeeded"}}}};
   f.http->On("GET", pod_path, 200, pod_json.dump());

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "schedulers/kubernetes/helpers.h"
 #include "schedulers/kubernetes/kube_config.h"
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/kubernetes/volcano_job.h"
@@ -38,7 +39,7 @@ Json Comparable(Json job) {
   job["metadata"].erase("namespace");
   job["metadata"].erase("labels");
   for (Json& task : job["spec"]["tasks"]) {
-    task["template"]["metadata"]["labels"].erase("torchx.pytorch.org/version");
+    task["template"]["metadata"]["labels"].erase(kLabelVersion);
     Json& env = task["template"]["spec"]["containers"][0]["env"];
     std::sort(env.begin(), env.end(), [](const Json& a, const Json& b) { return a["name"] < b["name"]; });
   }
@@ -152,7 +153,7 @@ TEST(VolcanoJob, PodOverlayKeepsTorchXsLabelsAndTupleFilesReplaceLists) {
   const Json& tmpl = (*job)["spec"]["tasks"][0]["template"];
   EXPECT_FALSE(tmpl.contains("apiVersion"));
   EXPECT_EQ(tmpl["metadata"]["labels"]["team"], "a");
-  EXPECT_EQ(tmpl["metadata"]["labels"]["torchx.pytorch.org/role-name"], "r");  // put back on top
+  EXPECT_EQ(tmpl["metadata"]["labels"][kLabelRoleName], "r");  // put back on top
   EXPECT_EQ(tmpl["spec"]["volumes"], Json::array({{{"name", "only"}}}));      // replaced, marker gone
 }
 
@@ -404,6 +405,35 @@ TEST(KubernetesWorkspace, NeedsAValidImageRepoBeforeBuildingAnything) {
   }
   EXPECT_EQ(app.roles[0].image, "busybox");  // nothing changed
   EXPECT_TRUE(http->requests().empty());     // and no engine was asked
+}
+
+// What Python's KubernetesScheduler asks through Scheduler::Helper: the manifest builder's
+// pieces, JSON in and out, bad arguments named.
+TEST(KubernetesHelpers, ManifestPiecesAsJson) {
+  nlohmann::json app = nlohmann::json::parse(R"({"name":"train","roles":[{"name":"trainer","image":"busybox",)"
+                                             R"("entrypoint":"echo","num_replicas":2}]})");
+  nlohmann::json options = {{"queue", "default"}, {"namespace", "ns"}, {"job_name", "train-abc"}};
+  auto job = KubernetesHelper("app_to_resource", nlohmann::json{{"app", app}, {"options", options}}.dump());
+  ASSERT_THAT(job, IsOk());
+  auto parsed = nlohmann::json::parse(*job);
+  EXPECT_EQ(parsed["kind"], "Job");
+  EXPECT_EQ(parsed["spec"]["tasks"].size(), 2u);
+  auto pod = KubernetesHelper("role_to_pod", nlohmann::json{{"name", "c"}, {"app", app}, {"options", options}}.dump());
+  ASSERT_THAT(pod, IsOk());
+  EXPECT_EQ(nlohmann::json::parse(*pod)["spec"]["containers"][0]["name"], "c");
+  auto labels = KubernetesHelper(
+      "pod_labels", nlohmann::json{{"app", app}, {"role_idx", 0}, {"replica_id", 1}, {"job", "train-abc"}}.dump());
+  ASSERT_THAT(labels, IsOk());
+  EXPECT_EQ(nlohmann::json::parse(*labels)[kLabelReplicaId], "1");
+  EXPECT_THAT(KubernetesHelper("job_app_part", R"({"name":"train"})"), IsOkAndHolds(std::string("\"train\"")));
+
+  EXPECT_THAT(KubernetesHelper("pod_labels", nlohmann::json{{"app", app}, {"role_idx", 3}}.dump()),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("role_idx 3")));
+  options["reserved_memmb"] = -1;
+  EXPECT_THAT(KubernetesHelper("app_to_resource", nlohmann::json{{"app", app}, {"options", options}}.dump()),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("reserved_memmb must be an int")));
+  EXPECT_THAT(KubernetesHelper("app_to_resource", "[]"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("object")));
+  EXPECT_THAT(KubernetesHelper("nope", "{}"), StatusIs(StatusCode::kNotFound, HasSubstr("role_to_pod")));
 }
 
 }  // namespace

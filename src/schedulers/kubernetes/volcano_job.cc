@@ -249,14 +249,14 @@ Json RoleToPod(const std::string& name, const specs::Role& r, const VolcanoJobOp
 std::map<std::string, std::string> PodLabels(const specs::AppDef& app, int role_idx, int replica_id,
                                              const std::string& job_name, const std::string& torchx_version) {
   const std::string& role = app.roles.at(static_cast<size_t>(role_idx)).name;
-  return {{"torchx.pytorch.org/version", LabelValue(torchx_version)},
-          {"torchx.pytorch.org/app-name", LabelValue(app.name)},
-          {"torchx.pytorch.org/role-index", std::to_string(role_idx)},
-          {"torchx.pytorch.org/role-name", LabelValue(role)},
-          {"torchx.pytorch.org/replica-id", std::to_string(replica_id)},
-          {"app.kubernetes.io/name", LabelValue(app.name)},
-          {"app.kubernetes.io/managed-by", "torchx.pytorch.org"},
-          {"app.kubernetes.io/instance", job_name}};
+  return {{kLabelVersion, LabelValue(torchx_version)},
+          {kLabelAppName, LabelValue(app.name)},
+          {kLabelRoleIndex, std::to_string(role_idx)},
+          {kLabelRoleName, LabelValue(role)},
+          {kLabelReplicaId, std::to_string(replica_id)},
+          {kLabelK8sName, LabelValue(app.name)},
+          {kLabelManagedBy, kManagedByTorchx},
+          {kLabelInstance, job_name}};
 }
 
 Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& o) {
@@ -328,9 +328,9 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
                {"plugins", {{"svc", Json::array({"--publish-not-ready-addresses"})}, {"env", Json::array()}}}};
   if (!o.priority_class.empty()) spec["priorityClassName"] = o.priority_class;
   // The job carries the app's labels too, so that `list` can select TorchX's jobs.
-  Json job_labels = {{"app.kubernetes.io/managed-by", "torchx.pytorch.org"},
-                     {"app.kubernetes.io/name", LabelValue(app.name)},
-                     {"torchx.pytorch.org/version", LabelValue(o.torchx_version)}};
+  Json job_labels = {{kLabelManagedBy, kManagedByTorchx},
+                     {kLabelK8sName, LabelValue(app.name)},
+                     {kLabelVersion, LabelValue(o.torchx_version)}};
   return Json{{"apiVersion", "batch.volcano.sh/v1alpha1"},
               {"kind", "Job"},
               {"metadata", {{"name", o.job_name}, {"namespace", o.namespace_}, {"labels", job_labels}}},
@@ -369,7 +369,7 @@ specs::Role RoleFromTask(const Json& task) {
   const Json tmpl = task.value("template", Json::object());
   const Json labels = tmpl.value("metadata", Json::object()).value("labels", Json::object());
   const Json spec = tmpl.value("spec", Json::object());
-  r.name = labels.value("torchx.pytorch.org/role-name", task.value("name", ""));
+  r.name = labels.value(kLabelRoleName, task.value("name", ""));
   const Json containers = spec.value("containers", Json::array());
   if (!containers.is_array() || containers.empty()) return r;
   const Json& c = containers[0];

@@ -17,6 +17,20 @@
 
 namespace torchx::schedulers::kubernetes {
 
+// The labels torchx writes on jobs and pods and reads back (describe, list, logs): one name each,
+// shared by the writer (volcano_job.cc), the readers (kubernetes_scheduler.cc) and the tests.
+inline constexpr const char* kLabelVersion = "torchx.pytorch.org/version";
+inline constexpr const char* kLabelAppName = "torchx.pytorch.org/app-name";
+inline constexpr const char* kLabelRoleIndex = "torchx.pytorch.org/role-index";
+inline constexpr const char* kLabelRoleName = "torchx.pytorch.org/role-name";
+inline constexpr const char* kLabelReplicaId = "torchx.pytorch.org/replica-id";
+inline constexpr const char* kLabelK8sName = "app.kubernetes.io/name";
+inline constexpr const char* kLabelManagedBy = "app.kubernetes.io/managed-by";
+inline constexpr const char* kLabelInstance = "app.kubernetes.io/instance";
+inline constexpr const char* kManagedByTorchx = "torchx.pytorch.org";
+/// Volcano's label on a task's pod naming its task (a replica's container is named after it).
+inline constexpr const char* kLabelVolcanoTaskSpec = "volcano.sh/task-spec";
+
 struct Toleration {
   std::string key;
   std::string op = "Exists";  ///< "Equal" when a value is given

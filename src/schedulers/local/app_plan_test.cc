@@ -1,6 +1,10 @@
 #include "schedulers/local/app_plan.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "schedulers/local/helpers.h"
+#include "torchx/specs/serialize.h"
 
 #include "testing/status_matchers.h"
 
@@ -93,6 +97,31 @@ TEST(AppPlan, MacrosPathsAndLayout) {
   EXPECT_EQ(back->replicas[1].argv, r1.argv);
   EXPECT_EQ(back->replicas[1].env, r1.env);
   EXPECT_THAT(AppPlanFromJson("{}"), StatusIs(StatusCode::kInternal, HasSubstr("corrupt app plan")));
+}
+
+// What Python's LocalScheduler asks through Scheduler::Helper: the plan (its PopenRequest), JSON
+// in and out, the same plan BuildAppPlan makes; bad inputs named.
+TEST(LocalHelpers, PlanAsJson) {
+  specs::AppDef app{"a", {GpuRole("trainer", 2, 0)}, {}};
+  nlohmann::json inputs = {{"app_id", "app-1"}, {"session", "torchx"}, {"cwd", "/work"}, {"log_dir", "/logs"},
+                           {"role_dirs", {{"trainer", {{"img_root", "/img"}, {"cwd", "/img/w"}}}}}};
+  nlohmann::json args = {{"app", nlohmann::json::parse(specs::AppDefToJson(app, -1))}, {"inputs", inputs}};
+  auto out = LocalHelper("plan", args.dump());
+  ASSERT_THAT(out, IsOk());
+  auto j = nlohmann::json::parse(*out);
+  PlanInputs in = Inputs();
+  in.role_dirs["trainer"] = {"/img", "/img/w"};
+  auto plan = BuildAppPlan(app, in);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(j["plan"], nlohmann::json::parse(AppPlanToJson(*plan)));
+  EXPECT_EQ(j["printable"], RenderAppPlan(*plan));
+  args["inputs"]["cwd"] = 3;
+  EXPECT_THAT(LocalHelper("plan", args.dump()), StatusIs(StatusCode::kInvalidArgument, HasSubstr("inputs.cwd")));
+  args["inputs"] = inputs;
+  args["inputs"]["role_dirs"] = {{"trainer", "x"}};
+  EXPECT_THAT(LocalHelper("plan", args.dump()),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("inputs.role_dirs.trainer")));
+  EXPECT_THAT(LocalHelper("plans", "{}"), StatusIs(StatusCode::kNotFound, HasSubstr("helpers: plan")));
 }
 
 }  // namespace

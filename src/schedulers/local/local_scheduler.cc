@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/local/helpers.h"
 #include "core/helper_exe.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/log_file_reader.h"
@@ -313,6 +314,10 @@ Result<std::vector<ListAppResponse>> LocalScheduler::List() {
     out.push_back(ListAppResponse{a.app_id, a.state, "", a.name, a.created, a.num_restarts});
   }
   return out;
+}
+
+Result<std::string> LocalScheduler::Helper(std::string_view function, std::string_view args_json) {
+  return LocalHelper(function, args_json);
 }
 
 Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& app_id, const LogOptions& options) {

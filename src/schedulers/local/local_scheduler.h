@@ -24,6 +24,7 @@ class LocalScheduler : public Scheduler {
                  const devices::DeviceSource* devices = nullptr);
 
   specs::RunOpts run_opts() const override;
+  Result<std::string> Helper(std::string_view function, std::string_view args_json) override;
   Capabilities capabilities() const override {
     return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
             Capability::kAttemptHistory};

@@ -97,6 +97,19 @@ TEST(LogFileReader, FilteredBatchesKeepTheMatchingLines) {
   EXPECT_EQ(batches, 1);
   auto none = FilterLogLines(MakeLogFileReader(path, false, never), *LineFilter::Compile("no such line"));
   EXPECT_TRUE(ByBatch(*none).empty());
+  // As the CLI reads: Ready() before each NextBatch. Ready reads ahead in whole batches too.
+  auto ready_first = FilterLogLines(MakeLogFileReader(path, false, never), *LineFilter::Compile("line 7"));
+  std::vector<std::string> got;
+  int calls = 0;
+  while (true) {
+    EXPECT_TRUE(ready_first->Ready());  // a finished file never blocks
+    auto more = ready_first->NextBatch([&](std::string_view l) { got.emplace_back(l); });
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    ++calls;
+  }
+  EXPECT_EQ(got, kept);
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(LogFileReader, AMissingFileIsEmptyAndFollowingDrainsTheEnd) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/subprocess.h"
+#include "schedulers/slurm/helpers.h"
 #include "schedulers/slurm/log_files.h"
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
@@ -48,6 +49,9 @@ class SlurmScheduler : public Scheduler {
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   Capabilities capabilities() const override {
     return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kNativeDependencies};
+  }
+  Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
+    return SlurmHelper(function, args_json);
   }
   // afterok on every id, with --kill-on-invalid-dep=yes (sbatch_script.cc): Slurm cancels the job
   // once a dependency fails.
