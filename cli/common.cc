@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.h"
+#include "torchx/config/run_cfg.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx::cli {
@@ -72,13 +73,11 @@ runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, cons
 Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler, const std::string& cfg_str,
                             const config::TorchxConfig& config) {
   TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner.SchedulerRunOpts(scheduler));
-  std::vector<std::string> unknown;
-  TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromString(cfg_str, &unknown));
-  TORCHX_RETURN_IF_ERROR(config.ApplySchedulerDefaults(scheduler, opts, cfg, &unknown));
-  for (const std::string& u : unknown) {
-    std::fprintf(stderr, "torchx: warning: unknown run option for scheduler %s ignored: %s (see `torchx runopts %s`)\n",
-                 scheduler.c_str(), u.c_str(), scheduler.c_str());
-  }
+  std::vector<std::string> warnings;
+  TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg,
+                          config::ResolveRunCfg(scheduler, opts, {{config::CfgSource::Form::kString, cfg_str, "-cfg"}},
+                                                config, config::UnknownOptions::kWarn, &warnings));
+  for (const std::string& w : warnings) std::fprintf(stderr, "torchx: warning: %s\n", w.c_str());
   return cfg;
 }
 

@@ -11,6 +11,7 @@
 #include "pipelines/driver_process.h"
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
+#include "torchx/config/run_cfg.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_id.h"
@@ -21,53 +22,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A file names options by hand: one the scheduler does not have is an error, not a warning.
-Status CheckKnownOptions(const specs::RunOpts& opts, const std::string& cfg_json, const std::string& where,
-                         const std::string& scheduler) {
-  std::vector<std::string> valid;
-  for (const auto& [name, _] : opts.options()) valid.push_back(name);
-  auto keys = nlohmann::json::parse(cfg_json, nullptr, false);
-  if (!keys.is_object()) return OkStatus();
-  for (const auto& [key, _] : keys.items()) {
-    if (opts.Get(key)) continue;
-    return InvalidArgumentError(fmt::format("{}.{}: unknown option for scheduler {}; valid options: {}.{}", where, key,
-                                            scheduler, valid.empty() ? "none" : fmt::format("{}", fmt::join(valid, ", ")),
-                                            internal::SuggestionSuffix(key, valid)));
-  }
-  return OkStatus();
-}
-
-// Options for one step: the file's and -cfg's for steps on the default scheduler, then the
-// step's own, then .torchxconfig's [<scheduler>] for what none of them set.
+// Options for one step, through the one precedence (config/run_cfg.h): the step's own `cfg`,
+// then, for steps on the default scheduler, `-cfg` and the file's `cfg`, then .torchxconfig's
+// [<scheduler>] for what none of them set. A file names options by hand: one the scheduler does
+// not have is an error, not a warning.
 Result<specs::Cfg> StepCfg(runner::Runner& runner, const config::TorchxConfig& config, const RunRequest& request,
                            const StepSpec& step, const std::string& scheduler, bool on_default) {
   std::string where = "steps." + step.name;
   auto opts = runner.SchedulerRunOpts(scheduler);
   if (!opts) return opts.error().WithContext(where + ".scheduler");
-  specs::Cfg cfg;
-  auto merge = [&cfg](const specs::Cfg& more) {
-    for (const auto& [k, v] : more) cfg[k] = v;
-  };
+  using Form = config::CfgSource::Form;
+  std::vector<config::CfgSource> sources = {{Form::kJsonObject, step.cfg_json, where + ".cfg"}};
   if (on_default) {
-    TORCHX_RETURN_IF_ERROR(CheckKnownOptions(*opts, request.spec.cfg_json, "cfg", scheduler));
-    auto file_cfg = opts->CfgFromJson(request.spec.cfg_json);
-    if (!file_cfg) return file_cfg.error().WithContext("cfg");
-    merge(*file_cfg);
-    std::vector<std::string> unknown;
-    auto cli_cfg = opts->CfgFromString(request.cfg, &unknown);
-    if (!cli_cfg) return cli_cfg.error().WithContext("-cfg");
-    if (!unknown.empty()) {
-      return InvalidArgumentError(fmt::format("-cfg: unknown option `{}` for scheduler {} (see `torchx runopts {}`)",
-                                              unknown[0], scheduler, scheduler));
-    }
-    merge(*cli_cfg);
+    sources.push_back({Form::kString, request.cfg, "-cfg"});
+    sources.push_back({Form::kJsonObject, request.spec.cfg_json, "cfg"});
   }
-  TORCHX_RETURN_IF_ERROR(CheckKnownOptions(*opts, step.cfg_json, where + ".cfg", scheduler));
-  auto step_cfg = opts->CfgFromJson(step.cfg_json);
-  if (!step_cfg) return step_cfg.error().WithContext(where + ".cfg");
-  merge(*step_cfg);
-  TORCHX_RETURN_IF_ERROR(config.ApplySchedulerDefaults(scheduler, *opts, cfg));
-  return cfg;
+  return config::ResolveRunCfg(scheduler, *opts, sources, config, config::UnknownOptions::kRefuse);
 }
 
 double Now() {

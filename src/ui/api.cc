@@ -9,6 +9,7 @@
 
 #include "core/spelling.h"
 #include "specs/error_file.h"
+#include "torchx/config/run_cfg.h"
 #include "schedulers/line_filter.h"
 #include "torchx/components/component_json.h"
 #include "torchx/specs/app_handle.h"
@@ -337,33 +338,15 @@ namespace {
 Result<specs::Cfg> RequestCfg(runner::Runner& runner, const std::string& scheduler, const json& cfg_json,
                               const config::TorchxConfig& config) {
   TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner.SchedulerRunOpts(scheduler));
-  specs::Cfg cfg;
-  std::vector<std::string> unknown;
+  std::vector<config::CfgSource> sources;
   if (cfg_json.is_string()) {
-    auto parsed = opts.CfgFromString(cfg_json.get<std::string>(), &unknown);
-    if (!parsed) return InvalidArgumentError("field `cfg`: " + parsed.error().message());
-    cfg = std::move(*parsed);
+    sources.push_back({config::CfgSource::Form::kString, cfg_json.get<std::string>(), "field `cfg`"});
   } else if (cfg_json.is_object()) {
-    for (const auto& [key, value] : cfg_json.items()) {
-      if (!opts.Get(key)) unknown.push_back(key);
-    }
-    if (unknown.empty()) {
-      auto parsed = opts.CfgFromJson(cfg_json.dump());
-      if (!parsed) return InvalidArgumentError("field `cfg`: " + parsed.error().message());
-      cfg = std::move(*parsed);
-    }
+    sources.push_back({config::CfgSource::Form::kJsonObject, cfg_json.dump(), "field `cfg`"});
   } else if (!cfg_json.is_null()) {
     return InvalidArgumentError("field `cfg` must be an object of scheduler options or a `k=v,...` string");
   }
-  if (!unknown.empty()) {
-    std::vector<std::string> names;
-    for (const auto& [name, opt] : opts.options()) names.push_back(name);
-    return InvalidArgumentError("field `cfg`: unknown run option(s) for scheduler " + scheduler + ": " +
-                                Join(unknown) + "; valid options: " + Join(names));
-  }
-  std::vector<std::string> ignored;
-  TORCHX_RETURN_IF_ERROR(config.ApplySchedulerDefaults(scheduler, opts, cfg, &ignored));
-  return cfg;
+  return config::ResolveRunCfg(scheduler, opts, sources, config, config::UnknownOptions::kRefuse);
 }
 
 Result<specs::AppDef> RequestApp(runner::Runner& runner, const json& req) {

@@ -320,6 +320,11 @@ def test_no_credential_reaches_the_state_directory_or_logs(server, pki, tmp_path
                 assert secret.encode() not in path.read_bytes(), path
         assert secret not in torchx("log", local).stdout
         torchx("cancel", pipeline)
+        # Its driver ends with the pipeline (the cancelled steps end on the server): none is left.
+        deadline = time.time() + 60
+        while "CANCELLED" not in torchx("status", pipeline).stdout and time.time() < deadline:
+            time.sleep(0.2)
+        assert "CANCELLED" in torchx("status", pipeline).stdout
     finally:
         server.token = saved
 
