@@ -72,26 +72,9 @@ std::string DockerSocketMissing() {
   return up ? "" : "no container engine at /var/run/docker.sock (scripts/engines/dockerd-up.sh)";
 }
 
-// Removes the apps a local_docker test made (their containers stay in the engine otherwise).
-class DockerCleanup {
- public:
-  ~DockerCleanup() {
-    auto registry = testing::BuiltinRegistry();
-    runner::Runner r(*registry);
-    auto apps = r.List("local_docker");
-    if (!apps) return;
-    for (const auto& a : *apps) {
-      if (a.app_id.rfind("conf-", 0) != 0) continue;
-      (void)r.Cancel(a.app_handle);
-      testing::WaitTerminal(r, a.app_handle);
-      (void)r.Delete(a.app_handle);
-    }
-  }
-};
-
 std::vector<Backend> Backends() {
   auto local = [] { return std::shared_ptr<void>(std::make_shared<testing::LocalSchedulerEnv>()); };
-  auto docker = [] { return std::shared_ptr<void>(std::make_shared<DockerCleanup>()); };
+  auto docker = [] { return std::shared_ptr<void>(); };
   Backend docker_backend{"local_docker", docker, "busybox:latest", DockerSocketMissing, "docker"};
   Backend cwd{"local_cwd", local, "", [] { return std::string(); }, ""};
   Backend local_alias = cwd;
@@ -119,6 +102,22 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
     env_ = GetParam().environment();
     GetParam().add_to(*registry_);
   }
+  // Every app this test submitted ends with it, and is removed where the back-end keeps them (a
+  // container engine): only this test's own, since ctest runs the cases of a back-end at once.
+  void TearDown() override {
+    for (const std::string& h : submitted_) {
+      (void)runner_.Cancel(h);
+      testing::WaitTerminal(runner_, h);
+      if (runner_.SchedulerCapabilities(sched()).value_or(schedulers::Capabilities{}).Has(schedulers::Capability::kDelete)) {
+        (void)runner_.Delete(h);
+      }
+    }
+  }
+  Result<std::string> Submit(const specs::AppDef& app) {
+    auto h = runner_.Run(app, sched());
+    if (h.ok()) submitted_.push_back(*h);
+    return h;
+  }
   const std::string& sched() const { return GetParam().name; }
   specs::AppDef Sh(const std::string& script, int replicas = 1) {
     specs::Role r;
@@ -131,6 +130,7 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
     return specs::AppDef{"conf", {r}, {}};
   }
   std::shared_ptr<void> env_;
+  std::vector<std::string> submitted_;
   std::unique_ptr<plugins::PluginRegistry> registry_ = testing::BuiltinRegistry();
   runner::Runner runner_{*registry_};
 };
@@ -161,8 +161,8 @@ TEST_P(SchedulerConformance, RejectsInvalidAppsAndOptionsBeforeSubmitting) {
 }
 
 TEST_P(SchedulerConformance, RunsToSucceededAndFailed) {
-  auto ok = runner_.Run(Sh("exit 0", 2), sched());
-  auto bad = runner_.Run(Sh("exit 1"), sched());
+  auto ok = Submit(Sh("exit 0", 2));
+  auto bad = Submit(Sh("exit 1"));
   ASSERT_THAT(ok, IsOk());
   ASSERT_THAT(bad, IsOk());
   EXPECT_EQ(specs::ParseAppHandle(*ok)->scheduler_backend, sched());
@@ -175,7 +175,7 @@ TEST_P(SchedulerConformance, RunsToSucceededAndFailed) {
 }
 
 TEST_P(SchedulerConformance, CancelIsIdempotentAndEndsCancelled) {
-  auto h = runner_.Run(Sh("sleep 60"), sched());
+  auto h = Submit(Sh("sleep 60"));
   ASSERT_THAT(h, IsOk());
   ASSERT_THAT(runner_.Cancel(*h), IsOk());
   ASSERT_THAT(runner_.Cancel(*h), IsOk());
@@ -193,7 +193,7 @@ TEST_P(SchedulerConformance, UnknownAppIsNotAnError) {
 }
 
 TEST_P(SchedulerConformance, DescribeReturnsTheSubmittedApp) {
-  auto h = runner_.Run(Sh("true"), sched());
+  auto h = Submit(Sh("true"));
   ASSERT_THAT(h, IsOk());
   auto app = runner_.Describe(*h);
   ASSERT_THAT(app, IsOk());
@@ -203,7 +203,7 @@ TEST_P(SchedulerConformance, DescribeReturnsTheSubmittedApp) {
 }
 
 TEST_P(SchedulerConformance, ListAndLogsWhenDeclared) {
-  auto h = runner_.Run(Sh("echo conformance-line"), sched());
+  auto h = Submit(Sh("echo conformance-line"));
   ASSERT_THAT(h, IsOk());
   testing::WaitTerminal(runner_, *h);
   auto listed = runner_.List(sched());
@@ -223,7 +223,7 @@ TEST_P(SchedulerConformance, ListAndLogsWhenDeclared) {
 // The Runner's one line filter over every back-end's lines: a 1 MiB line and a pattern that
 // makes a backtracking engine recurse per character (std::regex overflowed the stack here).
 TEST_P(SchedulerConformance, LogRegexOverAOneMebibyteLine) {
-  auto h = runner_.Run(Sh("head -c 1048576 /dev/zero | tr '\\0' a; echo; echo bac; echo abab"), sched());
+  auto h = Submit(Sh("head -c 1048576 /dev/zero | tr '\\0' a; echo; echo bac; echo abab"));
   ASSERT_THAT(h, IsOk());
   testing::WaitTerminal(runner_, *h);
   auto caps = runner_.SchedulerCapabilities(sched());
