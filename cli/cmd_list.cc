@@ -7,12 +7,13 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/plugins/registry.h"
 
 namespace torchx::cli {
 
 Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
-    std::string scheduler = "local_cwd";
+    std::string scheduler = plugins::DefaultSchedulerName();
     bool json = false;
   };
   auto o = std::make_shared<Opts>();

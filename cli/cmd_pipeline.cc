@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/plugins/registry.h"
 #include "wait_display.h"
 #include "torchx/pipelines/pipeline.h"
 
@@ -58,7 +59,8 @@ Handler AddPipelineCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   CLI::App* run = cmd->add_subcommand("run", "Validate a pipeline file, then submit it (prints its handle)");
   run->add_option("file", opts->file, "The pipeline file (YAML or JSON; see docs/pipelines.md)")->required();
   run->add_option("-s,--scheduler", opts->scheduler,
-                  "Scheduler for steps that name none (default: the file's, else [cli:run] scheduler, else local_cwd)");
+                  "Scheduler for steps that name none (default: the file's, else [cli:run] scheduler, else " +
+                      plugins::DefaultSchedulerName() + ")");
   run->add_option("--cfg,--scheduler_args", opts->cfg,
                   "Options for the steps on that scheduler: k1=v1,k2=v2 (TorchX spelling -cfg accepted)");
   run->add_option("--name", opts->name, "The pipeline's name (default: the file's `name`, else pipeline)");

@@ -14,6 +14,7 @@
 #include "common.h"
 #include "exit_codes.h"
 #include "log_stream.h"
+#include "torchx/plugins/registry.h"
 #include "wait_display.h"
 #include "torchx/specs/serialize.h"
 
@@ -48,7 +49,7 @@ bool WantsHelp(const std::vector<std::string>& args) {
 int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   auto config = LoadConfig();
   if (!config) return ReportError(config.error());
-  if (opts.scheduler.empty()) opts.scheduler = config->CliDefault("run", "scheduler").value_or("local_cwd");
+  if (opts.scheduler.empty()) opts.scheduler = config->CliDefault("run", "scheduler").value_or(plugins::DefaultSchedulerName());
   // `[cli:run] component` supplies the component when the first argument is an option.
   if (opts.rest.empty() || opts.rest[0].rfind("-", 0) == 0) {
     auto def = config->CliDefault("run", "component");
@@ -118,12 +119,12 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
 Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run a component or an AppDef spec file");
-  cmd->add_option("-s,--scheduler", opts->scheduler, "Scheduler to run on (default: [cli:run] scheduler, else local_cwd)");
+  cmd->add_option("-s,--scheduler", opts->scheduler, "Scheduler to run on (default: [cli:run] scheduler, else " + plugins::DefaultSchedulerName() + ")");
   cmd->add_option("--cfg,--scheduler_args", opts->cfg, "Scheduler options: k1=v1,k2=v2 (TorchX spelling -cfg accepted)");
   cmd->add_flag("--dryrun", opts->dryrun, "Print what would be submitted and exit");
   cmd->add_option("--workspace", opts->workspace,
-                  "A local directory to build into the app first (local_docker: an image with the directory "
-                  "copied in, from Dockerfile.torchx if present)");
+                  "A local directory to build into the app first, on a scheduler with workspaces (a container "
+                  "back-end: an image with the directory copied in, from Dockerfile.torchx if present)");
   cmd->add_option("--parent_run_id", opts->parent_run_id,
                   "Tracker run this job belongs to: sets TORCHX_PARENT_RUN_ID in every role ($TORCHX_PARENT_RUN_ID wins)");
   cmd->add_flag("--wait", opts->wait, "Wait for the app to finish; exit 0 only if it succeeded");

@@ -40,7 +40,7 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
       ->capture_default_str();
   cmd.add_option("--port", o->port, "Port to listen on (0: any free port)")->capture_default_str();
   cmd.add_option("-s,--scheduler", o->schedulers,
-                  "Also list this scheduler's apps (local_cwd and those configured in .torchxconfig always)");
+                  "Also list this scheduler's apps (the default scheduler's and those configured in .torchxconfig always)");
   cmd.add_option("--token_file", o->token_file, "Where the API token is kept (default: ~/.config/torchx/ui-token)");
   cmd.add_flag("--token_required", o->token_required,
                 "Require the token on every request on loopback too (a shared machine's users all reach it)");

@@ -33,6 +33,14 @@ Result<int> CountNvidiaGpus() {
 
 }  // namespace
 
+std::string DefaultSchedulerName() {
+  static const std::string kName = [] {
+    std::vector<BuiltinBackend> backends = BuiltinBackends();
+    return backends.empty() || backends.front().schedulers.empty() ? std::string() : backends.front().schedulers.front();
+  }();
+  return kName;
+}
+
 void RegisterBuiltins(PluginRegistry& registry) {
   for (const BuiltinBackend& backend : BuiltinBackends()) {
     if (!backend.linked) {

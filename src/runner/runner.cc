@@ -226,7 +226,7 @@ Result<std::optional<specs::AppStatus>> Runner::Status(const std::string& handle
 Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, std::chrono::milliseconds interval,
                                                      std::optional<std::chrono::milliseconds> timeout) {
   auto deadline = timeout ? std::optional(clock_->Now() + *timeout) : std::nullopt;
-  // An engine that cannot be reached for a while (slurmctld restarting, a container engine or an
+  // An engine that cannot be reached for a while (a batch controller restarting, a container engine or an
   // API server coming back) is waited out, polling no faster than every 5 s; one that stays
   // unreachable for longer than this is the caller's error.
   constexpr auto kOutageLimit = std::chrono::minutes(10);

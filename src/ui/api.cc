@@ -392,7 +392,7 @@ ApiResponse Api::SubmitApp(const std::string& body) const {
                                                 Join({kFields.begin(), kFields.end()})));
     }
   }
-  std::string scheduler = options_.schedulers.empty() ? "local_cwd" : options_.schedulers.front();
+  std::string scheduler = options_.schedulers.empty() ? plugins::DefaultSchedulerName() : options_.schedulers.front();
   if (req.contains("scheduler")) {
     if (!req["scheduler"].is_string()) return ErrorResponse(InvalidArgumentError("field `scheduler` must be a string"));
     scheduler = req["scheduler"].get<std::string>();
@@ -512,7 +512,8 @@ Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& kn
   auto add = [&out](const std::string& name) {
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   };
-  if (std::find(known.begin(), known.end(), "local_cwd") != known.end()) add("local_cwd");
+  const std::string default_scheduler = plugins::DefaultSchedulerName();
+  if (std::find(known.begin(), known.end(), default_scheduler) != known.end()) add(default_scheduler);
   for (const std::string& section : config.SectionNames()) {
     if (std::find(known.begin(), known.end(), section) != known.end()) add(section);
   }

@@ -29,7 +29,7 @@ struct ApiResponse {
 };
 
 struct ApiOptions {
-  /// The schedulers the apps page lists, in order (local_cwd first).
+  /// The schedulers the apps page lists, in order (the default scheduler first).
   std::vector<std::string> schedulers;
   runner::RunnerOptions runner_options;
   /// `.torchxconfig` for scheduler option defaults of submitted apps.

@@ -164,7 +164,7 @@ namespace {
 // followed log has nothing to read, the pump checks every kStreamPoll whether its client went
 // away or its app ended, instead of blocking in the back-end's wait: a client that goes away
 // frees its worker, its stream slot and its reader within that time. A back-end that cannot say
-// whether a read would block (slurm's files) is read directly, and ends with its app.
+// whether a read would block (files on a shared file system) is read directly, and ends with its app.
 class LogPump {
  public:
   static constexpr size_t kMaxBuffered = 4 << 20;
@@ -336,7 +336,7 @@ void Server::Impl::ServeAppEvents(httplib::Response& res, const std::string& han
           state->last_write = std::chrono::steady_clock::now();
         }
         if (stopping.load() || !sink.is_writable()) return false;
-        // Woken by the scheduler where it can notify (local_cwd: its store changed), else after
+        // Woken by the scheduler where it can notify (a local store changed), else after
         // the poll interval.
         state->runner->WaitForUpdate(handle, 1000ms);
         return !stopping.load() && sink.is_writable();

@@ -3,7 +3,7 @@
 // options. `torchx pipeline run` validates every step and dry-runs it before anything is
 // submitted, then starts the pipeline:
 //   - every step on one scheduler that sequences jobs itself (Capability::kNativeDependencies,
-//     e.g. Slurm's `--dependency=afterok`): the whole DAG is submitted at once, each job made to
+//     e.g. `--dependency=afterok` on a batch system): the whole DAG is submitted at once, each job made to
 //     wait for its dependencies by the scheduler, which cancels the dependents of a failed job;
 //   - otherwise: a detached driver (torchx-pipeline-driver) submits each step when its
 //     dependencies have succeeded, so the terminal may close.
@@ -58,7 +58,7 @@ Result<PipelineSpec> LoadPipelineFile(const std::string& path);
 /// What a run takes from the edge besides the file.
 struct RunRequest {
   PipelineSpec spec;
-  std::string scheduler;  ///< `-s`: overrides the file's default scheduler (empty: the file's, else local_cwd)
+  std::string scheduler;  ///< `-s`: overrides the file's default scheduler (empty: the file's, else the build's default)
   std::string cfg;        ///< `-cfg k=v,...`: options for the steps on the default scheduler
   std::string name;       ///< overrides the file's name
 };

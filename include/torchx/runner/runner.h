@@ -71,7 +71,7 @@ class Runner {
                                         const specs::Cfg& cfg = {}, const std::string& workspace = {});
   /// The back-end's own request for `app` as given, `cfg` resolved against its options: no app
   /// validation and no injected env (the caller ran TorchX's template: Python scheduler classes
-  /// that present a core back-end's request as TorchX's objects, e.g. slurm_scheduler).
+  /// that present a core back-end's request as TorchX's objects).
   Result<schedulers::DryRunInfo> BackendDryRun(const std::string& scheduler, const specs::AppDef& app,
                                                const specs::Cfg& cfg);
   /// Submits a dry-run result; returns the app handle.
@@ -96,7 +96,7 @@ class Runner {
   /// nullopt when the app is unknown to its scheduler. kInvalidArgument for a malformed handle.
   Result<std::optional<specs::AppStatus>> Status(const std::string& handle);
   /// Waits until terminal (or `timeout`, then kDeadlineExceeded): woken by the scheduler where it
-  /// can notify (local_cwd: at once), else re-checking every `interval` (slept on the clock).
+  /// can notify (a local store: at once), else re-checking every `interval` (slept on the clock).
   /// nullopt if the app disappears.
   Result<std::optional<specs::AppStatus>> Wait(const std::string& handle,
                                                std::chrono::milliseconds interval = std::chrono::milliseconds(200),
@@ -118,7 +118,7 @@ class Runner {
   /// scheduler has no logs, or cannot follow them and `options.follow` is set.
   Result<std::unique_ptr<schedulers::LogIterator>> LogLines(const std::string& handle,
                                                             const schedulers::LogOptions& options);
-  /// Every attempt of every replica where the scheduler keeps a history (local_cwd), else empty.
+  /// Every attempt of every replica where the scheduler keeps a history (attempt_history), else empty.
   /// kNotFound for an unknown app.
   Result<std::vector<schedulers::ReplicaAttempt>> Attempts(const std::string& handle);
   /// Apps the scheduler knows, with handles filled in. kUnimplemented for a scheduler that cannot
