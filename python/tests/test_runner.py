@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -293,3 +294,20 @@ def test_extra_paths_given_to_get_runner_reach_the_replicas(tmp_path, monkeypatc
     with get_runner() as runner:  # without it the program is not found
         handle = runner.run_component("utils.sh", ["torchx-test-only-tool", "x"], "local_cwd")
         assert runner.wait(handle, wait_interval=0.1).state == specs.AppState.FAILED
+
+
+@pytest.mark.parametrize("scheduler,payload,field", [
+    ("local_docker", "{not json", "local_docker request: not a JSON object"),
+    ("local_docker", '{"app_id": "a", "containers": [{"name": "n", "config": {}}]}', "containers[0].config.Image"),
+    ("kubernetes", '{"namespace": "default", "job": {"metadata": {}}}', "job.metadata.name"),
+    ("slurm", '{"cmd": ["sbatch"], "replicas": "x"}', "replicas"),
+])
+def test_an_edited_request_is_a_value_error_naming_the_field(scheduler, payload, field):
+    # A Python scheduler class hands back the request it showed (and its caller may have edited):
+    # a malformed one is refused before anything reaches the engine.
+    from torchx._core import core
+    from torchx.specs.api import app_to_core
+
+    runner = core().Runner("torchx", None)
+    with pytest.raises(ValueError, match=re.escape(field)):
+        runner.schedule_request(scheduler, app_to_core(sh_app("true")), "app-1", payload)

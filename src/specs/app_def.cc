@@ -27,11 +27,6 @@ Result<RetryPolicy> ParseRetryPolicy(std::string_view s) {
       "retry_policy: invalid value '{}', must be one of [REPLICA, ROLE, APPLICATION]", s));
 }
 
-std::string_view MountTypeName(const Mount& m) {
-  static constexpr std::string_view kNames[] = {"bind", "volume", "device"};
-  return kNames[m.index()];
-}
-
 namespace {
 
 // App and role names become directory names (logs), process titles, container and pod names.

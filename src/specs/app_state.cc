@@ -163,7 +163,6 @@ bool IsTerminal(AppState s) {
   return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kCancelled;
 }
 
-bool IsStarted(AppState s) { return IsTerminal(s) || s == AppState::kRunning; }
 
 std::string FormatAppStatus(const AppStatus& status, const std::vector<std::string>& filter_roles) {
   std::string roles;

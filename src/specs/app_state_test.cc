@@ -22,7 +22,6 @@ TEST(AppState, NamesNumbersAndSets) {
     EXPECT_THAT(ParseAppState(AppStateName(s)), IsOkAndHolds(s));
     bool terminal = s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kCancelled;
     EXPECT_EQ(IsTerminal(s), terminal) << i;
-    EXPECT_EQ(IsStarted(s), terminal || s == AppState::kRunning) << i;
   }
   EXPECT_THAT(ParseAppState("DONE"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("must be one of [UNSUBMITTED")));

@@ -68,9 +68,6 @@ struct DeviceMount {
 };
 using Mount = std::variant<BindMount, VolumeMount, DeviceMount>;
 
-/// "bind" / "volume" / "device".
-std::string_view MountTypeName(const Mount& m);
-
 /// Parses the `--mounts` token list (the CLI's comma-split
 /// `type=bind,src=/a,dst=/b,readonly,type=device,src=/dev/fuse`) into mounts.
 /// Keys and aliases: type; src|source; dst|destination|target; readonly|read_only; perm.

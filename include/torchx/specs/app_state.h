@@ -30,8 +30,6 @@ std::string_view AppStateName(AppState s);
 Result<AppState> ParseAppState(std::string_view name);
 /// SUCCEEDED, FAILED, CANCELLED.
 bool IsTerminal(AppState s);
-/// Terminal or RUNNING.
-bool IsStarted(AppState s);
 
 struct ReplicaStatus {
   int id = 0;  ///< node index within the role (not the rank)

@@ -76,7 +76,6 @@ class Supervisor {
       return 1;
     }
     (void)(state_.SetSupervisor(app_.app_id, getpid(), ProcessIdentity(getpid())));
-    std::error_code ec;
     for (const auto& [role, _] : plan_.roles) (void)internal::CreatePrivateDirs((fs::path(plan_.app_dir) / role).string());
     // A cancel that arrived before the pid above was recorded could not signal us; it left a
     // flag. Reading it after recording the pid closes that window: one side sees the other.
@@ -362,7 +361,6 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
   }
   // From here on the supervisor's own diagnostics go to <app_dir>/supervisor.log; it must not
   // hold the launcher's stdout open (a caller reading `$(torchx run ...)` would never see EOF).
-  std::error_code ec;
   (void)internal::CreatePrivateDirs(plan->app_dir);
   int log = ::open((fs::path(plan->app_dir) / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log >= 0) {
