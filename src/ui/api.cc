@@ -456,6 +456,12 @@ ApiResponse Api::ListSchedulers() const {
       entry["runopts"] = json::array();
       entry["error"] = opts.error().message();
     }
+    // What the pages offer for its apps (delete, follow) and whether it takes a run at all.
+    json caps = json::array();
+    if (auto have = runner->SchedulerCapabilities(name)) {
+      for (schedulers::Capability c : have->List()) caps.push_back(std::string(schedulers::CapabilityName(c)));
+    }
+    entry["capabilities"] = std::move(caps);
     out.push_back(std::move(entry));
   }
   return Ok({{"schedulers", std::move(out)}});

@@ -296,7 +296,11 @@ TEST_F(ApiTest, ComponentsAndSchedulersDescribeThemselves) {
   json scheds = Body(api_->ListSchedulers());
   bool mem_listed = false;
   for (const json& s : scheds["schedulers"]) {
-    if (s["name"] == "mem") mem_listed = s["listed"] && s["runopts"][0]["name"] == "queue";
+    if (s["name"] == "mem") {
+      mem_listed = s["listed"] && s["runopts"][0]["name"] == "queue";
+      // What the pages offer comes from the back-end's capabilities.
+      EXPECT_EQ(s["capabilities"], json::array({"logs", "follow_logs", "list", "delete"}));
+    }
   }
   EXPECT_TRUE(mem_listed);
 }

@@ -252,13 +252,19 @@ async function appPage(main, handle) {
     if (!confirm("Delete " + handle + " and its logs?")) return;
     try { await api("DELETE", appPath(handle)); location.hash = "#/"; } catch (e) { notice.replaceChildren(banner(e.message)); }
   } }, "Delete");
+  // Delete only where the app's scheduler can (its capabilities, from the schedulers' listing).
+  let canDelete = true;
+  try {
+    const sched = (await api("GET", "/api/v1/schedulers")).schedulers.find((x) => handle.startsWith(x.name + "://"));
+    if (sched && sched.capabilities) canDelete = sched.capabilities.includes("delete");
+  } catch (e) { /* the listing is a nicety: keep the button */ }
   const render = (d) => {
     const s = d.status;
     const terminal = /SUCCEEDED|FAILED|CANCELLED/.test(s.state);
     cancelBtn.disabled = terminal;
     deleteBtn.disabled = !terminal;
     head.replaceChildren(el("h1", {}, (d.appdef && d.appdef.name) || d.app_id), stateBadge(s.state),
-      el("span", { class: "actions" }, cancelBtn, deleteBtn));
+      el("span", { class: "actions" }, cancelBtn, ...(canDelete ? [deleteBtn] : [])));
     summary.replaceChildren(el("dl", { class: "kv" },
       el("dt", {}, "handle"), el("dd", { class: "mono" }, d.app_handle),
       el("dt", {}, "scheduler"), el("dd", {}, d.scheduler),
@@ -297,7 +303,9 @@ async function runPage(main, params) {
   const [comps, scheds] = await Promise.all([api("GET", "/api/v1/components"), api("GET", "/api/v1/schedulers")]);
   const compIn = el("input", { type: "text", id: "component", list: "component-list", value: q.get("component") || "utils.echo" });
   const compList = el("datalist", { id: "component-list" }, comps.components.map((c) => el("option", { value: c.name }, c.summary)));
-  const schedSel = el("select", { id: "scheduler" }, scheds.schedulers.filter((s) => !s.error).map((s) => el("option", { value: s.name }, s.name)));
+  // A composite scheduler (pipelines) takes no app of its own: `torchx pipeline run` starts those.
+  const runnable = scheds.schedulers.filter((s) => !s.error && !(s.capabilities || []).includes("composite"));
+  const schedSel = el("select", { id: "scheduler" }, runnable.map((s) => el("option", { value: s.name }, s.name)));
   const form = el("div", { class: "form-grid", id: "params" });
   const cfgForm = el("div", { class: "form-grid", id: "cfg" });
   const result = el("div", { id: "result" });
