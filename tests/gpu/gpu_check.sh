@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The checks that need a real NVIDIA GPU, run by hand on a machine that has one (CI has none):
+#   tests/gpu/gpu_check.sh DIR   DIR holds the built torchx, torchx-supervisor, torchx-device-probe
+# What it proves, each against the real driver, CUDA and NCCL:
+#   1. the CUDA device plugin counts the GPUs nvidia-smi lists (PJRT_DEVICE=CUDA dist.ddp -j 1xauto);
+#   2. torchx-device-probe reads a real CUDA PJRT plugin (jax's, when jax is installed);
+#   3. local_cwd with auto_set_cuda_visible_devices gives each replica its own GPUs, and a DDP
+#      job with the NCCL backend runs through the launcher on them;
+#   4. asking for more GPUs than the host has is refused before anything starts.
+# Prints one "ok:" line per check and exits non-zero at the first failure.
+set -uo pipefail
+bin=$(cd "${1:?usage: gpu_check.sh DIR}" && pwd)
+T=$bin/torchx
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TORCHX_STATE_DIR=$work/state
+cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+gpus=$(nvidia-smi -L | grep -c '^GPU ')
+[[ $gpus -ge 1 ]] || fail "nvidia-smi lists no GPU"
+echo "ok: nvidia-smi lists $gpus GPU(s): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+
+dry=$(PJRT_DEVICE=CUDA "$T" run --dryrun dist.ddp -j 1xauto --script t.py 2>&1) || fail "dryrun: $dry"
+grep -q -- "--nproc_per_node $gpus" <<<"$dry" || fail "1xauto did not size to $gpus GPUs: $dry"
+echo "ok: dist.ddp -j 1xauto -> --nproc_per_node $gpus"
+
+plugin=$(python3 -c 'import glob, jax_plugins.xla_cuda13 as m; print(glob.glob(m.__path__[0] + "/*.so")[0])' 2>/dev/null)
+if [[ -n "$plugin" ]]; then
+  probe=$("$bin/torchx-device-probe" "$plugin" 2>probe.err) || fail "probe of $plugin: $probe $(cat probe.err)"
+  python3 - "$probe" "$gpus" <<'PY' || fail "probe: $probe"
+import json, sys
+p = json.loads(sys.argv[1]); n = int(sys.argv[2])
+assert p["ok"] and p["platform"] in ("cuda", "gpu"), p
+assert p["devices"] == n, p
+PY
+  echo "ok: torchx-device-probe reads $plugin: $probe"
+else
+  echo "skip: no CUDA PJRT plugin (jax_plugins.xla_cuda13) installed"
+fi
+
+cat > ddp_nccl.py <<'PY'
+import os, torch, torch.distributed as dist
+dist.init_process_group("nccl")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+t = torch.ones(1024, 1024, device="cuda") * (rank + 1)
+dist.all_reduce(t)
+expect = world * (world + 1) / 2
+assert float(t[0, 0]) == expect, (float(t[0, 0]), expect)
+print(f"nccl rank={rank} world={world} cvd={os.environ.get('CUDA_VISIBLE_DEVICES')} "
+      f"devices={torch.cuda.device_count()} name={torch.cuda.get_device_name()} sum={float(t[0, 0])}")
+dist.destroy_process_group()
+PY
+out=$("$T" run --wait --log -s local_cwd -cfg auto_set_cuda_visible_devices=True \
+      dist.torchrun -j "1x$gpus" --gpu "$gpus" --script ddp_nccl.py 2>&1)
+rc=$?
+echo "$out" | tail -n 20
+[[ $rc -eq 0 ]] || fail "DDP over NCCL exited $rc"
+[[ $(grep -c "nccl rank=" <<<"$out") -eq $gpus ]] || fail "expected $gpus ranks to report"
+all=$(seq -s, 0 $((gpus - 1)))
+grep -q "cvd=$all devices=$gpus" <<<"$out" || fail "replica did not get CUDA_VISIBLE_DEVICES=$all"
+echo "ok: DDP over NCCL on $gpus GPU(s) through local_cwd, CUDA_VISIBLE_DEVICES=$all"
+
+out=$("$T" run --wait -s local_cwd -cfg auto_set_cuda_visible_devices=True \
+      utils.sh --num_replicas 1 true 2>&1) || fail "a CPU-only role failed: $out"
+over=$("$T" run -s local_cwd -cfg auto_set_cuda_visible_devices=True \
+       dist.torchrun -j 2x1 --gpu "$gpus" --script ddp_nccl.py 2>&1)
+rc=$?
+[[ $rc -ne 0 ]] || fail "asking for $((2 * gpus)) GPUs on a $gpus-GPU host was accepted"
+grep -q "auto_set_cuda_visible_devices" <<<"$over" || fail "refusal does not name the option: $over"
+echo "ok: $((2 * gpus)) GPUs on a $gpus-GPU host refused: $over"
+echo "gpu_check: all checks passed"
