@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
     a.app_id = "bench-" + std::to_string(i);
     a.session = "torchx";
     a.name = "bench";
-    a.appdef_json = R"({"name":"bench","roles":[{"name":"r","entrypoint":"true","num_replicas":2,"resource":{"cpu":1,"gpu":0,"memMB":1}}]})";
+    a.appdef_json =
+        R"({"name":"bench","roles":[{"name":"r","entrypoint":"true","num_replicas":2,"resource":{"cpu":1,"gpu":0,"memMB":1}}]})";
     a.plan_json = "{}";
     a.app_dir = std::string(argv[1]) + "/logs/torchx/" + a.app_id;
     a.state = torchx::specs::AppState::kSucceeded;

@@ -36,7 +36,7 @@ Handler AddDeleteCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     if (Status s = runner.Delete(*handle); !s.ok()) {
       ReportError(s);
       return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kFailedPrecondition ? kExitFailure
-                                                                                                : ExitCodeFor(s);
+                                                                                              : ExitCodeFor(s);
     }
     return kExitOk;
   };

@@ -27,7 +27,9 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     if (o->json) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& a : *apps) {
-        arr.push_back({{"app_handle", a.app_handle}, {"app_id", a.app_id}, {"name", a.name},
+        arr.push_back({{"app_handle", a.app_handle},
+                       {"app_id", a.app_id},
+                       {"name", a.name},
                        {"state", std::string(specs::AppStateName(a.state))}});
       }
       std::puts(arr.dump(2).c_str());

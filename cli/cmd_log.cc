@@ -17,16 +17,16 @@ namespace {
 
 struct Target {
   std::string handle;
-  std::string role;          // empty: every role
-  std::vector<int> replicas; // empty: every replica of the role
+  std::string role;           // empty: every role
+  std::vector<int> replicas;  // empty: every replica of the role
 };
 
 Result<Target> ParseTarget(const std::string& id) {
   static const std::regex re(R"(^(\w+)://([^/]*)/([^/]+)(/([^/]+)(/([0-9]+(,[0-9]+)*))?)?/?$)");
   std::smatch m;
   if (!std::regex_match(id, m, re)) {
-    return InvalidArgumentError(fmt::format(
-        "log: `{}` is not of the form SCHEDULER://[SESSION]/APP_ID[/ROLE[/REPLICA_IDS,...]]", id));
+    return InvalidArgumentError(
+        fmt::format("log: `{}` is not of the form SCHEDULER://[SESSION]/APP_ID[/ROLE[/REPLICA_IDS,...]]", id));
   }
   Target t;
   t.handle = specs::MakeAppHandle(m[1].str(), m[2].str(), m[3].str());

@@ -8,9 +8,9 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "wait_display.h"
-#include "torchx/pipelines/pipeline.h"
 
 namespace torchx::cli {
 namespace {

@@ -17,7 +17,8 @@ Handler AddPluginsCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   auto type = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("plugins", "Show the plugins found, where from, and what failed to load");
   cmd->add_flag("--json", *json, "Print the report as JSON");
-  cmd->add_option("--type", *type, "Only list plugins of this type (scheduler, tracker, named_resource, component, device)");
+  cmd->add_option("--type", *type,
+                  "Only list plugins of this type (scheduler, tracker, named_resource, component, device)");
   return [json, type, &registry] {
     if (!type->empty()) {
       auto t = plugins::ParsePluginType(*type);

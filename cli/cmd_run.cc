@@ -15,8 +15,8 @@
 #include "exit_codes.h"
 #include "log_stream.h"
 #include "torchx/plugins/registry.h"
-#include "wait_display.h"
 #include "torchx/specs/serialize.h"
+#include "wait_display.h"
 
 namespace torchx::cli {
 namespace {
@@ -49,7 +49,8 @@ bool WantsHelp(const std::vector<std::string>& args) {
 int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   auto config = LoadConfig();
   if (!config) return ReportError(config.error());
-  if (opts.scheduler.empty()) opts.scheduler = config->CliDefault("run", "scheduler").value_or(plugins::DefaultSchedulerName());
+  if (opts.scheduler.empty())
+    opts.scheduler = config->CliDefault("run", "scheduler").value_or(plugins::DefaultSchedulerName());
   // `[cli:run] component` supplies the component when the first argument is an option.
   if (opts.rest.empty() || opts.rest[0].rfind("-", 0) == 0) {
     auto def = config->CliDefault("run", "component");
@@ -108,7 +109,8 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
   if (opts.log) {
-    std::fprintf(stderr, "torchx: %s %s\n", handle->c_str(), std::string(specs::AppStateName((*status)->state)).c_str());
+    std::fprintf(stderr, "torchx: %s %s\n", handle->c_str(),
+                 std::string(specs::AppStateName((*status)->state)).c_str());
   }
   if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());
   return (*status)->state == specs::AppState::kSucceeded ? kExitOk : kExitFailure;
@@ -119,14 +121,17 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
 Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run a component or an AppDef spec file");
-  cmd->add_option("-s,--scheduler", opts->scheduler, "Scheduler to run on (default: [cli:run] scheduler, else " + plugins::DefaultSchedulerName() + ")");
-  cmd->add_option("--cfg,--scheduler_args", opts->cfg, "Scheduler options: k1=v1,k2=v2 (TorchX spelling -cfg accepted)");
+  cmd->add_option("-s,--scheduler", opts->scheduler,
+                  "Scheduler to run on (default: [cli:run] scheduler, else " + plugins::DefaultSchedulerName() + ")");
+  cmd->add_option("--cfg,--scheduler_args", opts->cfg,
+                  "Scheduler options: k1=v1,k2=v2 (TorchX spelling -cfg accepted)");
   cmd->add_flag("--dryrun", opts->dryrun, "Print what would be submitted and exit");
   cmd->add_option("--workspace", opts->workspace,
                   "A local directory to build into the app first, on a scheduler with workspaces (a container "
                   "back-end: an image with the directory copied in, from Dockerfile.torchx if present)");
-  cmd->add_option("--parent_run_id", opts->parent_run_id,
-                  "Tracker run this job belongs to: sets TORCHX_PARENT_RUN_ID in every role ($TORCHX_PARENT_RUN_ID wins)");
+  cmd->add_option(
+      "--parent_run_id", opts->parent_run_id,
+      "Tracker run this job belongs to: sets TORCHX_PARENT_RUN_ID in every role ($TORCHX_PARENT_RUN_ID wins)");
   cmd->add_flag("--wait", opts->wait, "Wait for the app to finish; exit 0 only if it succeeded");
   cmd->add_flag("--log", opts->log, "Stream the app's logs until it finishes (implies --wait)");
   cmd->add_flag("--tee_logs", opts->tee_logs, "TorchX's flag: stream logs prefixed with the replica (same as --log)");

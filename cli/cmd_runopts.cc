@@ -23,8 +23,8 @@ Handler AddRunoptsCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_flag("--json", o->json, "Print JSON");
   return [o, &registry] {
     runner::Runner runner(registry);
-    std::vector<std::string> names = o->scheduler.empty() ? runner.SchedulerBackends()
-                                                          : std::vector<std::string>{o->scheduler};
+    std::vector<std::string> names =
+        o->scheduler.empty() ? runner.SchedulerBackends() : std::vector<std::string>{o->scheduler};
     nlohmann::json all = nlohmann::json::object();
     for (const std::string& name : names) {
       auto opts = runner.SchedulerRunOpts(name);
@@ -32,8 +32,10 @@ Handler AddRunoptsCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       if (o->json) {
         nlohmann::json j = nlohmann::json::object();
         for (const auto& [key, opt] : opts->options()) {
-          j[key] = {{"type", std::string(specs::CfgTypeName(opt.type))}, {"required", opt.is_required},
-                    {"default", specs::CfgValToString(opt.default_value)}, {"help", opt.help}};
+          j[key] = {{"type", std::string(specs::CfgTypeName(opt.type))},
+                    {"required", opt.is_required},
+                    {"default", specs::CfgValToString(opt.default_value)},
+                    {"help", opt.help}};
         }
         all[name] = j;
       } else {
@@ -55,7 +57,8 @@ Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("configure", "Write a .torchxconfig with the schedulers' options");
-  cmd->add_option("-s,--schedulers", o->schedulers, "Schedulers to include (comma-separated; default all)")->delimiter(',');
+  cmd->add_option("-s,--schedulers", o->schedulers, "Schedulers to include (comma-separated; default all)")
+      ->delimiter(',');
   cmd->add_flag("--print", o->print, "Print instead of writing ./.torchxconfig");
   cmd->add_flag("-a,--all", o->all, "Include optional options with their defaults");
   return [o, &registry] {

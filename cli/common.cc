@@ -31,8 +31,7 @@ std::optional<std::string> Env(const std::string& name) {
   return std::string(v);
 }
 
-std::vector<std::pair<std::string, std::optional<std::string>>> ConfiguredTrackers(
-    const config::TorchxConfig& config) {
+std::vector<std::pair<std::string, std::optional<std::string>>> ConfiguredTrackers(const config::TorchxConfig& config) {
   std::vector<std::pair<std::string, std::optional<std::string>>> out;
   std::optional<std::string> names_env = Env("TORCHX_TRACKERS");
   if (names_env) {
@@ -42,7 +41,8 @@ std::vector<std::pair<std::string, std::optional<std::string>>> ConfiguredTracke
       if (!name.empty() && !seen) out.emplace_back(name, std::nullopt);
     }
   } else {
-    for (const config::ConfigEntry* entry : config.Section("torchx:tracker")) out.emplace_back(entry->key, std::nullopt);
+    for (const config::ConfigEntry* entry : config.Section("torchx:tracker"))
+      out.emplace_back(entry->key, std::nullopt);
   }
   // Each tracker's config: $TORCHX_TRACKER_<NAME>_CONFIG, else `[tracker:<name>] config`, whichever
   // way the names came.

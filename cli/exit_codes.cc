@@ -6,11 +6,14 @@ namespace torchx::cli {
 
 int ExitCodeFor(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kOk:
+      return kExitOk;
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:
-    case StatusCode::kAlreadyExists: return kExitUsage;
-    default: return kExitFailure;
+    case StatusCode::kAlreadyExists:
+      return kExitUsage;
+    default:
+      return kExitFailure;
   }
 }
 

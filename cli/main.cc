@@ -1,6 +1,6 @@
 // torchx: PyTorch's universal job launcher. This file only wires subcommands and exit codes.
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <string>
@@ -11,9 +11,9 @@
 
 #include "commands.h"
 #include "exit_codes.h"
-#include "torchx/version.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
+#include "torchx/version.h"
 
 namespace {
 
@@ -28,8 +28,8 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
     if (*it == "--" || it->empty() || (*it)[0] != '-') break;
     if (*it == "-cfg") *it = "--cfg";
     if (it->rfind("-cfg=", 0) == 0) *it = "-" + *it;
-    bool takes_value = *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args" ||
-                       *it == "--workspace";
+    bool takes_value =
+        *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args" || *it == "--workspace";
     if (takes_value && it + 1 != args.end()) ++it;
   }
   return args;

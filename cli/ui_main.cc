@@ -39,11 +39,12 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
   cmd.add_option("--host", o->host, "Address to listen on (off loopback, every request needs the token)")
       ->capture_default_str();
   cmd.add_option("--port", o->port, "Port to listen on (0: any free port)")->capture_default_str();
-  cmd.add_option("-s,--scheduler", o->schedulers,
-                  "Also list this scheduler's apps (the default scheduler's and those configured in .torchxconfig always)");
+  cmd.add_option(
+      "-s,--scheduler", o->schedulers,
+      "Also list this scheduler's apps (the default scheduler's and those configured in .torchxconfig always)");
   cmd.add_option("--token_file", o->token_file, "Where the API token is kept (default: ~/.config/torchx/ui-token)");
   cmd.add_flag("--token_required", o->token_required,
-                "Require the token on every request on loopback too (a shared machine's users all reach it)");
+               "Require the token on every request on loopback too (a shared machine's users all reach it)");
   cmd.add_option("--allow_host", o->allow_hosts, "Another name the server is reached by on loopback");
   return [o, &registry] {
     auto config = LoadConfig();

@@ -16,8 +16,10 @@ namespace {
 std::string Colored(specs::AppState s, bool tty) {
   std::string name(specs::AppStateName(s));
   if (!tty) return name;
-  const char* color = s == specs::AppState::kSucceeded ? "32" : s == specs::AppState::kFailed ? "31"
-                      : s == specs::AppState::kRunning ? "36" : "33";
+  const char* color = s == specs::AppState::kSucceeded ? "32"
+                      : s == specs::AppState::kFailed  ? "31"
+                      : s == specs::AppState::kRunning ? "36"
+                                                       : "33";
   return fmt::format("\033[{}m{}\033[0m", color, name);
 }
 
@@ -50,7 +52,8 @@ Result<std::optional<specs::AppStatus>> WaitWithDisplay(runner::Runner& runner, 
       drawn = lines;
     } else {
       if (!last_app || *last_app != status->state) {
-        std::fprintf(stderr, "torchx: %s %s\n", handle.c_str(), std::string(specs::AppStateName(status->state)).c_str());
+        std::fprintf(stderr, "torchx: %s %s\n", handle.c_str(),
+                     std::string(specs::AppStateName(status->state)).c_str());
         last_app = status->state;
       }
       for (const auto& role : status->roles) {

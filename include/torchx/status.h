@@ -59,22 +59,12 @@ class [[nodiscard]] Status {
 };
 
 inline Status OkStatus() { return Status(); }
-inline Status InvalidArgumentError(std::string msg) {
-  return {StatusCode::kInvalidArgument, std::move(msg)};
-}
+inline Status InvalidArgumentError(std::string msg) { return {StatusCode::kInvalidArgument, std::move(msg)}; }
 inline Status NotFoundError(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
-inline Status AlreadyExistsError(std::string msg) {
-  return {StatusCode::kAlreadyExists, std::move(msg)};
-}
-inline Status FailedPreconditionError(std::string msg) {
-  return {StatusCode::kFailedPrecondition, std::move(msg)};
-}
-inline Status UnavailableError(std::string msg) {
-  return {StatusCode::kUnavailable, std::move(msg)};
-}
-inline Status UnimplementedError(std::string msg) {
-  return {StatusCode::kUnimplemented, std::move(msg)};
-}
+inline Status AlreadyExistsError(std::string msg) { return {StatusCode::kAlreadyExists, std::move(msg)}; }
+inline Status FailedPreconditionError(std::string msg) { return {StatusCode::kFailedPrecondition, std::move(msg)}; }
+inline Status UnavailableError(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
+inline Status UnimplementedError(std::string msg) { return {StatusCode::kUnimplemented, std::move(msg)}; }
 inline Status InternalError(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 
 template <typename T>
@@ -82,7 +72,7 @@ class [[nodiscard]] Result {
  public:
   using value_type = T;
 
-  Result(const T& value) : v_(value) {}  // NOLINT: implicit, like std::expected
+  Result(const T& value) : v_(value) {}        // NOLINT: implicit, like std::expected
   Result(T&& value) : v_(std::move(value)) {}  // NOLINT
   /// REQUIRES: !status.ok(). An OK status without a value is a programming error and becomes
   /// kInternal so that it is never mistaken for success.
@@ -127,10 +117,10 @@ class [[nodiscard]] Result {
 #define TORCHX_STATUS_CONCAT_(a, b) TORCHX_STATUS_CONCAT_INNER_(a, b)
 
 /// Returns the status from the enclosing function if `expr` (a Status) is not OK.
-#define TORCHX_RETURN_IF_ERROR(expr)                  \
-  do {                                                \
-    ::torchx::Status torchx_status_ = (expr);         \
-    if (!torchx_status_.ok()) return torchx_status_;  \
+#define TORCHX_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::torchx::Status torchx_status_ = (expr);        \
+    if (!torchx_status_.ok()) return torchx_status_; \
   } while (0)
 
 /// `TORCHX_ASSIGN_OR_RETURN(auto x, Foo());` declares x from a Result or returns its error.

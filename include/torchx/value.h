@@ -19,15 +19,15 @@ class Value {
   using Map = std::map<std::string, Value>;  // sorted: gives the canonical key order
 
   Value() = default;
-  Value(std::nullptr_t) {}                               // NOLINT
-  Value(bool b) : v_(b) {}                               // NOLINT
-  Value(int i) : v_(static_cast<std::int64_t>(i)) {}     // NOLINT
-  Value(std::int64_t i) : v_(i) {}                       // NOLINT
-  Value(double d) : v_(d) {}                             // NOLINT
-  Value(const char* s) : v_(std::string(s)) {}           // NOLINT
-  Value(std::string s) : v_(std::move(s)) {}             // NOLINT
-  Value(List l) : v_(std::move(l)) {}                    // NOLINT
-  Value(Map m) : v_(std::move(m)) {}                     // NOLINT
+  Value(std::nullptr_t) {}                            // NOLINT
+  Value(bool b) : v_(b) {}                            // NOLINT
+  Value(int i) : v_(static_cast<std::int64_t>(i)) {}  // NOLINT
+  Value(std::int64_t i) : v_(i) {}                    // NOLINT
+  Value(double d) : v_(d) {}                          // NOLINT
+  Value(const char* s) : v_(std::string(s)) {}        // NOLINT
+  Value(std::string s) : v_(std::move(s)) {}          // NOLINT
+  Value(List l) : v_(std::move(l)) {}                 // NOLINT
+  Value(Map m) : v_(std::move(m)) {}                  // NOLINT
 
   bool is_null() const { return std::holds_alternative<std::nullptr_t>(v_); }
   bool is_bool() const { return std::holds_alternative<bool>(v_); }

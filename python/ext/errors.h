@@ -15,10 +15,10 @@
 namespace torchx::python {
 
 enum class ErrorSite {
-  kGeneric,     ///< specs, runner calls
-  kAppHandle,   ///< parsing an app handle
-  kRunConfig,   ///< resolving a scheduler cfg
-  kComponent,   ///< finding or calling a component
+  kGeneric,    ///< specs, runner calls
+  kAppHandle,  ///< parsing an app handle
+  kRunConfig,  ///< resolving a scheduler cfg
+  kComponent,  ///< finding or calling a component
   kNamedResource,
 };
 

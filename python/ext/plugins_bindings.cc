@@ -88,21 +88,23 @@ void AddPythonEntries(PluginRegistry& registry, PluginType type, const py::objec
         return ResourceFromJson(*json);
       });
     } else if (type == PluginType::kScheduler) {
-      (void)registry.AddScheduler(name, source, [factory, name](const schedulers::SchedulerContext& context)
-                                                    -> Result<std::unique_ptr<schedulers::Scheduler>> {
-        const std::string& session = context.session_name;
-        py::object adapter;
-        auto opts_json = WithGil(fmt::format("scheduler {}", name), [&] {
-          py::object cls = py::module_::import("torchx.plugins._scheduler_adapter").attr("SchedulerAdapter");
-          adapter = cls((*factory)(session));
-          return adapter.attr("runopts_json")().cast<std::string>();
-        });
-        if (!opts_json) return opts_json.status();
-        TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(*opts_json));
-        auto channel = std::make_unique<PyChannel>(name, std::move(adapter));
-        return plugins::MakeJsonScheduler(name, session, std::move(opts), std::move(channel),
-                                          {schedulers::Capability::kList, schedulers::Capability::kLogs});
-      });
+      (void)registry.AddScheduler(
+          name, source,
+          [factory,
+           name](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+            const std::string& session = context.session_name;
+            py::object adapter;
+            auto opts_json = WithGil(fmt::format("scheduler {}", name), [&] {
+              py::object cls = py::module_::import("torchx.plugins._scheduler_adapter").attr("SchedulerAdapter");
+              adapter = cls((*factory)(session));
+              return adapter.attr("runopts_json")().cast<std::string>();
+            });
+            if (!opts_json) return opts_json.status();
+            TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(*opts_json));
+            auto channel = std::make_unique<PyChannel>(name, std::move(adapter));
+            return plugins::MakeJsonScheduler(name, session, std::move(opts), std::move(channel),
+                                              {schedulers::Capability::kList, schedulers::Capability::kLogs});
+          });
     } else {
       (void)registry.AddTracker(name, source, "");
     }
@@ -170,8 +172,7 @@ void BindPlugins(py::module_& m, PluginRegistry& registry) {
   });
   m.def("set_python_provider", [&registry](py::object provider) {
     auto* held = new py::object(std::move(provider));  // lives as long as the registry
-    registry.AddProvider(
-        "python", [held](PluginType t, PluginRegistry& r) { AddPythonEntries(r, t, *held); });
+    registry.AddProvider("python", [held](PluginType t, PluginRegistry& r) { AddPythonEntries(r, t, *held); });
   });
 }
 

@@ -70,8 +70,8 @@ runner::RunnerOptions MakeOptions(const std::string& session_name, const py::obj
 specs::AppDef ComponentApp(Runner& r, const std::string& component, const py::object& args) {
   Result<specs::AppDef> app = [&]() -> Result<specs::AppDef> {
     if (py::isinstance<py::str>(args)) return r.ComponentAppDefFromJson(component, args.cast<std::string>());
-    return r.ComponentAppDef(component, args.is_none() ? std::vector<std::string>{}
-                                                       : args.cast<std::vector<std::string>>());
+    return r.ComponentAppDef(component,
+                             args.is_none() ? std::vector<std::string>{} : args.cast<std::vector<std::string>>());
   }();
   return ValueOrThrow(std::move(app), ErrorSite::kComponent);
 }
@@ -103,7 +103,8 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
     return ValueOrThrow(components::FindComponent(registry.components(), name), ErrorSite::kComponent);
   };
   m.def("component_names", [&registry] { return registry.Names(plugins::PluginType::kComponent); });
-  m.def("component_spec", [find](const std::string& name) { return components::ComponentSpecToJson(find(name)->spec()); });
+  m.def("component_spec",
+        [find](const std::string& name) { return components::ComponentSpecToJson(find(name)->spec()); });
   m.def("component_help", [find](const std::string& name) { return components::ComponentHelp(find(name)->spec()); });
   m.def(
       "build_component",
@@ -187,11 +188,12 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
             return DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg, workspace);
           },
           py::arg("app_json"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
-      .def("component_app",
-           [](Runner& r, const std::string& component, const py::object& args) {
-             return specs::AppDefToJson(ComponentApp(r, component, args), -1);
-           },
-           "AppDef JSON of a component; args: list of CLI strings, or a JSON object string.")
+      .def(
+          "component_app",
+          [](Runner& r, const std::string& component, const py::object& args) {
+            return specs::AppDefToJson(ComponentApp(r, component, args), -1);
+          },
+          "AppDef JSON of a component; args: list of CLI strings, or a JSON object string.")
       .def(
           "dryrun_component",
           [](Runner& r, const std::string& component, const py::object& args, const std::string& scheduler,

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
-#include "torchx/config/torchx_config.h"
-#include "specs/error_message.h"
 #include "convert.h"
 #include "errors.h"
+#include "specs/error_message.h"
+#include "torchx/config/torchx_config.h"
 #include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_id.h"
@@ -41,23 +41,20 @@ specs::RunOpts SchedulerRunOpts(plugins::PluginRegistry& registry, const std::st
 }  // namespace
 
 void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
-  m.def("appdef_normalize", [](const std::string& json) { return specs::AppDefToJson(AppFromJson(json), -1); },
-        "Reads an AppDef JSON (strictly typed) and writes it back in canonical form.");
   m.def(
-      "appdef_validate",
-      [](const std::string& json) {
-        ThrowIfError(specs::ValidateAppDef(AppFromJson(json)));
-      },
+      "appdef_normalize", [](const std::string& json) { return specs::AppDefToJson(AppFromJson(json), -1); },
+      "Reads an AppDef JSON (strictly typed) and writes it back in canonical form.");
+  m.def(
+      "appdef_validate", [](const std::string& json) { ThrowIfError(specs::ValidateAppDef(AppFromJson(json))); },
       "ValueError naming the field if the AppDef cannot be submitted.");
   m.def("appdef_to_yaml", [](const std::string& json) { return specs::AppDefToYaml(AppFromJson(json)); });
-  m.def("appdef_from_yaml", [](const std::string& yaml) {
-    return specs::AppDefToJson(ValueOrThrow(specs::AppDefFromYaml(yaml)), -1);
-  });
+  m.def("appdef_from_yaml",
+        [](const std::string& yaml) { return specs::AppDefToJson(ValueOrThrow(specs::AppDefFromYaml(yaml)), -1); });
 
   m.def(
       "macros_substitute",
-      [](const std::string& text, const std::string& img_root, const std::string& app_id,
-         const std::string& replica_id, const std::string& rank0_env) {
+      [](const std::string& text, const std::string& img_root, const std::string& app_id, const std::string& replica_id,
+         const std::string& rank0_env) {
         specs::macros::Values v{img_root, app_id, replica_id, rank0_env};
         return v.Substitute(text);
       },
@@ -80,10 +77,12 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
     auto p = ValueOrThrow(specs::ParseAppHandle(handle), ErrorSite::kAppHandle);
     return py::make_tuple(p.scheduler_backend, p.session_name, p.app_id);
   });
-  m.def("make_unique", [](const std::string& name, size_t n) { return specs::MakeUnique(name, n); },
-        py::arg("name"), py::arg("size") = 0);
-  m.def("encode_random_id", [](std::uint64_t v) { return specs::EncodeRandomId(v); },
-        "TorchX's id alphabet encoding of a 64-bit value (ids.random_id).");
+  m.def(
+      "make_unique", [](const std::string& name, size_t n) { return specs::MakeUnique(name, n); }, py::arg("name"),
+      py::arg("size") = 0);
+  m.def(
+      "encode_random_id", [](std::uint64_t v) { return specs::EncodeRandomId(v); },
+      "TorchX's id alphabet encoding of a 64-bit value (ids.random_id).");
   m.def(
       "device_mounts",
       [](const std::map<std::string, int>& devices) {
@@ -117,9 +116,8 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
     py::gil_scoped_release release;
     return specs::NamedResourceNames(&registry.named_resources());
   });
-  m.def("parse_mounts", [](const std::vector<std::string>& tokens) {
-    return MountsToJson(ValueOrThrow(specs::ParseMounts(tokens)));
-  });
+  m.def("parse_mounts",
+        [](const std::vector<std::string>& tokens) { return MountsToJson(ValueOrThrow(specs::ParseMounts(tokens))); });
 
   m.def("app_state_names", [] {
     py::list names;
@@ -143,7 +141,8 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
       py::arg("msg"), py::arg("header"), py::arg("width") = 80);
   m.def("runopts_resolve", [](const std::string& opts, const py::dict& cfg) {
     return CfgToPy(
-        ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig).values());
+        ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig)
+            .values());
   });
   m.def("runopts_cfg_from_str", [](const std::string& opts, const std::string& text) {
     return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).CfgFromString(text), ErrorSite::kRunConfig));
@@ -225,20 +224,21 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
       return runner.SchedulerCapabilities(scheduler);
     }();
     std::vector<std::string> names;
-    for (schedulers::Capability c : ValueOrThrow(std::move(caps)).List()) names.emplace_back(schedulers::CapabilityName(c));
+    for (schedulers::Capability c : ValueOrThrow(std::move(caps)).List())
+      names.emplace_back(schedulers::CapabilityName(c));
     return names;
   });
   // A back-end's pure helper (Scheduler::Helper), for its TorchX Python class: JSON text in and
   // out. The only way this extension reaches a back-end's code.
-  m.def("backend_helper", [&registry](const std::string& scheduler, const std::string& function,
-                                      const std::string& args_json) {
-    runner::Runner runner(registry);
-    auto out = [&] {
-      py::gil_scoped_release release;  // loading a back-end module, or a Python plugin scheduler
-      return runner.SchedulerHelper(scheduler, function, args_json);
-    }();
-    return ValueOrThrow(std::move(out));
-  });
+  m.def("backend_helper",
+        [&registry](const std::string& scheduler, const std::string& function, const std::string& args_json) {
+          runner::Runner runner(registry);
+          auto out = [&] {
+            py::gil_scoped_release release;  // loading a back-end module, or a Python plugin scheduler
+            return runner.SchedulerHelper(scheduler, function, args_json);
+          }();
+          return ValueOrThrow(std::move(out));
+        });
   m.def("scheduler_runopts_repr",
         [&registry](const std::string& scheduler) { return SchedulerRunOpts(registry, scheduler).Render(); });
   m.def("scheduler_resolve_cfg", [&registry](const std::string& scheduler, const py::dict& cfg) {

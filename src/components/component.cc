@@ -20,7 +20,6 @@
 namespace torchx::components {
 namespace {
 
-
 std::string OptionName(const Param& p) {
   return p.name.size() == 1 ? fmt::format("-{}/--{}", p.name, p.name) : "--" + p.name;
 }
@@ -110,7 +109,6 @@ std::vector<std::string> ParamNames(const ComponentSpec& spec) {
   return names;
 }
 
-
 // Applies config defaults, then declared defaults, and checks required parameters.
 Status Finish(const ComponentSpec& spec, const ConfigDefaults& config_defaults, ComponentArgs& args,
               bool varargs_given) {
@@ -123,8 +121,8 @@ Status Finish(const ComponentSpec& spec, const ConfigDefaults& config_defaults, 
     if (!p) {
       std::vector<std::string> names;
       for (const Param& q : spec.params) names.push_back(q.name);
-      return InvalidArgumentError(fmt::format("[component:{}] {}: not a parameter of {}.{}", spec.name,
-                                              key, spec.name, internal::SuggestionSuffix(key, names)));
+      return InvalidArgumentError(fmt::format("[component:{}] {}: not a parameter of {}.{}", spec.name, key, spec.name,
+                                              internal::SuggestionSuffix(key, names)));
     }
     if (args.values.count(p->name)) continue;  // the command line wins
     auto v = Decode(*p, text);
@@ -143,8 +141,7 @@ Status Finish(const ComponentSpec& spec, const ConfigDefaults& config_defaults, 
   if (!missing.empty() && !args.help_requested) {
     std::string list;
     for (size_t i = 0; i < missing.size(); ++i) list += (i ? ", " : "") + missing[i];
-    return InvalidArgumentError(
-        fmt::format("{}: the following arguments are required: {}", spec.name, list));
+    return InvalidArgumentError(fmt::format("{}: the following arguments are required: {}", spec.name, list));
   }
   return OkStatus();
 }
@@ -165,7 +162,8 @@ std::string DefaultText(const Value& v) {
   std::string out = "{";
   bool first = true;
   for (const auto& [k, item] : v.as_map()) {
-    out += (first ? "" : ", ") + internal::PyRepr(k) + ": " + internal::PyRepr(item.is_string() ? item.as_string() : "");
+    out +=
+        (first ? "" : ", ") + internal::PyRepr(k) + ": " + internal::PyRepr(item.is_string() ? item.as_string() : "");
     first = false;
   }
   return out + "}";
@@ -174,12 +172,24 @@ std::string DefaultText(const Value& v) {
 std::string PyTypeAnnotation(const Param& p) {
   std::string t;
   switch (p.type) {
-    case ParamType::kStr: t = "str"; break;
-    case ParamType::kInt: t = "int"; break;
-    case ParamType::kFloat: t = "float"; break;
-    case ParamType::kBool: t = "bool"; break;
-    case ParamType::kListStr: t = "List[str]"; break;
-    case ParamType::kDictStr: t = "Dict[str, str]"; break;
+    case ParamType::kStr:
+      t = "str";
+      break;
+    case ParamType::kInt:
+      t = "int";
+      break;
+    case ParamType::kFloat:
+      t = "float";
+      break;
+    case ParamType::kBool:
+      t = "bool";
+      break;
+    case ParamType::kListStr:
+      t = "List[str]";
+      break;
+    case ParamType::kDictStr:
+      t = "Dict[str, str]";
+      break;
   }
   return p.optional ? "Optional[" + t + "]" : t;
 }
@@ -194,8 +204,8 @@ std::string PyDefault(const Value& v) {
 std::string_view ParamTypeName(ParamType t) { return specs::CfgTypeShortName(t); }
 
 Result<ParamType> ParseParamType(std::string_view name) {
-  for (ParamType t : {ParamType::kStr, ParamType::kInt, ParamType::kFloat, ParamType::kBool,
-                      ParamType::kListStr, ParamType::kDictStr}) {
+  for (ParamType t : {ParamType::kStr, ParamType::kInt, ParamType::kFloat, ParamType::kBool, ParamType::kListStr,
+                      ParamType::kDictStr}) {
     if (ParamTypeName(t) == name) return t;
   }
   return InvalidArgumentError(
@@ -242,8 +252,8 @@ Result<ComponentArgs> ParseComponentArgs(const ComponentSpec& spec, const std::v
   ComponentArgs args;
   bool varargs_given = false;
   auto no_positional = [&](const std::string& a) {
-    return InvalidArgumentError(fmt::format(
-        "{}: unrecognized argument '{}' ({} takes no positional arguments)", spec.name, a, spec.name));
+    return InvalidArgumentError(
+        fmt::format("{}: unrecognized argument '{}' ({} takes no positional arguments)", spec.name, a, spec.name));
   };
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -260,8 +270,8 @@ Result<ComponentArgs> ParseComponentArgs(const ComponentSpec& spec, const std::v
       args.help_requested = true;
       continue;
     }
-    bool looks_like_option = a.size() > 1 && a[0] == '-' &&
-                             !(std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.');
+    bool looks_like_option =
+        a.size() > 1 && a[0] == '-' && !(std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.');
     if (!looks_like_option) {
       if (!spec.varargs) return no_positional(a);
       args.varargs.assign(argv.begin() + static_cast<long>(i), argv.end());
@@ -282,15 +292,16 @@ Result<ComponentArgs> ParseComponentArgs(const ComponentSpec& spec, const std::v
     const Param* p = FindParam(spec, name);
     bool single_dash = a[1] != '-';
     if (!p || (single_dash && p->name.size() != 1)) {
-      std::string hint = spec.varargs
-          ? fmt::format(" (arguments for the program go after `--`, e.g. `{} ... -- {}`)", spec.name, a)
-          : "";
-      return InvalidArgumentError(fmt::format("{}: unrecognized argument '{}'.{}{}", spec.name, a,
-                                              internal::SuggestionSuffix((single_dash ? "-" : "--") + name, ParamNames(spec)), hint));
+      std::string hint =
+          spec.varargs ? fmt::format(" (arguments for the program go after `--`, e.g. `{} ... -- {}`)", spec.name, a)
+                       : "";
+      return InvalidArgumentError(
+          fmt::format("{}: unrecognized argument '{}'.{}{}", spec.name, a,
+                      internal::SuggestionSuffix((single_dash ? "-" : "--") + name, ParamNames(spec)), hint));
     }
     if (args.values.count(p->name)) {
-      return InvalidArgumentError(fmt::format(
-          "{}: repeated command line argument {}: give each parameter once", spec.name, OptionName(*p)));
+      return InvalidArgumentError(
+          fmt::format("{}: repeated command line argument {}: give each parameter once", spec.name, OptionName(*p)));
     }
     std::string text;
     if (inline_value) {
@@ -331,8 +342,8 @@ Result<ComponentArgs> ComponentArgsFromJson(const ComponentSpec& spec, std::stri
     if (!p) {
       std::vector<std::string> names;
       for (const Param& q : spec.params) names.push_back(q.name);
-      return InvalidArgumentError(fmt::format("{}: {}: not a parameter.{}", spec.name, key,
-                                              internal::SuggestionSuffix(key, names)));
+      return InvalidArgumentError(
+          fmt::format("{}: {}: not a parameter.{}", spec.name, key, internal::SuggestionSuffix(key, names)));
     }
     auto value = FromJson(*p, v);
     if (!value) return value.error().WithContext(spec.name);
@@ -393,8 +404,7 @@ std::string ComponentSignature(const ComponentSpec& spec) {
   return out + "    \"\"\"\n";
 }
 
-Result<specs::AppDef> BuildAppDef(const Component& component, const ComponentArgs& args,
-                                  const BuildContext& context) {
+Result<specs::AppDef> BuildAppDef(const Component& component, const ComponentArgs& args, const BuildContext& context) {
   auto app = component.Build(args, context);
   if (!app) return app.error().WithContext(component.spec().name);
   if (Status s = specs::ValidateAppDef(*app); !s.ok()) return s.WithContext(component.spec().name);
@@ -404,9 +414,8 @@ Result<specs::AppDef> BuildAppDef(const Component& component, const ComponentArg
 Result<std::shared_ptr<const Component>> FindComponent(const ComponentSource& source, std::string_view name) {
   if (auto c = source.Find(name)) return c;
   auto suggestion = internal::SpellCheck(name, source.Names());
-  return NotFoundError(fmt::format(
-      "component `{}` not found.{} Run `torchx builtins` to list the components.", name,
-      suggestion ? fmt::format(" Did you mean `{}`?", *suggestion) : ""));
+  return NotFoundError(fmt::format("component `{}` not found.{} Run `torchx builtins` to list the components.", name,
+                                   suggestion ? fmt::format(" Did you mean `{}`?", *suggestion) : ""));
 }
 
 std::string DefaultImage() {

@@ -18,21 +18,19 @@ using namespace internal;
 
 ComponentSpec TestSpec(bool with_varargs = true) {
   return ComponentSpec{
-      "test.comp", "A test component.", "Longer text.",
-      {Required("file", ParamType::kStr, "a file"),
-       WithDefault("n", ParamType::kInt, 1, "a count"),
-       WithDefault("ratio", ParamType::kFloat, 0.5, "a ratio"),
-       WithDefault("flag", ParamType::kBool, false, "a flag"),
-       OptionalNone("tags", ParamType::kListStr, "tags"),
-       OptionalNone("env", ParamType::kDictStr, "env"),
-       OptionalNone("m", ParamType::kStr, "module"),
-       OptionalNone("h", ParamType::kStr, "host")},
+      "test.comp",
+      "A test component.",
+      "Longer text.",
+      {Required("file", ParamType::kStr, "a file"), WithDefault("n", ParamType::kInt, 1, "a count"),
+       WithDefault("ratio", ParamType::kFloat, 0.5, "a ratio"), WithDefault("flag", ParamType::kBool, false, "a flag"),
+       OptionalNone("tags", ParamType::kListStr, "tags"), OptionalNone("env", ParamType::kDictStr, "env"),
+       OptionalNone("m", ParamType::kStr, "module"), OptionalNone("h", ParamType::kStr, "host")},
       with_varargs ? std::optional<Param>(VarArgs("args", "program args")) : std::nullopt};
 }
 
 TEST(ParseComponentArgs, TypedValuesAndDefaults) {
-  auto a = ParseComponentArgs(TestSpec(), {"--file", "x.txt", "--n=3", "--flag", "TRUE", "--tags", "a, b,c",
-                                           "--env", "A=1,B=2"});
+  auto a = ParseComponentArgs(TestSpec(),
+                              {"--file", "x.txt", "--n=3", "--flag", "TRUE", "--tags", "a, b,c", "--env", "A=1,B=2"});
   ASSERT_THAT(a, IsOk());
   EXPECT_EQ(a->Str("file"), "x.txt");
   EXPECT_EQ(a->Int("n"), 3);
@@ -83,8 +81,9 @@ TEST(ParseComponentArgs, Errors) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("repeated command line argument --file")));
   EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--n", "x"}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("--n: invalid int value 'x'")));
-  EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--n", "99999999999"}),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("-n/--n: invalid int value '99999999999', out of range")));
+  EXPECT_THAT(
+      ParseComponentArgs(spec, {"--file", "a", "--n", "99999999999"}),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("-n/--n: invalid int value '99999999999', out of range")));
   EXPECT_THAT(ComponentArgsFromJson(spec, R"({"file": "a", "n": 99999999999})"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("out of range")));
   EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--ratio", "1.5.2"}),
@@ -97,7 +96,8 @@ TEST(ParseComponentArgs, Errors) {
   EXPECT_THAT(ParseComponentArgs(spec, {"--file", "a", "--env", "novalue"}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("--env: invalid dict value 'novalue'")));
   EXPECT_THAT(ParseComponentArgs(TestSpec(false), {"--file", "a", "extra"}),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("unrecognized argument 'extra' (test.comp takes no positional")));
+              StatusIs(StatusCode::kInvalidArgument,
+                       HasSubstr("unrecognized argument 'extra' (test.comp takes no positional")));
 }
 
 TEST(ParseComponentArgs, OptionalEmptyStringIsNone) {
@@ -165,9 +165,11 @@ TEST(FindComponent, FindsBuiltinsAndSuggestsForUnknownNames) {
   EXPECT_EQ(names.size(), 12u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_THAT(FindComponent(builtins, "dist.ddp"), IsOk());
-  EXPECT_THAT(FindComponent(builtins, "dist.dpp"),
-              StatusIs(StatusCode::kNotFound,
-                       "component `dist.dpp` not found. Did you mean `dist.ddp`? Run `torchx builtins` to list the components."));
+  EXPECT_THAT(
+      FindComponent(builtins, "dist.dpp"),
+      StatusIs(
+          StatusCode::kNotFound,
+          "component `dist.dpp` not found. Did you mean `dist.ddp`? Run `torchx builtins` to list the components."));
 }
 
 }  // namespace
@@ -175,12 +177,12 @@ TEST(FindComponent, FindsBuiltinsAndSuggestsForUnknownNames) {
 
 // ---- ComponentSpec / ComponentArgs JSON (how Python components describe themselves) ----
 
-
 namespace torchx::components {
 namespace {
 
 TEST(ComponentJsonTest, SpecRoundTripsThroughJson) {
-  ComponentSpec spec{"f.py:train", "Trains.", "More.", {}, Param{"script_args", ParamType::kListStr, false, {}, "args"}, ""};
+  ComponentSpec spec{
+      "f.py:train", "Trains.", "More.", {}, Param{"script_args", ParamType::kListStr, false, {}, "args"}, ""};
   spec.params.push_back(Param{"lr", ParamType::kFloat, false, Value(0.5), "learning rate"});
   spec.params.push_back(Param{"steps", ParamType::kListStr, true, Value(), "steps"});
   spec.params.push_back(Param{"name", ParamType::kStr, false, std::nullopt, "required"});
@@ -195,8 +197,7 @@ TEST(ComponentJsonTest, SpecRoundTripsThroughJson) {
 
   auto args = ParseComponentArgs(*back, {"--name", "n", "--steps", "1,2", "--", "x", "y"});
   ASSERT_TRUE(args.has_value()) << args.error().ToString();
-  EXPECT_EQ(ComponentArgsToJson(*args),
-            R"({"values":{"lr":0.5,"name":"n","steps":["1","2"]},"varargs":["x","y"]})");
+  EXPECT_EQ(ComponentArgsToJson(*args), R"({"values":{"lr":0.5,"name":"n","steps":["1","2"]},"varargs":["x","y"]})");
 }
 
 TEST(ComponentJsonTest, BadSpecNamesThePath) {

@@ -160,8 +160,8 @@ Status CheckKeys(const YAML::Node& n, const std::string& where, const std::vecto
   for (const auto& kv : n) {
     std::string k = kv.first.Scalar();
     if (std::find(valid.begin(), valid.end(), k) == valid.end()) {
-      return InvalidArgumentError(fmt::format("{}.{}: unknown field.{}", where, k,
-                                              ::torchx::internal::SuggestionSuffix(k, valid)));
+      return InvalidArgumentError(
+          fmt::format("{}.{}: unknown field.{}", where, k, ::torchx::internal::SuggestionSuffix(k, valid)));
     }
   }
   return OkStatus();
@@ -237,11 +237,14 @@ Result<std::unique_ptr<Component>> ParseDeclarativeComponent(std::string_view ya
   }
   if (spec.summary.empty()) spec.summary = fmt::format("Component from {}", origin);
   if (YAML::Node params = root["params"]) {
-    if (!params.IsMap()) return InvalidArgumentError(fmt::format("{}: params: expected a mapping of name: {{type, default, help}}", origin));
+    if (!params.IsMap())
+      return InvalidArgumentError(
+          fmt::format("{}: params: expected a mapping of name: {{type, default, help}}", origin));
     for (const auto& kv : params) {
       std::string name = kv.first.Scalar();
       if (!std::regex_match(name, std::regex("[A-Za-z_][A-Za-z0-9_]*")) || name == "help") {
-        return InvalidArgumentError(fmt::format("{}: params.{}: not a valid parameter name (letters, digits, _; not `help`)", origin, name));
+        return InvalidArgumentError(
+            fmt::format("{}: params.{}: not a valid parameter name (letters, digits, _; not `help`)", origin, name));
       }
       TORCHX_ASSIGN_OR_RETURN(Param p, ReadParam(name, kv.second, fmt::format("{}: params.{}", origin, name)));
       spec.params.push_back(std::move(p));

@@ -61,7 +61,8 @@ TEST(DeclarativeComponent, DeclaresParametersFromTheFile) {
 TEST(DeclarativeComponent, TemplatesTypedValuesAndSplicesLists) {
   auto c = ParseDeclarativeComponent(kTrain, "train.yaml");
   ASSERT_THAT(c, IsOk());
-  auto app = Materialize(**c, {"--script", "t.py", "--lr", "0.5", "--replicas", "3", "--tags", "a,b", "--", "x", "y z"});
+  auto app =
+      Materialize(**c, {"--script", "t.py", "--lr", "0.5", "--replicas", "3", "--tags", "a,b", "--", "x", "y z"});
   ASSERT_THAT(app, IsOk());
   const specs::Role& r = app->roles[0];
   EXPECT_EQ(r.num_replicas, 3);
@@ -100,11 +101,13 @@ TEST(DeclarativeComponent, BadFiles) {
               StatusIs(StatusCode::kInvalidArgument,
                        HasSubstr("params.x: type: invalid parameter type 'decimal', must be one of [str, int, float")));
   EXPECT_THAT(err("params: {x: {type: int, default: abc}}\napp: {name: a}\n"),
-              StatusIs(StatusCode::kInvalidArgument, AllOf(HasSubstr("params.x.default:"), HasSubstr("invalid int value 'abc'"))));
+              StatusIs(StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("params.x.default:"), HasSubstr("invalid int value 'abc'"))));
   EXPECT_THAT(err("params: {x: {helpp: a}}\napp: {name: a}\n"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("Did you mean `help`?")));
-  EXPECT_THAT(err("params: {lr: {}}\napp: {name: \"{{ lrr }}\"}\n"),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("app.name: unknown parameter `{{ lrr }}`. Did you mean `lr`?")));
+  EXPECT_THAT(
+      err("params: {lr: {}}\napp: {name: \"{{ lrr }}\"}\n"),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("app.name: unknown parameter `{{ lrr }}`. Did you mean `lr`?")));
   EXPECT_THAT(err("params: {x: {default: ~}}\napp: {name: a}\n"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("null default needs `optional: true`")));
   EXPECT_THAT(err("params: {help: {}}\napp: {name: a}\n"),
@@ -121,7 +124,8 @@ TEST(DeclarativeComponent, LoadsFromFileAndDetectsKind) {
   auto c = LoadDeclarativeComponent(comp);
   ASSERT_THAT(c, IsOk());
   EXPECT_EQ((*c)->origin(), comp);
-  EXPECT_THAT(LoadDeclarativeComponent(dir.path() + "/missing.yaml"), StatusIs(StatusCode::kNotFound, HasSubstr("cannot be read")));
+  EXPECT_THAT(LoadDeclarativeComponent(dir.path() + "/missing.yaml"),
+              StatusIs(StatusCode::kNotFound, HasSubstr("cannot be read")));
 }
 
 }  // namespace

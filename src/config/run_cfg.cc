@@ -15,7 +15,8 @@ std::vector<std::string> OptionNames(const specs::RunOpts& opts) {
   return names;
 }
 
-Status Unknown(std::string_view scheduler, const specs::RunOpts& opts, const std::string& what, const std::string& key) {
+Status Unknown(std::string_view scheduler, const specs::RunOpts& opts, const std::string& what,
+               const std::string& key) {
   std::vector<std::string> valid = OptionNames(opts);
   return InvalidArgumentError(fmt::format("{}: unknown option for scheduler {}; valid options: {}.{}", what, scheduler,
                                           valid.empty() ? "none" : fmt::format("{}", fmt::join(valid, ", ")),
@@ -33,11 +34,13 @@ Result<specs::Cfg> FromSource(std::string_view scheduler, const specs::RunOpts& 
     cfg = std::move(*parsed);
     for (std::string& pair : unknown) {
       pair = pair.substr(0, pair.find('='));  // CfgFromString reports `key=value`
-      if (policy == UnknownOptions::kRefuse) return Unknown(scheduler, opts, fmt::format("{}: `{}`", source.where, pair), pair);
+      if (policy == UnknownOptions::kRefuse)
+        return Unknown(scheduler, opts, fmt::format("{}: `{}`", source.where, pair), pair);
     }
   } else if (!source.text.empty()) {
     nlohmann::json j = nlohmann::json::parse(source.text, nullptr, false);
-    if (!j.is_object()) return InvalidArgumentError(fmt::format("{}: must be an object of scheduler options", source.where));
+    if (!j.is_object())
+      return InvalidArgumentError(fmt::format("{}: must be an object of scheduler options", source.where));
     nlohmann::json known = nlohmann::json::object();
     for (const auto& [key, value] : j.items()) {
       if (opts.Get(key)) {
@@ -54,8 +57,8 @@ Result<specs::Cfg> FromSource(std::string_view scheduler, const specs::RunOpts& 
   }
   if (warnings) {
     for (const std::string& key : unknown) {
-      warnings->push_back(
-          fmt::format("unknown run option for scheduler {} ignored: {} (see `torchx runopts {}`)", scheduler, key, scheduler));
+      warnings->push_back(fmt::format("unknown run option for scheduler {} ignored: {} (see `torchx runopts {}`)",
+                                      scheduler, key, scheduler));
     }
   }
   return cfg;
@@ -75,8 +78,8 @@ Result<specs::Cfg> ResolveRunCfg(std::string_view scheduler, const specs::RunOpt
   TORCHX_RETURN_IF_ERROR(config.ApplySchedulerDefaults(scheduler, opts, cfg, &file_unknown));
   if (warnings) {
     for (const std::string& u : file_unknown) {
-      warnings->push_back(
-          fmt::format("unknown run option for scheduler {} ignored: {} (see `torchx runopts {}`)", scheduler, u, scheduler));
+      warnings->push_back(fmt::format("unknown run option for scheduler {} ignored: {} (see `torchx runopts {}`)",
+                                      scheduler, u, scheduler));
     }
   }
   return cfg;

@@ -33,19 +33,19 @@ TEST(ResolveRunCfg, SourcesHighestFirstThenTheConfigFile) {
                                     {Form::kJsonObject, R"({"queue": "filecfg", "mounts": ["a", "b"]})", "cfg"}};
   auto cfg = ResolveRunCfg("local_cwd", Opts(), sources, *file, UnknownOptions::kRefuse);
   ASSERT_THAT(cfg, IsOk());
-  EXPECT_EQ(std::get<std::int64_t>(cfg->at("nproc")), 3);              // the step's own
-  EXPECT_EQ(std::get<std::string>(cfg->at("queue")), "cli");           // -cfg over the file's cfg
+  EXPECT_EQ(std::get<std::int64_t>(cfg->at("nproc")), 3);     // the step's own
+  EXPECT_EQ(std::get<std::string>(cfg->at("queue")), "cli");  // -cfg over the file's cfg
   EXPECT_THAT(std::get<specs::CfgList>(cfg->at("mounts")), ElementsAre("a", "b"));
   EXPECT_EQ(std::get<std::string>(cfg->at("log_dir")), "/from/file");  // .torchxconfig last
 }
 
 TEST(ResolveRunCfg, UnknownKeysAreRefusedNamingTheSourceOrWarnedAbout) {
   TorchxConfig none;
-  EXPECT_THAT(ResolveRunCfg("local_cwd", Opts(), {{Form::kJsonObject, R"({"log_dirr": "x"})", "steps.b.cfg"}}, none,
-                            UnknownOptions::kRefuse),
-              StatusIs(StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("steps.b.cfg.log_dirr: unknown option for scheduler local_cwd"),
-                             HasSubstr("log_dir"))));
+  EXPECT_THAT(
+      ResolveRunCfg("local_cwd", Opts(), {{Form::kJsonObject, R"({"log_dirr": "x"})", "steps.b.cfg"}}, none,
+                    UnknownOptions::kRefuse),
+      StatusIs(StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("steps.b.cfg.log_dirr: unknown option for scheduler local_cwd"), HasSubstr("log_dir"))));
   EXPECT_THAT(ResolveRunCfg("local_cwd", Opts(), {{Form::kString, "queue=q,log_dirr=x", "field `cfg`"}}, none,
                             UnknownOptions::kRefuse),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("field `cfg`: `log_dirr`: unknown option")));

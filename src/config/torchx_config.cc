@@ -41,8 +41,8 @@ char* ReadLine(char* str, int num, void* stream) {
   std::string_view line = st->text.substr(st->pos, end - st->pos);
   ++st->line;
   if (line.size() + 1 > static_cast<size_t>(num) || line.size() + 1 > kMaxLine) {
-    st->error = fmt::format("{}:{}: line longer than {} characters is not supported", st->origin,
-                            st->line, kMaxLine - 2);
+    st->error =
+        fmt::format("{}:{}: line longer than {} characters is not supported", st->origin, st->line, kMaxLine - 2);
     return nullptr;
   }
   if (line.find('\0') != std::string_view::npos) {
@@ -74,8 +74,7 @@ int OnEntry(void* user, const char* section, const char* name, const char* value
   auto* st = static_cast<ParseState*>(user);
   if (!name || !value) return 1;
   if (section[0] == '\0') {
-    st->error = fmt::format("{}:{}: {}: key before any [section] header", st->origin, st->line,
-                            name);
+    st->error = fmt::format("{}:{}: {}: key before any [section] header", st->origin, st->line, name);
     return 0;
   }
   // inih reports an indented continuation line as the same key again; configparser joins the
@@ -88,15 +87,14 @@ int OnEntry(void* user, const char* section, const char* name, const char* value
   }
   for (const ConfigEntry& e : *st->entries) {
     if (e.section == section && e.key == name) {
-      st->error = fmt::format("{}:{}: [{}] {}: duplicate key (first set on line {})", st->origin,
-                              st->line, section, name, e.line);
+      st->error = fmt::format("{}:{}: [{}] {}: duplicate key (first set on line {})", st->origin, st->line, section,
+                              name, e.line);
       return 0;
     }
   }
   st->entries->push_back(ConfigEntry{section, name, value, st->origin, st->line});
   return 1;
 }
-
 
 Result<specs::CfgVal> CastConfigValue(const ConfigEntry& e, const specs::RunOpt& opt) {
   return specs::DecodeOptionValue(opt.type, e.value, specs::OptionSyntax::kConfigFile,
@@ -110,9 +108,9 @@ Result<std::vector<std::string>> TorchxConfig::FindConfigFiles(const std::string
     std::string path(env);
     std::error_code ec;
     if (path.empty() || !fs::is_regular_file(path, ec)) {
-      return NotFoundError(fmt::format(
-          "{}={}: the config file it names does not exist (unset it to use $HOME/{} and ./{})",
-          kConfigEnvVar, path, kConfigFileName, kConfigFileName));
+      return NotFoundError(
+          fmt::format("{}={}: the config file it names does not exist (unset it to use $HOME/{} and ./{})",
+                      kConfigEnvVar, path, kConfigFileName, kConfigFileName));
     }
     return std::vector<std::string>{path};
   }
@@ -163,9 +161,8 @@ Result<TorchxConfig> TorchxConfig::Parse(std::string_view text, std::string_view
   int rc = ini_parse_stream(&ReadLine, &st, &OnEntry, &st);
   if (!st.error.empty()) return InvalidArgumentError(st.error);
   if (rc != 0) {
-    return InvalidArgumentError(fmt::format(
-        "{}:{}: malformed line (expected [section], key = value, key: value, or a comment)",
-        origin, rc));
+    return InvalidArgumentError(
+        fmt::format("{}:{}: malformed line (expected [section], key = value, key: value, or a comment)", origin, rc));
   }
   for (ConfigEntry& e : cfg.entries_) e.value = std::string(internal::Strip(e.value));
   cfg.files_.emplace_back(origin);
@@ -202,8 +199,8 @@ std::vector<std::string> TorchxConfig::SectionNames() const {
   return out;
 }
 
-Status TorchxConfig::ApplySchedulerDefaults(std::string_view scheduler, const specs::RunOpts& opts,
-                                            specs::Cfg& cfg, std::vector<std::string>* unknown) const {
+Status TorchxConfig::ApplySchedulerDefaults(std::string_view scheduler, const specs::RunOpts& opts, specs::Cfg& cfg,
+                                            std::vector<std::string>* unknown) const {
   for (const ConfigEntry* e : Section(scheduler)) {
     const specs::RunOpt* opt = opts.Get(e->key);
     if (!opt) {
@@ -216,8 +213,7 @@ Status TorchxConfig::ApplySchedulerDefaults(std::string_view scheduler, const sp
   return OkStatus();
 }
 
-std::vector<std::pair<std::string, std::string>> TorchxConfig::ComponentDefaults(
-    std::string_view name) const {
+std::vector<std::pair<std::string, std::string>> TorchxConfig::ComponentDefaults(std::string_view name) const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const ConfigEntry* e : Section(fmt::format("component:{}", name))) {
     out.emplace_back(e->key, e->value);
@@ -225,14 +221,12 @@ std::vector<std::pair<std::string, std::string>> TorchxConfig::ComponentDefaults
   return out;
 }
 
-std::optional<std::string> TorchxConfig::CliDefault(std::string_view command,
-                                                    std::string_view key) const {
+std::optional<std::string> TorchxConfig::CliDefault(std::string_view command, std::string_view key) const {
   if (const ConfigEntry* e = Get(fmt::format("cli:{}", command), key)) return e->value;
   return std::nullopt;
 }
 
-std::string DumpConfig(const std::vector<std::pair<std::string, specs::RunOpts>>& schedulers,
-                       bool all_options) {
+std::string DumpConfig(const std::vector<std::pair<std::string, specs::RunOpts>>& schedulers, bool all_options) {
   std::string out;
   for (const auto& [name, opts] : schedulers) {
     out += fmt::format("[{}]\n", name);

@@ -86,9 +86,10 @@ TEST(TorchxConfig, ApplyErrorsNameFileSectionAndKey) {
                        HasSubstr("/h/.torchxconfig:2: [local_cwd] prepend_cwd: invalid bool value 'maybe', "
                                  "must be one of [true, false, yes, no, on, off, 1, 0]")));
   auto file2 = TorchxConfig::Parse("[local_cwd]\nnproc = many\n", "/h/.torchxconfig");
-  EXPECT_THAT(file2->ApplySchedulerDefaults("local_cwd", LocalOpts(), cfg),
-              StatusIs(StatusCode::kInvalidArgument,
-                       HasSubstr("/h/.torchxconfig:2: [local_cwd] nproc: invalid int value 'many', expected an integer")));
+  EXPECT_THAT(
+      file2->ApplySchedulerDefaults("local_cwd", LocalOpts(), cfg),
+      StatusIs(StatusCode::kInvalidArgument,
+               HasSubstr("/h/.torchxconfig:2: [local_cwd] nproc: invalid int value 'many', expected an integer")));
 }
 
 TEST(TorchxConfig, LookupOrderHomeBeatsCwdAndEnvIsExclusive) {

@@ -21,9 +21,9 @@ EngineClient::EngineClient(std::shared_ptr<internal::HttpClient> http, std::stri
   transport_.unix_socket = std::move(socket_path);
 }
 
-Result<HttpResponse> EngineClient::Request(const std::string& method, const std::string& path,
-                                           const std::string& body, long timeout_ms,
-                                           const std::string& content_type, std::vector<std::string> headers) const {
+Result<HttpResponse> EngineClient::Request(const std::string& method, const std::string& path, const std::string& body,
+                                           long timeout_ms, const std::string& content_type,
+                                           std::vector<std::string> headers) const {
   internal::HttpRequest r{method, kApiUrl + path, body, content_type, timeout_ms, std::move(headers)};
   return http_->Call(transport_, r,
                      fmt::format("container engine at unix://{} cannot be reached (is dockerd or `podman "

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/strings.h"
 #include "container_engine/build_context.h"
+#include "core/strings.h"
 
 namespace torchx::container_engine {
 namespace {
@@ -82,8 +82,9 @@ Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::s
 
 Status TagImage(const EngineClient& engine, const std::string& image, const std::string& repo, const std::string& tag,
                 std::string_view who) {
-  TORCHX_ASSIGN_OR_RETURN(auto resp, engine.Request("POST", fmt::format("/images/{}/tag?repo={}&tag={}", UrlEncode(image),
-                                                                        UrlEncode(repo), UrlEncode(tag))));
+  TORCHX_ASSIGN_OR_RETURN(
+      auto resp, engine.Request("POST", fmt::format("/images/{}/tag?repo={}&tag={}", UrlEncode(image), UrlEncode(repo),
+                                                    UrlEncode(tag))));
   if (resp.status >= 300) {
     return FailedPreconditionError(fmt::format("{}: tagging image {} as {}:{} failed (HTTP {}): {}", who, image, repo,
                                                tag, resp.status, resp.body.substr(0, 500)));
@@ -95,8 +96,8 @@ std::string RegistryHostOf(std::string_view repo) {
   auto slash = repo.find('/');
   if (slash == std::string_view::npos) return "docker.io";
   std::string_view first = repo.substr(0, slash);
-  bool is_host = first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos ||
-                 first == "localhost";
+  bool is_host =
+      first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos || first == "localhost";
   return is_host ? std::string(first) : "docker.io";
 }
 
@@ -121,7 +122,8 @@ Result<std::string> RegistryAuthFor(std::string_view repo, std::string_view dock
       auto decoded = internal::Base64Decode(b64);
       auto colon = decoded ? decoded->find(':') : std::string::npos;
       if (colon == std::string::npos) {
-        return InvalidArgumentError(fmt::format("docker config: auths[\"{}\"].auth is not base64 of user:password", key));
+        return InvalidArgumentError(
+            fmt::format("docker config: auths[\"{}\"].auth is not base64 of user:password", key));
       }
       auth["username"] = decoded->substr(0, colon);
       auth["password"] = decoded->substr(colon + 1);
@@ -145,18 +147,18 @@ Status PushImage(const EngineClient& engine, const std::string& repo, const std:
     auth = *read;
   }
   // The engine wants the header even for registries without auth; it travels base64url-encoded.
-  TORCHX_ASSIGN_OR_RETURN(auto resp,
-                          engine.Request("POST", fmt::format("/images/{}/push?tag={}", UrlEncode(repo), UrlEncode(tag)),
-                                         "", 1800000, "application/json",
-                                         {"X-Registry-Auth: " + internal::Base64UrlEncode(auth)}));
+  TORCHX_ASSIGN_OR_RETURN(
+      auto resp, engine.Request("POST", fmt::format("/images/{}/push?tag={}", UrlEncode(repo), UrlEncode(tag)), "",
+                                1800000, "application/json", {"X-Registry-Auth: " + internal::Base64UrlEncode(auth)}));
   EngineMessages read = ReadMessages(resp.body);
   if (resp.status >= 300 || !read.error.empty()) {
     std::string reason = read.error.empty() ? resp.body.substr(0, 500) : read.error;
     static const std::regex kAuthProblem("unauthorized|denied|authenticat", std::regex::icase);
     std::string hint = std::regex_search(reason, kAuthProblem)
-                           ? fmt::format(" (credentials come from the auths that `docker login` writes to {}; "
-                                         "credential helpers are not consulted)",
-                                         config_path)
+                           ? fmt::format(
+                                 " (credentials come from the auths that `docker login` writes to {}; "
+                                 "credential helpers are not consulted)",
+                                 config_path)
                            : "";
     return FailedPreconditionError(fmt::format("{}: pushing image {}:{} to {} failed (HTTP {}): {}{}", who, repo, tag,
                                                RegistryHostOf(repo), resp.status, reason, hint));

@@ -1,7 +1,7 @@
 #include "core/json_yaml.h"
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 namespace torchx::internal {
 namespace {

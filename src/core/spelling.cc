@@ -22,8 +22,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::optional<std::string> SpellCheck(std::string_view word,
-                                      const std::vector<std::string>& candidates) {
+std::optional<std::string> SpellCheck(std::string_view word, const std::vector<std::string>& candidates) {
   size_t limit = std::max<size_t>(2, word.size() / 3);
   std::optional<std::string> best;
   size_t best_dist = limit + 1;

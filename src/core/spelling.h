@@ -13,8 +13,7 @@ size_t EditDistance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word`, if it is close enough to be a plausible typo (distance at
 /// most a third of the word's length, and at least 2 edits allowed); ties go to the first.
-std::optional<std::string> SpellCheck(std::string_view word,
-                                      const std::vector<std::string>& candidates);
+std::optional<std::string> SpellCheck(std::string_view word, const std::vector<std::string>& candidates);
 
 /// " Did you mean `x`?" or, with no close candidate, " Valid choices: a, b, c".
 std::string SuggestionSuffix(std::string_view word, const std::vector<std::string>& candidates);

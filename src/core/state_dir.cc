@@ -29,7 +29,7 @@ std::string DefaultStateDir() {
 }
 
 bool CreatePrivateDirs(const std::string& dir) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) return S_ISDIR(st.st_mode);
   // Missing parents get the default mode: they may be shared on purpose (a `log_dir` for a
   // team); only the directory itself is private.
@@ -49,7 +49,7 @@ Status EnsurePrivateDir(const std::string& dir, std::string_view what) {
   if (!CreatePrivateDirs(path)) {
     return UnavailableError(fmt::format("{}: cannot create directory {}: {}", what, path, std::strerror(errno)));
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     return UnavailableError(fmt::format("{}: cannot read {}: {}", what, path, std::strerror(errno)));
   }

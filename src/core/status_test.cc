@@ -30,9 +30,7 @@ TEST(Status, DefaultIsOkAndPrintsOk) {
   EXPECT_EQ(s.ToString(), "OK");
 }
 
-TEST(Status, ToStringNamesTheCode) {
-  EXPECT_EQ(NotFoundError("no app").ToString(), "NOT_FOUND: no app");
-}
+TEST(Status, ToStringNamesTheCode) { EXPECT_EQ(NotFoundError("no app").ToString(), "NOT_FOUND: no app"); }
 
 TEST(Status, WithContextPrefixesMessageAndKeepsCode) {
   Status s = InvalidArgumentError("bad").WithContext("role trainer");

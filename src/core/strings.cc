@@ -43,14 +43,23 @@ std::optional<std::string> Base64Decode(std::string_view s) {
   bool padding = false;
   for (char c : s) {
     int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+') v = 62;
-    else if (c == '/') v = 63;
-    else if (c == '=') { padding = true; continue; }
-    else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    else return std::nullopt;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+')
+      v = 62;
+    else if (c == '/')
+      v = 63;
+    else if (c == '=') {
+      padding = true;
+      continue;
+    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+      continue;
+    else
+      return std::nullopt;
     if (padding) return std::nullopt;  // data after '='
     bits = (bits << 6) | static_cast<unsigned>(v);
     nbits += 6;

@@ -57,7 +57,8 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std
     bool replaced = false;
     for (const auto& o : overrides) {
       size_t eq = o.find('=');
-      if (eq != std::string::npos && entry.size() > eq && entry.substr(0, eq + 1) == std::string_view(o).substr(0, eq + 1)) {
+      if (eq != std::string::npos && entry.size() > eq &&
+          entry.substr(0, eq + 1) == std::string_view(o).substr(0, eq + 1)) {
         replaced = true;
       }
     }

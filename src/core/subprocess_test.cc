@@ -13,8 +13,9 @@ namespace {
 TEST(RunCommand, PassesTheEnvironmentWithOverridesOverIt) {
   setenv("TORCHX_TEST_KEPT", "kept", 1);
   setenv("TORCHX_TEST_PINNED", "user's value", 1);
-  auto res = RunCommand({"sh", "-c", "printf '%s|%s|%s' \"$TORCHX_TEST_KEPT\" \"$TORCHX_TEST_PINNED\" \"$TORCHX_TEST_NEW\""},
-                        "", std::chrono::seconds(10), {"TORCHX_TEST_PINNED=standard", "TORCHX_TEST_NEW=a=b"});
+  auto res =
+      RunCommand({"sh", "-c", "printf '%s|%s|%s' \"$TORCHX_TEST_KEPT\" \"$TORCHX_TEST_PINNED\" \"$TORCHX_TEST_NEW\""},
+                 "", std::chrono::seconds(10), {"TORCHX_TEST_PINNED=standard", "TORCHX_TEST_NEW=a=b"});
   unsetenv("TORCHX_TEST_KEPT");
   unsetenv("TORCHX_TEST_PINNED");
   ASSERT_THAT(res, IsOk());
@@ -33,7 +34,8 @@ TEST(RunCommand, ExitCodesAndMissingTools) {
   ASSERT_THAT(res, IsOk());
   EXPECT_EQ(res->exit_code, 3);
   EXPECT_EQ(res->err, "oops\n");
-  EXPECT_THAT(RunCommand({"torchx-no-such-tool"}), StatusIs(StatusCode::kNotFound, ::testing::HasSubstr("not installed")));
+  EXPECT_THAT(RunCommand({"torchx-no-such-tool"}),
+              StatusIs(StatusCode::kNotFound, ::testing::HasSubstr("not installed")));
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ namespace torchx::devices {
 namespace {
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
   return s;
 }
 
@@ -96,7 +97,8 @@ Result<PjrtProbe> ProbePjrtLibrary(const std::string& library, const std::map<st
                                                WIFEXITED(status) ? WEXITSTATUS(status) : -1));
   }
   if (!j.value("ok", false)) {
-    return FailedPreconditionError(fmt::format("{}: {} failed: {}", what, j.value("step", "?"), j.value("message", "")));
+    return FailedPreconditionError(
+        fmt::format("{}: {} failed: {}", what, j.value("step", "?"), j.value("message", "")));
   }
   PjrtProbe probe_out;
   probe_out.api_major = j.value("api_major", 0);
@@ -110,8 +112,8 @@ Result<int> DeviceChipCount(const DevicePlugin& device) {
   if (device.chip_count >= 0) return device.chip_count;
   if (device.count_chips) return device.count_chips();
   if (device.library_path.empty()) {
-    return FailedPreconditionError(
-        fmt::format("device {}: no chip count and no PJRT library to ask (set chip_count or library_path)", device.name));
+    return FailedPreconditionError(fmt::format(
+        "device {}: no chip count and no PJRT library to ask (set chip_count or library_path)", device.name));
   }
   TORCHX_ASSIGN_OR_RETURN(PjrtProbe probe, ProbePjrtLibrary(device.library_path, device.create_options));
   return probe.device_count;
@@ -147,9 +149,10 @@ Result<std::optional<DevicePlugin>> SelectDevice(const std::string& pjrt_device,
     return std::optional(std::move(d));
   }
   if (auto d = devices.Find(name)) return std::optional(std::move(*d));
-  return NotFoundError(fmt::format("PJRT_DEVICE={}: no device plugin by that name; registered: [{}] (or LIBRARY "
-                                   "with PJRT_LIBRARY_PATH)",
-                                   pjrt_device, fmt::join(devices.Names(), ", ")));
+  return NotFoundError(
+      fmt::format("PJRT_DEVICE={}: no device plugin by that name; registered: [{}] (or LIBRARY "
+                  "with PJRT_LIBRARY_PATH)",
+                  pjrt_device, fmt::join(devices.Names(), ", ")));
 }
 
 Result<int> SelectedDeviceChipCount(const DeviceSource& devices) {

@@ -49,20 +49,20 @@ int main(int argc, char** argv) {
   const PJRT_Api* api = get_api();
   if (!api) return Fail("GetPjrtApi", "GetPjrtApi returned NULL");
   if (api->struct_size < offsetof(PJRT_Api, pjrt_api_version) + sizeof(PJRT_Api_Version)) {
-    return Fail("struct size", "PJRT_Api struct too small to hold its version (struct_size " +
-                                   std::to_string(api->struct_size) + ")");
+    return Fail("struct size",
+                "PJRT_Api struct too small to hold its version (struct_size " + std::to_string(api->struct_size) + ")");
   }
   int major = api->pjrt_api_version.major_version, minor = api->pjrt_api_version.minor_version;
   if (major != 0) {
     return Fail("version", "unsupported PJRT API major version " + std::to_string(major) + " (this torchx reads 0.x)");
   }
   if (api->struct_size < TORCHX_PJRT_API_MIN_SIZE) {
-    return Fail("struct size", "PJRT_Api struct too small: struct_size " + std::to_string(api->struct_size) +
-                                   " < " + std::to_string(TORCHX_PJRT_API_MIN_SIZE) +
+    return Fail("struct size", "PJRT_Api struct too small: struct_size " + std::to_string(api->struct_size) + " < " +
+                                   std::to_string(TORCHX_PJRT_API_MIN_SIZE) +
                                    " (needs PJRT_Client_AddressableDevices)");
   }
-  if (!api->PJRT_Error_Destroy || !api->PJRT_Error_Message || !api->PJRT_Client_Create ||
-      !api->PJRT_Client_Destroy || !api->PJRT_Client_AddressableDevices) {
+  if (!api->PJRT_Error_Destroy || !api->PJRT_Error_Message || !api->PJRT_Client_Create || !api->PJRT_Client_Destroy ||
+      !api->PJRT_Client_AddressableDevices) {
     return Fail("struct size", "PJRT_Api is missing a function torchx needs");
   }
   if (api->PJRT_Plugin_Initialize) {
@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
   destroy.struct_size = sizeof destroy;
   destroy.client = create.client;
   if (PJRT_Error* err = api->PJRT_Client_Destroy(&destroy)) ErrorText(api, err);
-  std::printf("%s\n", Json{{"ok", true}, {"api_major", major}, {"api_minor", minor}, {"platform", platform},
-                           {"devices", count}}.dump().c_str());
+  std::printf("%s\n",
+              Json{{"ok", true}, {"api_major", major}, {"api_minor", minor}, {"platform", platform}, {"devices", count}}
+                  .dump()
+                  .c_str());
   return 0;
 }

@@ -58,8 +58,13 @@ typedef struct {
 } PJRT_Plugin_Initialize_Args;
 
 /* PJRT_NamedValue: a typed key/value pair (create options). */
-typedef enum { PJRT_NamedValue_kString = 0, PJRT_NamedValue_kInt64, PJRT_NamedValue_kInt64List,
-               PJRT_NamedValue_kFloat, PJRT_NamedValue_kBool } PJRT_NamedValue_Type;
+typedef enum {
+  PJRT_NamedValue_kString = 0,
+  PJRT_NamedValue_kInt64,
+  PJRT_NamedValue_kInt64List,
+  PJRT_NamedValue_kFloat,
+  PJRT_NamedValue_kBool
+} PJRT_NamedValue_Type;
 typedef struct {
   PJRT_ARGS_HEADER;
   const char* name;

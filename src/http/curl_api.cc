@@ -31,7 +31,8 @@ Result<const CurlApi*> Load() {
   static CurlApi api;
   std::string missing;
   decltype(&::curl_global_init) global_init = nullptr;
-  bool ok = Bind(lib, "curl_global_init", global_init, missing) && Bind(lib, "curl_easy_init", api.easy_init, missing) &&
+  bool ok = Bind(lib, "curl_global_init", global_init, missing) &&
+            Bind(lib, "curl_easy_init", api.easy_init, missing) &&
             Bind(lib, "curl_easy_setopt", api.easy_setopt, missing) &&
             Bind(lib, "curl_easy_getinfo", api.easy_getinfo, missing) &&
             Bind(lib, "curl_easy_perform", api.easy_perform, missing) &&

@@ -38,9 +38,7 @@ size_t Write(char* data, size_t size, size_t n, void* user) {
   return chunk.size();
 }
 
-curl_blob Blob(const std::string& pem) {
-  return curl_blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
-}
+curl_blob Blob(const std::string& pem) { return curl_blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY}; }
 
 Result<HttpResponse> Perform(const HttpTransport& t, const HttpRequest& r, std::string_view what,
                              const std::function<bool(std::string_view)>* on_data) {
@@ -90,8 +88,10 @@ Result<HttpResponse> Perform(const HttpTransport& t, const HttpRequest& r, std::
       case CURLE_COULDNT_RESOLVE_HOST:
       case CURLE_COULDNT_CONNECT:
       case CURLE_SSL_CONNECT_ERROR:
-      case CURLE_PEER_FAILED_VERIFICATION: return NotSentError(what, api->easy_strerror(rc));
-      default: return UnavailableError(fmt::format("{}: {}", what, api->easy_strerror(rc)));
+      case CURLE_PEER_FAILED_VERIFICATION:
+        return NotSentError(what, api->easy_strerror(rc));
+      default:
+        return UnavailableError(fmt::format("{}: {}", what, api->easy_strerror(rc)));
     }
   }
   return resp;

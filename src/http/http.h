@@ -34,7 +34,7 @@ struct HttpRequest {
   std::string url;
   std::string body;
   std::string content_type = "application/json";
-  long timeout_ms = 60000;  ///< 0: no limit (followed streams)
+  long timeout_ms = 60000;           ///< 0: no limit (followed streams)
   std::vector<std::string> headers;  ///< added to the transport's, e.g. "X-Registry-Auth: ..."
 };
 
@@ -53,8 +53,7 @@ class HttpClient {
 
   /// Like Call, but hands the body to `on_data` as it arrives (return false to stop; that is not
   /// an error). The response's body stays empty unless the status is an error (then it is kept).
-  virtual Result<HttpResponse> Stream(const HttpTransport& transport, const HttpRequest& request,
-                                      std::string_view what,
+  virtual Result<HttpResponse> Stream(const HttpTransport& transport, const HttpRequest& request, std::string_view what,
                                       const std::function<bool(std::string_view)>& on_data) = 0;
 };
 

@@ -114,8 +114,8 @@ Status StartDriver(const std::string& state_dir, const std::string& pipelines_di
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return UnavailableError(fmt::format("pipeline: torchx-pipeline-driver could not start: {} (log: {})",
-                                        LastLine(log), log));
+    return UnavailableError(
+        fmt::format("pipeline: torchx-pipeline-driver could not start: {} (log: {})", LastLine(log), log));
   }
   return OkStatus();
 }

@@ -99,8 +99,8 @@ void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::op
       const StepRecord* dep = FailedDependency(r, s);
       if (!dep) continue;
       bool waiting = s.phase == StepPhase::kWaiting;
-      bool killed_by_scheduler = s.phase == StepPhase::kDone && s.state == AppState::kCancelled &&
-                                 r.sequenced_by == Sequencer::kScheduler;
+      bool killed_by_scheduler =
+          s.phase == StepPhase::kDone && s.state == AppState::kCancelled && r.sequenced_by == Sequencer::kScheduler;
       if (waiting || killed_by_scheduler) {
         s.phase = StepPhase::kSkipped;
         s.state = AppState::kCancelled;
@@ -127,9 +127,7 @@ class RunnerStepBackend : public StepBackend {
     TORCHX_ASSIGN_OR_RETURN(auto info, runner_.DryRun(std::move(app), step.scheduler, cfg));
     return runner_.Schedule(info);
   }
-  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override {
-    return runner_.Status(handle);
-  }
+  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
   ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
   void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
     runner_.WaitForUpdate(handle, max_wait);
@@ -160,9 +158,8 @@ Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, Step
   });
 }
 
-Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id,
-                                                 const std::string& name, StepBackend& backend,
-                                                 const std::vector<std::string>& after) {
+Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id, const std::string& name,
+                                                 StepBackend& backend, const std::vector<std::string>& after) {
   // Claimed under the lock, so a cancel arriving now either sees the step as waiting (and marks
   // it not run, and we do not submit) or sees it submitting (and we cancel it once recorded).
   bool claimed = false;

@@ -48,9 +48,8 @@ Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, Step
 /// (`after`: the jobs its scheduler makes it wait for) and records its handle; a cancel that arrived while it
 /// was being submitted cancels it at once. nullopt when it could not be claimed. When the handle
 /// cannot be recorded the job is cancelled and the step failed.
-Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id,
-                                                 const std::string& name, StepBackend& backend,
-                                                 const std::vector<std::string>& after);
+Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id, const std::string& name,
+                                                 StepBackend& backend, const std::vector<std::string>& after);
 
 /// Fails the steps left `submitting` (whoever claimed them died, or could not record the
 /// handle): they may or may not have been submitted, and submitting again could run them twice.

@@ -56,10 +56,9 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
   plan.id = specs::MakeUnique(specs::NormalizeName(plan.name, 40));
   plan.session = runner.session_name();
   std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);
-  std::string default_scheduler =
-      !request.scheduler.empty() ? request.scheduler
-      : !spec.scheduler.empty()  ? spec.scheduler
-                                 : plugins::DefaultSchedulerName();
+  std::string default_scheduler = !request.scheduler.empty() ? request.scheduler
+                                  : !spec.scheduler.empty()  ? spec.scheduler
+                                                             : plugins::DefaultSchedulerName();
   auto scheduler_of = [&](const StepSpec& step) { return step.scheduler.empty() ? default_scheduler : step.scheduler; };
   // Sequenced by the scheduler when every step is on one scheduler that can
   // (Capability::kNativeDependencies); else by the driver. An unknown scheduler is reported below.
@@ -77,11 +76,11 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
     p.depends_on = step.depends_on;
     p.scheduler = scheduler_of(step);
     if (p.scheduler == kSchedulerName) {
-      return InvalidArgumentError(fmt::format("{}.scheduler: a step runs on a job scheduler, not `{}`", where,
-                                              kSchedulerName));
+      return InvalidArgumentError(
+          fmt::format("{}.scheduler: a step runs on a job scheduler, not `{}`", where, kSchedulerName));
     }
-    TORCHX_ASSIGN_OR_RETURN(p.cfg, StepCfg(runner, config, request, step, p.scheduler,
-                                           p.scheduler == default_scheduler));
+    TORCHX_ASSIGN_OR_RETURN(p.cfg,
+                            StepCfg(runner, config, request, step, p.scheduler, p.scheduler == default_scheduler));
     specs::AppDef app;
     if (step.app) {
       app = *step.app;

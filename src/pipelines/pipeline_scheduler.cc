@@ -135,8 +135,7 @@ class PipelineScheduler : public schedulers::Scheduler {
   specs::RunOpts run_opts() const override { return {}; }
   schedulers::Capabilities capabilities() const override {
     using schedulers::Capability;
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
-            Capability::kComposite};
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete, Capability::kComposite};
   }
   bool requires_resources() const override { return false; }
 
@@ -193,9 +192,8 @@ class PipelineScheduler : public schedulers::Scheduler {
     step_options.role = found.role;
     if (!found.step->handle.empty()) return runner_.LogLines(found.step->handle, step_options);
     // A step that has not started has no lines yet; followed, its lines come once it starts.
-    return std::unique_ptr<schedulers::LogIterator>(
-        std::make_unique<StepLogIterator>(registry_, state_dir_, app_id, found.step->name, step_options, clock_,
-                                          session_name()));
+    return std::unique_ptr<schedulers::LogIterator>(std::make_unique<StepLogIterator>(
+        registry_, state_dir_, app_id, found.step->name, step_options, clock_, session_name()));
   }
 
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
@@ -237,12 +235,11 @@ class PipelineScheduler : public schedulers::Scheduler {
 }  // namespace
 
 void RegisterPipelineScheduler(plugins::PluginRegistry& registry) {
-  (void)registry.AddScheduler(std::string(kSchedulerName), "builtin",
-                              [&registry](const schedulers::SchedulerContext& context)
-                                  -> Result<std::unique_ptr<schedulers::Scheduler>> {
-                                return std::unique_ptr<schedulers::Scheduler>(
-                                    std::make_unique<PipelineScheduler>(registry, context));
-                              });
+  (void)registry.AddScheduler(
+      std::string(kSchedulerName), "builtin",
+      [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+        return std::unique_ptr<schedulers::Scheduler>(std::make_unique<PipelineScheduler>(registry, context));
+      });
 }
 
 int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,

@@ -65,10 +65,10 @@ bool IsStepName(const std::string& s) {
 
 Result<StepSpec> ParseStep(const std::string& name, const Json& j, const std::string& where) {
   if (!IsStepName(name)) {
-    return InvalidArgumentError(fmt::format(
-        "{}: step name `{}` must start with a letter or digit and hold only letters, digits, `-` and `_` "
-        "(at most 63)",
-        where, name));
+    return InvalidArgumentError(
+        fmt::format("{}: step name `{}` must start with a letter or digit and hold only letters, digits, `-` and `_` "
+                    "(at most 63)",
+                    where, name));
   }
   if (!j.is_object()) {
     return InvalidArgumentError(fmt::format("{}: must be a mapping with `component` (and `args`) or `app`", where));
@@ -130,8 +130,8 @@ Status OrderSteps(std::vector<StepSpec>& steps) {
       const std::string& d = s.depends_on[i];
       std::string where = fmt::format("steps.{}.depends_on[{}]", s.name, i);
       if (!index.count(d)) {
-        return InvalidArgumentError(fmt::format("{}: unknown step `{}`; steps: {}.{}", where, d,
-                                                fmt::join(names, ", "), internal::SuggestionSuffix(d, names)));
+        return InvalidArgumentError(fmt::format("{}: unknown step `{}`; steps: {}.{}", where, d, fmt::join(names, ", "),
+                                                internal::SuggestionSuffix(d, names)));
       }
       if (d == s.name) return InvalidArgumentError(fmt::format("{}: step `{}` depends on itself", where, d));
       if (!seen.insert(d).second) return InvalidArgumentError(fmt::format("{}: `{}` is listed twice", where, d));
@@ -172,8 +172,10 @@ Result<PipelineSpec> ParsePipeline(std::string_view text, const std::string& ori
   if (!parsed) return parsed.error();
   const Json& j = *parsed;
   auto in = [&origin](Status s) { return s.WithContext(origin); };
-  if (!j.is_object()) return in(InvalidArgumentError("must be a mapping with `steps` (and optionally `name`, "
-                                                     "`scheduler`, `cfg`)"));
+  if (!j.is_object())
+    return in(
+        InvalidArgumentError("must be a mapping with `steps` (and optionally `name`, "
+                             "`scheduler`, `cfg`)"));
   if (Status s = CheckKeys(j, "pipeline", kPipelineKeys); !s.ok()) return in(s);
   PipelineSpec p;
   auto name = StringField(j, "name", "pipeline");

@@ -106,9 +106,10 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
     if (j.contains("sequenced_by")) {
       std::string by = j.at("sequenced_by").get<std::string>();
       if (by != "driver" && by != "scheduler") {
-        return InvalidArgumentError(fmt::format("pipeline record: sequenced_by: invalid value '{}', must be one of "
-                                                "[driver, scheduler]",
-                                                by));
+        return InvalidArgumentError(
+            fmt::format("pipeline record: sequenced_by: invalid value '{}', must be one of "
+                        "[driver, scheduler]",
+                        by));
       }
       r.sequenced_by = by == "scheduler" ? Sequencer::kScheduler : Sequencer::kDriver;
     } else {  // written before sequenced_by: only Slurm sequenced natively then

@@ -25,7 +25,7 @@ struct StepRecord {
   std::string app_json;  ///< the AppDef, canonical JSON
   std::string cfg_json;  ///< the step's options (specs::CfgToJson)
   StepPhase phase = StepPhase::kWaiting;
-  std::string handle;    ///< once submitted
+  std::string handle;  ///< once submitted
   /// Last known state: terminal once kDone; CANCELLED once kSkipped.
   specs::AppState state = specs::AppState::kUnsubmitted;
   std::string msg;
@@ -35,8 +35,8 @@ struct PipelineRecord {
   std::string id;
   std::string name;
   std::string session;
-  std::string cwd;        ///< where the run was started (steps are submitted from it)
-  double created = 0;     ///< epoch seconds
+  std::string cwd;     ///< where the run was started (steps are submitted from it)
+  double created = 0;  ///< epoch seconds
   /// Who submits the steps (pipeline.h). Read from `sequenced_by`; a record written before it
   /// existed says `slurm_native` (true: the scheduler).
   Sequencer sequenced_by = Sequencer::kDriver;

@@ -20,8 +20,8 @@ namespace torchx::pipelines {
 namespace {
 
 using specs::AppState;
-using ::testing::ElementsAre;
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -93,7 +93,8 @@ TEST(ParsePipelineTest, ErrorsNameTheStepAndField) {
 }
 
 TEST(ParsePipelineTest, AMissingFileIsNotFound) {
-  EXPECT_THAT(LoadPipelineFile("/nonexistent/p.yaml"), StatusIs(StatusCode::kNotFound, HasSubstr("/nonexistent/p.yaml")));
+  EXPECT_THAT(LoadPipelineFile("/nonexistent/p.yaml"),
+              StatusIs(StatusCode::kNotFound, HasSubstr("/nonexistent/p.yaml")));
 }
 
 // ---- planning ----
@@ -163,8 +164,7 @@ PipelineRecord ThreeSteps(Sequencer by = Sequencer::kDriver) {
 TEST(PipelineStoreTest, ReadsRecordsWrittenBeforeSequencedBy) {
   for (Sequencer by : {Sequencer::kDriver, Sequencer::kScheduler}) {
     std::string now = PipelineRecordToJson(ThreeSteps(by));
-    ASSERT_NE(now.find(std::string("\"sequenced_by\": \"") + std::string(SequencerName(by)) + "\""),
-              std::string::npos);
+    ASSERT_NE(now.find(std::string("\"sequenced_by\": \"") + std::string(SequencerName(by)) + "\""), std::string::npos);
     nlohmann::json old = nlohmann::json::parse(now);
     old.erase("sequenced_by");
     old["slurm_native"] = by == Sequencer::kScheduler;
@@ -195,13 +195,14 @@ TEST(PipelineStoreTest, RoundTripsAndKeepsItPrivate) {
   ASSERT_THAT(back, IsOk());
   ASSERT_TRUE(back->has_value());
   EXPECT_EQ(PipelineRecordToJson(**back), PipelineRecordToJson(r));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat((tmp.path() + "/pipelines").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   ASSERT_EQ(::stat((tmp.path() + "/pipelines/flow-1.json").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_THAT(store.Get("nope"), IsOkAndHolds(::testing::Eq(std::nullopt)));
-  EXPECT_THAT(store.Update("nope", [](PipelineRecord&) { return OkStatus(); }), StatusIs(StatusCode::kNotFound, ::testing::_));
+  EXPECT_THAT(store.Update("nope", [](PipelineRecord&) { return OkStatus(); }),
+              StatusIs(StatusCode::kNotFound, ::testing::_));
   // A failed edit writes nothing.
   EXPECT_THAT(store.Update("flow-1",
                            [](PipelineRecord& cur) {
@@ -273,7 +274,7 @@ TEST_F(EngineTest, EachStepStartsWhenItsDependenciesSucceed) {
   PipelineRecord r = Advanced();
   EXPECT_THAT(steps_.submitted, ElementsAre("prepare"));
   EXPECT_EQ(LiveState(r), AppState::kPending);  // submitted, not yet seen running
-  r = Advanced();  // nothing ended: nothing more submitted
+  r = Advanced();                               // nothing ended: nothing more submitted
   EXPECT_THAT(steps_.submitted, ElementsAre("prepare"));
   EXPECT_EQ(LiveState(r), AppState::kRunning);
   steps_.states["fake://torchx/prepare"] = AppState::kSucceeded;

@@ -58,8 +58,8 @@ class ModuleLoader {
       using Entry = const schedulers::BackendModule* (*)();
       auto entry = reinterpret_cast<Entry>(dlsym(handle, TORCHX_BACKEND_MODULE_SYMBOL));
       if (!entry) {
-        other_builds.push_back(fmt::format("{} (not a torchx back-end module: no {})", path.string(),
-                                           TORCHX_BACKEND_MODULE_SYMBOL));
+        other_builds.push_back(
+            fmt::format("{} (not a torchx back-end module: no {})", path.string(), TORCHX_BACKEND_MODULE_SYMBOL));
         dlclose(handle);
         continue;
       }
@@ -119,11 +119,12 @@ std::vector<std::string> BackendModulePath() {
 void AddLoadableBackend(PluginRegistry& registry, const BuiltinBackend& backend) {
   auto loader = std::make_shared<ModuleLoader>(backend.module);
   for (const std::string& name : backend.schedulers) {
-    (void)registry.AddScheduler(name, "builtin", [loader, name](const schedulers::SchedulerContext& context)
-                                                     -> Result<std::unique_ptr<schedulers::Scheduler>> {
-      TORCHX_ASSIGN_OR_RETURN(schedulers::SchedulerFactory factory, loader->Factory(name));
-      return factory(context);
-    });
+    (void)registry.AddScheduler(
+        name, "builtin",
+        [loader, name](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+          TORCHX_ASSIGN_OR_RETURN(schedulers::SchedulerFactory factory, loader->Factory(name));
+          return factory(context);
+        });
   }
 }
 

@@ -1,5 +1,6 @@
 // The built-in plugins, registered explicitly (no discovery): the back-ends of this build (linked
-// in, or loadable modules registered by name and loaded on first use), the named resource tables, the builtin components and the CUDA device.
+// in, or loadable modules registered by name and loaded on first use), the named resource tables, the builtin
+// components and the CUDA device.
 #include <chrono>
 #include <string_view>
 
@@ -36,7 +37,8 @@ Result<int> CountNvidiaGpus() {
 std::string DefaultSchedulerName() {
   static const std::string kName = [] {
     std::vector<BuiltinBackend> backends = BuiltinBackends();
-    return backends.empty() || backends.front().schedulers.empty() ? std::string() : backends.front().schedulers.front();
+    return backends.empty() || backends.front().schedulers.empty() ? std::string()
+                                                                   : backends.front().schedulers.front();
   }();
   return kName;
 }

@@ -94,10 +94,13 @@ Result<std::vector<Fractional>> ComputeFractionals(const FractionalsRequest& req
                                                    const std::function<Result<specs::Resource>()>& whole) {
   using Policy = FractionalsRequest::Policy;
   switch (request.policy) {
-    case Policy::kNone: return std::vector<Fractional>{};
-    case Policy::kList: return request.list;
+    case Policy::kNone:
+      return std::vector<Fractional>{};
+    case Policy::kList:
+      return request.list;
     case Policy::kPowersOfTwoGpus:
-    case Policy::kHalveMemDownTo: break;
+    case Policy::kHalveMemDownTo:
+      break;
   }
   TORCHX_ASSIGN_OR_RETURN(specs::Resource r, whole());
   return request.policy == Policy::kPowersOfTwoGpus ? PowersOfTwoGpus(r) : HalveMemDownTo(r, request.min_gib);

@@ -1,6 +1,5 @@
 #include "plugins/json_scheduler.h"
 
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,12 +12,13 @@ namespace {
 
 using Json = nlohmann::json;
 
-
 class JsonScheduler : public schedulers::Scheduler {
  public:
   JsonScheduler(std::string backend, std::string session, specs::RunOpts opts,
                 std::unique_ptr<JsonSchedulerChannel> channel, schedulers::Capabilities caps)
-      : Scheduler(std::move(backend), std::move(session)), opts_(std::move(opts)), ch_(std::move(channel)),
+      : Scheduler(std::move(backend), std::move(session)),
+        opts_(std::move(opts)),
+        ch_(std::move(channel)),
         caps_(caps) {}
 
   specs::RunOpts run_opts() const override { return opts_; }
@@ -51,8 +51,8 @@ class JsonScheduler : public schedulers::Scheduler {
       r.app_id = a.value("app_id", "");
       r.name = a.value("name", "");
       auto state = a.contains("state") && a["state"].is_number_integer()
-                        ? Result<specs::AppState>(static_cast<specs::AppState>(a["state"].get<int>()))
-                        : specs::ParseAppState(a.value("state", "UNKNOWN"));
+                       ? Result<specs::AppState>(static_cast<specs::AppState>(a["state"].get<int>()))
+                       : specs::ParseAppState(a.value("state", "UNKNOWN"));
       r.state = state ? *state : specs::AppState::kUnknown;
       apps.push_back(std::move(r));
     }
@@ -104,12 +104,11 @@ class JsonScheduler : public schedulers::Scheduler {
 
 }  // namespace
 
-std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session,
-                                                         specs::RunOpts opts,
+std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session, specs::RunOpts opts,
                                                          std::unique_ptr<JsonSchedulerChannel> channel,
                                                          schedulers::Capabilities capabilities) {
-  return std::make_unique<JsonScheduler>(std::move(backend), std::move(session), std::move(opts),
-                                         std::move(channel), capabilities);
+  return std::make_unique<JsonScheduler>(std::move(backend), std::move(session), std::move(opts), std::move(channel),
+                                         capabilities);
 }
 
 }  // namespace torchx::plugins

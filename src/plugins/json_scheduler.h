@@ -27,8 +27,7 @@ class JsonSchedulerChannel {
   virtual Result<std::string> Logs(const std::string& request_json) = 0;
 };
 
-std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session,
-                                                         specs::RunOpts opts,
+std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session, specs::RunOpts opts,
                                                          std::unique_ptr<JsonSchedulerChannel> channel,
                                                          schedulers::Capabilities capabilities);
 

@@ -36,8 +36,8 @@ class NativeComponent : public components::Component {
   Result<specs::AppDef> Build(const components::ComponentArgs& args,
                               const components::BuildContext& context) const override {
     std::string in = components::ComponentArgsToJson(args);
-    auto out = CallPlugin(c_.free_string, spec_.name,
-                          [&](char** error) { return c_.build(c_.user, in.c_str(), error); });
+    auto out =
+        CallPlugin(c_.free_string, spec_.name, [&](char** error) { return c_.build(c_.user, in.c_str(), error); });
     if (!out) return InvalidArgumentError(out.error().message());
     return specs::AppDefFromJson(*out, context.named_resources);
   }
@@ -88,7 +88,7 @@ class NativeChannel : public JsonSchedulerChannel {
 }  // namespace
 
 std::shared_ptr<const components::Component> MakeNativeComponent(const TorchxComponent& c, std::string origin,
-                                                           Status* error) {
+                                                                 Status* error) {
   auto spec = components::ComponentSpecFromJson(c.spec_json);
   if (!spec) {
     *error = spec.error();

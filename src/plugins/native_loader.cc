@@ -28,8 +28,8 @@ Result<specs::Resource> ResourceFrom(const TorchxNamedResource& r, double fracti
   TorchxResource out{};
   out.struct_size = sizeof(TorchxResource);
   if (r.make(r.user, fraction, &out) != 0) {
-    return InvalidArgumentError(fmt::format("named resource {}: the plugin could not make it (fraction {})", r.name,
-                                            fraction));
+    return InvalidArgumentError(
+        fmt::format("named resource {}: the plugin could not make it (fraction {})", r.name, fraction));
   }
   if (out.struct_size < TORCHX_RESOURCE_V1_SIZE) {
     return InvalidArgumentError(fmt::format("named resource {}: TorchxResource struct_size {} < {}", r.name,
@@ -159,9 +159,9 @@ void LoadOne(const std::string& path, PluginRegistry& registry, std::vector<Nati
   }
   auto entry = reinterpret_cast<TorchxPluginEntryFn>(dlsym(handle, TORCHX_PLUGIN_ENTRY));
   if (!entry) {
-    registry.AddError({path, "missing_symbol",
-                       fmt::format("no `{}` symbol: not a torchx plugin (export it with extern \"C\")",
-                                   TORCHX_PLUGIN_ENTRY)});
+    registry.AddError(
+        {path, "missing_symbol",
+         fmt::format("no `{}` symbol: not a torchx plugin (export it with extern \"C\")", TORCHX_PLUGIN_ENTRY)});
     dlclose(handle);
     return;
   }
@@ -174,8 +174,8 @@ void LoadOne(const std::string& path, PluginRegistry& registry, std::vector<Nati
   }
   if (info->abi_version != TORCHX_PLUGIN_ABI_VERSION) {
     registry.AddError({path, "abi_version",
-                       fmt::format("built for plugin ABI version {}, this torchx speaks version {}",
-                                   info->abi_version, TORCHX_PLUGIN_ABI_VERSION)});
+                       fmt::format("built for plugin ABI version {}, this torchx speaks version {}", info->abi_version,
+                                   TORCHX_PLUGIN_ABI_VERSION)});
     return;
   }
   loaded.push_back({path, handle});

@@ -26,7 +26,7 @@ void LoadNativePlugins(const std::vector<std::string>& path, PluginRegistry& reg
 
 /// Adapters from the C descriptors (native_adapters.cc).
 std::shared_ptr<const components::Component> MakeNativeComponent(const TorchxComponent& c, std::string origin,
-                                                           Status* error);
+                                                                 Status* error);
 schedulers::SchedulerFactory MakeNativeSchedulerFactory(const TorchxScheduler& s);
 
 }  // namespace torchx::plugins

@@ -81,9 +81,9 @@ TEST(Fractionals, ExpandNamesTheResourceItsAliasesAndItsFractions) {
   gpus.policy = FractionalsRequest::Policy::kPowersOfTwoGpus;
   auto v = ExpandNamedResource("demo_gpu", {"dgpu"}, gpus, whole);
   EXPECT_TRUE(v.fractionals_error.ok());
-  EXPECT_THAT(v.names, ElementsAre(NamedFraction{"demo_gpu", 1.0}, NamedFraction{"dgpu", 1.0},
-                                   NamedFraction{"demo_gpu_4", 1.0}, NamedFraction{"demo_gpu_2", 0.5},
-                                   NamedFraction{"demo_gpu_1", 0.25}));
+  EXPECT_THAT(v.names,
+              ElementsAre(NamedFraction{"demo_gpu", 1.0}, NamedFraction{"dgpu", 1.0}, NamedFraction{"demo_gpu_4", 1.0},
+                          NamedFraction{"demo_gpu_2", 0.5}, NamedFraction{"demo_gpu_1", 0.25}));
   EXPECT_EQ(made, 1);
   // No rule, no whole resource made.
   EXPECT_THAT(ExpandNamedResource("plain", {}, {}, whole).names, ElementsAre(NamedFraction{"plain", 1.0}));
@@ -230,9 +230,11 @@ TEST(PluginRegistryTest, ABuiltinNameIsFoundWithoutDiscoveringPlugins) {
 TEST(PluginRegistryTest, SchedulersKeepRegistrationOrderSoTheDefaultComesFirst) {
   PluginRegistry reg(NoNatives());
   RegisterBuiltins(reg);
-  ASSERT_THAT(reg.AddScheduler("aaa_plugin", "test", [](const schedulers::SchedulerContext&) {
-    return Result<std::unique_ptr<schedulers::Scheduler>>(UnimplementedError("test"));
-  }), IsOk());
+  ASSERT_THAT(reg.AddScheduler("aaa_plugin", "test",
+                               [](const schedulers::SchedulerContext&) {
+                                 return Result<std::unique_ptr<schedulers::Scheduler>>(UnimplementedError("test"));
+                               }),
+              IsOk());
   std::vector<std::string> names = reg.Names(PluginType::kScheduler);
   ASSERT_GE(names.size(), 3u);
   EXPECT_EQ(names.front(), "local_cwd");

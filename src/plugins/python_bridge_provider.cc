@@ -40,8 +40,8 @@ class Bridge {
     Json j = Json::parse(*reply, nullptr, false);
     if (!j.is_object()) return InternalError("python plugin bridge: unreadable reply");
     if (j.contains("error")) {
-      return InvalidArgumentError(fmt::format("{}: {}", j["error"].value("type", "Exception"),
-                                              j["error"].value("message", "")));
+      return InvalidArgumentError(
+          fmt::format("{}: {}", j["error"].value("type", "Exception"), j["error"].value("message", "")));
     }
     return j;
   }
@@ -92,15 +92,18 @@ void Provide(const std::shared_ptr<Bridge>& bridge, PluginType type, PluginRegis
       }
       (void)registry.AddNamedResource(name, source, [r = *res] { return Result<specs::Resource>(r); });
     } else if (type == PluginType::kScheduler) {
-      (void)registry.AddScheduler(name, source, [bridge, name](const schedulers::SchedulerContext& context)
-                                                    -> Result<std::unique_ptr<schedulers::Scheduler>> {
-        const std::string& session = context.session_name;
-        TORCHX_ASSIGN_OR_RETURN(Json made, bridge->Call({{"op", "scheduler"}, {"name", name}, {"session", session}}));
-        TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(made.value("runopts", "[]")));
-        return MakeJsonScheduler(name, session, std::move(opts),
-                                 std::make_unique<BridgeChannel>(bridge, made.value("id", 0)),
-                                 {schedulers::Capability::kList, schedulers::Capability::kLogs});
-      });
+      (void)registry.AddScheduler(
+          name, source,
+          [bridge,
+           name](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+            const std::string& session = context.session_name;
+            TORCHX_ASSIGN_OR_RETURN(Json made,
+                                    bridge->Call({{"op", "scheduler"}, {"name", name}, {"session", session}}));
+            TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(made.value("runopts", "[]")));
+            return MakeJsonScheduler(name, session, std::move(opts),
+                                     std::make_unique<BridgeChannel>(bridge, made.value("id", 0)),
+                                     {schedulers::Capability::kList, schedulers::Capability::kLogs});
+          });
     } else {
       (void)registry.AddTracker(name, source, "");
     }

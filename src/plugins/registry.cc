@@ -14,22 +14,32 @@ namespace torchx::plugins {
 
 std::string_view PluginTypeName(PluginType t) {
   switch (t) {
-    case PluginType::kScheduler: return "scheduler";
-    case PluginType::kTracker: return "tracker";
-    case PluginType::kNamedResource: return "named_resource";
-    case PluginType::kComponent: return "component";
-    case PluginType::kDevice: return "device";
+    case PluginType::kScheduler:
+      return "scheduler";
+    case PluginType::kTracker:
+      return "tracker";
+    case PluginType::kNamedResource:
+      return "named_resource";
+    case PluginType::kComponent:
+      return "component";
+    case PluginType::kDevice:
+      return "device";
   }
   return "scheduler";
 }
 
 std::string_view PluginTypeGroup(PluginType t) {
   switch (t) {
-    case PluginType::kScheduler: return "torchx.schedulers";
-    case PluginType::kTracker: return "torchx.tracker";
-    case PluginType::kNamedResource: return "torchx.named_resources";
-    case PluginType::kComponent: return "torchx.components";
-    case PluginType::kDevice: return "torchx.devices";
+    case PluginType::kScheduler:
+      return "torchx.schedulers";
+    case PluginType::kTracker:
+      return "torchx.tracker";
+    case PluginType::kNamedResource:
+      return "torchx.named_resources";
+    case PluginType::kComponent:
+      return "torchx.components";
+    case PluginType::kDevice:
+      return "torchx.devices";
   }
   return "torchx.schedulers";
 }
@@ -159,8 +169,8 @@ Status PluginRegistry::AddComponent(std::string source, std::shared_ptr<const co
 Status PluginRegistry::AddDevice(std::string source, DevicePlugin device) {
   std::lock_guard lock(impl_->mu);
   if (auto it = impl_->devices.find(device.name); it != impl_->devices.end()) {
-    std::string msg = fmt::format("device `{}` from {} is already registered by {}; the first one is kept",
-                                  device.name, source, it->second.source);
+    std::string msg = fmt::format("device `{}` from {} is already registered by {}; the first one is kept", device.name,
+                                  source, it->second.source);
     impl_->errors.push_back({source, "duplicate", msg});
     return AlreadyExistsError(msg);
   }
@@ -297,9 +307,15 @@ std::vector<PluginInfo> PluginRegistry::Info(PluginType type) {
         out.push_back({type, name, impl_->schedulers.at(name).first});
       }
       break;
-    case PluginType::kTracker: add(impl_->trackers); break;
-    case PluginType::kNamedResource: add(impl_->named_resources); break;
-    case PluginType::kComponent: add(impl_->components); break;
+    case PluginType::kTracker:
+      add(impl_->trackers);
+      break;
+    case PluginType::kNamedResource:
+      add(impl_->named_resources);
+      break;
+    case PluginType::kComponent:
+      add(impl_->components);
+      break;
     case PluginType::kDevice:
       for (const auto& [name, d] : impl_->devices) out.push_back({type, name, d.source});
       break;
@@ -330,7 +346,8 @@ std::string PluginRegistry::Report() {
     for (const PluginInfo& p : all) {
       if (p.type == t) group.push_back(&p);
     }
-    double secs = impl_->seconds.count(std::string(PluginTypeName(t))) ? impl_->seconds[std::string(PluginTypeName(t))] : 0;
+    double secs =
+        impl_->seconds.count(std::string(PluginTypeName(t))) ? impl_->seconds[std::string(PluginTypeName(t))] : 0;
     out += fmt::format("\n{} ({}): {} found in {:.1f} ms\n", PluginTypeGroup(t), PluginTypeName(t), group.size(),
                        secs * 1000);
     for (const PluginInfo* p : group) out += fmt::format("  {:<28} {}\n", p->name, p->source);
@@ -348,7 +365,8 @@ std::string PluginRegistry::Report() {
 std::string PluginRegistry::ReportJson() {
   auto all = Info();
   std::lock_guard lock(impl_->mu);
-  nlohmann::json j = {{"plugins", nlohmann::json::object()}, {"errors", nlohmann::json::array()},
+  nlohmann::json j = {{"plugins", nlohmann::json::object()},
+                      {"errors", nlohmann::json::array()},
                       {"seconds", nlohmann::json::object()}};
   for (PluginType t : kAllPluginTypes) j["plugins"][std::string(PluginTypeName(t))] = nlohmann::json::array();
   for (const PluginInfo& p : all) {

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "torchx/components/finder.h"
-#include "torchx/specs/named_resources.h"
 #include "core/spelling.h"
 #include "schedulers/line_filter.h"
+#include "torchx/components/finder.h"
 #include "torchx/specs/app_handle.h"
+#include "torchx/specs/named_resources.h"
 
 namespace torchx::runner {
 namespace {
@@ -32,8 +32,8 @@ std::string NewUuid4() {
   for (int i = 0; i < 32; ++i) {
     if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
     int d = hex(rd);
-    if (i == 12) d = 4;                 // version 4
-    if (i == 16) d = 8 | (d & 3);       // variant 10xx
+    if (i == 12) d = 4;            // version 4
+    if (i == 16) d = 8 | (d & 3);  // variant 10xx
     out += digits[d];
   }
   return out;
@@ -91,8 +91,8 @@ Result<specs::ResolvedCfg> Runner::ResolveCfg(const std::string& scheduler, cons
   return sched->run_opts().Resolve(cfg);
 }
 
-Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
-                                              const specs::Cfg& cfg, const std::string& workspace) {
+Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler, const specs::Cfg& cfg,
+                                              const std::string& workspace) {
   TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));  // as TorchX: the app's errors before the options'
   TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, ResolveCfg(scheduler, cfg));
   return DryRunValidated(std::move(app), scheduler, resolved, workspace);
@@ -248,9 +248,9 @@ Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, 
     if (deadline) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock_->Now());
       if (left.count() <= 0) {
-        return ::torchx::Status(StatusCode::kDeadlineExceeded,
-                                fmt::format("wait: {} still {} after the timeout", handle,
-                                            specs::AppStateName((*status)->state)));
+        return ::torchx::Status(
+            StatusCode::kDeadlineExceeded,
+            fmt::format("wait: {} still {} after the timeout", handle, specs::AppStateName((*status)->state)));
       }
       wait = std::min(wait, left);
     }
@@ -371,9 +371,10 @@ Result<specs::Cfg> Runner::DependencyCfg(const std::string& scheduler, const std
   for (const std::string& h : after_handles) {
     TORCHX_ASSIGN_OR_RETURN(auto parsed, specs::ParseAppHandle(h));
     if (parsed.scheduler_backend != scheduler) {
-      return InvalidArgumentError(fmt::format("dependency {} is on scheduler {}, not {}: only apps of the same "
-                                              "scheduler can be waited for natively",
-                                              h, parsed.scheduler_backend, scheduler));
+      return InvalidArgumentError(
+          fmt::format("dependency {} is on scheduler {}, not {}: only apps of the same "
+                      "scheduler can be waited for natively",
+                      h, parsed.scheduler_backend, scheduler));
     }
     ids.push_back(parsed.app_id);
   }

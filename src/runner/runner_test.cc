@@ -51,7 +51,7 @@ class FakeScheduler : public schedulers::Scheduler {
   int running_polls = 0;
   int describes = 0;
   bool forever_running = false;
-  schedulers::Capabilities caps;  // none unless a test declares some
+  schedulers::Capabilities caps;         // none unless a test declares some
   std::vector<std::string> depended_on;  // what DependencyCfg was asked to wait for
 
   schedulers::Capabilities capabilities() const override { return caps; }
@@ -184,7 +184,7 @@ TEST_F(RunnerTest, WaitPollsABackEndThatCannotNotifyOnTheClock) {
   auto clock = std::make_shared<testing::FakeClock>();
   Runner r(registry_, Options("torchx", clock));
   ASSERT_THAT(r.SchedulerRunOpts("fake"), IsOk());  // builds the fake
-  EXPECT_EQ(last_->clock.get(), clock.get());  // the back-end waits on the same clock
+  EXPECT_EQ(last_->clock.get(), clock.get());       // the back-end waits on the same clock
   last_->running_polls = 3;
   auto status = r.Wait("fake://torchx/app-1", std::chrono::milliseconds(200));
   ASSERT_THAT(status, IsOk());
@@ -232,7 +232,8 @@ TEST_F(RunnerTest, CapabilitiesGateWhatTheRunnerAsks) {
   ASSERT_THAT(r.SchedulerCapabilities("fake"), IsOkAndHolds(schedulers::Capabilities{}));
   const std::string h = "fake://torchx/app-1";
   schedulers::LogOptions o;
-  EXPECT_THAT(r.LogLines(h, o), StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler fake does not support logs")));
+  EXPECT_THAT(r.LogLines(h, o),
+              StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler fake does not support logs")));
   EXPECT_THAT(r.List("fake"), StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support listing apps")));
   EXPECT_THAT(r.Delete(h), StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support deleting apps")));
   EXPECT_THAT(r.Attempts(h), IsOkAndHolds(::testing::IsEmpty()));

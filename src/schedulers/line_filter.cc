@@ -49,9 +49,10 @@ Result<LineFilter> LineFilter::Compile(std::string_view pattern) {
   }
   // Python reads `x{,3}` as "0 to 3 x"; RE2 reads `{,3}` as text. Refused rather than misread.
   if (size_t at = UnboundedBelowRepeat(pattern); at != std::string_view::npos) {
-    return InvalidArgumentError(fmt::format("regex: invalid pattern '{}': `{{,n}}` at byte {} means 0 to n repeats "
-                                            "in Python but text in RE2; write `{{0,n}}`",
-                                            pattern, at));
+    return InvalidArgumentError(
+        fmt::format("regex: invalid pattern '{}': `{{,n}}` at byte {} means 0 to n repeats "
+                    "in Python but text in RE2; write `{{0,n}}`",
+                    pattern, at));
   }
   RE2::Options options;
   options.set_log_errors(false);  // the reason goes into the Status, not to stderr

@@ -125,8 +125,7 @@ TEST(FilterLogLines, ReadyReadsAheadPastDroppedLines) {
                               *LineFilter::Compile("keep"));
   EXPECT_TRUE(ahead->Ready());
   std::vector<std::string> got;
-  EXPECT_THAT(ahead->NextBatch([&](std::string_view l) { got.emplace_back(l); }),
-              IsOkAndHolds(true));
+  EXPECT_THAT(ahead->NextBatch([&](std::string_view l) { got.emplace_back(l); }), IsOkAndHolds(true));
   EXPECT_THAT(got, ElementsAre("keep\n"));
   EXPECT_TRUE(ahead->Ready());  // the end is known without blocking
   EXPECT_THAT(ahead->NextBatch([&](std::string_view) {}), IsOkAndHolds(false));

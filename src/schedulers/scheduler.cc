@@ -2,15 +2,13 @@
 
 #include <fmt/format.h>
 
-
 namespace torchx::schedulers {
 
 Result<LogStream> ParseLogStream(std::string_view s) {
   if (s == "stdout") return LogStream::kStdout;
   if (s == "stderr") return LogStream::kStderr;
   if (s == "combined") return LogStream::kCombined;
-  return InvalidArgumentError(
-      fmt::format("streams: invalid value '{}', must be one of [stdout, stderr, combined]", s));
+  return InvalidArgumentError(fmt::format("streams: invalid value '{}', must be one of [stdout, stderr, combined]", s));
 }
 
 Result<DryRunInfo> Scheduler::SubmitDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) {
@@ -60,8 +58,8 @@ Result<bool> LogIterator::NextBatch(const std::function<void(std::string_view)>&
 bool Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds) { return false; }
 
 Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::ResolvedCfg&) {
-  return UnimplementedError(fmt::format("scheduler {} does not support workspaces (asked to build {})", backend(),
-                                        workspace));
+  return UnimplementedError(
+      fmt::format("scheduler {} does not support workspaces (asked to build {})", backend(), workspace));
 }
 
 Result<std::string> Scheduler::Helper(std::string_view function, std::string_view) {
@@ -74,38 +72,64 @@ Result<specs::Cfg> Scheduler::DependencyCfg(const std::vector<std::string>&, spe
 
 std::string_view CapabilityName(Capability c) {
   switch (c) {
-    case Capability::kLogs: return "logs";
-    case Capability::kFollowLogs: return "follow_logs";
-    case Capability::kLogTimestamps: return "log_timestamps";
-    case Capability::kList: return "list";
-    case Capability::kDelete: return "delete";
-    case Capability::kWorkspace: return "workspace";
-    case Capability::kAttemptHistory: return "attempt_history";
-    case Capability::kNativeDependencies: return "native_dependencies";
-    case Capability::kNativeArrays: return "native_arrays";
-    case Capability::kResourceUsage: return "resource_usage";
-    case Capability::kFailureClassification: return "failure_classification";
-    case Capability::kDescribeNative: return "describe_native";
-    case Capability::kComposite: return "composite";
+    case Capability::kLogs:
+      return "logs";
+    case Capability::kFollowLogs:
+      return "follow_logs";
+    case Capability::kLogTimestamps:
+      return "log_timestamps";
+    case Capability::kList:
+      return "list";
+    case Capability::kDelete:
+      return "delete";
+    case Capability::kWorkspace:
+      return "workspace";
+    case Capability::kAttemptHistory:
+      return "attempt_history";
+    case Capability::kNativeDependencies:
+      return "native_dependencies";
+    case Capability::kNativeArrays:
+      return "native_arrays";
+    case Capability::kResourceUsage:
+      return "resource_usage";
+    case Capability::kFailureClassification:
+      return "failure_classification";
+    case Capability::kDescribeNative:
+      return "describe_native";
+    case Capability::kComposite:
+      return "composite";
   }
   return "unknown";
 }
 
 std::string_view CapabilityDescription(Capability c) {
   switch (c) {
-    case Capability::kLogs: return "logs";
-    case Capability::kFollowLogs: return "following logs";
-    case Capability::kLogTimestamps: return "log time ranges";
-    case Capability::kList: return "listing apps";
-    case Capability::kDelete: return "deleting apps";
-    case Capability::kWorkspace: return "workspaces";
-    case Capability::kAttemptHistory: return "attempt history";
-    case Capability::kNativeDependencies: return "native dependencies";
-    case Capability::kNativeArrays: return "job arrays";
-    case Capability::kResourceUsage: return "resource usage";
-    case Capability::kFailureClassification: return "failure classification";
-    case Capability::kDescribeNative: return "native descriptions";
-    case Capability::kComposite: return "composite jobs";
+    case Capability::kLogs:
+      return "logs";
+    case Capability::kFollowLogs:
+      return "following logs";
+    case Capability::kLogTimestamps:
+      return "log time ranges";
+    case Capability::kList:
+      return "listing apps";
+    case Capability::kDelete:
+      return "deleting apps";
+    case Capability::kWorkspace:
+      return "workspaces";
+    case Capability::kAttemptHistory:
+      return "attempt history";
+    case Capability::kNativeDependencies:
+      return "native dependencies";
+    case Capability::kNativeArrays:
+      return "job arrays";
+    case Capability::kResourceUsage:
+      return "resource usage";
+    case Capability::kFailureClassification:
+      return "failure classification";
+    case Capability::kDescribeNative:
+      return "native descriptions";
+    case Capability::kComposite:
+      return "composite jobs";
   }
   return "unknown";
 }

@@ -12,9 +12,12 @@ bool IsNullResource(const Resource& r) { return r.cpu == -1 && r.gpu == -1 && r.
 
 std::string_view RetryPolicyName(RetryPolicy p) {
   switch (p) {
-    case RetryPolicy::kReplica: return "REPLICA";
-    case RetryPolicy::kRole: return "ROLE";
-    case RetryPolicy::kApplication: return "APPLICATION";
+    case RetryPolicy::kReplica:
+      return "REPLICA";
+    case RetryPolicy::kRole:
+      return "ROLE";
+    case RetryPolicy::kApplication:
+      return "APPLICATION";
   }
   return "APPLICATION";
 }
@@ -23,8 +26,8 @@ Result<RetryPolicy> ParseRetryPolicy(std::string_view s) {
   for (RetryPolicy p : {RetryPolicy::kReplica, RetryPolicy::kRole, RetryPolicy::kApplication}) {
     if (s == RetryPolicyName(p)) return p;
   }
-  return InvalidArgumentError(fmt::format(
-      "retry_policy: invalid value '{}', must be one of [REPLICA, ROLE, APPLICATION]", s));
+  return InvalidArgumentError(
+      fmt::format("retry_policy: invalid value '{}', must be one of [REPLICA, ROLE, APPLICATION]", s));
 }
 
 namespace {
@@ -40,8 +43,8 @@ Status ValidateName(std::string_view what, std::string_view name) {
   for (char c : name) {
     auto u = static_cast<unsigned char>(c);
     if (c == '/' || c == '\\' || u <= 0x20 || u == 0x7f) {
-      return InvalidArgumentError(fmt::format(
-          "{}: '{}' must not contain '/', '\\', whitespace or control characters", what, name));
+      return InvalidArgumentError(
+          fmt::format("{}: '{}' must not contain '/', '\\', whitespace or control characters", what, name));
     }
   }
   return OkStatus();
@@ -51,8 +54,7 @@ Status ValidateResource(const Role& role) {
   const Resource& r = role.resource;
   if (IsNullResource(r)) return OkStatus();  // the back-end decides (ValidateResources)
   auto negative = [&](std::string_view field, int v) {
-    return InvalidArgumentError(
-        fmt::format("role '{}': resource.{}: must be >= 0, got {}", role.name, field, v));
+    return InvalidArgumentError(fmt::format("role '{}': resource.{}: must be >= 0, got {}", role.name, field, v));
   };
   if (r.cpu < 0) return negative("cpu", r.cpu);
   if (r.gpu < 0) return negative("gpu", r.gpu);
@@ -68,8 +70,7 @@ Status ValidateResource(const Role& role) {
 Status ValidateAppDef(const AppDef& app) {
   TORCHX_RETURN_IF_ERROR(ValidateName("app name", app.name));
   if (app.roles.empty()) {
-    return InvalidArgumentError(
-        fmt::format("app '{}': roles: no roles; an AppDef needs at least one role", app.name));
+    return InvalidArgumentError(fmt::format("app '{}': roles: no roles; an AppDef needs at least one role", app.name));
   }
   std::set<std::string> seen;
   for (const Role& role : app.roles) {
@@ -78,30 +79,29 @@ Status ValidateAppDef(const AppDef& app) {
       return InvalidArgumentError(fmt::format("role '{}': name: duplicate role name", role.name));
     }
     if (role.entrypoint.empty() || role.entrypoint == kMissing) {
-      return InvalidArgumentError(
-          fmt::format("role '{}': entrypoint: missing; set the program to run", role.name));
+      return InvalidArgumentError(fmt::format("role '{}': entrypoint: missing; set the program to run", role.name));
     }
     if (role.num_replicas < 1) {
-      return InvalidArgumentError(fmt::format("role '{}': num_replicas: must be >= 1, got {}",
-                                              role.name, role.num_replicas));
+      return InvalidArgumentError(
+          fmt::format("role '{}': num_replicas: must be >= 1, got {}", role.name, role.num_replicas));
     }
     if (role.min_replicas) {
       int m = *role.min_replicas;
       if (m < 0 || m > role.num_replicas) {
-        return InvalidArgumentError(fmt::format(
-            "role '{}': min_replicas: must be between 0 and num_replicas ({}), got {}", role.name,
-            role.num_replicas, m));
+        return InvalidArgumentError(
+            fmt::format("role '{}': min_replicas: must be between 0 and num_replicas ({}), got {}", role.name,
+                        role.num_replicas, m));
       }
     }
     if (role.max_retries < 0) {
-      return InvalidArgumentError(fmt::format("role '{}': max_retries: must be >= 0, got {}",
-                                              role.name, role.max_retries));
+      return InvalidArgumentError(
+          fmt::format("role '{}': max_retries: must be >= 0, got {}", role.name, role.max_retries));
     }
     TORCHX_RETURN_IF_ERROR(ValidateResource(role));
     for (const auto& [port_name, port] : role.port_map) {
       if (port < 0 || port > 65535) {
-        return InvalidArgumentError(fmt::format(
-            "role '{}': port_map[{}]: must be in 0..65535, got {}", role.name, port_name, port));
+        return InvalidArgumentError(
+            fmt::format("role '{}': port_map[{}]: must be in 0..65535, got {}", role.name, port_name, port));
       }
     }
   }
@@ -111,8 +111,8 @@ Status ValidateAppDef(const AppDef& app) {
 Status ValidateResources(const AppDef& app) {
   for (const Role& role : app.roles) {
     if (IsNullResource(role.resource)) {
-      return InvalidArgumentError(fmt::format(
-          "role '{}': resource: no resource for role (set cpu/gpu/memMB or a named resource)", role.name));
+      return InvalidArgumentError(
+          fmt::format("role '{}': resource: no resource for role (set cpu/gpu/memMB or a named resource)", role.name));
     }
   }
   return OkStatus();

@@ -69,8 +69,7 @@ TEST(ValidateAppDef, RejectsBadNames) {
 
 TEST(ValidateAppDef, RejectsDuplicateRoleNames) {
   AppDef app{"app", {ValidRole("a"), ValidRole("a")}, {}};
-  EXPECT_THAT(ValidateAppDef(app),
-              StatusIs(StatusCode::kInvalidArgument, "role 'a': name: duplicate role name"));
+  EXPECT_THAT(ValidateAppDef(app), StatusIs(StatusCode::kInvalidArgument, "role 'a': name: duplicate role name"));
 }
 
 TEST(ValidateAppDef, RejectsMissingEntrypoint) {
@@ -87,9 +86,8 @@ TEST(ValidateAppDef, RejectsReplicaCounts) {
               StatusIs(StatusCode::kInvalidArgument, "role 'trainer': num_replicas: must be >= 1, got 0"));
   app.roles[0].num_replicas = 2;
   app.roles[0].min_replicas = 3;
-  EXPECT_THAT(ValidateAppDef(app),
-              StatusIs(StatusCode::kInvalidArgument,
-                       HasSubstr("min_replicas: must be between 0 and num_replicas (2), got 3")));
+  EXPECT_THAT(ValidateAppDef(app), StatusIs(StatusCode::kInvalidArgument,
+                                            HasSubstr("min_replicas: must be between 0 and num_replicas (2), got 3")));
   app.roles[0].min_replicas = 1;
   EXPECT_THAT(ValidateAppDef(app), IsOk());
   app.roles[0].max_retries = -1;
@@ -100,15 +98,14 @@ TEST(ValidateAppDef, LeavesNullResourcesToTheBackEndAndRejectsNegativeOnes) {
   AppDef app = ValidApp();
   app.roles[0].resource = NullResource();
   EXPECT_THAT(ValidateAppDef(app), IsOk());
-  EXPECT_THAT(ValidateResources(app),
-              StatusIs(StatusCode::kInvalidArgument, "role 'trainer': resource: no resource for role (set "
-                                                     "cpu/gpu/memMB or a named resource)"));
+  EXPECT_THAT(ValidateResources(app), StatusIs(StatusCode::kInvalidArgument,
+                                               "role 'trainer': resource: no resource for role (set "
+                                               "cpu/gpu/memMB or a named resource)"));
   app.roles[0].resource = Resource{2, -1, 10, {}, {}, {}};
   EXPECT_THAT(ValidateAppDef(app),
               StatusIs(StatusCode::kInvalidArgument, "role 'trainer': resource.gpu: must be >= 0, got -1"));
   app.roles[0].resource = Resource{2, 0, 10, {}, {{"efa", -2}}, {}};
-  EXPECT_THAT(ValidateAppDef(app),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("resource.devices[efa]")));
+  EXPECT_THAT(ValidateAppDef(app), StatusIs(StatusCode::kInvalidArgument, HasSubstr("resource.devices[efa]")));
 }
 
 TEST(ValidateAppDef, RejectsBadPorts) {

@@ -4,8 +4,7 @@
 
 namespace torchx::specs {
 
-std::string MakeAppHandle(std::string_view scheduler_backend, std::string_view session_name,
-                          std::string_view app_id) {
+std::string MakeAppHandle(std::string_view scheduler_backend, std::string_view session_name, std::string_view app_id) {
   return fmt::format("{}://{}/{}", scheduler_backend, session_name, app_id);
 }
 
@@ -19,14 +18,13 @@ Result<ParsedAppHandle> ParseAppHandle(std::string_view handle) {
       std::string_view rest = handle.substr(sep + 3);
       size_t slash = rest.size() >= 2 ? rest.rfind('/', rest.size() - 2) : std::string_view::npos;
       if (slash != std::string_view::npos) {
-        return ParsedAppHandle{std::string(handle.substr(0, sep)),
-                               std::string(rest.substr(0, slash)),
+        return ParsedAppHandle{std::string(handle.substr(0, sep)), std::string(rest.substr(0, slash)),
                                std::string(rest.substr(slash + 1))};
       }
     }
   }
-  return InvalidArgumentError(fmt::format(
-      "app handle: {} is not of the form: <scheduler_backend>://<session_name>/<app_id>", handle));
+  return InvalidArgumentError(
+      fmt::format("app handle: {} is not of the form: <scheduler_backend>://<session_name>/<app_id>", handle));
 }
 
 }  // namespace torchx::specs

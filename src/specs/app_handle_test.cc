@@ -30,8 +30,8 @@ TEST(AppHandle, TrailingSlashBacktracksLikeTheRegex) {
 }
 
 TEST(AppHandle, Malformed) {
-  for (const char* bad : {"", "local_cwd", "local_cwd://", "local_cwd://session", "://s/app",
-                          "local_cwd://s/", "a:/s/app", "local\n://s/app"}) {
+  for (const char* bad : {"", "local_cwd", "local_cwd://", "local_cwd://session", "://s/app", "local_cwd://s/",
+                          "a:/s/app", "local\n://s/app"}) {
     EXPECT_THAT(ParseAppHandle(bad),
                 StatusIs(StatusCode::kInvalidArgument,
                          HasSubstr("is not of the form: <scheduler_backend>://<session_name>/<app_id>")))

@@ -41,7 +41,7 @@ TEST(NormalizeName, GivesDns1123Labels) {
   EXPECT_EQ(NormalizeName("123"), "app");
   EXPECT_EQ(NormalizeName(std::string(100, 'a')).size(), 63u);
   EXPECT_EQ(NormalizeName("ab" + std::string(70, '-') + "c", 5), "ab-c");  // runs collapse
-  EXPECT_EQ(NormalizeName("abcd-efgh", 5), "abcd");  // no trailing dash after truncation
+  EXPECT_EQ(NormalizeName("abcd-efgh", 5), "abcd");                        // no trailing dash after truncation
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace torchx::specs {
 namespace {
 
 constexpr AppState kAllStates[] = {
-    AppState::kUnsubmitted, AppState::kSubmitted, AppState::kPending, AppState::kRunning,
+    AppState::kUnsubmitted, AppState::kSubmitted, AppState::kPending,   AppState::kRunning,
     AppState::kSucceeded,   AppState::kFailed,    AppState::kCancelled, AppState::kUnknown,
 };
 
@@ -137,14 +137,22 @@ std::string FormatReplica(const ReplicaStatus& r) {
 
 std::string_view AppStateName(AppState s) {
   switch (s) {
-    case AppState::kUnsubmitted: return "UNSUBMITTED";
-    case AppState::kSubmitted: return "SUBMITTED";
-    case AppState::kPending: return "PENDING";
-    case AppState::kRunning: return "RUNNING";
-    case AppState::kSucceeded: return "SUCCEEDED";
-    case AppState::kFailed: return "FAILED";
-    case AppState::kCancelled: return "CANCELLED";
-    case AppState::kUnknown: return "UNKNOWN";
+    case AppState::kUnsubmitted:
+      return "UNSUBMITTED";
+    case AppState::kSubmitted:
+      return "SUBMITTED";
+    case AppState::kPending:
+      return "PENDING";
+    case AppState::kRunning:
+      return "RUNNING";
+    case AppState::kSucceeded:
+      return "SUCCEEDED";
+    case AppState::kFailed:
+      return "FAILED";
+    case AppState::kCancelled:
+      return "CANCELLED";
+    case AppState::kUnknown:
+      return "UNKNOWN";
   }
   return "UNKNOWN";
 }
@@ -153,16 +161,13 @@ Result<AppState> ParseAppState(std::string_view name) {
   for (AppState s : kAllStates) {
     if (AppStateName(s) == name) return s;
   }
-  return InvalidArgumentError(fmt::format(
-      "state: invalid value '{}', must be one of [UNSUBMITTED, SUBMITTED, PENDING, RUNNING, "
-      "SUCCEEDED, FAILED, CANCELLED, UNKNOWN]",
-      name));
+  return InvalidArgumentError(
+      fmt::format("state: invalid value '{}', must be one of [UNSUBMITTED, SUBMITTED, PENDING, RUNNING, "
+                  "SUCCEEDED, FAILED, CANCELLED, UNKNOWN]",
+                  name));
 }
 
-bool IsTerminal(AppState s) {
-  return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kCancelled;
-}
-
+bool IsTerminal(AppState s) { return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kCancelled; }
 
 std::string FormatAppStatus(const AppStatus& status, const std::vector<std::string>& filter_roles) {
   std::string roles;
@@ -176,12 +181,11 @@ std::string FormatAppStatus(const AppStatus& status, const std::vector<std::stri
   return fmt::format(
       "AppStatus:\n    State: {}\n    Num Restarts: {}\n    Roles: {}\n    Msg: {}\n"
       "    Structured Error Msg: {}\n    UI URL: {}\n    ",
-      AppStateName(status.state), status.num_restarts, roles, status.msg,
-      status.structured_error_msg, status.ui_url.value_or("None"));
+      AppStateName(status.state), status.num_restarts, roles, status.msg, status.structured_error_msg,
+      status.ui_url.value_or("None"));
 }
 
-std::string AppStatusToJson(const AppStatus& status, const std::vector<std::string>& filter_roles,
-                            int indent) {
+std::string AppStatusToJson(const AppStatus& status, const std::vector<std::string>& filter_roles, int indent) {
   nlohmann::ordered_json roles = nlohmann::ordered_json::array();
   for (const RoleStatus& role : status.roles) {
     if (!RoleSelected(role.role, filter_roles)) continue;

@@ -23,8 +23,7 @@ TEST(AppState, NamesNumbersAndSets) {
     bool terminal = s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kCancelled;
     EXPECT_EQ(IsTerminal(s), terminal) << i;
   }
-  EXPECT_THAT(ParseAppState("DONE"),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("must be one of [UNSUBMITTED")));
+  EXPECT_THAT(ParseAppState("DONE"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("must be one of [UNSUBMITTED")));
 }
 
 AppStatus TestStatus() {
@@ -47,7 +46,10 @@ class FormatTest : public ::testing::Test {
     tzset();
   }
   void TearDown() override {
-    if (had_) setenv("TZ", saved_.c_str(), 1); else unsetenv("TZ");
+    if (had_)
+      setenv("TZ", saved_.c_str(), 1);
+    else
+      unsetenv("TZ");
     tzset();
   }
   std::string saved_;
@@ -87,15 +89,17 @@ TEST_F(FormatTest, NoReplyFileAndNonJsonErrorAndFilter) {
 
 TEST_F(FormatTest, ZeroExitCodeIsNotAvailable) {
   AppStatus s;
-  s.roles = {RoleStatus{"r", {ReplicaStatus{0, AppState::kFailed, "r", "h",
-                                            R"({"message":{"message":"m","errorCode":0,"extraInfo":{"timestamp":"0"}}})"}}}};
+  s.roles = {RoleStatus{"r",
+                        {ReplicaStatus{0, AppState::kFailed, "r", "h",
+                                       R"({"message":{"message":"m","errorCode":0,"extraInfo":{"timestamp":"0"}}})"}}}};
   EXPECT_THAT(FormatAppStatus(s), HasSubstr("FAILED (exitcode: <N/A>)"));
 }
 
 TEST_F(FormatTest, FlatErrorFileSchema) {
   AppStatus s;
-  s.roles = {RoleStatus{"w", {ReplicaStatus{0, AppState::kFailed, "w", "h",
-                                            R"({"message": "Injected: boom", "timestamp": 1293182, "errorCode": 1})"}}}};
+  s.roles = {RoleStatus{"w",
+                        {ReplicaStatus{0, AppState::kFailed, "w", "h",
+                                       R"({"message": "Injected: boom", "timestamp": 1293182, "errorCode": 1})"}}}};
   std::string text = FormatAppStatus(s);
   EXPECT_THAT(text, HasSubstr(" *w[0]:FAILED (exitcode: 1)\n        timestamp: 1970-01-16 00:13:02\n"
                               "        hostname: h\n        error_msg: Injected: boom"));
@@ -113,8 +117,8 @@ TEST_F(FormatTest, MissingTimestampAndCodeAreNotAvailable) {
 }
 
 TEST_F(FormatTest, UnrecognizedJsonIsShownAsIs) {
-  for (const char* msg : {R"(["not", "a", "dict"])", R"({"error": "no message key"})",
-                          R"({"message": {"message": 5}})", R"({"message": null})", R"("just a string")"}) {
+  for (const char* msg : {R"(["not", "a", "dict"])", R"({"error": "no message key"})", R"({"message": {"message": 5}})",
+                          R"({"message": null})", R"("just a string")"}) {
     AppStatus s;
     s.roles = {RoleStatus{"w", {ReplicaStatus{0, AppState::kFailed, "w", "h", msg}}}};
     EXPECT_THAT(FormatAppStatus(s), HasSubstr(msg));

@@ -8,8 +8,7 @@ namespace {
 const Values kValues{"/img", "app-123", "2", "TORCHX_RANK0_HOST"};
 
 TEST(Substitute, ReplacesKnownPlaceholders) {
-  EXPECT_EQ(kValues.Substitute("${img_root}/bin --id ${app_id} r${replica_id}"),
-            "/img/bin --id app-123 r2");
+  EXPECT_EQ(kValues.Substitute("${img_root}/bin --id ${app_id} r${replica_id}"), "/img/bin --id app-123 r2");
   EXPECT_EQ(kValues.Substitute("$app_id"), "app-123");  // unbraced form, as string.Template
   EXPECT_EQ(kValues.Substitute("${base_img_root}"), "DEPRECATED");
 }
@@ -21,8 +20,7 @@ TEST(Substitute, SafeSubstituteSemantics) {
   EXPECT_EQ(kValues.Substitute("trailing $"), "trailing $");
   EXPECT_EQ(kValues.Substitute("${app_id"), "${app_id");
   // dist.ddp writes `$${${rank0_env}:=localhost}` so that the shell sees ${TORCHX_RANK0_HOST:=...}
-  EXPECT_EQ(kValues.Substitute("$${${rank0_env}:=localhost}:29500"),
-            "${TORCHX_RANK0_HOST:=localhost}:29500");
+  EXPECT_EQ(kValues.Substitute("$${${rank0_env}:=localhost}:29500"), "${TORCHX_RANK0_HOST:=localhost}:29500");
 }
 
 TEST(Apply, SubstitutesArgsEnvValuesAndNestedMetadataOnly) {

@@ -14,9 +14,8 @@ namespace {
 // Canonical key for each accepted spelling, in the order the error message lists them.
 const std::vector<std::pair<std::string_view, std::string_view>>& MountKeys() {
   static const std::vector<std::pair<std::string_view, std::string_view>> keys = {
-      {"type", "type"},       {"src", "src"},           {"source", "src"},
-      {"dst", "dst"},         {"destination", "dst"},   {"target", "dst"},
-      {"readonly", "readonly"}, {"read_only", "readonly"}, {"perm", "perm"},
+      {"type", "type"},  {"src", "src"},           {"source", "src"},         {"dst", "dst"},   {"destination", "dst"},
+      {"target", "dst"}, {"readonly", "readonly"}, {"read_only", "readonly"}, {"perm", "perm"},
   };
   return keys;
 }
@@ -55,8 +54,7 @@ Result<std::vector<Mount>> ParseMounts(const std::vector<std::string>& tokens) {
     if (*canon == "type") {
       groups.emplace_back();
     } else if (groups.empty()) {
-      return InvalidArgumentError(
-          fmt::format("mounts: type must be specified first, got '{}' before any type=", key));
+      return InvalidArgumentError(fmt::format("mounts: type must be specified first, got '{}' before any type=", key));
     }
     groups.back()[std::string(*canon)] = val;
   }
@@ -68,8 +66,8 @@ Result<std::vector<Mount>> ParseMounts(const std::vector<std::string>& tokens) {
     auto require = [&](const char* key) -> Result<std::string> {
       auto it = g.find(key);
       if (it == g.end() || it->second.empty()) {
-        return InvalidArgumentError(fmt::format(
-            "mounts: mount {} (type={}) is missing required option '{}'", i + 1, type, key));
+        return InvalidArgumentError(
+            fmt::format("mounts: mount {} (type={}) is missing required option '{}'", i + 1, type, key));
       }
       return it->second;
     };
@@ -88,16 +86,16 @@ Result<std::vector<Mount>> ParseMounts(const std::vector<std::string>& tokens) {
       std::string perm = g.count("perm") ? g["perm"] : "rwm";
       for (char c : perm) {
         if (c != 'r' && c != 'w' && c != 'm') {
-          return InvalidArgumentError(fmt::format(
-              "mounts: mount {} (type=device): perm '{}' has invalid flag '{}', flags must be "
-              "one of r, w, m",
-              i + 1, perm, c));
+          return InvalidArgumentError(
+              fmt::format("mounts: mount {} (type=device): perm '{}' has invalid flag '{}', flags must be "
+                          "one of r, w, m",
+                          i + 1, perm, c));
         }
       }
       mounts.emplace_back(DeviceMount{src, dst, perm});
     } else {
-      return InvalidArgumentError(fmt::format(
-          "mounts: invalid mount type '{}', must be one of [bind, volume, device]", type));
+      return InvalidArgumentError(
+          fmt::format("mounts: invalid mount type '{}', must be one of [bind, volume, device]", type));
     }
   }
   return mounts;

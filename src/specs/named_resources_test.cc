@@ -54,9 +54,7 @@ TEST(NamedResources, AwsDevices) {
   EXPECT_TRUE(m5d->devices.empty());
 }
 
-TEST(NamedResources, HasEveryTorchXName) {
-  EXPECT_EQ(NamedResourceNames().size(), 10u + 61u);
-}
+TEST(NamedResources, HasEveryTorchXName) { EXPECT_EQ(NamedResourceNames().size(), 10u + 61u); }
 
 TEST(NamedResources, NullAndMissingGiveNullResource) {
   EXPECT_TRUE(IsNullResource(*GetNamedResource("NULL")));
@@ -64,8 +62,7 @@ TEST(NamedResources, NullAndMissingGiveNullResource) {
 }
 
 TEST(NamedResources, UnknownNameSuggests) {
-  EXPECT_THAT(GetNamedResource("gpu.smal"),
-              StatusIs(StatusCode::kNotFound, HasSubstr("Did you mean `gpu.small`?")));
+  EXPECT_THAT(GetNamedResource("gpu.smal"), StatusIs(StatusCode::kNotFound, HasSubstr("Did you mean `gpu.small`?")));
   EXPECT_THAT(GetNamedResource("zzzzzzzzzzzz"),
               StatusIs(StatusCode::kNotFound, HasSubstr("Valid choices: aws_c5.18xlarge")));
 }

@@ -22,12 +22,18 @@ std::string Lower(std::string_view s) {
 
 std::string_view CfgTypeShortName(CfgType t) {
   switch (t) {
-    case CfgType::kStr: return "str";
-    case CfgType::kInt: return "int";
-    case CfgType::kFloat: return "float";
-    case CfgType::kBool: return "bool";
-    case CfgType::kListStr: return "list";
-    case CfgType::kDictStr: return "dict";
+    case CfgType::kStr:
+      return "str";
+    case CfgType::kInt:
+      return "int";
+    case CfgType::kFloat:
+      return "float";
+    case CfgType::kBool:
+      return "bool";
+    case CfgType::kListStr:
+      return "list";
+    case CfgType::kDictStr:
+      return "dict";
   }
   return "str";
 }
@@ -41,7 +47,8 @@ Result<CfgVal> DecodeOptionValue(CfgType type, std::string_view text, OptionSynt
   };
   if (syntax == OptionSyntax::kConfigFile && text == "None") return CfgVal{};
   switch (type) {
-    case CfgType::kStr: return CfgVal(std::string(text));
+    case CfgType::kStr:
+      return CfgVal(std::string(text));
     case CfgType::kBool: {
       std::string v = Lower(text);
       // Component arguments: TorchX takes anything but "true" as false. -cfg and config files take
@@ -80,7 +87,9 @@ Result<CfgVal> DecodeOptionValue(CfgType type, std::string_view text, OptionSynt
             if (!item.empty()) items.push_back(std::move(item));
           }
           break;
-        case OptionSyntax::kConfigFile: items = internal::SplitAny(text, ";"); break;
+        case OptionSyntax::kConfigFile:
+          items = internal::SplitAny(text, ";");
+          break;
       }
       return CfgVal(std::move(items));
     }

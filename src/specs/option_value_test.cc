@@ -33,8 +33,8 @@ TEST(DecodeOptionValue, NumbersMustParseWholeAndComponentIntsFit32Bits) {
   EXPECT_THAT(D(CfgType::kInt, " 42 ", kCfg), IsOkAndHolds(CfgVal(std::int64_t{42})));
   EXPECT_THAT(D(CfgType::kInt, "5000000000", kCfg), IsOkAndHolds(CfgVal(std::int64_t{5000000000})));
   EXPECT_THAT(D(CfgType::kInt, "5000000000", kArg), StatusIs(StatusCode::kInvalidArgument, HasSubstr("32 bits")));
-  EXPECT_THAT(D(CfgType::kInt, "4x", kArg), StatusIs(StatusCode::kInvalidArgument,
-                                                    "opt: invalid int value '4x', expected an integer"));
+  EXPECT_THAT(D(CfgType::kInt, "4x", kArg),
+              StatusIs(StatusCode::kInvalidArgument, "opt: invalid int value '4x', expected an integer"));
   EXPECT_THAT(D(CfgType::kFloat, "0.5", kFile), IsOkAndHolds(CfgVal(0.5)));
   EXPECT_THAT(D(CfgType::kFloat, "", kCfg), StatusIs(StatusCode::kInvalidArgument, HasSubstr("expected a number")));
 }

@@ -31,14 +31,21 @@ bool IsTuple(const Json& v) { return v.is_object() && v.size() == 1 && v.contain
 std::string_view PyType(const Json& v) {
   if (IsTuple(v)) return "tuple";
   switch (v.type()) {
-    case Json::value_t::object: return "dict";
-    case Json::value_t::array: return "list";
-    case Json::value_t::string: return "str";
-    case Json::value_t::boolean: return "bool";
+    case Json::value_t::object:
+      return "dict";
+    case Json::value_t::array:
+      return "list";
+    case Json::value_t::string:
+      return "str";
+    case Json::value_t::boolean:
+      return "bool";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "int";
-    case Json::value_t::number_float: return "float";
-    default: return "NoneType";
+    case Json::value_t::number_unsigned:
+      return "int";
+    case Json::value_t::number_float:
+      return "float";
+    default:
+      return "NoneType";
   }
 }
 
@@ -193,8 +200,8 @@ Json Get(const Json& ns_value, std::string_view kind, bool flat_fallback) {
   if (auto it = ns_value.find(kind); it != ns_value.end() && it->is_object()) return *it;
   if (auto marker = ns_value.find(kFormatKey); marker != ns_value.end() && *marker == true) return Json::object();
   if (!flat_fallback || ns_value.empty()) return Json::object();
-  bool looks_nested = ns_value.size() > 1 && std::all_of(ns_value.begin(), ns_value.end(),
-                                                         [](const Json& v) { return v.is_object(); });
+  bool looks_nested =
+      ns_value.size() > 1 && std::all_of(ns_value.begin(), ns_value.end(), [](const Json& v) { return v.is_object(); });
   return looks_nested ? Json::object() : ns_value;
 }
 
@@ -205,7 +212,8 @@ Result<Json> LoadFile(std::string_view uri) {
   } else if (size_t scheme = path.find("://"); scheme != std::string_view::npos) {
     return InvalidArgumentError(fmt::format(
         "overlay file `{}`: only local paths and file:// URIs are read here (use torchx.specs.overlays from "
-        "Python with fsspec for `{}`)", uri, path.substr(0, scheme)));
+        "Python with fsspec for `{}`)",
+        uri, path.substr(0, scheme)));
   }
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in) return NotFoundError(fmt::format("overlay file `{}`: cannot be read", uri));
@@ -232,9 +240,9 @@ Status Validate(const Json& overlay, const std::vector<std::string>& blocklist, 
     }
   }
   if (disallowed.empty()) return OkStatus();
-  return InvalidArgumentError(fmt::format(
-      "disallowed overlay attributes {} since they can be set directly on the role's attributes.",
-      fmt::join(disallowed, ", ")));
+  return InvalidArgumentError(
+      fmt::format("disallowed overlay attributes {} since they can be set directly on the role's attributes.",
+                  fmt::join(disallowed, ", ")));
 }
 
 }  // namespace torchx::specs::overlays

@@ -30,10 +30,11 @@ TEST(Overlays, PutReplacesDelRemovesJoinMergesByKey) {
   EXPECT_EQ(Applied(base, {{Put("containers"), Json::array({{{"name", "only"}}})}}),
             Json({{"drop", 1}, {"containers", Json::array({{{"name", "only"}}})}}));  // re-added last, as in Python
   EXPECT_EQ(Applied(base, {{Del("drop"), nullptr}}).contains("drop"), false);
-  Json joined = Applied(base, {{Join("containers", "name"),
-                                Json::array({{{"name", "main"}, {"memory", "1Gi"}}, {{"name", "side"}}})}});
-  EXPECT_EQ(joined["containers"],
-            Json::array({{{"name", "main"}, {"image", "v1"}, {"memory", "1Gi"}}, {{"name", "old"}}, {{"name", "side"}}}));
+  Json joined = Applied(
+      base, {{Join("containers", "name"), Json::array({{{"name", "main"}, {"memory", "1Gi"}}, {{"name", "side"}}})}});
+  EXPECT_EQ(
+      joined["containers"],
+      Json::array({{{"name", "main"}, {"image", "v1"}, {"memory", "1Gi"}}, {{"name", "old"}}, {{"name", "side"}}}));
 }
 
 TEST(Overlays, JoinMergesIntoTheLastOfDuplicateKeysAndMarkersStrip) {

@@ -16,10 +16,8 @@
 namespace torchx::specs {
 namespace {
 
-
 std::string_view PyTypeName(const CfgVal& v) {
-  static constexpr std::string_view kNames[] = {"NoneType", "str", "int", "float", "bool",
-                                                "list", "dict"};
+  static constexpr std::string_view kNames[] = {"NoneType", "str", "int", "float", "bool", "list", "dict"};
   return kNames[v.index()];
 }
 
@@ -76,25 +74,29 @@ std::string Unmask(std::string s, const std::vector<std::string>& quoted) {
 }
 
 std::string Unquote(const std::string& v) {
-  if (v.size() >= 2 && ((v.front() == '\'' && v.back() == '\'') ||
-                        (v.front() == '"' && v.back() == '"'))) {
+  if (v.size() >= 2 && ((v.front() == '\'' && v.back() == '\'') || (v.front() == '"' && v.back() == '"'))) {
     return v.substr(1, v.size() - 2);
   }
   if (v == "'" || v == "\"") return "";
   return v;
 }
 
-
 }  // namespace
 
 std::string_view CfgTypeName(CfgType t) {
   switch (t) {
-    case CfgType::kStr: return "str";
-    case CfgType::kInt: return "int";
-    case CfgType::kFloat: return "float";
-    case CfgType::kBool: return "bool";
-    case CfgType::kListStr: return "typing.List[str]";
-    case CfgType::kDictStr: return "typing.Dict[str, str]";
+    case CfgType::kStr:
+      return "str";
+    case CfgType::kInt:
+      return "int";
+    case CfgType::kFloat:
+      return "float";
+    case CfgType::kBool:
+      return "bool";
+    case CfgType::kListStr:
+      return "typing.List[str]";
+    case CfgType::kDictStr:
+      return "typing.Dict[str, str]";
   }
   return "str";
 }
@@ -104,14 +106,19 @@ bool CfgValIsNone(const CfgVal& v) { return std::holds_alternative<std::monostat
 bool CfgValIs(const CfgVal& v, CfgType t) {
   if (CfgValIsNone(v)) return true;
   switch (t) {
-    case CfgType::kStr: return std::holds_alternative<std::string>(v);
+    case CfgType::kStr:
+      return std::holds_alternative<std::string>(v);
     // Python's bool is an int subclass: isinstance(True, int) holds, and TorchX inherits that.
     case CfgType::kInt:
       return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<bool>(v);
-    case CfgType::kFloat: return std::holds_alternative<double>(v);
-    case CfgType::kBool: return std::holds_alternative<bool>(v);
-    case CfgType::kListStr: return std::holds_alternative<CfgList>(v);
-    case CfgType::kDictStr: return std::holds_alternative<CfgDict>(v);
+    case CfgType::kFloat:
+      return std::holds_alternative<double>(v);
+    case CfgType::kBool:
+      return std::holds_alternative<bool>(v);
+    case CfgType::kListStr:
+      return std::holds_alternative<CfgList>(v);
+    case CfgType::kDictStr:
+      return std::holds_alternative<CfgDict>(v);
   }
   return false;
 }
@@ -214,21 +221,17 @@ Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::s
     if (!stripped.empty()) parts.emplace_back(stripped);
   }
   if (parts.size() < 2) {
-    return InvalidArgumentError(
-        fmt::format("cfg: `{}` does not have at least one `key=value` pair", arg));
+    return InvalidArgumentError(fmt::format("cfg: `{}` does not have at least one `key=value` pair", arg));
   }
   std::string key = Unmask(parts[0], quoted);
   for (size_t i = 1; i + 1 < parts.size(); ++i) {
     const std::string& vk = parts[i];  // "<value><delim><next key>"
     size_t comma = vk.rfind(',');
     size_t semi = vk.rfind(';');
-    size_t idx = comma == std::string::npos ? semi
-                 : semi == std::string::npos ? comma
-                                             : std::max(comma, semi);
+    size_t idx = comma == std::string::npos ? semi : semi == std::string::npos ? comma : std::max(comma, semi);
     if (idx == std::string::npos || idx == 0 || idx + 1 == vk.size()) {
       return InvalidArgumentError(fmt::format(
-          "cfg: `{}` cannot be split into `val<delim>key` with delims [',', ';'] (in `{}`)",
-          Unmask(vk, quoted), arg));
+          "cfg: `{}` cannot be split into `val<delim>key` with delims [',', ';'] (in `{}`)", Unmask(vk, quoted), arg));
     }
     std::string val(internal::Strip(std::string_view(vk).substr(0, idx)));
     put(key, Unquote(Unmask(val, quoted)));
@@ -238,16 +241,14 @@ Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::s
   return out;
 }
 
-Status RunOpts::Add(std::string key, CfgType type, std::string help, CfgVal default_value,
-                    bool required) {
+Status RunOpts::Add(std::string key, CfgType type, std::string help, CfgVal default_value, bool required) {
   if (required && !CfgValIsNone(default_value)) {
-    return InvalidArgumentError(
-        fmt::format("runopts: required option: {} must not specify default value. Given: {}", key,
-                    CfgValToString(default_value)));
+    return InvalidArgumentError(fmt::format("runopts: required option: {} must not specify default value. Given: {}",
+                                            key, CfgValToString(default_value)));
   }
   if (!CfgValIs(default_value, type)) {
-    return InvalidArgumentError(fmt::format("runopts: option: {}, must be of type: {}. Given: {} ({})",
-                                            key, CfgTypeName(type), CfgValToString(default_value),
+    return InvalidArgumentError(fmt::format("runopts: option: {}, must be of type: {}. Given: {} ({})", key,
+                                            CfgTypeName(type), CfgValToString(default_value),
                                             PyTypeName(default_value)));
   }
   RunOpt opt{type, std::move(default_value), required, std::move(help)};
@@ -294,15 +295,13 @@ Result<ResolvedCfg> RunOpts::Resolve(const Cfg& cfg) const {
     }
     bool unset = it == resolved.end() || CfgValIsNone(it->second);
     if (opt.is_required && unset) {
-      return InvalidArgumentError(fmt::format(
-          "Required run option: {}, must be provided and not `None`. Given: {}", key,
-          CfgRepr(cfg)));
+      return InvalidArgumentError(
+          fmt::format("Required run option: {}, must be provided and not `None`. Given: {}", key, CfgRepr(cfg)));
     }
     if (!unset && !CfgValIs(it->second, opt.type)) {
-      return InvalidArgumentError(
-          fmt::format("Run option: {}, must be of type: {}, but was: {} ({}). Given: {}", key,
-                      CfgTypeName(opt.type), CfgValToString(it->second),
-                      PyTypeName(it->second), CfgRepr(cfg)));
+      return InvalidArgumentError(fmt::format("Run option: {}, must be of type: {}, but was: {} ({}). Given: {}", key,
+                                              CfgTypeName(opt.type), CfgValToString(it->second), PyTypeName(it->second),
+                                              CfgRepr(cfg)));
     }
     if (unset) resolved[key] = opt.default_value;
     types.emplace(key, opt.type);
@@ -315,11 +314,10 @@ const CfgVal* ResolvedCfg::Declared(std::string_view key, CfgType type) const {
   if (t == types_.end() || t->second != type) {
     // A back-end reading an option it did not declare (or as another type) is a programming
     // error that every run would hit; fail loudly where it happens.
-    std::fprintf(stderr, "torchx: internal error: run option '%.*s' read as %.*s but %s\n",
-                 static_cast<int>(key.size()), key.data(), static_cast<int>(CfgTypeName(type).size()),
-                 CfgTypeName(type).data(),
-                 t == types_.end() ? "it is not declared"
-                                   : fmt::format("declared as {}", CfgTypeName(t->second)).c_str());
+    std::fprintf(
+        stderr, "torchx: internal error: run option '%.*s' read as %.*s but %s\n", static_cast<int>(key.size()),
+        key.data(), static_cast<int>(CfgTypeName(type).size()), CfgTypeName(type).data(),
+        t == types_.end() ? "it is not declared" : fmt::format("declared as {}", CfgTypeName(t->second)).c_str());
     std::abort();
   }
   auto it = values_.find(t->first);
@@ -330,10 +328,10 @@ Status ResolvedCfg::CheckResolvedBy(const RunOpts& opts, std::string_view owner)
   for (const auto& [key, opt] : opts.options()) {
     auto t = types_.find(key);
     if (t == types_.end() || t->second != opt.type) {
-      return InvalidArgumentError(fmt::format(
-          "cfg: resolved against other options than {}'s (its option `{}` ({}) is {}); resolve it for {}", owner, key,
-          CfgTypeName(opt.type), t == types_.end() ? "missing" : fmt::format("typed {}", CfgTypeName(t->second)),
-          owner));
+      return InvalidArgumentError(
+          fmt::format("cfg: resolved against other options than {}'s (its option `{}` ({}) is {}); resolve it for {}",
+                      owner, key, CfgTypeName(opt.type),
+                      t == types_.end() ? "missing" : fmt::format("typed {}", CfgTypeName(t->second)), owner));
     }
   }
   return OkStatus();
@@ -366,8 +364,7 @@ std::optional<CfgDict> ResolvedCfg::Dict(std::string_view key) const {
   return v ? std::optional<CfgDict>(std::get<CfgDict>(*v)) : std::nullopt;
 }
 
-Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt,
-                             std::string_view value) const {
+Result<CfgVal> RunOpts::Cast(std::string_view key, const RunOpt& opt, std::string_view value) const {
   return DecodeOptionValue(opt.type, value, OptionSyntax::kCfgString, fmt::format("cfg: option {}", key));
 }
 
@@ -390,9 +387,7 @@ Result<Cfg> RunOpts::CfgFromJson(std::string_view json) const {
   if (j.is_discarded() || !j.is_object()) {
     return InvalidArgumentError("cfg: JSON run config must be an object of option values");
   }
-  auto as_string = [](const nlohmann::json& v) {
-    return v.is_string() ? v.get<std::string>() : v.dump();
-  };
+  auto as_string = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   Cfg cfg;
   for (const auto& [key, v] : j.items()) {
     const RunOpt* opt = Get(key);
@@ -416,9 +411,10 @@ Result<Cfg> RunOpts::CfgFromJson(std::string_view json) const {
     } else if (v.is_number()) {
       cfg[key] = v.get<double>();
     } else {
-      return InvalidArgumentError(fmt::format("cfg: option {}: unsupported JSON value {}, must "
-                                              "be a string, number, bool, list or object",
-                                              key, v.dump()));
+      return InvalidArgumentError(
+          fmt::format("cfg: option {}: unsupported JSON value {}, must "
+                      "be a string, number, bool, list or object",
+                      key, v.dump()));
     }
   }
   return cfg;
@@ -444,10 +440,8 @@ std::string RunOpts::Render() const {
     if (group->empty()) continue;
     out += fmt::format("\n\n    {} arguments:", title);
     for (const auto* e : *group) {
-      std::string def =
-          e->second.is_required ? "" : ", " + CfgValToString(e->second.default_value);
-      out += fmt::format("\n        {}={} ({}{})", e->first, upper(e->first),
-                         CfgTypeName(e->second.type), def);
+      std::string def = e->second.is_required ? "" : ", " + CfgValToString(e->second.default_value);
+      out += fmt::format("\n        {}={} ({}{})", e->first, upper(e->first), CfgTypeName(e->second.type), def);
       out += fmt::format("\n            {}", e->second.help);
     }
   }
@@ -494,14 +488,14 @@ Result<RunOpts> RunOptsFromJson(std::string_view text) {
     }
     std::string type_name = o.value("type", "str");
     std::optional<CfgType> type;
-    for (CfgType t : {CfgType::kStr, CfgType::kInt, CfgType::kFloat, CfgType::kBool, CfgType::kListStr,
-                      CfgType::kDictStr}) {
+    for (CfgType t :
+         {CfgType::kStr, CfgType::kInt, CfgType::kFloat, CfgType::kBool, CfgType::kListStr, CfgType::kDictStr}) {
       if (CfgTypeName(t) == type_name) type = t;
     }
     if (!type) {
-      return InvalidArgumentError(fmt::format(
-          "{}.type: `{}` is not one of str, int, float, bool, typing.List[str], typing.Dict[str, str]", where,
-          type_name));
+      return InvalidArgumentError(
+          fmt::format("{}.type: `{}` is not one of str, int, float, bool, typing.List[str], typing.Dict[str, str]",
+                      where, type_name));
     }
     CfgVal def;
     const nlohmann::json d = o.value("default", nlohmann::json());

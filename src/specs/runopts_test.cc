@@ -42,17 +42,14 @@ TEST(CfgStringToPairs, TorchXCases) {
 TEST(CfgStringToPairs, QuotesWithEscapesAndMixedQuotes) {
   EXPECT_EQ(P("A='x=1,y=2',B=\"it's\""), (Pairs{{"A", "x=1,y=2"}, {"B", "it's"}}));
   EXPECT_EQ(P("A='a\\'b'"), (Pairs{{"A", "a\\'b"}}));  // escape kept, quote not closing
-  EXPECT_EQ(P("A='x"), (Pairs{{"A", "'x"}}));         // unbalanced quote is literal
+  EXPECT_EQ(P("A='x"), (Pairs{{"A", "'x"}}));          // unbalanced quote is literal
 }
 
-TEST(CfgStringToPairs, RepeatedKeyKeepsLastValue) {
-  EXPECT_EQ(P("a=1,b=2,a=3"), (Pairs{{"a", "3"}, {"b", "2"}}));
-}
+TEST(CfgStringToPairs, RepeatedKeyKeepsLastValue) { EXPECT_EQ(P("a=1,b=2,a=3"), (Pairs{{"a", "3"}, {"b", "2"}})); }
 
 TEST(CfgStringToPairs, Malformed) {
   for (const char* bad : {"FOO", "FOO,", "FOO;", "FOO=", "FOO=;BAR=v1", "a=1,=2"}) {
-    EXPECT_THAT(CfgStringToPairs(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("cfg:")))
-        << bad;
+    EXPECT_THAT(CfgStringToPairs(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("cfg:"))) << bad;
   }
   EXPECT_THAT(CfgStringToPairs("FOO"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("does not have at least one `key=value` pair")));
@@ -76,9 +73,9 @@ TEST(RunOpts, AddRejectsRequiredWithDefaultAndWrongDefaultType) {
   EXPECT_THAT(opts.Add("illegal", CfgType::kInt, "h", std::int64_t{10}, true),
               StatusIs(StatusCode::kInvalidArgument,
                        HasSubstr("required option: illegal must not specify default value. Given: 10")));
-  EXPECT_THAT(opts.Add("bad_type", CfgType::kStr, "h", std::int64_t{10}),
-              StatusIs(StatusCode::kInvalidArgument,
-                       HasSubstr("option: bad_type, must be of type: str. Given: 10 (int)")));
+  EXPECT_THAT(
+      opts.Add("bad_type", CfgType::kStr, "h", std::int64_t{10}),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("option: bad_type, must be of type: str. Given: 10 (int)")));
   EXPECT_TRUE(opts.empty());
 }
 
@@ -131,8 +128,8 @@ TEST(RunOpts, ResolveErrorsMatchTorchX) {
 TEST(RunOpts, CfgFromStringCastsKnownKeysAndReportsUnknown) {
   RunOpts opts = TestOpts();
   std::vector<std::string> unknown;
-  auto cfg = opts.CfgFromString(
-      "cluster_id=7,priority=2.5,preemptible=TRUE,mounts=a;b,,labels=k:v;x:y:z,nope=1", &unknown);
+  auto cfg =
+      opts.CfgFromString("cluster_id=7,priority=2.5,preemptible=TRUE,mounts=a;b,,labels=k:v;x:y:z,nope=1", &unknown);
   ASSERT_THAT(cfg, IsOk());
   EXPECT_EQ(std::get<std::int64_t>(cfg->at("cluster_id")), 7);
   EXPECT_EQ(std::get<double>(cfg->at("priority")), 2.5);
@@ -146,8 +143,7 @@ TEST(RunOpts, CfgFromStringCastsKnownKeysAndReportsUnknown) {
 TEST(RunOpts, CfgFromStringListForms) {
   RunOpts opts = TestOpts();
   EXPECT_EQ(std::get<CfgList>(opts.CfgFromString("mounts=v1")->at("mounts")), CfgList{"v1"});
-  EXPECT_EQ(std::get<CfgList>(opts.CfgFromString("mounts=v1,v2,run_as_user=u")->at("mounts")),
-            (CfgList{"v1", "v2"}));
+  EXPECT_EQ(std::get<CfgList>(opts.CfgFromString("mounts=v1,v2,run_as_user=u")->at("mounts")), (CfgList{"v1", "v2"}));
   EXPECT_EQ(std::get<bool>(opts.CfgFromString("preemptible=yes")->at("preemptible")), true);
 }
 
@@ -163,8 +159,8 @@ TEST(RunOpts, CfgFromStringBadValuesNameTheOption) {
 
 TEST(RunOpts, CfgFromJson) {
   RunOpts opts = TestOpts();
-  auto cfg = opts.CfgFromJson(
-      R"({"cluster_id": 1, "mounts": [1, "b"], "labels": {"a": 2}, "run_as_user": null, "x": 1})");
+  auto cfg =
+      opts.CfgFromJson(R"({"cluster_id": 1, "mounts": [1, "b"], "labels": {"a": 2}, "run_as_user": null, "x": 1})");
   ASSERT_THAT(cfg, IsOk());
   EXPECT_EQ(std::get<CfgList>(cfg->at("mounts")), (CfgList{"1", "b"}));
   EXPECT_EQ(std::get<CfgDict>(cfg->at("labels")), (CfgDict{{"a", "2"}}));

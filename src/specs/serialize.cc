@@ -3,18 +3,18 @@
 #include <cstdint>
 #include <fstream>
 #include <optional>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "core/json_yaml.h"
 #include "core/spelling.h"
 #include "core/value_json.h"
-#include "torchx/specs/named_resources.h"
 #include "specs/yaml_reader.h"
+#include "torchx/specs/named_resources.h"
 
 namespace torchx::specs {
 namespace {
@@ -36,16 +36,13 @@ Json MapToJson(const Map& m) {
 
 Json MountToJson(const Mount& m) {
   if (const auto* b = std::get_if<BindMount>(&m)) {
-    return {{"type", "bind"}, {"src_path", b->src_path}, {"dst_path", b->dst_path},
-            {"read_only", b->read_only}};
+    return {{"type", "bind"}, {"src_path", b->src_path}, {"dst_path", b->dst_path}, {"read_only", b->read_only}};
   }
   if (const auto* v = std::get_if<VolumeMount>(&m)) {
-    return {{"type", "volume"}, {"src", v->src}, {"dst_path", v->dst_path},
-            {"read_only", v->read_only}};
+    return {{"type", "volume"}, {"src", v->src}, {"dst_path", v->dst_path}, {"read_only", v->read_only}};
   }
   const auto& d = std::get<DeviceMount>(m);
-  return {{"type", "device"}, {"src_path", d.src_path}, {"dst_path", d.dst_path},
-          {"permissions", d.permissions}};
+  return {{"type", "device"}, {"src_path", d.src_path}, {"dst_path", d.dst_path}, {"permissions", d.permissions}};
 }
 
 Json RoleToJson(const Role& r) {
@@ -120,16 +117,15 @@ class Reader {
     return "object";
   }
   static Status TypeError(std::string_view path, std::string_view expected, const Json& got) {
-    return InvalidArgumentError(
-        fmt::format("{}: expected {}, got {} {}", path, expected, KindOf(got), got.dump()));
+    return InvalidArgumentError(fmt::format("{}: expected {}, got {} {}", path, expected, KindOf(got), got.dump()));
   }
 
   static Status Keys(const Json& j, std::string_view path, std::vector<std::string> valid) {
     if (!j.is_object()) return TypeError(path.empty() ? "AppDef" : path, "an object", j);
     for (const auto& [k, _] : j.items()) {
       if (std::find(valid.begin(), valid.end(), k) == valid.end()) {
-        return InvalidArgumentError(fmt::format("{}: unknown field.{}", Join(path, k),
-                                                ::torchx::internal::SuggestionSuffix(k, valid)));
+        return InvalidArgumentError(
+            fmt::format("{}: unknown field.{}", Join(path, k), ::torchx::internal::SuggestionSuffix(k, valid)));
       }
     }
     return OkStatus();
@@ -166,8 +162,7 @@ class Reader {
     return IntValue(j[key], Join(path, key), out);
   }
 
-  Status StrMap(const Json& j, std::string_view path, const char* key,
-                std::map<std::string, std::string>& out) const {
+  Status StrMap(const Json& j, std::string_view path, const char* key, std::map<std::string, std::string>& out) const {
     if (!j.contains(key)) return OkStatus();
     const Json& m = j[key];
     std::string p = Join(path, key);
@@ -179,8 +174,7 @@ class Reader {
     return OkStatus();
   }
 
-  static Status IntMap(const Json& j, std::string_view path, const char* key,
-                       std::map<std::string, int>& out) {
+  static Status IntMap(const Json& j, std::string_view path, const char* key, std::map<std::string, int>& out) {
     if (!j.contains(key)) return OkStatus();
     const Json& m = j[key];
     std::string p = Join(path, key);
@@ -214,8 +208,7 @@ class Reader {
       if (!r) return InvalidArgumentError(fmt::format("{}: {}", path, r.error().message()));
       return r;
     }
-    TORCHX_RETURN_IF_ERROR(
-        Keys(j, path, {"cpu", "gpu", "memMB", "capabilities", "devices", "tags"}));
+    TORCHX_RETURN_IF_ERROR(Keys(j, path, {"cpu", "gpu", "memMB", "capabilities", "devices", "tags"}));
     Resource r;
     TORCHX_RETURN_IF_ERROR(Int(j, path, "cpu", r.cpu));
     TORCHX_RETURN_IF_ERROR(Int(j, path, "gpu", r.gpu));
@@ -230,8 +223,7 @@ class Reader {
     if (!j.is_object()) return TypeError(path, "an object", j);
     std::string type;
     if (!j.contains("type")) {
-      return InvalidArgumentError(
-          fmt::format("{}.type: missing, must be one of [bind, volume, device]", path));
+      return InvalidArgumentError(fmt::format("{}.type: missing, must be one of [bind, volume, device]", path));
     }
     TORCHX_RETURN_IF_ERROR(Str(j, path, "type", type));
     if (type == "bind") {
@@ -259,15 +251,14 @@ class Reader {
       TORCHX_RETURN_IF_ERROR(Str(j, path, "permissions", m.permissions));
       return Mount(m);
     }
-    return InvalidArgumentError(fmt::format(
-        "{}.type: invalid mount type '{}', must be one of [bind, volume, device]", path, type));
+    return InvalidArgumentError(
+        fmt::format("{}.type: invalid mount type '{}', must be one of [bind, volume, device]", path, type));
   }
 
   Result<Role> ReadRole(const Json& j, const std::string& path) const {
     TORCHX_RETURN_IF_ERROR(Keys(j, path,
-                                {"name", "image", "entrypoint", "args", "env", "num_replicas",
-                                 "min_replicas", "max_retries", "retry_policy", "resource",
-                                 "port_map", "metadata", "mounts"}));
+                                {"name", "image", "entrypoint", "args", "env", "num_replicas", "min_replicas",
+                                 "max_retries", "retry_policy", "resource", "port_map", "metadata", "mounts"}));
     Role r;
     TORCHX_RETURN_IF_ERROR(Str(j, path, "name", r.name));
     TORCHX_RETURN_IF_ERROR(Str(j, path, "image", r.image));
@@ -276,8 +267,7 @@ class Reader {
       const Json& args = j["args"];
       if (!args.is_array()) return TypeError(Join(path, "args"), "a list of strings", args);
       for (size_t i = 0; i < args.size(); ++i) {
-        TORCHX_RETURN_IF_ERROR(StrValue(args[i], fmt::format("{}.args[{}]", path, i),
-                                        r.args.emplace_back()));
+        TORCHX_RETURN_IF_ERROR(StrValue(args[i], fmt::format("{}.args[{}]", path, i), r.args.emplace_back()));
       }
     }
     TORCHX_RETURN_IF_ERROR(StrMap(j, path, "env", r.env));
@@ -360,7 +350,8 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
   }
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null: return Json(nullptr);
+    case YAML::NodeType::Null:
+      return Json(nullptr);
     case YAML::NodeType::Scalar:
       TORCHX_RETURN_IF_ERROR(CheckText(n.Scalar(), path.empty() ? "AppDef" : path));
       return n.Tag() == "!" ? Json(n.Scalar()) : Json(torchx::internal::YamlPlainScalar(n.Scalar()));  // "!" = quoted

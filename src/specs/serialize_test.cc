@@ -62,9 +62,10 @@ TEST(AppDefJson, NamedResourceString) {
   auto app = AppDefFromJson(R"({"name": "a", "roles": [{"name": "r", "resource": "gpu.small"}]})");
   ASSERT_THAT(app, IsOk());
   EXPECT_EQ(app->roles[0].resource.gpu, 1);
-  EXPECT_THAT(AppDefFromJson(R"({"name": "a", "roles": [{"name": "r", "resource": "gpu.smal"}]})"),
-              StatusIs(StatusCode::kInvalidArgument,
-                       HasSubstr("roles[0].resource: named resource: unknown name `gpu.smal`. Did you mean `gpu.small`?")));
+  EXPECT_THAT(
+      AppDefFromJson(R"({"name": "a", "roles": [{"name": "r", "resource": "gpu.smal"}]})"),
+      StatusIs(StatusCode::kInvalidArgument,
+               HasSubstr("roles[0].resource: named resource: unknown name `gpu.smal`. Did you mean `gpu.small`?")));
 }
 
 TEST(AppDefJson, ErrorsNameThePath) {
@@ -84,8 +85,9 @@ TEST(AppDefJson, ErrorsNameThePath) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].mounts[0].type: invalid mount type 'nfs'")));
   EXPECT_THAT(AppDefFromJson(R"({"roles": [{"mounts": [{"type": "bind", "src": "/a"}]}]})"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].mounts[0].src: unknown field")));
-  EXPECT_THAT(AppDefFromJson(R"({"roles": [{"resource": {"cpu": 1, "mem": 2}}]})"),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].resource.mem: unknown field. Did you mean `memMB`?")));
+  EXPECT_THAT(
+      AppDefFromJson(R"({"roles": [{"resource": {"cpu": 1, "mem": 2}}]})"),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].resource.mem: unknown field. Did you mean `memMB`?")));
   EXPECT_THAT(AppDefFromJson(R"({"roles": [{"env": {"A": 1}}]})"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].env[A]: expected a string")));
 }
@@ -168,11 +170,15 @@ TEST(AppDefYaml, RefusesUnicodeNoncharactersAndRoundTripsTheRest) {
         << text;
   }
   EXPECT_THAT(AppDefFromYaml("name: a\nroles:\n  - name: r\n    env: {\"k\\uFFFE\": v}\n"),
-              StatusIs(StatusCode::kInvalidArgument, "roles[0].env: key: holds the Unicode noncharacter U+FFFE, "
-                                                     "which YAML text cannot carry"));
+              StatusIs(StatusCode::kInvalidArgument,
+                       "roles[0].env: key: holds the Unicode noncharacter U+FFFE, "
+                       "which YAML text cannot carry"));
   auto app = AppDefFromYaml("name: \"a\\uFEFFb\\U0001F600c\\uFFFD\"\nroles: []\n");
   ASSERT_THAT(app, IsOk());
-  EXPECT_EQ(app->name, "a\xEF\xBB\xBF" "b\xF0\x9F\x98\x80" "c\xEF\xBF\xBD");
+  EXPECT_EQ(app->name,
+            "a\xEF\xBB\xBF"
+            "b\xF0\x9F\x98\x80"
+            "c\xEF\xBF\xBD");
   auto back = AppDefFromYaml(AppDefToYaml(*app));
   ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->name, app->name);
@@ -206,14 +212,16 @@ namespace {
 TEST(AppDefJson, DeepNestingIsAnErrorNotACrash) {
   std::string deep = R"({"name": "a", "roles": [{"name": "r", "metadata": {"k": )" + std::string(100000, '[') +
                      std::string(100000, ']') + "}}]}";
-  EXPECT_THAT(AppDefFromJson(deep), StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("nested deeper than 128")));
+  EXPECT_THAT(AppDefFromJson(deep),
+              StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("nested deeper than 128")));
   std::string ok = R"({"name": "a", "roles": [{"name": "r", "metadata": {"k": )" + std::string(50, '[') +
                    std::string(50, ']') + "}}]}";
   EXPECT_THAT(AppDefFromJson(ok), IsOk());
 }
 
 TEST(AppDefYaml, DeepNestingIsAnErrorNotACrash) {
-  std::string deep = "name: a\nroles:\n  - name: r\n    metadata: {k: " + std::string(300, '[') + std::string(300, ']') + "}\n";
+  std::string deep =
+      "name: a\nroles:\n  - name: r\n    metadata: {k: " + std::string(300, '[') + std::string(300, ']') + "}\n";
   auto r = AppDefFromYaml(deep);
   EXPECT_THAT(r, StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("AppDef YAML")));
 }

@@ -4,8 +4,8 @@
 
 #include <string_view>
 
-#include <nlohmann/json_fwd.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json_fwd.hpp>
 
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/named_resources.h"

@@ -23,7 +23,7 @@ class FakeHttpClient : public internal::HttpClient {
  public:
   struct Request {
     std::string method;
-    std::string path;   ///< the URL without scheme and host, query included
+    std::string path;  ///< the URL without scheme and host, query included
     std::string body;
     std::vector<std::string> headers;
     std::string unix_socket;  ///< the transport's, to check where a call went

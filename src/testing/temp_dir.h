@@ -42,10 +42,16 @@ class ScopedEnv {
     const char* old = std::getenv(name_.c_str());
     had_ = old != nullptr;
     if (had_) old_ = old;
-    if (value) setenv(name_.c_str(), value, 1); else unsetenv(name_.c_str());
+    if (value)
+      setenv(name_.c_str(), value, 1);
+    else
+      unsetenv(name_.c_str());
   }
   ~ScopedEnv() {
-    if (had_) setenv(name_.c_str(), old_.c_str(), 1); else unsetenv(name_.c_str());
+    if (had_)
+      setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      unsetenv(name_.c_str());
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

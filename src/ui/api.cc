@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/spelling.h"
-#include "specs/error_file.h"
-#include "torchx/config/run_cfg.h"
 #include "schedulers/line_filter.h"
+#include "specs/error_file.h"
 #include "torchx/components/component_json.h"
+#include "torchx/config/run_cfg.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 #include "torchx/ui/server.h"
@@ -57,8 +57,8 @@ Result<size_t> Count(const Query& query, const std::string& key, size_t fallback
   std::optional<std::string> v = One(query, key);
   if (!v) return fallback;
   size_t n = 0;
-  bool digits = !v->empty() && v->size() <= 9 &&
-                std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; });
+  bool digits =
+      !v->empty() && v->size() <= 9 && std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; });
   if (digits) n = std::stoul(*v);
   if (!digits || n < min || n > max) {
     return InvalidArgumentError("query parameter `" + key + "` must be an integer from " + std::to_string(min) +
@@ -139,16 +139,25 @@ std::string SchedulerOf(const std::string& handle) {
 
 int HttpStatusFor(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kNotFound: return 404;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
     case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kUnimplemented: return 501;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kDeadlineExceeded: return 504;
-    default: return 500;
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kUnimplemented:
+      return 501;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
   }
 }
 
@@ -157,8 +166,7 @@ ApiResponse ErrorResponse(const ::torchx::Status& status) {
   return ApiResponse{HttpStatusFor(status.code()), Dump(body)};
 }
 
-Api::Api(plugins::PluginRegistry& registry, ApiOptions options)
-    : registry_(registry), options_(std::move(options)) {}
+Api::Api(plugins::PluginRegistry& registry, ApiOptions options) : registry_(registry), options_(std::move(options)) {}
 
 std::unique_ptr<runner::Runner> Api::MakeRunner() const {
   return std::make_unique<runner::Runner>(registry_, options_.runner_options);
@@ -388,8 +396,8 @@ ApiResponse Api::SubmitApp(const std::string& body) const {
   for (const auto& [key, value] : req.items()) {
     static const std::set<std::string> kFields = {"component", "args", "appdef", "scheduler", "cfg", "dryrun"};
     if (!kFields.contains(key)) {
-      return ErrorResponse(InvalidArgumentError("unknown field `" + key + "`; valid fields: " +
-                                                Join({kFields.begin(), kFields.end()})));
+      return ErrorResponse(
+          InvalidArgumentError("unknown field `" + key + "`; valid fields: " + Join({kFields.begin(), kFields.end()})));
     }
   }
   std::string scheduler = options_.schedulers.empty() ? plugins::DefaultSchedulerName() : options_.schedulers.front();
@@ -511,8 +519,7 @@ bool AppEnded(runner::Runner& runner, const std::string& handle) {
   return !status || !*status || (*status)->is_terminal();
 }
 
-Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known,
-                                              const config::TorchxConfig& config,
+Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known, const config::TorchxConfig& config,
                                               const std::vector<std::string>& extra) {
   std::vector<std::string> out;
   auto add = [&out](const std::string& name) {
@@ -525,7 +532,8 @@ Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& kn
   }
   for (const std::string& name : extra) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      return NotFoundError("-s/--scheduler: unknown scheduler '" + name + "'." + internal::SuggestionSuffix(name, known));
+      return NotFoundError("-s/--scheduler: unknown scheduler '" + name + "'." +
+                           internal::SuggestionSuffix(name, known));
     }
     add(name);
   }

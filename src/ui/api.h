@@ -6,7 +6,6 @@
 // made for the call (a Runner is one thread's), over the registry the composition root built.
 #pragma once
 
-
 #include <map>
 #include <memory>
 #include <optional>

@@ -51,7 +51,8 @@ class MemScheduler : public schedulers::Scheduler {
   }
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
     std::string id = "app" + std::to_string(++apps_->next);
-    apps_->apps[id] = {info.app.name, specs::AppState::kRunning, 1000.0 + apps_->next, info.app, {"hello\n", "world\n"}};
+    apps_->apps[id] = {
+        info.app.name, specs::AppState::kRunning, 1000.0 + apps_->next, info.app, {"hello\n", "world\n"}};
     return id;
   }
   Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string& id) override {
@@ -69,8 +70,9 @@ class MemScheduler : public schedulers::Scheduler {
       r.state = it->second.state;
       r.hostname = "localhost";
       if (it->second.state == specs::AppState::kFailed) {
-        r.structured_error_msg = i == 0 ? R"({"message": {"message": "boom", "errorCode": 3, "extraInfo": {"timestamp": "17"}}})"
-                                        : "not json \xff";
+        r.structured_error_msg =
+            i == 0 ? R"({"message": {"message": "boom", "errorCode": 3, "extraInfo": {"timestamp": "17"}}})"
+                   : "not json \xff";
       }
       role.replicas.push_back(r);
     }
@@ -123,7 +125,8 @@ class ApiTest : public ::testing::Test {
   }
 
   std::string Submit(const std::string& msg) {
-    ApiResponse r = api_->SubmitApp(json({{"component", "utils.echo"}, {"args", {"--msg", msg}}, {"scheduler", "mem"}}).dump());
+    ApiResponse r =
+        api_->SubmitApp(json({{"component", "utils.echo"}, {"args", {"--msg", msg}}, {"scheduler", "mem"}}).dump());
     EXPECT_EQ(r.status, 201) << r.body;
     return json::parse(r.body).at("app_handle");
   }
@@ -229,9 +232,12 @@ TEST_F(ApiTest, DeletingARunningAppIsAConflictAndATerminalOneGoes) {
 }
 
 TEST_F(ApiTest, DryRunShowsTheRequestAndSubmitsNothing) {
-  ApiResponse r = api_->SubmitApp(
-      json({{"component", "utils.echo"}, {"args", {{"msg", "typed"}}}, {"scheduler", "mem"}, {"cfg", "queue=q7"}, {"dryrun", true}})
-          .dump());
+  ApiResponse r = api_->SubmitApp(json({{"component", "utils.echo"},
+                                        {"args", {{"msg", "typed"}}},
+                                        {"scheduler", "mem"},
+                                        {"cfg", "queue=q7"},
+                                        {"dryrun", true}})
+                                      .dump());
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Body(r)["dryrun"]["request"], "mem request on queue q7");
   EXPECT_EQ(Body(r)["dryrun"]["appdef"]["roles"][0]["args"].back(), "typed");
@@ -246,7 +252,8 @@ TEST_F(ApiTest, SubmitErrorsNameTheField) {
   };
   EXPECT_THAT(message({{"scheduler", "mem"}}), HasSubstr("`component`"));
   EXPECT_THAT(message({{"component", "utils.echo"}, {"bogus", 1}}), AllOf(HasSubstr("`bogus`"), HasSubstr("dryrun")));
-  EXPECT_THAT(message({{"component", "utils.echo"}, {"args", {"--nope", "x"}}, {"scheduler", "mem"}}), HasSubstr("--nope"));
+  EXPECT_THAT(message({{"component", "utils.echo"}, {"args", {"--nope", "x"}}, {"scheduler", "mem"}}),
+              HasSubstr("--nope"));
   EXPECT_THAT(message({{"component", "utils.echo"}, {"scheduler", "mem"}, {"cfg", {{"queu", "x"}}}}),
               AllOf(HasSubstr("`cfg`"), HasSubstr("queu"), HasSubstr("queue")));
   EXPECT_THAT(message({{"appdef", "x"}}), HasSubstr("`appdef`"));
@@ -278,7 +285,8 @@ TEST_F(ApiTest, LogsOfTheFirstRoleByDefaultAndBadParametersNamed) {
   ASSERT_THAT(filtered, IsOk());  // the Runner's filter (RE2) keeps only the matching lines
   EXPECT_THAT(testing::ReadAllLines(*filtered->lines), IsOkAndHolds(ElementsAre("world\n")));
   EXPECT_THAT(api_->OpenLog(h, {{"regex", "(unclosed"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`regex`")));
-  EXPECT_THAT(api_->OpenLog(h, {{"regex", std::string(5000, 'a')}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("4096")));
+  EXPECT_THAT(api_->OpenLog(h, {{"regex", std::string(5000, 'a')}}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("4096")));
   EXPECT_THAT(api_->OpenLog(h, {{"stream", "both"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`stream`")));
   EXPECT_THAT(api_->OpenLog(h, {{"follow", "maybe"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`follow`")));
   EXPECT_THAT(api_->OpenLog("mem://torchx/nope", {}), StatusIs(StatusCode::kNotFound, HasSubstr("nope")));

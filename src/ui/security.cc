@@ -91,7 +91,8 @@ Verdict CheckRequest(const SecurityPolicy& p, const RequestHeaders& r) {
   }
   if (IsMutation(r.method) && !header_token) {
     if (p.csrf_token.empty() || !ConstantTimeEquals(r.csrf_header, p.csrf_token)) {
-      return {403, "a request that changes anything needs the X-Torchx-CSRF header of the page or the API token", false};
+      return {403, "a request that changes anything needs the X-Torchx-CSRF header of the page or the API token",
+              false};
     }
   }
   return allowed;
@@ -108,8 +109,8 @@ std::optional<uid_t> PeerUidFromProcNet(std::string_view table, int client_port,
   size_t line_start = table.find('\n');  // the header
   while (line_start != std::string_view::npos && line_start < table.size()) {
     size_t line_end = table.find('\n', line_start + 1);
-    std::string line(table.substr(line_start + 1, line_end == std::string_view::npos ? std::string_view::npos
-                                                                                       : line_end - line_start - 1));
+    std::string line(table.substr(
+        line_start + 1, line_end == std::string_view::npos ? std::string_view::npos : line_end - line_start - 1));
     std::istringstream fields(line);
     std::string sl, local, remote, st, queues, timer, retransmits, uid;
     if (fields >> sl >> local >> remote >> st >> queues >> timer >> retransmits >> uid &&
@@ -160,15 +161,16 @@ Result<std::string> LoadOrCreateToken(const std::string& path) {
     if (!S_ISREG(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
       char mode[8];
       std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-      return Denied("ui token file " + path + " must be a file of yours that only you can read (mode " +
-                                   mode + "); run `chmod 600 " + path + "` or remove it for a new token");
+      return Denied("ui token file " + path + " must be a file of yours that only you can read (mode " + mode +
+                    "); run `chmod 600 " + path + "` or remove it for a new token");
     }
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
     std::string token(Trim(text.str()));
     if (token.find_first_of(" \t\r\n") != std::string::npos || token.size() < 16) {
-      return InvalidArgumentError("ui token file " + path + " does not hold a token (16 or more characters, one line); "
+      return InvalidArgumentError("ui token file " + path +
+                                  " does not hold a token (16 or more characters, one line); "
                                   "remove it for a new one");
     }
     return token;

@@ -46,8 +46,8 @@ struct RequestHeaders {
   std::string_view token_header;   ///< X-Torchx-Token
   std::string_view csrf_header;    ///< X-Torchx-CSRF
   std::string_view cookie;
-  std::string_view query_token;    ///< ?token= (opening the page off loopback)
-  std::optional<uid_t> peer;       ///< who opened the connection, where the kernel says (loopback)
+  std::string_view query_token;  ///< ?token= (opening the page off loopback)
+  std::optional<uid_t> peer;     ///< who opened the connection, where the kernel says (loopback)
 };
 
 struct Verdict {

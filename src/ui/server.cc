@@ -207,9 +207,7 @@ class LogPump {
         }
       }
       chunk.clear();
-      auto more = log_->lines->NextBatch([&](std::string_view line) {
-        chunk.append(line);
-      });
+      auto more = log_->lines->NextBatch([&](std::string_view line) { chunk.append(line); });
       std::unique_lock lock(mu_);
       if (!more) chunk += "torchx: error: " + more.error().message() + "\n";
       buffer_ += chunk;
@@ -361,7 +359,8 @@ void Server::Impl::Routes() {
     std::string csrf = req.get_header_value("X-Torchx-CSRF");
     std::string cookie = req.get_header_value("Cookie");
     std::string query_token = req.has_param("token") ? req.get_param_value("token") : "";
-    RequestHeaders headers{req.method, req.path, host, origin, site, auth, token, csrf, cookie, query_token, std::nullopt};
+    RequestHeaders headers{req.method, req.path, host,   origin,      site,        auth,
+                           token,      csrf,     cookie, query_token, std::nullopt};
     if (loopback) headers.peer = LoopbackPeerUid(req.remote_port, port);
     Verdict verdict = CheckRequest(policy, headers);
     if (verdict.status != 0) {
@@ -395,40 +394,45 @@ void Server::Impl::Routes() {
   http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     switch (res.status) {
-      case 404: SetError(res, 404, "NOT_FOUND", "no such path"); break;
-      case 413: SetError(res, 413, "PAYLOAD_TOO_LARGE", "request body too large"); break;
-      case 405: SetError(res, 405, "METHOD_NOT_ALLOWED", "method not allowed"); break;
-      case 400: SetError(res, 400, "BAD_REQUEST", "malformed HTTP request (a POST or DELETE needs a Content-Length)"); break;
-      default: SetError(res, res.status, "HTTP_" + std::to_string(res.status), "request failed"); break;
+      case 404:
+        SetError(res, 404, "NOT_FOUND", "no such path");
+        break;
+      case 413:
+        SetError(res, 413, "PAYLOAD_TOO_LARGE", "request body too large");
+        break;
+      case 405:
+        SetError(res, 405, "METHOD_NOT_ALLOWED", "method not allowed");
+        break;
+      case 400:
+        SetError(res, 400, "BAD_REQUEST", "malformed HTTP request (a POST or DELETE needs a Content-Length)");
+        break;
+      default:
+        SetError(res, res.status, "HTTP_" + std::to_string(res.status), "request failed");
+        break;
     }
     return httplib::Server::HandlerResponse::Handled;
   }));
 
   http.Get("/", [this](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
-  http.Get(R"(/assets/(.*))", [this](const httplib::Request& req, httplib::Response& res) {
-    ServeAsset(req.matches[1].str(), res);
-  });
+  http.Get(R"(/assets/(.*))",
+           [this](const httplib::Request& req, httplib::Response& res) { ServeAsset(req.matches[1].str(), res); });
   http.Get("/api/v1/version", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(json({{"version", TORCHX_VERSION_STRING}, {"api", "v1"}}).dump(), "application/json");
   });
-  http.Get("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, api.ListApps(QueryOf(req)));
-  });
-  http.Post("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, api.SubmitApp(req.body));
-  });
-  http.Get("/api/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
-    ServeAppsEvents(req, res);
-  });
-  http.Get(std::string("/api/v1/apps/") + kHandle + "/logs", [this](const httplib::Request& req, httplib::Response& res) {
-    ServeLogs(req, res, req.matches[1].str());
-  });
-  http.Get(std::string("/api/v1/apps/") + kHandle + "/events", [this](const httplib::Request& req, httplib::Response& res) {
-    ServeAppEvents(res, req.matches[1].str());
-  });
-  http.Post(std::string("/api/v1/apps/") + kHandle + "/cancel", [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, api.CancelApp(req.matches[1].str()));
-  });
+  http.Get("/api/v1/apps",
+           [this](const httplib::Request& req, httplib::Response& res) { SetJson(res, api.ListApps(QueryOf(req))); });
+  http.Post("/api/v1/apps",
+            [this](const httplib::Request& req, httplib::Response& res) { SetJson(res, api.SubmitApp(req.body)); });
+  http.Get("/api/v1/events",
+           [this](const httplib::Request& req, httplib::Response& res) { ServeAppsEvents(req, res); });
+  http.Get(std::string("/api/v1/apps/") + kHandle + "/logs",
+           [this](const httplib::Request& req, httplib::Response& res) { ServeLogs(req, res, req.matches[1].str()); });
+  http.Get(std::string("/api/v1/apps/") + kHandle + "/events",
+           [this](const httplib::Request& req, httplib::Response& res) { ServeAppEvents(res, req.matches[1].str()); });
+  http.Post(std::string("/api/v1/apps/") + kHandle + "/cancel",
+            [this](const httplib::Request& req, httplib::Response& res) {
+              SetJson(res, api.CancelApp(req.matches[1].str()));
+            });
   http.Get(std::string("/api/v1/apps/") + kHandle, [this](const httplib::Request& req, httplib::Response& res) {
     SetJson(res, api.GetApp(req.matches[1].str()));
   });
@@ -443,15 +447,13 @@ void Server::Impl::Routes() {
   http.Get(R"(/api/v1/apps/(.+))", bad_handle);
   http.Post(R"(/api/v1/apps/(.+))", bad_handle);
   http.Delete(R"(/api/v1/apps/(.+))", bad_handle);
-  http.Get("/api/v1/components", [this](const httplib::Request&, httplib::Response& res) {
-    SetJson(res, api.ListComponents());
-  });
+  http.Get("/api/v1/components",
+           [this](const httplib::Request&, httplib::Response& res) { SetJson(res, api.ListComponents()); });
   http.Get(R"(/api/v1/components/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
     SetJson(res, api.GetComponent(req.matches[1].str()));
   });
-  http.Get("/api/v1/schedulers", [this](const httplib::Request&, httplib::Response& res) {
-    SetJson(res, api.ListSchedulers());
-  });
+  http.Get("/api/v1/schedulers",
+           [this](const httplib::Request&, httplib::Response& res) { SetJson(res, api.ListSchedulers()); });
 }
 
 Server::Server(plugins::PluginRegistry& registry, ServerOptions options)

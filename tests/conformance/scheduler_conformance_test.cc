@@ -7,26 +7,26 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <functional>
 #include <memory>
 
 #include <gtest/gtest.h>
 
 #include "plugins/backend_modules.h"
-#include "testing/registry.h"
 #include "testing/local_env.h"
 #include "testing/log_lines.h"
+#include "testing/registry.h"
 #include "testing/status_matchers.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx {
 namespace {
 
-using ::testing::HasSubstr;
 using specs::AppState;
+using ::testing::HasSubstr;
 
 struct Backend {
   std::string name;
@@ -50,7 +50,8 @@ class ExampleEngineEnv {
     for (const auto& app : std::filesystem::directory_iterator(dir_.path(), ec)) {
       std::ifstream pid_file(app.path() / "pid");
       long pid = 0;
-      if (pid_file >> pid && pid > 1 && !std::filesystem::exists(app.path() / "exit")) ::kill(-static_cast<pid_t>(pid), SIGKILL);
+      if (pid_file >> pid && pid > 1 && !std::filesystem::exists(app.path() / "exit"))
+        ::kill(-static_cast<pid_t>(pid), SIGKILL);
     }
   }
   const testing::ScopedTempDir& dir() const { return dir_; }
@@ -93,8 +94,8 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
   void SetUp() override {
     if (std::string why = GetParam().unavailable(); !why.empty()) {
       const char* required = std::getenv("TORCHX_REQUIRE_ENGINES");
-      if (required && std::string(",").append(required).append(",").find("," + GetParam().engine + ",") !=
-                          std::string::npos) {
+      if (required &&
+          std::string(",").append(required).append(",").find("," + GetParam().engine + ",") != std::string::npos) {
         FAIL() << why << " (required by TORCHX_REQUIRE_ENGINES)";
       }
       GTEST_SKIP() << why;
@@ -108,7 +109,9 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
     for (const std::string& h : submitted_) {
       (void)runner_.Cancel(h);
       testing::WaitTerminal(runner_, h);
-      if (runner_.SchedulerCapabilities(sched()).value_or(schedulers::Capabilities{}).Has(schedulers::Capability::kDelete)) {
+      if (runner_.SchedulerCapabilities(sched())
+              .value_or(schedulers::Capabilities{})
+              .Has(schedulers::Capability::kDelete)) {
         (void)runner_.Delete(h);
       }
     }
@@ -154,8 +157,9 @@ TEST_P(SchedulerConformance, RejectsInvalidAppsAndOptionsBeforeSubmitting) {
   ASSERT_THAT(opts, IsOk());
   for (const auto& [key, opt] : opts->options()) {
     if (opt.type == specs::CfgType::kStr) continue;
-    EXPECT_THAT(runner_.DryRun(Sh("true"), sched(), {{key, std::string("not-a-") + std::string(specs::CfgTypeName(opt.type))}}),
-                StatusIs(StatusCode::kInvalidArgument, HasSubstr("Run option: " + key)));
+    EXPECT_THAT(
+        runner_.DryRun(Sh("true"), sched(), {{key, std::string("not-a-") + std::string(specs::CfgTypeName(opt.type))}}),
+        StatusIs(StatusCode::kInvalidArgument, HasSubstr("Run option: " + key)));
     break;
   }
 }

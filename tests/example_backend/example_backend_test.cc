@@ -23,9 +23,9 @@
 namespace torchx {
 namespace {
 
+using specs::AppState;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using specs::AppState;
 
 class ExampleBackendTest : public ::testing::Test {
  protected:
@@ -104,10 +104,13 @@ TEST_F(ExampleBackendTest, APipelineOnItIsSequencedByTheEngine) {
   auto spec = pipelines::ParsePipeline(R"(
 scheduler: example
 steps:
-  prepare: {component: utils.sh, args: [sh, -c, "sleep 0.3; echo prepared > )" + out + R"("]}
-  train: {component: utils.sh, args: [sh, -c, "cat )" + out + R"( && echo trained >> )" + out + R"("], depends_on: [prepare]}
+  prepare: {component: utils.sh, args: [sh, -c, "sleep 0.3; echo prepared > )" +
+                                       out + R"("]}
+  train: {component: utils.sh, args: [sh, -c, "cat )" +
+                                       out + R"( && echo trained >> )" + out + R"("], depends_on: [prepare]}
   fail: {component: utils.sh, args: [sh, -c, "exit 1"], depends_on: [prepare]}
-  never: {component: utils.sh, args: [sh, -c, "echo never >> )" + out + R"("], depends_on: [fail]}
+  never: {component: utils.sh, args: [sh, -c, "echo never >> )" +
+                                       out + R"("], depends_on: [fail]}
 )");
   ASSERT_THAT(spec, IsOk());
   config::TorchxConfig config;

@@ -62,7 +62,8 @@ Status Write(const fs::path& p, const std::string& text) {
 
 class ExampleScheduler : public Scheduler {
  public:
-  ExampleScheduler(std::string session, fs::path root) : Scheduler("example", std::move(session)), root_(std::move(root)) {}
+  ExampleScheduler(std::string session, fs::path root)
+      : Scheduler("example", std::move(session)), root_(std::move(root)) {}
 
   specs::RunOpts run_opts() const override {
     specs::RunOpts o;
@@ -106,10 +107,10 @@ class ExampleScheduler : public Scheduler {
     }
     TORCHX_RETURN_IF_ERROR(Write(dir / "job.sh", kJob));  // last: an app exists once it has its job
     // setsid -f: the job leads its own process group (cancel signals it whole) and outlives us.
-    TORCHX_ASSIGN_OR_RETURN(auto started,
-                            internal::RunCommand({"sh", "-c", "setsid -f sh \"$0/job.sh\" \"$0\" </dev/null >/dev/null 2>&1",
-                                                  dir.string()},
-                                                 {}, std::chrono::seconds(10)));
+    TORCHX_ASSIGN_OR_RETURN(
+        auto started,
+        internal::RunCommand({"sh", "-c", "setsid -f sh \"$0/job.sh\" \"$0\" </dev/null >/dev/null 2>&1", dir.string()},
+                             {}, std::chrono::seconds(10)));
     if (started.exit_code != 0) return UnavailableError(fmt::format("example: cannot start {}", app_id));
     return app_id;
   }
@@ -183,9 +184,9 @@ class ExampleScheduler : public Scheduler {
       info.request += fmt::format("replica {}: {}\n", i, cmd);
     }
     if (!after.empty()) info.request += fmt::format("after: {}\n", fmt::join(after, ", "));
-    info.payload = nlohmann::json{{"app_id", info.app_id}, {"role", app.roles[0].name}, {"after", after},
-                                  {"replicas", replicas}}
-                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    info.payload =
+        nlohmann::json{{"app_id", info.app_id}, {"role", app.roles[0].name}, {"after", after}, {"replicas", replicas}}
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return info;
   }
 

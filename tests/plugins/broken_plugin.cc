@@ -19,8 +19,8 @@ namespace {
   host->set_error(host->ctx, "the license server is unreachable");
   return 3;
 #elif defined(BROKEN_DUPLICATE)
-  static const TorchxNamedResource dup = {sizeof(TorchxNamedResource), "gpu.small", &Make, nullptr, nullptr,
-                                          nullptr, 0, TORCHX_FRACTIONALS_LIST, 0};
+  static const TorchxNamedResource dup = {
+      sizeof(TorchxNamedResource), "gpu.small", &Make, nullptr, nullptr, nullptr, 0, TORCHX_FRACTIONALS_LIST, 0};
   return host->add_named_resource(host->ctx, &dup);
 #else
   (void)host;

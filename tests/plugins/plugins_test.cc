@@ -20,9 +20,9 @@
 namespace torchx::plugins {
 namespace {
 
-using ::testing::AllOf;
 using devices::ProbePjrtLibrary;
 using devices::SelectDevice;
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -126,12 +126,11 @@ TEST(BrokenPlugins, EachFailureIsReportedWithItsKindAndNothingElseBreaks) {
     const char* kind;
     const char* text;
   };
-  for (const Want& w : {Want{"no_entry.so", "missing_symbol", "torchx_plugin_v1"},
-                        Want{"bad_abi.so", "abi_version", "version 99"},
-                        Want{"small_info.so", "struct_size", "struct_size 4"},
-                        Want{"init_fails.so", "init", "the license server is unreachable"},
-                        Want{"duplicate.so", "duplicate", "gpu.small"},
-                        Want{"not_a_library.so", "dlopen", "not_a_library.so"}}) {
+  for (const Want& w :
+       {Want{"no_entry.so", "missing_symbol", "torchx_plugin_v1"}, Want{"bad_abi.so", "abi_version", "version 99"},
+        Want{"small_info.so", "struct_size", "struct_size 4"},
+        Want{"init_fails.so", "init", "the license server is unreachable"},
+        Want{"duplicate.so", "duplicate", "gpu.small"}, Want{"not_a_library.so", "dlopen", "not_a_library.so"}}) {
     const PluginError* e = FindError(errors, w.lib);
     ASSERT_NE(e, nullptr) << w.lib;
     EXPECT_EQ(e->kind, w.kind) << w.lib;
@@ -179,8 +178,7 @@ TEST(DevicePlugins, BrokenPjrtLibrariesGiveDistinctErrors) {
                         Want{"fake_pjrt_major_1.so", "unsupported PJRT API major version 1"},
                         Want{"fake_pjrt_small_struct.so", "PJRT_Api struct too small"},
                         Want{"fake_pjrt_create_error.so", "client create failed: no fake device is attached"},
-                        Want{"fake_pjrt_crash.so", "crashed (signal"},
-                        Want{"missing.so", "dlopen failed"}}) {
+                        Want{"fake_pjrt_crash.so", "crashed (signal"}, Want{"missing.so", "dlopen failed"}}) {
     auto probe = ProbePjrtLibrary(dir + "/" + w.lib);
     ASSERT_FALSE(probe.has_value()) << w.lib;
     EXPECT_EQ(probe.error().code(), StatusCode::kFailedPrecondition);
@@ -283,9 +281,9 @@ TEST(BackendModules, MissingForeignAndNonModulesAreRefusedWithTheReason) {
   AddLoadableBackend(reg, {nullptr, "torchx_backend_stale.so", {"stale"}});
   AddLoadableBackend(reg, {nullptr, "torchx_backend_notone.so", {"notone"}});
   auto build = [&](const char* name) { return (*reg.Scheduler(name))(schedulers::SchedulerContext{}).status(); };
-  EXPECT_THAT(build("missing"), StatusIs(StatusCode::kFailedPrecondition,
-                                         AllOf(HasSubstr("torchx_backend_missing.so was not found"),
-                                               HasSubstr(STALE_DIR), HasSubstr("TORCHX_BACKEND_PATH"))));
+  EXPECT_THAT(build("missing"),
+              StatusIs(StatusCode::kFailedPrecondition, AllOf(HasSubstr("torchx_backend_missing.so was not found"),
+                                                              HasSubstr(STALE_DIR), HasSubstr("TORCHX_BACKEND_PATH"))));
   EXPECT_THAT(build("stale"), StatusIs(StatusCode::kFailedPrecondition,
                                        AllOf(HasSubstr("another build"), HasSubstr("0.0.0+another-build"))));
   EXPECT_THAT(build("notone"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("not a torchx back-end module")));

@@ -7,8 +7,7 @@ namespace {
 std::vector<torchx::schedulers::SchedulerEntry> NoEntries() { return {}; }
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const torchx::schedulers::BackendModule*
-torchx_backend_module_v1() {
+extern "C" __attribute__((visibility("default"))) const torchx::schedulers::BackendModule* torchx_backend_module_v1() {
   static const torchx::schedulers::BackendModule kModule{"0.0.0+another-build", &NoEntries};
   return &kModule;
 }

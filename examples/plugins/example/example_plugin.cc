@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <torchx/plugins/plugin_helper.h>
+#include <nlohmann/json.hpp>
 
 #include "example_scheduler.h"
 
@@ -29,29 +29,34 @@ TORCHX_PLUGIN("example", "1.0") {
                      })
       .HalveMemDownTo(16);
 
-  plugin.Component(
-      json{{"name", "example.hello"},
-           {"summary", "Says hello from each replica (an example plugin component)."},
-           {"description", ""},
-           {"params",
-            {{{"name", "who"}, {"type", "str"}, {"optional", false}, {"required", false}, {"default", "world"},
-              {"help", "whom to greet"}},
-             {{"name", "num_replicas"}, {"type", "int"}, {"optional", false}, {"required", false}, {"default", 1},
-              {"help", "number of replicas"}}}},
-           {"varargs", nullptr}}
-          .dump(),
-      [](const std::string& args_json) {
-        json args = json::parse(args_json);
-        std::string who = args["values"]["who"].get<std::string>();
-        int n = args["values"]["num_replicas"].get<int>();
-        json role = {{"name", "hello"},
-                     {"image", ""},
-                     {"entrypoint", "sh"},
-                     {"args", {"-c", "echo hello " + who + " from replica ${replica_id}"}},
-                     {"num_replicas", n},
-                     {"resource", {{"cpu", 1}, {"gpu", 0}, {"memMB", 128}}}};
-        return json{{"name", "hello"}, {"roles", {role}}}.dump();
-      });
+  plugin.Component(json{{"name", "example.hello"},
+                        {"summary", "Says hello from each replica (an example plugin component)."},
+                        {"description", ""},
+                        {"params",
+                         {{{"name", "who"},
+                           {"type", "str"},
+                           {"optional", false},
+                           {"required", false},
+                           {"default", "world"},
+                           {"help", "whom to greet"}},
+                          {{"name", "num_replicas"},
+                           {"type", "int"},
+                           {"optional", false},
+                           {"required", false},
+                           {"default", 1},
+                           {"help", "number of replicas"}}}},
+                        {"varargs", nullptr}}
+                       .dump(),
+                   [](const std::string& args_json) {
+                     json args = json::parse(args_json);
+                     std::string who = args["values"]["who"].get<std::string>();
+                     int n = args["values"]["num_replicas"].get<int>();
+                     json role = {
+                         {"name", "hello"},    {"image", ""},
+                         {"entrypoint", "sh"}, {"args", {"-c", "echo hello " + who + " from replica ${replica_id}"}},
+                         {"num_replicas", n},  {"resource", {{"cpu", 1}, {"gpu", 0}, {"memMB", 128}}}};
+                     return json{{"name", "hello"}, {"roles", {role}}}.dump();
+                   });
 
   plugin.Scheduler<example::NohupScheduler>("example_nohup", example::NohupScheduler::RunOpts());
 

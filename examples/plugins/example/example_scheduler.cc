@@ -7,8 +7,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -37,7 +37,8 @@ std::string ReadFile(const fs::path& p) {
 }
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
   return s;
 }
 
@@ -100,15 +101,19 @@ void Launch(const std::vector<std::string>& argv, const std::vector<std::string>
 }  // namespace
 
 std::string NohupScheduler::RunOpts() {
-  return json::array({{{"name", "root"}, {"type", "str"}, {"help", "where app state and logs are kept"},
-                       {"default", nullptr}, {"required", false}}})
+  return json::array({{{"name", "root"},
+                       {"type", "str"},
+                       {"help", "where app state and logs are kept"},
+                       {"default", nullptr},
+                       {"required", false}}})
       .dump();
 }
 
 std::string NohupScheduler::DryRun(const std::string& request_json) {
   json req = json::parse(request_json);
   std::string app_id = req["app_id"];
-  std::string root = req["cfg"].value("root", json()).is_string() ? req["cfg"]["root"].get<std::string>() : DefaultRoot();
+  std::string root =
+      req["cfg"].value("root", json()).is_string() ? req["cfg"]["root"].get<std::string>() : DefaultRoot();
   json replicas = json::array();
   std::string printable;
   for (const json& role : req["app"]["roles"]) {
@@ -170,16 +175,23 @@ std::string NohupScheduler::Describe(const std::string& app_id) {
     succeeded += state == 4;
     std::string role = r["role"];
     if (!by_role.count(role)) by_role[role] = {{"role", role}, {"replicas", json::array()}};
-    by_role[role]["replicas"].push_back({{"id", r["k"]}, {"state", state}, {"role", role}, {"hostname", "localhost"},
+    by_role[role]["replicas"].push_back({{"id", r["k"]},
+                                         {"state", state},
+                                         {"role", role},
+                                         {"hostname", "localhost"},
                                          {"structured_error_msg", "<NONE>"}});
   }
   for (auto& [name, r] : by_role) roles.push_back(r);
   std::string state = cancelled && running == 0 ? "CANCELLED"
-                      : failed ? (running ? "RUNNING" : "FAILED")
-                      : running ? "RUNNING"
-                                : "SUCCEEDED";
-  return json{{"state", state}, {"num_restarts", 0}, {"roles", roles}, {"msg", ""},
-              {"structured_error_msg", "<NONE>"}, {"url", "file://" + dir.string()}}
+                      : failed                  ? (running ? "RUNNING" : "FAILED")
+                      : running                 ? "RUNNING"
+                                                : "SUCCEEDED";
+  return json{{"state", state},
+              {"num_restarts", 0},
+              {"roles", roles},
+              {"msg", ""},
+              {"structured_error_msg", "<NONE>"},
+              {"url", "file://" + dir.string()}}
       .dump();
 }
 
@@ -208,7 +220,8 @@ std::string NohupScheduler::List() {
 
 std::string NohupScheduler::Logs(const std::string& request_json) {
   json req = json::parse(request_json);
-  fs::path log = AppDir(req["app_id"]) / (req["role"].get<std::string>() + "_" + std::to_string(req["k"].get<int>()) + ".log");
+  fs::path log =
+      AppDir(req["app_id"]) / (req["role"].get<std::string>() + "_" + std::to_string(req["k"].get<int>()) + ".log");
   std::error_code ec;
   if (!fs::exists(log, ec)) throw std::runtime_error("no log for " + req["role"].get<std::string>());
   return ReadFile(log);

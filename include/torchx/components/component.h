@@ -99,8 +99,7 @@ using ConfigDefaults = std::vector<std::pair<std::string, std::string>>;
 /// values written as CLI strings (they beat declared defaults and make required parameters
 /// optional). Errors (kInvalidArgument) name the parameter: unknown option (with "did you mean"),
 /// repeated option, missing value, wrong type, missing required parameter, unexpected positional.
-Result<ComponentArgs> ParseComponentArgs(const ComponentSpec& spec,
-                                         const std::vector<std::string>& argv,
+Result<ComponentArgs> ParseComponentArgs(const ComponentSpec& spec, const std::vector<std::string>& argv,
                                          const ConfigDefaults& config_defaults = {});
 
 /// Arguments as a JSON object (TorchX's `--stdin` / run_component(component_args=...)): values

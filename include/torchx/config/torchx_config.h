@@ -56,8 +56,8 @@ class TorchxConfig {
   /// lists split on ';' only; dicts `k:v` split on ';' or ','; others by type. Keys the scheduler
   /// does not declare are skipped and reported in `unknown` ("file [section] key"). Errors name
   /// file, line, section and key.
-  Status ApplySchedulerDefaults(std::string_view scheduler, const specs::RunOpts& opts,
-                                specs::Cfg& cfg, std::vector<std::string>* unknown = nullptr) const;
+  Status ApplySchedulerDefaults(std::string_view scheduler, const specs::RunOpts& opts, specs::Cfg& cfg,
+                                std::vector<std::string>* unknown = nullptr) const;
 
   /// `[component:<name>]` entries as CLI-string defaults (name -> value).
   std::vector<std::pair<std::string, std::string>> ComponentDefaults(std::string_view name) const;
@@ -75,7 +75,6 @@ class TorchxConfig {
 /// `torchx configure` output: one `[<scheduler>]` section per scheduler. With `all_options`,
 /// every option with its default; otherwise only required ones as `#FIXME:(type) help` (help cut
 /// to 60 characters). Lists are written ';'-joined, dicts `k:v;k:v`, None as `None`.
-std::string DumpConfig(const std::vector<std::pair<std::string, specs::RunOpts>>& schedulers,
-                       bool all_options);
+std::string DumpConfig(const std::vector<std::pair<std::string, specs::RunOpts>>& schedulers, bool all_options);
 
 }  // namespace torchx::config

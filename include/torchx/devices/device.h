@@ -37,8 +37,8 @@ struct DevicePlugin {
 struct PjrtProbe {
   int api_major = 0;
   int api_minor = 0;
-  std::string platform;        ///< PJRT_Client_PlatformName
-  int device_count = 0;        ///< addressable devices
+  std::string platform;            ///< PJRT_Client_PlatformName
+  int device_count = 0;            ///< addressable devices
   std::vector<std::string> kinds;  ///< PJRT_DeviceDescription_Kind of each, where the API has it
 };
 

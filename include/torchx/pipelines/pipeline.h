@@ -33,12 +33,12 @@ inline constexpr std::string_view kSchedulerName = "pipeline";
 /// One step as the file gives it.
 struct StepSpec {
   std::string name;
-  std::string component;               ///< a component name or file (empty when `app` is given)
-  std::vector<std::string> args;       ///< its CLI-style arguments
-  std::optional<specs::AppDef> app;    ///< an inline AppDef instead of a component
+  std::string component;             ///< a component name or file (empty when `app` is given)
+  std::vector<std::string> args;     ///< its CLI-style arguments
+  std::optional<specs::AppDef> app;  ///< an inline AppDef instead of a component
   std::vector<std::string> depends_on;
-  std::string scheduler;               ///< empty: the pipeline's
-  std::string cfg_json = "{}";         ///< a JSON object of this step's scheduler options
+  std::string scheduler;        ///< empty: the pipeline's
+  std::string cfg_json = "{}";  ///< a JSON object of this step's scheduler options
 };
 
 /// A pipeline file, its steps in dependency order (each after the steps it depends on).
@@ -58,9 +58,10 @@ Result<PipelineSpec> LoadPipelineFile(const std::string& path);
 /// What a run takes from the edge besides the file.
 struct RunRequest {
   PipelineSpec spec;
-  std::string scheduler;  ///< `-s`: overrides the file's default scheduler (empty: the file's, else the build's default)
-  std::string cfg;        ///< `-cfg k=v,...`: options for the steps on the default scheduler
-  std::string name;       ///< overrides the file's name
+  std::string
+      scheduler;     ///< `-s`: overrides the file's default scheduler (empty: the file's, else the build's default)
+  std::string cfg;   ///< `-cfg k=v,...`: options for the steps on the default scheduler
+  std::string name;  ///< overrides the file's name
 };
 
 /// One step, ready to submit.
@@ -68,7 +69,7 @@ struct PlannedStep {
   std::string name;
   std::vector<std::string> depends_on;
   std::string scheduler;
-  specs::Cfg cfg;     ///< resolved against the scheduler's options, .torchxconfig defaults applied
+  specs::Cfg cfg;                 ///< resolved against the scheduler's options, .torchxconfig defaults applied
   schedulers::DryRunInfo dryrun;  ///< its app is what is submitted (with the env the runner injects)
 };
 

@@ -43,7 +43,7 @@ typedef struct TorchxResource {
 } TorchxResource;
 
 typedef struct TorchxFractional {
-  double fraction; /* e.g. 0.5 */
+  double fraction;    /* e.g. 0.5 */
   const char* suffix; /* registered as <name>_<suffix> */
 } TorchxFractional;
 
@@ -81,7 +81,7 @@ typedef struct TorchxComponent {
 typedef struct TorchxScheduler {
   size_t struct_size;
   const char* name;
-  const char* runopts_json; /* [{"name","type","help","default","required"}] */
+  const char* runopts_json;                              /* [{"name","type","help","default","required"}] */
   void* (*create)(void* user, const char* session_name); /* per-session state; NULL = error */
   void (*destroy)(void* self);
   /* {"app": AppDef, "cfg": {...}, "app_id": "..."} -> {"request": printable, "payload": string} */

@@ -280,8 +280,9 @@ inline int Plugin::RegisterWith(const TorchxPluginHost* host) {
     rc |= host->add_scheduler(host->ctx, &s.desc);
   }
   for (Dev& d : devices_) {
-    d.desc = {sizeof(TorchxDevice), d.name.c_str(), d.library_path.empty() ? nullptr : d.library_path.c_str(),
-              d.chips, d.env.c_str(), d.options.c_str()};
+    d.desc = {
+        sizeof(TorchxDevice), d.name.c_str(),   d.library_path.empty() ? nullptr : d.library_path.c_str(), d.chips,
+        d.env.c_str(),        d.options.c_str()};
     rc |= host->add_device(host->ctx, &d.desc);
   }
   for (Track& t : trackers_) {
@@ -294,21 +295,21 @@ inline int Plugin::RegisterWith(const TorchxPluginHost* host) {
 }  // namespace torchx::plugin
 
 /// Defines the plugin's entry point; the body fills `plugin` (a torchx::plugin::Plugin&).
-#define TORCHX_PLUGIN(NAME, VERSION)                                                           \
-  static void torchx_plugin_define(::torchx::plugin::Plugin& plugin);                         \
-  static int torchx_plugin_init(const TorchxPluginHost* host) {                                \
-    static ::torchx::plugin::Plugin* plugin = new ::torchx::plugin::Plugin();                  \
-    try {                                                                                      \
-      torchx_plugin_define(*plugin);                                                           \
-    } catch (const std::exception& e) {                                                        \
-      if (host && host->set_error) host->set_error(host->ctx, e.what());                       \
-      return 1;                                                                                \
-    }                                                                                          \
-    return plugin->RegisterWith(host);                                                         \
-  }                                                                                            \
-  extern "C" __attribute__((visibility("default"))) const TorchxPluginInfo* torchx_plugin_v1() { \
-    static const TorchxPluginInfo info = {sizeof(TorchxPluginInfo), TORCHX_PLUGIN_ABI_VERSION, \
-                                          NAME, VERSION, &torchx_plugin_init};                 \
-    return &info;                                                                              \
-  }                                                                                            \
+#define TORCHX_PLUGIN(NAME, VERSION)                                                                          \
+  static void torchx_plugin_define(::torchx::plugin::Plugin& plugin);                                         \
+  static int torchx_plugin_init(const TorchxPluginHost* host) {                                               \
+    static ::torchx::plugin::Plugin* plugin = new ::torchx::plugin::Plugin();                                 \
+    try {                                                                                                     \
+      torchx_plugin_define(*plugin);                                                                          \
+    } catch (const std::exception& e) {                                                                       \
+      if (host && host->set_error) host->set_error(host->ctx, e.what());                                      \
+      return 1;                                                                                               \
+    }                                                                                                         \
+    return plugin->RegisterWith(host);                                                                        \
+  }                                                                                                           \
+  extern "C" __attribute__((visibility("default"))) const TorchxPluginInfo* torchx_plugin_v1() {              \
+    static const TorchxPluginInfo info = {sizeof(TorchxPluginInfo), TORCHX_PLUGIN_ABI_VERSION, NAME, VERSION, \
+                                          &torchx_plugin_init};                                               \
+    return &info;                                                                                             \
+  }                                                                                                           \
   static void torchx_plugin_define(::torchx::plugin::Plugin& plugin)

@@ -64,11 +64,11 @@ class Runner {
   /// resolved against another scheduler's). kNotFound for an unknown scheduler. `workspace`: a
   /// local directory the scheduler builds into the app first (see Scheduler::BuildWorkspace);
   /// empty for none.
-  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
-                                        const specs::ResolvedCfg& cfg, const std::string& workspace = {});
+  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler, const specs::ResolvedCfg& cfg,
+                                        const std::string& workspace = {});
   /// ResolveCfg, then the above.
-  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
-                                        const specs::Cfg& cfg = {}, const std::string& workspace = {});
+  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler, const specs::Cfg& cfg = {},
+                                        const std::string& workspace = {});
   /// The back-end's own request for `app` as given, `cfg` resolved against its options: no app
   /// validation and no injected env (the caller ran TorchX's template: Python scheduler classes
   /// that present a core back-end's request as TorchX's objects).
@@ -81,8 +81,7 @@ class Runner {
 
   /// Resolves a component (builtin, declarative file, spec file), parses its CLI-style `args`
   /// (defaults from RunnerOptions.component_defaults) and dry-runs it.
-  Result<schedulers::DryRunInfo> DryRunComponent(const std::string& component,
-                                                 const std::vector<std::string>& args,
+  Result<schedulers::DryRunInfo> DryRunComponent(const std::string& component, const std::vector<std::string>& args,
                                                  const std::string& scheduler, const specs::Cfg& cfg = {},
                                                  const std::string& workspace = {});
   Result<std::string> RunComponent(const std::string& component, const std::vector<std::string>& args,

@@ -31,12 +31,12 @@ namespace torchx::schedulers {
 
 /// What SubmitDryRun builds: everything Schedule needs, and a printable form of the request.
 struct DryRunInfo {
-  std::string scheduler;      ///< back-end name, e.g. "local_cwd"
-  specs::AppDef app;          ///< the app as it will be submitted (env injected by the runner)
-  specs::Cfg cfg;             ///< resolved scheduler options
-  std::string app_id;         ///< chosen at dry-run time where the back-end allows it
-  std::string request;        ///< printable request (argv/env per replica, sbatch script, YAML)
-  std::string payload;        ///< back-end specific serialized request for Schedule
+  std::string scheduler;  ///< back-end name, e.g. "local_cwd"
+  specs::AppDef app;      ///< the app as it will be submitted (env injected by the runner)
+  specs::Cfg cfg;         ///< resolved scheduler options
+  std::string app_id;     ///< chosen at dry-run time where the back-end allows it
+  std::string request;    ///< printable request (argv/env per replica, sbatch script, YAML)
+  std::string payload;    ///< back-end specific serialized request for Schedule
 };
 
 struct DescribeAppResponse {
@@ -83,7 +83,7 @@ struct LogOptions {
   std::optional<std::string> regex;  ///< keep lines matching (search semantics)
   std::optional<double> since;       ///< epoch seconds; back-ends without timestamps ignore it
   std::optional<double> until;
-  bool follow = false;               ///< keep reading until the app is terminal
+  bool follow = false;  ///< keep reading until the app is terminal
   LogStream stream = LogStream::kCombined;
 };
 
@@ -207,8 +207,7 @@ class Scheduler {
   /// history (local_cwd); empty where it does not. kNotFound for an unknown app.
   virtual Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id);
 
-  virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id,
-                                                       const LogOptions& options);
+  virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options);
 
   /// Builds `workspace` (a local directory) into what the app runs, updating its roles (an
   /// image patched with the directory, or a copy the roles start in). Capability::kWorkspace.

@@ -86,27 +86,27 @@ std::vector<DeviceMount> DeviceMountsFor(const std::map<std::string, int>& devic
 Result<std::vector<Mount>> ParseMountsString(std::string_view spec);
 
 struct Role {
-  std::string name;                              ///< Required.
-  std::string image;                             ///< Required (may be empty for local schedulers).
-  std::string entrypoint = std::string(kMissing);  ///< Required. Default: "<MISSING>".
-  std::vector<std::string> args;                 ///< Default: empty.
-  std::map<std::string, std::string> env;        ///< Default: empty.
-  int num_replicas = 1;                          ///< Default: 1.
-  std::optional<int> min_replicas;               ///< Elastic lower bound. Default: unset.
-  int max_retries = 0;                           ///< Default: 0.
+  std::string name;                                      ///< Required.
+  std::string image;                                     ///< Required (may be empty for local schedulers).
+  std::string entrypoint = std::string(kMissing);        ///< Required. Default: "<MISSING>".
+  std::vector<std::string> args;                         ///< Default: empty.
+  std::map<std::string, std::string> env;                ///< Default: empty.
+  int num_replicas = 1;                                  ///< Default: 1.
+  std::optional<int> min_replicas;                       ///< Elastic lower bound. Default: unset.
+  int max_retries = 0;                                   ///< Default: 0.
   RetryPolicy retry_policy = RetryPolicy::kApplication;  ///< Default: APPLICATION.
-  Resource resource = NullResource();            ///< Default: NULL_RESOURCE.
-  std::map<std::string, int> port_map;           ///< Default: empty.
-  Value::Map metadata;                           ///< `$scheduler.$key` convention. Default: empty.
-  std::vector<Mount> mounts;                     ///< Default: empty.
+  Resource resource = NullResource();                    ///< Default: NULL_RESOURCE.
+  std::map<std::string, int> port_map;                   ///< Default: empty.
+  Value::Map metadata;                                   ///< `$scheduler.$key` convention. Default: empty.
+  std::vector<Mount> mounts;                             ///< Default: empty.
 
   friend bool operator==(const Role&, const Role&) = default;
 };
 
 struct AppDef {
-  std::string name;                              ///< Required.
-  std::vector<Role> roles;                       ///< At least one for a valid app.
-  std::map<std::string, std::string> metadata;   ///< Default: empty.
+  std::string name;                             ///< Required.
+  std::vector<Role> roles;                      ///< At least one for a valid app.
+  std::map<std::string, std::string> metadata;  ///< Default: empty.
 
   friend bool operator==(const AppDef&, const AppDef&) = default;
 };

@@ -19,8 +19,7 @@ struct ParsedAppHandle {
   friend bool operator==(const ParsedAppHandle&, const ParsedAppHandle&) = default;
 };
 
-std::string MakeAppHandle(std::string_view scheduler_backend, std::string_view session_name,
-                          std::string_view app_id);
+std::string MakeAppHandle(std::string_view scheduler_backend, std::string_view session_name, std::string_view app_id);
 
 /// TorchX's rules: scheduler = everything before the last "://" that leaves a "/<app_id>" after
 /// it, session = everything up to the last "/" (may be empty: "k8s:///foo"), app_id = the

@@ -66,13 +66,12 @@ struct AppStatus {
 /// on failed or cancelled replicas without an error file, and torchelastic error JSON decoded
 /// (exit code, local timestamp, hostname, error_msg wrapped at 80 columns). `filter_roles` empty
 /// means every role.
-std::string FormatAppStatus(const AppStatus& status,
-                            const std::vector<std::string>& filter_roles = {});
+std::string FormatAppStatus(const AppStatus& status, const std::vector<std::string>& filter_roles = {});
 
 /// TorchX's AppStatus.to_json(), serialized: the app state as a name, replica states as ints
 /// (TorchX's quirk, kept for compatibility with tools that parse it). `indent` < 0 is compact.
-std::string AppStatusToJson(const AppStatus& status,
-                            const std::vector<std::string>& filter_roles = {}, int indent = -1);
+std::string AppStatusToJson(const AppStatus& status, const std::vector<std::string>& filter_roles = {},
+                            int indent = -1);
 /// Inverse of AppStatusToJson (accepts replica states as ints or names).
 Result<AppStatus> AppStatusFromJson(std::string_view json);
 

@@ -45,7 +45,8 @@ void StripTupleMarkers(nlohmann::ordered_json& v);
 nlohmann::ordered_json Get(const nlohmann::ordered_json& ns_value, std::string_view kind, bool flat_fallback = true);
 
 /// An overlay kept in a file (`metadata[namespace]` may name one): a path or a file:// URI, JSON
-/// or YAML holding an object (`!!python/tuple` sequences kept as tuples). Other URI schemes are refused (kInvalidArgument naming them).
+/// or YAML holding an object (`!!python/tuple` sequences kept as tuples). Other URI schemes are refused
+/// (kInvalidArgument naming them).
 Result<nlohmann::ordered_json> LoadFile(std::string_view uri);
 
 /// kInvalidArgument when the overlay sets a field of `blocklist` (fields set through the Role),

@@ -97,8 +97,7 @@ class RunOpts {
  public:
   /// Adds an option. kInvalidArgument for a required option with a default, or a default of the
   /// wrong type (TorchX raises ValueError / TypeError).
-  Status Add(std::string key, CfgType type, std::string help, CfgVal default_value = {},
-             bool required = false);
+  Status Add(std::string key, CfgType type, std::string help, CfgVal default_value = {}, bool required = false);
 
   /// nullptr when unknown; a camelCase key finds its snake_case option (`clusterName`).
   const RunOpt* Get(std::string_view key) const;

@@ -37,8 +37,7 @@ struct ServerOptions {
 
 /// The schedulers `torchx ui` lists: local_cwd, those with a section in `config`, and `extra`,
 /// each once, only names `known` has. Unknown names in `extra` are kNotFound naming the choices.
-Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known,
-                                              const config::TorchxConfig& config,
+Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known, const config::TorchxConfig& config,
                                               const std::vector<std::string>& extra);
 
 class Server {

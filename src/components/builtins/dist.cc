@@ -46,10 +46,9 @@ Result<specs::AppDef> BuildDdp(DdpOptions o, const BuildContext& ctx) {
   }
   TORCHX_ASSIGN_OR_RETURN(NNodes nn, ParseNNodes(o.j, ctx.devices));
   std::string endpoint = nn.max_nodes == 1
-      ? "localhost:0"  // one node: torchrun picks a free port, rdzv_port is ignored
-      : fmt::format("$${{{}:=localhost}}:{}", specs::macros::kRank0Env, o.rdzv_port);
-  TORCHX_ASSIGN_OR_RETURN(StructuredName name,
-                          ParseStructuredName(o.name, o.m.value_or(""), o.script.value_or("")));
+                             ? "localhost:0"  // one node: torchrun picks a free port, rdzv_port is ignored
+                             : fmt::format("$${{{}:=localhost}}:{}", specs::macros::kRank0Env, o.rdzv_port);
+  TORCHX_ASSIGN_OR_RETURN(StructuredName name, ParseStructuredName(o.name, o.m.value_or(""), o.script.value_or("")));
   o.env["TORCHX_TRACKING_EXPERIMENT_NAME"] = name.experiment;
   o.env["TORCHX_TRACKING_RUN_NAME"] = name.run;
   o.env.emplace("LOGLEVEL", DefaultLogLevel());
@@ -69,9 +68,9 @@ Result<specs::AppDef> BuildDdp(DdpOptions o, const BuildContext& ctx) {
   for (const std::string& t : cmd) add(t);
   add("--rdzv_endpoint");
   add(endpoint, /*quote=*/false);
-  for (const std::string& t : std::vector<std::string>{
-           "--rdzv_id", std::string(specs::macros::kAppId), "--nnodes", nn.nnodes, "--nproc_per_node",
-           std::to_string(nn.nproc_per_node), "--tee", std::to_string(o.tee), "--role", ""}) {
+  for (const std::string& t : std::vector<std::string>{"--rdzv_id", std::string(specs::macros::kAppId), "--nnodes",
+                                                       nn.nnodes, "--nproc_per_node", std::to_string(nn.nproc_per_node),
+                                                       "--tee", std::to_string(o.tee), "--role", ""}) {
     add(t);
   }
   if (o.rdzv_backend == "static") {
@@ -109,11 +108,11 @@ const Param kName = WithDefault("name", ParamType::kStr, "/",
                                 "job name as {experiment}/{run}, {experiment}/, /{run} or {run}; the run "
                                 "name defaults to the script or module name");
 const Param kEnv = OptionalNone("env", ParamType::kDictStr, "environment variables, e.g. A=1,B=2");
-const Param kMetadata = OptionalNone("metadata", ParamType::kDictStr,
-                                     "metadata for the scheduler (the app's metadata), e.g. K1=v1,K2=v2");
+const Param kMetadata =
+    OptionalNone("metadata", ParamType::kDictStr, "metadata for the scheduler (the app's metadata), e.g. K1=v1,K2=v2");
 const Param kMaxRetries = WithDefault("max_retries", ParamType::kInt, 0, "how many times the scheduler may retry");
-const Param kMounts = OptionalNone("mounts", ParamType::kListStr,
-                                   "mounts, e.g. type=bind,src=/host,dst=/job[,readonly]");
+const Param kMounts =
+    OptionalNone("mounts", ParamType::kListStr, "mounts, e.g. type=bind,src=/host,dst=/job[,readonly]");
 const Param kDebug = WithDefault("debug", ParamType::kBool, false, "set PyTorch's debug environment variables");
 
 DdpOptions CommonOptions(const ComponentArgs& a) {
@@ -168,8 +167,8 @@ Result<NNodes> ParseNNodes(const std::string& j_in, const devices::DeviceSource*
         fmt::format("-j: invalid format, usage example: 1:2x4 or 1x4 or 4 (or 2xauto). Given: {}", j_in));
   }
   if (out.max_nodes < 1 || out.nproc_per_node < 1 || out.min_nodes > out.max_nodes) {
-    return InvalidArgumentError(fmt::format(
-        "-j: nodes and processes must be >= 1 and MIN <= MAX (usage: 1:2x4 or 1x4 or 4). Given: {}", j));
+    return InvalidArgumentError(
+        fmt::format("-j: nodes and processes must be >= 1 and MIN <= MAX (usage: 1:2x4 or 1x4 or 4). Given: {}", j));
   }
   return out;
 }
@@ -182,10 +181,10 @@ Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j,
   if (x == std::string::npos) {
     TORCHX_ASSIGN_OR_RETURN(int nnodes, ToInt(j, "-j"));
     if (res->gpu <= 0) {
-      return InvalidArgumentError(fmt::format(
-          "-j: nproc_per_node cannot be inferred from GPU count. `{}` is not a GPU instance. You must "
-          "specify `-j $NNODESx$NPROCS_PER_NODE` (e.g. `-j {}x8`)",
-          h, nnodes));
+      return InvalidArgumentError(
+          fmt::format("-j: nproc_per_node cannot be inferred from GPU count. `{}` is not a GPU instance. You must "
+                      "specify `-j $NNODESx$NPROCS_PER_NODE` (e.g. `-j {}x8`)",
+                      h, nnodes));
     }
     return fmt::format("{}x{}", nnodes, res->gpu);
   }
@@ -198,8 +197,7 @@ Result<std::string> ParseSpmdJ(const std::string& h, const std::string& j,
   return fmt::format("{}x{}", nnodes, nproc);
 }
 
-Result<StructuredName> ParseStructuredName(const std::string& name, const std::string& m,
-                                           const std::string& script) {
+Result<StructuredName> ParseStructuredName(const std::string& name, const std::string& m, const std::string& script) {
   if (m.empty() && script.empty()) {
     return InvalidArgumentError(
         "--name: No main module or script specified. Specify either a main module (-m) or a script path (--script)");
@@ -233,7 +231,8 @@ namespace {
 
 // dist.torchrun's parameters; dist.ddp, its deprecated alias, takes the same.
 std::vector<Param> TorchrunParams() {
-  return {kScript, kModule,
+  return {kScript,
+          kModule,
           WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
           kName,
           OptionalNone("h", ParamType::kStr, "named resource for each node (wins over cpu, gpu, memMB)"),
@@ -243,11 +242,14 @@ std::vector<Param> TorchrunParams() {
           WithDefault("j", ParamType::kStr, "1x2",
                       "[{min_nodes}:]{nodes}x{procs_per_node}; a bare {n} is n nodes x the GPUs of -h when -h is "
                       "given, else n processes on one node"),
-          kEnv, kMetadata, kMaxRetries,
+          kEnv,
+          kMetadata,
+          kMaxRetries,
           WithDefault("rdzv_port", ParamType::kInt, 29500, "rendezvous port on the rank-0 host (multi-node only)"),
           WithDefault("rdzv_backend", ParamType::kStr, "c10d", "rendezvous backend (c10d, static, etcd...)"),
           OptionalNone("rdzv_conf", ParamType::kStr, "extra rendezvous config, e.g. join_timeout=600"),
-          kMounts, kDebug,
+          kMounts,
+          kDebug,
           WithDefault("tee", ParamType::kInt, 3,
                       "streams torchrun tees to console and file: 0 none, 1 out, 2 err, 3 both")};
 }
@@ -265,22 +267,18 @@ DdpOptions TorchrunOptions(const ComponentArgs& a) {
   return o;
 }
 
-bool AllDigits(const std::string& s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-}
+bool AllDigits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 }  // namespace
 
 void AddDistComponents(std::vector<std::shared_ptr<const Component>>& out) {
   ComponentSpec torchrun{
-      "dist.torchrun",
-      "Distributed PyTorch app launched by torchrun: one role of N nodes, each running M workers.",
+      "dist.torchrun", "Distributed PyTorch app launched by torchrun: one role of N nodes, each running M workers.",
       "Launches the script or module with torchrun (c10d rendezvous on the rank-0 host's rdzv_port;\n"
       "a single-node job uses localhost:0, a free port). -j is [{min_nodes}:]{nodes}x{procs_per_node};\n"
       "a bare {n} is n nodes with one process per GPU of -h when -h is given, else n processes on one\n"
       "node. The named resource -h, when given, wins over --cpu/--gpu/--memMB.",
-      TorchrunParams(),
-      VarArgs("script_args", "arguments for the script or module")};
+      TorchrunParams(), VarArgs("script_args", "arguments for the script or module")};
   out.push_back(std::make_shared<FunctionComponent>(
       std::move(torchrun), [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         DdpOptions o = TorchrunOptions(a);
@@ -290,44 +288,43 @@ void AddDistComponents(std::vector<std::shared_ptr<const Component>>& out) {
         return BuildDdp(std::move(o), ctx);
       }));
 
-  ComponentSpec ddp{
-      "dist.ddp",
-      "Distributed data parallel app (deprecated alias of dist.torchrun).",
-      "dist.torchrun with one difference kept: a bare -j {n} is always n processes on one node, even\n"
-      "with -h (write -j 1x{n} when moving to dist.torchrun).",
-      TorchrunParams(),
-      VarArgs("script_args", "arguments for the script or module"),
-      "[Deprecated] dist.ddp is deprecated; use dist.torchrun instead."};
-  out.push_back(std::make_shared<FunctionComponent>(std::move(ddp), [](const ComponentArgs& a, const BuildContext& ctx) {
-    return BuildDdp(TorchrunOptions(a), ctx);  // ParseNNodes reads a bare -j as processes on one node
-  }));
+  ComponentSpec ddp{"dist.ddp",
+                    "Distributed data parallel app (deprecated alias of dist.torchrun).",
+                    "dist.torchrun with one difference kept: a bare -j {n} is always n processes on one node, even\n"
+                    "with -h (write -j 1x{n} when moving to dist.torchrun).",
+                    TorchrunParams(),
+                    VarArgs("script_args", "arguments for the script or module"),
+                    "[Deprecated] dist.ddp is deprecated; use dist.torchrun instead."};
+  out.push_back(
+      std::make_shared<FunctionComponent>(std::move(ddp), [](const ComponentArgs& a, const BuildContext& ctx) {
+        return BuildDdp(TorchrunOptions(a), ctx);  // ParseNNodes reads a bare -j as processes on one node
+      }));
 
   ComponentSpec spmd{
       "dist.spmd",
       "Single-program multiple-data app (deprecated alias of dist.torchrun with -h gpu.small, -j 1x1).",
       "Sized by host: -j {nodes} runs as many processes per node as host type -h has GPUs,\n"
       "-j {nodes}x{procs} sets them explicitly. Resources always come from -h.",
-      {kScript, kModule,
-       WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
-       kName,
-       WithDefault("h", ParamType::kStr, "gpu.small", "named resource: the host type of each node"),
-       WithDefault("j", ParamType::kStr, "1x1", "{nodes}x{procs_per_node}, or {nodes} (procs = GPUs of -h)"),
-       kEnv, kMetadata, kMaxRetries, kMounts, kDebug},
+      {kScript, kModule, WithDefault("image", ParamType::kStr, DefaultImage(), "image to run (e.g. a docker image)"),
+       kName, WithDefault("h", ParamType::kStr, "gpu.small", "named resource: the host type of each node"),
+       WithDefault("j", ParamType::kStr, "1x1", "{nodes}x{procs_per_node}, or {nodes} (procs = GPUs of -h)"), kEnv,
+       kMetadata, kMaxRetries, kMounts, kDebug},
       VarArgs("args", "arguments for the script or module"),
       "[Deprecated] dist.spmd is deprecated; use dist.torchrun instead."};
-  out.push_back(std::make_shared<FunctionComponent>(std::move(spmd), [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
-    DdpOptions o = CommonOptions(a);
-    o.h = a.Str("h");
-    TORCHX_ASSIGN_OR_RETURN(o.j, ParseSpmdJ(o.h, o.j, ctx.named_resources));
-    return BuildDdp(std::move(o), ctx);
-  }));
+  out.push_back(std::make_shared<FunctionComponent>(
+      std::move(spmd), [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
+        DdpOptions o = CommonOptions(a);
+        o.h = a.Str("h");
+        TORCHX_ASSIGN_OR_RETURN(o.j, ParseSpmdJ(o.h, o.j, ctx.named_resources));
+        return BuildDdp(std::move(o), ctx);
+      }));
 }
 
 const std::map<std::string, std::string>& TorchDebugFlags() {
   static const auto* flags = new std::map<std::string, std::string>{
-      {"CUDA_LAUNCH_BLOCKING", "1"},           // kernel errors at the call that caused them
-      {"NCCL_DESYNC_DEBUG", "1"},              // which rank a collective hangs on
-      {"TORCH_DISTRIBUTED_DEBUG", "DETAIL"},   // collective argument checks
+      {"CUDA_LAUNCH_BLOCKING", "1"},          // kernel errors at the call that caused them
+      {"NCCL_DESYNC_DEBUG", "1"},             // which rank a collective hangs on
+      {"TORCH_DISTRIBUTED_DEBUG", "DETAIL"},  // collective argument checks
       {"TORCH_SHOW_CPP_STACKTRACES", "1"},
   };
   return *flags;

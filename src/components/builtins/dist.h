@@ -32,8 +32,7 @@ struct StructuredName {
   std::string experiment;
   std::string run;
 };
-Result<StructuredName> ParseStructuredName(const std::string& name, const std::string& m,
-                                           const std::string& script);
+Result<StructuredName> ParseStructuredName(const std::string& name, const std::string& m, const std::string& script);
 
 /// What `dist.ddp --debug` adds to the env: PyTorch's usual debugging switches.
 const std::map<std::string, std::string>& TorchDebugFlags();

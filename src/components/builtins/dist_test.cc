@@ -28,8 +28,8 @@ TEST(ParseNNodes, Forms) {
 }
 
 TEST(ParseNNodes, RejectsMalformed) {
-  for (const char* bad : {"1x", "x2", ":3", ":2x1", "1x2:3", "", "ax2", "1x2x3", "-1", "0x2", "3:2x1", "1 x2", "99999999999x2",
-                          "1:99999999999x1", "2x99999999999"}) {
+  for (const char* bad : {"1x", "x2", ":3", ":2x1", "1x2:3", "", "ax2", "1x2x3", "-1", "0x2", "3:2x1", "1 x2",
+                          "99999999999x2", "1:99999999999x1", "2x99999999999"}) {
     EXPECT_THAT(ParseNNodes(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("-j:"))) << bad;
   }
 }
@@ -41,7 +41,8 @@ TEST(ParseSpmdJ, InfersProcsFromGpus) {
   EXPECT_THAT(ParseSpmdJ("aws_trn1.32xlarge", "2"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("`aws_trn1.32xlarge` is not a GPU instance")));
   EXPECT_THAT(ParseSpmdJ("nope", "2"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("-h: named resource")));
-  EXPECT_THAT(ParseSpmdJ("gpu.small", "1x2x3"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("Invalid format for `-j $NNODESx$NPROCS_PER_NODE`")));
+  EXPECT_THAT(ParseSpmdJ("gpu.small", "1x2x3"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("Invalid format for `-j $NNODESx$NPROCS_PER_NODE`")));
 }
 
 TEST(ParseStructuredName, TorchXCases) {
@@ -55,8 +56,10 @@ TEST(ParseStructuredName, TorchXCases) {
   EXPECT_EQ(n("foobar", "foo.bar", ""), "default-experiment|foobar");
   EXPECT_EQ(n("foo/", "foo.bar.baz", ""), "foo|baz");
   EXPECT_EQ(n("/", "", "x/y.py"), "default-experiment|y");
-  EXPECT_THAT(ParseStructuredName("foo/bar", "", ""), StatusIs(StatusCode::kInvalidArgument, HasSubstr("No main module or script specified")));
-  EXPECT_THAT(ParseStructuredName("x", "a", "b"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("Both main module and script set")));
+  EXPECT_THAT(ParseStructuredName("foo/bar", "", ""),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("No main module or script specified")));
+  EXPECT_THAT(ParseStructuredName("x", "a", "b"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("Both main module and script set")));
 }
 
 TEST(PathStem, MatchesPython) {
@@ -74,8 +77,9 @@ Result<specs::AppDef> Materialize(const std::vector<std::string>& argv) {
 }
 
 TEST(DistDdp, RequiresExactlyOneOfScriptAndModule) {
-  EXPECT_THAT(Materialize({"dist.ddp"}), StatusIs(StatusCode::kInvalidArgument,
-                                          "dist.ddp: --script, -m: exactly one of --script and -m must be specified"));
+  EXPECT_THAT(Materialize({"dist.ddp"}),
+              StatusIs(StatusCode::kInvalidArgument,
+                       "dist.ddp: --script, -m: exactly one of --script and -m must be specified"));
   EXPECT_THAT(Materialize({"dist.ddp", "--script", "a.py", "-m", "b"}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("exactly one of --script and -m")));
 }
@@ -105,8 +109,8 @@ TEST(DistDdp, BadJAndMountsAreNamed) {
 }
 
 TEST(Serve, ParamsBecomeOptions) {
-  auto app = Materialize({"serve.torchserve", "--model_path", "m.mar", "--management_api", "http://x",
-                  "--params", "model_name=a,initial_workers=1"});
+  auto app = Materialize({"serve.torchserve", "--model_path", "m.mar", "--management_api", "http://x", "--params",
+                          "model_name=a,initial_workers=1"});
   ASSERT_THAT(app, IsOk());
   EXPECT_EQ(app->roles[0].args,
             (std::vector<std::string>{"-m", "torchx.apps.serve.serve", "--model_path", "m.mar", "--management_api",

@@ -51,9 +51,12 @@ std::vector<Param> Concat(std::vector<Param> a, const std::vector<Param>& b) {
 }  // namespace
 
 void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
-  Add(r, {"utils.echo", "Prints a message to stdout (runs echo).", "",
-          {WithDefault("msg", ParamType::kStr, "hello world", "message to print"), Image(), NumReplicas()},
-          std::nullopt},
+  Add(r,
+      {"utils.echo",
+       "Prints a message to stdout (runs echo).",
+       "",
+       {WithDefault("msg", ParamType::kStr, "hello world", "message to print"), Image(), NumReplicas()},
+       std::nullopt},
       [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "echo";
@@ -65,8 +68,12 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         return OneRole("echo", std::move(role));
       });
 
-  Add(r, {"utils.touch", "Creates a file or updates its time (runs touch).", "",
-          {Required("file", ParamType::kStr, "the file to touch"), Image()}, std::nullopt},
+  Add(r,
+      {"utils.touch",
+       "Creates a file or updates its time (runs touch).",
+       "",
+       {Required("file", ParamType::kStr, "the file to touch"), Image()},
+       std::nullopt},
       [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "touch";
@@ -77,14 +84,15 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         return OneRole("touch", std::move(role));
       });
 
-  Add(r, {"utils.sh", "Runs a command line through sh -c (or a given entrypoint).",
-          "Each argument is shell-quoted, so it reaches the program as given.",
-          Concat({Image(), NumReplicas()},
-                 Concat(Sizing(), {OptionalNone("env", ParamType::kDictStr, "environment variables, e.g. A=1,B=2"),
-                                   WithDefault("max_retries", ParamType::kInt, 0, "how many times the scheduler may retry"),
-                                   Mounts(),
-                                   OptionalNone("entrypoint", ParamType::kStr, "program to run instead of sh -c")})),
-          VarArgs("args", "the command and its arguments")},
+  Add(r,
+      {"utils.sh", "Runs a command line through sh -c (or a given entrypoint).",
+       "Each argument is shell-quoted, so it reaches the program as given.",
+       Concat({Image(), NumReplicas()},
+              Concat(Sizing(),
+                     {OptionalNone("env", ParamType::kDictStr, "environment variables, e.g. A=1,B=2"),
+                      WithDefault("max_retries", ParamType::kInt, 0, "how many times the scheduler may retry"),
+                      Mounts(), OptionalNone("entrypoint", ParamType::kStr, "program to run instead of sh -c")})),
+       VarArgs("args", "the command and its arguments")},
       [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         std::vector<std::string> quoted;
         for (const std::string& arg : a.varargs) quoted.push_back(::torchx::internal::ShlexQuote(arg));
@@ -109,13 +117,14 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         return OneRole("sh", std::move(role));
       });
 
-  Add(r, {"utils.python", "Runs python with a module (-m), a command (-c) or a script.", "",
-          Concat({OptionalNone("m", ParamType::kStr, "module to run"),
-                  OptionalNone("c", ParamType::kStr, "program passed in as a string"),
-                  OptionalNone("script", ParamType::kStr, "script to run"), Image(),
-                  WithDefault("name", ParamType::kStr, "torchx_utils_python", "app name")},
-                 Concat(Sizing(), {NumReplicas(), Mounts()})),
-          VarArgs("args", "arguments for the program")},
+  Add(r,
+      {"utils.python", "Runs python with a module (-m), a command (-c) or a script.", "",
+       Concat({OptionalNone("m", ParamType::kStr, "module to run"),
+               OptionalNone("c", ParamType::kStr, "program passed in as a string"),
+               OptionalNone("script", ParamType::kStr, "script to run"), Image(),
+               WithDefault("name", ParamType::kStr, "torchx_utils_python", "app name")},
+              Concat(Sizing(), {NumReplicas(), Mounts()})),
+       VarArgs("args", "arguments for the program")},
       [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         auto m = a.OptStr("m"), c = a.OptStr("c"), script = a.OptStr("script");
         if (m.has_value() + c.has_value() + script.has_value() != 1) {
@@ -136,11 +145,12 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         return OneRole(a.Str("name"), std::move(role));
       });
 
-  Add(r, {"utils.binary", "Runs a program directly (no image).", "",
-          Concat({Required("entrypoint", ParamType::kStr, "program to run"),
-                  WithDefault("name", ParamType::kStr, "torchx_utils_binary", "app name"), NumReplicas()},
-                 Sizing()),
-          VarArgs("args", "arguments for the program")},
+  Add(r,
+      {"utils.binary", "Runs a program directly (no image).", "",
+       Concat({Required("entrypoint", ParamType::kStr, "program to run"),
+               WithDefault("name", ParamType::kStr, "torchx_utils_binary", "app name"), NumReplicas()},
+              Sizing()),
+       VarArgs("args", "arguments for the program")},
       [](const ComponentArgs& a, const BuildContext& ctx) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "binary";
@@ -152,11 +162,13 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         return OneRole(a.Str("name"), std::move(role));
       });
 
-  Add(r, {"utils.copy", "Copies one file from src to dst (local paths or fsspec URLs).",
-          "Runs the helper app torchx.apps.utils.copy_main from this project's Python package.",
-          {Required("src", ParamType::kStr, "source path or URL"),
-           Required("dst", ParamType::kStr, "destination path or URL"), Image(), Mounts()},
-          std::nullopt},
+  Add(r,
+      {"utils.copy",
+       "Copies one file from src to dst (local paths or fsspec URLs).",
+       "Runs the helper app torchx.apps.utils.copy_main from this project's Python package.",
+       {Required("src", ParamType::kStr, "source path or URL"),
+        Required("dst", ParamType::kStr, "destination path or URL"), Image(), Mounts()},
+       std::nullopt},
       [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         TORCHX_RETURN_IF_ERROR(SetMounts(a, role));
@@ -168,24 +180,30 @@ void AddUtilsComponents(std::vector<std::shared_ptr<const Component>>& r) {
         return OneRole("torchx-utils-copy", std::move(role));
       });
 
-  Add(r, {"utils.booth", "Evaluates the Booth function (x1 + 2*x2 - 7)^2 + (2*x1 + x2 - 5)^2.",
-          "Writes {\"booth_eval\": value} for trial_idx to a result tracker under tracker_base\n"
-          "(the hyper-parameter search example that Ax drives).",
-          {Required("x1", ParamType::kFloat, "x1"), Required("x2", ParamType::kFloat, "x2"),
-           WithDefault("trial_idx", ParamType::kInt, 0, "trial index, the tracker key"),
-           WithDefault("tracker_base", ParamType::kStr, "/tmp/torchx-util-booth", "tracker directory or URL"),
-           Image()},
-          std::nullopt},
+  Add(r,
+      {"utils.booth",
+       "Evaluates the Booth function (x1 + 2*x2 - 7)^2 + (2*x1 + x2 - 5)^2.",
+       "Writes {\"booth_eval\": value} for trial_idx to a result tracker under tracker_base\n"
+       "(the hyper-parameter search example that Ax drives).",
+       {Required("x1", ParamType::kFloat, "x1"), Required("x2", ParamType::kFloat, "x2"),
+        WithDefault("trial_idx", ParamType::kInt, 0, "trial index, the tracker key"),
+        WithDefault("tracker_base", ParamType::kStr, "/tmp/torchx-util-booth", "tracker directory or URL"), Image()},
+       std::nullopt},
       [](const ComponentArgs& a, const BuildContext&) -> Result<specs::AppDef> {
         specs::Role role;
         role.name = "torchx-utils-booth";
         role.image = a.Str("image");
         role.entrypoint = "python";
-        role.args = {"-m", "torchx.apps.utils.booth_main",
-                     "--x1", ::torchx::internal::PyFloatStr(a.Float("x1")),
-                     "--x2", ::torchx::internal::PyFloatStr(a.Float("x2")),
-                     "--trial_idx", std::to_string(a.Int("trial_idx")),
-                     "--tracker_base", a.Str("tracker_base")};
+        role.args = {"-m",
+                     "torchx.apps.utils.booth_main",
+                     "--x1",
+                     ::torchx::internal::PyFloatStr(a.Float("x1")),
+                     "--x2",
+                     ::torchx::internal::PyFloatStr(a.Float("x2")),
+                     "--trial_idx",
+                     std::to_string(a.Int("trial_idx")),
+                     "--tracker_base",
+                     a.Str("tracker_base")};
         role.resource = Small();
         return OneRole("torchx-utils-booth", std::move(role));
       });

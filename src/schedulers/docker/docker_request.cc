@@ -13,7 +13,7 @@ std::string DockerRequestToJson(const DockerRequest& request) {
     containers.push_back({{"name", c.name}, {"config", Json::parse(c.config_json, nullptr, false)}});
   }
   return Json{{"app_id", request.app_id}, {"containers", containers}}.dump(-1, ' ', false,
-                                                                            Json::error_handler_t::replace);
+                                                                           Json::error_handler_t::replace);
 }
 
 Result<DockerRequest> DockerRequestFromJson(std::string_view payload) {

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "container_engine/engine_client.h"
+#include "container_engine/workspace_image.h"
 #include "core/json_view.h"
 #include "schedulers/docker/docker_request.h"
-#include "container_engine/workspace_image.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/macros.h"
@@ -27,11 +27,11 @@ namespace torchx::schedulers::docker {
 namespace {
 
 using Json = nlohmann::json;
-using specs::AppState;
 using container_engine::BuildWorkspaceImage;
 using container_engine::EngineClient;
 using internal::JsonView;
 using internal::UrlEncode;
+using specs::AppState;
 
 constexpr const char* kLabelVersion = "torchx.pytorch.org/version";
 constexpr const char* kLabelAppId = "torchx.pytorch.org/app-id";
@@ -54,7 +54,8 @@ Json DeviceEntry(const std::string& path, const std::string& permissions) {
 }
 
 void AddResourceDevices(const std::map<std::string, int>& devices, Json& out) {
-  for (const specs::DeviceMount& d : specs::DeviceMountsFor(devices)) out.push_back(DeviceEntry(d.src_path, d.permissions));
+  for (const specs::DeviceMount& d : specs::DeviceMountsFor(devices))
+    out.push_back(DeviceEntry(d.src_path, d.permissions));
 }
 
 // The replica-id label of a container (0 when someone else's container carries a bad one).
@@ -72,7 +73,6 @@ AppState ContainerState(const std::string& state, int64_t exit_code) {
   if (state == "exited" || state == "stopped") return exit_code == 0 ? AppState::kSucceeded : AppState::kFailed;
   return state == "dead" ? AppState::kFailed : AppState::kUnknown;
 }
-
 
 // Splits the engine's multiplexed log stream (8-byte frame headers: stream 1|2, 0, 0, 0, size
 // big-endian) into lines of the wanted streams, across arbitrary chunk boundaries.
@@ -116,13 +116,14 @@ class DockerScheduler : public Scheduler {
                 "semicolon (e.g. ENV1:v1,ENV2:v2,ENV3:v3 or ENV1:V1;ENV2:V2). Environment variables from env will be "
                 "applied on top of the ones from copy_env");
     (void)o.Add("privileged", specs::CfgType::kBool, "If true runs the container with elevated permissions.", false);
-    (void)o.Add("image_repo", specs::CfgType::kStr, "(remote jobs) the image repository to use when pushing patched images");
+    (void)o.Add("image_repo", specs::CfgType::kStr,
+                "(remote jobs) the image repository to use when pushing patched images");
     (void)o.Add("quiet", specs::CfgType::kBool, "whether to suppress verbose output for image building", false);
     return o;
   }
   Capabilities capabilities() const override {
-    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,
-            Capability::kList,   Capability::kDelete,     Capability::kWorkspace};
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kLogTimestamps,
+            Capability::kList, Capability::kDelete,     Capability::kWorkspace};
   }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {
@@ -137,17 +138,20 @@ class DockerScheduler : public Scheduler {
             image, client_.socket_path()));
       }
       if (created.status >= 300) {
-        return UnavailableError(fmt::format("local_docker: create {}: HTTP {}: {}", c.name, created.status, created.body));
+        return UnavailableError(
+            fmt::format("local_docker: create {}: HTTP {}: {}", c.name, created.status, created.body));
       }
       JsonView answer = JsonView::Parse(created.body);
       if (!answer.IsObject()) {
-        return UnavailableError(fmt::format("local_docker: create {}: the engine answered HTTP {} with no JSON object: {}",
-                                            c.name, created.status, internal::Excerpt(created.body)));
+        return UnavailableError(
+            fmt::format("local_docker: create {}: the engine answered HTTP {} with no JSON object: {}", c.name,
+                        created.status, internal::Excerpt(created.body)));
       }
       std::string id = answer["Id"].Str(c.name);
       TORCHX_ASSIGN_OR_RETURN(auto started, client_.Request("POST", "/containers/" + UrlEncode(id) + "/start"));
       if (started.status >= 300) {
-        return UnavailableError(fmt::format("local_docker: start {}: HTTP {}: {}", c.name, started.status, started.body));
+        return UnavailableError(
+            fmt::format("local_docker: start {}: HTTP {}: {}", c.name, started.status, started.body));
       }
     }
     return req.app_id;
@@ -247,7 +251,8 @@ class DockerScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(app_id));
     if (containers.empty()) return NotFoundError(fmt::format("local_docker: no app {}", app_id));
     for (const JsonView& c : containers) {
-      TORCHX_RETURN_IF_ERROR(client_.Request("DELETE", "/containers/" + UrlEncode(c["Id"].Str()) + "?force=1").status());
+      TORCHX_RETURN_IF_ERROR(
+          client_.Request("DELETE", "/containers/" + UrlEncode(c["Id"].Str()) + "?force=1").status());
     }
     return OkStatus();
   }
@@ -259,8 +264,8 @@ class DockerScheduler : public Scheduler {
       if (labels[kLabelRole].Str() != o.role || labels[kLabelReplica].Str() != std::to_string(o.replica)) {
         continue;
       }
-      std::string path = fmt::format("/containers/{}/logs?stdout=1&stderr=1&follow={}", UrlEncode(c["Id"].Str()),
-                                     o.follow ? 1 : 0);
+      std::string path =
+          fmt::format("/containers/{}/logs?stdout=1&stderr=1&follow={}", UrlEncode(c["Id"].Str()), o.follow ? 1 : 0);
       if (o.since) path += fmt::format("&since={}", static_cast<long long>(*o.since));
       if (o.until) path += fmt::format("&until={}", static_cast<long long>(*o.until));
       if (o.follow) {
@@ -270,10 +275,13 @@ class DockerScheduler : public Scheduler {
         return MakeStreamedLinesIterator(producer, std::make_unique<FrameDemuxer>(o.stream), nullptr);
       }
       std::string raw;
-      TORCHX_RETURN_IF_ERROR(client_.Stream(path, [&raw](std::string_view d) {
-                                      raw.append(d);
-                                      return true;
-                                    }).status());
+      TORCHX_RETURN_IF_ERROR(client_
+                                 .Stream(path,
+                                         [&raw](std::string_view d) {
+                                           raw.append(d);
+                                           return true;
+                                         })
+                                 .status());
       std::vector<std::string> lines;
       FrameDemuxer demux(o.stream);
       demux.Feed(raw, lines);
@@ -335,12 +343,14 @@ class DockerScheduler : public Scheduler {
         Json mounts = Json::array(), devices = Json::array();
         for (const specs::Mount& m : r.mounts) {
           if (const auto* b = std::get_if<specs::BindMount>(&m)) {
-            mounts.push_back({{"Type", "bind"}, {"Source", b->src_path}, {"Target", b->dst_path}, {"ReadOnly", b->read_only}});
+            mounts.push_back(
+                {{"Type", "bind"}, {"Source", b->src_path}, {"Target", b->dst_path}, {"ReadOnly", b->read_only}});
           } else if (const auto* v = std::get_if<specs::VolumeMount>(&m)) {
-            mounts.push_back({{"Type", "volume"}, {"Source", v->src}, {"Target", v->dst_path}, {"ReadOnly", v->read_only}});
+            mounts.push_back(
+                {{"Type", "volume"}, {"Source", v->src}, {"Target", v->dst_path}, {"ReadOnly", v->read_only}});
           } else if (const auto* d = std::get_if<specs::DeviceMount>(&m)) {
-            devices.push_back({{"PathOnHost", d->src_path}, {"PathInContainer", d->dst_path},
-                               {"CgroupPermissions", d->permissions}});
+            devices.push_back(
+                {{"PathOnHost", d->src_path}, {"PathInContainer", d->dst_path}, {"CgroupPermissions", d->permissions}});
           }
         }
         AddResourceDevices(r.resource.devices, devices);
@@ -379,7 +389,8 @@ class DockerScheduler : public Scheduler {
       // every later process can see.
       std::string name = c["Names"][size_t{0}].Str("/" + c["Id"].Str());
       if (!name.empty() && name[0] == '/') name.erase(0, 1);
-      (void)client_.Request("POST", fmt::format("/containers/{}/rename?name={}", id, UrlEncode(name + kCancelledSuffix)));
+      (void)client_.Request("POST",
+                            fmt::format("/containers/{}/rename?name={}", id, UrlEncode(name + kCancelledSuffix)));
       // Docker restarts an on-failure container that was killed; update the policy first.
       (void)client_.Request("POST", "/containers/" + id + "/update", R"({"RestartPolicy": {"Name": "no"}})");
       TORCHX_RETURN_IF_ERROR(client_.Request("POST", "/containers/" + id + "/stop?t=2", "", 60000).status());
@@ -412,9 +423,10 @@ class DockerScheduler : public Scheduler {
     }
     JsonView list = JsonView::Parse(resp.body);
     if (!list.IsArray()) {
-      return UnavailableError(fmt::format("local_docker: list containers: the engine answered HTTP {} with no JSON "
-                                          "list: {}",
-                                          resp.status, internal::Excerpt(resp.body)));
+      return UnavailableError(
+          fmt::format("local_docker: list containers: the engine answered HTTP {} with no JSON "
+                      "list: {}",
+                      resp.status, internal::Excerpt(resp.body)));
     }
     std::vector<JsonView> out;
     for (JsonView c : list.Items()) {
@@ -438,7 +450,7 @@ std::unique_ptr<Scheduler> MakeDockerScheduler(const std::string& session_name, 
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"local_docker", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
              return MakeDockerScheduler(context.session_name, EngineClient(internal::MakeCurlHttpClient()),
-                                 context.clock);
+                                        context.clock);
            }}};
 }
 

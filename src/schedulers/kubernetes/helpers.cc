@@ -23,8 +23,8 @@ Result<int> CountArg(JsonView options, const char* key, int fallback) {
   if (!v.Exists() || v.get()->is_null()) return fallback;
   const Json& n = *v.get();
   if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > std::numeric_limits<int>::max()) {
-    return InvalidArgumentError(fmt::format("{} must be an int from 0 to {}, got {}", key,
-                                            std::numeric_limits<int>::max(), n.dump()));
+    return InvalidArgumentError(
+        fmt::format("{} must be an int from 0 to {}, got {}", key, std::numeric_limits<int>::max(), n.dump()));
   }
   return n.get<int>();
 }

@@ -10,7 +10,9 @@ namespace torchx::schedulers::kubernetes {
 
 namespace {
 
-bool Retryable(long status) { return status == 429 || status == 500 || status == 502 || status == 503 || status == 504; }
+bool Retryable(long status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+}
 
 // Whether a failed attempt can have reached the server: not when the HTTP layer says it was
 // never sent (no connection made), nor when the server refused it with 429 before doing anything.
@@ -41,8 +43,8 @@ KubeClient::KubeClient(std::shared_ptr<internal::HttpClient> http, KubeConnectio
 Result<HttpResponse> KubeClient::WithRetries(const std::string& method, const std::string& path,
                                              const std::string& body, long timeout_ms, bool* maybe_created) const {
   internal::HttpRequest r{method, c_.server + path, body, "application/json", timeout_ms, {}};
-  std::string what = fmt::format("kubernetes API server {} (context `{}` of {}) cannot be reached", c_.server,
-                                 c_.context, c_.source);
+  std::string what =
+      fmt::format("kubernetes API server {} (context `{}` of {}) cannot be reached", c_.server, c_.context, c_.source);
   std::chrono::milliseconds backoff = retry_.first_backoff;
   for (int attempt = 1;; ++attempt) {
     auto resp = http_->Call(c_.transport, r, what);
@@ -63,9 +65,9 @@ Result<HttpResponse> KubeClient::Call(const std::string& method, const std::stri
                                       long timeout_ms, bool* maybe_applied) const {
   if (method == "GET" || method == "DELETE") return WithRetries(method, path, body, timeout_ms, maybe_applied);
   internal::HttpRequest r{method, c_.server + path, body, "application/json", timeout_ms, {}};
-  return http_->Call(c_.transport, r,
-                     fmt::format("kubernetes API server {} (context `{}` of {}) cannot be reached", c_.server,
-                                 c_.context, c_.source));
+  return http_->Call(
+      c_.transport, r,
+      fmt::format("kubernetes API server {} (context `{}` of {}) cannot be reached", c_.server, c_.context, c_.source));
 }
 
 Result<HttpResponse> KubeClient::Create(const std::string& path, const std::string& body, bool* maybe_created) const {
@@ -85,16 +87,22 @@ Status ApiError(const HttpResponse& response, std::string_view what) {
                             : response.body.substr(0, 300);
   std::string text = fmt::format("{}: HTTP {}: {}", what, response.status, message);
   switch (response.status) {
-    case 404: return NotFoundError(text);
-    case 409: return AlreadyExistsError(text);
+    case 404:
+      return NotFoundError(text);
+    case 409:
+      return AlreadyExistsError(text);
     case 401:  // the kubeconfig's credentials were refused: an expired token, most often
       return Status(StatusCode::kPermissionDenied,
-                    text + " (the API server refused the kubeconfig's credentials: an expired token? refresh them, "
-                           "e.g. with your cloud's `get-credentials`)");
-    case 403: return Status(StatusCode::kPermissionDenied, text);
+                    text +
+                        " (the API server refused the kubeconfig's credentials: an expired token? refresh them, "
+                        "e.g. with your cloud's `get-credentials`)");
+    case 403:
+      return Status(StatusCode::kPermissionDenied, text);
     case 400:
-    case 422: return InvalidArgumentError(text);
-    default: return UnavailableError(text);
+    case 422:
+      return InvalidArgumentError(text);
+    default:
+      return UnavailableError(text);
   }
 }
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "core/strings.h"
 #include "core/subprocess.h"
@@ -65,7 +65,8 @@ Status MergeFile(const std::string& yaml, const std::string& file, const std::st
   auto merge = [&](const char* list, const char* field, std::map<std::string, Entry>& into) -> Status {
     const YAML::Node items = root[list];
     if (!items) return OkStatus();
-    if (!items.IsSequence()) return FailedPreconditionError(fmt::format("kubeconfig {}: `{}` is not a list", file, list));
+    if (!items.IsSequence())
+      return FailedPreconditionError(fmt::format("kubeconfig {}: `{}` is not a list", file, list));
     for (const YAML::Node& item : items) {
       std::string name = item.IsMap() ? Str(item, "name") : "";
       if (name.empty() || !item[field] || !item[field].IsMap()) {
@@ -106,14 +107,13 @@ Status CertField(const YAML::Node& n, const std::string& key, const Entry& e, st
 Status RunExecPlugin(const YAML::Node& exec, const Entry& e, const std::string& user, internal::CommandRunner& runner,
                      KubeConnection& c) {
   std::string command = Str(exec, "command");
-  if (command.empty()) return FailedPreconditionError(fmt::format("kubeconfig {}: user `{}`: exec has no command", e.file, user));
+  if (command.empty())
+    return FailedPreconditionError(fmt::format("kubeconfig {}: user `{}`: exec has no command", e.file, user));
   std::string api = Str(exec, "apiVersion");
   if (api.empty()) api = "client.authentication.k8s.io/v1";
-  std::vector<std::string> argv = {"env",
-                                   "KUBERNETES_EXEC_INFO=" + Json{{"apiVersion", api},
-                                                                  {"kind", "ExecCredential"},
-                                                                  {"spec", {{"interactive", false}}}}
-                                                                 .dump()};
+  std::vector<std::string> argv = {
+      "env", "KUBERNETES_EXEC_INFO=" +
+                 Json{{"apiVersion", api}, {"kind", "ExecCredential"}, {"spec", {{"interactive", false}}}}.dump()};
   for (const YAML::Node& kv : exec["env"]) argv.push_back(Str(kv, "name") + "=" + Str(kv, "value"));
   // A bare command name is looked up on PATH; a relative path is relative to the kubeconfig.
   argv.push_back(command.find('/') == std::string::npos ? command : Resolve(command, e.dir));
@@ -126,8 +126,9 @@ Status RunExecPlugin(const YAML::Node& exec, const Entry& e, const std::string& 
   Json cred = Json::parse(res.out, nullptr, false);
   Json status = cred.is_object() ? cred.value("status", Json::object()) : Json();
   if (!status.is_object()) {
-    return FailedPreconditionError(fmt::format(
-        "kubeconfig {}: user `{}`: exec plugin `{}` did not print an ExecCredential with a status", e.file, user, command));
+    return FailedPreconditionError(
+        fmt::format("kubeconfig {}: user `{}`: exec plugin `{}` did not print an ExecCredential with a status", e.file,
+                    user, command));
   }
   if (std::string token = status.value("token", ""); !token.empty()) {
     c.transport.headers.push_back("Authorization: Bearer " + token);
@@ -139,7 +140,8 @@ Status RunExecPlugin(const YAML::Node& exec, const Entry& e, const std::string& 
 
 Status ApplyUser(const YAML::Node& u, const Entry& e, const std::string& name, internal::CommandRunner* exec_runner,
                  KubeConnection& c) {
-  TORCHX_RETURN_IF_ERROR(CertField(u, "client-certificate", e, c.transport.client_cert_pem, c.transport.client_cert_file));
+  TORCHX_RETURN_IF_ERROR(
+      CertField(u, "client-certificate", e, c.transport.client_cert_pem, c.transport.client_cert_file));
   TORCHX_RETURN_IF_ERROR(CertField(u, "client-key", e, c.transport.client_key_pem, c.transport.client_key_file));
   std::string token = Str(u, "token");
   if (std::string file = Str(u, "tokenFile"); token.empty() && !file.empty()) {
@@ -156,10 +158,11 @@ Status ApplyUser(const YAML::Node& u, const Entry& e, const std::string& name, i
   }
   if (const YAML::Node exec = u["exec"]; exec && exec.IsMap()) {
     if (!exec_runner) {
-      return FailedPreconditionError(fmt::format(
-          "kubeconfig {}: user `{}` authenticates with the exec plugin `{}`, which runs a command; exec plugins are off "
-          "by default: set TORCHX_KUBERNETES_ALLOW_EXEC=1 to run it",
-          e.file, name, Str(exec, "command")));
+      return FailedPreconditionError(
+          fmt::format("kubeconfig {}: user `{}` authenticates with the exec plugin `{}`, which runs a command; exec "
+                      "plugins are off "
+                      "by default: set TORCHX_KUBERNETES_ALLOW_EXEC=1 to run it",
+                      e.file, name, Str(exec, "command")));
     }
     TORCHX_RETURN_IF_ERROR(RunExecPlugin(exec, e, name, *exec_runner, c));
   }
@@ -170,7 +173,8 @@ Result<KubeConnection> ReadMerged(const Merged& m, const KubeConfigOptions& o) {
   std::string sources = fmt::format("{}", fmt::join(m.files, ":"));
   std::string ctx_name = o.context.empty() ? m.current_context : o.context;
   if (ctx_name.empty()) {
-    return FailedPreconditionError(fmt::format("kubeconfig {}: no current-context (set one, or pass a context)", sources));
+    return FailedPreconditionError(
+        fmt::format("kubeconfig {}: no current-context (set one, or pass a context)", sources));
   }
   auto ctx = m.contexts.find(ctx_name);
   if (ctx == m.contexts.end()) {
@@ -187,28 +191,30 @@ Result<KubeConnection> ReadMerged(const Merged& m, const KubeConfigOptions& o) {
   std::string cluster_name = Str(ctx->second.node, "cluster");
   auto cluster = m.clusters.find(cluster_name);
   if (cluster == m.clusters.end()) {
-    return FailedPreconditionError(
-        fmt::format("kubeconfig {}: context `{}` names cluster `{}`, which is not defined", sources, ctx_name, cluster_name));
+    return FailedPreconditionError(fmt::format("kubeconfig {}: context `{}` names cluster `{}`, which is not defined",
+                                               sources, ctx_name, cluster_name));
   }
   const YAML::Node& cl = cluster->second.node;
   c.server = Str(cl, "server");
   while (c.server.ends_with('/')) c.server.pop_back();
   if (c.server.empty()) {
-    return FailedPreconditionError(fmt::format("kubeconfig {}: cluster `{}` has no server", cluster->second.file, cluster_name));
+    return FailedPreconditionError(
+        fmt::format("kubeconfig {}: cluster `{}` has no server", cluster->second.file, cluster_name));
   }
   if (!Str(cl, "tls-server-name").empty() || !Str(cl, "proxy-url").empty()) {
-    return FailedPreconditionError(fmt::format(
-        "kubeconfig {}: cluster `{}` sets tls-server-name or proxy-url, which torchx does not support yet",
-        cluster->second.file, cluster_name));
+    return FailedPreconditionError(
+        fmt::format("kubeconfig {}: cluster `{}` sets tls-server-name or proxy-url, which torchx does not support yet",
+                    cluster->second.file, cluster_name));
   }
   c.transport.insecure_skip_verify = Str(cl, "insecure-skip-tls-verify") == "true";
-  TORCHX_RETURN_IF_ERROR(CertField(cl, "certificate-authority", cluster->second, c.transport.ca_pem, c.transport.ca_file));
+  TORCHX_RETURN_IF_ERROR(
+      CertField(cl, "certificate-authority", cluster->second, c.transport.ca_pem, c.transport.ca_file));
   std::string user_name = Str(ctx->second.node, "user");
   if (!user_name.empty()) {
     auto user = m.users.find(user_name);
     if (user == m.users.end()) {
-      return FailedPreconditionError(
-          fmt::format("kubeconfig {}: context `{}` names user `{}`, which is not defined", sources, ctx_name, user_name));
+      return FailedPreconditionError(fmt::format("kubeconfig {}: context `{}` names user `{}`, which is not defined",
+                                                 sources, ctx_name, user_name));
     }
     TORCHX_RETURN_IF_ERROR(ApplyUser(user->second.node, user->second, user_name, o.exec, c));
   }
@@ -221,8 +227,8 @@ Result<KubeConnection> FromMerged(const Merged& m, const KubeConfigOptions& o) {
   try {
     return ReadMerged(m, o);
   } catch (const YAML::Exception& e) {
-    return FailedPreconditionError(fmt::format("kubeconfig {}: a field has the wrong shape: {}",
-                                               fmt::join(m.files, ":"), e.what()));
+    return FailedPreconditionError(
+        fmt::format("kubeconfig {}: a field has the wrong shape: {}", fmt::join(m.files, ":"), e.what()));
   }
 }
 
@@ -235,7 +241,8 @@ Result<KubeConnection> InCluster() {
   c.server = fmt::format("https://{}:{}", h.find(':') != std::string::npos ? "[" + h + "]" : h, port ? port : "443");
   c.context = "in-cluster";
   c.source = kServiceAccountDir;
-  TORCHX_ASSIGN_OR_RETURN(std::string token, ReadFile(fmt::format("{}/token", kServiceAccountDir), "service account token"));
+  TORCHX_ASSIGN_OR_RETURN(std::string token,
+                          ReadFile(fmt::format("{}/token", kServiceAccountDir), "service account token"));
   c.transport.headers.push_back("Authorization: Bearer " + std::string(internal::Strip(token)));
   c.transport.ca_file = fmt::format("{}/ca.crt", kServiceAccountDir);
   if (auto ns = ReadFile(fmt::format("{}/namespace", kServiceAccountDir), "namespace"); ns.ok()) {

@@ -15,10 +15,10 @@
 namespace torchx::schedulers::kubernetes {
 
 struct KubeConnection {
-  std::string server;     ///< e.g. https://127.0.0.1:6443 (no trailing '/')
+  std::string server;                  ///< e.g. https://127.0.0.1:6443 (no trailing '/')
   std::string namespace_ = "default";  ///< the context's namespace
-  std::string context;    ///< context name, for messages
-  std::string source;     ///< the files read, for messages
+  std::string context;                 ///< context name, for messages
+  std::string source;                  ///< the files read, for messages
   internal::HttpTransport transport;
 };
 

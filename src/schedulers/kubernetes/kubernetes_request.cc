@@ -8,9 +8,7 @@ namespace torchx::schedulers::kubernetes {
 using Json = nlohmann::json;
 
 std::string KubernetesRequestToJson(const KubernetesRequest& request) {
-  return Json{{"namespace", request.ns},
-              {"job", Json::parse(request.job_json, nullptr, false)},
-              {"push", request.push}}
+  return Json{{"namespace", request.ns}, {"job", Json::parse(request.job_json, nullptr, false)}, {"push", request.push}}
       .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

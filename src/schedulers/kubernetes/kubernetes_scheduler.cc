@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <set>
@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "http/http.h"
+#include "container_engine/workspace_image.h"
 #include "core/json_view.h"
 #include "core/json_yaml.h"
-#include "container_engine/workspace_image.h"
+#include "http/http.h"
 #include "schedulers/kubernetes/helpers.h"
 #include "schedulers/kubernetes/kube_client.h"
 #include "schedulers/kubernetes/kubernetes_request.h"
@@ -45,8 +45,7 @@ Result<JobRef> ParseAppId(const std::string& app_id) {
   auto colon = app_id.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == app_id.size() ||
       app_id.find(':', colon + 1) != std::string::npos) {
-    return InvalidArgumentError(
-        fmt::format("kubernetes: app id `{}` is not `<namespace>:<job name>`", app_id));
+    return InvalidArgumentError(fmt::format("kubernetes: app id `{}` is not `<namespace>:<job name>`", app_id));
   }
   return JobRef{app_id.substr(0, colon), app_id.substr(colon + 1)};
 }
@@ -56,7 +55,7 @@ std::optional<double> LineTime(const std::string& line) {
   int y, mo, d, h, mi;
   double s;
   if (std::sscanf(line.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ", &y, &mo, &d, &h, &mi, &s) != 6) return std::nullopt;
-  struct tm t{};
+  struct tm t {};
   t.tm_year = y - 1900;
   t.tm_mon = mo - 1;
   t.tm_mday = d;
@@ -147,7 +146,8 @@ Status FollowLog(const KubeClient& c, const Clock& clock, const std::string& pat
         resume.Flush(on);  // the pod went away after its log was read: the log ends with it
         return OkStatus();
       }
-      if (resp->status >= 300 && resp->status != 429 && resp->status < 500) return ApiError(*resp, "kubernetes: follow log");
+      if (resp->status >= 300 && resp->status != 429 && resp->status < 500)
+        return ApiError(*resp, "kubernetes: follow log");
       if (resp->status >= 300) failure = ApiError(*resp, "kubernetes: follow log");
     } else {
       failure = resp.status();
@@ -214,8 +214,8 @@ class KubernetesScheduler : public Scheduler {
   }
 
   Capabilities capabilities() const override {
-    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,
-            Capability::kList,   Capability::kDelete,     Capability::kWorkspace};
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kLogTimestamps,
+            Capability::kList, Capability::kDelete,     Capability::kWorkspace};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return KubernetesHelper(function, args_json);
@@ -279,7 +279,8 @@ class KubernetesScheduler : public Scheduler {
     std::map<std::string, std::string> built;  // base image -> pushed name
     for (specs::Role& role : app.roles) {
       if (auto it = built.find(role.image); it == built.end()) {
-        TORCHX_ASSIGN_OR_RETURN(std::string id, container_engine::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
+        TORCHX_ASSIGN_OR_RETURN(std::string id,
+                                container_engine::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
         std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
         TORCHX_RETURN_IF_ERROR(container_engine::TagImage(engine, id, repo, tag, "kubernetes"));
         built[role.image] = repo + ":" + tag;
@@ -313,7 +314,8 @@ class KubernetesScheduler : public Scheduler {
   Result<std::vector<ListAppResponse>> List() override {
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     const std::string& ns = c->connection().namespace_;
-    std::string path = fmt::format(kJobsApi, internal::UrlEncode(ns)) + "?labelSelector=" + internal::UrlEncode(fmt::format("{}={}", kLabelManagedBy, kManagedByTorchx));
+    std::string path = fmt::format(kJobsApi, internal::UrlEncode(ns)) +
+                       "?labelSelector=" + internal::UrlEncode(fmt::format("{}={}", kLabelManagedBy, kManagedByTorchx));
     TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("GET", path));
     if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: list jobs in `{}`", ns));
     Json list = Json::parse(resp.body, nullptr, false);
@@ -367,8 +369,8 @@ class KubernetesScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     std::string pod = PodName(ref.name, o.role, o.replica);
-    std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", internal::UrlEncode(ref.ns),
-                                       internal::UrlEncode(pod));
+    std::string pod_path =
+        fmt::format("/api/v1/namespaces/{}/pods/{}", internal::UrlEncode(ref.ns), internal::UrlEncode(pod));
     std::string path = pod_path + "/log?timestamps=true";
     std::string since_query;
     if (o.since) {
@@ -442,7 +444,7 @@ class KubernetesScheduler : public Scheduler {
     o.job_name = MakeJobName(app.name);
     o.namespace_ = cfg.Str("namespace").value_or("");
     if (o.namespace_.empty()) o.namespace_ = "default";  // `-cfg namespace=` as TorchX: the default one
-    o.queue = cfg.Str("queue").value();  // required
+    o.queue = cfg.Str("queue").value();                  // required
     o.service_account = cfg.Str("service_account").value_or("");
     o.priority_class = cfg.Str("priority_class").value_or("");
     o.torchx_version = TORCHX_VERSION_STRING;
@@ -454,8 +456,8 @@ class KubernetesScheduler : public Scheduler {
     for (const char* key : {"reserved_millicpu", "reserved_memmb", "efa_device_count"}) {
       std::optional<std::int64_t> v = cfg.Int(key);
       if (v && (*v < 0 || *v > std::numeric_limits<int>::max())) {
-        return InvalidArgumentError(fmt::format("kubernetes: run option `{}` is {}; valid: 0 to {}", key, *v,
-                                                std::numeric_limits<int>::max()));
+        return InvalidArgumentError(
+            fmt::format("kubernetes: run option `{}` is {}; valid: 0 to {}", key, *v, std::numeric_limits<int>::max()));
       }
     }
     o.reserved_millicpu = static_cast<int>(cfg.Int("reserved_millicpu").value_or(100));
@@ -487,7 +489,7 @@ class KubernetesScheduler : public Scheduler {
   Status ValidateOnServer(const std::string& ns, const Json& job) {
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     TORCHX_ASSIGN_OR_RETURN(auto resp, c->Call("POST", fmt::format(kJobsApi, internal::UrlEncode(ns)) + "?dryRun=All",
-                                              job.dump(-1, ' ', false, Json::error_handler_t::replace)));
+                                               job.dump(-1, ' ', false, Json::error_handler_t::replace)));
     if (resp.status >= 300) {
       return ApiError(resp, fmt::format("kubernetes: invalid job spec (validate_spec) for {}/{}", ns,
                                         job["metadata"]["name"].get<std::string>()));
@@ -518,8 +520,8 @@ class KubernetesScheduler : public Scheduler {
                     {"target", owner}};
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     // Two AbortJob commands abort the job once: a retry is safe.
-    TORCHX_ASSIGN_OR_RETURN(auto resp, c->Create(fmt::format(kCommandsApi, internal::UrlEncode(ref.ns)),
-                                                 command.dump(), nullptr));
+    TORCHX_ASSIGN_OR_RETURN(auto resp,
+                            c->Create(fmt::format(kCommandsApi, internal::UrlEncode(ref.ns)), command.dump(), nullptr));
     if (resp.status >= 300) return ApiError(resp, fmt::format("kubernetes: abort {}", app_id));
     return OkStatus();
   }
@@ -583,7 +585,8 @@ class KubernetesScheduler : public Scheduler {
     Json tasks = job.value("spec", Json::object()).value("tasks", Json::array());
     for (const Json& task : tasks) {
       std::string task_name = task.value("name", "");
-      Json labels = task.value("template", Json::object()).value("metadata", Json::object()).value("labels", Json::object());
+      Json labels =
+          task.value("template", Json::object()).value("metadata", Json::object()).value("labels", Json::object());
       specs::ReplicaStatus r;
       r.role = labels.value(kLabelRoleName, task_name.substr(0, task_name.rfind('-')));
       r.id = std::atoi(labels.value(kLabelReplicaId, task_name.substr(task_name.rfind('-') + 1)).c_str());
@@ -621,7 +624,8 @@ class KubernetesScheduler : public Scheduler {
         int code = t.value("exitCode", 0);
         if (code != 0) {
           std::string message = t.value("message", "");
-          return fmt::format("{} (exit code {}){}", t.value("reason", "Error"), code, message.empty() ? "" : ": " + message);
+          return fmt::format("{} (exit code {}){}", t.value("reason", "Error"), code,
+                             message.empty() ? "" : ": " + message);
         }
       }
     }
@@ -676,8 +680,7 @@ std::unique_ptr<Scheduler> MakeKubernetesScheduler(const std::string& session_na
                                                    std::optional<KubeConnection> connection,
                                                    std::shared_ptr<const Clock> clock) {
   if (!clock) clock = std::make_shared<SystemClock>();
-  return std::make_unique<KubernetesScheduler>(session_name, std::move(http), std::move(connection),
-                                               std::move(clock));
+  return std::make_unique<KubernetesScheduler>(session_name, std::move(http), std::move(connection), std::move(clock));
 }
 
 std::vector<SchedulerEntry> BackendSchedulers() {

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "schedulers/kubernetes/kubernetes_request.h"
-#include "schedulers/line_filter.h"
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
 #include "schedulers/kubernetes/volcano_job.h"
+#include "schedulers/line_filter.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_http_client.h"
 #include "testing/log_lines.h"
@@ -37,8 +37,8 @@ constexpr const char* kServer = "https://fake-apiserver:6443";
 
 // A v1 Status, as the API server answers errors.
 std::string ApiStatus(int code, const std::string& reason, const std::string& message) {
-  return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"}, {"message", message},
-              {"reason", reason}, {"code", code}}
+  return Json{{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
+              {"message", message}, {"reason", reason},   {"code", code}}
       .dump();
 }
 
@@ -52,8 +52,8 @@ struct FakeApiServer {
     Json job = Json::parse(r.body);
     std::string name = job["metadata"]["name"];
     if (jobs.contains(name)) {
-      return HttpResponse{409, ApiStatus(409, "AlreadyExists",
-                                         "jobs.batch.volcano.sh \"" + name + "\" already exists")};
+      return HttpResponse{409,
+                          ApiStatus(409, "AlreadyExists", "jobs.batch.volcano.sh \"" + name + "\" already exists")};
     }
     job["metadata"]["uid"] = "uid-" + std::to_string(next_uid++);
     job["metadata"]["namespace"] = "default";
@@ -111,8 +111,8 @@ struct Fixture {
     r.entrypoint = "echo";
     r.args = {"hi"};
     r.num_replicas = 2;
-    TORCHX_ASSIGN_OR_RETURN(auto info, sched->SubmitDryRun(specs::AppDef{"train", {r}, {}},
-                                                            {{"queue", std::string("default")}}));
+    TORCHX_ASSIGN_OR_RETURN(auto info,
+                            sched->SubmitDryRun(specs::AppDef{"train", {r}, {}}, {{"queue", std::string("default")}}));
     return sched->Schedule(info);
   }
   AppState StateOf(const std::string& app_id) {
@@ -135,7 +135,7 @@ TEST(KubernetesScheduler, ScheduleCreatesTheDryRunsVolcanoJob) {
   EXPECT_EQ(job["apiVersion"], "batch.volcano.sh/v1alpha1");
   EXPECT_EQ(job["metadata"]["name"], Fixture::NameOf(*id));
   EXPECT_EQ(job["spec"]["queue"], "default");
-  EXPECT_EQ(job["spec"]["tasks"].size(), 2u);  // one task per replica
+  EXPECT_EQ(job["spec"]["tasks"].size(), 2u);       // one task per replica
   EXPECT_EQ(f.StateOf(*id), AppState::kSubmitted);  // no status yet
 }
 
@@ -228,7 +228,7 @@ TEST(KubernetesScheduler, CancelAbortsALiveJobWithAVolcanoCommandOwnedByIt) {
   EXPECT_EQ(command["target"]["kind"], "Job");
   EXPECT_EQ(command["metadata"]["ownerReferences"][0]["uid"], f.api.jobs[name]["metadata"]["uid"]);
   f.api.phases[name] = "Aborted";
-  EXPECT_THAT(f.sched->Cancel(*id), IsOk());                 // already over: no second command
+  EXPECT_THAT(f.sched->Cancel(*id), IsOk());                  // already over: no second command
   EXPECT_THAT(f.sched->Cancel("default:nosuchjob"), IsOk());  // gone: nothing to do
   EXPECT_EQ(f.http->RequestsTo("POST", kCommands).size(), 1u);
 }
@@ -269,8 +269,8 @@ TEST(KubernetesScheduler, LogsReadThePodsLogWithTimestampsAndFilter) {
   auto read = testing::ReadAllLines(*filtered);
   ASSERT_THAT(read, IsOk());
   std::vector<std::string> lines = *read;
-  EXPECT_THAT(lines, ::testing::ElementsAre("2026-01-02T03:04:05.000000001Z epoch 1\n",
-                                            "2026-01-02T03:04:07Z epoch 2\n"));
+  EXPECT_THAT(lines,
+              ::testing::ElementsAre("2026-01-02T03:04:05.000000001Z epoch 1\n", "2026-01-02T03:04:07Z epoch 2\n"));
   auto reads = f.http->RequestsTo("GET", "/api/v1/namespaces/default/pods/" + pod + "/log");
   ASSERT_EQ(reads.size(), 1u);
   EXPECT_THAT(reads[0].path, HasSubstr("timestamps=true"));
@@ -342,14 +342,14 @@ TEST(KubernetesScheduler, AnEditedOrMalformedPayloadIsRefusedNamingTheField) {
   struct Case {
     std::string payload, field;
   };
-  for (const Case& c : std::vector<Case>{
-           {"not json", "not a JSON object"},
-           {R"({"job":{"metadata":{"name":"j"}}})", "namespace"},
-           {R"({"namespace":"d","job":[]})", "job"},
-           {R"({"namespace":"d","job":{"metadata":"x"}})", "job.metadata"},
-           {R"({"namespace":"d","job":{"metadata":{"name":5}}})", "job.metadata.name"},
-           {R"({"namespace":"d","job":{"metadata":{"name":"j"}},"push":"img"})", "push"},
-           {R"({"namespace":"d","job":{"metadata":{"name":"j"}},"push":["reg:5000/img"]})", "push[0]"}}) {
+  for (const Case& c :
+       std::vector<Case>{{"not json", "not a JSON object"},
+                         {R"({"job":{"metadata":{"name":"j"}}})", "namespace"},
+                         {R"({"namespace":"d","job":[]})", "job"},
+                         {R"({"namespace":"d","job":{"metadata":"x"}})", "job.metadata"},
+                         {R"({"namespace":"d","job":{"metadata":{"name":5}}})", "job.metadata.name"},
+                         {R"({"namespace":"d","job":{"metadata":{"name":"j"}},"push":"img"})", "push"},
+                         {R"({"namespace":"d","job":{"metadata":{"name":"j"}},"push":["reg:5000/img"]})", "push[0]"}}) {
     DryRunInfo edited = *info;
     edited.payload = c.payload;
     EXPECT_THAT(f.sched->Schedule(edited), StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.field))) << c.payload;
@@ -365,8 +365,7 @@ TEST(KubernetesScheduler, ARegexOverAOneMebibyteLine) {
   ASSERT_THAT(id, IsOk());
   std::string pod = PodName(Fixture::NameOf(*id), "trainer", 0);
   std::string long_line = "2026-01-02T03:04:05Z " + std::string(1 << 20, 'a') + "\n";
-  f.http->On("GET", "/api/v1/namespaces/default/pods/" + pod + "/log", 200,
-             long_line + "2026-01-02T03:04:06Z bac\n");
+  f.http->On("GET", "/api/v1/namespaces/default/pods/" + pod + "/log", 200, long_line + "2026-01-02T03:04:06Z bac\n");
   LogOptions o;
   o.role = "trainer";
   auto it = f.sched->LogIter(*id, o);
@@ -384,13 +383,12 @@ TEST(KubernetesScheduler, AnUnreachableApiServerIsAClearError) {
   }
 }
 
-
 // ---- faults: the API server unreachable, overloaded, failing, or taking a create that times out ----
 
 namespace faults {
 
-using ::testing::ElementsAre;
 using std::chrono::milliseconds;
+using ::testing::ElementsAre;
 
 struct Faulty : Fixture {
   Scheduler* faulty = sched.get();
@@ -444,7 +442,7 @@ TEST(KubernetesFaults, AnUnreachableServerIsRetriedABoundedTimeThenAClearError) 
   f.http->SetUnreachable();
   auto d = f.faulty->Describe("default:train-abc");
   EXPECT_THAT(d, StatusIs(StatusCode::kUnavailable, HasSubstr("kubernetes API server https://fake-apiserver:6443 "
-                                                             "(context `fake` of the test) cannot be reached")));
+                                                              "(context `fake` of the test) cannot be reached")));
   EXPECT_EQ(f.http->requests().size(), 5u);
   EXPECT_THAT(f.clock->sleeps(),
               ElementsAre(milliseconds(250), milliseconds(500), milliseconds(1000), milliseconds(2000)));
@@ -514,8 +512,8 @@ TEST(KubernetesFaults, AnExpiredTokenIsAClearErrorAndNotRetried) {
   ASSERT_THAT(info, IsOk());
   f.http->On("POST", kJobs, 401, ApiStatus(401, "Unauthorized", "Unauthorized"));
   EXPECT_THAT(f.faulty->Schedule(*info),
-              StatusIs(StatusCode::kPermissionDenied, AllOf(HasSubstr("HTTP 401: Unauthorized"),
-                                                            HasSubstr("an expired token?"))));
+              StatusIs(StatusCode::kPermissionDenied,
+                       AllOf(HasSubstr("HTTP 401: Unauthorized"), HasSubstr("an expired token?"))));
   EXPECT_EQ(f.http->RequestsTo("POST", kJobs).size(), 1u);
   EXPECT_TRUE(f.clock->sleeps().empty());
 }
@@ -531,21 +529,24 @@ TEST(KubernetesFaults, AFollowedLogCutMidwayGoesOnFromItsLastLineOnce) {
   std::string pod = PodName(Fixture::NameOf(*id), "trainer", 0);
   std::string pod_path = "/api/v1/namespaces/default/pods/" + pod;
   f.FailFirst("GET", pod_path + "/log",
-              {HttpResponse{200, "2026-01-02T03:04:05.1Z a\n2026-01-02T03:04:06.2Z a2\n2026-01-02T03:04:06.25Z b\n"
-                                 "2026-01-02T03:04:06.25Z c\n2026-01-02T03:04:07Z par"},
+              {HttpResponse{200,
+                            "2026-01-02T03:04:05.1Z a\n2026-01-02T03:04:06.2Z a2\n2026-01-02T03:04:06.25Z b\n"
+                            "2026-01-02T03:04:06.25Z c\n2026-01-02T03:04:07Z par"},
                UnavailableError("follow log: Recv failure: Connection reset by peer")},
               [](const Request&) -> Result<HttpResponse> {
-                return HttpResponse{200, "2026-01-02T03:04:06.2Z a2\n2026-01-02T03:04:06.25Z b\n"
-                                         "2026-01-02T03:04:06.25Z c\n2026-01-02T03:04:07Z partial line\n"
-                                         "2026-01-02T03:04:08Z d\n"};
+                return HttpResponse{200,
+                                    "2026-01-02T03:04:06.2Z a2\n2026-01-02T03:04:06.25Z b\n"
+                                    "2026-01-02T03:04:06.25Z c\n2026-01-02T03:04:07Z partial line\n"
+                                    "2026-01-02T03:04:08Z d\n"};
               });
   // The container runs on after the first cut (the pod is read for its containers, then after
   // the cut); by the end of the third stream it has ended.
-  f.FailFirst("GET", pod_path,
-              {HttpResponse{200, R"({"status":{"phase":"Running"}})"}, HttpResponse{200, R"({"status":{"phase":"Running"}})"}},
-              [](const Request&) -> Result<HttpResponse> {
-                return HttpResponse{200, R"({"status":{"phase":"Succeeded"}})"};
-              });
+  f.FailFirst(
+      "GET", pod_path,
+      {HttpResponse{200, R"({"status":{"phase":"Running"}})"}, HttpResponse{200, R"({"status":{"phase":"Running"}})"}},
+      [](const Request&) -> Result<HttpResponse> {
+        return HttpResponse{200, R"({"status":{"phase":"Succeeded"}})"};
+      });
   LogOptions o;
   o.role = "trainer";
   o.replica = 0;

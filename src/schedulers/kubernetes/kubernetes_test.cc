@@ -128,8 +128,8 @@ TEST(VolcanoJob, PodOverlayFromRoleMetadataPatchesThePodTemplate) {
                       {"__join__:containers:name",
                        Value(Value::List{Value(Value::Map{{"name", Value(std::string("r-0"))}, {"tty", Value(true)}}),
                                          Value(Value::Map{{"name", Value(std::string("sidecar"))}})})}};
-  r.metadata["kubernetes"] = Value(Value::Map{{"__torchx_overlays__", Value(true)},
-                                              {"V1Pod", Value(Value::Map{{"spec", Value(pod_spec)}})}});
+  r.metadata["kubernetes"] =
+      Value(Value::Map{{"__torchx_overlays__", Value(true)}, {"V1Pod", Value(Value::Map{{"spec", Value(pod_spec)}})}});
   auto job = AppToVolcanoJob(specs::AppDef{"a", {r}, {}}, Options());
   ASSERT_THAT(job, IsOk());
   const Json& pod = (*job)["spec"]["tasks"][0]["template"]["spec"];
@@ -153,8 +153,8 @@ TEST(VolcanoJob, PodOverlayKeepsTorchXsLabelsAndTupleFilesReplaceLists) {
   const Json& tmpl = (*job)["spec"]["tasks"][0]["template"];
   EXPECT_FALSE(tmpl.contains("apiVersion"));
   EXPECT_EQ(tmpl["metadata"]["labels"]["team"], "a");
-  EXPECT_EQ(tmpl["metadata"]["labels"][kLabelRoleName], "r");  // put back on top
-  EXPECT_EQ(tmpl["spec"]["volumes"], Json::array({{{"name", "only"}}}));      // replaced, marker gone
+  EXPECT_EQ(tmpl["metadata"]["labels"][kLabelRoleName], "r");             // put back on top
+  EXPECT_EQ(tmpl["spec"]["volumes"], Json::array({{{"name", "only"}}}));  // replaced, marker gone
 }
 
 TEST(VolcanoJob, PodOverlayFileAndBadOverlayErrors) {
@@ -355,13 +355,15 @@ TEST(KubeConfig, ExecPluginGetsItsEnvironmentAndItsFailuresAreNamed) {
 }
 
 TEST(KubeConfig, MissingPiecesNameWhatIsMissing) {
-  EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"nope"}),
-              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("no context `nope`; contexts: broken, dev, exec, prod")));
+  EXPECT_THAT(
+      KubeConfigFromYaml(kConfig, "", {"nope"}),
+      StatusIs(StatusCode::kFailedPrecondition, HasSubstr("no context `nope`; contexts: broken, dev, exec, prod")));
   EXPECT_THAT(KubeConfigFromYaml(kConfig, "", {"broken"}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("cluster `nowhere`, which is not defined")));
   EXPECT_THAT(KubeConfigFromYaml(kConfig, "/nonexistent", {}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("certificate-authority")));
-  EXPECT_THAT(KubeConfigFromYaml("clusters: 3", "", {}), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("is not a list")));
+  EXPECT_THAT(KubeConfigFromYaml("clusters: 3", "", {}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("is not a list")));
   EXPECT_THAT(KubeConfigFromYaml("current-context: x\n", "", {}),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("no context `x`")));
   EXPECT_THAT(KubeConfigFromYaml("{{{", "", {}), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("not YAML")));

@@ -35,7 +35,7 @@ class LogResume {
   std::string last_key_;  ///< the last emitted line's time, normalized to compare as text
   int same_ = 0;          ///< lines emitted with that time
   bool replaying_ = false;
-  int to_skip_ = 0;       ///< of the lines with last_key_, those the new stream repeats
+  int to_skip_ = 0;  ///< of the lines with last_key_, those the new stream repeats
 };
 
 }  // namespace torchx::schedulers::kubernetes

@@ -84,8 +84,7 @@ Json Env(const std::map<std::string, std::string>& env) {
   Json out = Json::array();
   for (const auto& [name, value] : env) {
     if (value.starts_with(kFieldPath)) {
-      out.push_back({{"name", name},
-                     {"valueFrom", {{"fieldRef", {{"fieldPath", value.substr(kFieldPath.size())}}}}}});
+      out.push_back({{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", value.substr(kFieldPath.size())}}}}}});
     } else {
       out.push_back({{"name", name}, {"value", value}});
     }
@@ -118,23 +117,23 @@ void AddVolumes(const specs::Role& role, Json& volumes, Json& mounts, Json& secu
 }
 
 Result<Json> RetryPolicies(const specs::AppDef& app, const specs::Role& role) {
-  Json restart_job = Json::array({{{"event", "PodEvicted"}, {"action", "RestartJob"}},
-                                  {{"event", "PodFailed"}, {"action", "RestartJob"}}});
+  Json restart_job = Json::array(
+      {{{"event", "PodEvicted"}, {"action", "RestartJob"}}, {{"event", "PodFailed"}, {"action", "RestartJob"}}});
   switch (role.retry_policy) {
     case specs::RetryPolicy::kApplication:
       return restart_job;
     case specs::RetryPolicy::kReplica:
       // Each replica is its own task: restarting the task restarts that replica only.
-      return Json::array({{{"event", "PodEvicted"}, {"action", "RestartTask"}},
-                          {{"event", "PodFailed"}, {"action", "RestartTask"}}});
+      return Json::array(
+          {{{"event", "PodEvicted"}, {"action", "RestartTask"}}, {{"event", "PodFailed"}, {"action", "RestartTask"}}});
     case specs::RetryPolicy::kRole:
       // With one role, the role is the whole job. Volcano has no action that restarts a group of
       // tasks, so with several roles ROLE cannot be honoured.
       if (app.roles.size() == 1) return restart_job;
-      return InvalidArgumentError(fmt::format(
-          "kubernetes: role `{}` has retry_policy ROLE, which Volcano cannot express when an app has "
-          "several roles (it restarts a task or the whole job); valid choices here: APPLICATION, REPLICA",
-          role.name));
+      return InvalidArgumentError(
+          fmt::format("kubernetes: role `{}` has retry_policy ROLE, which Volcano cannot express when an app has "
+                      "several roles (it restarts a task or the whole job); valid choices here: APPLICATION, REPLICA",
+                      role.name));
   }
   return restart_job;
 }
@@ -145,7 +144,9 @@ Result<Toleration> ParseToleration(const std::string& spec) {
   constexpr const char* kFormat = "key[:value][:effect] (or key=value[:effect] outside -cfg)";
   Toleration t;
   std::vector<std::string> parts = internal::SplitAny(spec, ":");
-  auto is_effect = [](const std::string& e) { return e == "NoSchedule" || e == "PreferNoSchedule" || e == "NoExecute"; };
+  auto is_effect = [](const std::string& e) {
+    return e == "NoSchedule" || e == "PreferNoSchedule" || e == "NoExecute";
+  };
   if (parts.size() > 1 && is_effect(parts.back())) {
     t.effect = parts.back();
     parts.pop_back();
@@ -154,7 +155,8 @@ Result<Toleration> ParseToleration(const std::string& spec) {
         "kubernetes: tolerations: `{}` has effect `{}`; valid effects: NoSchedule, PreferNoSchedule, NoExecute ({})",
         spec, parts.back(), kFormat));
   }
-  if (parts.size() > 2) return InvalidArgumentError(fmt::format("kubernetes: tolerations: `{}` is not {}", spec, kFormat));
+  if (parts.size() > 2)
+    return InvalidArgumentError(fmt::format("kubernetes: tolerations: `{}` is not {}", spec, kFormat));
   t.key = parts[0];
   if (parts.size() == 2) {
     t.value = parts[1];
@@ -216,9 +218,14 @@ Json RoleToPod(const std::string& name, const specs::Role& r, const VolcanoJobOp
   for (const auto& a : r.args) command.push_back(a);
   Json ports = Json::array();
   for (const auto& [port_name, port] : r.port_map) ports.push_back({{"name", port_name}, {"containerPort", port}});
-  Json container = {{"command", command},          {"env", Env(r.env)},          {"image", r.image},
-                    {"name", name},                {"ports", ports},             {"resources", Resources(r.resource, o)},
-                    {"securityContext", security}, {"volumeMounts", mounts}};
+  Json container = {{"command", command},
+                    {"env", Env(r.env)},
+                    {"image", r.image},
+                    {"name", name},
+                    {"ports", ports},
+                    {"resources", Resources(r.resource, o)},
+                    {"securityContext", security},
+                    {"volumeMounts", mounts}};
 
   Json node_selector = Json::object();
   if (auto it = r.resource.capabilities.find(kInstanceType);
@@ -249,14 +256,10 @@ Json RoleToPod(const std::string& name, const specs::Role& r, const VolcanoJobOp
 std::map<std::string, std::string> PodLabels(const specs::AppDef& app, int role_idx, int replica_id,
                                              const std::string& job_name, const std::string& torchx_version) {
   const std::string& role = app.roles.at(static_cast<size_t>(role_idx)).name;
-  return {{kLabelVersion, LabelValue(torchx_version)},
-          {kLabelAppName, LabelValue(app.name)},
-          {kLabelRoleIndex, std::to_string(role_idx)},
-          {kLabelRoleName, LabelValue(role)},
-          {kLabelReplicaId, std::to_string(replica_id)},
-          {kLabelK8sName, LabelValue(app.name)},
-          {kLabelManagedBy, kManagedByTorchx},
-          {kLabelInstance, job_name}};
+  return {{kLabelVersion, LabelValue(torchx_version)},   {kLabelAppName, LabelValue(app.name)},
+          {kLabelRoleIndex, std::to_string(role_idx)},   {kLabelRoleName, LabelValue(role)},
+          {kLabelReplicaId, std::to_string(replica_id)}, {kLabelK8sName, LabelValue(app.name)},
+          {kLabelManagedBy, kManagedByTorchx},           {kLabelInstance, job_name}};
 }
 
 Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& o) {
@@ -311,8 +314,10 @@ Result<Json> AppToVolcanoJob(const specs::AppDef& app, const VolcanoJobOptions& 
         specs::overlays::StripTupleMarkers(patched);
         // As TorchX: only the pod's metadata and spec are taken, and TorchX's labels are put back
         // on top (describe, list and logs find the pods by them).
-        Json pod_metadata = patched.contains("metadata") && patched["metadata"].is_object() ? Json(patched["metadata"]) : Json::object();
-        if (!pod_metadata.contains("labels") || !pod_metadata["labels"].is_object()) pod_metadata["labels"] = Json::object();
+        Json pod_metadata = patched.contains("metadata") && patched["metadata"].is_object() ? Json(patched["metadata"])
+                                                                                            : Json::object();
+        if (!pod_metadata.contains("labels") || !pod_metadata["labels"].is_object())
+          pod_metadata["labels"] = Json::object();
         pod_metadata["labels"].update(labels);
         Json pod_spec = patched.contains("spec") ? Json(patched["spec"]) : Json::object();
         task["template"] = Json{{"metadata", std::move(pod_metadata)}, {"spec", std::move(pod_spec)}};
@@ -350,8 +355,10 @@ int Quantity(const Json& v, bool memory) {
   std::string unit = s.substr(digits);
   double value = -1;
   if (!memory) {
-    if (unit == "m") value = n / 1000;
-    else if (unit.empty()) value = n;
+    if (unit == "m")
+      value = n / 1000;
+    else if (unit.empty())
+      value = n;
   } else if (unit == "M" || unit == "Mi") {
     value = n;
   } else if (unit == "G") {
@@ -377,8 +384,10 @@ specs::Role RoleFromTask(const Json& task) {
   const Json command = c.value("command", Json::array());
   for (size_t i = 0; command.is_array() && i < command.size(); ++i) {
     if (!command[i].is_string()) continue;
-    if (i == 0) r.entrypoint = command[i];
-    else r.args.push_back(command[i]);
+    if (i == 0)
+      r.entrypoint = command[i];
+    else
+      r.args.push_back(command[i]);
   }
   for (const Json& e : c.value("env", Json::array())) {
     std::string name = e.value("name", "");
@@ -394,10 +403,14 @@ specs::Role RoleFromTask(const Json& task) {
   const Json limits = c.value("resources", Json::object()).value("limits", Json::object());
   r.resource = specs::Resource{-1, 0, -1, {}, {}, {}};
   for (const auto& [k, v] : limits.items()) {
-    if (k == "cpu") r.resource.cpu = Quantity(v, false);
-    else if (k == "memory") r.resource.memMB = Quantity(v, true);
-    else if (k == "nvidia.com/gpu") r.resource.gpu = Quantity(v, false);
-    else if (int n = Quantity(v, false); n >= 0) r.resource.devices[k] = n;
+    if (k == "cpu")
+      r.resource.cpu = Quantity(v, false);
+    else if (k == "memory")
+      r.resource.memMB = Quantity(v, true);
+    else if (k == "nvidia.com/gpu")
+      r.resource.gpu = Quantity(v, false);
+    else if (int n = Quantity(v, false); n >= 0)
+      r.resource.devices[k] = n;
   }
   const Json selector = spec.value("nodeSelector", Json::object());
   if (selector.is_object() && selector.contains(kInstanceType) && selector[kInstanceType].is_string()) {

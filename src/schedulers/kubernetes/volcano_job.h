@@ -35,7 +35,7 @@ struct Toleration {
   std::string key;
   std::string op = "Exists";  ///< "Equal" when a value is given
   std::string value;
-  std::string effect;         ///< empty: every effect
+  std::string effect;  ///< empty: every effect
 };
 
 /// `key[:value][:Effect]`, or kubectl's `key=value[:Effect]` where '=' is free to use (not in
@@ -44,7 +44,7 @@ struct Toleration {
 Result<Toleration> ParseToleration(const std::string& spec);
 
 struct VolcanoJobOptions {
-  std::string job_name;   ///< a valid RFC 1123 label (MakeJobName)
+  std::string job_name;  ///< a valid RFC 1123 label (MakeJobName)
   std::string namespace_;
   std::string queue;
   std::string service_account;  ///< empty: the namespace's default

@@ -33,24 +33,24 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
   long long replicas = 0;
   for (const specs::Role& role : app.roles) replicas += role.num_replicas;
   if (in.max_replicas > 0 && replicas > in.max_replicas) {
-    return InvalidArgumentError(fmt::format(
-        "num_replicas: the app has {} replicas in all; the local scheduler can run at most {} at once on "
-        "this host (five open files each, within the open-file limit `ulimit -Hn`)",
-        replicas, in.max_replicas));
+    return InvalidArgumentError(
+        fmt::format("num_replicas: the app has {} replicas in all; the local scheduler can run at most {} at once on "
+                    "this host (five open files each, within the open-file limit `ulimit -Hn`)",
+                    replicas, in.max_replicas));
   }
   int gpus_needed = 0;
   for (const specs::Role& role : app.roles) gpus_needed += std::max(0, role.resource.gpu) * role.num_replicas;
   if (in.auto_set_cuda_visible_devices && gpus_needed > in.visible_gpus) {
-    return InvalidArgumentError(fmt::format(
-        "auto_set_cuda_visible_devices: the app asks for {} GPUs in all but this host has {}", gpus_needed,
-        in.visible_gpus));
+    return InvalidArgumentError(
+        fmt::format("auto_set_cuda_visible_devices: the app asks for {} GPUs in all but this host has {}", gpus_needed,
+                    in.visible_gpus));
   }
   if (in.device) {
     for (const specs::Role& role : app.roles) {
       if (role.num_replicas > in.device_chips) {
-        return InvalidArgumentError(fmt::format(
-            "device {}: role {} has {} replicas but this host has {} {} chips (one process per chip)",
-            in.device->name, role.name, role.num_replicas, in.device_chips, in.device->name));
+        return InvalidArgumentError(
+            fmt::format("device {}: role {} has {} replicas but this host has {} {} chips (one process per chip)",
+                        in.device->name, role.name, role.num_replicas, in.device_chips, in.device->name));
       }
     }
   }
@@ -102,15 +102,23 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
 std::string AppPlanToJson(const AppPlan& plan) {
   Json replicas = Json::array();
   for (const ReplicaPlan& r : plan.replicas) {
-    replicas.push_back({{"role", r.role}, {"replica_id", r.replica_id}, {"argv", r.argv}, {"env", r.env},
-                        {"cwd", r.cwd}, {"log_dir", r.log_dir}, {"error_file", r.error_file}});
+    replicas.push_back({{"role", r.role},
+                        {"replica_id", r.replica_id},
+                        {"argv", r.argv},
+                        {"env", r.env},
+                        {"cwd", r.cwd},
+                        {"log_dir", r.log_dir},
+                        {"error_file", r.error_file}});
   }
   Json roles = Json::object();
   for (const auto& [name, p] : plan.roles) {
     roles[name] = {{"max_retries", p.max_retries}, {"retry_policy", specs::RetryPolicyName(p.retry_policy)}};
   }
-  return Json{{"app_id", plan.app_id}, {"app_dir", plan.app_dir}, {"kill_grace_seconds", plan.kill_grace_seconds},
-              {"replicas", replicas}, {"roles", roles}}
+  return Json{{"app_id", plan.app_id},
+              {"app_dir", plan.app_dir},
+              {"kill_grace_seconds", plan.kill_grace_seconds},
+              {"replicas", replicas},
+              {"roles", roles}}
       .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -133,7 +141,8 @@ Result<AppPlan> AppPlanFromJson(const std::string& json) {
       plan.replicas.push_back(std::move(rp));
     }
     for (const auto& [name, p] : j.at("roles").items()) {
-      TORCHX_ASSIGN_OR_RETURN(specs::RetryPolicy policy, specs::ParseRetryPolicy(p.at("retry_policy").get<std::string>()));
+      TORCHX_ASSIGN_OR_RETURN(specs::RetryPolicy policy,
+                              specs::ParseRetryPolicy(p.at("retry_policy").get<std::string>()));
       plan.roles[name] = RolePolicy{p.at("max_retries").get<int>(), policy};
     }
     return plan;

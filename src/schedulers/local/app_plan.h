@@ -23,8 +23,8 @@ struct ReplicaPlan {
   std::vector<std::string> argv;           ///< argv[0] is the entrypoint (looked up on PATH)
   std::map<std::string, std::string> env;  ///< set on top of the supervisor's environment
   std::string cwd;
-  std::string log_dir;                     ///< <app_dir>/<role>/<replica_id>
-  std::string error_file;                  ///< TORCHELASTIC_ERROR_FILE
+  std::string log_dir;     ///< <app_dir>/<role>/<replica_id>
+  std::string error_file;  ///< TORCHELASTIC_ERROR_FILE
 };
 
 struct RolePolicy {
@@ -43,7 +43,7 @@ struct AppPlan {
 struct PlanInputs {
   std::string app_id;
   std::string session;
-  std::string cwd;          ///< the submitter's working directory (local_cwd's "image")
+  std::string cwd;  ///< the submitter's working directory (local_cwd's "image")
   /// Per role: where its image is (${img_root}) and the directory its replicas start in, when
   /// not `cwd` (TorchX's image providers: a role's image directory).
   struct RoleDirs {
@@ -51,12 +51,12 @@ struct PlanInputs {
     std::string cwd;
   };
   std::map<std::string, RoleDirs> role_dirs;
-  std::string log_dir;      ///< base; the app dir is <log_dir>/<session>/<app_id>
+  std::string log_dir;  ///< base; the app dir is <log_dir>/<session>/<app_id>
   bool prepend_cwd = false;
   bool auto_set_cuda_visible_devices = false;
-  int visible_gpus = 0;     ///< GPUs on this host (for auto_set_cuda_visible_devices)
+  int visible_gpus = 0;  ///< GPUs on this host (for auto_set_cuda_visible_devices)
   double kill_grace_seconds = 10;
-  int max_replicas = 0;     ///< refuse apps with more replicas in all (0: no limit)
+  int max_replicas = 0;  ///< refuse apps with more replicas in all (0: no limit)
   /// A device plugin (runopt `device`): replica r of a role's n gets DeviceEnv(device, r, n, chips).
   std::optional<devices::DevicePlugin> device;
   int device_chips = 0;

@@ -103,7 +103,10 @@ TEST(AppPlan, MacrosPathsAndLayout) {
 // in and out, the same plan BuildAppPlan makes; bad inputs named.
 TEST(LocalHelpers, PlanAsJson) {
   specs::AppDef app{"a", {GpuRole("trainer", 2, 0)}, {}};
-  nlohmann::json inputs = {{"app_id", "app-1"}, {"session", "torchx"}, {"cwd", "/work"}, {"log_dir", "/logs"},
+  nlohmann::json inputs = {{"app_id", "app-1"},
+                           {"session", "torchx"},
+                           {"cwd", "/work"},
+                           {"log_dir", "/logs"},
                            {"role_dirs", {{"trainer", {{"img_root", "/img"}, {"cwd", "/img/w"}}}}}};
   nlohmann::json args = {{"app", nlohmann::json::parse(specs::AppDefToJson(app, -1))}, {"inputs", inputs}};
   auto out = LocalHelper("plan", args.dump());

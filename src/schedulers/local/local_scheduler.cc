@@ -1,30 +1,30 @@
 #include "schedulers/local/local_scheduler.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <functional>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "schedulers/local/helpers.h"
 #include "core/helper_exe.h"
+#include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
+#include "schedulers/local/helpers.h"
 #include "schedulers/local/log_file_reader.h"
 #include "schedulers/local/process_identity.h"
-#include "core/state_dir.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
 
@@ -173,7 +173,8 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  for (int fd : {0, 1, 2})
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   std::vector<std::string> args = {supervisor, state_dir, rec.app_id};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -230,7 +231,8 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
     r.state = AppState::kFailed;
   }
   TORCHX_RETURN_IF_ERROR(store.PutReplicas(replicas));
-  TORCHX_RETURN_IF_ERROR(store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg).status());
+  TORCHX_RETURN_IF_ERROR(
+      store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg).status());
   TORCHX_ASSIGN_OR_RETURN(auto fresh, store.GetApp(app.app_id));
   if (fresh) app = std::move(*fresh);
   return OkStatus();
@@ -254,7 +256,8 @@ Result<std::optional<DescribeAppResponse>> LocalScheduler::Describe(const std::s
     for (const specs::Role& role : d.app->roles) {
       specs::RoleStatus rs{role.name, {}};
       for (int i = 0; i < role.num_replicas; ++i) {
-        specs::ReplicaStatus r{i, a.state == AppState::kRunning ? AppState::kPending : a.state, role.name, kHostname, "<NONE>"};
+        specs::ReplicaStatus r{i, a.state == AppState::kRunning ? AppState::kPending : a.state, role.name, kHostname,
+                               "<NONE>"};
         for (const ReplicaRecord& rec : replicas) {
           if (rec.role == role.name && rec.replica_id == i) {
             r.state = rec.state;
@@ -323,8 +326,9 @@ Result<std::string> LocalScheduler::Helper(std::string_view function, std::strin
 Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& app_id, const LogOptions& options) {
   TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
   if (!found) return NotFoundError(fmt::format("local: app {} does not exist", app_id));
-  const char* file = options.stream == LogStream::kStdout ? "stdout.log"
-                     : options.stream == LogStream::kStderr ? "stderr.log" : "combined.log";
+  const char* file = options.stream == LogStream::kStdout   ? "stdout.log"
+                     : options.stream == LogStream::kStderr ? "stderr.log"
+                                                            : "combined.log";
   std::string path = (fs::path(found->app.app_dir) / options.role / std::to_string(options.replica) / file).string();
   StateStore* store = found->store;
   auto terminal = [this, store, app_id]() {
@@ -373,4 +377,3 @@ std::vector<SchedulerEntry> BackendSchedulers() {
 }
 
 }  // namespace torchx::schedulers::local
-

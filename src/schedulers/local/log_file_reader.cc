@@ -1,9 +1,9 @@
 #include "schedulers/local/log_file_reader.h"
 
-#include <sys/inotify.h>
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -133,7 +133,8 @@ class LogFileReader : public LogIterator {
 
   // Whether the path now names another file than the one open.
   bool Replaced() const {
-    struct stat open_file {}, at_path {};
+    struct stat open_file {
+    }, at_path{};
     if (::fstat(fd_, &open_file) != 0 || ::stat(path_.c_str(), &at_path) != 0) return false;
     return open_file.st_ino != at_path.st_ino || open_file.st_dev != at_path.st_dev;
   }

@@ -105,17 +105,18 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   auto base_path = base_env_.find("PATH");
   std::string env_path = base_path != base_env_.end() ? base_path->second.substr(5) : "";
   auto path_it = p.env.find("PATH");
-  std::string path_var = path_it == p.env.end()  ? env_path
-                         : env_path.empty()      ? path_it->second
+  std::string path_var = path_it == p.env.end()    ? env_path
+                         : env_path.empty()        ? path_it->second
                          : path_it->second.empty() ? env_path
-                                                 : path_it->second + ":" + env_path;
+                                                   : path_it->second + ":" + env_path;
   std::vector<std::string> overrides;
   overrides.reserve(p.env.size() + 2);
   for (const auto& [k, v] : p.env) {
     if (k != "PATH") overrides.push_back(k + "=" + v);
   }
   if (path_it != p.env.end() || base_path != base_env_.end()) overrides.push_back("PATH=" + path_var);
-  if (!p.env.count("PYTHONUNBUFFERED") && !base_env_.count("PYTHONUNBUFFERED")) overrides.push_back("PYTHONUNBUFFERED=x");
+  if (!p.env.count("PYTHONUNBUFFERED") && !base_env_.count("PYTHONUNBUFFERED"))
+    overrides.push_back("PYTHONUNBUFFERED=x");
   std::vector<char*> envp, argv;
   envp.reserve(base_env_.size() + overrides.size() + 1);
   for (auto& [key, entry] : base_env_) {

@@ -15,9 +15,9 @@
 namespace torchx::schedulers::local {
 
 struct LaunchedProcess {
-  int pid = 0;            ///< also its process group id
-  std::string identity;   ///< ProcessIdentity(pid), taken at once
-  int out_fd = -1;        ///< read ends of its stdout and stderr pipes (close-on-exec, non-blocking)
+  int pid = 0;           ///< also its process group id
+  std::string identity;  ///< ProcessIdentity(pid), taken at once
+  int out_fd = -1;       ///< read ends of its stdout and stderr pipes (close-on-exec, non-blocking)
   int err_fd = -1;
   /// Set when the process started but could not exec (it exits with 127), e.g.
   /// "cannot start `prog` in /dir: No such file or directory".

@@ -71,7 +71,8 @@ TEST_F(ReplicaLogsTest, ARetryArchivesThePreviousAttempt) {
   logs.Append(Stream::kStdout, "second\n");
   logs.CloseFiles();
   EXPECT_EQ(Read(dir() / "attempt_0" / "stdout.log"), "first\n");
-  EXPECT_EQ(Read(dir() / "attempt_0" / "combined.log"), "first\nr/0: cannot start `x` in /w: No such file or directory\n");
+  EXPECT_EQ(Read(dir() / "attempt_0" / "combined.log"),
+            "first\nr/0: cannot start `x` in /w: No such file or directory\n");
   EXPECT_TRUE(fs::exists(dir() / "attempt_0" / "error.json"));
   EXPECT_FALSE(fs::exists(dir() / "error.json"));
   EXPECT_EQ(Read(dir() / "stdout.log"), "second\n");

@@ -89,7 +89,8 @@ class Stmt {
   int Step() { return sqlite3_step(stmt_); }
   std::string Text(int col) {
     const unsigned char* t = sqlite3_column_text(stmt_, col);
-    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : "";
+    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : "";
   }
   int Int(int col) { return sqlite3_column_int(stmt_, col); }
   double Double(int col) { return sqlite3_column_double(stmt_, col); }
@@ -108,7 +109,9 @@ Status DbError(sqlite3* db, std::string_view what) {
 // upgrading from read to write; the busy timeout makes the second one wait.
 class Transaction {
  public:
-  explicit Transaction(sqlite3* db) : db_(db) { ok_ = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK; }
+  explicit Transaction(sqlite3* db) : db_(db) {
+    ok_ = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
   ~Transaction() {
     if (ok_ && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
@@ -162,14 +165,16 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   // database's mode); one an older version made wider is narrowed.
   if (int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) ::close(fd);
   for (const std::string& file : {path, path + "-wal", path + "-shm"}) {  // the WAL outlives each call
-    struct stat st{};
+    struct stat st {};
     if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0 && st.st_uid == ::geteuid()) {
       (void)::chmod(file.c_str(), 0600);
     }
   }
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    Status s = UnavailableError(fmt::format("local state store: cannot open {}: {}", path, db ? sqlite3_errmsg(db) : "out of memory"));
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    Status s = UnavailableError(
+        fmt::format("local state store: cannot open {}: {}", path, db ? sqlite3_errmsg(db) : "out of memory"));
     sqlite3_close(db);
     return s;
   }
@@ -206,14 +211,25 @@ Status StateStore::Exec(const char* sql) {
 }
 
 Status StateStore::InsertApp(const AppRecord& a) {
-  Stmt s(db_, "INSERT INTO apps (app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
-              " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested)"
-              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)");
+  Stmt s(db_,
+         "INSERT INTO apps (app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
+         " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested)"
+         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)");
   if (!s.ok()) return DbError(db_, "insert app");
-  s.Bind(1, a.app_id).Bind(2, a.session).Bind(3, a.name).Bind(4, a.appdef_json).Bind(5, a.plan_json)
-      .Bind(6, a.app_dir).Bind(7, static_cast<int>(a.state)).Bind(8, a.num_restarts).Bind(9, a.msg)
-      .Bind(10, a.structured_error_msg).Bind(11, a.supervisor_pid).Bind(12, a.supervisor_start)
-      .Bind(13, a.created).Bind(14, a.updated);
+  s.Bind(1, a.app_id)
+      .Bind(2, a.session)
+      .Bind(3, a.name)
+      .Bind(4, a.appdef_json)
+      .Bind(5, a.plan_json)
+      .Bind(6, a.app_dir)
+      .Bind(7, static_cast<int>(a.state))
+      .Bind(8, a.num_restarts)
+      .Bind(9, a.msg)
+      .Bind(10, a.structured_error_msg)
+      .Bind(11, a.supervisor_pid)
+      .Bind(12, a.supervisor_start)
+      .Bind(13, a.created)
+      .Bind(14, a.updated);
   int rc = s.Step();
   if (rc == SQLITE_CONSTRAINT) return AlreadyExistsError(fmt::format("local: app {} already exists", a.app_id));
   if (rc != SQLITE_DONE) return DbError(db_, "insert app");
@@ -221,9 +237,10 @@ Status StateStore::InsertApp(const AppRecord& a) {
 }
 
 Result<std::optional<AppRecord>> StateStore::GetApp(const std::string& app_id) {
-  Stmt s(db_, "SELECT app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
-              " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested"
-              " FROM apps WHERE app_id = ?");
+  Stmt s(db_,
+         "SELECT app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
+         " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested"
+         " FROM apps WHERE app_id = ?");
   if (!s.ok()) return DbError(db_, "get app");
   s.Bind(1, app_id);
   int rc = s.Step();
@@ -233,8 +250,9 @@ Result<std::optional<AppRecord>> StateStore::GetApp(const std::string& app_id) {
 }
 
 Result<std::vector<ReplicaRecord>> StateStore::GetReplicas(const std::string& app_id) {
-  Stmt s(db_, "SELECT app_id, role, replica_id, attempt, pid, proc_start, state, exit_code, structured_error_msg"
-              " FROM replicas WHERE app_id = ? ORDER BY role, replica_id");
+  Stmt s(db_,
+         "SELECT app_id, role, replica_id, attempt, pid, proc_start, state, exit_code, structured_error_msg"
+         " FROM replicas WHERE app_id = ? ORDER BY role, replica_id");
   if (!s.ok()) return DbError(db_, "get replicas");
   s.Bind(1, app_id);
   std::vector<ReplicaRecord> out;
@@ -259,8 +277,9 @@ Result<std::vector<ReplicaRecord>> StateStore::GetReplicas(const std::string& ap
 Result<std::vector<AppRecord>> StateStore::ListApps() {
   // Newest first. Rows are inserted as apps are created, so rowid order is creation order, and
   // reading the table backwards needs no sort (a sort of 10,000 rows was a tenth of `list`).
-  Stmt s(db_, "SELECT app_id, session, name, app_dir, state, num_restarts, msg, structured_error_msg,"
-              " supervisor_pid, supervisor_start, created, updated, cancel_requested FROM apps ORDER BY rowid DESC");
+  Stmt s(db_,
+         "SELECT app_id, session, name, app_dir, state, num_restarts, msg, structured_error_msg,"
+         " supervisor_pid, supervisor_start, created, updated, cancel_requested FROM apps ORDER BY rowid DESC");
   if (!s.ok()) return DbError(db_, "list apps");
   std::vector<AppRecord> out;
   int rc;
@@ -280,10 +299,15 @@ Result<bool> StateStore::SetAppState(const std::string& app_id, specs::AppState 
                                      const std::string& msg, const std::string& structured_error_msg) {
   // Terminal states are final: a late writer (a reader that detected a lost supervisor racing the
   // supervisor's own last write) must not overwrite the first terminal state.
-  Stmt s(db_, "UPDATE apps SET state = ?, num_restarts = ?, msg = ?, structured_error_msg = ?, updated = ?"
-              " WHERE app_id = ? AND state NOT IN (4, 5, 6)");
-  s.Bind(1, static_cast<int>(state)).Bind(2, num_restarts).Bind(3, msg).Bind(4, structured_error_msg)
-      .Bind(5, NowSeconds()).Bind(6, app_id);
+  Stmt s(db_,
+         "UPDATE apps SET state = ?, num_restarts = ?, msg = ?, structured_error_msg = ?, updated = ?"
+         " WHERE app_id = ? AND state NOT IN (4, 5, 6)");
+  s.Bind(1, static_cast<int>(state))
+      .Bind(2, num_restarts)
+      .Bind(3, msg)
+      .Bind(4, structured_error_msg)
+      .Bind(5, NowSeconds())
+      .Bind(6, app_id);
   if (s.Step() != SQLITE_DONE) return DbError(db_, "set app state");
   return sqlite3_changes(db_) > 0;
 }
@@ -299,11 +323,21 @@ Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
   Transaction tx(db_);
   if (!tx.ok()) return DbError(db_, "begin");
   for (const ReplicaRecord& r : replicas) {
-    Stmt row(db_, "INSERT OR REPLACE INTO replicas (app_id, role, replica_id, attempt, pid, proc_start, state,"
-                  " exit_code, structured_error_msg) VALUES (?,?,?,?,?,?,?,?,?)");
-    row.Bind(1, r.app_id).Bind(2, r.role).Bind(3, r.replica_id).Bind(4, r.attempt).Bind(5, r.pid)
-        .Bind(6, r.proc_start).Bind(7, static_cast<int>(r.state)).Bind(9, r.structured_error_msg);
-    if (r.exit_code) row.Bind(8, *r.exit_code); else row.BindNull(8);
+    Stmt row(db_,
+             "INSERT OR REPLACE INTO replicas (app_id, role, replica_id, attempt, pid, proc_start, state,"
+             " exit_code, structured_error_msg) VALUES (?,?,?,?,?,?,?,?,?)");
+    row.Bind(1, r.app_id)
+        .Bind(2, r.role)
+        .Bind(3, r.replica_id)
+        .Bind(4, r.attempt)
+        .Bind(5, r.pid)
+        .Bind(6, r.proc_start)
+        .Bind(7, static_cast<int>(r.state))
+        .Bind(9, r.structured_error_msg);
+    if (r.exit_code)
+      row.Bind(8, *r.exit_code);
+    else
+      row.BindNull(8);
     if (row.Step() != SQLITE_DONE) return DbError(db_, "put replica");
     TORCHX_RETURN_IF_ERROR(RecordAttempt(r));
   }
@@ -315,24 +349,37 @@ Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
 Status StateStore::RecordAttempt(const ReplicaRecord& r) {
   double now = NowSeconds();
   bool terminal = specs::IsTerminal(r.state);
-  Stmt up(db_, "INSERT INTO attempts (app_id, role, replica_id, attempt, state, exit_code, started, ended)"
-               " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (app_id, role, replica_id, attempt) DO UPDATE SET"
-               " state = excluded.state, exit_code = excluded.exit_code, ended = COALESCE(ended, excluded.ended)");
-  up.Bind(1, r.app_id).Bind(2, r.role).Bind(3, r.replica_id).Bind(4, r.attempt).Bind(5, static_cast<int>(r.state))
+  Stmt up(db_,
+          "INSERT INTO attempts (app_id, role, replica_id, attempt, state, exit_code, started, ended)"
+          " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (app_id, role, replica_id, attempt) DO UPDATE SET"
+          " state = excluded.state, exit_code = excluded.exit_code, ended = COALESCE(ended, excluded.ended)");
+  up.Bind(1, r.app_id)
+      .Bind(2, r.role)
+      .Bind(3, r.replica_id)
+      .Bind(4, r.attempt)
+      .Bind(5, static_cast<int>(r.state))
       .Bind(7, now);
-  if (r.exit_code) up.Bind(6, *r.exit_code); else up.BindNull(6);
-  if (terminal) up.Bind(8, now); else up.BindNull(8);
+  if (r.exit_code)
+    up.Bind(6, *r.exit_code);
+  else
+    up.BindNull(6);
+  if (terminal)
+    up.Bind(8, now);
+  else
+    up.BindNull(8);
   if (up.Step() != SQLITE_DONE) return DbError(db_, "record attempt");
-  Stmt older(db_, "UPDATE attempts SET ended = ? WHERE app_id = ? AND role = ? AND replica_id = ? AND attempt < ?"
-                  " AND ended IS NULL");
+  Stmt older(db_,
+             "UPDATE attempts SET ended = ? WHERE app_id = ? AND role = ? AND replica_id = ? AND attempt < ?"
+             " AND ended IS NULL");
   older.Bind(1, now).Bind(2, r.app_id).Bind(3, r.role).Bind(4, r.replica_id).Bind(5, r.attempt);
   if (older.Step() != SQLITE_DONE) return DbError(db_, "record attempt");
   return OkStatus();
 }
 
 Result<std::vector<AttemptRecord>> StateStore::GetAttempts(const std::string& app_id) {
-  Stmt s(db_, "SELECT role, replica_id, attempt, state, exit_code, started, ended FROM attempts WHERE app_id = ?"
-              " ORDER BY role, replica_id, attempt");
+  Stmt s(db_,
+         "SELECT role, replica_id, attempt, state, exit_code, started, ended FROM attempts WHERE app_id = ?"
+         " ORDER BY role, replica_id, attempt");
   if (!s.ok()) return DbError(db_, "get attempts");
   s.Bind(1, app_id);
   std::vector<AttemptRecord> out;

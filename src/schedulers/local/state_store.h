@@ -40,8 +40,8 @@ struct ReplicaRecord {
   std::string role;
   int replica_id = 0;
   int attempt = 0;
-  int pid = 0;                ///< leader pid, also its process group id
-  std::string proc_start;     ///< process identity of the leader, as AppRecord
+  int pid = 0;             ///< leader pid, also its process group id
+  std::string proc_start;  ///< process identity of the leader, as AppRecord
   specs::AppState state = specs::AppState::kPending;
   std::optional<int> exit_code;
   std::string structured_error_msg = "<NONE>";
@@ -76,8 +76,8 @@ class StateStore {
   Status SetSupervisor(const std::string& app_id, int pid, const std::string& start);
   /// Sets state / restarts / msg / error, unless the app is already terminal (a terminal state is
   /// final). Returns whether it changed anything.
-  Result<bool> SetAppState(const std::string& app_id, specs::AppState state, int num_restarts,
-                           const std::string& msg, const std::string& structured_error_msg);
+  Result<bool> SetAppState(const std::string& app_id, specs::AppState state, int num_restarts, const std::string& msg,
+                           const std::string& structured_error_msg);
   Status RequestCancel(const std::string& app_id);
   /// Inserts or replaces the replicas' rows in one transaction, and records each attempt's start,
   /// end and outcome in the retry history.

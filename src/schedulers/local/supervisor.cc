@@ -76,7 +76,8 @@ class Supervisor {
       return 1;
     }
     (void)(state_.SetSupervisor(app_.app_id, getpid(), ProcessIdentity(getpid())));
-    for (const auto& [role, _] : plan_.roles) (void)internal::CreatePrivateDirs((fs::path(plan_.app_dir) / role).string());
+    for (const auto& [role, _] : plan_.roles)
+      (void)internal::CreatePrivateDirs((fs::path(plan_.app_dir) / role).string());
     // A cancel that arrived before the pid above was recorded could not signal us; it left a
     // flag. Reading it after recording the pid closes that window: one side sees the other.
     if (auto fresh = state_.GetApp(app_.app_id); fresh && *fresh && (*fresh)->cancel_requested) {
@@ -161,11 +162,13 @@ class Supervisor {
     p.err_fd = launched->err_fd;
     by_pid_[p.pid] = i;
     watchdog_.ReplicaStarted(p.pid, p.identity);
-    for (auto [fd, stream] : {std::pair{p.out_fd, ReplicaLogs::Stream::kStdout}, std::pair{p.err_fd, ReplicaLogs::Stream::kStderr}}) {
+    for (auto [fd, stream] :
+         {std::pair{p.out_fd, ReplicaLogs::Stream::kStdout}, std::pair{p.err_fd, ReplicaLogs::Stream::kStderr}}) {
       loop_->Watch(fd);
       pipes_[fd] = Output{i, stream};
     }
-    if (!launched->exec_error.empty()) logs_[i].WriteStderrLine(fmt::format("{}: {}", ReplicaLabel(rp), launched->exec_error));
+    if (!launched->exec_error.empty())
+      logs_[i].WriteStderrLine(fmt::format("{}: {}", ReplicaLabel(rp), launched->exec_error));
     CreateLogs(i);
     Apply(policy_.OnSpawned(i, p.pid, p.identity, launched->exec_error));
   }
@@ -307,14 +310,18 @@ class Supervisor {
       const ReplicaRecord& r = f.replicas[i];
       const ReplicaPlan& rp = plan_.replicas[i];
       const fs::path dir(rp.log_dir);
-      roles[rp.role].push_back({{"replica_id", rp.replica_id}, {"pid", r.pid},
+      roles[rp.role].push_back({{"replica_id", rp.replica_id},
+                                {"pid", r.pid},
                                 {"exitcode", r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json()},
-                                {"stdout", (dir / "stdout.log").string()}, {"stderr", (dir / "stderr.log").string()},
+                                {"stdout", (dir / "stdout.log").string()},
+                                {"stderr", (dir / "stderr.log").string()},
                                 {"error_file", rp.error_file}});
     }
-    nlohmann::json j = {{"app_id", app_.app_id}, {"log_dir", plan_.app_dir},
+    nlohmann::json j = {{"app_id", app_.app_id},
+                        {"log_dir", plan_.app_dir},
                         {"final_state", std::string(specs::AppStateName(f.state))},
-                        {"last_updated", clock_.EpochSeconds()}, {"roles", roles}};
+                        {"last_updated", clock_.EpochSeconds()},
+                        {"roles", roles}};
     std::string text = j.dump(2) + "\n";
     if (int fd = ::open((fs::path(plan_.app_dir) / "SUCCESS").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         fd >= 0) {
@@ -335,8 +342,8 @@ class Supervisor {
   Watchdog watchdog_;
   std::vector<ReplicaLogs> logs_;
   std::vector<Process> procs_;
-  std::map<int, Output> pipes_;        // read end -> whose output
-  std::map<pid_t, size_t> by_pid_;     // running leader -> replica
+  std::map<int, Output> pipes_;                        // read end -> whose output
+  std::map<pid_t, size_t> by_pid_;                     // running leader -> replica
   std::vector<size_t>* defer_log_creation_ = nullptr;  // while Run starts the replicas
   bool done_ = false;
 };
@@ -362,7 +369,8 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
   // From here on the supervisor's own diagnostics go to <app_dir>/supervisor.log; it must not
   // hold the launcher's stdout open (a caller reading `$(torchx run ...)` would never see EOF).
   (void)internal::CreatePrivateDirs(plan->app_dir);
-  int log = ::open((fs::path(plan->app_dir) / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  int log =
+      ::open((fs::path(plan->app_dir) / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log >= 0) {
     dup2(log, 1);
     dup2(log, 2);

@@ -51,7 +51,8 @@ SupervisorActions SupervisorPolicy::OnSpawned(size_t i, int pid, const std::stri
   Replica& r = replicas_[i];
   r.pid = pid;
   r.identity = identity;
-  if (!exec_error.empty() && spawn_error_.empty()) spawn_error_ = fmt::format("{}: {}", ReplicaLabel(*r.plan), exec_error);
+  if (!exec_error.empty() && spawn_error_.empty())
+    spawn_error_ = fmt::format("{}: {}", ReplicaLabel(*r.plan), exec_error);
   dirty_.insert(i);
   return {};
 }
@@ -152,7 +153,7 @@ void SupervisorPolicy::MaybeRestart(SupervisorActions& out) {
       r.counted_success = false;
       --succeeded_;
     }
-    SignalReplica(k, SIGKILL, out);  // leftovers of the old attempt's process group
+    SignalReplica(k, SIGKILL, out);          // leftovers of the old attempt's process group
     ended_attempts_.push_back(RecordOf(k));  // how the old attempt ended, for the retry history
     r.attempt++;
     SpawnReplica(k, out);

@@ -75,8 +75,8 @@ struct Finish {
 
 }  // namespace action
 
-using SupervisorAction =
-    std::variant<action::Spawn, action::Signal, action::ArmGrace, action::DisarmGrace, action::RecordApp, action::Finish>;
+using SupervisorAction = std::variant<action::Spawn, action::Signal, action::ArmGrace, action::DisarmGrace,
+                                      action::RecordApp, action::Finish>;
 using SupervisorActions = std::vector<SupervisorAction>;
 
 /// What the executor learnt about a replica's exit.
@@ -154,7 +154,7 @@ class SupervisorPolicy {
   size_t succeeded_ = 0;
   std::set<size_t> dirty_;
   std::vector<ReplicaRecord> ended_attempts_;  // attempts ended by a restart, not yet taken
-  std::set<size_t> restart_set_;  // replicas being stopped for a restart; respawned once all are down
+  std::set<size_t> restart_set_;               // replicas being stopped for a restart; respawned once all are down
   std::map<std::string, int> role_restarts_;
   int num_restarts_ = 0;
   std::optional<specs::AppState> final_state_;

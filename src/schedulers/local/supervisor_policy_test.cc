@@ -235,7 +235,8 @@ class Sim {
         trace_.push_back(fmt::format("app {} {} '{}'", specs::AppStateName(rec->state), rec->num_restarts, rec->msg));
         store.SetAppState(rec->state, rec->num_restarts, rec->msg, rec->structured_error);
       } else if (const auto* fin = std::get_if<action::Finish>(&a)) {
-        trace_.push_back(fmt::format("finish {} {} '{}'", specs::AppStateName(fin->state), fin->num_restarts, fin->msg));
+        trace_.push_back(
+            fmt::format("finish {} {} '{}'", specs::AppStateName(fin->state), fin->num_restarts, fin->msg));
         EXPECT_FALSE(finish_) << "finished twice";
         finish_ = *fin;
         store.PutReplicas(fin->replicas);
@@ -315,8 +316,9 @@ TEST(SupervisorPolicy, RolePolicyStopsTheRoleAndRestartsItOnceAllAreDown) {
   sim.TakeTrace();
   sim.Exit(0, 1);
   // a/1 is asked to stop; nothing restarts until it is down, and b is left alone.
-  EXPECT_THAT(sim.TakeTrace(), ElementsAre("signal a/1 TERM", "app RUNNING 1 'restarting after a/0 exited with code 1 (restart 1)'",
-                                           "arm grace 10s"));
+  EXPECT_THAT(sim.TakeTrace(),
+              ElementsAre("signal a/1 TERM", "app RUNNING 1 'restarting after a/0 exited with code 1 (restart 1)'",
+                          "arm grace 10s"));
   sim.Settle();
   EXPECT_THAT(sim.TakeTrace(), ElementsAre("disarm grace", "signal a/0 KILL", "spawn a/0 attempt 1", "signal a/1 KILL",
                                            "spawn a/1 attempt 1"));
@@ -333,9 +335,9 @@ TEST(SupervisorPolicy, ApplicationPolicyRestartsEverything) {
   sim.Start();
   sim.TakeTrace();
   sim.Exit(0, 4);
-  EXPECT_THAT(sim.TakeTrace(), ElementsAre("signal b/0 TERM", "signal b/1 TERM",
-                                           "app RUNNING 1 'restarting after a/0 exited with code 4 (restart 1)'",
-                                           "arm grace 10s"));
+  EXPECT_THAT(sim.TakeTrace(),
+              ElementsAre("signal b/0 TERM", "signal b/1 TERM",
+                          "app RUNNING 1 'restarting after a/0 exited with code 4 (restart 1)'", "arm grace 10s"));
   sim.Settle();
   EXPECT_THAT(sim.TakeTrace(), ElementsAre("disarm grace", "signal a/0 KILL", "spawn a/0 attempt 1", "signal b/0 KILL",
                                            "spawn b/0 attempt 1", "signal b/1 KILL", "spawn b/1 attempt 1"));
@@ -491,7 +493,8 @@ TEST(SupervisorPolicy, SpawnFailureIsAnExitWith127) {
   sim.launcher.fail_next[1] = "cannot start a process: Resource temporarily unavailable";
   sim.Start();
   // r/0 is stopped; the app never was RUNNING.
-  EXPECT_THAT(sim.TakeTrace(), ElementsAre("spawn r/0 attempt 0", "spawn r/1 attempt 0", "signal r/0 TERM", "arm grace 10s"));
+  EXPECT_THAT(sim.TakeTrace(),
+              ElementsAre("spawn r/0 attempt 0", "spawn r/1 attempt 0", "signal r/0 TERM", "arm grace 10s"));
   EXPECT_THAT(sim.store.apps, IsEmpty());
   EXPECT_EQ(sim.store.Replica("r", 1).state, AppState::kFailed);
   EXPECT_EQ(sim.store.Replica("r", 1).exit_code, 127);
@@ -506,7 +509,8 @@ TEST(SupervisorPolicy, SpawnFailureOfTheOnlyReplicaEndsTheApp) {
   sim.launcher.fail_next[0] = "cannot create pipes: Too many open files";
   sim.Start();
   ASSERT_TRUE(sim.finished());
-  EXPECT_THAT(sim.TakeTrace(), ElementsAre("spawn r/0 attempt 0", "finish FAILED 0 'r/0: cannot create pipes: Too many open files'"));
+  EXPECT_THAT(sim.TakeTrace(),
+              ElementsAre("spawn r/0 attempt 0", "finish FAILED 0 'r/0: cannot create pipes: Too many open files'"));
 }
 
 TEST(SupervisorPolicy, SpawnErrorIsTheRestartReasonAndIsForgottenAfterIt) {
@@ -514,7 +518,8 @@ TEST(SupervisorPolicy, SpawnErrorIsTheRestartReasonAndIsForgottenAfterIt) {
   sim.launcher.exec_error_next[0] = "cannot start `prog` in /w: Permission denied";
   sim.Start();
   sim.Settle();
-  EXPECT_EQ(sim.store.apps.back().msg, "restarting after r/0: cannot start `prog` in /w: Permission denied (restart 1)");
+  EXPECT_EQ(sim.store.apps.back().msg,
+            "restarting after r/0: cannot start `prog` in /w: Permission denied (restart 1)");
   sim.Exit(0, 5);
   ASSERT_TRUE(sim.finished());
   EXPECT_EQ(sim.finish().msg, "r/0 exited with code 5");

@@ -69,8 +69,8 @@ class StateStoreWriter final : public SupervisorStore {
                      s.message().c_str());
         return;
       }
-      std::fprintf(stderr, "torchx-supervisor: %s: cannot record the app's end yet (retrying): %s\n",
-                   app_id_.c_str(), s.message().c_str());
+      std::fprintf(stderr, "torchx-supervisor: %s: cannot record the app's end yet (retrying): %s\n", app_id_.c_str(),
+                   s.message().c_str());
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, max_backoff_);
     }

@@ -25,8 +25,8 @@ Result<std::string> SlurmHelper(std::string_view function, std::string_view args
     for (const auto& [name, state] : SlurmStates()) out[name] = static_cast<int>(state);
     return out.dump();
   }
-  return NotFoundError(fmt::format("scheduler slurm has no helper `{}`; helpers: materialize, app_state, states",
-                                   function));
+  return NotFoundError(
+      fmt::format("scheduler slurm has no helper `{}`; helpers: materialize, app_state, states", function));
 }
 
 }  // namespace torchx::schedulers::slurm

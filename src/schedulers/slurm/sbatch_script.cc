@@ -8,8 +8,8 @@
 #include <fmt/ranges.h>
 
 #include "core/pystr.h"
-#include "torchx/version.h"
 #include "torchx/specs/macros.h"
+#include "torchx/version.h"
 
 namespace torchx::schedulers::slurm {
 namespace {
@@ -99,13 +99,14 @@ SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {
   return o;
 }
 
-Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const SlurmOptions& options,
-                                            SlurmVersion version, std::optional<int> partition_mem_mb) {
+Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const SlurmOptions& options, SlurmVersion version,
+                                            std::optional<int> partition_mem_mb) {
   SlurmBatchRequest req;
   req.cmd = {"sbatch", "--parsable"};
-  for (const auto& [flag, value] :
-       {std::pair{"comment", &options.comment}, {"mail-user", &options.mail_user}, {"mail-type", &options.mail_type},
-        {"account", &options.account}}) {
+  for (const auto& [flag, value] : {std::pair{"comment", &options.comment},
+                                    {"mail-user", &options.mail_user},
+                                    {"mail-type", &options.mail_type},
+                                    {"account", &options.account}}) {
     if (!value->empty()) req.cmd.push_back(fmt::format("--{}={}", flag, *value));
   }
   if (!options.dependency.empty()) {
@@ -138,8 +139,10 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
           rep.sbatch_opts.push_back("--ntasks=1");
         }
       }
-      for (const auto& [flag, value] : {std::pair{"partition", &options.partition}, {"time", &options.time},
-                                        {"constraint", &options.constraint}, {"qos", &options.qos}}) {
+      for (const auto& [flag, value] : {std::pair{"partition", &options.partition},
+                                        {"time", &options.time},
+                                        {"constraint", &options.constraint},
+                                        {"qos", &options.qos}}) {
         if (!value->empty()) rep.sbatch_opts.push_back(fmt::format("--{}={}", flag, *value));
       }
       rep.srun_opts = {fmt::format("--output=slurm-\"$SLURM_JOB_ID\"-{}.out", rep.name),

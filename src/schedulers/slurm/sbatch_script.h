@@ -23,10 +23,10 @@ struct SlurmVersion {
 std::optional<SlurmVersion> ParseSlurmVersion(const std::string& text);
 
 struct SlurmReplicaRequest {
-  std::string name;                       ///< <role>-<replica>
-  std::vector<std::string> sbatch_opts;   ///< for its `#SBATCH` line
-  std::vector<std::string> srun_opts;     ///< before the command in `srun`
-  std::vector<std::string> command;       ///< shell words, already quoted
+  std::string name;                      ///< <role>-<replica>
+  std::vector<std::string> sbatch_opts;  ///< for its `#SBATCH` line
+  std::vector<std::string> srun_opts;    ///< before the command in `srun`
+  std::vector<std::string> command;      ///< shell words, already quoted
 };
 
 struct SlurmBatchRequest {
@@ -75,7 +75,7 @@ Result<std::string> AfterOkDependency(std::string_view given, const std::vector<
 /// `partition_mem_mb`: RealMemory of the target partition; --mem is left out when it is <= 1000
 /// (tiny test partitions) or when nomem is set. kInvalidArgument naming the role for
 /// requests Slurm cannot express.
-Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const SlurmOptions& options,
-                                            SlurmVersion version, std::optional<int> partition_mem_mb);
+Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const SlurmOptions& options, SlurmVersion version,
+                                            std::optional<int> partition_mem_mb);
 
 }  // namespace torchx::schedulers::slurm

@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
-#include <functional>
-#include <optional>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -100,8 +100,8 @@ class SlurmScheduler : public Scheduler {
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
     // An id squeue no longer knows makes it fail, and accounting is asked instead.
-    auto squeue = Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)},
-                       std::chrono::seconds(60));
+    auto squeue =
+        Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60));
     if (!squeue) return squeue.status();
     if (squeue->exit_code == 0) {
       TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
@@ -156,8 +156,9 @@ class SlurmScheduler : public Scheduler {
     // Newest first, as the other back-ends list (job ids grow with each submission): a dashboard
     // or `torchx list | head` shows the latest jobs of a long-lived cluster, not its oldest.
     auto number = [](const std::string& id) { return std::strtoll(id.c_str(), nullptr, 10); };
-    std::stable_sort(out.begin(), out.end(),
-                     [&](const ListAppResponse& a, const ListAppResponse& b) { return number(a.app_id) > number(b.app_id); });
+    std::stable_sort(out.begin(), out.end(), [&](const ListAppResponse& a, const ListAppResponse& b) {
+      return number(a.app_id) > number(b.app_id);
+    });
     return out;
   }
 
@@ -171,9 +172,10 @@ class SlurmScheduler : public Scheduler {
     bool any = false;
     for (const auto& f : files) any |= fs::exists(f, ec);
     if (!any && !o.follow) {
-      return NotFoundError(fmt::format("slurm: no log files {}.{{out,err}} in {} (logs live in the job's working "
-                                       "dir or job_dir)",
-                                       base, dir.string()));
+      return NotFoundError(
+          fmt::format("slurm: no log files {}.{{out,err}} in {} (logs live in the job's working "
+                      "dir or job_dir)",
+                      base, dir.string()));
     }
     // Whether the job is over is asked at most every 2 s: each answer is an squeue call, and Slurm
     // asks users not to loop on squeue. A controller that cannot be reached is not the job's end:
@@ -181,7 +183,8 @@ class SlurmScheduler : public Scheduler {
     static constexpr auto kAskEvery = std::chrono::seconds(2);
     static constexpr auto kOutageLimit = std::chrono::minutes(10);
     using TimePoint = std::chrono::steady_clock::time_point;
-    auto finished = [this, app_id, asked = std::optional<TimePoint>(), outage_since = std::optional<TimePoint>()]() mutable {
+    auto finished = [this, app_id, asked = std::optional<TimePoint>(),
+                     outage_since = std::optional<TimePoint>()]() mutable {
       TimePoint now = clock_->Now();
       if (asked && now - *asked < kAskEvery) return false;
       asked = now;
@@ -238,8 +241,8 @@ class SlurmScheduler : public Scheduler {
   }
 
   Result<std::vector<SlurmJob>> SqueueJobs() {
-    TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)},
-                                           std::chrono::seconds(60)));
+    TORCHX_ASSIGN_OR_RETURN(
+        auto res, Tool({"squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60)));
     if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(res.err)));
     return ParseSqueueRows(res.out);
   }
@@ -288,8 +291,9 @@ class SlurmTools final : public internal::CommandRunner {
   Result<internal::CommandResult> Run(const std::vector<std::string>& argv, const std::string& cwd,
                                       std::chrono::milliseconds timeout) override {
     bool query = !argv.empty() && (argv[0] == "squeue" || argv[0] == "sacct");
-    return internal::RunCommand(argv, cwd, timeout,
-                                query ? std::vector<std::string>{"SLURM_TIME_FORMAT=standard"} : std::vector<std::string>{});
+    return internal::RunCommand(
+        argv, cwd, timeout,
+        query ? std::vector<std::string>{"SLURM_TIME_FORMAT=standard"} : std::vector<std::string>{});
   }
 };
 

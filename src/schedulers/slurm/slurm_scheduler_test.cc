@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <ctime>
 #include <map>
 #include <sstream>
 
@@ -21,10 +21,10 @@ namespace torchx::schedulers::slurm {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using specs::AppState;
+using ::testing::ElementsAre;
 using testing::FakeCommandRunner;
+using ::testing::HasSubstr;
 
 std::string Golden(const std::string& name) {
   std::ifstream f(std::string(TORCHX_SOURCE_DIR) + "/tests/golden/slurm/" + name);
@@ -108,8 +108,7 @@ TEST(SlurmScheduler, ScheduleReadsAPlainJobIdAndReportsSbatchsOwnError) {
   f.tools->On({"sbatch"}, 1, "",
               "sbatch: error: invalid partition specified: gpu\n"
               "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
-  EXPECT_THAT(f.sched->Schedule(*info),
-              StatusIs(StatusCode::kUnavailable, HasSubstr("sbatch failed (exit 1)")));
+  EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kUnavailable, HasSubstr("sbatch failed (exit 1)")));
   EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kUnavailable, HasSubstr("Invalid partition name")));
   for (auto& argv : f.tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
 }
@@ -205,7 +204,8 @@ TEST(SlurmScheduler, AControllerOutageIsSaidPlainlyNotTakenForAMissingJob) {
                                    "slurm controller (connect failure)): state from accounting, which may lag"));
   // Without accounting either: an error, not "no such app" (which would end a `wait`).
   f.tools->On({"sacct"}, 1, "", "sacct: error: slurmdbd: Connection refused\n");
-  EXPECT_THAT(f.sched->Describe("15"), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
+  EXPECT_THAT(f.sched->Describe("15"),
+              StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
   // An id squeue does not know is still simply unknown.
   f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n");
   EXPECT_THAT(f.sched->Describe("15"), IsOkAndHolds(::testing::Eq(std::nullopt)));
@@ -220,14 +220,15 @@ TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   std::map<std::string, AppState> got;
   for (const auto& r : *list) got[r.app_id] = r.state;
   EXPECT_EQ(got, (std::map<std::string, AppState>{{"13", AppState::kCancelled},
-                                                   {"14", AppState::kFailed},
-                                                   {"15", AppState::kSucceeded},
-                                                   {"74", AppState::kCancelled},
-                                                   {"1078", AppState::kFailed},
-                                                   {"1080", AppState::kRunning},
-                                                   {"1082", AppState::kPending},
-                                                   {"1083", AppState::kFailed}}));
-  EXPECT_THAT(f.tools->CallsOf("squeue")[0], ElementsAre("squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)));
+                                                  {"14", AppState::kFailed},
+                                                  {"15", AppState::kSucceeded},
+                                                  {"74", AppState::kCancelled},
+                                                  {"1078", AppState::kFailed},
+                                                  {"1080", AppState::kRunning},
+                                                  {"1082", AppState::kPending},
+                                                  {"1083", AppState::kFailed}}));
+  EXPECT_THAT(f.tools->CallsOf("squeue")[0],
+              ElementsAre("squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)));
   std::vector<std::string> order;
   for (const auto& r : *list) order.push_back(r.app_id);
   EXPECT_THAT(order, ElementsAre("1083", "1082", "1080", "1078", "74", "15", "14", "13"));  // newest first
@@ -254,7 +255,10 @@ TEST(SlurmScheduler, AFollowedLogOutlastsAControllerOutageAndAsksSqueueSparingly
   struct ScopedCwd {  // the job's files are in the cwd when no job_dir was recorded
     fs::path was = fs::current_path();
     explicit ScopedCwd(const fs::path& to) { fs::current_path(to); }
-    ~ScopedCwd() { std::error_code ec; fs::current_path(was, ec); }
+    ~ScopedCwd() {
+      std::error_code ec;
+      fs::current_path(was, ec);
+    }
   } cwd(dir.path());
   auto tools = std::make_shared<FakeCommandRunner>();
   auto clock = std::make_shared<testing::FakeClock>();

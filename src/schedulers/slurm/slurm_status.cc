@@ -16,13 +16,20 @@ using specs::AppState;
 
 int Rank(AppState s) {
   switch (s) {
-    case AppState::kFailed: return 6;
-    case AppState::kCancelled: return 5;
-    case AppState::kUnknown: return 4;
-    case AppState::kRunning: return 3;
-    case AppState::kPending: return 2;
-    case AppState::kSubmitted: return 1;
-    default: return 0;  // SUCCEEDED, UNSUBMITTED
+    case AppState::kFailed:
+      return 6;
+    case AppState::kCancelled:
+      return 5;
+    case AppState::kUnknown:
+      return 4;
+    case AppState::kRunning:
+      return 3;
+    case AppState::kPending:
+      return 2;
+    case AppState::kSubmitted:
+      return 1;
+    default:
+      return 0;  // SUCCEEDED, UNSUBMITTED
   }
 }
 
@@ -30,17 +37,14 @@ int Rank(AppState s) {
 
 const std::map<std::string, AppState, std::less<>>& SlurmStates() {
   static const auto* kStates = new std::map<std::string, AppState, std::less<>>{
-      {"COMPLETED", AppState::kSucceeded},   {"CANCELLED", AppState::kCancelled},
-      {"PENDING", AppState::kPending},       {"REQUEUED", AppState::kPending},
-      {"REQUEUE_FED", AppState::kPending},   {"REQUEUE_HOLD", AppState::kPending},
-      {"RESIZING", AppState::kPending},      {"SUSPENDED", AppState::kPending},
-      {"CONFIGURING", AppState::kPending},   {"RUNNING", AppState::kRunning},
-      {"COMPLETING", AppState::kRunning},    {"STAGE_OUT", AppState::kRunning},
-      {"SIGNALING", AppState::kRunning},     {"BOOT_FAIL", AppState::kFailed},
-      {"DEADLINE", AppState::kFailed},       {"FAILED", AppState::kFailed},
-      {"NODE_FAIL", AppState::kFailed},      {"OUT_OF_MEMORY", AppState::kFailed},
-      {"PREEMPTED", AppState::kFailed},      {"REVOKED", AppState::kFailed},
-      {"TIMEOUT", AppState::kFailed},        {"SPECIAL_EXIT", AppState::kFailed},
+      {"COMPLETED", AppState::kSucceeded}, {"CANCELLED", AppState::kCancelled}, {"PENDING", AppState::kPending},
+      {"REQUEUED", AppState::kPending},    {"REQUEUE_FED", AppState::kPending}, {"REQUEUE_HOLD", AppState::kPending},
+      {"RESIZING", AppState::kPending},    {"SUSPENDED", AppState::kPending},   {"CONFIGURING", AppState::kPending},
+      {"RUNNING", AppState::kRunning},     {"COMPLETING", AppState::kRunning},  {"STAGE_OUT", AppState::kRunning},
+      {"SIGNALING", AppState::kRunning},   {"BOOT_FAIL", AppState::kFailed},    {"DEADLINE", AppState::kFailed},
+      {"FAILED", AppState::kFailed},       {"NODE_FAIL", AppState::kFailed},    {"OUT_OF_MEMORY", AppState::kFailed},
+      {"PREEMPTED", AppState::kFailed},    {"REVOKED", AppState::kFailed},      {"TIMEOUT", AppState::kFailed},
+      {"SPECIAL_EXIT", AppState::kFailed},
   };
   return *kStates;
 }

@@ -33,7 +33,7 @@ struct SlurmJob {
   std::string state;      ///< Slurm's
   std::string hostname;
   std::optional<int> exit_code;
-  int restarts = 0;  ///< times requeued (squeue's restart_cnt)
+  int restarts = 0;                 ///< times requeued (squeue's restart_cnt)
   std::optional<double> submitted;  ///< epoch seconds: squeue's SubmitTime, accounting's Submit
 };
 

@@ -1,9 +1,9 @@
 // local_cwd against real processes: layout, env, failures, retries, cancel, supervisor loss,
 // concurrency. Each test has its own state directory.
-#include <cstdlib>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -25,9 +25,9 @@ namespace torchx {
 namespace {
 
 namespace fs = std::filesystem;
+using specs::AppState;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using specs::AppState;
 
 std::string Read(const fs::path& p) {
   std::ifstream in(p);
@@ -101,7 +101,7 @@ TEST_F(LocalSchedulerTest, EchoSucceedsWithTorchXLogLayout) {
 }
 
 mode_t ModeOf(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
   return st.st_mode & 07777;
 }
@@ -196,7 +196,8 @@ std::string FlakyOnce(const std::string& marker) {
 
 TEST_F(LocalSchedulerTest, ReplicaRetryRestartsOnlyTheFailedReplica) {
   std::string m = env_.dir().path() + "/m";
-  specs::Role flaky = ShRole("r", "if [ \"$RID\" = 1 ]; then " + FlakyOnce(m + "1") + "; else echo start >> " + m + "0; sleep 0.5; fi", 2);
+  specs::Role flaky = ShRole(
+      "r", "if [ \"$RID\" = 1 ]; then " + FlakyOnce(m + "1") + "; else echo start >> " + m + "0; sleep 0.5; fi", 2);
   flaky.env["RID"] = "${replica_id}";
   flaky.max_retries = 1;
   flaky.retry_policy = specs::RetryPolicy::kReplica;
@@ -237,8 +238,10 @@ TEST_F(LocalSchedulerTest, ReplicaRetryRestartsOnlyTheFailedReplica) {
 TEST_F(LocalSchedulerTest, RoleRetryRestartsEveryReplicaOfTheRole) {
   std::string m = env_.dir().path() + "/m";
   // Replica 0 fails once, but only after replica 1 has started, so that its restart is observable.
-  specs::Role a = ShRole("a", "echo start >> " + m + "a$RID; if [ \"$RID\" = 0 ]; then while [ ! -e " + m +
-                                  "a1 ]; do sleep 0.02; done; " + FlakyOnce(m + "flag") + "; fi; sleep 0.2", 2);
+  specs::Role a = ShRole("a",
+                         "echo start >> " + m + "a$RID; if [ \"$RID\" = 0 ]; then while [ ! -e " + m +
+                             "a1 ]; do sleep 0.02; done; " + FlakyOnce(m + "flag") + "; fi; sleep 0.2",
+                         2);
   a.env["RID"] = "${replica_id}";
   a.max_retries = 1;
   a.retry_policy = specs::RetryPolicy::kRole;
@@ -496,7 +499,8 @@ TEST_F(LocalSchedulerTest, UnknownAppsAndBadHandles) {
 }
 
 TEST_F(LocalSchedulerTest, LogsFollowUntilTheAppEndsAndFilterByRegex) {
-  auto handle = runner_.Run(App({ShRole("s", "for i in 1 2 3; do echo line$i; sleep 0.2; done; echo other")}), "local_cwd");
+  auto handle =
+      runner_.Run(App({ShRole("s", "for i in 1 2 3; do echo line$i; sleep 0.2; done; echo other")}), "local_cwd");
   ASSERT_THAT(handle, IsOk());
   schedulers::LogOptions o;
   o.role = "s";
