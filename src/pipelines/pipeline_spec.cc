@@ -16,7 +16,7 @@
 namespace torchx::pipelines {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 const std::vector<std::string> kPipelineKeys = {"name", "scheduler", "cfg", "steps"};
 const std::vector<std::string> kStepKeys = {"component", "args", "app", "depends_on", "scheduler", "cfg"};
@@ -26,27 +26,27 @@ Status UnknownKey(const std::string& where, const std::string& key, const std::v
                                           fmt::join(valid, ", "), internal::SuggestionSuffix(key, valid)));
 }
 
-Status CheckKeys(const Json& obj, const std::string& where, const std::vector<std::string>& valid) {
+Status CheckKeys(const OrderedJson& obj, const std::string& where, const std::vector<std::string>& valid) {
   for (const auto& [key, _] : obj.items()) {
     if (std::find(valid.begin(), valid.end(), key) == valid.end()) return UnknownKey(where, key, valid);
   }
   return OkStatus();
 }
 
-Result<std::string> StringField(const Json& obj, const char* key, const std::string& where) {
+Result<std::string> StringField(const OrderedJson& obj, const char* key, const std::string& where) {
   if (!obj.contains(key) || obj[key].is_null()) return std::string();
   if (!obj[key].is_string()) return InvalidArgumentError(fmt::format("{}.{}: must be a string", where, key));
   return obj[key].get<std::string>();
 }
 
 // An argument as the command line would give it: numbers and booleans as the file spells them.
-Result<std::string> ArgText(const Json& v, const std::string& where) {
+Result<std::string> ArgText(const OrderedJson& v, const std::string& where) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number() || v.is_boolean()) return v.dump();
   return InvalidArgumentError(fmt::format("{}: must be a string, number or boolean", where));
 }
 
-Result<std::string> CfgObject(const Json& obj, const std::string& where) {
+Result<std::string> CfgObject(const OrderedJson& obj, const std::string& where) {
   if (!obj.contains("cfg") || obj["cfg"].is_null()) return std::string("{}");
   if (!obj["cfg"].is_object()) {
     return InvalidArgumentError(fmt::format("{}.cfg: must be a mapping of scheduler options", where));
@@ -63,7 +63,7 @@ bool IsStepName(const std::string& s) {
   return true;
 }
 
-Result<StepSpec> ParseStep(const std::string& name, const Json& j, const std::string& where) {
+Result<StepSpec> ParseStep(const std::string& name, const OrderedJson& j, const std::string& where) {
   if (!IsStepName(name)) {
     return InvalidArgumentError(
         fmt::format("{}: step name `{}` must start with a letter or digit and hold only letters, digits, `-` and `_` "
@@ -99,7 +99,7 @@ Result<StepSpec> ParseStep(const std::string& name, const Json& j, const std::st
     s.app = std::move(*app);
   }
   if (j.contains("depends_on") && !j["depends_on"].is_null()) {
-    const Json& d = j["depends_on"];
+    const OrderedJson& d = j["depends_on"];
     if (d.is_string()) {
       s.depends_on.push_back(d.get<std::string>());
     } else if (d.is_array()) {
@@ -170,7 +170,7 @@ Status OrderSteps(std::vector<StepSpec>& steps) {
 Result<PipelineSpec> ParsePipeline(std::string_view text, const std::string& origin) {
   auto parsed = specs::internal::YamlTextToJson(text, origin);
   if (!parsed) return parsed.error();
-  const Json& j = *parsed;
+  const OrderedJson& j = *parsed;
   auto in = [&origin](Status s) { return s.WithContext(origin); };
   if (!j.is_object())
     return in(

@@ -7,9 +7,9 @@
 namespace torchx::specs {
 
 ErrorFile ReadErrorFile(std::string_view text) {
-  internal::JsonView parsed = internal::JsonView::Parse(text);
-  internal::JsonView m = parsed["message"];
-  auto value = [](const internal::JsonView& v) { return v.get() ? *v.get() : nlohmann::json(); };
+  torchx::internal::JsonView parsed = torchx::internal::JsonView::Parse(text);
+  torchx::internal::JsonView m = parsed["message"];
+  auto value = [](const torchx::internal::JsonView& v) { return v.get() ? *v.get() : nlohmann::json(); };
   ErrorFile out;
   if (m.IsObject() && m["message"].IsString()) {
     out = {true, value(m["message"]), value(m["errorCode"]), value(m["extraInfo"]["timestamp"])};

@@ -121,7 +121,7 @@ std::vector<DeviceMount> DeviceMountsFor(const std::map<std::string, int>& devic
 
 Result<std::vector<Mount>> ParseMountsString(std::string_view spec) {
   std::vector<std::string> tokens;
-  for (std::string& t : internal::SplitAny(spec, ",")) {
+  for (std::string& t : torchx::internal::SplitAny(spec, ",")) {
     if (!t.empty()) tokens.push_back(std::move(t));
   }
   return ParseMounts(tokens);

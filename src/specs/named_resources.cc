@@ -146,7 +146,7 @@ Result<Resource> GetNamedResource(std::string_view name, const NamedResourceSour
     if (auto found = extra->Find(name)) return std::move(*found);
   }
   return NotFoundError(fmt::format("named resource: unknown name `{}`.{}", name,
-                                   internal::SuggestionSuffix(name, NamedResourceNames(extra))));
+                                   torchx::internal::SuggestionSuffix(name, NamedResourceNames(extra))));
 }
 
 Result<Resource> MakeResource(int cpu, int gpu, int memMB, std::string_view h, const NamedResourceSource* extra) {

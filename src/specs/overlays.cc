@@ -14,7 +14,7 @@
 namespace torchx::specs::overlays {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 constexpr std::string_view kPut = "__put__:";
 constexpr std::string_view kJoin = "__join__:";
@@ -25,34 +25,36 @@ constexpr std::string_view kTuple = "__torchx_tuple__";
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-bool IsTuple(const Json& v) { return v.is_object() && v.size() == 1 && v.contains(kTuple) && v[kTuple].is_array(); }
+bool IsTuple(const OrderedJson& v) {
+  return v.is_object() && v.size() == 1 && v.contains(kTuple) && v[kTuple].is_array();
+}
 
 // Python's name for a value's type: the messages are TorchX's.
-std::string_view PyType(const Json& v) {
+std::string_view PyType(const OrderedJson& v) {
   if (IsTuple(v)) return "tuple";
   switch (v.type()) {
-    case Json::value_t::object:
+    case OrderedJson::value_t::object:
       return "dict";
-    case Json::value_t::array:
+    case OrderedJson::value_t::array:
       return "list";
-    case Json::value_t::string:
+    case OrderedJson::value_t::string:
       return "str";
-    case Json::value_t::boolean:
+    case OrderedJson::value_t::boolean:
       return "bool";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
+    case OrderedJson::value_t::number_integer:
+    case OrderedJson::value_t::number_unsigned:
       return "int";
-    case Json::value_t::number_float:
+    case OrderedJson::value_t::number_float:
       return "float";
     default:
       return "NoneType";
   }
 }
 
-bool IsDict(const Json& v) { return v.is_object() && !IsTuple(v); }
+bool IsDict(const OrderedJson& v) { return v.is_object() && !IsTuple(v); }
 
 // Removes every key of `base` about `field` (operator or plain), except the plain one if asked.
-void RemoveFieldKeys(Json& base, std::string_view field, bool keep_plain, std::string_view keep = {}) {
+void RemoveFieldKeys(OrderedJson& base, std::string_view field, bool keep_plain, std::string_view keep = {}) {
   std::vector<std::string> doomed;
   for (auto it = base.begin(); it != base.end(); ++it) {
     if (FieldOf(it.key()) != field) continue;
@@ -63,14 +65,14 @@ void RemoveFieldKeys(Json& base, std::string_view field, bool keep_plain, std::s
   for (const std::string& k : doomed) base.erase(k);
 }
 
-void MergeByKey(Json& base_list, const Json& overlay_list, const std::string& on) {
+void MergeByKey(OrderedJson& base_list, const OrderedJson& overlay_list, const std::string& on) {
   // Matched items take the overlay's top-level fields; the rest are appended.
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < base_list.size(); ++i) {
-    const Json& item = base_list[i];
+    const OrderedJson& item = base_list[i];
     if (item.is_object() && item.contains(on)) index[item[on].dump()] = i;  // the last duplicate, as TorchX
   }
-  for (const Json& item : overlay_list) {
+  for (const OrderedJson& item : overlay_list) {
     auto it = item.is_object() && item.contains(on) ? index.find(item[on].dump()) : index.end();
     if (it == index.end()) {
       base_list.push_back(item);
@@ -82,7 +84,7 @@ void MergeByKey(Json& base_list, const Json& overlay_list, const std::string& on
   }
 }
 
-Status ResolveJoin(Json& base, const std::string& key, const Json& value, const std::string& field) {
+Status ResolveJoin(OrderedJson& base, const std::string& key, const OrderedJson& value, const std::string& field) {
   RemoveFieldKeys(base, field, /*keep_plain=*/true);
   std::string_view rest = std::string_view(key).substr(kJoin.size());
   size_t colon = rest.find(':');
@@ -93,7 +95,7 @@ Status ResolveJoin(Json& base, const std::string& key, const Json& value, const 
   if (!value.is_array() || IsTuple(value)) {
     return InvalidArgumentError(fmt::format("JOIN requires a list value, got {} for field `{}`", PyType(value), field));
   }
-  auto all_dicts = [](const Json& list) { return std::all_of(list.begin(), list.end(), IsDict); };
+  auto all_dicts = [](const OrderedJson& list) { return std::all_of(list.begin(), list.end(), IsDict); };
   if (!all_dicts(value)) {
     return InvalidArgumentError(
         fmt::format("JOIN requires a list of dicts as overlay value, but `{}` overlay contains non-dict items", field));
@@ -102,7 +104,7 @@ Status ResolveJoin(Json& base, const std::string& key, const Json& value, const 
     base[field] = value;
     return OkStatus();
   }
-  Json& target = base[field];
+  OrderedJson& target = base[field];
   if (!target.is_array()) {
     return InvalidArgumentError(fmt::format("JOIN requires base[`{}`] to be a list, got {}", field, PyType(target)));
   }
@@ -113,13 +115,13 @@ Status ResolveJoin(Json& base, const std::string& key, const Json& value, const 
   return OkStatus();
 }
 
-Status MergeValue(Json& base, const std::string& key, const Json& value, bool resolve) {
+Status MergeValue(OrderedJson& base, const std::string& key, const OrderedJson& value, bool resolve) {
   auto it = base.find(key);
   if (it == base.end()) {
     base[key] = IsTuple(value) ? value[kTuple] : value;  // a tuple for a new key becomes a list
     return OkStatus();
   }
-  Json& current = *it;
+  OrderedJson& current = *it;
   if (IsDict(current) && IsDict(value)) return Apply(current, value, resolve);
   if (current.is_array() && IsTuple(value)) {
     current = value[kTuple];
@@ -154,14 +156,14 @@ std::string FieldOf(std::string_view key) {
   return std::string(key);
 }
 
-Status Apply(Json& base, const Json& overlay, bool resolve) {
+Status Apply(OrderedJson& base, const OrderedJson& overlay, bool resolve) {
   if (!base.is_object() || !overlay.is_object()) {
     return InvalidArgumentError(
         fmt::format("overlay: expected dicts to merge, got {} into {}", PyType(overlay), PyType(base)));
   }
   for (auto it = overlay.begin(); it != overlay.end(); ++it) {
     const std::string& key = it.key();
-    const Json& value = it.value();
+    const OrderedJson& value = it.value();
     std::string field = FieldOf(key);
     if (resolve) {
       if (StartsWith(key, kDel)) {
@@ -185,9 +187,9 @@ Status Apply(Json& base, const Json& overlay, bool resolve) {
   return OkStatus();
 }
 
-void StripTupleMarkers(Json& v) {
+void StripTupleMarkers(OrderedJson& v) {
   if (IsTuple(v)) {
-    Json items = std::move(v[kTuple]);
+    OrderedJson items = std::move(v[kTuple]);
     v = std::move(items);
   }
   if (v.is_object() || v.is_array()) {
@@ -195,17 +197,18 @@ void StripTupleMarkers(Json& v) {
   }
 }
 
-Json Get(const Json& ns_value, std::string_view kind, bool flat_fallback) {
-  if (!ns_value.is_object()) return Json::object();
+OrderedJson Get(const OrderedJson& ns_value, std::string_view kind, bool flat_fallback) {
+  if (!ns_value.is_object()) return OrderedJson::object();
   if (auto it = ns_value.find(kind); it != ns_value.end() && it->is_object()) return *it;
-  if (auto marker = ns_value.find(kFormatKey); marker != ns_value.end() && *marker == true) return Json::object();
-  if (!flat_fallback || ns_value.empty()) return Json::object();
-  bool looks_nested =
-      ns_value.size() > 1 && std::all_of(ns_value.begin(), ns_value.end(), [](const Json& v) { return v.is_object(); });
-  return looks_nested ? Json::object() : ns_value;
+  if (auto marker = ns_value.find(kFormatKey); marker != ns_value.end() && *marker == true)
+    return OrderedJson::object();
+  if (!flat_fallback || ns_value.empty()) return OrderedJson::object();
+  bool looks_nested = ns_value.size() > 1 &&
+                      std::all_of(ns_value.begin(), ns_value.end(), [](const OrderedJson& v) { return v.is_object(); });
+  return looks_nested ? OrderedJson::object() : ns_value;
 }
 
-Result<Json> LoadFile(std::string_view uri) {
+Result<OrderedJson> LoadFile(std::string_view uri) {
   std::string_view path = uri;
   if (StartsWith(path, "file://")) {
     path.remove_prefix(7);
@@ -219,7 +222,7 @@ Result<Json> LoadFile(std::string_view uri) {
   if (!in) return NotFoundError(fmt::format("overlay file `{}`: cannot be read", uri));
   std::stringstream text;
   text << in.rdbuf();
-  Json data = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  OrderedJson data = OrderedJson::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (data.is_discarded()) {
     TORCHX_ASSIGN_OR_RETURN(data, internal::YamlTextToJson(text.str(), fmt::format("overlay file `{}`", uri),
                                                            /*keep_tuples=*/true));
@@ -230,7 +233,7 @@ Result<Json> LoadFile(std::string_view uri) {
   return data;
 }
 
-Status Validate(const Json& overlay, const std::vector<std::string>& blocklist, std::string_view overlay_name) {
+Status Validate(const OrderedJson& overlay, const std::vector<std::string>& blocklist, std::string_view overlay_name) {
   if (!overlay.is_object()) return OkStatus();
   std::vector<std::string> disallowed;
   for (auto it = overlay.begin(); it != overlay.end(); ++it) {

@@ -128,18 +128,18 @@ std::string CfgValToString(const CfgVal& v) {
     std::string operator()(std::monostate) const { return "None"; }
     std::string operator()(const std::string& s) const { return s; }
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const { return internal::PyFloatStr(d); }
+    std::string operator()(double d) const { return torchx::internal::PyFloatStr(d); }
     std::string operator()(bool b) const { return b ? "True" : "False"; }
     std::string operator()(const CfgList& l) const {
       std::string out = "[";
-      for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + internal::PyRepr(l[i]);
+      for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + torchx::internal::PyRepr(l[i]);
       return out + "]";
     }
     std::string operator()(const CfgDict& d) const {
       std::string out = "{";
       bool first = true;
       for (const auto& [k, val] : d) {
-        out += (first ? "" : ", ") + internal::PyRepr(k) + ": " + internal::PyRepr(val);
+        out += (first ? "" : ", ") + torchx::internal::PyRepr(k) + ": " + torchx::internal::PyRepr(val);
         first = false;
       }
       return out + "}";
@@ -149,7 +149,7 @@ std::string CfgValToString(const CfgVal& v) {
 }
 
 std::string CfgValRepr(const CfgVal& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return internal::PyRepr(*s);
+  if (const auto* s = std::get_if<std::string>(&v)) return torchx::internal::PyRepr(*s);
   return CfgValToString(v);
 }
 
@@ -158,7 +158,7 @@ std::string CfgRepr(const Cfg& cfg) {
   std::string out = "{";
   bool first = true;
   for (const auto& [k, v] : cfg) {
-    out += (first ? "" : ", ") + internal::PyRepr(k) + ": " + CfgValRepr(v);
+    out += (first ? "" : ", ") + torchx::internal::PyRepr(k) + ": " + CfgValRepr(v);
     first = false;
   }
   return out + "}";
@@ -216,8 +216,8 @@ Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::s
   std::vector<std::string> quoted;
   std::string masked = MaskQuoted(arg, quoted);
   std::vector<std::string> parts;
-  for (const std::string& p : internal::SplitAny(masked, "=")) {
-    std::string_view stripped = internal::Strip(p);
+  for (const std::string& p : torchx::internal::SplitAny(masked, "=")) {
+    std::string_view stripped = torchx::internal::Strip(p);
     if (!stripped.empty()) parts.emplace_back(stripped);
   }
   if (parts.size() < 2) {
@@ -233,9 +233,9 @@ Result<std::vector<std::pair<std::string, std::string>>> CfgStringToPairs(std::s
       return InvalidArgumentError(fmt::format(
           "cfg: `{}` cannot be split into `val<delim>key` with delims [',', ';'] (in `{}`)", Unmask(vk, quoted), arg));
     }
-    std::string val(internal::Strip(std::string_view(vk).substr(0, idx)));
+    std::string val(torchx::internal::Strip(std::string_view(vk).substr(0, idx)));
     put(key, Unquote(Unmask(val, quoted)));
-    key = Unmask(std::string(internal::Strip(std::string_view(vk).substr(idx + 1))), quoted);
+    key = Unmask(std::string(torchx::internal::Strip(std::string_view(vk).substr(idx + 1))), quoted);
   }
   put(key, Unquote(Unmask(parts.back(), quoted)));
   return out;

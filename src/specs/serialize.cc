@@ -19,22 +19,22 @@
 namespace torchx::specs {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // ---- writing ----
 
-Json ToJson(const Value& v) { return ::torchx::internal::ValueToJson<Json>(v); }
+OrderedJson ToJson(const Value& v) { return ::torchx::internal::ValueToJson<OrderedJson>(v); }
 
-Json ToJson(const Value::Map& m) { return ToJson(Value(m)); }
+OrderedJson ToJson(const Value::Map& m) { return ToJson(Value(m)); }
 
 template <typename Map>
-Json MapToJson(const Map& m) {
-  Json obj = Json::object();
+OrderedJson MapToJson(const Map& m) {
+  OrderedJson obj = OrderedJson::object();
   for (const auto& [k, v] : m) obj[k] = v;
   return obj;
 }
 
-Json MountToJson(const Mount& m) {
+OrderedJson MountToJson(const Mount& m) {
   if (const auto* b = std::get_if<BindMount>(&m)) {
     return {{"type", "bind"}, {"src_path", b->src_path}, {"dst_path", b->dst_path}, {"read_only", b->read_only}};
   }
@@ -45,8 +45,8 @@ Json MountToJson(const Mount& m) {
   return {{"type", "device"}, {"src_path", d.src_path}, {"dst_path", d.dst_path}, {"permissions", d.permissions}};
 }
 
-Json RoleToJson(const Role& r) {
-  Json mounts = Json::array();
+OrderedJson RoleToJson(const Role& r) {
+  OrderedJson mounts = OrderedJson::array();
   for (const Mount& m : r.mounts) mounts.push_back(MountToJson(m));
   return {
       {"name", r.name},
@@ -55,7 +55,7 @@ Json RoleToJson(const Role& r) {
       {"args", r.args},
       {"env", MapToJson(r.env)},
       {"num_replicas", r.num_replicas},
-      {"min_replicas", r.min_replicas ? Json(*r.min_replicas) : Json(nullptr)},
+      {"min_replicas", r.min_replicas ? OrderedJson(*r.min_replicas) : OrderedJson(nullptr)},
       {"max_retries", r.max_retries},
       {"retry_policy", RetryPolicyName(r.retry_policy)},
       {"resource",
@@ -71,8 +71,8 @@ Json RoleToJson(const Role& r) {
   };
 }
 
-Json AppToJson(const AppDef& app) {
-  Json roles = Json::array();
+OrderedJson AppToJson(const AppDef& app) {
+  OrderedJson roles = OrderedJson::array();
   for (const Role& r : app.roles) roles.push_back(RoleToJson(r));
   return {{"name", app.name}, {"roles", std::move(roles)}, {"metadata", MapToJson(app.metadata)}};
 }
@@ -85,14 +85,14 @@ class Reader {
   Reader(bool scalars_as_text, const NamedResourceSource* resources)
       : scalars_as_text_(scalars_as_text), resources_(resources) {}
 
-  Result<Resource> TopResource(const Json& j) { return ReadResource(j, "resource"); }
+  Result<Resource> TopResource(const OrderedJson& j) { return ReadResource(j, "resource"); }
 
-  Result<AppDef> App(const Json& j) {
+  Result<AppDef> App(const OrderedJson& j) {
     TORCHX_RETURN_IF_ERROR(Keys(j, "", {"name", "roles", "metadata"}));
     AppDef app;
     TORCHX_RETURN_IF_ERROR(Str(j, "", "name", app.name));
     if (j.contains("roles")) {
-      const Json& roles = j["roles"];
+      const OrderedJson& roles = j["roles"];
       if (!roles.is_array()) return TypeError("roles", "a list", roles);
       for (size_t i = 0; i < roles.size(); ++i) {
         TORCHX_ASSIGN_OR_RETURN(Role r, ReadRole(roles[i], fmt::format("roles[{}]", i)));
@@ -107,7 +107,7 @@ class Reader {
   static std::string Join(std::string_view path, std::string_view key) {
     return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
   }
-  static std::string_view KindOf(const Json& v) {
+  static std::string_view KindOf(const OrderedJson& v) {
     if (v.is_null()) return "null";
     if (v.is_boolean()) return "bool";
     if (v.is_number_integer()) return "integer";
@@ -116,11 +116,11 @@ class Reader {
     if (v.is_array()) return "list";
     return "object";
   }
-  static Status TypeError(std::string_view path, std::string_view expected, const Json& got) {
+  static Status TypeError(std::string_view path, std::string_view expected, const OrderedJson& got) {
     return InvalidArgumentError(fmt::format("{}: expected {}, got {} {}", path, expected, KindOf(got), got.dump()));
   }
 
-  static Status Keys(const Json& j, std::string_view path, std::vector<std::string> valid) {
+  static Status Keys(const OrderedJson& j, std::string_view path, std::vector<std::string> valid) {
     if (!j.is_object()) return TypeError(path.empty() ? "AppDef" : path, "an object", j);
     for (const auto& [k, _] : j.items()) {
       if (std::find(valid.begin(), valid.end(), k) == valid.end()) {
@@ -131,7 +131,7 @@ class Reader {
     return OkStatus();
   }
 
-  Status StrValue(const Json& v, const std::string& path, std::string& out) const {
+  Status StrValue(const OrderedJson& v, const std::string& path, std::string& out) const {
     if (v.is_string()) {
       out = v.get<std::string>();
     } else if (scalars_as_text_ && (v.is_number() || v.is_boolean())) {
@@ -142,12 +142,12 @@ class Reader {
     return OkStatus();
   }
 
-  Status Str(const Json& j, std::string_view path, const char* key, std::string& out) const {
+  Status Str(const OrderedJson& j, std::string_view path, const char* key, std::string& out) const {
     if (!j.contains(key)) return OkStatus();
     return StrValue(j[key], Join(path, key), out);
   }
 
-  static Status IntValue(const Json& v, const std::string& path, int& out) {
+  static Status IntValue(const OrderedJson& v, const std::string& path, int& out) {
     if (!v.is_number_integer()) return TypeError(path, "an integer", v);
     auto n = v.get<std::int64_t>();
     if (n < INT32_MIN || n > INT32_MAX) {
@@ -157,14 +157,15 @@ class Reader {
     return OkStatus();
   }
 
-  static Status Int(const Json& j, std::string_view path, const char* key, int& out) {
+  static Status Int(const OrderedJson& j, std::string_view path, const char* key, int& out) {
     if (!j.contains(key)) return OkStatus();
     return IntValue(j[key], Join(path, key), out);
   }
 
-  Status StrMap(const Json& j, std::string_view path, const char* key, std::map<std::string, std::string>& out) const {
+  Status StrMap(const OrderedJson& j, std::string_view path, const char* key,
+                std::map<std::string, std::string>& out) const {
     if (!j.contains(key)) return OkStatus();
-    const Json& m = j[key];
+    const OrderedJson& m = j[key];
     std::string p = Join(path, key);
     if (m.is_null()) return OkStatus();
     if (!m.is_object()) return TypeError(p, "an object of strings", m);
@@ -174,9 +175,9 @@ class Reader {
     return OkStatus();
   }
 
-  static Status IntMap(const Json& j, std::string_view path, const char* key, std::map<std::string, int>& out) {
+  static Status IntMap(const OrderedJson& j, std::string_view path, const char* key, std::map<std::string, int>& out) {
     if (!j.contains(key)) return OkStatus();
-    const Json& m = j[key];
+    const OrderedJson& m = j[key];
     std::string p = Join(path, key);
     if (m.is_null()) return OkStatus();
     if (!m.is_object()) return TypeError(p, "an object of integers", m);
@@ -186,23 +187,23 @@ class Reader {
     return OkStatus();
   }
 
-  static Value ToValue(const Json& v) { return ::torchx::internal::ValueFromJson(v); }
+  static Value ToValue(const OrderedJson& v) { return ::torchx::internal::ValueFromJson(v); }
 
-  static Status ValueMap(const Json& j, std::string_view path, const char* key, Value::Map& out) {
+  static Status ValueMap(const OrderedJson& j, std::string_view path, const char* key, Value::Map& out) {
     if (!j.contains(key) || j[key].is_null()) return OkStatus();
     if (!j[key].is_object()) return TypeError(Join(path, key), "an object", j[key]);
     out = ToValue(j[key]).as_map();
     return OkStatus();
   }
 
-  static Status Bool(const Json& j, std::string_view path, const char* key, bool& out) {
+  static Status Bool(const OrderedJson& j, std::string_view path, const char* key, bool& out) {
     if (!j.contains(key)) return OkStatus();
     if (!j[key].is_boolean()) return TypeError(Join(path, key), "true or false", j[key]);
     out = j[key].get<bool>();
     return OkStatus();
   }
 
-  Result<Resource> ReadResource(const Json& j, const std::string& path) const {
+  Result<Resource> ReadResource(const OrderedJson& j, const std::string& path) const {
     if (j.is_string()) {  // a named resource, e.g. "gpu.small"
       auto r = GetNamedResource(j.get<std::string>(), resources_);
       if (!r) return InvalidArgumentError(fmt::format("{}: {}", path, r.error().message()));
@@ -219,7 +220,7 @@ class Reader {
     return r;
   }
 
-  Result<Mount> ReadMount(const Json& j, const std::string& path) const {
+  Result<Mount> ReadMount(const OrderedJson& j, const std::string& path) const {
     if (!j.is_object()) return TypeError(path, "an object", j);
     std::string type;
     if (!j.contains("type")) {
@@ -255,7 +256,7 @@ class Reader {
         fmt::format("{}.type: invalid mount type '{}', must be one of [bind, volume, device]", path, type));
   }
 
-  Result<Role> ReadRole(const Json& j, const std::string& path) const {
+  Result<Role> ReadRole(const OrderedJson& j, const std::string& path) const {
     TORCHX_RETURN_IF_ERROR(Keys(j, path,
                                 {"name", "image", "entrypoint", "args", "env", "num_replicas", "min_replicas",
                                  "max_retries", "retry_policy", "resource", "port_map", "metadata", "mounts"}));
@@ -264,7 +265,7 @@ class Reader {
     TORCHX_RETURN_IF_ERROR(Str(j, path, "image", r.image));
     TORCHX_RETURN_IF_ERROR(Str(j, path, "entrypoint", r.entrypoint));
     if (j.contains("args") && !j["args"].is_null()) {
-      const Json& args = j["args"];
+      const OrderedJson& args = j["args"];
       if (!args.is_array()) return TypeError(Join(path, "args"), "a list of strings", args);
       for (size_t i = 0; i < args.size(); ++i) {
         TORCHX_RETURN_IF_ERROR(StrValue(args[i], fmt::format("{}.args[{}]", path, i), r.args.emplace_back()));
@@ -291,7 +292,7 @@ class Reader {
     TORCHX_RETURN_IF_ERROR(IntMap(j, path, "port_map", r.port_map));
     TORCHX_RETURN_IF_ERROR(ValueMap(j, path, "metadata", r.metadata));
     if (j.contains("mounts") && !j["mounts"].is_null()) {
-      const Json& mounts = j["mounts"];
+      const OrderedJson& mounts = j["mounts"];
       if (!mounts.is_array()) return TypeError(Join(path, "mounts"), "a list", mounts);
       for (size_t i = 0; i < mounts.size(); ++i) {
         TORCHX_ASSIGN_OR_RETURN(Mount m, ReadMount(mounts[i], fmt::format("{}.mounts[{}]", path, i)));
@@ -313,9 +314,9 @@ constexpr int kYamlMaxDepth = 128;
 // JSON, and so the canonical form, carries only UTF-8 text; YAML input is checked at the door.
 bool IsUtf8(const std::string& s) {
   try {
-    (void)Json(s).dump();
+    (void)OrderedJson(s).dump();
     return true;
-  } catch (const Json::type_error&) {
+  } catch (const OrderedJson::type_error&) {
     return false;
   }
 }
@@ -344,43 +345,46 @@ Status CheckText(const std::string& s, const std::string& what) {
   return OkStatus();
 }
 
-Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth = 0, bool keep_tuples = false) {
+Result<OrderedJson> YamlToJson(const YAML::Node& n, const std::string& path, int depth = 0, bool keep_tuples = false) {
   if (depth > kYamlMaxDepth) {
     return InvalidArgumentError(fmt::format("AppDef YAML: nested deeper than {} levels", kYamlMaxDepth));
   }
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
-      return Json(nullptr);
+      return OrderedJson(nullptr);
     case YAML::NodeType::Scalar:
       TORCHX_RETURN_IF_ERROR(CheckText(n.Scalar(), path.empty() ? "AppDef" : path));
-      return n.Tag() == "!" ? Json(n.Scalar()) : Json(torchx::internal::YamlPlainScalar(n.Scalar()));  // "!" = quoted
+      return n.Tag() == "!" ? OrderedJson(n.Scalar())
+                            : OrderedJson(torchx::internal::YamlPlainScalar(n.Scalar()));  // "!" = quoted
     case YAML::NodeType::Sequence: {
-      Json arr = Json::array();
+      OrderedJson arr = OrderedJson::array();
       size_t i = 0;
       for (const auto& item : n) {
-        TORCHX_ASSIGN_OR_RETURN(Json v, YamlToJson(item, fmt::format("{}[{}]", path, i++), depth + 1, keep_tuples));
+        TORCHX_ASSIGN_OR_RETURN(OrderedJson v,
+                                YamlToJson(item, fmt::format("{}[{}]", path, i++), depth + 1, keep_tuples));
         arr.push_back(std::move(v));
       }
-      if (keep_tuples && n.Tag() == "tag:yaml.org,2002:python/tuple") return Json{{"__torchx_tuple__", std::move(arr)}};
+      if (keep_tuples && n.Tag() == "tag:yaml.org,2002:python/tuple")
+        return OrderedJson{{"__torchx_tuple__", std::move(arr)}};
       return arr;
     }
     case YAML::NodeType::Map: {
-      Json obj = Json::object();
+      OrderedJson obj = OrderedJson::object();
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) {
           return InvalidArgumentError(fmt::format("{}: map keys must be scalars", path));
         }
         std::string key = kv.first.Scalar();
         TORCHX_RETURN_IF_ERROR(CheckText(key, fmt::format("{}: key", path)));
-        TORCHX_ASSIGN_OR_RETURN(Json v,
+        TORCHX_ASSIGN_OR_RETURN(OrderedJson v,
                                 YamlToJson(kv.second, path.empty() ? key : path + "." + key, depth + 1, keep_tuples));
         obj[key] = std::move(v);
       }
       return obj;
     }
   }
-  return Json(nullptr);
+  return OrderedJson(nullptr);
 }
 
 }  // namespace
@@ -388,24 +392,24 @@ Result<Json> YamlToJson(const YAML::Node& n, const std::string& path, int depth 
 std::string AppDefToJson(const AppDef& app, int indent) {
   // An AppDef built in code may hold bytes that are not UTF-8; JSON cannot carry them, so they
   // are written as U+FFFD rather than failing (readers only ever produce UTF-8).
-  return AppToJson(app).dump(indent, ' ', false, Json::error_handler_t::replace);
+  return AppToJson(app).dump(indent, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
 // Nesting deeper than any real spec: the reader recurses, so the depth is bounded at the parser.
 constexpr int kMaxDepth = 128;
 
 Result<AppDef> AppDefFromJson(std::string_view json, const NamedResourceSource* resources) {
-  Json j;
+  OrderedJson j;
   bool too_deep = false;
   try {
-    j = Json::parse(json, [&too_deep](int depth, Json::parse_event_t, Json&) {
+    j = OrderedJson::parse(json, [&too_deep](int depth, OrderedJson::parse_event_t, OrderedJson&) {
       if (depth > kMaxDepth) {
         too_deep = true;
         throw std::length_error("depth");
       }
       return true;
     });
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for number overflow
+  } catch (const OrderedJson::exception& e) {  // parse_error, and out_of_range for number overflow
     return InvalidArgumentError(fmt::format("AppDef JSON: {}", e.what()));
   } catch (const std::length_error&) {
   }
@@ -428,11 +432,11 @@ Result<AppDef> AppDefFromYaml(std::string_view yaml, const NamedResourceSource* 
 }
 
 Result<AppDef> internal::AppDefFromYamlNode(const YAML::Node& root, const NamedResourceSource* resources) {
-  TORCHX_ASSIGN_OR_RETURN(Json j, YamlToJson(root, ""));
+  TORCHX_ASSIGN_OR_RETURN(OrderedJson j, YamlToJson(root, ""));
   return Reader(/*scalars_as_text=*/true, resources).App(j);
 }
 
-Result<Json> internal::YamlTextToJson(std::string_view text, std::string_view what, bool keep_tuples) {
+Result<OrderedJson> internal::YamlTextToJson(std::string_view text, std::string_view what, bool keep_tuples) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -458,11 +462,11 @@ std::string ResourceToJson(const Resource& r) {
   Role role;
   role.resource = r;
   app.roles.push_back(std::move(role));
-  return AppToJson(app)["roles"][0]["resource"].dump(-1, ' ', false, Json::error_handler_t::replace);
+  return AppToJson(app)["roles"][0]["resource"].dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
 Result<Resource> ResourceFromJson(std::string_view json) {
-  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  OrderedJson j = OrderedJson::parse(json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgumentError("resource JSON: not valid JSON");
   return Reader(/*scalars_as_text=*/false, nullptr).TopResource(j);
 }

@@ -4,8 +4,9 @@
 #include <nlohmann/json.hpp>
 
 namespace torchx::schedulers::kubernetes {
-
+namespace {
 using Json = nlohmann::json;
+}  // namespace
 
 std::string KubernetesRequestToJson(const KubernetesRequest& request) {
   return Json{{"namespace", request.ns}, {"job", Json::parse(request.job_json, nullptr, false)}, {"push", request.push}}

@@ -14,6 +14,7 @@
 #include "schedulers/slurm/slurm_status.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_command_runner.h"
+#include "testing/golden.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
@@ -25,13 +26,6 @@ using specs::AppState;
 using ::testing::ElementsAre;
 using testing::FakeCommandRunner;
 using ::testing::HasSubstr;
-
-std::string Golden(const std::string& name) {
-  std::ifstream f(std::string(TORCHX_SOURCE_DIR) + "/tests/golden/slurm/" + name);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream f(p);
@@ -47,7 +41,8 @@ constexpr const char* kSacctHeader = "JobID|JobName|State|ExitCode|NodeList\n";
 
 // A plain (non-het) finished job and the golden het job as sacct lists them.
 std::string SacctRows() {
-  return Golden("sacct_hetjob.txt") + "15|trainer-0|COMPLETED|0:0|node4\n15.batch|batch|COMPLETED|0:0|node4\n";
+  return testing::Golden("slurm/sacct_hetjob.txt") +
+         "15|trainer-0|COMPLETED|0:0|node4\n15.batch|batch|COMPLETED|0:0|node4\n";
 }
 
 // Accounting asked for Submit too (List): a header naming it and one job with a time.
@@ -126,7 +121,7 @@ TEST(SlurmScheduler, MissingSbatchSaysSoAndWhere) {
 TEST(SlurmScheduler, DescribeALiveJobFromSqueue) {
   Fixture f;
   // squeue filters by -j; the fake answers with every row, and only the app's are used.
-  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
+  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
   auto running = f.sched->Describe("1080");
   ASSERT_THAT(running, IsOk());
   ASSERT_TRUE(running->has_value());
@@ -165,7 +160,7 @@ TEST(SlurmScheduler, AnUnknownJobIsNoApp) {
   f.tools->On({"sacct"}, 0, kSacctHeader);
   EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
   // Rows of other jobs (squeue filters by -j, but the answer is read for the app alone).
-  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
+  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
   EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
   // No accounting on the cluster: sacct fails, and the job is still simply unknown.
   f.tools->On({"sacct"}, 1, "", "sacct: error: Problem talking to the database: Connection refused\n");
@@ -174,7 +169,7 @@ TEST(SlurmScheduler, AnUnknownJobIsNoApp) {
 
 TEST(SlurmScheduler, CancelRunsScancelOnlyForALiveJob) {
   Fixture f;
-  f.tools->On({"squeue", "-h", "-t", "all", "-j", "1080"}, 0, Golden("squeue_rows_22_05.txt"));
+  f.tools->On({"squeue", "-h", "-t", "all", "-j", "1080"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
   f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
   f.tools->On({"sacct"}, 0, SacctRows());
   f.tools->On({"scancel"}, 0, "");
@@ -186,7 +181,7 @@ TEST(SlurmScheduler, CancelRunsScancelOnlyForALiveJob) {
 
 TEST(SlurmScheduler, CancelReportsScancelsError) {
   Fixture f;
-  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
+  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
   f.tools->On({"scancel"}, 1, "", "scancel: error: Kill job error on job id 1080: Access/permission denied\n");
   EXPECT_THAT(f.sched->Cancel("1080"),
               StatusIs(StatusCode::kUnavailable, HasSubstr("scancel 1080: scancel: error: Kill job error")));
@@ -214,7 +209,7 @@ TEST(SlurmScheduler, AControllerOutageIsSaidPlainlyNotTakenForAMissingJob) {
 TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   Fixture f;
   f.tools->On({"sacct"}, 0, SacctRows());
-  f.tools->On({"squeue"}, 0, Golden("squeue_rows_22_05.txt"));
+  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
   auto list = f.sched->List();
   ASSERT_THAT(list, IsOk());
   std::map<std::string, AppState> got;

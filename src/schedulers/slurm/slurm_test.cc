@@ -18,6 +18,7 @@
 #include "schedulers/slurm/slurm_status.h"
 #include "schedulers/slurm/workspace.h"
 #include "testing/fake_clock.h"
+#include "testing/golden.h"
 #include "testing/status_matchers.h"
 #include "torchx/specs/macros.h"
 #include "torchx/version.h"
@@ -29,13 +30,6 @@ using specs::AppState;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string Golden(const std::string& name) {
-  std::ifstream f(std::string(TORCHX_SOURCE_DIR) + "/tests/golden/slurm/" + name);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 specs::AppDef TwoRoles() {
   specs::Role a;
@@ -235,7 +229,7 @@ TEST(SlurmStatus, StateTableCoversEverySlurmState) {
 }
 
 TEST(SlurmStatus, SqueueRowsOfHetAndPlainJobs) {
-  auto jobs = ParseSqueueRows(Golden("squeue_rows_22_05.txt"));
+  auto jobs = ParseSqueueRows(testing::Golden("slurm/squeue_rows_22_05.txt"));
   ASSERT_THAT(jobs, IsOk());
   ASSERT_EQ(jobs->size(), 8u);
   EXPECT_EQ((*jobs)[0].submitted, SlurmTime("2026-11-20T10:14:00"));
@@ -276,7 +270,7 @@ TEST(SlurmStatus, SqueueRowsOfHetAndPlainJobs) {
 }
 
 TEST(SlurmStatus, SqueueRowsCarryRequeues) {
-  auto jobs = ParseSqueueRows(Golden("squeue_rows_requeued_22_05.txt"));
+  auto jobs = ParseSqueueRows(testing::Golden("slurm/squeue_rows_requeued_22_05.txt"));
   ASSERT_THAT(jobs, IsOk());
   auto d = DescribeFromJobs("1080", *jobs);
   ASSERT_TRUE(d.has_value());
@@ -292,7 +286,7 @@ TEST(SlurmStatus, SqueueRowsRejectOtherText) {
 }
 
 TEST(SlurmStatus, SacctRowsSkipStepsAndReadExitCodes) {
-  auto rows = ParseSacct(Golden("sacct_hetjob.txt"));
+  auto rows = ParseSacct(testing::Golden("slurm/sacct_hetjob.txt"));
   ASSERT_THAT(rows, IsOk());
   ASSERT_EQ(rows->size(), 3u);
   auto het = DescribeFromJobs("13", *rows);
