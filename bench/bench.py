@@ -331,7 +331,7 @@ class Bench:
         head = ["benchmark", "ours", *[f"torchx {r}" for r in refs], *[f"ours/{r}" for r in refs], "goal", ""]
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for name, ours, unit, peers, goal, met in self.rows:
-            fmt = (lambda v: f"{v:.2f} {unit}") if unit != "x" else (lambda v: f"{v:.2f}x")
+            fmt = (lambda v, unit=unit: f"{v:.2f} {unit}") if unit != "x" else (lambda v: f"{v:.2f}x")
             cells = [name, fmt(ours) if ours == ours else "n/a"]
             cells += [fmt(peers[r]) if r in peers else "n/a" for r in refs]
             cells += [f"{ours / peers[r]:.3f}" if peers.get(r) else "" for r in refs]

@@ -15,7 +15,7 @@ def pytest_configure(config):
     try:
         import torchx._torchx  # noqa: F401
     except ImportError as e:
-        raise pytest.UsageError(f"the torchx package with its extension is not installed ({e}): run `pip install .`")
+        raise pytest.UsageError(f"the torchx package with its extension is not installed ({e}): run `pip install .`") from e
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -10,7 +10,6 @@ import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import pytest
 
 from torchx.runtime.tracking import FsspecResultTracker
 

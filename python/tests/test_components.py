@@ -4,7 +4,6 @@ import inspect
 import json
 import pathlib
 import subprocess
-import sys
 import textwrap
 
 import pytest

@@ -11,9 +11,9 @@ import pytest
 
 try:
     import fastatomstruct_xla_cpu
-except ImportError:
+except ImportError as e:
     if "pjrt" in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(","):
-        raise RuntimeError("a PJRT CPU plugin is required (TORCHX_REQUIRE_ENGINES) but fastatomstruct-xla-cpu is missing")
+        raise RuntimeError("a PJRT CPU plugin is required (TORCHX_REQUIRE_ENGINES) but fastatomstruct-xla-cpu is missing") from e
     pytest.skip("no PJRT CPU plugin installed (pip install --no-deps fastatomstruct-xla-cpu)", allow_module_level=True)
 
 LIB = os.path.join(os.path.dirname(fastatomstruct_xla_cpu.__file__), "libpjrt_cpu.so")

@@ -1,7 +1,5 @@
 """torchx.runner against the real local scheduler: submit, follow, cancel, logs, errors."""
 
-import json
-import os
 import re
 import subprocess
 import sys
@@ -12,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from torchx import specs
-from torchx.components import utils
 from torchx.runner import get_runner
 from torchx.specs.finder import ComponentNotFoundException
 
@@ -210,7 +207,7 @@ def test_runner_records_torchx_events_and_head_signatures(monkeypatch):
     assert apis[:2] == ["dryrun", "run"] and "schedule" in apis and "wait" in apis and apis[-1] == "list"
     sched = next(e for e in recorded if e.api == "schedule")
     assert sched.app_id == handle.rpartition("/")[2] and sched.app_image == "img" and sched.wall_time_usec >= 0
-    with pytest.raises(Exception):
+    with pytest.raises(specs.MalformedAppHandleException):
         runner.describe("not a handle")
     failed = recorded[-1]
     assert failed.api == "describe" and failed.exception_type and failed.raw_exception

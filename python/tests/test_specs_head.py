@@ -118,7 +118,7 @@ def test_lazy_role_fields_resolve_once_across_threads_and_loops():
 
     r = specs.Role("d", "x", overrides={"image": boom})
     with pytest.raises(RuntimeError):
-        r.image
+        _ = r.image
     assert r.overrides["image"] is boom  # kept for another try
 
 

@@ -12,7 +12,7 @@ def core() -> Any:
 
         # Python plugins (torchx_plugins.*, entry points) join the core's registry, which asks
         # for each plugin type only when it is first needed.
-        _torchx.set_python_provider(_provide)
+        _torchx.set_python_provider(_provide)  # type: ignore[attr-defined]  # the extension has no stub
         _module = _torchx
     return _module
 

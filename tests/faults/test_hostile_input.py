@@ -16,7 +16,6 @@ import pathlib
 import shutil
 import socket
 import subprocess
-import time
 
 import pytest
 import yaml
@@ -92,9 +91,9 @@ def engines():
             with socket.socket(socket.AF_UNIX) as s:
                 s.connect(sock)
             out.append(pytest.param((sock, image), id=name))
-        except OSError:
+        except OSError as e:
             if name in REQUIRED:
-                raise RuntimeError(f"{name} is required (TORCHX_REQUIRE_ENGINES) but {sock} does not answer")
+                raise RuntimeError(f"{name} is required (TORCHX_REQUIRE_ENGINES) but {sock} does not answer") from e
             out.append(pytest.param((sock, image), id=name, marks=pytest.mark.skip(reason=f"{name} is not running")))
     return out
 

@@ -480,7 +480,9 @@ def cmd_summary(results_path, selection):
     areas = collections.OrderedDict()
     for f, (p, t) in per_file.items():
         a = f.split("/")[1] if f.startswith("torchx/") else f
-        s = areas.setdefault(a, [0, 0]); s[0] += p; s[1] += t
+        s = areas.setdefault(a, [0, 0])
+        s[0] += p
+        s[1] += t
     print("per area: " + ", ".join("%s %d/%d" % (a, p, t) for a, (p, t) in areas.items()))
     npass = sum(o[0] == "passed" for o in outcome.values())
     print("TOTAL: %d/%d passed" % (npass, len(selected)))

@@ -2,11 +2,6 @@
 driving this package: the scenarios of Ax's test_torchx.py, with the results checked (Ax's own
 test only checks that nothing raises)."""
 
-import json
-import os
-import subprocess
-import sys
-import time
 
 import pytest
 

@@ -28,7 +28,7 @@ def builtin(name: str, module: str) -> Callable[..., AppDef]:
     params = []
     annotations: Dict[str, Any] = {}
     varargs = spec.get("varargs")
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    kind: inspect._ParameterKind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     if varargs:
         params.append(inspect.Parameter(varargs["name"], inspect.Parameter.VAR_POSITIONAL, annotation=str))
         annotations[varargs["name"]] = str

@@ -55,6 +55,7 @@ class ComponentTestCase(unittest.TestCase):
         app = component(**(args or {}))
         runner = get_runner(name=None, component_defaults=None, **(scheduler_params or {}))
         handle = runner.run(app, scheduler)
+        assert isinstance(handle, str)  # not a dry run
         waited = 0.0
         status = runner.status(handle)
         while (status is None or not status.is_terminal()) and waited < timeout:

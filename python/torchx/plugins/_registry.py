@@ -16,7 +16,7 @@ import os
 import threading
 import traceback
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple, overload
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast, overload
 
 from torchx.plugins._types import CORE_NAMES, PluginType
 
@@ -120,7 +120,7 @@ class PluginRegistry:
             self._errors.clear()
             self._recorded.clear()
             self._modules = None
-        registry.cache_clear()
+        _cache_clear()
 
     def __str__(self) -> str:
         """The diagnostic report: what was found, from where, what failed and why, time spent."""
@@ -184,7 +184,7 @@ class PluginRegistry:
         return out
 
     def _add(self, found: Found, plugin_type: PluginType, fn: Factory, source: str) -> None:
-        names: List[Tuple[str, Factory]] = [(fn._plugin_name, fn)]
+        names: List[Tuple[str, Factory]] = [(cast(Any, fn)._plugin_name, fn)]
         if plugin_type == PluginType.NAMED_RESOURCE:
             names = self._named_resource_variants(fn, source)
         for name, factory in names:
@@ -200,7 +200,7 @@ class PluginRegistry:
         from torchx._core import core
         from torchx.specs.api import resource_to_json
 
-        name, fractionals = fn._plugin_name, getattr(fn, "_plugin_fractionals", None)
+        name, fractionals = cast(Any, fn)._plugin_name, getattr(fn, "_plugin_fractionals", None)
         request: Dict[str, Any] = {"policy": "none"}
         whole: Optional[str] = None
         try:
@@ -235,7 +235,7 @@ class PluginRegistry:
         try:
             eps = metadata.entry_points(group=plugin_type.value)
         except TypeError:  # Python < 3.10
-            eps = metadata.entry_points().get(plugin_type.value, [])  # type: ignore[attr-defined]
+            eps = metadata.entry_points().get(plugin_type.value, [])  # type: ignore[attr-defined,arg-type]
         for ep in eps:
             dist = getattr(getattr(ep, "dist", None), "name", None) or ep.value
             try:

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Type, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Union, cast
 
 if TYPE_CHECKING:
     from torchx.schedulers.api import ListAppResponse
@@ -75,7 +75,7 @@ class Runner:
             if scheduler_factories and all(_core_backend(f) for f in scheduler_factories.values())
             else dict(scheduler_factories)
         )
-        self._scheduler_params = dict(scheduler_params or {})
+        self._scheduler_params: Dict[str, Any] = dict(scheduler_params or {})
         self._scheduler_instances: Dict[str, Any] = {}
         self._params_checked = False
         self._apps: Dict[AppHandle, AppDef] = {}
@@ -111,8 +111,9 @@ class Runner:
         factory = self._scheduler_factories.get(scheduler)
         if factory is None:
             raise UnknownSchedulerException(scheduler)
-        if _core_backend(factory):
-            self._check_core_scheduler_params(_core_backend(factory))
+        backend = _core_backend(factory)
+        if backend:
+            self._check_core_scheduler_params(backend)
             return None
         return self._instance(scheduler, factory)
 
@@ -265,8 +266,9 @@ class Runner:
             sched = self._py_scheduler(scheduler) if isinstance(scheduler, str) else None
             if sched is not None:
                 app_id = sched.schedule(dryrun_info)
-                handle = make_app_handle(scheduler, self._name, app_id)
-                self._apps[handle] = dryrun_info._app
+                handle = make_app_handle(cast(str, scheduler), self._name, app_id)
+                if dryrun_info._app is not None:
+                    self._apps[handle] = dryrun_info._app
             else:
                 if dryrun_info._core is None:
                     raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")

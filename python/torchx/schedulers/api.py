@@ -1,7 +1,6 @@
 """Scheduler-facing types with TorchX's names (torchx.schedulers.api)."""
 
 import abc
-import json
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -24,7 +23,6 @@ from torchx.specs.api import (
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from torchx.schedulers.structured_opts import StructuredOpts
 
 
 def __getattr__(name: str) -> Any:

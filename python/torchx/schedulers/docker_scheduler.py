@@ -159,31 +159,31 @@ def _config_from_container(c: DockerContainer) -> Dict[str, Any]:
     unknown = sorted(set(c.kwargs) - set(_KWARGS))
     if unknown:
         raise ValueError(f"DockerContainer.kwargs has {unknown}, which local_docker does not send; valid keys: {_KWARGS}")
-    k = c.kwargs
+    k: Dict[str, Any] = c.kwargs
     host: Dict[str, Any] = {"NetworkMode": k.get("network", NETWORK), "Privileged": bool(k.get("privileged", False))}
     if "mem_limit" in k:
         host["Memory"] = _bytes(k["mem_limit"], "mem_limit")
     if "shm_size" in k:
         host["ShmSize"] = _bytes(k["shm_size"], "shm_size")
     if "nano_cpus" in k:
-        host["NanoCpus"] = int(k["nano_cpus"])  # type: ignore[arg-type]
+        host["NanoCpus"] = int(k["nano_cpus"])
     if k.get("device_requests"):
-        host["DeviceRequests"] = [dict(d) for d in k["device_requests"]]  # type: ignore[union-attr]
+        host["DeviceRequests"] = [dict(d) for d in k["device_requests"]]
     if k.get("devices"):
-        host["Devices"] = [_device(d) for d in k["devices"]]  # type: ignore[union-attr]
+        host["Devices"] = [_device(d) for d in k["devices"]]
     if k.get("mounts"):
-        host["Mounts"] = [dict(m) for m in k["mounts"]]  # type: ignore[union-attr]
+        host["Mounts"] = [dict(m) for m in k["mounts"]]
     if k.get("restart_policy"):
-        host["RestartPolicy"] = dict(k["restart_policy"])  # type: ignore[arg-type]
+        host["RestartPolicy"] = dict(k["restart_policy"])
     if k.get("extra_hosts"):
         extra = k["extra_hosts"]
-        host["ExtraHosts"] = [f"{h}:{ip}" for h, ip in extra.items()] if isinstance(extra, dict) else list(extra)  # type: ignore[union-attr]
+        host["ExtraHosts"] = [f"{h}:{ip}" for h, ip in extra.items()] if isinstance(extra, dict) else list(extra)
     env = k.get("environment") or {}
     return {
         "Image": c.image,
         "Cmd": list(c.command),
-        "Env": [f"{key}={value}" for key, value in env.items()] if isinstance(env, dict) else list(env),  # type: ignore[union-attr]
-        "Labels": dict(k.get("labels") or {}),  # type: ignore[arg-type]
+        "Env": [f"{key}={value}" for key, value in env.items()] if isinstance(env, dict) else list(env),
+        "Labels": dict(k.get("labels") or {}),
         "Hostname": k.get("hostname", k.get("name")),
         "HostConfig": host,
     }

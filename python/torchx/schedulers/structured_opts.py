@@ -12,7 +12,7 @@ import inspect
 import re
 import types
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, Dict, Iterator, Mapping, Union, get_args, get_type_hints
+from typing import Any, Dict, Iterator, Mapping, Union, cast, get_args, get_type_hints
 
 from torchx.specs.api import CfgVal, cases, runopts
 
@@ -137,7 +137,7 @@ class StructuredOpts(Mapping[str, CfgVal]):
             opts.add(
                 f.metadata.get("cfg_key", f.name),
                 type_=tp,
-                default=f.default if has_default else None,
+                default=cast(Any, f.default) if has_default else None,
                 required=not has_default and f.default_factory is MISSING,
                 help=docs.get(f.name, f.name),
             )

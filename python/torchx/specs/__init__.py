@@ -5,7 +5,7 @@ Same names as TorchX's torchx.specs, so component files written for TorchX impor
 
 import contextlib
 import json
-from typing import Callable, Dict, Iterator, Mapping, Optional
+from typing import Callable, Iterator, Optional
 
 from torchx._core import core
 from torchx.specs.api import (
@@ -105,9 +105,9 @@ class _NamedResourcesLibrary:
 
     def reset(self) -> None:
         """Forgets the plugins' named resources: the next lookup discovers them again."""
-        from torchx.plugins import registry
+        from torchx.plugins._registry import _cache_clear
 
-        registry.cache_clear()
+        _cache_clear()
 
 
 named_resources: _NamedResourcesLibrary = _NamedResourcesLibrary()

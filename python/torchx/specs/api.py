@@ -11,6 +11,7 @@ import functools
 import inspect
 import json
 import os
+import pathlib
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
@@ -847,7 +848,7 @@ def _plain(v: Any) -> Any:
 
 def _obj_to_json(obj: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
-    for name, conv in _plan(_model_class(type(obj))):
+    for name, conv in _plan(_model_class(type(obj))):  # type: ignore[arg-type]  # a class is hashable
         value = getattr(obj, name)  # through Role.__getattribute__: overrides are resolved here
         out[name] = conv[0](value) if conv else _plain(value)
     return out

@@ -9,7 +9,6 @@ import pathlib
 import socket
 import subprocess
 import time
-import urllib.request
 
 import pytest
 

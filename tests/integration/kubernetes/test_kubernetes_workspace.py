@@ -75,7 +75,7 @@ class Registry:
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"docker-registry did not start: {(root / 'registry.log').read_text()}")
+                    raise RuntimeError(f"docker-registry did not start: {(root / 'registry.log').read_text()}") from None
                 time.sleep(0.1)
 
     def get(self, path, accept="application/json"):

@@ -5,7 +5,7 @@ import argparse
 import os
 import shutil
 import sys
-from typing import BinaryIO, List, Optional
+from typing import BinaryIO, List, Optional, cast
 
 
 def _open(url: str, mode: str) -> BinaryIO:
@@ -13,7 +13,7 @@ def _open(url: str, mode: str) -> BinaryIO:
     if local is not None:
         if "w" in mode:
             os.makedirs(os.path.dirname(os.path.abspath(local)), exist_ok=True)
-        return open(local, mode)
+        return cast(BinaryIO, open(local, mode))
     import fsspec
 
     return fsspec.open(url, mode).open()
