@@ -24,14 +24,16 @@ function(torchx_cc_library)
 endfunction()
 
 # torchx_cc_test(NAME foo_test SRCS a_test.cc b_test.cc [DEPS lib...] [DEFINES NAME=value...]
-#                [LABELS unit])
+#                [LABELS unit] [TSAN])
 # A GoogleTest binary beside the code it tests, its cases registered with CTest. Nothing when
-# tests are not built, so a folder's CMakeLists needs no `if`.
+# tests are not built, so a folder's CMakeLists needs no `if`. TSAN: the suite exercises threads
+# (followed logs, watchers, servers, concurrent clients), so the `tsan` preset builds and runs it
+# (label tsan, target tsan_suites).
 function(torchx_cc_test)
   if(NOT TORCHX_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(T "" "NAME" "SRCS;DEPS;DEFINES;LABELS" ${ARGN})
+  cmake_parse_arguments(T "TSAN" "NAME" "SRCS;DEPS;DEFINES;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SRCS})
   torchx_set_warnings(${T_NAME})
   target_link_libraries(${T_NAME} PRIVATE ${T_DEPS} torchx_core torchx_testing GTest::gmock GTest::gtest_main)
@@ -40,6 +42,10 @@ function(torchx_cc_test)
   endif()
   if(NOT T_LABELS)
     set(T_LABELS unit)
+  endif()
+  if(T_TSAN)
+    torchx_tsan_suite(${T_NAME})
+    list(APPEND T_LABELS tsan)
   endif()
   gtest_discover_tests(${T_NAME}
     PROPERTIES LABELS "${T_LABELS}"
@@ -124,4 +130,10 @@ function(torchx_generate_backend_table out)
   set(TORCHX_BACKEND_DECLARATIONS "${decls}")
   set(TORCHX_BACKEND_ITEMS_CODE "${items}")
   configure_file("${PROJECT_SOURCE_DIR}/src/plugins/builtin_backends.cc.in" "${out}" @ONLY)
+endfunction()
+
+# torchx_tsan_suite(target...): the targets the ThreadSanitizer stage builds (tsan_suites, made in
+# the top-level CMakeLists when tests are built).
+function(torchx_tsan_suite)
+  add_dependencies(tsan_suites ${ARGN})
 endfunction()

@@ -12,13 +12,15 @@ PKGS=(
   libre2-dev  # log line filters (`torchx log --regex`): linear time, no recursion
   openssl  # the kubernetes tests' API server fake makes its TLS certificates with it
 )
+# The test tools (TORCHX_WITH_DEV_TOOLS=0 skips them; the README's run command needs none): clang with
+# compiler-rt for the CI build (ASan + UBSan, TSan) and the fuzz targets; clang-format and clang-tidy
+# for tools/lint.sh.
+if [[ "${TORCHX_WITH_DEV_TOOLS:-1}" == "1" ]]; then
+  PKGS+=(clang libclang-rt-14-dev clang-format clang-tidy)
+fi
 # Headless Chromium and its WebDriver for the dashboard's browser tests (TORCHX_WITH_BROWSER=0 skips).
 if [[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]]; then
   PKGS+=(chromium chromium-driver)
-fi
-# clang + compiler-rt give libFuzzer and the sanitizer runtimes for the fuzz targets.
-if [[ "${TORCHX_WITH_FUZZ:-1}" == "1" ]]; then
-  PKGS+=(clang libclang-rt-14-dev)
 fi
 
 missing=()
@@ -49,6 +51,11 @@ python3 -c "import pybind11" >/dev/null 2>&1 || pip_missing+=("pybind11>=2.12")
 python3 -c "import docstring_parser" >/dev/null 2>&1 || pip_missing+=("docstring-parser>=0.15")
 python3 -c "import yaml" >/dev/null 2>&1 || pip_missing+=("pyyaml>=5.4")
 python3 -c "import fsspec" >/dev/null 2>&1 || pip_missing+=("fsspec>=2023.1")
+# tools/lint.sh: ruff (lint) and mypy (the package's types).
+if [[ "${TORCHX_WITH_DEV_TOOLS:-1}" == "1" ]]; then
+  python3 -m ruff --version >/dev/null 2>&1 || pip_missing+=("ruff>=0.6")
+  python3 -m mypy --version >/dev/null 2>&1 || pip_missing+=("mypy>=1.10")
+fi
 # The official Kubernetes schemas (and jsonschema, PyYAML) for the kubernetes manifest tests.
 python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubernetes-validate>=1.33")
 # The request types of TorchX's kubernetes_scheduler (V1Pod) and docker_scheduler (docker.types)

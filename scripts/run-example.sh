@@ -4,7 +4,7 @@
 # through the launcher on the local scheduler, then shows its status and logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TORCHX_WITH_FUZZ=0 TORCHX_WITH_BROWSER=0 TORCHX_WITH_KFP=0 bash scripts/install-deps.sh
+TORCHX_WITH_DEV_TOOLS=0 TORCHX_WITH_BROWSER=0 TORCHX_WITH_KFP=0 bash scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 TORCHX=build/release/cli/torchx

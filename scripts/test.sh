@@ -1,57 +1,113 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds with warnings as errors, and runs
-# every test: unit, conformance, e2e, python, and integration against real local processes and a
-# real PyTorch DDP job (debug); the same except the DDP job under ASan + UBSan; and each fuzz
-# target briefly.
+# The README's test command (and `.ci/run`): installs what is missing, lints, builds with warnings
+# as errors and runs every test, in stages from the quickest to the slowest, printing each stage's
+# time as it ends and all of them at the end (docs/testing.md says what each costs).
+#   deps      scripts/install-deps.sh
+#   lint      tools/lint.sh: clang-format, clang-tidy (changed files), ruff, mypy, layer checks
+#   package   the Python package (`pip install .`: extension, CLI, supervisor) the suites import
+#   build     the `ci` preset: clang, ASan + UBSan, every test and each fuzz corpus's replay
+#   unit      unit and fuzz-replay tests (no engine, seconds)
+#   engines   Slurm (three nodes), dockerd, podman, started from scripts/engines/
+#   suites    everything else in the same build: conformance (every back-end), e2e, Python,
+#             the real DDP job, Ax, Slurm, containers, kubernetes (API server fake), the dashboard
+#             in Chromium, pipelines, faults
+#   tsan      the `tsan` preset: ThreadSanitizer over the threaded code's suites (label tsan)
+#   fuzz      libFuzzer on each target for TORCHX_FUZZ_SECONDS (default 0: replays only)
 # Fails on any failing test and when no test ran.
-#   TORCHX_FUZZ_SECONDS  seconds per fuzz target (default 10; 0 skips fuzzing)
-#   TORCHX_SKIP_ASAN=1   skip the sanitizer build (quicker local loop)
+#   TORCHX_SKIP_TSAN=1     skip the ThreadSanitizer stage (quicker local loop)
+#   TORCHX_WITH_SLURM=0, TORCHX_WITH_CONTAINERS=0   leave those engines (and their suites) out
+#   TORCHX_CTEST_JOBS      tests run at once (default 2, the CI machine's cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-deps.sh
-# The Python package (extension + CLI) the python and ax suites import.
-bash scripts/build-python.sh
-
-# A real three-node Slurm cluster on this host for the slurm scheduler's tests (the project's own
-# copy of the set-up; stopped again when this script exits). TORCHX_WITH_SLURM=0 skips it.
-engines=torch,ax,pjrt
-[[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]] && engines+=,browser
-[[ "${TORCHX_WITH_KFP:-1}" == "1" ]] && engines+=,kfp
+jobs=${TORCHX_CTEST_JOBS:-2}
+stage_names=()
+stage_secs=()
+suite_start=$(date +%s)
+report() {
+  local rc=$?
+  echo "test.sh: stage times" >&2
+  for i in "${!stage_names[@]}"; do
+    printf 'test.sh:   %-8s %5ss\n' "${stage_names[$i]}" "${stage_secs[$i]}" >&2
+  done
+  if [[ -n "$running" ]]; then
+    printf 'test.sh:   %-8s %5ss  FAILED\n' "$running" "$(($(date +%s) - running_since))" >&2
+  fi
+  printf 'test.sh:   %-8s %5ss\n' total "$(($(date +%s) - suite_start))" >&2
+  for s in "${stop_engines[@]}"; do bash "$s" >/dev/null 2>&1 || true; done
+  return $rc
+}
 stop_engines=()
-trap 'for s in "${stop_engines[@]}"; do bash "$s" >/dev/null 2>&1 || true; done' EXIT
-if [[ "${TORCHX_WITH_SLURM:-1}" == "1" ]]; then
-  bash scripts/engines/slurm-up.sh
-  stop_engines+=(scripts/engines/slurm-down.sh)
-  engines+=,slurm
-fi
-# Container engines for local_docker: dockerd and podman (Docker Engine API on unix sockets,
-# busybox imported from a local rootfs; no registry). TORCHX_WITH_CONTAINERS=0 skips them.
-if [[ "${TORCHX_WITH_CONTAINERS:-1}" == "1" ]]; then
-  bash scripts/engines/dockerd-up.sh
-  stop_engines+=(scripts/engines/dockerd-down.sh)
-  bash scripts/engines/podman-up.sh
-  stop_engines+=(scripts/engines/podman-down.sh)
-  engines+=,docker,podman
-fi
+running=""
+running_since=0
+trap report EXIT
+# stage NAME COMMAND...: runs COMMAND, then prints and records how long it took.
+stage() {
+  local name=$1
+  shift
+  echo "test.sh: == $name ==" >&2
+  running=$name
+  running_since=$(date +%s)
+  "$@"
+  running=""
+  stage_names+=("$name")
+  stage_secs+=("$(($(date +%s) - running_since))")
+  echo "test.sh: == $name done in ${stage_secs[-1]}s ==" >&2
+}
+
+stage deps bash scripts/install-deps.sh
+stage lint bash tools/lint.sh
+# The Python package (extension + CLI) the python and ax suites import.
+stage package bash scripts/build-python.sh
+
+build_ci() {
+  cmake --preset ci >/dev/null
+  cmake --build --preset ci
+}
+stage build build_ci
+
+# Sanitizer settings for every process of the ci build the tests start (the CLI, the supervisor,
+# the test binaries); leaks are errors.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+stage unit ctest --preset ci -j "$jobs" -L "unit|fuzz"
 
 # Engines the tests need are installed above, so their tests must run, not skip.
+engines=torch,ax,pjrt,python
+[[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]] && engines+=,browser
+[[ "${TORCHX_WITH_KFP:-1}" == "1" ]] && engines+=,kfp
+start_engines() {
+  # A real three-node Slurm cluster on this host for the slurm scheduler's tests.
+  if [[ "${TORCHX_WITH_SLURM:-1}" == "1" ]]; then
+    bash scripts/engines/slurm-up.sh
+    stop_engines+=(scripts/engines/slurm-down.sh)
+    engines+=,slurm
+  fi
+  # Container engines for local_docker: dockerd and podman (Docker Engine API on unix sockets,
+  # busybox imported from a local rootfs; no registry).
+  if [[ "${TORCHX_WITH_CONTAINERS:-1}" == "1" ]]; then
+    bash scripts/engines/dockerd-up.sh
+    stop_engines+=(scripts/engines/dockerd-down.sh)
+    bash scripts/engines/podman-up.sh
+    stop_engines+=(scripts/engines/podman-down.sh)
+    engines+=,docker,podman
+  fi
+}
+stage engines start_engines
 export TORCHX_REQUIRE_ENGINES=$engines
+stage suites ctest --preset ci -j "$jobs" -LE "unit|fuzz"
 
-cmake --preset debug
-cmake --build --preset debug
-ctest --preset debug
-
-if [[ "${TORCHX_SKIP_ASAN:-0}" != "1" ]]; then
-  cmake --preset asan
-  cmake --build --preset asan
-  # The DDP job, the Ax experiment and the Slurm jobs are already covered above (their processes
-  # are not sanitized); under ASan the suites check memory errors.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -LE "torch|ax|slurm|docker|browser"
+if [[ "${TORCHX_SKIP_TSAN:-0}" != "1" ]]; then
+  run_tsan() {
+    cmake --preset tsan >/dev/null
+    # Only what the threaded suites need: their test binaries and the CLI the dashboard test runs.
+    cmake --build --preset tsan --target tsan_suites
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --preset tsan -j "$jobs" -L tsan
+  }
+  stage tsan run_tsan
 fi
 
-fuzz_seconds=${TORCHX_FUZZ_SECONDS:-10}
+fuzz_seconds=${TORCHX_FUZZ_SECONDS:-0}
 if [[ "$fuzz_seconds" != "0" ]]; then
-  bash scripts/fuzz.sh "$fuzz_seconds"
+  stage fuzz bash scripts/fuzz.sh "$fuzz_seconds"
 fi
 echo "test.sh: all suites passed"

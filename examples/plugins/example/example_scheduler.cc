@@ -159,7 +159,7 @@ std::string NohupScheduler::Describe(const std::string& app_id) {
   bool cancelled = fs::exists(dir / "cancelled", ec);
   json roles = json::array();
   std::map<std::string, json> by_role;
-  int running = 0, failed = 0, succeeded = 0;
+  int running = 0, failed = 0;
   for (const json& r : p["replicas"]) {
     std::string base = (dir / (r["role"].get<std::string>() + "_" + std::to_string(r["k"].get<int>()))).string();
     int state;  // AppState values
@@ -172,7 +172,6 @@ std::string NohupScheduler::Describe(const std::string& app_id) {
     }
     running += state == 3 || state == 1;
     failed += state == 5;
-    succeeded += state == 4;
     std::string role = r["role"];
     if (!by_role.count(role)) by_role[role] = {{"role", role}, {"replicas", json::array()}};
     by_role[role]["replicas"].push_back({{"id", r["k"]},

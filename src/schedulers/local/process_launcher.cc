@@ -17,6 +17,16 @@
 
 extern char** environ;
 
+// ThreadSanitizer cannot follow a CLONE_VM child (the child would run on the parent's sanitizer
+// state): a TSan build forks instead and reports an exec failure through a close-on-exec pipe.
+#if defined(__SANITIZE_THREAD__)
+#define TORCHX_LAUNCH_WITH_FORK 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TORCHX_LAUNCH_WITH_FORK 1
+#endif
+#endif
+
 namespace torchx::schedulers::local {
 namespace {
 
@@ -31,7 +41,14 @@ struct ChildArgs {
   int err_fd;
   pid_t supervisor;
   int error = 0;
+  int error_fd = -1;  ///< a forked child writes `error` here (TORCHX_LAUNCH_WITH_FORK)
 };
+
+[[noreturn]] void ChildFailed(ChildArgs* a) {
+  a->error = errno;
+  if (a->error_fd >= 0) (void)!::write(a->error_fd, &a->error, sizeof(a->error));
+  _exit(127);
+}
 
 // Runs in the child between clone and exec. It shares the parent's memory (the parent is
 // suspended until exec or exit), so it only makes system calls.
@@ -47,17 +64,10 @@ int ChildMain(void* p) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0) {
-    a->error = errno;
-    _exit(127);
-  }
-  if (chdir(a->cwd) != 0) {
-    a->error = errno;
-    _exit(127);
-  }
+  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0) ChildFailed(a);
+  if (chdir(a->cwd) != 0) ChildFailed(a);
   execve(a->path, a->argv, a->envp);
-  a->error = errno;
-  _exit(127);
+  ChildFailed(a);
 }
 
 }  // namespace
@@ -132,10 +142,22 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   if (cached == resolved_.end()) cached = resolved_.emplace(key, ResolveProgram(p.argv[0], path_var, p.cwd)).first;
 
   ChildArgs child{cached->second.c_str(), argv.data(), envp.data(), p.cwd.c_str(), out[1], err[1], getpid()};
+#ifdef TORCHX_LAUNCH_WITH_FORK
+  int errpipe[2] = {-1, -1};
+  if (pipe2(errpipe, O_CLOEXEC) == 0) child.error_fd = errpipe[1];
+  pid_t pid = fork();
+  if (pid == 0) ChildMain(&child);
+  if (errpipe[1] >= 0) ::close(errpipe[1]);
+  if (pid > 0 && errpipe[0] >= 0 && ::read(errpipe[0], &child.error, sizeof(child.error)) != sizeof(child.error)) {
+    child.error = 0;  // the pipe closed at exec: the program started
+  }
+  if (errpipe[0] >= 0) ::close(errpipe[0]);
+#else
   // CLONE_VFORK: we resume once the child has exec'd (or failed), so `child` stays valid and
   // holds the exec error; CLONE_VM: no page tables to copy, unlike fork.
   char* stack_top = child_stack_.data() + child_stack_.size();
   pid_t pid = clone(&ChildMain, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
+#endif
   ::close(out[1]);
   ::close(err[1]);
   if (pid < 0) {
