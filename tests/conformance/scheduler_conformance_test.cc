@@ -2,6 +2,7 @@
 // can run here. A new back-end adds an environment to Backends() and gets the whole suite.
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <signal.h>
@@ -39,7 +40,23 @@ struct Backend {
   std::string engine;  ///< its name in TORCHX_REQUIRE_ENGINES
   /// Registers a back-end the build's table does not list (the test-only example back-end).
   std::function<void(plugins::PluginRegistry&)> add_to = [](plugins::PluginRegistry&) {};
+  /// Run options every submission takes (what the back-end requires, e.g. kubernetes' queue).
+  specs::Cfg cfg = {};
+  /// An app id of the back-end's form that names no app (kubernetes' is `<namespace>:<job>`).
+  std::string unknown_app_id = "no-such-app-9";
+  /// Each log line starts with the engine's RFC 3339 timestamp and a space (kubernetes: TorchX's
+  /// scheduler asks the kubelet for them, and so does this one).
+  bool timestamped_lines = false;
 };
+
+// A log line without the timestamp a back-end with timestamped_lines puts first.
+std::string Content(const Backend& b, const std::string& line) {
+  if (!b.timestamped_lines) return line;
+  size_t space = line.find(' ');
+  EXPECT_NE(space, std::string::npos) << "no timestamp in " << line;
+  EXPECT_TRUE(space != std::string::npos && space > 0 && line[space - 1] == 'Z') << "no timestamp in " << line;
+  return space == std::string::npos ? line : line.substr(space + 1);
+}
 
 // The example back-end's engine directory, and where its module is, for one test.
 class ExampleEngineEnv {
@@ -61,6 +78,98 @@ class ExampleEngineEnv {
   testing::ScopedEnv engine_{"TORCHX_EXAMPLE_ENGINE_DIR", dir_.path().c_str()};
   testing::ScopedEnv modules_{"TORCHX_BACKEND_PATH", EXAMPLE_BACKEND_DIR};
 };
+
+// A Slurm job's files (its batch script, `slurm-<job>-<replica>.out`) go to the directory it is
+// submitted from: one private directory per test, the process's cwd for the test's life (ctest
+// runs each case in its own process).
+class SlurmEnv {
+ public:
+  SlurmEnv() : old_(std::filesystem::current_path()) { std::filesystem::current_path(dir_.path()); }
+  ~SlurmEnv() {
+    std::error_code ec;
+    std::filesystem::current_path(old_, ec);
+  }
+
+ private:
+  testing::ScopedTempDir dir_;
+  std::filesystem::path old_;
+};
+
+// Empty when a Slurm cluster answers here (scripts/engines/slurm-up.sh), else why not.
+std::string SlurmMissing() {
+  return std::system("sinfo >/dev/null 2>&1") == 0 ? ""
+                                                   : "no Slurm cluster answers `sinfo` (scripts/engines/slurm-up.sh)";
+}
+
+// A fake Kubernetes cluster for one test: the API server fake with its kubelet
+// (tests/integration/kubernetes/fake_kubelet.py: each pod's container a local process), over TLS
+// on loopback, reached through KUBECONFIG. The fake ends when its stdin closes (this process
+// dying included) or at SIGTERM.
+class KubernetesEnv {
+ public:
+  KubernetesEnv() {
+    int in[2];
+    if (pipe(in) != 0) return;
+    std::string script = std::string(TORCHX_SOURCE_DIR) + "/tests/integration/kubernetes/fake_kubelet.py";
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(in[0], 0);
+      close(in[0]);
+      close(in[1]);
+      execlp("python3", "python3", script.c_str(), dir_.path().c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(in[0]);
+    stdin_ = in[1];
+    auto config = std::filesystem::path(dir_.path()) / "kubeconfig";
+    for (int i = 0; i < 300 && !std::filesystem::exists(config); ++i) usleep(50 * 1000);
+    kubeconfig_ = std::make_unique<testing::ScopedEnv>("KUBECONFIG", config.c_str());
+  }
+  ~KubernetesEnv() {
+    if (stdin_ >= 0) close(stdin_);
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+    }
+  }
+
+ private:
+  testing::ScopedTempDir dir_;
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  std::unique_ptr<testing::ScopedEnv> kubeconfig_;
+};
+
+std::string KubernetesFakeMissing() {
+  return std::system("python3 -c 'import ssl' >/dev/null 2>&1 && openssl version >/dev/null 2>&1") == 0
+             ? ""
+             : "the kubernetes API server fake needs python3 and openssl";
+}
+
+// A Python scheduler plugin (tests/conformance/python_plugin) reached through the JSON bridge, as
+// the CLI reaches every Python plugin: its engine's directory and the plugin on PYTHONPATH.
+class PythonPluginEnv {
+ public:
+  PythonPluginEnv() : pythonpath_("PYTHONPATH", PythonPath().c_str()) {}
+
+ private:
+  static std::string PythonPath() {
+    std::string path = std::string(TORCHX_SOURCE_DIR) + "/tests/conformance/python_plugin";
+    const char* old = std::getenv("PYTHONPATH");
+    return old && *old ? path + ":" + old : path;
+  }
+  testing::ScopedTempDir dir_;
+  testing::ScopedEnv engine_{"CONFORMANCE_PY_DIR", dir_.path().c_str()};
+  testing::ScopedEnv pythonpath_;
+};
+
+// Empty when the torchx package (with its extension) is installed for python3, else why not.
+std::string PythonPackageMissing() {
+  return std::system("python3 -c 'import torchx._torchx' >/dev/null 2>&1") == 0
+             ? ""
+             : "the torchx Python package is not installed (scripts/build-python.sh)";
+}
 
 std::string DockerSocketMissing() {
   const char* path = "/var/run/docker.sock";
@@ -86,7 +195,20 @@ std::vector<Backend> Backends() {
   example.add_to = [](plugins::PluginRegistry& r) {
     plugins::AddLoadableBackend(r, {nullptr, "torchx_backend_example.so", {"example"}});
   };
-  return {cwd, local_alias, docker_backend, example};
+  // The real Slurm cluster the test command starts (three nodes on this host).
+  Backend slurm{"slurm", [] { return std::shared_ptr<void>(std::make_shared<SlurmEnv>()); }, "", SlurmMissing, "slurm"};
+  // kubernetes against the API server fake and its kubelet (no cluster runs here).
+  Backend kubernetes{"kubernetes", [] { return std::shared_ptr<void>(std::make_shared<KubernetesEnv>()); },
+                     "busybox:latest", KubernetesFakeMissing, ""};
+  kubernetes.cfg = {{"queue", std::string("default")}};
+  kubernetes.unknown_app_id = "default:no-such-app-9";
+  kubernetes.timestamped_lines = true;
+  // A Python plugin scheduler through the JSON bridge (the package is installed by the test
+  // command's package stage; engine `python` in TORCHX_REQUIRE_ENGINES).
+  Backend python_plugin{"conformance_py", [] { return std::shared_ptr<void>(std::make_shared<PythonPluginEnv>()); }, "",
+                        PythonPackageMissing, "python"};
+  python_plugin.add_to = [](plugins::PluginRegistry& r) { plugins::AddPythonBridgeProvider(r); };
+  return {cwd, local_alias, docker_backend, example, slurm, kubernetes, python_plugin};
 }
 
 class SchedulerConformance : public ::testing::TestWithParam<Backend> {
@@ -117,7 +239,7 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
     }
   }
   Result<std::string> Submit(const specs::AppDef& app) {
-    auto h = runner_.Run(app, sched());
+    auto h = runner_.Run(app, sched(), GetParam().cfg);
     if (h.ok()) submitted_.push_back(*h);
     return h;
   }
@@ -139,7 +261,7 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
 };
 
 TEST_P(SchedulerConformance, DryRunBuildsAPrintableRequestWithoutSubmitting) {
-  auto info = runner_.DryRun(Sh("true"), sched());
+  auto info = runner_.DryRun(Sh("true"), sched(), GetParam().cfg);
   ASSERT_THAT(info, IsOk());
   EXPECT_EQ(info->scheduler, sched());
   EXPECT_FALSE(info->request.empty());
@@ -152,14 +274,16 @@ TEST_P(SchedulerConformance, DryRunBuildsAPrintableRequestWithoutSubmitting) {
 TEST_P(SchedulerConformance, RejectsInvalidAppsAndOptionsBeforeSubmitting) {
   specs::AppDef bad = Sh("true");
   bad.roles[0].num_replicas = 0;
-  EXPECT_THAT(runner_.DryRun(bad, sched()), StatusIs(StatusCode::kInvalidArgument, HasSubstr("num_replicas")));
+  EXPECT_THAT(runner_.DryRun(bad, sched(), GetParam().cfg),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("num_replicas")));
   auto opts = runner_.SchedulerRunOpts(sched());
   ASSERT_THAT(opts, IsOk());
   for (const auto& [key, opt] : opts->options()) {
     if (opt.type == specs::CfgType::kStr) continue;
-    EXPECT_THAT(
-        runner_.DryRun(Sh("true"), sched(), {{key, std::string("not-a-") + std::string(specs::CfgTypeName(opt.type))}}),
-        StatusIs(StatusCode::kInvalidArgument, HasSubstr("Run option: " + key)));
+    specs::Cfg cfg = GetParam().cfg;
+    cfg[key] = std::string("not-a-") + std::string(specs::CfgTypeName(opt.type));
+    EXPECT_THAT(runner_.DryRun(Sh("true"), sched(), cfg),
+                StatusIs(StatusCode::kInvalidArgument, HasSubstr("Run option: " + key)));
     break;
   }
 }
@@ -190,7 +314,7 @@ TEST_P(SchedulerConformance, CancelIsIdempotentAndEndsCancelled) {
 }
 
 TEST_P(SchedulerConformance, UnknownAppIsNotAnError) {
-  std::string h = specs::MakeAppHandle(sched(), "torchx", "no-such-app-9");
+  std::string h = specs::MakeAppHandle(sched(), "torchx", GetParam().unknown_app_id);
   EXPECT_THAT(runner_.Status(h), IsOkAndHolds(std::nullopt));
   EXPECT_THAT(runner_.Describe(h), IsOkAndHolds(std::nullopt));
   EXPECT_THAT(runner_.Cancel(h), IsOk());
@@ -221,7 +345,7 @@ TEST_P(SchedulerConformance, ListAndLogsWhenDeclared) {
   ASSERT_THAT(it, IsOk());
   auto line = (*it)->Next();
   ASSERT_THAT(line, IsOk());
-  EXPECT_EQ(line->value_or(""), "conformance-line\n");
+  EXPECT_EQ(Content(GetParam(), line->value_or("")), "conformance-line\n");
 }
 
 // The Runner's one line filter over every back-end's lines: a 1 MiB line and a pattern that
@@ -242,6 +366,7 @@ TEST_P(SchedulerConformance, LogRegexOverAOneMebibyteLine) {
     ASSERT_THAT(it, IsOk());
     auto lines = testing::ReadAllLines(**it);
     ASSERT_THAT(lines, IsOk());
+    for (std::string& l : *lines) l = Content(GetParam(), l);
     EXPECT_EQ(*lines, std::vector<std::string>{"bac\n"}) << "follow=" << follow;
   }
   schedulers::LogOptions bad;
@@ -274,7 +399,7 @@ TEST_P(SchedulerConformance, CapabilitiesAreWhatTheRunnerChecks) {
                 StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler " + sched() + " does not support native")));
   }
   if (!caps->Has(schedulers::Capability::kWorkspace)) {
-    EXPECT_THAT(runner_.DryRun(Sh("true"), sched(), specs::Cfg{}, "/tmp"),
+    EXPECT_THAT(runner_.DryRun(Sh("true"), sched(), GetParam().cfg, "/tmp"),
                 StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support workspaces")));
   }
 }

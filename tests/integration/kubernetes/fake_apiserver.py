@@ -12,7 +12,8 @@ Faults, for the fault suite: fail_next() answers the next matching requests with
 cut_log() ends a followed log stream mid-way, cleanly or by dropping the connection mid-line.
 
 There is no controller: tests move jobs through Volcano's phases with set_phase() and write pod
-logs with add_log(), as Volcano and the kubelet would.
+logs with add_log(), as Volcano and the kubelet would; or a FakeKubelet (fake_kubelet.py), told of
+jobs through `watchers`, runs each pod's container as a local process and does it for them.
 """
 
 import datetime
@@ -81,6 +82,9 @@ class FakeApiServer:
         self.log_cuts = {}   # (ns, pod) -> (mode, lines) for the next followed stream (cut_log)
         self.cond = threading.Condition(threading.RLock())  # set_phase is called with it held
         self._serial = 0
+        # Told of jobs as the API changes them (a FakeKubelet): job_created(ns, name) and
+        # job_stopped(ns, name) (aborted or deleted), called with `cond` held.
+        self.watchers = []
 
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(pki_dir / "server.crt", pki_dir / "server.key")
@@ -289,6 +293,8 @@ class FakeApiServer:
                                             "metadata": {"name": pod, "namespace": ns, "labels": labels,
                                                          "uid": str(uuid.uuid4())},
                                             "spec": task["template"]["spec"], "status": {"phase": "Pending"}}
+                for w in self.watchers:
+                    w.job_created(ns, job_name)
                 return 201, job
             if method == "GET" and name is None:
                 items = list(j for (n, _), j in self.jobs.items() if n == ns)
@@ -305,6 +311,8 @@ class FakeApiServer:
             if method == "GET":
                 return 200, job
             if method == "DELETE":
+                for w in self.watchers:
+                    w.job_stopped(ns, name)
                 del self.jobs[(ns, name)]
                 for key in [k for k in self.pods if k[0] == ns and k[1].startswith(name + "-")]:
                     del self.pods[key]
@@ -340,6 +348,8 @@ class FakeApiServer:
             target = body.get("target") or {}
             job = self.jobs.get((ns, target.get("name")))
             if job is not None and target.get("uid") == job["metadata"]["uid"] and body.get("action") == "AbortJob":
+                for w in self.watchers:
+                    w.job_stopped(ns, target["name"])
                 tasks = {t["name"]: "Failed" for t in job["spec"]["tasks"]}
                 self.set_phase(ns, target["name"], "Aborted", tasks, message="aborted by a command")
             return 201, command
@@ -389,7 +399,7 @@ class FakeApiServer:
         sent = 0
         while True:
             with self.cond:
-                self.cond.wait_for(lambda: len(self.logs.get((ns, pod), [])) > sent or (ns, pod) in self.finished,
+                self.cond.wait_for(lambda sent=sent: len(self.logs.get((ns, pod), [])) > sent or (ns, pod) in self.finished,
                                    timeout=30)
                 entries = self.logs.get((ns, pod), [])[sent:]
                 rest = []
