@@ -15,7 +15,7 @@ run without it raises ``ModuleNotFoundError``); the core talks to the API server
 import json
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, cast
 
 import yaml
 
@@ -201,6 +201,10 @@ class Opts(StructuredOpts):
     """vpc.amazonaws.com/efa devices: unset keeps the resource's count, 0 removes them, N sets N."""
     quiet: bool = False
     """Whether to suppress verbose output for image building."""
+    tolerations: Optional[List[str]] = None
+    """Taints the pods tolerate, each key[:value][:NoSchedule|PreferNoSchedule|NoExecute]."""
+    node_selector: Optional[Dict[str, str]] = None
+    """Node labels the pods must match, label:value."""
 
 
 KubernetesOpts = Opts
@@ -232,7 +236,7 @@ class KubernetesScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
 
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesJob]) -> str:
         request: KubernetesJob = dryrun_info.request
-        job = sanitize_for_serialization(request.resource)
+        job = cast(Dict[str, Any], sanitize_for_serialization(request.resource))
         # The Job's own namespace (the dry run writes it; an edit may change it) wins over the cfg's.
         metadata = job.setdefault("metadata", {})
         namespace = metadata.get("namespace") or dryrun_info._cfg.get("namespace") or "default"

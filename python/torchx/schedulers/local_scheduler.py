@@ -23,7 +23,6 @@ import os
 import pprint
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -188,6 +187,16 @@ class Opts(StructuredOpts):
     auto_set_cuda_visible_devices: bool = False
     """Give each replica of a GPU role its own CUDA_VISIBLE_DEVICES."""
 
+    device: Optional[str] = None
+    """A device plugin (a PJRT_DEVICE name, or LIBRARY with $PJRT_LIBRARY_PATH): each replica gets
+    that device's environment."""
+
+    kill_grace_seconds: float = 10.0
+    """Seconds between SIGTERM and SIGKILL when stopping replicas."""
+
+    state_dir: Optional[str] = None
+    """Where app state is kept (default: $TORCHX_STATE_DIR or ~/.local/state/torchx)."""
+
 
 LocalOpts = Opts
 
@@ -337,7 +346,11 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
             )
         request: PopenRequest = dryrun_info.request
         plan = _plan_from_request(request)
-        app_json = request.__dict__.get("_app_json") or app_to_core(dryrun_info._app)
+        app_json = request.__dict__.get("_app_json")
+        if not app_json:
+            if dryrun_info._app is None:
+                raise ValueError("this AppDryRunInfo carries no AppDef: schedule what submit_dryrun returned")
+            app_json = app_to_core(dryrun_info._app)
         self._runner().schedule_request(self.backend, app_json, request.app_id, json.dumps(plan))
         record = _LocalAppDef(request.app_id, request.log_dir)
         record.set_state(AppState.RUNNING)
