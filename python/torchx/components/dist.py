@@ -1,6 +1,9 @@
 """Distributed training: ``torchrun`` (torchrun-launched PyTorch apps), and ``ddp`` and ``spmd``,
 TorchX's deprecated aliases of it (each call warns)."""
 
+import shlex
+from typing import Iterable
+
 from torchx.components._builtin import builtin
 
 torchrun = builtin("dist.torchrun", __name__)
@@ -23,3 +26,16 @@ def parse_nnodes(j: str) -> "tuple[int, int, int, str]":
     from torchx._core import core
 
     return core().parse_nnodes(j)
+
+
+# TorchX's private helpers that tools building their own torchrun components import (NeMo-Run's
+# torchrun component and its fault-tolerance templates): kept as compatibility shims, not used by
+# the built-in components, which the core renders.
+class _noquote(str):
+    """An argument ``_args_join`` passes through unquoted (a shell expansion such as the
+    rendezvous endpoint ``$${TORCHX_RANK0_HOST:=localhost}:29500``)."""
+
+
+def _args_join(args: Iterable[str]) -> str:
+    """``shlex.join``, except that ``_noquote`` arguments are left as they are."""
+    return " ".join(a if isinstance(a, _noquote) else shlex.quote(a) for a in args)

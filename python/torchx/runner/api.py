@@ -16,7 +16,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Union, cast
 
 if TYPE_CHECKING:
-    from torchx.schedulers.api import ListAppResponse
+    from torchx.schedulers.api import ListAppResponse, Scheduler
 
 from torchx import settings
 from torchx._core import core
@@ -116,6 +116,27 @@ class Runner:
             self._check_core_scheduler_params(backend)
             return None
         return self._instance(scheduler, factory)
+
+    def _scheduler(self, scheduler: str) -> "Scheduler":
+        """The scheduler object for ``scheduler``, made once per Runner (TorchX's private helper,
+        kept because tools built on TorchX call it: NeMo-Run's executors and experiment runner).
+        The core's back-ends answer with their TorchX classes (``SlurmScheduler``,
+        ``LocalScheduler``, ...), which drive the same core; KeyError, as TorchX, for an unknown
+        name."""
+        if self._scheduler_factories is not None and scheduler in self._scheduler_factories:
+            factory = self._scheduler_factories[scheduler]
+            backend = _core_backend(factory)
+            return self._instance(scheduler, _CORE_SCHEDULER_CLASSES.get(backend or "", factory))
+        if self._scheduler_factories is None:
+            factory = _CORE_SCHEDULER_CLASSES.get(scheduler)
+            if factory is None:
+                from torchx.plugins import PluginType, registry
+
+                factory = registry().get(PluginType.SCHEDULER).get(scheduler)
+            if factory is not None:
+                return self._instance(scheduler, factory)
+        names = list(self._scheduler_factories or get_scheduler_factories())
+        raise KeyError(f"Undefined scheduler backend: {scheduler}. Use one of: {names}")
 
     def _instance(self, scheduler: str, factory: Any) -> Any:
         sched = self._scheduler_instances.get(scheduler)
@@ -422,6 +443,25 @@ class Runner:
 
     def __repr__(self) -> str:
         return f"Runner(name={self._name}, schedulers={self.scheduler_backends()})"
+
+
+def _core_class_factory(module: str) -> Any:
+    def create(session_name: str, **kwargs: Any) -> Any:
+        import importlib
+
+        return importlib.import_module(f"torchx.schedulers.{module}").create_scheduler(session_name, **kwargs)
+
+    return create
+
+
+# The TorchX classes of the core's back-ends, for Runner._scheduler.
+_CORE_SCHEDULER_CLASSES: Dict[str, Any] = {
+    "local": _core_class_factory("local_scheduler"),
+    "local_cwd": _core_class_factory("local_scheduler"),
+    "local_docker": _core_class_factory("docker_scheduler"),
+    "slurm": _core_class_factory("slurm_scheduler"),
+    "kubernetes": _core_class_factory("kubernetes_scheduler"),
+}
 
 
 def get_runner(

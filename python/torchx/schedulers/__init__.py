@@ -29,8 +29,11 @@ __all__ = [
 
 
 def get_scheduler_factories(group: str = "torchx.schedulers", skip_defaults: bool = False) -> Dict[str, Callable[..., SchedulerInfo]]:
-    """Name -> factory(session_name, **kwargs) for every registered scheduler, the default first."""
-    return {name: _factory(name) for name in core().scheduler_names()}
+    """Name -> factory(session_name, **kwargs) for every registered scheduler an AppDef can be
+    submitted to, the default first. Composite back-ends (``pipeline``: a handle scheme for
+    pipelines of apps, not a scheduler of one AppDef) are left out, as TorchX has none."""
+    c = core()
+    return {name: _factory(name) for name in c.scheduler_names() if "composite" not in c.scheduler_capabilities(name)}
 
 
 def get_default_scheduler_name() -> str:

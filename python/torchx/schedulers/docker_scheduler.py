@@ -15,7 +15,7 @@ core talks to the engine's socket itself (docker-py is needed only for the reque
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 import yaml
 
@@ -222,6 +222,12 @@ class DockerScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         return self._schedule_core(dryrun_info, json.dumps(payload), job.app_id)
     def _delete_existing(self, app_id: str) -> None:
         self._delete_core(app_id)
+
+
+def _to_str(a: Union[str, bytes]) -> str:
+    """UTF-8 text of a docker API value (TorchX's private helper, kept for tools that import it:
+    NeMo-Run's docker executor)."""
+    return a.decode("utf-8") if isinstance(a, bytes) else a
 
 
 def create_scheduler(session_name: str, docker_client: Any = None, **kwargs: Any) -> DockerScheduler:
