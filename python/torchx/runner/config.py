@@ -4,24 +4,30 @@ INI files give defaults to schedulers (``[local_cwd]``), components (``[componen
 CLI verbs (``[cli:run]``). Lookup: ``$TORCHXCONFIG`` alone when set (an empty value reads no file;
 a missing file is an error), else ``.torchxconfig`` in each of ``dirs`` (default: ``$HOME``, then
 the working directory); the first file to set a key wins and values already in a cfg are never
-overridden. The files are read by the core's INI reader (the CLI's, so the same lines are accepted
-or refused); scheduler values are cast as ``-cfg`` values are (``runopt.cast_to_type``), ``None``
-being None.
+overridden. The files are found and read by ``torchx.util.torchxconfig`` (the core's INI reader,
+the CLI's, so the same lines are accepted or refused; the tracker reads the same way); scheduler
+values are cast as ``-cfg`` values are (``runopt.cast_to_type``), ``None`` being None.
 """
 
 import logging
-import os
-from pathlib import Path
-from typing import Dict, Iterable, List, Optional, TextIO
+from typing import Dict, List, Optional, TextIO
 
-from torchx import settings
 from torchx._core import core
 from torchx.schedulers import get_scheduler_factories
 from torchx.specs.api import CfgVal, runopts
+from torchx.util.torchxconfig import (
+    CONFIG_FILE,
+    CONFIG_PREFIX_DELIM,
+    find_configs,
+    get_config,
+    get_configs,
+    load_sections,
+)
+from torchx.util.torchxconfig import DEFAULT_CONFIG_DIRS as _DEFAULT_CONFIG_DIRS
+from torchx.util.torchxconfig import entries as _entries
 
-CONFIG_FILE = ".torchxconfig"
-CONFIG_PREFIX_DELIM = ":"
-DEFAULT_CONFIG_DIRS: List[str] = [str(Path.home()), str(Path.cwd())]
+# TorchX's knob: tools and tests patch it; the shared reader looks here once this module is loaded.
+DEFAULT_CONFIG_DIRS: List[str] = list(_DEFAULT_CONFIG_DIRS)
 
 _NONE = "None"
 
@@ -38,29 +44,6 @@ def _run_opts(scheduler: str) -> runopts:
     if scheduler not in factories:
         raise ValueError(f"`{scheduler}` is not a registered scheduler. Valid scheduler names: {', '.join(factories)}")
     return factories[scheduler]("torchx").run_opts()
-
-
-def _entries(text: str, origin: str) -> List["tuple[str, str, str]"]:
-    return core().config_parse(text, origin)
-
-
-def find_configs(dirs: Optional[Iterable[str]] = None) -> List[str]:
-    """The config files to read, in precedence order: ``[$TORCHXCONFIG]`` when the variable is
-    set ([] when it is empty; FileNotFoundError when it names no file), else the readable
-    ``.torchxconfig`` of each of ``dirs`` (default ``DEFAULT_CONFIG_DIRS``)."""
-    env = os.environ.get(settings.ENV_TORCHXCONFIG)
-    if env is not None:
-        if not env:
-            return []
-        if not Path(env).is_file():
-            raise FileNotFoundError(f"`{settings.ENV_TORCHXCONFIG}={env}` does not exist or is not a file.")
-        return [env]
-    found = []
-    for d in dirs or DEFAULT_CONFIG_DIRS:
-        path = Path(d) / CONFIG_FILE
-        if os.access(path, os.R_OK):
-            found.append(str(path))
-    return found
 
 
 def load(scheduler: str, f: TextIO, cfg: Dict[str, CfgVal]) -> None:
@@ -89,31 +72,6 @@ def apply(scheduler: str, cfg: Dict[str, CfgVal], dirs: Optional[List[str]] = No
     for path in find_configs(dirs):
         with open(path) as f:
             load(scheduler, f, cfg)
-
-
-def load_sections(prefix: str, dirs: Optional[List[str]] = None) -> Dict[str, Dict[str, str]]:
-    """``{name: {key: value}}`` of the ``[prefix:name]`` sections across the config files (the
-    first file to set a key wins)."""
-    sections: Dict[str, Dict[str, str]] = {}
-    head = prefix + CONFIG_PREFIX_DELIM
-    for path in find_configs(dirs):
-        with open(path) as f:
-            entries = _entries(f.read(), path)
-        for section, key, value in entries:
-            name = section[len(head):]
-            if section.startswith(head) and name:  # `[component:]` names nothing: skipped, as TorchX
-                sections.setdefault(name, {}).setdefault(key, value)
-    return sections
-
-
-def get_configs(prefix: str, name: str, dirs: Optional[List[str]] = None) -> Dict[str, str]:
-    """The ``[prefix:name]`` section as a dict ({} if no file has it)."""
-    return load_sections(prefix, dirs).get(name, {})
-
-
-def get_config(prefix: str, name: str, key: str, dirs: Optional[List[str]] = None) -> Optional[str]:
-    """``[prefix:name] key``, or None."""
-    return get_configs(prefix, name, dirs).get(key)
 
 
 def dump(f: TextIO, schedulers: Optional[List[str]] = None, required_only: bool = False) -> None:

@@ -5,6 +5,7 @@ Same names as TorchX's torchx.specs, so component files written for TorchX impor
 
 import contextlib
 import json
+import sys
 from typing import Callable, Iterator, Optional
 
 from torchx._core import core
@@ -80,9 +81,10 @@ class _NamedResourcesLibrary:
     def _lookup(key: object) -> Iterator[None]:
         # A plugin module that looks a named resource up as it is imported would read a table
         # that its own discovery is still filling: refused, and its import recorded as failed.
-        from torchx.plugins._registry import importing_plugins
-
-        if importing_plugins():
+        # Discovery runs in torchx.plugins._registry; while it was never imported, none runs (the
+        # specs sit below the plugins and do not import them).
+        discovery = sys.modules.get("torchx.plugins._registry")
+        if discovery is not None and discovery.importing_plugins():
             raise RuntimeError(
                 f"re-entrant named-resource lookup of {key!r}: a plugin module looked a named resource up "
                 "while plugins were being discovered (at its import); look it up inside the factory instead")
@@ -104,10 +106,11 @@ class _NamedResourcesLibrary:
             return iter(core().named_resource_names())
 
     def reset(self) -> None:
-        """Forgets the plugins' named resources: the next lookup discovers them again."""
-        from torchx.plugins._registry import _cache_clear
-
-        _cache_clear()
+        """Forgets the plugins' named resources: the next lookup discovers them again (nothing to
+        forget while plugin discovery was never imported)."""
+        discovery = sys.modules.get("torchx.plugins._registry")
+        if discovery is not None:
+            discovery._cache_clear()
 
 
 named_resources: _NamedResourcesLibrary = _NamedResourcesLibrary()

@@ -58,6 +58,15 @@ AppHandle = str
 CfgVal = Union[str, int, float, bool, List[str], Dict[str, str], None]
 
 
+class resource_tags:
+    """``Resource.tags`` keys set on the resources of registered named resources; read them with
+    ``Resource.get_resource_name()`` and ``Resource.is_fractional()``. (TorchX keeps this class in
+    torchx.plugins, which still exports it; it lives here so that the specs need no plugin code.)"""
+
+    RESOURCE_NAME: str = "torchx/named_resources.name"
+    IS_FRACTIONAL: str = "torchx/named_resources.is_fractional"
+
+
 @dataclass
 class Resource:
     """Resources one replica asks for. ``capabilities`` are scheduler-specific (e.g. instance
@@ -72,14 +81,10 @@ class Resource:
 
     def is_fractional(self) -> bool:
         """Whether this is a fractional slice of a registered named resource (its tag)."""
-        from torchx.plugins._registration import resource_tags
-
         return bool(self.tags.get(resource_tags.IS_FRACTIONAL, False))
 
     def get_resource_name(self) -> Optional[str]:
         """The named resource this was registered as, or None."""
-        from torchx.plugins._registration import resource_tags
-
         name = self.tags.get(resource_tags.RESOURCE_NAME)
         return None if name is None else str(name)
 

@@ -70,7 +70,7 @@ def _create_args_parser(
 def _core_parse(cmpnt_fn: Callable[..., AppDef], cmpnt_args: List[str], preset: Dict[str, Any]) -> Dict[str, Any]:
     """The core's typed values (and varargs) for ``cmpnt_args``; parameters in ``preset`` are
     optional and read None when the command line leaves them out."""
-    from torchx.components._loader import component_spec, keep_dict_order
+    from torchx.specs._component_args import component_spec, keep_dict_order
 
     spec = component_spec(cmpnt_fn.__name__, cmpnt_fn)
     for p in spec["params"]:
@@ -97,7 +97,7 @@ def parse_args(
     defaults. A bad command line prints the error and exits 2, as TorchX's argparse does."""
     import argparse
 
-    from torchx.components._loader import convert_value
+    from torchx.specs._component_args import convert_value
     from torchx.util.types import decode
 
     config = dict(config or {})
@@ -130,7 +130,7 @@ def component_args_from_str(
 ) -> ComponentArgs:
     """``parse_args`` split into positional (and positional-or-keyword) values, ``*args`` and
     keyword-only values, each of the type its annotation declares. TypeError for ``**kwargs``."""
-    from torchx.components._loader import convert_value
+    from torchx.specs._component_args import convert_value
 
     ns = parse_args(cmpnt_fn, cmpnt_args, cmpnt_args_defaults, config)
     positional: Dict[str, Any] = {}

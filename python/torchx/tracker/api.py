@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 from torchx import settings
+from torchx.util.torchxconfig import get_config, get_configs
 
 logger: logging.Logger = logging.getLogger(__name__)
 
@@ -88,15 +89,11 @@ def get_configured_trackers() -> Dict[str, Optional[str]]:
     if names_env is not None:
         names = [n.strip() for n in names_env.split(",") if n.strip()]
     else:
-        from torchx.runner.config import get_configs
-
         names = list(get_configs(prefix="torchx", name="tracker"))
     out: Dict[str, Optional[str]] = {}
     for name in names:
         config = os.environ.get(tracker_config_env_var_name(name))
         if config is None:
-            from torchx.runner.config import get_config
-
             config = get_config(prefix="tracker", name=name, key="config")
         out[name] = config
     return out
