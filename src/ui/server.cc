@@ -1,5 +1,6 @@
 #include "torchx/ui/server.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -469,6 +470,13 @@ Status Server::Bind() {
   s.http.set_read_timeout(10, 0);
   size_t threads = s.options.threads;
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // cpp-httplib's default also sets SO_REUSEPORT, with which a second `torchx ui` on a port in use
+  // binds too and the kernel splits connections between the two servers. SO_REUSEADDR alone
+  // still lets a restarted server take its port back from connections in TIME_WAIT.
+  s.http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   if (s.options.port < 0 || s.options.port > 65535) {
     return InvalidArgumentError("--port must be from 0 to 65535, got " + std::to_string(s.options.port));
   }

@@ -332,3 +332,15 @@ def test_restart_loses_nothing(tmp_path):
         assert [a["app_handle"] for a in page["apps"]] == [handle]
     finally:
         assert again.stop() == 0
+
+
+def test_a_second_server_on_a_port_in_use_is_refused(ui, tmp_path):
+    """Without SO_REUSEPORT: a second `torchx ui` on the first one's port exits with an error
+    naming the port, and the first keeps answering every request."""
+    from ui_server import torchx_bin
+    res = subprocess.run([torchx_bin(), "ui", "--port", str(ui.port), "--token_file", str(tmp_path / "t2")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=30)
+    assert res.returncode != 0
+    assert f"127.0.0.1:{ui.port}" in res.stderr and "in use" in res.stderr
+    for _ in range(8):  # had the kernel split connections, some would reach a dead or other server
+        assert ui.api("GET", "/api/v1/apps")[0] == 200
