@@ -416,9 +416,11 @@ class Runner:
     # ---- introspection ----
 
     def scheduler_backends(self) -> List[str]:
+        """The schedulers an AppDef can be submitted to (TorchX's: its factories' names); the
+        ``pipeline`` handle scheme is not one, though the Runner follows its handles."""
         if self._scheduler_factories is not None:
             return list(self._scheduler_factories)
-        return list(self._core.scheduler_backends())
+        return list(get_scheduler_factories())
 
     def scheduler_run_opts(self, scheduler: str) -> runopts:
         sched = self._py_scheduler(scheduler)
