@@ -20,7 +20,7 @@ Status Unknown(std::string_view scheduler, const specs::RunOpts& opts, const std
   std::vector<std::string> valid = OptionNames(opts);
   return InvalidArgumentError(fmt::format("{}: unknown option for scheduler {}; valid options: {}.{}", what, scheduler,
                                           valid.empty() ? "none" : fmt::format("{}", fmt::join(valid, ", ")),
-                                          internal::SuggestionSuffix(key, valid)));
+                                          internal::DidYouMeanSuffix(key, valid)));
 }
 
 // One source's options, unknown keys refused or collected.

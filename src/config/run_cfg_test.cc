@@ -39,6 +39,16 @@ TEST(ResolveRunCfg, SourcesHighestFirstThenTheConfigFile) {
   EXPECT_EQ(std::get<std::string>(cfg->at("log_dir")), "/from/file");  // .torchxconfig last
 }
 
+TEST(ResolveRunCfg, AnUnknownKeyListsTheValidOptionsOnce) {
+  TorchxConfig none;
+  auto far = ResolveRunCfg("local_cwd", Opts(), {{Form::kJsonObject, R"({"zzzzzzzz": "x"})", "cfg"}}, none,
+                           UnknownOptions::kRefuse);
+  ASSERT_FALSE(far.ok());
+  const std::string& msg = far.error().message();
+  EXPECT_THAT(msg, HasSubstr("valid options: "));
+  EXPECT_EQ(msg.find("alid"), msg.rfind("alid")) << msg;  // not again as "Valid choices"
+}
+
 TEST(ResolveRunCfg, UnknownKeysAreRefusedNamingTheSourceOrWarnedAbout) {
   TorchxConfig none;
   EXPECT_THAT(

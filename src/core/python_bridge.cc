@@ -19,6 +19,22 @@ namespace {
 
 constexpr int kReplyFd = 3;
 
+// Runs the module as `python -m` would, unless the interpreter cannot find it: then it exits with
+// kModuleMissing and prints nothing (Python's own "Error while finding module specification"
+// would reach the user on every call of a source build that has no `pip install .`).
+constexpr const char* kBootstrap =
+    "import importlib.util, runpy, sys\n"
+    "m = sys.argv[1]\n"
+    "try:\n"
+    "    found = importlib.util.find_spec(m)\n"
+    "except ImportError:\n"
+    "    found = None\n"
+    "if found is None:\n"
+    "    sys.exit(3)\n"
+    "sys.argv = [m]\n"
+    "runpy.run_module(m, run_name='__main__', alter_sys=True)\n";
+constexpr int kModuleMissing = 3;
+
 std::string FindPython() {
   if (const char* env = std::getenv("TORCHX_PYTHON"); env && *env) return env;
   std::error_code ec;
@@ -65,7 +81,7 @@ Status PythonBridge::Start(const std::string& module, const std::string& purpose
   std::string fd_env = fmt::format("TORCHX_BRIDGE_FD={}", kReplyFd);
   envp.push_back(fd_env.data());
   envp.push_back(nullptr);
-  std::vector<std::string> args = {python_, "-u", "-m", module};
+  std::vector<std::string> args = {python_, "-u", "-c", kBootstrap, module};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -96,6 +112,18 @@ Result<std::string> PythonBridge::Call(const std::string& request_json) {
     if (!reply.empty() && reply.back() == '\n') break;
   }
   if (reply.empty()) {
+    int status = 0;
+    std::fclose(to_child_);
+    to_child_ = nullptr;  // the child reads EOF, if it is still there
+    if (pid_ > 0 && ::waitpid(pid_, &status, 0) == pid_) {
+      pid_ = -1;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == kModuleMissing) {
+        return FailedPreconditionError(
+            fmt::format("{} need the torchx Python package, which {} cannot import (install it with `pip install .`, "
+                        "or set TORCHX_PYTHON to an interpreter that has it)",
+                        purpose_, python_));
+      }
+    }
     return FailedPreconditionError(fmt::format(
         "{} need the torchx Python package: `{} -m {}` exited without answering (see its error above; install the "
         "package with `pip install .` or set TORCHX_PYTHON)",

@@ -36,6 +36,11 @@ std::optional<std::string> SpellCheck(std::string_view word, const std::vector<s
   return best;
 }
 
+std::string DidYouMeanSuffix(std::string_view word, const std::vector<std::string>& candidates) {
+  if (auto s = SpellCheck(word, candidates)) return fmt::format(" Did you mean `{}`?", *s);
+  return "";
+}
+
 std::string SuggestionSuffix(std::string_view word, const std::vector<std::string>& candidates) {
   if (auto s = SpellCheck(word, candidates)) return fmt::format(" Did you mean `{}`?", *s);
   return fmt::format(" Valid choices: {}", fmt::join(candidates, ", "));

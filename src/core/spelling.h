@@ -15,6 +15,10 @@ size_t EditDistance(std::string_view a, std::string_view b);
 /// most a third of the word's length, and at least 2 edits allowed); ties go to the first.
 std::optional<std::string> SpellCheck(std::string_view word, const std::vector<std::string>& candidates);
 
+/// " Did you mean `x`?" for the closest candidate, or "" (for messages that list the choices
+/// themselves).
+std::string DidYouMeanSuffix(std::string_view word, const std::vector<std::string>& candidates);
+
 /// " Did you mean `x`?" or, with no close candidate, " Valid choices: a, b, c".
 std::string SuggestionSuffix(std::string_view word, const std::vector<std::string>& candidates);
 

@@ -25,5 +25,12 @@ TEST(SuggestionSuffix, FallsBackToTheFullList) {
   EXPECT_EQ(SuggestionSuffix("a.c", names), " Did you mean `a.b`?");
 }
 
+// For messages that list the choices themselves: the suggestion or nothing, never the list again.
+TEST(DidYouMeanSuffix, NeverRepeatsTheList) {
+  std::vector<std::string> names = {"a.b", "c.d"};
+  EXPECT_EQ(DidYouMeanSuffix("zzzzzz", names), "");
+  EXPECT_EQ(DidYouMeanSuffix("a.c", names), " Did you mean `a.b`?");
+}
+
 }  // namespace
 }  // namespace torchx::internal

@@ -69,8 +69,8 @@ Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   auto factory = registry_.Scheduler(name);
   if (!factory) {
     std::vector<std::string> names = SchedulerBackends();
-    return NotFoundError(fmt::format("scheduler: unknown scheduler `{}`. Valid choices: {}{}", name,
-                                     fmt::join(names, ", "), internal::SuggestionSuffix(name, names)));
+    return NotFoundError(fmt::format("scheduler: unknown scheduler `{}`. Valid choices: {}.{}", name,
+                                     fmt::join(names, ", "), internal::DidYouMeanSuffix(name, names)));
   }
   schedulers::SchedulerContext context;
   context.session_name = options_.session_name;

@@ -163,6 +163,12 @@ TEST_F(RunnerTest, UnknownSchedulerListsEveryBackendInOrder) {
   EXPECT_THAT(r.SchedulerRunOpts("fakee"),
               StatusIs(StatusCode::kNotFound, AllOf(HasSubstr("local_cwd, local"), HasSubstr("Did you mean `fake`?"))));
   EXPECT_THAT(r.SchedulerRunOpts("fake"), IsOk());
+  // The choices are listed once, whether or not a close name is suggested.
+  auto far = r.SchedulerRunOpts("zzzzzzzz");
+  ASSERT_FALSE(far.ok());
+  const std::string& msg = far.error().message();
+  EXPECT_EQ(msg.find("Valid choices"), msg.rfind("Valid choices")) << msg;
+  EXPECT_THAT(msg, HasSubstr("unknown scheduler `zzzzzzzz`. Valid choices: local_cwd"));
 }
 
 TEST_F(RunnerTest, ComponentsResolveThroughTheRegistryWithItsNamedResources) {

@@ -66,6 +66,18 @@ check "repeated option" 2 "repeated command line argument --msg" -- "$TORCHX" ru
 check "wrong type" 2 "--num_replicas: invalid int value 'two'" -- "$TORCHX" run --dryrun utils.echo --num_replicas two
 check "missing python component file" 2 "no such file" -- "$TORCHX" run --dryrun ./comp.py:trainer
 check "python components without python" 1 "need a Python interpreter" -- env TORCHX_PYTHON=/nonexistent/python3 "$TORCHX" run --dryrun ./comp.py:trainer
+# An interpreter that cannot import the package (a source build without `pip install .`): listing
+# schedulers stays quiet (no Python "Error while finding module specification"), and `plugins`
+# says why there are no Python plugins.
+printf '#!/bin/sh\nexec python3 -I -S "$@"\n' > "$TMP/bare-python3"
+chmod +x "$TMP/bare-python3"
+bare_out=$(env TORCHX_PYTHON="$TMP/bare-python3" "$TORCHX" runopts 2>&1)
+if [[ "$bare_out" == *"local_cwd:"* && "$bare_out" != *"finding module"* && "$bare_out" != *"Traceback"* ]]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: runopts with a bare interpreter is not quiet:"; echo "$bare_out" | head -5
+fi
+check "plugins says why Python plugins are missing" 0 "cannot import (install it with" -- env TORCHX_PYTHON="$TMP/bare-python3" "$TORCHX" plugins
 
 # plugins
 echo "not a shared library" > "$TMP/bogus.so"
