@@ -66,13 +66,13 @@ class Runner:
         scheduler_params: Optional[Dict[str, object]] = None,
     ) -> None:
         self._name = "torchx" if name is None else name
-        if scheduler_factories is None:
-            scheduler_factories = get_scheduler_factories()
         # None: every name is the core's (it resolves them itself, aliases and late plugins
-        # included); an empty mapping means no scheduler at all, as in TorchX.
+        # included), without listing them here: a listing asks each back-end for its capabilities.
+        # An empty mapping means no scheduler at all, as in TorchX.
         self._scheduler_factories: Optional[Dict[str, Any]] = (
             None
-            if scheduler_factories and all(_core_backend(f) for f in scheduler_factories.values())
+            if scheduler_factories is None
+            or (scheduler_factories and all(_core_backend(f) for f in scheduler_factories.values()))
             else dict(scheduler_factories)
         )
         self._scheduler_params: Dict[str, Any] = dict(scheduler_params or {})

@@ -32,8 +32,18 @@ def get_scheduler_factories(group: str = "torchx.schedulers", skip_defaults: boo
     """Name -> factory(session_name, **kwargs) for every registered scheduler an AppDef can be
     submitted to, the default first. Composite back-ends (``pipeline``: a handle scheme for
     pipelines of apps, not a scheduler of one AppDef) are left out, as TorchX has none."""
-    c = core()
-    return {name: _factory(name) for name in c.scheduler_names() if "composite" not in c.scheduler_capabilities(name)}
+    return {name: _factory(name) for name in core().scheduler_names() if not _is_composite(name)}
+
+
+_COMPOSITE: Dict[str, bool] = {}
+
+
+def _is_composite(name: str) -> bool:
+    # Asking a back-end for its capabilities makes it (loading a module); `composite` is fixed per
+    # back-end, so each name is asked once per process.
+    if name not in _COMPOSITE:
+        _COMPOSITE[name] = "composite" in core().scheduler_capabilities(name)
+    return _COMPOSITE[name]
 
 
 def get_default_scheduler_name() -> str:
