@@ -14,6 +14,7 @@
 
 #include "core/strings.h"
 #include "torchx/config/run_cfg.h"
+#include "torchx/config/tracking.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx::cli {
@@ -23,40 +24,6 @@ Result<config::TorchxConfig> LoadConfig() {
   return config::TorchxConfig::Load(std::filesystem::current_path(ec).string());
 }
 
-namespace {
-
-std::optional<std::string> Env(const std::string& name) {
-  const char* v = std::getenv(name.c_str());
-  if (v == nullptr) return std::nullopt;
-  return std::string(v);
-}
-
-std::vector<std::pair<std::string, std::optional<std::string>>> ConfiguredTrackers(const config::TorchxConfig& config) {
-  std::vector<std::pair<std::string, std::optional<std::string>>> out;
-  std::optional<std::string> names_env = Env("TORCHX_TRACKERS");
-  if (names_env) {
-    for (const std::string& piece : internal::SplitAny(*names_env, ",")) {
-      std::string name(internal::Strip(piece));
-      bool seen = std::any_of(out.begin(), out.end(), [&](const auto& t) { return t.first == name; });
-      if (!name.empty() && !seen) out.emplace_back(name, std::nullopt);
-    }
-  } else {
-    for (const config::ConfigEntry* entry : config.Section("torchx:tracker"))
-      out.emplace_back(entry->key, std::nullopt);
-  }
-  // Each tracker's config: $TORCHX_TRACKER_<NAME>_CONFIG, else `[tracker:<name>] config`, whichever
-  // way the names came.
-  for (auto& [name, value] : out) {
-    value = Env(runner::TrackerConfigEnvName(name));
-    if (!value) {
-      if (const config::ConfigEntry* c = config.Get("tracker:" + name, "config")) value = c->value;
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, const std::string& parent_run_id) {
   runner::RunnerOptions opts;
   for (const std::string& section : config.SectionNames()) {
@@ -65,8 +32,7 @@ runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, cons
       opts.component_defaults[name] = config.ComponentDefaults(name);
     }
   }
-  opts.parent_run_id = Env("TORCHX_PARENT_RUN_ID").value_or(parent_run_id);
-  opts.trackers = ConfiguredTrackers(config);
+  opts.tracking = config::ConfiguredTracking(config, parent_run_id);
   return opts;
 }
 

@@ -41,9 +41,10 @@ fi
 mapfile -t changed < <(git diff --name-only --diff-filter=AM "$base" -- '*.cc' 2>/dev/null | grep -v '^tests/fuzz/')
 if ((${#changed[@]})); then
   # A compilation database without the unity build, so that each file has its own entry;
-  # configuring takes seconds and builds nothing.
+  # configuring takes seconds and builds nothing. The extension's files are in it too (pybind11
+  # is installed for the package build).
   cmake -S . -B build/tidy -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DTORCHX_BUILD_TESTS=ON \
-    -DTORCHX_BUILD_PYTHON=OFF >/dev/null || fail=1
+    -DTORCHX_BUILD_PYTHON=ON -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null || fail=1
   step "clang-tidy on ${#changed[@]} files changed since ${base:0:12}"
   clang-tidy -p build/tidy --quiet "${changed[@]}" 2>/dev/null || fail=1
 fi

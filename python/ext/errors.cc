@@ -2,6 +2,8 @@
 
 #include <Python.h>
 
+#include "torchx/runner/runner.h"
+
 namespace torchx::python {
 namespace {
 
@@ -48,9 +50,53 @@ const char* ExceptionFor(StatusCode code, ErrorSite site) {
   return "builtins.RuntimeError";
 }
 
+// The last plugin exception on this thread (the core calls plugins on the caller's thread) and
+// the message its Status carries. Held as a raw reference: set and taken with the GIL held.
+struct KeptError {
+  PyObject* exception = nullptr;
+  std::string message;
+};
+thread_local KeptError kept;
+
+// The kept exception, if `status` is the failure it caused (the core may add context around the
+// message); either way the slot is emptied, so a failure the core absorbed is never raised later.
+py::object TakeKeptError(const Status& status) {
+  KeptError k = std::exchange(kept, KeptError{});
+  py::object exc = py::reinterpret_steal<py::object>(k.exception);
+  if (!exc || status.message().find(k.message) == std::string::npos) return py::object();
+  return exc;
+}
+
 }  // namespace
 
+void KeepPluginError(py::error_already_set& e, std::string message) {
+  Py_XDECREF(kept.exception);
+  kept.exception = e.value().inc_ref().ptr();
+  kept.message = std::move(message);
+}
+
 void ThrowStatus(const Status& status, ErrorSite site) {
+  if (py::object exc = TakeKeptError(status)) {
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+    throw py::error_already_set();
+  }
+  const std::string& message = status.message();
+  if (status.code() == StatusCode::kNotFound && message.starts_with(runner::kUnknownSchedulerMessage)) {
+    size_t start = runner::kUnknownSchedulerMessage.size(), end = message.find('`', start);
+    py::object cls = py::module_::import("torchx._exceptions").attr("UnknownSchedulerException");
+    py::object exc = cls(message.substr(start, end - start), message);
+    exc.attr("status_code") = py::str(std::string(StatusCodeName(status.code())));
+    PyErr_SetObject(cls.ptr(), exc.ptr());
+    throw py::error_already_set();
+  }
+  if (status.code() == StatusCode::kNotFound && message.starts_with(runner::kUnknownAppLogMessage)) {
+    size_t start = runner::kUnknownAppLogMessage.size(), end = message.find(' ', start);
+    py::object cls = py::module_::import("torchx._exceptions").attr("UnknownAppException");
+    py::object exc = cls(message.substr(start, end - start));
+    exc.attr("status_code") = py::str(std::string(StatusCodeName(status.code())));
+    PyErr_SetObject(cls.ptr(), exc.ptr());
+    throw py::error_already_set();
+  }
   std::string_view name = ExceptionFor(status.code(), site);
   py::object cls;
   if (name.starts_with("builtins.")) {

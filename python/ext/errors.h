@@ -6,6 +6,7 @@
 // picks the class. Exception classes live in torchx/_exceptions.py.
 #pragma once
 
+#include <string>
 #include <utility>
 
 #include <pybind11/pybind11.h>
@@ -22,7 +23,13 @@ enum class ErrorSite {
   kNamedResource,
 };
 
-/// Raises the Python exception for `status` (which must not be OK).
+/// Keeps the exception a Python plugin raised inside a core call (the call then fails with a
+/// Status carrying its message), so that the status is raised as the plugin's own exception, as
+/// TorchX's Runner lets it through. Call with the GIL held, while `e` is being handled.
+void KeepPluginError(pybind11::error_already_set& e, std::string message);
+
+/// Raises the Python exception for `status` (which must not be OK): a kept plugin exception whose
+/// message the status carries, else the class ErrorSite picks.
 [[noreturn]] void ThrowStatus(const Status& status, ErrorSite site = ErrorSite::kGeneric);
 
 inline void ThrowIfError(const Status& status, ErrorSite site = ErrorSite::kGeneric) {

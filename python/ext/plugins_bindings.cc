@@ -7,7 +7,7 @@
 
 #include "bindings.h"
 #include "errors.h"
-#include "plugins/json_scheduler.h"
+#include "py_scheduler.h"
 #include "torchx/plugins/fractionals.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/specs/serialize.h"
@@ -32,32 +32,6 @@ auto WithGil(std::string_view what, Fn fn) -> Result<decltype(fn())> {
     return InvalidArgumentError(fmt::format("{}: {}", what, e.what()));
   }
 }
-
-// A Python scheduler (behind torchx.plugins._scheduler_adapter) as a JSON scheduler channel.
-class PyChannel : public plugins::JsonSchedulerChannel {
- public:
-  PyChannel(std::string name, py::object adapter) : name_(std::move(name)), adapter_(std::move(adapter)) {}
-  ~PyChannel() override {
-    py::gil_scoped_acquire gil;
-    adapter_ = py::object();
-  }
-  Result<std::string> DryRun(const std::string& r) override { return Call("dryrun", r); }
-  Result<std::string> Schedule(const std::string& p) override { return Call("schedule", p); }
-  Result<std::string> Describe(const std::string& id) override { return Call("describe", id); }
-  Status Cancel(const std::string& id) override { return Call("cancel", id).status(); }
-  Result<std::string> List() override { return Call("list", std::nullopt); }
-  Result<std::string> Logs(const std::string& r) override { return Call("logs", r); }
-
- private:
-  Result<std::string> Call(const char* method, std::optional<std::string> arg) {
-    return WithGil(fmt::format("{}: {}", name_, method), [&] {
-      py::object f = adapter_.attr(method);
-      return (arg ? f(*arg) : f()).cast<std::string>();
-    });
-  }
-  std::string name_;
-  py::object adapter_;
-};
 
 void AddPythonEntries(PluginRegistry& registry, PluginType type, const py::object& provider) {
   if (type != PluginType::kScheduler && type != PluginType::kNamedResource && type != PluginType::kTracker) return;
@@ -88,23 +62,8 @@ void AddPythonEntries(PluginRegistry& registry, PluginType type, const py::objec
         return ResourceFromJson(*json);
       });
     } else if (type == PluginType::kScheduler) {
-      (void)registry.AddScheduler(
-          name, source,
-          [factory,
-           name](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
-            const std::string& session = context.session_name;
-            py::object adapter;
-            auto opts_json = WithGil(fmt::format("scheduler {}", name), [&] {
-              py::object cls = py::module_::import("torchx.plugins._scheduler_adapter").attr("SchedulerAdapter");
-              adapter = cls((*factory)(session));
-              return adapter.attr("runopts_json")().cast<std::string>();
-            });
-            if (!opts_json) return opts_json.status();
-            TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, specs::RunOptsFromJson(*opts_json));
-            auto channel = std::make_unique<PyChannel>(name, std::move(adapter));
-            return plugins::MakeJsonScheduler(name, session, std::move(opts), std::move(channel),
-                                              {schedulers::Capability::kList, schedulers::Capability::kLogs});
-          });
+      py::object make = py::module_::import("torchx.plugins._scheduler_adapter").attr("adapter_maker")(name, *factory);
+      (void)registry.AddScheduler(name, source, PyObjectSchedulerFactory(name, std::move(make)));
     } else {
       (void)registry.AddTracker(name, source, "");
     }

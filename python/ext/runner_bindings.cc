@@ -7,13 +7,16 @@
 #include <memory>
 #include <optional>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
 #include "components/builtins/dist.h"
 #include "convert.h"
 #include "errors.h"
+#include "py_scheduler.h"
 #include "torchx/components/component_json.h"
+#include "torchx/config/tracking.h"
 #include "torchx/devices/device.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/runner/runner.h"
@@ -54,9 +57,30 @@ class PyLogIterator {
   std::unique_ptr<schedulers::LogIterator> it_;
 };
 
-runner::RunnerOptions MakeOptions(const std::string& session_name, const py::object& component_defaults) {
+runner::RunnerOptions MakeOptions(plugins::PluginRegistry& registry, const std::string& session_name,
+                                  const py::object& component_defaults, const py::object& schedulers) {
   runner::RunnerOptions o;
   o.session_name = session_name;
+  // TorchX's scheduler_factories: each name is a back-end of the registry (its name as a str) or a
+  // callable making the SchedulerAdapter of a Python scheduler object.
+  if (!schedulers.is_none()) {
+    o.schedulers.emplace();
+    for (auto [key, value] : schedulers.cast<py::dict>()) {
+      std::string name = py::str(key);
+      if (py::isinstance<py::str>(value)) {
+        std::string backend = py::str(value);
+        (*o.schedulers)[name] = [&registry, backend](const schedulers::SchedulerContext& context) {
+          auto factory = registry.Scheduler(backend);
+          if (!factory)
+            return Result<std::unique_ptr<schedulers::Scheduler>>(
+                NotFoundError(fmt::format("scheduler: unknown scheduler `{}`", backend)));
+          return (*factory)(context);
+        };
+      } else {
+        (*o.schedulers)[name] = PyObjectSchedulerFactory(name, py::reinterpret_borrow<py::object>(value));
+      }
+    }
+  }
   if (!component_defaults.is_none()) {
     for (auto [name, values] : component_defaults.cast<py::dict>()) {
       components::ConfigDefaults d;
@@ -77,11 +101,12 @@ specs::AppDef ComponentApp(Runner& r, const std::string& component, const py::ob
 }
 
 DryRunInfo DryRun(Runner& r, specs::AppDef app, const std::string& scheduler, const py::object& cfg,
-                  const std::string& workspace = {}) {
+                  const std::string& workspace = {}, const std::optional<specs::Tracking>& tracking = std::nullopt) {
   // Resolved here (once) so that a bad cfg raises InvalidRunConfigException, not a bare ValueError.
   specs::ResolvedCfg resolved = ValueOrThrow(r.ResolveCfg(scheduler, CfgFromPy(cfg)), ErrorSite::kRunConfig);
   auto info = [&] {
     py::gil_scoped_release release;
+    if (tracking) return r.DryRun(std::move(app), scheduler, resolved, workspace, *tracking);
     return r.DryRun(std::move(app), scheduler, resolved, workspace);
   }();
   return ValueOrThrow(std::move(info));
@@ -162,6 +187,14 @@ void BindComponents(py::module_& m, plugins::PluginRegistry& registry) {
 }
 
 void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
+  m.def(
+      "configured_trackers",
+      [](const std::vector<std::string>& files) {
+        auto config = ValueOrThrow(config::TorchxConfig::LoadFiles(files));
+        return config::ConfiguredTrackers(config);
+      },
+      "[(name, config or None)] of the trackers every job sets up, from the environment and these "
+      ".torchxconfig files (config::ConfiguredTrackers: the CLI's rules).");
   py::class_<DryRunInfo>(m, "DryRunInfo")
       .def_readonly("scheduler", &DryRunInfo::scheduler)
       .def_readonly("app_id", &DryRunInfo::app_id)
@@ -175,19 +208,30 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
       .def("__next__", &PyLogIterator::Next);
 
   py::class_<Runner>(m, "Runner")
-      .def(py::init([&registry](const std::string& session_name, const py::object& component_defaults) {
-             return std::make_unique<Runner>(registry, MakeOptions(session_name, component_defaults));
+      .def(py::init([&registry](const std::string& session_name, const py::object& component_defaults,
+                                const py::object& schedulers) {
+             return std::make_unique<Runner>(registry,
+                                             MakeOptions(registry, session_name, component_defaults, schedulers));
            }),
-           py::arg("session_name") = "torchx", py::arg("component_defaults") = py::none())
+           py::arg("session_name") = "torchx", py::arg("component_defaults") = py::none(),
+           py::arg("schedulers") = py::none(),
+           "schedulers: None for the registry's, else {name: registry back-end name | callable(session) -> "
+           "SchedulerAdapter}, in place of the registry's (TorchX's scheduler_factories).")
       .def_property_readonly("session_name", &Runner::session_name)
       .def("scheduler_backends", &Runner::SchedulerBackends)
       .def(
           "dryrun",
           [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg,
-             const std::string& workspace) {
-            return DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg, workspace);
+             const std::string& workspace, const std::string& parent_run_id,
+             const std::optional<std::vector<std::pair<std::string, std::optional<std::string>>>>& trackers) {
+            std::optional<specs::Tracking> tracking;
+            if (trackers) tracking = specs::Tracking{config::ParentRunId(parent_run_id), *trackers};
+            return DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg, workspace, tracking);
           },
-          py::arg("app_json"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
+          py::arg("app_json"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "",
+          py::arg("parent_run_id") = "", py::arg("trackers") = py::none(),
+          "trackers: [(name, config)] for this launch, with parent_run_id ($TORCHX_PARENT_RUN_ID wins); None: "
+          "none.")
       .def(
           "component_app",
           [](Runner& r, const std::string& component, const py::object& args) {

@@ -22,16 +22,27 @@ class InvalidRunConfigException(ValueError):
         self.runopts = runopts
 
 
-class UnknownSchedulerException(Exception):
-    def __init__(self, scheduler_backend: str) -> None:
-        super().__init__(f"Scheduler backend: {scheduler_backend} does not exist.")
+class UnknownSchedulerException(KeyError):
+    """No scheduler by that name (TorchX's; a KeyError too, as the core's lookups raised before).
+    The core's message lists the valid choices."""
+
+    def __init__(self, scheduler_backend: str, message: Optional[str] = None) -> None:
+        super().__init__(message or f"Scheduler backend: {scheduler_backend} does not exist.")
+        self.scheduler_backend = scheduler_backend
+
+    def __str__(self) -> str:  # the message, not KeyError's quoted repr
+        return str(self.args[0])
 
 
-class UnknownAppException(Exception):
-    """Raised by schedulers that are asked about an app they do not know."""
+class UnknownAppException(KeyError):
+    """Raised by schedulers that are asked about an app they do not know (TorchX's; a KeyError
+    too, as the core's lookups raised before)."""
 
     def __init__(self, app_handle: str) -> None:
         super().__init__(f"Unknown app = {app_handle}. Did you forget to call session.run()?")
+
+    def __str__(self) -> str:  # the message, not KeyError's quoted repr
+        return str(self.args[0])
 
 
 class ComponentNotFoundException(Exception):

@@ -28,35 +28,12 @@ class JsonScheduler : public schedulers::Scheduler {
 
   Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string& app_id) override {
     TORCHX_ASSIGN_OR_RETURN(std::string out, ch_->Describe(app_id));
-    if (out == "null") return std::optional<schedulers::DescribeAppResponse>();
-    TORCHX_ASSIGN_OR_RETURN(specs::AppStatus st, specs::AppStatusFromJson(out));
-    schedulers::DescribeAppResponse d;
-    d.app_id = app_id;
-    d.state = st.state;
-    d.num_restarts = st.num_restarts;
-    d.msg = st.msg;
-    d.structured_error_msg = st.structured_error_msg;
-    d.ui_url = st.ui_url;
-    d.roles_statuses = st.roles;
-    return std::optional(std::move(d));
+    return DescribeFromJson(backend(), app_id, out);
   }
 
   Result<std::vector<schedulers::ListAppResponse>> List() override {
     TORCHX_ASSIGN_OR_RETURN(std::string out, ch_->List());
-    Json j = Json::parse(out, nullptr, false);
-    if (!j.is_array()) return InternalError(fmt::format("{}: list: not a JSON list", backend()));
-    std::vector<schedulers::ListAppResponse> apps;
-    for (const Json& a : j) {
-      schedulers::ListAppResponse r;
-      r.app_id = a.value("app_id", "");
-      r.name = a.value("name", "");
-      auto state = a.contains("state") && a["state"].is_number_integer()
-                       ? Result<specs::AppState>(static_cast<specs::AppState>(a["state"].get<int>()))
-                       : specs::ParseAppState(a.value("state", "UNKNOWN"));
-      r.state = state ? *state : specs::AppState::kUnknown;
-      apps.push_back(std::move(r));
-    }
-    return apps;
+    return ListFromJson(backend(), out);
   }
 
   Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
@@ -103,6 +80,45 @@ class JsonScheduler : public schedulers::Scheduler {
 };
 
 }  // namespace
+
+Result<std::optional<schedulers::DescribeAppResponse>> DescribeFromJson(std::string_view backend,
+                                                                        const std::string& app_id,
+                                                                        const std::string& text) {
+  if (text == "null") return std::optional<schedulers::DescribeAppResponse>();
+  TORCHX_ASSIGN_OR_RETURN(specs::AppStatus st, specs::AppStatusFromJson(text));
+  schedulers::DescribeAppResponse d;
+  d.app_id = app_id;
+  d.state = st.state;
+  d.num_restarts = st.num_restarts;
+  d.msg = st.msg;
+  d.structured_error_msg = st.structured_error_msg;
+  d.ui_url = st.ui_url;
+  d.roles_statuses = st.roles;
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_object() && j.contains("app") && j["app"].is_object()) {
+    auto app = specs::AppDefFromJson(j["app"].dump());
+    if (!app) return app.error().WithContext(fmt::format("{}: describe: app", backend));
+    d.app = std::move(*app);
+  }
+  return std::optional(std::move(d));
+}
+
+Result<std::vector<schedulers::ListAppResponse>> ListFromJson(std::string_view backend, const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  if (!j.is_array()) return InternalError(fmt::format("{}: list: not a JSON list", backend));
+  std::vector<schedulers::ListAppResponse> apps;
+  for (const Json& a : j) {
+    schedulers::ListAppResponse r;
+    r.app_id = a.value("app_id", "");
+    r.name = a.value("name", "");
+    auto state = a.contains("state") && a["state"].is_number_integer()
+                     ? Result<specs::AppState>(static_cast<specs::AppState>(a["state"].get<int>()))
+                     : specs::ParseAppState(a.value("state", "UNKNOWN"));
+    r.state = state ? *state : specs::AppState::kUnknown;
+    apps.push_back(std::move(r));
+  }
+  return apps;
+}
 
 std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session, specs::RunOpts opts,
                                                          std::unique_ptr<JsonSchedulerChannel> channel,

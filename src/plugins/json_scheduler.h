@@ -5,7 +5,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/runopts.h"
@@ -26,6 +29,14 @@ class JsonSchedulerChannel {
   /// {"app_id", "role", "k"} -> the replica's log text; kUnimplemented when it has none.
   virtual Result<std::string> Logs(const std::string& request_json) = 0;
 };
+
+/// The protocol's describe answer ("null", or AppStatus JSON with an optional "app": the AppDef as
+/// submitted) as the core's; kInvalidArgument naming `backend` for malformed JSON.
+Result<std::optional<schedulers::DescribeAppResponse>> DescribeFromJson(std::string_view backend,
+                                                                        const std::string& app_id,
+                                                                        const std::string& text);
+/// The protocol's list answer ([{"app_id", "state" (int or name), "name"}]).
+Result<std::vector<schedulers::ListAppResponse>> ListFromJson(std::string_view backend, const std::string& text);
 
 std::unique_ptr<schedulers::Scheduler> MakeJsonScheduler(std::string backend, std::string session, specs::RunOpts opts,
                                                          std::unique_ptr<JsonSchedulerChannel> channel,

@@ -49,12 +49,6 @@ std::string RunnerSessionId() {
   return id;
 }
 
-std::string TrackerConfigEnvName(std::string_view name) {
-  std::string upper(name);
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-  return "TORCHX_TRACKER_" + upper + "_CONFIG";
-}
-
 Runner::Runner(plugins::PluginRegistry& registry, RunnerOptions options)
     : registry_(registry),
       options_(std::move(options)),
@@ -66,10 +60,16 @@ Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   auto it = schedulers_.find(name);
   if (it != schedulers_.end()) return it->second.get();
   // A built-in is found without discovering plugins; any other name discovers them first.
-  auto factory = registry_.Scheduler(name);
+  std::optional<schedulers::SchedulerFactory> factory;
+  if (options_.schedulers) {
+    auto given = options_.schedulers->find(name);
+    if (given != options_.schedulers->end()) factory = given->second;
+  } else {
+    factory = registry_.Scheduler(name);
+  }
   if (!factory) {
     std::vector<std::string> names = SchedulerBackends();
-    return NotFoundError(fmt::format("scheduler: unknown scheduler `{}`. Valid choices: {}.{}", name,
+    return NotFoundError(fmt::format("{}{}`. Valid choices: {}.{}", kUnknownSchedulerMessage, name,
                                      fmt::join(names, ", "), internal::DidYouMeanSuffix(name, names)));
   }
   schedulers::SchedulerContext context;
@@ -78,6 +78,13 @@ Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   context.clock = clock_;
   TORCHX_ASSIGN_OR_RETURN(auto sched, (*factory)(context));
   return schedulers_.emplace(name, std::move(sched)).first->second.get();
+}
+
+::torchx::Status Runner::ValidateApp(const specs::AppDef& app, const std::string& scheduler) {
+  // An unknown scheduler is reported after the app's own errors (by ResolveCfg), as before.
+  auto sched = GetScheduler(scheduler);
+  if (sched && (*sched)->checks_app_itself()) return specs::ValidateAppBasics(app);
+  return specs::ValidateAppDef(app);
 }
 
 Result<std::pair<schedulers::Scheduler*, std::string>> Runner::SchedulerFor(const std::string& handle) {
@@ -93,36 +100,37 @@ Result<specs::ResolvedCfg> Runner::ResolveCfg(const std::string& scheduler, cons
 
 Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler, const specs::Cfg& cfg,
                                               const std::string& workspace) {
-  TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));  // as TorchX: the app's errors before the options'
+  TORCHX_RETURN_IF_ERROR(ValidateApp(app, scheduler));  // as TorchX: the app's errors before the options'
   TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, ResolveCfg(scheduler, cfg));
-  return DryRunValidated(std::move(app), scheduler, resolved, workspace);
+  return DryRunValidated(std::move(app), scheduler, resolved, workspace, options_.tracking);
+}
+
+Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
+                                              const specs::ResolvedCfg& cfg, const std::string& workspace,
+                                              const specs::Tracking& tracking) {
+  TORCHX_RETURN_IF_ERROR(ValidateApp(app, scheduler));
+  return DryRunValidated(std::move(app), scheduler, cfg, workspace, tracking);
 }
 
 Result<schedulers::DryRunInfo> Runner::DryRun(specs::AppDef app, const std::string& scheduler,
                                               const specs::ResolvedCfg& cfg, const std::string& workspace) {
-  TORCHX_RETURN_IF_ERROR(specs::ValidateAppDef(app));
-  return DryRunValidated(std::move(app), scheduler, cfg, workspace);
+  TORCHX_RETURN_IF_ERROR(ValidateApp(app, scheduler));
+  return DryRunValidated(std::move(app), scheduler, cfg, workspace, options_.tracking);
 }
 
 Result<schedulers::DryRunInfo> Runner::DryRunValidated(specs::AppDef app, const std::string& scheduler,
-                                                       const specs::ResolvedCfg& cfg, const std::string& workspace) {
+                                                       const specs::ResolvedCfg& cfg, const std::string& workspace,
+                                                       const specs::Tracking& tracking) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
   // TorchX's Runner asks the scheduler (Scheduler._validate): most refuse a role without a resource.
   if (sched->requires_resources()) TORCHX_RETURN_IF_ERROR(specs::ValidateResources(app));
   // TorchX's runner tells every replica who it is and which runner session launched it.
   std::string job_id = specs::MakeAppHandle(scheduler, options_.session_name, "${app_id}");
-  std::string tracker_names;
-  for (const auto& [name, config] : options_.trackers) {
-    tracker_names += (tracker_names.empty() ? "" : ",") + name;
-  }
+  const auto tracking_env = specs::TrackingEnv(tracking);
   for (specs::Role& role : app.roles) {
     role.env["TORCHX_JOB_ID"] = job_id;
     role.env["TORCHX_INTERNAL_SESSION_ID"] = RunnerSessionId();
-    if (!options_.parent_run_id.empty()) role.env["TORCHX_PARENT_RUN_ID"] = options_.parent_run_id;
-    if (!tracker_names.empty()) role.env["TORCHX_TRACKERS"] = tracker_names;
-    for (const auto& [name, config] : options_.trackers) {
-      if (config && !config->empty()) role.env[TrackerConfigEnvName(name)] = *config;
-    }
+    for (const auto& [key, value] : tracking_env) role.env[key] = value;
   }
   // Options are checked before the (slow, image-leaving) build, which sees their typed values;
   // without one, SubmitDryRun checks them.
@@ -305,7 +313,8 @@ Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle)
 Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::string& handle,
                                                                   const schedulers::LogOptions& options) {
   // The one line filter for every back-end: compiled (and a bad pattern refused) before the
-  // back-end is asked, applied to its lines here; back-ends never see the pattern.
+  // back-end is asked, applied to its lines here; back-ends never see the pattern, except those
+  // whose API takes it (Scheduler::applies_log_filter).
   std::optional<schedulers::LineFilter> filter;
   if (options.regex) {
     TORCHX_ASSIGN_OR_RETURN(filter, schedulers::LineFilter::Compile(*options.regex));
@@ -314,7 +323,7 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
   TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kLogs));
   if (options.follow) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kFollowLogs));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
-  if (!desc) return NotFoundError(fmt::format("log: app {} does not exist", handle));
+  if (!desc) return NotFoundError(fmt::format("{}{} does not exist", kUnknownAppLogMessage, handle));
   if (desc->app) {
     std::vector<std::string> roles;
     const specs::Role* found = nullptr;
@@ -332,6 +341,7 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
                                        found->num_replicas - 1));
     }
   }
+  if (sa.first->applies_log_filter()) return sa.first->LogIter(sa.second, options);
   schedulers::LogOptions unfiltered = options;
   unfiltered.regex.reset();
   TORCHX_ASSIGN_OR_RETURN(auto lines, sa.first->LogIter(sa.second, unfiltered));
@@ -381,6 +391,11 @@ Result<specs::Cfg> Runner::DependencyCfg(const std::string& scheduler, const std
   return sched->DependencyCfg(ids, std::move(cfg));
 }
 
-std::vector<std::string> Runner::SchedulerBackends() const { return registry_.Names(plugins::PluginType::kScheduler); }
+std::vector<std::string> Runner::SchedulerBackends() const {
+  if (!options_.schedulers) return registry_.Names(plugins::PluginType::kScheduler);
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : *options_.schedulers) names.push_back(name);
+  return names;
+}
 
 }  // namespace torchx::runner

@@ -20,8 +20,8 @@ using ::testing::Not;
 // Remembers the context it was built with and the last request; apps never leave memory.
 class FakeScheduler : public schedulers::Scheduler {
  public:
-  explicit FakeScheduler(const schedulers::SchedulerContext& context)
-      : Scheduler("fake", context.session_name), devices(context.devices), clock(context.clock) {}
+  explicit FakeScheduler(const schedulers::SchedulerContext& context, std::string name = "fake")
+      : Scheduler(std::move(name), context.session_name), devices(context.devices), clock(context.clock) {}
   specs::RunOpts run_opts() const override {
     specs::RunOpts o;
     (void)o.Add("queue", specs::CfgType::kStr, "the queue", std::string("default"));
@@ -54,7 +54,16 @@ class FakeScheduler : public schedulers::Scheduler {
   schedulers::Capabilities caps;         // none unless a test declares some
   std::vector<std::string> depended_on;  // what DependencyCfg was asked to wait for
 
+  bool own_filter = false;                // applies_log_filter
+  std::optional<std::string> regex_seen;  // what LogIter was given
+
   schedulers::Capabilities capabilities() const override { return caps; }
+  bool applies_log_filter() const override { return own_filter; }
+  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string&,
+                                                           const schedulers::LogOptions& o) override {
+    regex_seen = o.regex;
+    return schedulers::MakeLinesIterator({"QPS 10\n", "hello\n"});
+  }
   Result<specs::Cfg> DependencyCfg(const std::vector<std::string>& after, specs::Cfg cfg) const override {
     std::string joined;
     for (const std::string& id : after) joined += (joined.empty() ? "" : ",") + id;
@@ -113,8 +122,8 @@ TEST_F(RunnerTest, BuildsAPluginSchedulerWithTheSessionAndTheRegistrysDevices) {
 
 TEST_F(RunnerTest, EveryRoleLearnsItsParentRunAndTheConfiguredTrackers) {
   RunnerOptions options;
-  options.parent_run_id = "experiment-7";
-  options.trackers = {{"fsspec", "file:///tmp/runs"}, {"mlflow", std::nullopt}};
+  options.tracking.parent_run_id = "experiment-7";
+  options.tracking.trackers = {{"fsspec", "file:///tmp/runs"}, {"mlflow", std::nullopt}};
   Runner r(registry_, options);
   auto info = r.DryRun(r.ComponentAppDef("utils.echo", {"--msg", "hi"}).value(), "fake", {});
   ASSERT_THAT(info, IsOk());
@@ -129,6 +138,16 @@ TEST_F(RunnerTest, EveryRoleLearnsItsParentRunAndTheConfiguredTrackers) {
   ASSERT_THAT(bare, IsOk());
   EXPECT_FALSE(bare->app.roles[0].env.contains("TORCHX_PARENT_RUN_ID"));
   EXPECT_FALSE(bare->app.roles[0].env.contains("TORCHX_TRACKERS"));
+
+  // Tracking given with one launch wins over the Runner's, for that launch only.
+  specs::Tracking once{"sweep-3", {{"mlflow", "http://127.0.0.1:5000"}}};
+  auto given = r.DryRun(r.ComponentAppDef("utils.echo", {"--msg", "hi"}).value(), "fake",
+                        r.ResolveCfg("fake", {}).value(), "", once);
+  ASSERT_THAT(given, IsOk());
+  EXPECT_EQ(given->app.roles[0].env.at("TORCHX_PARENT_RUN_ID"), "sweep-3");
+  EXPECT_EQ(given->app.roles[0].env.at("TORCHX_TRACKERS"), "mlflow");
+  EXPECT_EQ(given->app.roles[0].env.at("TORCHX_TRACKER_MLFLOW_CONFIG"), "http://127.0.0.1:5000");
+  EXPECT_FALSE(given->app.roles[0].env.contains("TORCHX_TRACKER_FSSPEC_CONFIG"));
 }
 
 TEST_F(RunnerTest, OptionsAreResolvedOnceAndOnlyForTheirScheduler) {
@@ -263,6 +282,56 @@ TEST_F(RunnerTest, CapabilitiesGateWhatTheRunnerAsks) {
   EXPECT_THAT(r.DependencyCfg("fake", {"local_cwd://torchx/a1"}, {}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("on scheduler local_cwd, not fake")));
   EXPECT_THAT(r.DependencyCfg("fake", {"not a handle"}, {}), StatusIs(StatusCode::kInvalidArgument, ::testing::_));
+}
+
+std::vector<std::string> Drain(schedulers::LogIterator& it) {
+  std::vector<std::string> out;
+  while (auto line = it.Next().value()) out.push_back(*line);
+  return out;
+}
+
+TEST_F(RunnerTest, TheRunnerFiltersLogLinesUnlessTheBackEndTakesThePattern) {
+  Runner r(registry_);
+  ASSERT_THAT(r.SchedulerCapabilities("fake"), IsOk());
+  last_->caps = {schedulers::Capability::kLogs};
+  schedulers::LogOptions o;
+  o.regex = "QPS.*";
+  auto filtered = r.LogLines("fake://torchx/app-1", o);
+  ASSERT_THAT(filtered, IsOk());
+  EXPECT_THAT(Drain(**filtered), ElementsAre("QPS 10\n"));
+  EXPECT_EQ(last_->regex_seen, std::nullopt);  // the back-end never saw the pattern
+
+  last_->own_filter = true;  // a Python scheduler object: its log_iter takes the pattern
+  auto own = r.LogLines("fake://torchx/app-1", o);
+  ASSERT_THAT(own, IsOk());
+  EXPECT_THAT(Drain(**own), ElementsAre("QPS 10\n", "hello\n"));  // kept as the back-end gave them
+  EXPECT_EQ(last_->regex_seen, "QPS.*");
+}
+
+TEST_F(RunnerTest, GivenSchedulersReplaceTheRegistrys) {
+  RunnerOptions options;
+  options.session_name = "given";
+  options.schedulers.emplace();
+  (*options.schedulers)["mine"] = [this](const schedulers::SchedulerContext& context) {
+    auto s = std::make_unique<FakeScheduler>(context, "mine");
+    last_ = s.get();
+    return Result<std::unique_ptr<schedulers::Scheduler>>(std::move(s));
+  };
+  Runner r(registry_, options);
+  EXPECT_THAT(r.SchedulerBackends(), ElementsAre("mine"));
+  specs::AppDef app = r.ComponentAppDef("utils.echo", {"--msg", "hi"}).value();
+  EXPECT_THAT(
+      r.DryRun(app, "fake", specs::Cfg{}),
+      StatusIs(StatusCode::kNotFound, AllOf(HasSubstr("unknown scheduler `fake`"), HasSubstr("choices: mine"))));
+  auto handle = r.Run(app, "mine");
+  ASSERT_THAT(handle, IsOkAndHolds("mine://given/app-1"));
+  EXPECT_EQ(last_->session_name(), "given");
+  EXPECT_EQ(last_->submitted->roles[0].env.at("TORCHX_JOB_ID"), "mine://given/${app_id}");
+
+  options.schedulers->clear();  // TorchX: an empty mapping is no scheduler at all
+  Runner none(registry_, options);
+  EXPECT_THAT(none.SchedulerBackends(), ::testing::IsEmpty());
+  EXPECT_THAT(none.Status("local_cwd://given/x"), StatusIs(StatusCode::kNotFound, ::testing::_));
 }
 
 }  // namespace

@@ -67,6 +67,22 @@ Status ValidateResource(const Role& role) {
 
 }  // namespace
 
+Status ValidateAppBasics(const AppDef& app) {
+  if (app.roles.empty()) {
+    return InvalidArgumentError(fmt::format("app '{}': roles: no roles; an AppDef needs at least one role", app.name));
+  }
+  for (const Role& role : app.roles) {
+    if (role.entrypoint.empty() || role.entrypoint == kMissing) {
+      return InvalidArgumentError(fmt::format("role '{}': entrypoint: missing; set the program to run", role.name));
+    }
+    if (role.num_replicas < 1) {
+      return InvalidArgumentError(
+          fmt::format("role '{}': num_replicas: must be >= 1, got {}", role.name, role.num_replicas));
+    }
+  }
+  return OkStatus();
+}
+
 Status ValidateAppDef(const AppDef& app) {
   TORCHX_RETURN_IF_ERROR(ValidateName("app name", app.name));
   if (app.roles.empty()) {

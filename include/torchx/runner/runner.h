@@ -30,6 +30,7 @@
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/app_state.h"
+#include "torchx/specs/tracking.h"
 #include "torchx/status.h"
 
 namespace torchx::runner {
@@ -40,11 +41,13 @@ struct RunnerOptions {
   std::map<std::string, components::ConfigDefaults> component_defaults;
   /// What Wait (and the back-ends this Runner builds) read the time and sleep with. Null: real time.
   std::shared_ptr<const Clock> clock;
-  /// The tracker run this launch belongs to: every role gets TORCHX_PARENT_RUN_ID (empty: none).
-  std::string parent_run_id;
-  /// Trackers every job sets up, in order: name -> config (nullopt: none). Roles get
-  /// TORCHX_TRACKERS (the names) and TORCHX_TRACKER_<NAME>_CONFIG, as TorchX's runner sets them.
-  std::vector<std::pair<std::string, std::optional<std::string>>> trackers;
+  /// The tracker run this launch belongs to and the trackers every job sets up (specs::TrackingEnv
+  /// says what each role gets; config::ConfiguredTracking reads them as TorchX does).
+  specs::Tracking tracking;
+  /// The schedulers this Runner alone knows, by name, in place of the registry's (TorchX's
+  /// Runner(scheduler_factories=...): Python's Runner given scheduler objects). nullopt: the
+  /// registry's; an empty map: none.
+  std::optional<std::map<std::string, schedulers::SchedulerFactory>> schedulers;
 };
 
 class Runner {
@@ -69,6 +72,10 @@ class Runner {
   /// ResolveCfg, then the above.
   Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler, const specs::Cfg& cfg = {},
                                         const std::string& workspace = {});
+  /// The first with `tracking` for this launch instead of RunnerOptions.tracking (Python's
+  /// Runner.dryrun takes the parent run per call and reads the trackers on every call, as TorchX).
+  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler, const specs::ResolvedCfg& cfg,
+                                        const std::string& workspace, const specs::Tracking& tracking);
   /// The back-end's own request for `app` as given, `cfg` resolved against its options: no app
   /// validation and no injected env (the caller ran TorchX's template: Python scheduler classes
   /// that present a core back-end's request as TorchX's objects).
@@ -160,8 +167,11 @@ class Runner {
  private:
   /// DryRun once the app is valid.
   Result<schedulers::DryRunInfo> DryRunValidated(specs::AppDef app, const std::string& scheduler,
-                                                 const specs::ResolvedCfg& cfg, const std::string& workspace);
+                                                 const specs::ResolvedCfg& cfg, const std::string& workspace,
+                                                 const specs::Tracking& tracking);
   Result<schedulers::Scheduler*> GetScheduler(const std::string& name);
+  /// specs::ValidateAppDef, or only ValidateAppBasics for a back-end that checks apps itself.
+  ::torchx::Status ValidateApp(const specs::AppDef& app, const std::string& scheduler);
   const components::ConfigDefaults& DefaultsFor(const std::string& component) const;
   Result<std::pair<schedulers::Scheduler*, std::string>> SchedulerFor(const std::string& handle);
 
@@ -171,10 +181,14 @@ class Runner {
   std::map<std::string, std::unique_ptr<schedulers::Scheduler>> schedulers_;
 };
 
+/// How the message of the kNotFound for an unknown scheduler starts (the name follows, in
+/// backticks): the Python binding raises TorchX's UnknownSchedulerException for it.
+inline constexpr std::string_view kUnknownSchedulerMessage = "scheduler: unknown scheduler `";
+/// How LogLines' kNotFound for an app its scheduler does not know starts (TorchX's
+/// UnknownAppException in Python).
+inline constexpr std::string_view kUnknownAppLogMessage = "log: app ";
+
 /// The id TorchX gives a runner process (TORCHX_INTERNAL_SESSION_ID, or a new UUID).
 std::string RunnerSessionId();
-
-/// Where a job finds tracker `name`'s config: TORCHX_TRACKER_<NAME>_CONFIG (TorchX's name).
-std::string TrackerConfigEnvName(std::string_view name);
 
 }  // namespace torchx::runner

@@ -179,6 +179,13 @@ class Scheduler {
   /// Whether every role needs a resource (the Runner checks before the dry run, as TorchX's
   /// Scheduler._validate): true but for back-ends that ignore resources (local processes).
   virtual bool requires_resources() const { return true; }
+  /// Whether LogIter is given LogOptions.regex and keeps only the matching lines itself (a Python
+  /// scheduler object: TorchX's log_iter takes the pattern); false: the Runner filters the lines.
+  virtual bool applies_log_filter() const { return false; }
+  /// Whether the back-end checks apps itself beyond TorchX's Runner's checks (specs::ValidateAppBasics):
+  /// a Python scheduler object, whose _validate TorchX calls; false: the Runner applies
+  /// specs::ValidateAppDef (names, duplicates, resources, ports).
+  virtual bool checks_app_itself() const { return false; }
 
   /// Validates the app for this back-end and builds the request, reading options resolved
   /// against run_opts() (the Runner resolves them once per run). Does not contact the engine.

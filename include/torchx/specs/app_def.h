@@ -117,6 +117,9 @@ struct AppDef {
 /// negative device counts or ports. A role without a resource (NULL_RESOURCE) is valid here:
 /// whether it may run is the back-end's call (ValidateResources).
 Status ValidateAppDef(const AppDef& app);
+/// What TorchX's Runner checks of any app: roles present, each with an entrypoint and at least one
+/// replica (for back-ends that check the rest themselves, Scheduler::checks_app_itself).
+Status ValidateAppBasics(const AppDef& app);
 
 /// kInvalidArgument naming the first role still holding NULL_RESOURCE. TorchX's rule for the
 /// back-ends that place replicas by their resources (every one but the local scheduler).

@@ -43,12 +43,11 @@ def _serve() -> None:
                     entries.append(entry)
                 reply: Dict[str, Any] = {"entries": entries, "errors": provided["errors"]}
             elif req["op"] == "scheduler":
-                adapter = SchedulerAdapter(factories[req["name"]](req["session"]))
+                adapter = SchedulerAdapter(factories[req["name"]](req["session"]), req["name"])
                 adapters[len(adapters) + 1] = adapter
                 reply = {"id": len(adapters), "runopts": adapter.runopts_json()}
             elif req["op"] == "call":
-                method = getattr(adapters[req["id"]], req["method"])
-                reply = {"result": method(req["arg"]) if req.get("arg") is not None else method()}
+                reply = {"result": adapters[req["id"]].json_call(req["method"], req.get("arg"))}
             else:
                 reply = {"error": {"type": "ValueError", "message": f"unknown op {req.get('op')!r}"}}
         except Exception as e:

@@ -7,21 +7,17 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 """
 
 import contextlib
-import copy
 import json
 import logging
-import os
-import time
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Union, cast
 
 if TYPE_CHECKING:
     from torchx.schedulers.api import ListAppResponse, Scheduler
 
-from torchx import settings
 from torchx._core import core
 from torchx.schedulers import get_scheduler_factories
-from torchx.tracker.api import get_configured_trackers, tracker_config_env_var_name
+from torchx.tracker.api import get_configured_trackers
 from torchx.specs.api import (
     AppDef,
     AppDryRunInfo,
@@ -29,34 +25,35 @@ from torchx.specs.api import (
     AppState,
     AppStatus,
     CfgVal,
-    UnknownAppException,
-    UnknownSchedulerException,
     Workspace,
     app_to_core,
     from_json,
-    make_app_handle,
-    parse_app_handle,
     runopts,
     status_from_core,
 )
 
 logger: logging.Logger = logging.getLogger(__name__)
 
+# The package's own listing: Runner tells it apart from a replacement (see Runner.__init__).
+_core_scheduler_factories = get_scheduler_factories
+
 
 # scheduler_params of TorchX's local scheduler factory that change what runs: given to
-# get_runner(), the local back-ends are driven through the Python LocalScheduler, which applies them.
+# get_runner(), the local back-ends are TorchX's LocalScheduler objects (over the same durable
+# back-end), which apply them.
 _APPLIED_BY_PY_LOCAL = ("extra_paths", "image_provider_class")
 
 
 class Runner:
     """Submits apps to schedulers by name ("local_cwd", "local", ...) and follows them.
 
-    Schedulers come from ``scheduler_factories`` (name -> ``factory(session_name, **scheduler_params)``),
-    by default ``get_scheduler_factories()``: every scheduler the core registers. A built-in or
-    registered back-end is driven by the core (its handles work from any process); a factory
-    that makes a Python ``Scheduler`` object (TorchX's scheduler classes, a test double, a
-    wrapper) is driven through TorchX's template here: the object is created once per name,
-    dry-runs, schedules and answers for its apps, and is closed with the Runner."""
+    Every call goes to the core's Runner, which validates, dry-runs, submits, waits and answers by
+    app handle. Schedulers come from ``scheduler_factories`` (name -> ``factory(session_name,
+    **scheduler_params)``), by default every scheduler the core registers. A factory of a core
+    back-end (``get_scheduler_factories()``'s) stands for it; a factory that makes a Python
+    ``Scheduler`` object (TorchX's scheduler classes, a test double, a wrapper) has the object made
+    once per name and driven by the core as a plugin (torchx.plugins._scheduler_adapter), and
+    closed with the Runner."""
 
     def __init__(
         self,
@@ -66,20 +63,38 @@ class Runner:
         scheduler_params: Optional[Dict[str, object]] = None,
     ) -> None:
         self._name = "torchx" if name is None else name
-        # None: every name is the core's (it resolves them itself, aliases and late plugins
-        # included), without listing them here: a listing asks each back-end for its capabilities.
-        # An empty mapping means no scheduler at all, as in TorchX.
-        self._scheduler_factories: Optional[Dict[str, Any]] = (
-            None
-            if scheduler_factories is None
-            or (scheduler_factories and all(_core_backend(f) for f in scheduler_factories.values()))
-            else dict(scheduler_factories)
-        )
+        if scheduler_factories is None and get_scheduler_factories is not _core_scheduler_factories:
+            # Replaced (tools and tests patch torchx.runner.api.get_scheduler_factories, as with
+            # TorchX): its factories are the schedulers. The package's own lists every core back-end,
+            # which the core resolves by name without listing (a listing discovers every plugin).
+            scheduler_factories = get_scheduler_factories()
         self._scheduler_params: Dict[str, Any] = dict(scheduler_params or {})
         self._scheduler_instances: Dict[str, Any] = {}
+        # None: every name is the core's. An empty mapping means no scheduler at all, as in TorchX.
+        self._scheduler_factories: Optional[Dict[str, Any]] = None
+        self._py_factories: Dict[str, Any] = {}  # name -> factory of a Python scheduler object
+        core_schedulers: Optional[Dict[str, Any]] = None
+        if scheduler_factories is not None and not all(_core_backend(f) for f in scheduler_factories.values()):
+            self._scheduler_factories = dict(scheduler_factories)
+            core_schedulers = {}
+            for sname, factory in self._scheduler_factories.items():
+                backend = _core_backend(factory)
+                if backend:
+                    core_schedulers[sname] = backend
+                else:
+                    self._py_factories[sname] = factory
+        elif any(k in self._scheduler_params for k in _APPLIED_BY_PY_LOCAL):
+            from torchx.schedulers.local_scheduler import create_scheduler
+
+            self._py_factories = {"local": create_scheduler, "local_cwd": create_scheduler}
+            core_schedulers = {sname: sname for sname in core().scheduler_names()}
+        elif scheduler_factories is not None and not scheduler_factories:
+            self._scheduler_factories = {}
+            core_schedulers = {}
+        for sname, factory in self._py_factories.items():
+            core_schedulers[sname] = self._adapter_maker(sname, factory)  # type: ignore[index]
         self._params_checked = False
-        self._apps: Dict[AppHandle, AppDef] = {}
-        self._core = core().Runner(self._name or "torchx", component_defaults)
+        self._core = core().Runner(self._name, component_defaults, core_schedulers)
 
     def __enter__(self) -> "Runner":
         return self
@@ -90,32 +105,37 @@ class Runner:
     def close(self) -> None:
         """Closes the Python scheduler objects this Runner made; apps on the core's back-ends
         live on without it."""
-        instances, self._scheduler_instances = self._scheduler_instances, {}
-        for sched in instances.values():
+        instances = list(self._scheduler_instances.values())
+        self._scheduler_instances.clear()  # the same dict the core's makers fill
+        for sched in instances:
             sched.close()
 
-    # ---- which schedulers are Python objects ----
+    # ---- Python scheduler objects ----
 
-    def _py_scheduler(self, scheduler: str) -> Any:
-        """The Python scheduler object for ``scheduler``, or None when the core drives it.
-        UnknownSchedulerException for a name the given factories lack."""
-        if self._scheduler_factories is None:
-            if scheduler in ("local", "local_cwd") and any(k in self._scheduler_params for k in _APPLIED_BY_PY_LOCAL):
-                # Parameters that change what runs (extra PATH entries, where images come from):
-                # TorchX's LocalScheduler class applies them, over the same durable back-end.
-                from torchx.schedulers.local_scheduler import create_scheduler
+    def _adapter_maker(self, scheduler: str, factory: Any) -> Any:
+        # What the core calls to build `scheduler`. It holds the instances dict, not the Runner:
+        # the core Runner keeps it, and a reference back would be a cycle no collector sees.
+        instances, params = self._scheduler_instances, self._scheduler_params
 
-                return self._instance(scheduler, create_scheduler)
-            self._check_core_scheduler_params(scheduler)
-            return None
-        factory = self._scheduler_factories.get(scheduler)
-        if factory is None:
-            raise UnknownSchedulerException(scheduler)
-        backend = _core_backend(factory)
-        if backend:
-            self._check_core_scheduler_params(backend)
-            return None
-        return self._instance(scheduler, factory)
+        def make(session_name: str) -> Any:
+            from torchx.plugins._scheduler_adapter import SchedulerAdapter
+
+            sched = instances.get(scheduler)
+            if sched is None:
+                sched = instances[scheduler] = factory(session_name, **params)
+            return SchedulerAdapter(sched, scheduler)
+
+        return make
+
+    def _is_py_object(self, scheduler: str) -> bool:
+        """Whether ``scheduler`` is a Python scheduler object (given, or a torchx_plugins one)."""
+        if scheduler in self._py_factories:
+            return True
+        if self._scheduler_factories is not None or scheduler in _CORE_SCHEDULER_CLASSES:
+            return False
+        from torchx.plugins import PluginType, registry
+
+        return scheduler in registry().get(PluginType.SCHEDULER)
 
     def _scheduler(self, scheduler: str) -> "Scheduler":
         """The scheduler object for ``scheduler``, made once per Runner (TorchX's private helper,
@@ -123,6 +143,8 @@ class Runner:
         The core's back-ends answer with their TorchX classes (``SlurmScheduler``,
         ``LocalScheduler``, ...), which drive the same core; KeyError, as TorchX, for an unknown
         name."""
+        if scheduler in self._py_factories:  # the object the core drives (it shares the instances)
+            return self._instance(scheduler, self._py_factories[scheduler])
         if self._scheduler_factories is not None and scheduler in self._scheduler_factories:
             factory = self._scheduler_factories[scheduler]
             backend = _core_backend(factory)
@@ -150,16 +172,12 @@ class Runner:
         back-end runs (its ``cache_size`` must be > 0, ...), so that a parameter TorchX refuses
         is refused here too, though the durable back-end keeps no per-object app cache. The
         other back-ends' TorchX factories take any keyword."""
-        if not self._scheduler_params or scheduler not in ("local", "local_cwd") or self._params_checked:
+        if self._params_checked or not self._scheduler_params or scheduler not in ("local", "local_cwd"):
             return
         from torchx.schedulers.local_scheduler import create_scheduler
 
         create_scheduler(self._name, **self._scheduler_params).close()
         self._params_checked = True
-
-    def _py_for_handle(self, app_handle: AppHandle) -> "tuple[Any, str, str]":
-        scheduler, _, app_id = parse_app_handle(app_handle)
-        return self._py_scheduler(scheduler), scheduler, app_id
 
     # ---- submit ----
 
@@ -195,52 +213,25 @@ class Runner:
         (a local directory) is built into the app first where the scheduler supports it
         (local_docker: an image with the directory copied in). The caller's AppDef is not changed."""
         with log_event("dryrun", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
-            sched = self._py_scheduler(scheduler)
-            if sched is not None:
-                return self._py_dryrun(sched, app, scheduler, cfg, workspace, parent_run_id)
-            app = _with_tracker_env(app, parent_run_id)
+            # Read on every dry run, as TorchX (the configuration may change between runs).
+            trackers = list(get_configured_trackers().items())
+            if self._is_py_object(scheduler):
+                # The object takes the caller's app (its overrides unresolved) and workspace as they
+                # are, and returns its own AppDryRunInfo (torchx.plugins._scheduler_adapter).
+                from torchx.plugins._scheduler_adapter import offered_dry_run
+
+                with offered_dry_run(app, workspace) as offer:
+                    info = self._core.dryrun(
+                        app_to_core(app, resolve_overrides=False), scheduler, dict(cfg or {}), "",
+                        parent_run_id or "", trackers,
+                    )
+                out = offer.info
+                out._core = info
+                return cast(AppDryRunInfo, out)
+            self._check_core_scheduler_params(scheduler)
             with _workspace_dir(workspace, app) as ws_dir:
-                info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), ws_dir)
+                info = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), ws_dir, parent_run_id or "", trackers)
             return _dryrun_info(info)
-
-    def _py_dryrun(
-        self,
-        sched: Any,
-        app: AppDef,
-        scheduler: str,
-        cfg: Optional[Mapping[str, CfgVal]],
-        workspace: Union[str, Workspace, None],
-        parent_run_id: Optional[str],
-    ) -> AppDryRunInfo:
-        # TorchX's template for a Python scheduler object, on a copy of the app. The app is checked
-        # here rather than by the core's validator: that needs the AppDef's JSON, which would
-        # resolve lazy Role.overrides (futures) that TorchX leaves for the scheduler.
-        app = _copy_app(app)
-        if not app.roles:
-            raise ValueError(f"roles: app `{app.name}` has none; add at least one Role to the AppDef")
-        for role in app.roles:
-            if not role.entrypoint:
-                raise ValueError(f"roles[{role.name}].entrypoint: empty; set the program the role runs")
-            if role.num_replicas <= 0:
-                raise ValueError(f"roles[{role.name}].num_replicas: must be >= 1, got {role.num_replicas}")
-        from torchx.util.session import get_session_id_or_create_new
-
-        for role in app.roles:
-            role.env[settings.ENV_TORCHX_JOB_ID] = make_app_handle(scheduler, self._name, "${app_id}")
-            role.env[settings.ENV_TORCHX_INTERNAL_SESSION_ID] = get_session_id_or_create_new()
-        app = _with_tracker_env(app, parent_run_id, copy_app=False)
-        resolved = sched.run_opts().resolve(dict(cfg or {}))
-        sched._pre_build_validate(app, scheduler, resolved)
-        from torchx.workspace.api import WorkspaceMixin
-
-        if isinstance(sched, WorkspaceMixin):
-            if workspace:
-                app.roles[0].workspace = Workspace.from_str(workspace) if isinstance(workspace, str) else workspace
-            sched.build_workspaces(app.roles, resolved)
-        sched._validate(app, scheduler, resolved)
-        info = sched.submit_dryrun(app, resolved)
-        info._scheduler = scheduler
-        return info
 
     def run_component(
         self,
@@ -282,18 +273,10 @@ class Runner:
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
         """Submits a dry run's request (possibly edited by the caller through ``request``)."""
-        scheduler = dryrun_info._scheduler
-        with log_event("schedule", scheduler, app_image=_first_image(dryrun_info._app)) as ev:
-            sched = self._py_scheduler(scheduler) if isinstance(scheduler, str) else None
-            if sched is not None:
-                app_id = sched.schedule(dryrun_info)
-                handle = make_app_handle(cast(str, scheduler), self._name, app_id)
-                if dryrun_info._app is not None:
-                    self._apps[handle] = dryrun_info._app
-            else:
-                if dryrun_info._core is None:
-                    raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")
-                handle = self._core.schedule(dryrun_info._core)
+        with log_event("schedule", dryrun_info._scheduler, app_image=_first_image(dryrun_info._app)) as ev:
+            if getattr(dryrun_info, "_core", None) is None:
+                raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")
+            handle = self._core.schedule(dryrun_info._core)
             ev._torchx_event.app_id = _app_id(handle)
             return handle
 
@@ -302,45 +285,18 @@ class Runner:
     def status(self, app_handle: AppHandle) -> Optional[AppStatus]:
         """The app's status, or None when its scheduler does not know it."""
         with log_event("status", *_event_target(app_handle)):
-            sched, _, app_id = self._py_for_handle(app_handle)
-            if sched is None:
-                return status_from_core(self._core.status(app_handle))
-            desc = sched.describe(app_id)
-            if not desc:
-                self._apps.pop(app_handle, None)
-                return None
-            return AppStatus(
-                desc.state,
-                desc.num_restarts,
-                msg=desc.msg,
-                structured_error_msg=desc.structured_error_msg,
-                roles=desc.roles_statuses,
-                ui_url=desc.ui_url,
-            )
+            return status_from_core(self._core.status(app_handle))
 
     def wait(self, app_handle: AppHandle, wait_interval: float = 10) -> Optional[AppStatus]:
         """Blocks until the app is terminal. The local scheduler wakes this at once;
         ``wait_interval`` bounds the polling of back-ends that cannot notify."""
         with log_event("wait", *_event_target(app_handle)):
-            sched, _, _ = self._py_for_handle(app_handle)
-            if sched is None:
-                return status_from_core(self._core.wait(app_handle, float(wait_interval), None))
-            while True:
-                status = self.status(app_handle)
-                if status is None or status.is_terminal():
-                    return status
-                time.sleep(wait_interval)
+            return status_from_core(self._core.wait(app_handle, float(wait_interval), None))
 
     def cancel(self, app_handle: AppHandle) -> None:
         """Requests cancellation and returns; nothing for unknown or finished apps."""
         with log_event("cancel", *_event_target(app_handle)):
-            sched, _, app_id = self._py_for_handle(app_handle)
-            if sched is None:
-                self._core.cancel(app_handle)
-                return
-            status = self.status(app_handle)
-            if status is not None and not status.is_terminal():
-                sched.cancel(app_id)
+            self._core.cancel(app_handle)
 
     def stop(self, app_handle: AppHandle) -> None:
         """Deprecated alias of cancel (TorchX's name; older Ax versions call it)."""
@@ -350,26 +306,13 @@ class Runner:
     def delete(self, app_handle: AppHandle) -> None:
         """Removes a finished app's record and logs."""
         with log_event("delete", *_event_target(app_handle)):
-            sched, _, app_id = self._py_for_handle(app_handle)
-            if sched is None:
-                self._core.delete(app_handle)
-                return
-            if self.status(app_handle) is not None:
-                sched.delete(app_id)
+            self._core.delete(app_handle)
 
     def describe(self, app_handle: AppHandle) -> Optional[AppDef]:
         """The app as submitted, or None when unknown."""
         with log_event("describe", *_event_target(app_handle)):
-            sched, _, app_id = self._py_for_handle(app_handle)
-            if sched is None:
-                text = self._core.describe(app_handle)
-                return None if text is None else from_json(json.loads(text))
-            app = self._apps.get(app_handle)
-            if app is None:
-                desc = sched.describe(app_id)
-                if desc:
-                    app = AppDef(name=app_id, roles=desc.roles, metadata=desc.metadata)
-            return app
+            text = self._core.describe(app_handle)
+            return None if text is None else from_json(json.loads(text))
 
     def log_lines(
         self,
@@ -386,28 +329,17 @@ class Runner:
         ``should_tail`` follows the log until the app finishes; ``streams``: None/"combined",
         "stdout" or "stderr" (TorchX's Stream enum values are accepted)."""
         with log_event("log_lines", *_event_target(app_handle)):
-            sched, _, app_id = self._py_for_handle(app_handle)
-            if sched is not None:
-                if self.status(app_handle) is None:
-                    raise UnknownAppException(app_handle)
-                return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
             stream = getattr(streams, "value", streams) or "combined"
             return self._core.log_lines(
                 app_handle, role_name, k, regex, _epoch(since), _epoch(until), bool(should_tail), str(stream)
             )
 
     def list(self, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> "List[ListAppResponse]":
-        """The apps ``scheduler`` knows, with their handles (``cfg``: for Python schedulers that
-        need one to list; the core's back-ends list from their own state)."""
+        """The apps ``scheduler`` knows, with their handles (``cfg`` is TorchX's argument; the
+        back-ends list from their own state)."""
         from torchx.schedulers.api import ListAppResponse  # here: importing the runner stays cheap
 
         with log_event("list", scheduler, runcfg=_cfg_text(cfg)):
-            sched = self._py_scheduler(scheduler)
-            if sched is not None:
-                apps = sched.list(cfg)
-                for app in apps:
-                    app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
-                return apps
             return [
                 ListAppResponse(app_id, AppState(state), handle, name)
                 for app_id, state, handle, name in self._core.list(scheduler)
@@ -423,21 +355,15 @@ class Runner:
         return list(get_scheduler_factories())
 
     def scheduler_run_opts(self, scheduler: str) -> runopts:
-        sched = self._py_scheduler(scheduler)
-        if sched is not None:
-            return sched.run_opts()
         return runopts._from_json(self._core.runopts(scheduler))
 
     def cfg_from_str(self, scheduler: str, *cfg_literal: str) -> Dict[str, Any]:
         """``-cfg`` strings parsed against ``scheduler``'s options (later strings win); a
         malformed string raises InvalidRunConfigException, a ValueError."""
+        opts = self.scheduler_run_opts(scheduler)
         cfg: Dict[str, Any] = {}
-        sched = self._py_scheduler(scheduler)
         for text in cfg_literal:
-            if sched is not None:
-                cfg.update(sched.run_opts().cfg_from_str(text))
-            else:
-                cfg.update(core().scheduler_cfg_from_str(scheduler, text))
+            cfg.update(opts.cfg_from_str(text))
         return cfg
 
     def run_opts(self) -> Dict[str, runopts]:
@@ -479,49 +405,11 @@ def get_runner(
     return Runner(name or "torchx", None, component_defaults, scheduler_params)
 
 
-def _with_tracker_env(app: AppDef, parent_run_id: Optional[str], copy_app: bool = True) -> AppDef:
-    """``app`` (a copy, unless told otherwise) with the tracker variables TorchX's runner sets in
-    every role: the parent run ($TORCHX_PARENT_RUN_ID wins over the argument), the configured
-    trackers and their configs. Unchanged when there are none."""
-    if settings.ENV_TORCHX_PARENT_RUN_ID in os.environ:  # set, even empty, it wins (TorchX)
-        parent_run_id = os.environ[settings.ENV_TORCHX_PARENT_RUN_ID]
-    trackers = get_configured_trackers()
-    if not parent_run_id and not trackers:
-        return app
-    if copy_app:
-        app = _copy_app(app)
-    for role in app.roles:
-        if parent_run_id:
-            role.env[settings.ENV_TORCHX_PARENT_RUN_ID] = parent_run_id
-        if trackers:
-            role.env[settings.ENV_TORCHX_TRACKERS] = ",".join(trackers)
-        for name, config in trackers.items():
-            if config:
-                role.env[tracker_config_env_var_name(name)] = config
-    return app
-
-
 def _core_backend(factory: Any) -> Optional[str]:
     """The core back-end a factory from get_scheduler_factories() stands for; None for a factory
     of Python scheduler objects (a test double's attributes are not taken for one)."""
     name = getattr(factory, "_torchx_core_backend", None)
     return name if isinstance(name, str) else None
-
-
-def _copy_app(app: AppDef) -> AppDef:
-    """A deep copy of ``app`` whose roles share the caller's ``overrides`` dicts (they may hold
-    values deepcopy cannot copy, such as futures; resolving one through either side serves both)."""
-    detached = [role.overrides for role in app.roles]
-    for role in app.roles:
-        role.overrides = {}
-    try:
-        out = copy.deepcopy(app)
-    finally:
-        for role, overrides in zip(app.roles, detached):
-            role.overrides = overrides
-    for role, overrides in zip(out.roles, detached):
-        role.overrides = overrides
-    return out
 
 
 def log_event(*args: Any, **kwargs: Any) -> Any:

@@ -6,10 +6,12 @@ substitution, handle parsing, status formatting, cfg resolution) is done by the 
 objects cross into it as the canonical AppDef JSON (``to_json`` / ``from_json`` below).
 """
 
+import contextlib
 import copy
 import functools
 import inspect
 import json
+from json import dumps as _json_dumps  # bound at import: callers patch json.dumps in tests
 import os
 import pathlib
 import threading
@@ -938,11 +940,39 @@ def from_json(j: Dict[str, Any]) -> AppDef:
     return _obj_from_json(AppDef, j, "AppDef")
 
 
-def app_to_core(app: AppDef) -> str:
-    """AppDef -> the JSON text the extension reads; TypeError for objects that are not an AppDef."""
+def app_to_core(app: AppDef, resolve_overrides: bool = True) -> str:
+    """AppDef -> the JSON text the extension reads; TypeError for objects that are not an AppDef.
+    ``resolve_overrides=False``: each role's own fields, its ``overrides`` left unresolved (for a
+    Python scheduler object, which TorchX leaves them to)."""
     if not isinstance(app, AppDef):
         raise TypeError(f"expected an AppDef, got {type(app).__name__}")
-    return json.dumps(to_json(app), default=_json_default)
+    if resolve_overrides:
+        return _json_dumps(to_json(app), default=_json_default)
+    with _overrides_detached(app):
+        return _json_dumps(to_json(app), default=_json_default)
+
+
+@contextlib.contextmanager
+def _overrides_detached(app: AppDef) -> Iterator[List[Dict[str, Any]]]:
+    """Each role's overrides dict set aside (and put back): reads see the roles' own fields."""
+    detached = [role.overrides for role in app.roles]
+    for role in app.roles:
+        role.overrides = {}
+    try:
+        yield detached
+    finally:
+        for role, overrides in zip(app.roles, detached):
+            role.overrides = overrides
+
+
+def _copy_app(app: AppDef) -> AppDef:
+    """A deep copy of ``app`` whose roles share the caller's ``overrides`` dicts (they may hold
+    values deepcopy cannot copy, such as futures; resolving one through either side serves both)."""
+    with _overrides_detached(app) as detached:
+        out = copy.deepcopy(app)
+    for role, overrides in zip(out.roles, detached):
+        role.overrides = overrides
+    return out
 
 
 def _json_default(o: Any) -> Any:

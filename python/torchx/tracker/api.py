@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 from torchx import settings
-from torchx.util.torchxconfig import get_config, get_configs
+from torchx.util.torchxconfig import find_configs
 
 logger: logging.Logger = logging.getLogger(__name__)
 
@@ -84,19 +84,12 @@ def tracker_config_env_var_name(entrypoint_key: str) -> str:
 def get_configured_trackers() -> Dict[str, Optional[str]]:
     """Trackers to set up in every job: ``$TORCHX_TRACKERS`` (comma-separated names) if set, else
     the keys of ``.torchxconfig``'s ``[torchx:tracker]``; each with its config
-    (``$TORCHX_TRACKER_<NAME>_CONFIG``, else ``[tracker:<name>] config``) or None."""
-    names_env = os.environ.get(settings.ENV_TORCHX_TRACKERS)
-    if names_env is not None:
-        names = [n.strip() for n in names_env.split(",") if n.strip()]
-    else:
-        names = list(get_configs(prefix="torchx", name="tracker"))
-    out: Dict[str, Optional[str]] = {}
-    for name in names:
-        config = os.environ.get(tracker_config_env_var_name(name))
-        if config is None:
-            config = get_config(prefix="tracker", name=name, key="config")
-        out[name] = config
-    return out
+    (``$TORCHX_TRACKER_<NAME>_CONFIG``, else ``[tracker:<name>] config``) or None. The rules are
+    the core's (config::ConfiguredTrackers, as ``torchx run`` reads them); the files are this
+    package's lookup (torchx.util.torchxconfig)."""
+    from torchx._core import core
+
+    return dict(core().configured_trackers(find_configs()))
 
 
 def _tracker_factory(name: str, plugins: Mapping[str, Callable[..., Any]]) -> Optional[Callable[..., Any]]:
