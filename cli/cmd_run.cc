@@ -1,6 +1,7 @@
-// `torchx run [-s S] [-cfg k=v,...] [--dryrun] [--wait] [--log] <component> [args...]`.
+// `torchx run [-s S] [-cfg k=v,...] [--dryrun] [--wait] [--log] [--json] <component> [args...]`.
 // The component is a builtin name, a declarative component file or an AppDef spec file.
-// Prints the app handle on stdout (scripts parse it) and returns at once unless --wait/--log.
+// Prints the app handle on stdout (scripts parse it) and returns at once unless --wait/--log;
+// --json prints one JSON object instead (TorchX's `run --json`), everything else on stderr.
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,12 +10,14 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
 #include "log_stream.h"
 #include "torchx/plugins/registry.h"
+#include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 #include "wait_display.h"
 
@@ -30,6 +33,7 @@ struct RunOptions {
   bool wait = false;
   bool log = false;
   bool tee_logs = false;
+  bool json = false;
   std::vector<std::string> rest;  // component + its arguments
 };
 
@@ -44,6 +48,40 @@ bool WantsHelp(const std::vector<std::string>& args) {
     if (a.find('=') == std::string::npos) ++i;  // skip the option's value
   }
   return false;
+}
+
+// `torchx run --json`'s object after a submission (TorchX's keys, which only ever grow): state and
+// ui_url are null when the scheduler reported no status.
+std::string RunResultJson(const std::string& handle, const std::optional<specs::AppStatus>& status) {
+  nlohmann::json out = {
+      {"handle", handle}, {"app_id", nullptr}, {"scheduler", nullptr}, {"state", nullptr}, {"ui_url", nullptr}};
+  if (auto parsed = specs::ParseAppHandle(handle)) {
+    out["app_id"] = parsed->app_id;
+    out["scheduler"] = parsed->scheduler_backend;
+  }
+  if (status) {
+    out["state"] = std::string(specs::AppStateName(status->state));
+    if (status->ui_url) out["ui_url"] = *status->ui_url;
+  }
+  return out.dump();
+}
+
+// `torchx run --dryrun --json`'s object: the resolved options, the app as it would be submitted (with
+// TorchX's Python-only role fields, which the CLI never sets) and the back-end's request, as an
+// object where the back-end's is structured, else its printable text.
+std::string RunDryRunJson(const schedulers::DryRunInfo& info) {
+  nlohmann::json app = nlohmann::json::parse(specs::AppDefToJson(info.app, -1));
+  for (nlohmann::json& role : app["roles"]) {
+    role.emplace("workspace", nullptr);
+    role.emplace("overrides", nlohmann::json::object());
+  }
+  nlohmann::json request = nlohmann::json::parse(info.payload, nullptr, false);
+  if (!request.is_object()) request = info.request;
+  nlohmann::json out = {{"scheduler", info.scheduler},
+                        {"cfg", nlohmann::json::parse(specs::CfgToJson(info.cfg))},
+                        {"app", std::move(app)},
+                        {"request", std::move(request)}};
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 int Run(RunOptions opts, plugins::PluginRegistry& registry) {
@@ -87,27 +125,43 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   auto info = runner.DryRunComponent(opts.rest[0], args, opts.scheduler, *cfg, opts.workspace);
   if (!info) return ReportError(info.error());
   if (opts.dryrun) {
-    std::printf("=== APPLICATION ===\n%s\n\n=== SCHEDULER REQUEST ===\n%s", specs::AppDefToJson(info->app).c_str(),
-                info->request.c_str());
+    if (opts.json) {
+      std::printf("%s\n", RunDryRunJson(*info).c_str());
+    } else {
+      std::printf("=== APPLICATION ===\n%s\n\n=== SCHEDULER REQUEST ===\n%s", specs::AppDefToJson(info->app).c_str(),
+                  info->request.c_str());
+    }
     return kExitOk;
   }
   auto handle = runner.Schedule(*info);
   if (!handle) return ReportError(handle.error());
-  std::printf("%s\n", handle->c_str());
-  std::fflush(stdout);
+  if (!opts.json) {  // with --json, stdout carries the one JSON object, printed at the end
+    std::printf("%s\n", handle->c_str());
+    std::fflush(stdout);
+  }
   opts.log = opts.log || opts.tee_logs;
-  if (!opts.wait && !opts.log) return kExitOk;
+  if (!opts.wait && !opts.log) {
+    if (opts.json) {
+      auto now = runner.Status(*handle);  // where the app stands just after submission
+      std::printf("%s\n", RunResultJson(*handle, now ? *now : std::nullopt).c_str());
+    }
+    return kExitOk;
+  }
 
   if (opts.log) {
     auto replicas = AllReplicas(runner, *handle);
     if (!replicas) return ReportError(replicas.error());
     schedulers::LogOptions log_opts;
     log_opts.follow = true;
-    if (Status s = StreamLogs(registry, *handle, *replicas, log_opts, false); !s.ok()) return ReportError(s);
+    // --json leaves stdout to the JSON object: the logs are narration, as TorchX prints them.
+    if (Status s = StreamLogs(registry, *handle, *replicas, log_opts, false, opts.json ? stderr : stdout); !s.ok()) {
+      return ReportError(s);
+    }
   }
   auto status = opts.log ? runner.Wait(*handle) : WaitWithDisplay(runner, *handle);
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
+  if (opts.json) std::printf("%s\n", RunResultJson(*handle, *status).c_str());
   if (opts.log) {
     std::fprintf(stderr, "torchx: %s %s\n", handle->c_str(),
                  std::string(specs::AppStateName((*status)->state)).c_str());
@@ -135,6 +189,9 @@ Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_flag("--wait", opts->wait, "Wait for the app to finish; exit 0 only if it succeeded");
   cmd->add_flag("--log", opts->log, "Stream the app's logs until it finishes (implies --wait)");
   cmd->add_flag("--tee_logs", opts->tee_logs, "TorchX's flag: stream logs prefixed with the replica (same as --log)");
+  cmd->add_flag("--json", opts->json,
+                "Print one JSON object on stdout (TorchX's keys): on submit handle, app_id, scheduler, state and "
+                "ui_url; with --dryrun scheduler, cfg, app and request. Everything else goes to stderr");
   cmd->prefix_command();  // the component and everything after it are the component's arguments
   return [opts, cmd, &registry] {
     opts->rest = cmd->remaining();

@@ -42,7 +42,7 @@ Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler
   std::vector<std::string> warnings;
   TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg,
                           config::ResolveRunCfg(scheduler, opts, {{config::CfgSource::Form::kString, cfg_str, "-cfg"}},
-                                                config, config::UnknownOptions::kWarn, &warnings));
+                                                config, config::UnknownOptions::kRefuse, &warnings));
   for (const std::string& w : warnings) std::fprintf(stderr, "torchx: warning: %s\n", w.c_str());
   return cfg;
 }

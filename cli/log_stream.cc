@@ -61,10 +61,10 @@ class LineBuffer {
 }  // namespace
 
 Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, const std::vector<ReplicaRef>& replicas,
-                  const schedulers::LogOptions& options, bool json) {
+                  const schedulers::LogOptions& options, bool json, std::FILE* out) {
   std::mutex mu;
   Status first_error;
-  bool color = StdoutIsTerminal() && !json;
+  bool color = isatty(fileno(out)) != 0 && !json;
   auto worker = [&](const ReplicaRef& ref) {
     runner::Runner runner(registry);  // one per thread: a Runner is not shared across threads
     schedulers::LogOptions opts = options;
@@ -81,8 +81,8 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
       auto flush = [&] {
         if (buf.empty()) return;
         std::lock_guard<std::mutex> lock(mu);
-        std::fwrite(buf.data(), 1, buf.size(), stdout);
-        std::fflush(stdout);
+        std::fwrite(buf.data(), 1, buf.size(), out);
+        std::fflush(out);
         buf.clear();
       };
       auto append = [&](std::string_view text) {

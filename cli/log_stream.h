@@ -2,6 +2,7 @@
 // thread per replica (as TorchX does), for `torchx log` and `torchx run --log`.
 #pragma once
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,10 +19,10 @@ struct ReplicaRef {
   int replica = 0;
 };
 
-/// Streams the replicas' logs to stdout until each iterator ends. `json` prints one JSON object
+/// Streams the replicas' logs to `out` until each iterator ends. `json` prints one JSON object
 /// per line ({"role", "replica", "line"}). Returns the first error.
 Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, const std::vector<ReplicaRef>& replicas,
-                  const schedulers::LogOptions& options, bool json);
+                  const schedulers::LogOptions& options, bool json, std::FILE* out = stdout);
 
 /// Every replica of the app, in role order.
 Result<std::vector<ReplicaRef>> AllReplicas(runner::Runner& runner, const std::string& handle);

@@ -25,6 +25,17 @@ namespace py = pybind11;
 
 namespace {
 
+// A `-cfg` string's options; an unknown key is refused, as torchx-nightly's cfg_from_str.
+Result<specs::Cfg> CfgFromStringRefusingUnknown(const specs::RunOpts& opts, const std::string& text) {
+  std::vector<std::string> unknown;
+  TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromString(text, &unknown));
+  if (unknown.empty()) return cfg;
+  specs::Cfg given;  // as nightly shows it: every pair, as the strings given
+  TORCHX_ASSIGN_OR_RETURN(auto pairs, specs::CfgStringToPairs(text));
+  for (auto& [key, value] : pairs) given[key] = value;
+  return opts.UnknownOptionError(unknown.front().substr(0, unknown.front().find('=')), given);
+}
+
 specs::AppDef AppFromJson(const std::string& json) { return ValueOrThrow(specs::AppDefFromJson(json)); }
 
 // Through a Runner over the module's registry: built-in, native and Python plugin schedulers
@@ -139,13 +150,18 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
         return specs::internal::FormatErrorMessage(msg, header, width);
       },
       py::arg("msg"), py::arg("header"), py::arg("width") = 80);
-  m.def("runopts_resolve", [](const std::string& opts, const py::dict& cfg) {
-    return CfgToPy(
-        ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig)
-            .values());
-  });
+  m.def(
+      "runopts_resolve",
+      [](const std::string& opts, const py::dict& cfg, bool ignore_unknown) {
+        auto unknown = ignore_unknown ? specs::UnknownKeys::kPassThrough : specs::UnknownKeys::kRefuse;
+        return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).Resolve(CfgFromPy(cfg), unknown),
+                                    ErrorSite::kRunConfig)
+                           .values());
+      },
+      py::arg("opts"), py::arg("cfg"), py::arg("ignore_unknown") = false);
   m.def("runopts_cfg_from_str", [](const std::string& opts, const std::string& text) {
-    return CfgToPy(ValueOrThrow(ValueOrThrow(specs::RunOptsFromJson(opts)).CfgFromString(text), ErrorSite::kRunConfig));
+    return CfgToPy(ValueOrThrow(CfgFromStringRefusingUnknown(ValueOrThrow(specs::RunOptsFromJson(opts)), text),
+                                ErrorSite::kRunConfig));
   });
   m.def(
       "cfg_string_to_dict",
@@ -246,7 +262,8 @@ void BindSpecs(py::module_& m, plugins::PluginRegistry& registry) {
         ValueOrThrow(SchedulerRunOpts(registry, scheduler).Resolve(CfgFromPy(cfg)), ErrorSite::kRunConfig).values());
   });
   m.def("scheduler_cfg_from_str", [&registry](const std::string& scheduler, const std::string& text) {
-    return CfgToPy(ValueOrThrow(SchedulerRunOpts(registry, scheduler).CfgFromString(text), ErrorSite::kRunConfig));
+    return CfgToPy(
+        ValueOrThrow(CfgFromStringRefusingUnknown(SchedulerRunOpts(registry, scheduler), text), ErrorSite::kRunConfig));
   });
 }
 

@@ -70,3 +70,58 @@ def test_tracker_configured_injected_and_listed(cli, tmp_path):
     assert "lr" in cli("tracker", "list", "metadata", handle, extra_env=trackers).stdout
     nothing = cli("tracker", "list", "jobs")
     assert nothing.returncode != 0 and "no tracker is configured" in nothing.stderr
+
+
+EXTENDED_RUN = '''
+import json, sys
+from torchx.cli.cmd_run import CmdRun
+from torchx.cli.main import get_sub_cmds, run_main
+
+
+class TeamRun(CmdRun):  # what a tool adds to `torchx run` (TorchX's options stay)
+    def add_arguments(self, subparser):
+        super().add_arguments(subparser)
+        subparser.add_argument("--team", default="ml")
+
+    def run(self, args):
+        print(json.dumps({"team": args.team, "scheduler": args.scheduler, "dryrun": args.dryrun}), flush=True)
+        super().run(args)
+
+
+cmds = get_sub_cmds()
+cmds["run"] = TeamRun()
+run_main(cmds, sys.argv[1:])
+'''
+
+
+def test_a_tool_extends_torchx_runs_parser(cli, tmp_path):
+    from torchx.cli.cmd_run import CmdRun
+
+    parser = __import__("argparse").ArgumentParser()
+    CmdRun().add_arguments(parser)
+    dests = {a.dest for a in parser._actions}
+    assert {"scheduler", "scheduler_args", "dryrun", "wait", "log", "workspace", "parent_run_id", "tee_logs",
+            "stdin", "json", "component_name_and_args"} <= dests
+
+    script = tmp_path / "team_run.py"
+    script.write_text(EXTENDED_RUN)
+    out = subprocess.run([sys.executable, str(script), "run", "--team", "vision", "-s", "local_cwd", "--dryrun",
+                          "--json", "utils.echo", "--msg", "hi"], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()[:2]
+    assert __import__("json").loads(first) == {"team": "vision", "scheduler": "local_cwd", "dryrun": True}
+    dry = __import__("json").loads(second)  # the binary's `run --dryrun --json`, from the parsed options
+    assert dry["scheduler"] == "local_cwd" and dry["app"]["roles"][0]["args"] == ["hi"]
+
+
+def test_run_from_stdin_json(cli):
+    import json
+
+    request = {"component_name": "utils.echo", "scheduler": "local_cwd", "scheduler_args": {},
+               "dryrun": True, "component_args": {"msg": "from stdin"}}
+    out = subprocess.run([sys.executable, "-c", "import sys; from torchx.cli.main import main; main(sys.argv[1:])",
+                          "run", "--stdin", "--json"], input=json.dumps(request), capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["app"]["roles"][0]["args"] == ["from stdin"]

@@ -138,6 +138,24 @@ def test_runopts_head_rules():
         flag.cast_to_type("garbage")
     merged = opts | specs.runopts()
     assert len(merged) == 3 and specs.runopts.is_type({"a": "b"}, Dict[str, str])
+
+
+def test_unknown_run_options_are_refused_as_torchx_nightly_does():
+    # torchx-nightly 2026.10.26 (TorchX #1417), for the same options and input:
+    #   Unknown run option `UNKWN`. Valid options are: J, K. Given: {'K': 'a', 'UNKWN': 'b'}
+    opts = specs.runopts()
+    opts.add("K", type_=list[str], default=[], help="")
+    opts.add("J", type_=str, default="", help="")
+    with pytest.raises(specs.InvalidRunConfigException,
+                       match=r"^Unknown run option `UNKWN`. Valid options are: J, K. Given: \{'K': 'a', 'UNKWN': 'b'\}"):
+        opts.cfg_from_str("K=a,UNKWN=b")
+    with pytest.raises(specs.InvalidRunConfigException, match="Unknown run option `some_other_opt`"):
+        opts.resolve({"K": ["a"], "some_other_opt": "baz"})
+    assert opts.resolve({"some_other_opt": "baz"}, ignore_unknown=True) == {"some_other_opt": "baz", "K": [], "J": ""}
+    with pytest.raises(specs.InvalidRunConfigException, match="Did you mean `log_dir`"):
+        from torchx.runner import get_runner
+
+        get_runner().dryrun(specs.AppDef("a", [specs.Role("r", "", entrypoint="true")]), "local_cwd", {"log_dirr": "/x"})
     assert specs.api.cases.snake_to_camel("hpc_cluster_uuid") == "hpcClusterUuid"
 
 

@@ -2,6 +2,7 @@
 
 #include "torchx/specs/option_value.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/pystr.h"
+#include "core/spelling.h"
 #include "core/strings.h"
 
 namespace torchx::specs {
@@ -281,18 +283,45 @@ void RunOpts::Update(const RunOpts& other) {
   }
 }
 
-Result<ResolvedCfg> RunOpts::Resolve(const Cfg& cfg) const {
+Status RunOpts::UnknownOptionError(std::string_view key, const Cfg& given) const {
+  std::vector<std::string> names;
+  for (const auto& [name, opt] : opts_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return InvalidArgumentError(
+      fmt::format("Unknown run option `{}`. Valid options are: {}. Given: {}.{}", key,
+                  names.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(names, ", ")), CfgRepr(given),
+                  ::torchx::internal::DidYouMeanSuffix(key, names)));
+}
+
+const std::string* RunOpts::CanonicalKey(std::string_view given) const {
+  for (const auto& [name, opt] : opts_) {
+    if (name == given || SnakeToCamel(name) == given) return &name;
+  }
+  return nullptr;
+}
+
+Result<ResolvedCfg> RunOpts::Resolve(const Cfg& cfg, UnknownKeys unknown) const {
   Cfg resolved = cfg;
   std::map<std::string, CfgType, std::less<>> types;
+  for (const auto& [given, value] : cfg) {
+    const std::string* canonical = CanonicalKey(given);
+    if (canonical == nullptr) {
+      if (unknown == UnknownKeys::kRefuse) return UnknownOptionError(given, cfg);
+      continue;
+    }
+    if (*canonical == given) continue;
+    const std::string& key = *canonical;
+    if (auto both = cfg.find(key); both != cfg.end() && !(both->second == value)) {
+      return InvalidArgumentError(
+          fmt::format("Run option `{}` was passed under two spellings (`{}` and `{}`) with conflicting values. Pass it "
+                      "once, as `{}`",
+                      key, key, given, key));
+    }
+    resolved.emplace(key, value);
+    resolved.erase(given);
+  }
   for (const auto& [key, opt] : opts_) {
     auto it = resolved.find(key);
-    if (it == resolved.end()) {
-      // A camelCase key stands for the declared snake_case option (TorchX HEAD).
-      if (auto camel = resolved.find(SnakeToCamel(key)); camel != resolved.end()) {
-        it = resolved.emplace(key, std::move(camel->second)).first;
-        resolved.erase(camel);
-      }
-    }
     bool unset = it == resolved.end() || CfgValIsNone(it->second);
     if (opt.is_required && unset) {
       return InvalidArgumentError(
@@ -372,12 +401,12 @@ Result<Cfg> RunOpts::CfgFromString(std::string_view s, std::vector<std::string>*
   TORCHX_ASSIGN_OR_RETURN(auto pairs, CfgStringToPairs(s));
   Cfg cfg;
   for (const auto& [key, val] : pairs) {
-    const RunOpt* opt = Get(key);
-    if (!opt) {
+    const std::string* canonical = CanonicalKey(key);
+    if (!canonical) {
       if (unknown) unknown->push_back(fmt::format("{}={}", key, val));
       continue;
     }
-    TORCHX_ASSIGN_OR_RETURN(cfg[key], Cast(key, *opt, val));
+    TORCHX_ASSIGN_OR_RETURN(cfg[*canonical], Cast(*canonical, *Get(*canonical), val));
   }
   return cfg;
 }

@@ -7,6 +7,7 @@
 namespace torchx::specs {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
@@ -79,9 +80,28 @@ TEST(RunOpts, AddRejectsRequiredWithDefaultAndWrongDefaultType) {
   EXPECT_TRUE(opts.empty());
 }
 
-TEST(RunOpts, ResolveFillsDefaultsAndKeepsUnknownKeys) {
+TEST(RunOpts, ResolveRefusesUnknownKeysNamingTheValidOnes) {
   RunOpts opts = TestOpts();
-  auto cfg = opts.Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"extra", std::string("x")}});
+  EXPECT_THAT(opts.Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"priorty", 1.0}}),
+              StatusIs(StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("Unknown run option `priorty`. Valid options are: cluster_id, labels, mounts, "
+                                       "preemptible, priority, run_as_user. Given: "),
+                             HasSubstr("Did you mean `priority`?"))));
+  // camelCase stands for the snake_case option; two spellings must agree.
+  auto camel = opts.Resolve(Cfg{{"clusterId", std::int64_t{3}}, {"runAsUser", std::string("me")}});
+  ASSERT_THAT(camel, IsOk());
+  EXPECT_EQ(camel->Int("cluster_id"), 3);
+  EXPECT_EQ(camel->Str("run_as_user"), "me");
+  EXPECT_FALSE(camel->values().contains("clusterId"));
+  EXPECT_THAT(
+      opts.Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"clusterId", std::int64_t{4}}}),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("passed under two spellings (`cluster_id` and `clusterId`)")));
+  EXPECT_THAT(opts.Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"clusterId", std::int64_t{3}}}), IsOk());
+}
+
+TEST(RunOpts, ResolveFillsDefaultsAndPassesUnknownKeysThroughWhenAsked) {
+  RunOpts opts = TestOpts();
+  auto cfg = opts.Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"extra", std::string("x")}}, UnknownKeys::kPassThrough);
   ASSERT_THAT(cfg, IsOk());
   EXPECT_EQ(cfg->Int("cluster_id"), 3);
   EXPECT_EQ(cfg->Float("priority"), 0.5);
@@ -106,7 +126,8 @@ TEST(RunOpts, ResolvedIntReadsAPythonBoolAsAnInt) {
 }
 
 TEST(RunOptsDeathTest, ReadingAnUndeclaredOrMistypedOptionIsABug) {
-  auto cfg = TestOpts().Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"extra", std::string("x")}});
+  auto cfg =
+      TestOpts().Resolve(Cfg{{"cluster_id", std::int64_t{3}}, {"extra", std::string("x")}}, UnknownKeys::kPassThrough);
   ASSERT_THAT(cfg, IsOk());
   EXPECT_DEATH((void)cfg->Str("extra"), "run option 'extra' read as str but it is not declared");
   EXPECT_DEATH((void)cfg->Str("cluster_id"), "run option 'cluster_id' read as str but declared as int");

@@ -139,6 +139,7 @@ check "log of unknown role" 1 "roles: [sh]" -- "$TORCHX" log "$H/nope"
 check "log with a bad regex names it" 2 "regex: invalid pattern '('" -- "$TORCHX" log --regex '(' "$H"
 check "runopts" 0 "auto_set_cuda_visible_devices" -- "$TORCHX" runopts local_cwd
 check "configure --print" 0 "[local_cwd]" -- "$TORCHX" configure --print -a
+check "unknown -cfg option is refused with a suggestion" 2 "Did you mean \`log_dir\`?" -- "$TORCHX" run --dryrun -cfg log_dirr=/tmp utils.echo
 check "bad -cfg value names the option" 2 "option kill_grace_seconds: invalid float value 'soon'" -- "$TORCHX" run --dryrun -cfg kill_grace_seconds=soon utils.echo
 check "non-tty --wait prints plain state lines" 0 "torchx:   echo/0 SUCCEEDED" -- "$TORCHX" run --wait utils.echo
 
@@ -152,6 +153,23 @@ check "describe prints YAML" 0 "entrypoint: sh" -- "$TORCHX" describe "$H"
 H2=$("$TORCHX" run --wait utils.echo --msg json-line 2>/dev/null)
 check "log --json" 0 '{"line":"json-line","replica":0,"role":"echo"}' -- "$TORCHX" log --json "$H2"
 check "delete an ended app" 0 "" -- "$TORCHX" delete "$H2"
+
+# run --json: one JSON object on stdout with torchx-nightly's keys (narration and logs on stderr)
+json_check() {  # json_check <golden case> <want rc> -- torchx run args...
+  local case=$1 want_rc=$2 out rc
+  shift 3
+  out=$("$TORCHX" run --json "$@" 2>/dev/null)
+  rc=$?
+  if [[ $rc -eq $want_rc ]] && printf '%s\n' "$out" | python3 "$SRC/tests/e2e/run_json_check.py" "$case"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL: run --json $case: rc=$rc (want $want_rc): $out"
+  fi
+}
+json_check dryrun 0 -- --dryrun -s local_cwd utils.echo --msg hi
+json_check submitted 0 -- --wait -s local_cwd utils.echo --msg hi
+json_check failed 1 -- --log -s local_cwd utils.sh sh -c 'exit 3'
+check "run --json --log sends the logs to stderr" 0 "echo/0 to-stderr" -- bash -c "'$TORCHX' run --json --log utils.echo --msg to-stderr 2>&1 >/dev/null"
 check "status after delete" 1 "does not exist" -- "$TORCHX" status "$H2"
 (cd "$TMP" && "$TORCHX" configure -a >/dev/null 2>&1)
 check "configure writes ./.torchxconfig" 0 "kill_grace_seconds = 10.0" -- cat "$TMP/.torchxconfig"

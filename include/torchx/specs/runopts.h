@@ -93,6 +93,9 @@ class ResolvedCfg {
   std::map<std::string, CfgType, std::less<>> types_;
 };
 
+/// What Resolve does with a key no option declares.
+enum class UnknownKeys { kRefuse, kPassThrough };
+
 class RunOpts {
  public:
   /// Adds an option. kInvalidArgument for a required option with a default, or a default of the
@@ -108,11 +111,19 @@ class RunOpts {
   /// Adds (or replaces) every option of `other`.
   void Update(const RunOpts& other);
 
-  /// Fills defaults and checks required options and types; unknown keys pass through.
-  /// kInvalidArgument with TorchX's InvalidRunConfigException text ("Required run option: k,
-  /// must be provided and not `None`. Given: {...}" / "Run option: k, must be of type: T, but
-  /// was: v (t). Given: {...}").
-  Result<ResolvedCfg> Resolve(const Cfg& cfg) const;
+  /// Fills defaults and checks required options and types. A camelCase key stands for its
+  /// snake_case option (two spellings with different values are refused). An unknown key is
+  /// refused (UnknownOptionError), as torchx-nightly's runopts.resolve; `unknown` = kPassThrough
+  /// keeps it unchecked (its ignore_unknown=True). kInvalidArgument with TorchX's
+  /// InvalidRunConfigException text ("Required run option: k, must be provided and not `None`.
+  /// Given: {...}" / "Run option: k, must be of type: T, but was: v (t). Given: {...}").
+  Result<ResolvedCfg> Resolve(const Cfg& cfg, UnknownKeys unknown = UnknownKeys::kRefuse) const;
+  /// The declared option a key names: itself, or the snake_case option of a camelCase key
+  /// (TorchX HEAD's aliases); nullptr for an unknown key.
+  const std::string* CanonicalKey(std::string_view given) const;
+  /// kInvalidArgument "Unknown run option `k`. Valid options are: a, b. Given: {...}. Did you mean
+  /// `c`?" (torchx-nightly's text, the options sorted, then the suggestion).
+  Status UnknownOptionError(std::string_view key, const Cfg& given) const;
 
   /// Casts one string to the option's type: bool = "true" (any case) else false; list = split on
   /// ',' or ';' dropping empty items; dict = items split on ','/';', each `k:v` at the first ':';

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from typing import List
+from typing import List, Optional
 
 from torchx.cli.cmd_base import SubCommand
 
@@ -38,6 +38,11 @@ class CoreSubCommand(SubCommand):
 
     def run(self, args: argparse.Namespace) -> None:
         self.run_argv(list(getattr(args, "argv", []) or []))
+
+    def passes_argv_through(self, argv: Optional[List[str]] = None) -> bool:
+        """Whether the CLI hands this verb's arguments (``argv``, after the verb) to the binary
+        untouched: no parser of its own that a tool extended, no option only Python has."""
+        return True
 
     def run_argv(self, argv: List[str]) -> None:
         sys.stdout.flush()

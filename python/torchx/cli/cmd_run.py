@@ -101,8 +101,101 @@ def _parse_component_name_and_args(
 
 
 class CmdRun(CoreSubCommand):
+    """``torchx run``. ``add_arguments`` registers TorchX's options, so that a tool subclassing this
+    class (or adding a verb through ``torchx.cli.cmds`` on top of it) sees TorchX's parser; ``run``
+    hands the parsed options to the ``torchx`` binary, which does the work. Used as is, the CLI
+    passes the arguments through untouched (``passes_argv_through``)."""
+
     def __init__(self) -> None:
         super().__init__("run")
+        self._subparser: Optional[argparse.ArgumentParser] = None
+
+    def add_arguments(self, subparser: argparse.ArgumentParser) -> None:
+        self._subparser = subparser
+        subparser.add_argument("-s", "--scheduler", type=str, default=None,
+                               help="Name of the scheduler to use (default: [cli:run] scheduler, else local_cwd).")
+        subparser.add_argument("-cfg", "--scheduler_args", type=str, default=None,
+                               help="Arguments to pass to the scheduler (Ex:`cluster=foo,user=bar`). For a list of "
+                                    "scheduler run options run: `torchx runopts`")
+        subparser.add_argument("--dryrun", action="store_true", default=False,
+                               help="Does not actually submit the app, just prints the scheduler request")
+        subparser.add_argument("--wait", action="store_true", default=False, help="Wait for the app to finish.")
+        subparser.add_argument("--log", action="store_true", default=False,
+                               help="Stream logs while waiting for app to finish.")
+        subparser.add_argument("--workspace", "--buck-target", default=None,
+                               help="local workspace to build into the app (on a scheduler with workspaces)")
+        subparser.add_argument("--parent_run_id", type=str, default=None,
+                               help="optional parent run ID that this run belongs to (experiment tracking)")
+        subparser.add_argument("--tee_logs", action="store_true", default=False,
+                               help="Add additional prefix to log lines to indicate which replica is printing the log")
+        subparser.add_argument("--stdin", action="store_true", default=False,
+                               help="Read JSON input from stdin to parse into torchx run args and run the component.")
+        subparser.add_argument("--json", action="store_true", default=False,
+                               help="Print a single JSON object to stdout instead of the human-readable output.")
+        subparser.add_argument("component_name_and_args", nargs=argparse.REMAINDER)
+
+    def run(self, args: argparse.Namespace) -> None:
+        if getattr(args, "stdin", False):
+            import json
+            import sys
+
+            run_args = torchx_run_args_from_json(json.load(sys.stdin))
+            self.run_argv(_argv_of(run_args, json_output=bool(getattr(args, "json", False))))
+            return
+        if not hasattr(args, "component_name_and_args"):  # the pass-through parser: argv as given
+            super().run(args)
+            return
+        argv: List[str] = []
+        for flag, value in (("--scheduler", args.scheduler), ("--scheduler_args", args.scheduler_args),
+                            ("--workspace", args.workspace), ("--parent_run_id", args.parent_run_id)):
+            if value:
+                argv += [flag, str(value)]
+        argv += [f"--{name}" for name in ("dryrun", "wait", "log", "tee_logs", "json") if getattr(args, name, False)]
+        self.run_argv(argv + list(args.component_name_and_args))
+
+    def passes_argv_through(self, argv: Optional[List[str]] = None) -> bool:
+        own = type(self).add_arguments is CmdRun.add_arguments and type(self).run is CmdRun.run
+        return own and not _wants_stdin(argv or [])
+
+
+def _wants_stdin(argv: List[str]) -> bool:
+    """``--stdin`` among run's options (before the component): Python reads the request."""
+    for arg in argv:
+        if arg == "--stdin":
+            return True
+        if not arg.startswith("-"):
+            return False
+    return False
+
+
+def _argv_of(run_args: TorchXRunArgs, json_output: bool) -> List[str]:
+    """The ``torchx run`` arguments of a TorchXRunArgs (``--stdin``): scheduler_args as ``-cfg``
+    text, dict component arguments as ``--name value`` (lists comma-joined)."""
+    argv = ["--scheduler", run_args.scheduler]
+    cfg = {**run_args.scheduler_args, **run_args.scheduler_cfg}
+    if cfg:
+        argv += ["--scheduler_args", ",".join(f"{k}={_cli_value(v)}" for k, v in cfg.items())]
+    if run_args.workspace and run_args.workspace != str(Path.cwd()):
+        argv += ["--workspace", run_args.workspace]
+    if run_args.parent_run_id:
+        argv += ["--parent_run_id", run_args.parent_run_id]
+    flags = {"dryrun": run_args.dryrun, "wait": run_args.wait, "log": run_args.log, "tee_logs": run_args.tee_logs,
+             "json": json_output}
+    argv += [f"--{name}" for name, on in flags.items() if on]
+    argv.append(run_args.component_name)
+    if run_args.component_args_str:
+        argv += list(run_args.component_args_str)
+    for name, value in run_args.component_args.items():
+        argv += [f"--{name}", _cli_value(value)]
+    return argv
+
+
+def _cli_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
 
 
 class CmdBuiltins(CoreSubCommand):

@@ -62,7 +62,8 @@ def create_parser(subcmds: Dict[str, SubCommand]) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"torchx-{torchx.__version__}")
     subparsers = parser.add_subparsers(title="sub-commands", description=sub_parser_description)
     for name, cmd in subcmds.items():
-        sub = subparsers.add_parser(name, add_help=not isinstance(cmd, CoreSubCommand))
+        passes = isinstance(cmd, CoreSubCommand) and cmd.passes_argv_through()
+        sub = subparsers.add_parser(name, add_help=not passes)
         cmd.add_arguments(sub)
         sub.set_defaults(func=cmd.run, _cmd=cmd)
     return parser
@@ -73,7 +74,8 @@ def run_main(subcmds: Dict[str, SubCommand], argv: Optional[List[str]] = None) -
     parser = create_parser(subcmds)
     # A verb the binary runs gets its arguments untouched (argparse would reorder or reject them).
     verb_at = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
-    if verb_at is not None and isinstance(subcmds.get(argv[verb_at]), CoreSubCommand):
+    cmd = subcmds.get(argv[verb_at]) if verb_at is not None else None
+    if verb_at is not None and isinstance(cmd, CoreSubCommand) and cmd.passes_argv_through(argv[verb_at + 1:]):
         parser.parse_args(argv[:verb_at])  # the options before the verb (--version, --log_level)
         _setup_logging(logging.INFO)
         subcmds[argv[verb_at]].run_argv(argv[verb_at + 1:])  # type: ignore[attr-defined]
@@ -107,7 +109,8 @@ def command_main(argv: Optional[List[str]] = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = next((a for a in argv if not a.startswith("-")), None)
     plugin_cmds = load_group("torchx.cli.cmds") or {}
-    if verb is not None and (verb in plugin_cmds or verb in _PYTHON_ONLY_VERBS):
+    python_only = verb in _PYTHON_ONLY_VERBS or (verb == "run" and "--stdin" in argv)  # the binary reads no JSON
+    if verb is not None and (verb in plugin_cmds or python_only):
         run_main(get_sub_cmds(), argv)
         return
     from torchx.cli.cmd_core import core_binary

@@ -711,14 +711,15 @@ class runopts:
     def update(self, other: "runopts") -> None:
         self._opts.update(other._opts)
 
-    def resolve(self, cfg: Mapping[str, CfgVal]) -> Dict[str, CfgVal]:
+    def resolve(self, cfg: Mapping[str, CfgVal], *, ignore_unknown: bool = False) -> Dict[str, CfgVal]:
         """Fills defaults, checks required options and types (InvalidRunConfigException);
-        camelCase keys stand for their snake_case options; unknown keys pass through."""
-        return core().runopts_resolve(self._to_json(), dict(cfg))
+        camelCase keys stand for their snake_case options. An unknown key is refused, naming the
+        valid options (torchx-nightly); ``ignore_unknown=True`` lets it through unchecked."""
+        return core().runopts_resolve(self._to_json(), dict(cfg), ignore_unknown)
 
     def cfg_from_str(self, cfg_str: str) -> Dict[str, CfgVal]:
-        """Parses ``k1=v1,k2=v2;k3=a,b`` (the ``-cfg`` syntax), casting known options and
-        dropping unknown ones."""
+        """Parses ``k1=v1,k2=v2;k3=a,b`` (the ``-cfg`` syntax), casting each option to its type;
+        an unknown key is refused (InvalidRunConfigException naming the valid options)."""
         return core().runopts_cfg_from_str(self._to_json(), cfg_str)
 
     def cfg_from_json_repr(self, json_repr: str) -> Dict[str, CfgVal]:
