@@ -346,6 +346,19 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
              return specs::AppDefToJson(*app, -1);
            })
       .def(
+          "describe_native",
+          [](Runner& r, const std::string& handle) -> std::optional<DryRunInfo> {
+            auto d = [&] {
+              py::gil_scoped_release release;
+              return r.DescribeNative(handle);
+            }();
+            // TorchX: None where the scheduler cannot read its request back.
+            if (!d && d.error().code() == StatusCode::kUnimplemented) return std::nullopt;
+            return ValueOrThrow(std::move(d), ErrorSite::kAppHandle);
+          },
+          "The request as the engine holds it for a submitted app (Runner::DescribeNative); None for an unknown "
+          "app or a scheduler that cannot say.")
+      .def(
           "log_lines",
           [](Runner& r, const std::string& handle, const std::string& role, int k, std::optional<std::string> regex,
              std::optional<double> since, std::optional<double> until, bool follow, const std::string& stream) {

@@ -308,3 +308,24 @@ def test_an_edited_request_is_a_value_error_naming_the_field(scheduler, payload,
     runner = core().Runner("torchx", None)
     with pytest.raises(ValueError, match=re.escape(field)):
         runner.schedule_request(scheduler, app_to_core(sh_app("true")), "app-1", payload)
+
+
+def test_describe_native_reads_the_request_back(tmp_path):
+    from torchx.schedulers.local_scheduler import PopenRequest, create_scheduler
+
+    r = get_runner()
+    handle = r.run(sh_app("sleep 30"), "local_cwd", {"log_dir": str(tmp_path)})
+    try:
+        info = r.describe_native(handle)
+        assert info is not None and info._scheduler == "local_cwd"
+        assert "cmd: bash -c 'sleep 30'" in str(info.request)
+        plan = __import__("json").loads(info._core.payload)
+        assert plan["app_id"] == handle.rsplit("/", 1)[1] and plan["replicas"][0]["argv"] == ["bash", "-c", "sleep 30"]
+        # TorchX's scheduler class answers with its own request type, PopenRequest.
+        sched = create_scheduler("torchx")
+        native = sched.describe_native(handle.rsplit("/", 1)[1])
+        assert isinstance(native.request, PopenRequest)
+        assert native.request.role_params["worker"][0].args == ["bash", "-c", "sleep 30"]
+        assert r.describe_native("local_cwd://torchx/nope-1") is None
+    finally:
+        r.cancel(handle)

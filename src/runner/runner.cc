@@ -310,6 +310,17 @@ Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle)
   return std::optional<specs::AppDef>(std::move(app));
 }
 
+Result<std::optional<schedulers::DryRunInfo>> Runner::DescribeNative(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kDescribeNative));
+  TORCHX_ASSIGN_OR_RETURN(auto info, sa.first->DescribeNative(sa.second));
+  if (info) {
+    info->scheduler = sa.first->backend();
+    if (info->app_id.empty()) info->app_id = sa.second;
+  }
+  return info;
+}
+
 Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::string& handle,
                                                                   const schedulers::LogOptions& options) {
   // The one line filter for every back-end: compiled (and a bad pattern refused) before the

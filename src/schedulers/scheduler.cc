@@ -42,6 +42,10 @@ Status Scheduler::Delete(const std::string&) { return Unsupported("delete"); }
 
 Result<std::vector<ListAppResponse>> Scheduler::List() { return Unsupported("list"); }
 
+Result<std::optional<DryRunInfo>> Scheduler::DescribeNative(const std::string&) {
+  return Unsupported(CapabilityDescription(Capability::kDescribeNative));
+}
+
 Result<std::vector<ReplicaAttempt>> Scheduler::Attempts(const std::string&) { return std::vector<ReplicaAttempt>(); }
 
 Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, const LogOptions&) {

@@ -150,6 +150,9 @@ if command -v script >/dev/null; then
     fail=$((fail + 1)); echo "FAIL: no live display on a terminal:"; echo "$tty_out" | cat -v | head; fi
 fi
 check "describe prints YAML" 0 "entrypoint: sh" -- "$TORCHX" describe "$H"
+check "describe --native prints the supervisor's plan" 0 "cmd: sh -c 'sleep 30'" -- "$TORCHX" describe --native "$H"
+check "describe --native --json is the plan's JSON" 0 '"replicas":' -- "$TORCHX" describe --native --json "$H"
+check "describe --native of an unknown app" 1 "does not exist" -- "$TORCHX" describe --native local_cwd://torchx/nope-1
 H2=$("$TORCHX" run --wait utils.echo --msg json-line 2>/dev/null)
 check "log --json" 0 '{"line":"json-line","replica":0,"role":"echo"}' -- "$TORCHX" log --json "$H2"
 check "delete an ended app" 0 "" -- "$TORCHX" delete "$H2"

@@ -118,6 +118,9 @@ class Runner {
   ::torchx::Status Delete(const std::string& handle);
   /// The app as submitted; nullopt when unknown.
   Result<std::optional<specs::AppDef>> Describe(const std::string& handle);
+  /// The request as the engine now holds it (Scheduler::DescribeNative), with `scheduler` set;
+  /// nullopt when unknown. kUnimplemented for a back-end without Capability::kDescribeNative.
+  Result<std::optional<schedulers::DryRunInfo>> DescribeNative(const std::string& handle);
   /// Lines of one replica's log, kept by `options.regex` when given (schedulers::LineFilter, the
   /// same for every back-end). kNotFound for an unknown app, or a role not in the app (the
   /// message lists the roles); kInvalidArgument for a bad pattern; kUnimplemented when the

@@ -210,6 +210,12 @@ class Scheduler {
 
   virtual Result<std::vector<ListAppResponse>> List();
 
+  /// Capability::kDescribeNative: the request as the engine now holds it for a submitted app,
+  /// the read-side twin of SubmitDryRun (TorchX's describe_native): `request` printable,
+  /// `payload` the back-end's structured form (a JSON object), `app` and `cfg` where the back-end
+  /// keeps them. nullopt for an unknown app. Default: kUnimplemented naming the back-end.
+  virtual Result<std::optional<DryRunInfo>> DescribeNative(const std::string& app_id);
+
   /// Every attempt of every replica, by role, replica and attempt, where the back-end keeps a
   /// history (local_cwd); empty where it does not. kNotFound for an unknown app.
   virtual Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id);

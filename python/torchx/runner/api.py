@@ -314,6 +314,14 @@ class Runner:
             text = self._core.describe(app_handle)
             return None if text is None else from_json(json.loads(text))
 
+    def describe_native(self, app_handle: AppHandle) -> Optional[AppDryRunInfo]:
+        """The request as the scheduler now holds it for a submitted app (the read-side twin of
+        ``dryrun``, torchx-nightly's): its printable ``request``, ``_core.payload`` the back-end's
+        structured form. None for an unknown app, or a scheduler that cannot read it back."""
+        with log_event("describe_native", *_event_target(app_handle)):
+            info = self._core.describe_native(app_handle)
+            return None if info is None else _dryrun_info(info)
+
     def log_lines(
         self,
         app_handle: AppHandle,

@@ -3,11 +3,12 @@ Runner for this session, the app handle of an id, and describe / list / logs / c
 (the core's, so apps are the same ones the CLI and other processes see)."""
 
 from datetime import datetime
-from typing import Any, Iterable, List, Optional
+import json
+from typing import Any, Dict, Iterable, List, Optional
 
 from torchx._core import core
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Stream
-from torchx.specs.api import AppState, AppStatus, app_to_core, status_from_core
+from torchx.specs.api import AppDryRunInfo, AppState, AppStatus, app_to_core, status_from_core
 
 
 class CoreBackend:
@@ -42,6 +43,21 @@ class CoreBackend:
             ui_url=status.ui_url or ui_url,
             roles_statuses=status.roles,
         )
+
+    def describe_native(self, app_id: str) -> Optional[AppDryRunInfo]:
+        """The request as the engine now holds it (the core's Runner.describe_native), with the
+        class's own request type where it has one (``_request_from_native``)."""
+        info = self._runner().describe_native(self._handle(app_id))
+        if info is None:
+            return None
+        out: AppDryRunInfo = AppDryRunInfo(self._request_from_native(json.loads(info.payload)), lambda _: info.request)
+        out._scheduler = self.backend
+        out._core = info
+        return out
+
+    def _request_from_native(self, payload: Dict[str, Any]) -> Any:
+        """The back-end's structured request as this class's request object (default: the dict)."""
+        return payload
 
     def _list_core(self) -> List[ListAppResponse]:
         return [

@@ -149,6 +149,12 @@ class Scheduler(abc.ABC, Generic[T]):
     def list(self, cfg: Optional[Mapping[str, CfgVal]] = None) -> List[ListAppResponse]:
         """The apps the back-end knows."""
 
+    def describe_native(self, app_id: str) -> Optional[AppDryRunInfo]:
+        """The request as the scheduler now holds it for a submitted app (the read-side twin of
+        ``submit_dryrun``; torchx-nightly's). None where the scheduler cannot read it back (this
+        default) or the app does not exist."""
+        return None
+
     def exists(self, app_id: str) -> bool:
         return self.describe(app_id) is not None
 
@@ -188,7 +194,7 @@ class Scheduler(abc.ABC, Generic[T]):
     def _pre_build_validate(self, app: AppDef, scheduler: str, cfg: T) -> None:
         """Checks before a workspace is built; nothing by default."""
 
-    def _validate(self, app: AppDef, scheduler: str, cfg: T) -> None:
+    def _validate(self, app: AppDef, scheduler: str, cfg: Optional[T] = None) -> None:
         """ValueError for a role without a resource."""
         for role in app.roles:
             if role.resource == NULL_RESOURCE:

@@ -19,11 +19,11 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 
 import yaml
 
-from torchx._core import core
+from torchx._core import backend_helper, core
 from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import Scheduler
 from torchx.schedulers.structured_opts import StructuredOpts
-from torchx.specs.api import AppDef, AppDryRunInfo, CfgVal, runopts
+from torchx.specs.api import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 
 LABEL_VERSION: str = "torchx.pytorch.org/version"
 LABEL_APP_ID: str = "torchx.pytorch.org/app-id"
@@ -189,26 +189,53 @@ def _config_from_container(c: DockerContainer) -> Dict[str, Any]:
     }
 
 
+# Where TorchX 0.7.0 kept the docker-py client (DockerWorkspaceMixin's private attribute).
+_CLIENT_ATTR = "_DockerWorkspaceMixin__docker_client"
+
+
 class DockerScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     """Runs each replica as a container on the local Docker engine (the core's ``local_docker``)."""
 
     def __init__(self, session_name: str, docker_client: Any = None) -> None:
         super().__init__("local_docker", session_name)
-        self._docker_client = docker_client
+        self.__dict__[_CLIENT_ATTR] = docker_client
+
+    # TorchX 0.7.0's lazy client (its DockerWorkspaceMixin's): subclasses such as NeMo-Run's
+    # PersistentDockerScheduler call docker-py through it, and their tests set it under 0.7.0's
+    # attribute name. Made with docker.from_env() on first use.
+    @property
+    def _docker_client(self) -> Any:
+        client = self.__dict__.get(_CLIENT_ATTR)
+        if client is None:
+            import docker
+
+            client = self.__dict__[_CLIENT_ATTR] = docker.from_env()
+        return client
+
+    @_docker_client.setter
+    def _docker_client(self, client: Any) -> None:
+        self.__dict__[_CLIENT_ATTR] = client
+
+    def _get_app_state(self, container: Any) -> AppState:
+        """A docker-py container's AppState (TorchX 0.7.0's helper; the core's table)."""
+        exit_code = int(((getattr(container, "attrs", None) or {}).get("State") or {}).get("ExitCode") or 0)
+        state = backend_helper(self.backend, "container_state", {"status": str(container.status), "exit_code": exit_code})
+        return AppState(state)
 
     def _run_opts(self) -> runopts:
         return runopts._from_json(core().scheduler_runopts(self.backend))
 
-    def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+    def _validate(self, app: AppDef, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> None:
         """TorchX's docker scheduler checks nothing here; the core refuses what it cannot run."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[DockerJob]:
-        payload = json.loads(self._dryrun_payload(app, cfg))
-        job = DockerJob(
+        return AppDryRunInfo(self._request_from_native(json.loads(self._dryrun_payload(app, cfg))), repr)
+
+    def _request_from_native(self, payload: Dict[str, Any]) -> DockerJob:
+        return DockerJob(
             app_id=payload["app_id"],
             containers=[_container_from_config(c["name"], c["config"]) for c in payload["containers"]],
         )
-        return AppDryRunInfo(job, repr)
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerJob]) -> str:
         job: DockerJob = dryrun_info.request

@@ -223,16 +223,17 @@ class KubernetesScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     def _run_opts(self) -> runopts:
         return runopts._from_json(core().scheduler_runopts(self.backend))
 
-    def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+    def _validate(self, app: AppDef, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> None:
         """TorchX's kubernetes scheduler checks nothing here; the core refuses what Volcano cannot run."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[KubernetesJob]:
         import kubernetes.client  # noqa: F401  (the request's pods are the client's V1Pod, as TorchX's)
 
-        payload = json.loads(self._dryrun_payload(app, cfg))
+        return AppDryRunInfo(self._request_from_native(json.loads(self._dryrun_payload(app, cfg))), repr)
+
+    def _request_from_native(self, payload: Dict[str, Any]) -> KubernetesJob:
         images = {ref: tuple(ref.rsplit(":", 1)) for ref in payload.get("push", [])}
-        request = KubernetesJob(images_to_push=images, resource=_resource_with_pods(payload["job"]))
-        return AppDryRunInfo(request, repr)
+        return KubernetesJob(images_to_push=images, resource=_resource_with_pods(payload["job"]))
 
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesJob]) -> str:
         request: KubernetesJob = dryrun_info.request

@@ -27,7 +27,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set, cast
 
 from torchx._core import backend_helper, core
 from torchx.schedulers._core_backend import CoreBackend
@@ -239,6 +239,10 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     """Runs each replica as a process on this host (TorchX's ``local`` scheduler class); see the
     module's docstring for how it sits on the core's durable back-end."""
 
+    # Subclasses written for TorchX 0.7.0 (NeMo-Run's PersistentLocalScheduler) set 0.7.0's
+    # attributes in their own __init__ without calling this one: what this class adds is made on
+    # first use (_tmp_dirs, _evicted_ids) instead of relying on __init__.
+
     def __init__(
         self,
         session_name: str,
@@ -250,18 +254,25 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         if cache_size <= 0:
             raise ValueError(f"cache_size: must be greater than zero, got {cache_size}")
         self._apps: Dict[AppId, _LocalAppDef] = {}
-        self._evicted: Set[AppId] = set()
+        self._evicted_ids()
         self._image_provider_class = image_provider_class
         self._cache_size = cache_size
         self._extra_paths: List[str] = list(extra_paths or [])
-        self._tmp_log_dirs: List[str] = []
+        self._tmp_dirs()
+
+    def _evicted_ids(self) -> Set[AppId]:
+        return cast(Set[AppId], self.__dict__.setdefault("_evicted", set()))
+
+    def _tmp_dirs(self) -> List[str]:
+        """Temporary log directories this object made (``close()`` removes them)."""
+        return cast(List[str], self.__dict__.setdefault("_tmp_log_dirs", []))
 
     # ---- options and dry run ----
 
     def _run_opts(self) -> runopts:
         return Opts.as_runopts()
 
-    def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+    def _validate(self, app: AppDef, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> None:
         """Nothing: resources mean nothing to local processes (TorchX's rule)."""
 
     def _log_base(self, cfg: Opts) -> str:
@@ -270,7 +281,7 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         if cfg.log_dir:
             return str(cfg.log_dir)
         base = tempfile.mkdtemp(prefix="torchx_")
-        self._tmp_log_dirs.append(base)
+        self._tmp_dirs().append(base)
         log.info("log_dir is not set: logs go to %s, removed when the scheduler closes", base)
         return base
 
@@ -310,27 +321,15 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
             "role_dirs": role_dirs,
         }
         plan = backend_helper("local_cwd", "plan", {"app": plan_app, "inputs": inputs})["plan"]
-
-        role_params: Dict[str, List[ReplicaParam]] = {role.name: [] for role in app.roles}
-        role_log_dirs: Dict[str, List[str]] = {role.name: [] for role in app.roles}
-        for r in plan["replicas"]:
-            d = r["log_dir"]
-            role_params[r["role"]].append(
-                ReplicaParam(
-                    list(r["argv"]),
-                    dict(r["env"]),
-                    os.path.join(d, STDOUT_LOG),
-                    os.path.join(d, STDERR_LOG),
-                    os.path.join(d, COMBINED_LOG),
-                    cwds[r["role"]],
-                )
-            )
-            role_log_dirs[r["role"]].append(d)
-        request = PopenRequest(plan["app_id"], plan["app_dir"], role_params, role_log_dirs)
+        request = _popen_request(plan, cwds)
         # Not dataclass fields: what `schedule` needs besides the editable request.
         request.__dict__["_plan"] = plan
         request.__dict__["_app_json"] = planned
         return request
+
+    def _request_from_native(self, payload: Dict[str, Any]) -> PopenRequest:
+        """The plan the supervisor runs as TorchX's PopenRequest (each replica's own directory)."""
+        return _popen_request(payload, {})
 
     def _cuda_device_count(self) -> int:
         """GPUs on this host: the core's CUDA device plugin count (``nvidia-smi -L``; 0 without it)."""
@@ -360,7 +359,7 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     # ---- follow ----
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
-        if app_id in self._evicted and app_id not in self._apps:
+        if app_id in self._evicted_ids() and app_id not in self._apps:
             return None
         record = self._apps.get(app_id)
         desc = self._describe_core(app_id, f"file://{record.log_dir}" if record else None)
@@ -383,7 +382,7 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         as TorchX's local scheduler does: its log files carry no timestamps."""
         if since or until:
             log.warning("LocalScheduler.log_iter ignores since/until: all lines are returned")
-        if app_id in self._evicted and app_id not in self._apps:
+        if app_id in self._evicted_ids() and app_id not in self._apps:
             raise UnknownAppException(self._handle(app_id))
         return self._log_lines_core(app_id, role_name, k, regex, None, None, should_tail, streams)
 
@@ -413,7 +412,7 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
             return False
         oldest = min(terminal, key=lambda r: r.last_updated)
         del self._apps[oldest.id]
-        self._evicted.add(oldest.id)
+        self._evicted_ids().add(oldest.id)
         log.debug("evicted app %s from the local scheduler's cache", oldest.id)
         return True
 
@@ -425,9 +424,9 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
                 status = self._status(app_id)
                 if status is not None and not is_terminal(status.state):
                     self._cancel_existing(app_id)
-        for d in self._tmp_log_dirs:
+        for d in self._tmp_dirs():
             shutil.rmtree(d, ignore_errors=True)
-        self._tmp_log_dirs = []
+        self._tmp_dirs().clear()
 
 
 def _wait_terminal(scheduler: LocalScheduler, app_id: str, timeout: float = 30) -> Optional[AppState]:
@@ -505,6 +504,31 @@ class LogIterator:
 
     def __next__(self) -> str:
         return next(self._lines)
+
+
+def _popen_request(plan: Dict[str, Any], cwds: Mapping[str, Optional[str]]) -> PopenRequest:
+    # TorchX's request of one app: per role its replicas' argv, env, log files and directory
+    # (`cwds`: the image provider's, else the plan's).
+    role_params: Dict[str, List[ReplicaParam]] = {}
+    role_log_dirs: Dict[str, List[str]] = {}
+    for role in plan.get("roles", []):
+        name = role["name"] if isinstance(role, dict) else role
+        role_params.setdefault(name, [])
+        role_log_dirs.setdefault(name, [])
+    for r in plan["replicas"]:
+        d = r["log_dir"]
+        role_params.setdefault(r["role"], []).append(
+            ReplicaParam(
+                list(r["argv"]),
+                dict(r["env"]),
+                os.path.join(d, STDOUT_LOG),
+                os.path.join(d, STDERR_LOG),
+                os.path.join(d, COMBINED_LOG),
+                cwds.get(r["role"], r.get("cwd")),
+            )
+        )
+        role_log_dirs.setdefault(r["role"], []).append(d)
+    return PopenRequest(plan["app_id"], plan["app_dir"], role_params, role_log_dirs)
 
 
 def create_scheduler(

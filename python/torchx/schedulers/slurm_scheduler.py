@@ -192,7 +192,7 @@ class SlurmScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
     def _run_opts(self) -> runopts:
         return runopts._from_json(core().scheduler_runopts(self.backend))
 
-    def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+    def _validate(self, app: AppDef, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> None:
         """TorchX's slurm scheduler checks nothing here; the core refuses what Slurm cannot run."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo:

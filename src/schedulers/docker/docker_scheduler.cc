@@ -122,8 +122,57 @@ class DockerScheduler : public Scheduler {
     return o;
   }
   Capabilities capabilities() const override {
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kLogTimestamps,
-            Capability::kList, Capability::kDelete,     Capability::kWorkspace};
+    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps, Capability::kList,
+            Capability::kDelete, Capability::kWorkspace,  Capability::kDescribeNative};
+  }
+
+  // container_state: TorchX's DockerScheduler._get_app_state, for the Python class (the same table
+  // Describe uses): {"status", "exit_code"} -> the AppState's int.
+  Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
+    if (function != "container_state") {
+      return NotFoundError(
+          fmt::format("scheduler local_docker has no helper `{}`; helpers: container_state", function));
+    }
+    nlohmann::json args = nlohmann::json::parse(args_json, nullptr, false);
+    if (!args.is_object() || !args.contains("status") || !args["status"].is_string()) {
+      return InvalidArgumentError("local_docker container_state: want {\"status\": str, \"exit_code\": int}");
+    }
+    int64_t exit_code =
+        args.value("exit_code", nlohmann::json(0)).is_number_integer() ? args["exit_code"].get<int64_t>() : 0;
+    return nlohmann::json(static_cast<int>(ContainerState(args["status"].get<std::string>(), exit_code))).dump();
+  }
+
+  // Each container's create body as the engine holds it now (its inspected Config, with the
+  // HostConfig the engine applied), in the request's form.
+  Result<std::optional<DryRunInfo>> DescribeNative(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(app_id));
+    if (containers.empty()) return std::optional<DryRunInfo>();
+    DockerRequest request{app_id, {}};
+    std::string printable;
+    for (const JsonView& c : containers) {
+      TORCHX_ASSIGN_OR_RETURN(auto inspect,
+                              client_.Request("GET", "/containers/" + UrlEncode(c["Id"].Str()) + "/json"));
+      if (inspect.status == 404) continue;  // removed since it was listed
+      if (inspect.status >= 300) {
+        return UnavailableError(fmt::format("local_docker: inspect {}: HTTP {}: {}", c["Id"].Str(), inspect.status,
+                                            internal::Excerpt(inspect.body)));
+      }
+      nlohmann::json info = nlohmann::json::parse(inspect.body, nullptr, false);
+      if (!info.is_object() || !info["Config"].is_object()) continue;
+      nlohmann::json body = info["Config"];
+      body["HostConfig"] = info.value("HostConfig", nlohmann::json::object());
+      std::string name = info.value("Name", "");
+      if (!name.empty() && name[0] == '/') name.erase(0, 1);
+      std::string config = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      printable += fmt::format("{}:\n{}\n", name, body.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      request.containers.push_back({name, std::move(config)});
+    }
+    if (request.containers.empty()) return std::optional<DryRunInfo>();
+    DryRunInfo out;
+    out.app_id = app_id;
+    out.request = std::move(printable);
+    out.payload = DockerRequestToJson(request);
+    return std::optional<DryRunInfo>(std::move(out));
   }
 
   Result<std::string> Schedule(const DryRunInfo& info) override {

@@ -134,8 +134,11 @@ struct FakeEngine {
       return HttpResponse{204, ""};
     }
     if (r.method == "GET" && action == "json") {
+      Json config = c->config;  // the engine splits the create body: Config, and HostConfig beside it
+      config.erase("HostConfig");
       return HttpResponse{200, Json{{"Id", c->id},
                                     {"Name", "/" + c->name},
+                                    {"Config", std::move(config)},
                                     {"RestartCount", 0},
                                     {"State", {{"Status", c->state}, {"ExitCode", c->exit_code}}},
                                     {"HostConfig", c->config.value("HostConfig", Json::object())}}
@@ -282,6 +285,35 @@ TEST(DockerScheduler, DescribeMapsContainerStatesToAppStates) {
   auto unknown = f.sched->Describe("nosuchapp-123");
   ASSERT_THAT(unknown, IsOk());
   EXPECT_FALSE(unknown->has_value());
+}
+
+TEST(DockerScheduler, DescribeNativeIsEachContainersCreateBodyAsTheEngineHoldsIt) {
+  Fixture f;
+  auto id = f.Run(TwoRoles());
+  ASSERT_THAT(id, IsOk());
+  auto native = f.sched->DescribeNative(*id);
+  ASSERT_THAT(native, IsOk());
+  ASSERT_TRUE(native->has_value());
+  Json payload = Json::parse((*native)->payload);
+  EXPECT_EQ(payload["app_id"], *id);
+  ASSERT_EQ(payload["containers"].size(), f.engine.containers.size());
+  for (const Json& c : payload["containers"]) {
+    const FakeEngine::Container* created = nullptr;
+    for (const auto& e : f.engine.containers) {
+      if (e.name == c["name"]) created = &e;
+    }
+    ASSERT_NE(created, nullptr) << c["name"];
+    Json config = c["config"].is_string() ? Json::parse(c["config"].get<std::string>()) : c["config"];
+    EXPECT_EQ(config, created->config);  // Config and HostConfig put back together: the create body
+  }
+  EXPECT_THAT((*native)->request, HasSubstr(*id + "-trainer-1:"));
+  auto unknown = f.sched->DescribeNative("nosuchapp-123");
+  ASSERT_THAT(unknown, IsOk());
+  EXPECT_FALSE(unknown->has_value());
+  // The Python class's state helper is Describe's table.
+  EXPECT_THAT(f.sched->Helper("container_state", R"({"status": "exited", "exit_code": 3})"),
+              IsOkAndHolds(std::to_string(static_cast<int>(AppState::kFailed))));
+  EXPECT_THAT(f.sched->Helper("nope", "{}"), StatusIs(StatusCode::kNotFound, HasSubstr("container_state")));
 }
 
 TEST(DockerScheduler, CancelStopsLiveContainersAndTheAppEndsCancelled) {

@@ -214,8 +214,8 @@ class KubernetesScheduler : public Scheduler {
   }
 
   Capabilities capabilities() const override {
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kLogTimestamps,
-            Capability::kList, Capability::kDelete,     Capability::kWorkspace};
+    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps, Capability::kList,
+            Capability::kDelete, Capability::kWorkspace,  Capability::kDescribeNative};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return KubernetesHelper(function, args_json);
@@ -289,6 +289,20 @@ class KubernetesScheduler : public Scheduler {
       workspace_images_.insert(role.image);
     }
     return OkStatus();
+  }
+
+  // The Volcano Job as the API server holds it now (status, defaults and webhook changes
+  // included), in the request's form: nothing to push (that happened at submission).
+  Result<std::optional<DryRunInfo>> DescribeNative(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
+    if (!job) return std::optional<DryRunInfo>();
+    DryRunInfo info;
+    info.app_id = app_id;
+    info.request = internal::JsonToYaml(*job);
+    info.payload = KubernetesRequestToJson(
+        KubernetesRequest{ref.ns, job->dump(-1, ' ', false, Json::error_handler_t::replace), ref.name, {}});
+    return std::optional<DryRunInfo>(std::move(info));
   }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {

@@ -213,6 +213,26 @@ TEST(KubernetesScheduler, DescribeMapsTheJobPhaseToAppState) {
   EXPECT_THAT(f.sched->Describe("no-namespace"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("no-namespace")));
 }
 
+TEST(KubernetesScheduler, DescribeNativeReadsTheJobBackFromTheApiServer) {
+  Fixture f;
+  auto id = f.Run();
+  ASSERT_THAT(id, IsOk());
+  f.api.phases[Fixture::NameOf(*id)] = "Running";
+  auto native = f.sched->DescribeNative(*id);
+  ASSERT_THAT(native, IsOk());
+  ASSERT_TRUE(native->has_value());
+  nlohmann::json payload = nlohmann::json::parse((*native)->payload);
+  const nlohmann::json& job =
+      payload["job"].is_string() ? nlohmann::json::parse(payload["job"].get<std::string>()) : payload["job"];
+  EXPECT_EQ(job["metadata"]["name"], Fixture::NameOf(*id));
+  EXPECT_EQ(job["status"]["state"]["phase"], "Running");  // as the server holds it now, status included
+  EXPECT_THAT((*native)->request, HasSubstr("phase: Running"));
+  auto unknown = f.sched->DescribeNative("default:nosuchjob");
+  ASSERT_THAT(unknown, IsOk());
+  EXPECT_FALSE(unknown->has_value());
+  EXPECT_TRUE(f.sched->capabilities().Has(Capability::kDescribeNative));
+}
+
 TEST(KubernetesScheduler, CancelAbortsALiveJobWithAVolcanoCommandOwnedByIt) {
   Fixture f;
   auto id = f.Run();

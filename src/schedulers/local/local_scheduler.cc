@@ -272,6 +272,18 @@ Result<std::optional<DescribeAppResponse>> LocalScheduler::Describe(const std::s
   return std::optional<DescribeAppResponse>(std::move(d));
 }
 
+Result<std::optional<DryRunInfo>> LocalScheduler::DescribeNative(const std::string& app_id) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return std::optional<DryRunInfo>();
+  TORCHX_ASSIGN_OR_RETURN(AppPlan plan, AppPlanFromJson(found->app.plan_json));
+  DryRunInfo info;
+  info.app_id = app_id;
+  info.request = RenderAppPlan(plan);
+  info.payload = found->app.plan_json;
+  if (auto app = specs::AppDefFromJson(found->app.appdef_json)) info.app = std::move(*app);
+  return std::optional<DryRunInfo>(std::move(info));
+}
+
 Status LocalScheduler::DoCancel(const std::string& app_id) {
   TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
   if (!found) return OkStatus();

@@ -26,13 +26,15 @@ class LocalScheduler : public Scheduler {
   specs::RunOpts run_opts() const override;
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override;
   Capabilities capabilities() const override {
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
-            Capability::kAttemptHistory};
+    return {Capability::kLogs,   Capability::kFollowLogs,     Capability::kList,
+            Capability::kDelete, Capability::kAttemptHistory, Capability::kDescribeNative};
   }
   /// Replicas are local processes: resources are not enforced, so none is required (TorchX).
   bool requires_resources() const override { return false; }
   Result<std::string> Schedule(const DryRunInfo& info) override;
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override;
+  /// The plan the supervisor runs, as the store holds it (what the dry run printed, ids filled in).
+  Result<std::optional<DryRunInfo>> DescribeNative(const std::string& app_id) override;
   Status Delete(const std::string& app_id) override;
   Result<std::vector<ListAppResponse>> List() override;
   Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id) override;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
 #include "schedulers/slurm/helpers.h"
@@ -48,7 +49,8 @@ class SlurmScheduler : public Scheduler {
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   Capabilities capabilities() const override {
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kNativeDependencies};
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kNativeDependencies,
+            Capability::kDescribeNative};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return SlurmHelper(function, args_json);
@@ -96,6 +98,31 @@ class SlurmScheduler : public Scheduler {
     if (id.empty()) return UnavailableError("slurm: sbatch printed no job id");
     if (!job_dir.empty()) std::ofstream(kJobDirsFile, std::ios::app) << id << " = " << job_dir << "\n";
     return id;
+  }
+
+  // The job as slurmctld holds it: `scontrol show job` (every field, the resolved ones included) and
+  // the batch script it runs. Payload: {"job": {field: value}, "batch_script": text}. A job the
+  // controller has forgotten (past MinJobAge) is not described natively: nullopt, as for an
+  // unknown one.
+  Result<std::optional<DryRunInfo>> DescribeNative(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto show, Tool({"scontrol", "show", "job", "-o", app_id}, std::chrono::seconds(60)));
+    if (show.exit_code != 0) {
+      if (show.err.find("Invalid job id") != std::string::npos) return std::optional<DryRunInfo>();
+      return UnavailableError(fmt::format("slurm: scontrol show job {}: {}", app_id, Trim(show.err)));
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto fields, ParseScontrolJob(show.out));
+    nlohmann::json job = nlohmann::json::object();
+    for (const auto& [key, value] : fields) job[key] = value;
+    std::string script;
+    auto batch = Tool({"scontrol", "write", "batch_script", app_id, "-"}, std::chrono::seconds(60));
+    if (batch && batch->exit_code == 0) script = batch->out;  // gone once the job ended on some versions
+    DryRunInfo info;
+    info.app_id = app_id;
+    info.request = fmt::format("scontrol show job {}\n{}\n\n{}", app_id, Trim(show.out),
+                               script.empty() ? "(the batch script is no longer held by slurmctld)" : script);
+    info.payload = nlohmann::json{{"job", std::move(job)}, {"batch_script", script}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return std::optional<DryRunInfo>(std::move(info));
   }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {

@@ -10,6 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "schedulers/slurm/slurm_scheduler.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "testing/fake_clock.h"
@@ -23,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using specs::AppState;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using testing::FakeCommandRunner;
 using ::testing::HasSubstr;
@@ -135,6 +138,40 @@ TEST(SlurmScheduler, DescribeALiveJobFromSqueue) {
   const std::string format(kSqueueFormat);
   EXPECT_THAT(f.tools->calls(), ElementsAre(ElementsAre("squeue", "-h", "-t", "all", "-j", "1080", "-O", format),
                                             ElementsAre("squeue", "-h", "-t", "all", "-j", "1078", "-O", format)));
+}
+
+TEST(SlurmScheduler, DescribeNativeIsTheControllersJobAndItsBatchScript) {
+  Fixture f;
+  f.tools->On({"scontrol", "show"}, 0,
+              "JobId=1080 JobName=trainer-0 UserId=slurm(64030) JobState=RUNNING Reason=None Partition=debug "
+              "Command=/tmp/torchx/run.sh a b WorkDir=/tmp/torchx TRES=cpu=2,mem=1G,node=1\n");
+  f.tools->On({"scontrol", "write"}, 0, "#!/bin/bash\n#SBATCH --job-name=trainer-0\nsrun echo hi\n");
+  auto native = f.sched->DescribeNative("1080");
+  ASSERT_THAT(native, IsOk());
+  ASSERT_TRUE(native->has_value());
+  nlohmann::json payload = nlohmann::json::parse((*native)->payload);
+  EXPECT_EQ(payload["job"]["JobState"], "RUNNING");
+  EXPECT_EQ(payload["job"]["Command"], "/tmp/torchx/run.sh a b");  // a value with spaces
+  EXPECT_EQ(payload["job"]["TRES"], "cpu=2,mem=1G,node=1");
+  EXPECT_THAT(payload["batch_script"].get<std::string>(), HasSubstr("srun echo hi"));
+  EXPECT_THAT((*native)->request, AllOf(HasSubstr("JobState=RUNNING"), HasSubstr("#SBATCH --job-name=trainer-0")));
+  EXPECT_THAT(f.tools->calls(), ElementsAre(ElementsAre("scontrol", "show", "job", "-o", "1080"),
+                                            ElementsAre("scontrol", "write", "batch_script", "1080", "-")));
+
+  Fixture gone;
+  gone.tools->On({"scontrol", "show"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n");
+  EXPECT_THAT(gone.sched->DescribeNative("999"), IsNoApp());
+  Fixture down;
+  down.tools->On({"scontrol", "show"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
+  EXPECT_THAT(down.sched->DescribeNative("1080"), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact")));
+}
+
+TEST(SlurmStatus, ParseScontrolJobKeepsValuesWithSpacesAndEquals) {
+  auto fields = ParseScontrolJob("JobId=7 JobName=a b Comment=x=y Dependency=(null)\n");
+  ASSERT_THAT(fields, IsOk());
+  EXPECT_THAT(*fields, ElementsAre(::testing::Pair("JobId", "7"), ::testing::Pair("JobName", "a b"),
+                                   ::testing::Pair("Comment", "x=y"), ::testing::Pair("Dependency", "(null)")));
+  EXPECT_THAT(ParseScontrolJob("no job here"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("no JobId")));
 }
 
 TEST(SlurmScheduler, DescribeAFinishedJobFromAccounting) {

@@ -1,6 +1,7 @@
 #include "schedulers/slurm/slurm_status.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <ctime>
 #include <map>
@@ -223,6 +224,34 @@ std::optional<DescribeAppResponse> DescribeFromJobs(const std::string& app_id, c
     }
   }
   return d;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> ParseScontrolJob(std::string_view text) {
+  std::string_view line = text.substr(0, text.find('\n'));
+  std::vector<std::pair<std::string, std::string>> fields;
+  size_t pos = 0;
+  while (pos < line.size()) {
+    size_t end = line.find(' ', pos);
+    if (end == std::string_view::npos) end = line.size();
+    std::string_view token = line.substr(pos, end - pos);
+    pos = end + 1;
+    if (token.empty()) continue;
+    size_t eq = token.find('=');
+    // A key is letters, digits and ':' / '/' (TRES=cpu=1 keeps the rest in the value).
+    bool keyed = eq != std::string_view::npos && eq > 0 &&
+                 std::all_of(token.begin(), token.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == ':' || c == '/' || c == '_';
+                 });
+    if (keyed) {
+      fields.emplace_back(std::string(token.substr(0, eq)), std::string(token.substr(eq + 1)));
+    } else if (!fields.empty()) {
+      fields.back().second += " " + std::string(token);
+    }
+  }
+  if (std::none_of(fields.begin(), fields.end(), [](const auto& f) { return f.first == "JobId"; })) {
+    return InvalidArgumentError(fmt::format("scontrol show job: no JobId in '{}'", line.substr(0, 200)));
+  }
+  return fields;
 }
 
 }  // namespace torchx::schedulers::slurm

@@ -53,6 +53,11 @@ Result<std::vector<SlurmJob>> ParseSqueueRows(std::string_view text);
 Result<std::vector<SlurmJob>> ParseSacct(std::string_view text);
 
 /// The app `app_id` from jobs (het components grouped): nullopt when none belongs to it.
+/// `scontrol show job -o` (one line per job, `Key=Value` fields) as ordered (key, value) pairs of
+/// the first job; a value may hold spaces (`Command=/x/run a b`): a token without its own `Key=`
+/// belongs to the value before it. kInvalidArgument for text without a `JobId=` field.
+Result<std::vector<std::pair<std::string, std::string>>> ParseScontrolJob(std::string_view text);
+
 std::optional<DescribeAppResponse> DescribeFromJobs(const std::string& app_id, const std::vector<SlurmJob>& jobs);
 
 }  // namespace torchx::schedulers::slurm

@@ -123,6 +123,12 @@ def test_failing_job_retries_then_fails(torchx, tmp_path):
 def test_cancel(torchx):
     handle = handle_of(torchx("run", "-s", "local_docker", "utils.sh", "--image", torchx.image, "sleep", "300"))
     wait_state(torchx, handle, {"RUNNING"})
+    # Each container's create body as the engine holds it (describe_native).
+    native = json.loads(torchx("describe", "--native", "--json", handle).stdout)
+    assert native["app_id"] == handle.rsplit("/", 1)[1] and len(native["containers"]) == 1
+    config = native["containers"][0]["config"]
+    config = json.loads(config) if isinstance(config, str) else config
+    assert config["Image"] == torchx.image and "sleep 300" in config["Cmd"][-1] and "HostConfig" in config
     torchx("cancel", handle)
     assert wait_state(torchx, handle, {"CANCELLED"}) == "CANCELLED"
 

@@ -112,6 +112,12 @@ def test_failing_job_is_retried_then_fails(torchx, tmp_path):
 def test_cancel_a_running_job(torchx):
     handle = handle_of(torchx("run", "-s", "slurm", "utils.sh", "sleep", "300"))
     wait_state(torchx, handle, {"RUNNING"})
+    # The job as slurmctld holds it (describe_native): scontrol's fields and the batch script.
+    native = json.loads(torchx("describe", "--native", "--json", handle).stdout)
+    assert native["job"]["JobId"] == handle.rsplit("/", 1)[1] and native["job"]["JobState"] == "RUNNING"
+    assert native["job"]["NodeList"].startswith("node")
+    assert native["batch_script"].startswith("#!") and "sleep" in native["batch_script"]
+    assert "JobState=RUNNING" in torchx("describe", "--native", handle).stdout
     torchx("cancel", handle)
     assert wait_state(torchx, handle, {"CANCELLED"}) == "CANCELLED"
 
