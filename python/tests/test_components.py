@@ -152,3 +152,66 @@ def test_dist_torchrun_and_its_deprecated_aliases():
     assert ddp.roles[0].num_replicas == 1 and "--nproc_per_node 2" in ddp.roles[0].args[1]  # bare -j: procs
     with pytest.warns(UserWarning, match=r"dist.spmd is deprecated"):
         dist.spmd(script="train.py")
+
+
+CLASS_COMPONENT = textwrap.dedent(
+    '''
+    from typing import Optional
+
+    import torchx.specs as specs
+
+
+    class Base:
+        def build(self) -> specs.AppDef:
+            return specs.AppDef(self.name, roles=[specs.Role("train", "", entrypoint="echo", args=self.args())])
+
+
+    class Trainer(Base):
+        """Trains a model (a class-based component: torchx-nightly, TorchX #1416).
+
+        Args:
+            lr: the learning rate
+            epochs: how many passes
+            tag: an optional tag
+        """
+
+        def __init__(self, lr: float, epochs: int = 2, tag: Optional[str] = None) -> None:
+            self.name, self.lr, self.epochs, self.tag = "trainer", lr, epochs, tag
+
+        def args(self):
+            return [f"lr={self.lr}", f"epochs={self.epochs}", f"tag={self.tag}"]
+
+
+    class NoBuild:
+        def __init__(self, x: int) -> None:
+            self.x = x
+
+
+    class BadBuild:
+        def __init__(self, x: int) -> None:
+            self.x = x
+
+        def build(self) -> str:
+            return "x"
+    '''
+)
+
+
+def test_class_based_components(torchx_bin, tmp_path):
+    path = tmp_path / "classes.py"
+    path.write_text(CLASS_COMPONENT)
+    runner = get_runner()
+    info = runner.dryrun_component(f"{path}:Trainer", {"lr": 0.5, "epochs": 3}, "local_cwd")
+    assert info._app.roles[0].args == ["lr=0.5", "epochs=3", "tag=None"]  # an inherited build
+    info = runner.dryrun_component(f"{path}:Trainer", ["--lr", "1", "--tag", "x"], "local_cwd")
+    assert info._app.roles[0].args == ["lr=1.0", "epochs=2", "tag=x"]
+    with pytest.raises(ComponentValidationException, match="must define a `build"):
+        runner.dryrun_component(f"{path}:NoBuild", ["--x", "1"], "local_cwd")
+    with pytest.raises(ComponentValidationException, match="incorrect return annotation"):
+        runner.dryrun_component(f"{path}:BadBuild", ["--x", "1"], "local_cwd")
+    helped = subprocess.run([torchx_bin, "run", f"{path}:Trainer", "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0 and "--lr float" in helped.stdout and "the learning rate (required)" in helped.stdout
+    out = subprocess.run([torchx_bin, "run", "--dryrun", "--json", f"{path}:Trainer", "--lr", "2"],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert __import__("json").loads(out.stdout)["app"]["roles"][0]["args"] == ["lr=2.0", "epochs=2", "tag=None"]

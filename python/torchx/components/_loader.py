@@ -13,6 +13,7 @@ import inspect
 import json
 import os
 import sys
+import typing
 from types import ModuleType
 from typing import Any, Callable, List, Optional, Tuple
 
@@ -70,6 +71,10 @@ def load_component_fn(name: str) -> Callable[..., AppDef]:
     path, fn_name = _split(name)
     module, source_file = _load_module(path)
     fn = getattr(module, fn_name, None)
+    if inspect.isclass(fn):
+        if not callable(getattr(fn, "build", None)):
+            raise ComponentValidationException(f"Class component `{fn_name}` must define a `build(self) -> AppDef` method")
+        fn = _component_fn_from_class(fn)
     if fn is None or not callable(fn):
         found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
         raise ComponentNotFoundException(
@@ -80,6 +85,25 @@ def load_component_fn(name: str) -> Callable[..., AppDef]:
         if errors:
             raise ComponentValidationException("\n".join(errors))
     return fn
+
+
+def _component_fn_from_class(cls: type) -> Callable[..., AppDef]:
+    """A class-based component (torchx-nightly, TorchX #1416: its constructor's parameters are the
+    component's arguments, ``build(self) -> AppDef`` makes the app) as a component function: the
+    constructor's signature and resolved type hints, the class's name and docstring."""
+
+    def component_fn(*args: Any, **kwargs: Any) -> AppDef:
+        return cls(*args, **kwargs).build()  # type: ignore[attr-defined]
+
+    hints = typing.get_type_hints(cls.__init__)  # type: ignore[misc]  # in the class's module
+    hints.pop("return", None)
+    component_fn.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
+    component_fn.__annotations__ = {**hints, "return": AppDef}
+    component_fn.__name__ = component_fn.__qualname__ = cls.__name__
+    component_fn.__doc__ = cls.__doc__
+    component_fn.__module__ = cls.__module__
+    component_fn.__wrapped__ = cls  # type: ignore[attr-defined]
+    return component_fn
 
 
 def lint(source_file: str, function_name: str) -> List[str]:

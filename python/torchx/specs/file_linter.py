@@ -192,4 +192,9 @@ def validate(
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == component_function:
             return [m for v in validators for m in v.validate(node)]
+        if isinstance(node, ast.ClassDef) and node.name == component_function:
+            # A class-based component (torchx-nightly): statically, only the return annotation of a
+            # `build` in the class body; an inherited `build` is checked when the class is loaded.
+            builds = [s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "build"]
+            return [m for b in builds for m in ReturnTypeValidator("AppDef").validate(b)]
     return [LinterMessage(name="TorchXLinter", description=f"Function {component_function} not found", line=0, char=0)]
