@@ -76,6 +76,9 @@ class SlurmOpts(StructuredOpts):
     """Quality of Service (QoS) to assign to the job."""
     nomem: bool = False
     """Do not request memory (--mem) for the replicas."""
+    workspace_type: str = "dir"
+    """Which workspace builder patches the image: dir, or docker (every replica runs inside its
+    role's image through the cluster's container plugin, srun --container-image)."""
     dependency: Optional[str] = None
     """Start the job only once these jobs have ended as said (sbatch --dependency, e.g.
     afterok:123:124); the job is cancelled when its dependency can no longer be met."""

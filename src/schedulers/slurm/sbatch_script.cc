@@ -63,6 +63,10 @@ specs::RunOpts SlurmRunOpts() {
               "Pipelines set it from each step's depends_on.");
   (void)o.Add("nomem", specs::CfgType::kBool,
               "do not request memory (--mem) for the replicas, for clusters that do not schedule on memory", false);
+  (void)o.Add("workspace_type", specs::CfgType::kStr,
+              "which workspace builder patches the image: one of dir, docker (docker: every replica runs inside its "
+              "role's image through the cluster's container plugin, srun --container-image)",
+              std::string("dir"));
   return o;
 }
 
@@ -96,11 +100,17 @@ SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {
   o.account = cfg.Str("account").value_or("");
   o.dependency = cfg.Str("dependency").value_or("");
   o.nomem = cfg.Bool("nomem").value();  // declared with a default
+  o.workspace_type = cfg.Str("workspace_type").value_or("dir");
   return o;
 }
 
 Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const SlurmOptions& options, SlurmVersion version,
                                             std::optional<int> partition_mem_mb) {
+  if (options.workspace_type != "dir" && options.workspace_type != "docker") {
+    return InvalidArgumentError(
+        fmt::format("slurm: unknown workspace_type `{}`; this scheduler offers: dir, docker", options.workspace_type));
+  }
+  const bool containerized = options.workspace_type == "docker";
   SlurmBatchRequest req;
   req.cmd = {"sbatch", "--parsable"};
   for (const auto& [flag, value] : {std::pair{"comment", &options.comment},
@@ -121,7 +131,8 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
   for (const specs::Role& role : app.roles) {
     max_retries = max_retries < 0 ? role.max_retries : std::min(max_retries, role.max_retries);
     for (int i = 0; i < role.num_replicas; ++i) {
-      std::string image = role.image.empty() && !req.job_dir.empty() ? req.job_dir : role.image;
+      // In a container the image is where the process runs, not a directory on the node.
+      std::string image = containerized ? "" : role.image.empty() && !req.job_dir.empty() ? req.job_dir : role.image;
       specs::macros::Values values{image, std::string(specs::macros::kAppId), std::to_string(i),
                                    "SLURM_JOB_NODELIST_HET_GROUP_0"};
       specs::Role r = values.Apply(role);
@@ -148,6 +159,14 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
       rep.srun_opts = {fmt::format("--output=slurm-\"$SLURM_JOB_ID\"-{}.out", rep.name),
                        fmt::format("--error=slurm-\"$SLURM_JOB_ID\"-{}.err", rep.name), "--wait=60",
                        "--kill-on-bad-exit=1"};
+      if (containerized) {
+        if (role.image.empty()) {
+          return InvalidArgumentError(fmt::format(
+              "slurm: role {}: workspace_type=docker runs each replica in its role's image; set the role's image",
+              role.name));
+        }
+        rep.srun_opts.push_back("--container-image=" + ShellWord(role.image));
+      }
       // The environment goes through `env` rather than srun's --export=ALL,K=V (which splits on
       // commas and cannot quote), so that every value reaches the process byte for byte.
       if (!r.env.empty()) {

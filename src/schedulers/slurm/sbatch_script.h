@@ -61,6 +61,10 @@ struct SlurmOptions {
   std::string account;
   std::string dependency;  ///< sbatch --dependency (with --kill-on-invalid-dep=yes)
   bool nomem = false;
+  /// "dir" (the job runs in job_dir, or the submitting directory) or "docker" (every replica runs
+  /// inside its role's image through the cluster's container plugin: `srun --container-image`,
+  /// pyxis/enroot), torchx-nightly's builders.
+  std::string workspace_type = "dir";
 
   /// REQUIRES: `cfg` resolved against SlurmRunOpts().
   static SlurmOptions From(const specs::ResolvedCfg& cfg);

@@ -211,6 +211,33 @@ TEST(SbatchScript, MacrosRank0AndImageRoot) {
   EXPECT_FALSE(ParseSlurmVersion("nope").has_value());
 }
 
+TEST(SbatchScript, DockerWorkspaceTypeRunsEachReplicaInItsImageThroughTheContainerPlugin) {
+  specs::AppDef app = TwoRoles();
+  app.roles.resize(1);
+  app.roles[0].num_replicas = 1;
+  app.roles[0].image = "registry.example.com/team/x:401e";
+  app.roles[0].args = {"${img_root}/train.py"};
+  SlurmOptions docker;
+  docker.workspace_type = "docker";
+  auto req = BuildSlurmRequest(app, docker, SlurmVersion{}, std::nullopt);
+  ASSERT_THAT(req, IsOk());
+  // As torchx-nightly 2026.10.26 renders it (workspace_type=docker): the container image last among
+  // srun's options; ${img_root} is the container's root.
+  EXPECT_THAT(req->Materialize(), HasSubstr("--wait=60 --kill-on-bad-exit=1 "
+                                            "--container-image=registry.example.com/team/x:401e "));
+  EXPECT_THAT(req->Materialize(), HasSubstr(" /train.py"));
+  EXPECT_THAT(BuildSlurmRequest(app, SlurmOptions{}, SlurmVersion{}, std::nullopt)->Materialize(),
+              Not(HasSubstr("--container-image")));  // dir, the default: unchanged
+  app.roles[0].image = "";
+  EXPECT_THAT(BuildSlurmRequest(app, docker, SlurmVersion{}, std::nullopt),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("set the role's image")));
+  SlurmOptions odd;
+  odd.workspace_type = "podman";
+  EXPECT_THAT(BuildSlurmRequest(app, odd, SlurmVersion{}, std::nullopt),
+              StatusIs(StatusCode::kInvalidArgument,
+                       HasSubstr("unknown workspace_type `podman`; this scheduler offers: dir, docker")));
+}
+
 TEST(SlurmStatus, StateTableCoversEverySlurmState) {
   EXPECT_EQ(SlurmStateToAppState("COMPLETED"), AppState::kSucceeded);
   EXPECT_EQ(SlurmStateToAppState("CANCELLED by 0"), AppState::kCancelled);
