@@ -170,3 +170,39 @@ def test_configured_trackers_are_the_cores_reading(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHX_TRACKERS", "fsspec, fsspec,custom")
     monkeypatch.setenv("TORCHX_TRACKER_CUSTOM_CONFIG", json.dumps({"k": 1}))
     assert get_configured_trackers() == {"fsspec": "file:///runs", "custom": '{"k": 1}'}
+
+
+def test_a_multi_workspace_scheduler_object_builds_with_the_selected_builder(tmp_path):
+    from torchx.workspace import MultiWorkspaceMixin, WorkspaceMixin
+
+    class Tagging(WorkspaceMixin):
+        def __init__(self, tag: str) -> None:
+            super().__init__()
+            self.tag = tag
+
+        def build_workspace_and_update_role(self, role, workspace, cfg):
+            role.image = f"{role.image}:{self.tag}"
+
+    class TwoWays(MultiWorkspaceMixin, Recording):
+        def __init__(self, session_name: str) -> None:
+            super().__init__(session_name)
+            self.builders = {"dir": Tagging("dir"), "image": Tagging("image")}
+
+        def workspace_builders(self):
+            return self.builders
+
+    made: List[TwoWays] = []
+
+    def factory(session_name: str, **kwargs: Any) -> TwoWays:
+        made.append(TwoWays(session_name))
+        return made[-1]
+
+    (tmp_path / "train.py").write_text("print(1)")
+    with Runner("sess", {"two": factory}) as runner:
+        assert runner.scheduler_run_opts("two").get("workspace_type").default == "dir"
+        runner.dryrun(app(), "two", {"workspace_type": "image"}, workspace=str(tmp_path))
+        assert made[0].submitted.roles[0].image == "img:image"
+        runner.dryrun(app(), "two", {}, workspace=str(tmp_path))
+        assert made[0].submitted.roles[0].image == "img:dir"
+        with pytest.raises(ValueError, match="unknown workspace_type `zip`"):
+            runner.dryrun(app(), "two", {"workspace_type": "zip"}, workspace=str(tmp_path))

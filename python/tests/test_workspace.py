@@ -214,3 +214,60 @@ def test_runner_warns_for_a_deprecated_builtin_as_calling_it_does():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         get_runner().dryrun_component("dist.torchrun", ["--script", "t.py"], "local_cwd")
+
+
+class _PushingBuilder(WorkspaceMixin):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pushed = []
+
+    def workspace_opts(self):
+        from torchx.specs import runopts
+
+        opts = runopts()
+        opts.add("image_repo", type_=str, default=None, help="where images go")
+        return opts
+
+    def build_workspace_and_update_role(self, role, workspace, cfg):
+        role.image = f"{role.image}+built"
+
+    def dryrun_push_images(self, app, cfg):
+        return [r.image for r in app.roles]
+
+    def push_images(self, images_to_push):
+        self.pushed.append(images_to_push)
+
+
+def test_multi_workspace_mixin_picks_a_builder_by_workspace_type(tmp_path):
+    from torchx.workspace import MultiWorkspaceMixin
+
+    class TwoWays(MultiWorkspaceMixin):
+        def __init__(self) -> None:
+            super().__init__()
+            self.builders = {"dir": DirWorkspaceMixin(), "image": _PushingBuilder()}
+
+        def workspace_builders(self):
+            return self.builders
+
+    mixin = TwoWays()
+    assert mixin.workspace_builder({})[0] == "dir"  # the first is the default
+    assert mixin.workspace_builder({"workspace_type": "image"})[0] == "image"
+    opts = mixin.workspace_opts()
+    assert opts.get("workspace_type").default == "dir" and opts.get("image_repo") is not None
+    with pytest.raises(ValueError, match="unknown workspace_type `zip`; this scheduler offers: dir, image"):
+        mixin.workspace_builder({"workspace_type": "zip"})
+
+    ws = tmp_path / "ws"
+    _tree(ws, {"train.py": "print(1)"})
+    from torchx.specs import Workspace
+
+    role = Role(name="r", image="base", workspace=Workspace.from_str(str(ws)))
+    mixin.build_workspaces([role], {"workspace_type": "image"})
+    assert role.image == "base+built"
+    app = AppDef("a", roles=[role])
+    images = mixin.dryrun_push_images(app, {"workspace_type": "image"})
+    assert images == ("image", ["base+built"])
+    mixin.push_images(images)
+    assert mixin.builders["image"].pushed == [["base+built"]]
+    assert mixin.dryrun_push_images(app, {}) == ("dir", None)  # dir has no push step
+    mixin.push_images(("dir", None))  # nothing to push

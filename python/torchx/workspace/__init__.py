@@ -2,6 +2,6 @@
 A workspace is an fsspec path (``file://.``, ``memory://project/``); ``.torchxignore`` (or
 ``.dockerignore`` for image builds) at its root leaves files out."""
 
-from torchx.workspace.api import walk_workspace, WorkspaceMixin
+from torchx.workspace.api import MultiWorkspaceMixin, walk_workspace, WorkspaceMixin
 
-__all__ = ["WorkspaceMixin", "walk_workspace"]
+__all__ = ["MultiWorkspaceMixin", "WorkspaceMixin", "walk_workspace"]

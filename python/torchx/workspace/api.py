@@ -76,6 +76,68 @@ class WorkspaceMixin(abc.ABC, Generic[T]):
         raise NotImplementedError("push is not implemented")
 
 
+def _has_push_step(builder: WorkspaceMixin[Any]) -> bool:
+    # A builder that keeps the base dryrun_push_images has no push step: its build already put
+    # the artifact where the job reads it.
+    return type(builder).dryrun_push_images is not WorkspaceMixin.dryrun_push_images
+
+
+class MultiWorkspaceMixin(WorkspaceMixin[Tuple[str, Any]]):
+    """A scheduler mix-in offering several workspace builders, one picked per run by the
+    ``workspace_type`` run option (torchx-nightly's, TorchX #1458): a Python scheduler whose
+    engine takes more than one kind of image returns ``{name: builder}`` from
+    ``workspace_builders`` (the first is the default, so adding this mix-in changes nothing until
+    a user sets the option). Every WorkspaceMixin call goes to the selected builder;
+    ``workspace_opts`` is the selector plus the union of the builders' options. The built-in Slurm
+    back-end reads the same option in the core."""
+
+    WORKSPACE_TYPE_OPT: str = "workspace_type"
+
+    @abc.abstractmethod
+    def workspace_builders(self) -> Mapping[str, WorkspaceMixin[Any]]:
+        """``{name: builder}``, the first the default; the same instances on every call (the push
+        step finds the builder that built by name)."""
+
+    def workspace_opts(self) -> runopts:
+        builders = self.workspace_builders()
+        if not builders:
+            raise ValueError(f"{type(self).__name__}.workspace_builders() returned no builders")
+        names = list(builders)
+        opts = runopts()
+        opts.add(self.WORKSPACE_TYPE_OPT, type_=str, default=names[0],
+                 help=f"which workspace builder patches the image: one of {', '.join(names)}")
+        for builder in builders.values():
+            opts.update(builder.workspace_opts())
+        return opts
+
+    def workspace_builder(self, cfg: Mapping[str, CfgVal]) -> Tuple[str, WorkspaceMixin[Any]]:
+        """``(name, builder)`` for ``cfg["workspace_type"]`` (the first when unset); ValueError
+        naming the choices for a name this scheduler does not offer."""
+        builders = self.workspace_builders()
+        name = cfg.get(self.WORKSPACE_TYPE_OPT)
+        if name is None:
+            name = next(iter(builders))
+        if not isinstance(name, str) or name not in builders:
+            raise ValueError(f"unknown {self.WORKSPACE_TYPE_OPT} `{name}`; this scheduler offers: {', '.join(builders)}")
+        return name, builders[name]
+
+    def caching_build_workspace_and_update_role(
+        self, role: Role, cfg: Mapping[str, CfgVal], build_cache: Dict[object, object]
+    ) -> None:
+        self.workspace_builder(cfg)[1].caching_build_workspace_and_update_role(role, cfg, build_cache)
+
+    def dryrun_push_images(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> Tuple[str, Any]:
+        """``(name, images)``: the selected builder's push dry run (``images`` None for a builder
+        with no push step), so that ``push_images`` finds the same builder again."""
+        name, builder = self.workspace_builder(cfg)
+        return name, builder.dryrun_push_images(app, cfg) if _has_push_step(builder) else None
+
+    def push_images(self, images_to_push: Tuple[str, Any]) -> None:
+        name, images = images_to_push
+        if images is not None:
+            self.workspace_builders()[name].push_images(images)
+
+
 def _read_ignore_patterns(fs: "AbstractFileSystem", ignore_path: str) -> List[str]:
     """The patterns of an ignore file as TorchX reads ``.torchxignore``: ``#`` starts a comment
     anywhere on a line, lines are stripped, and ``.`` (the whole workspace) is not a pattern."""
