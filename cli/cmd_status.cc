@@ -1,12 +1,33 @@
-// `torchx status HANDLE [--roles a,b] [--json]`: the app's state, TorchX's text or JSON.
+// `torchx status HANDLE [--roles a,b] [--json]`: the app's state, TorchX's text or JSON (with
+// torchx-nightly's keys).
 #include <cstdio>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/specs/app_handle.h"
 
 namespace torchx::cli {
+namespace {
+
+// torchx-nightly's `status --json`: the AppStatus JSON plus the handle, its app id and scheduler,
+// and ui_url (the same value as url, the canonical name); keys are only ever added.
+std::string StatusJson(const std::string& handle, const specs::AppStatus& status,
+                       const std::vector<std::string>& roles) {
+  nlohmann::json out = nlohmann::json::parse(specs::AppStatusToJson(status, roles, -1));
+  out["handle"] = handle;
+  if (auto parsed = specs::ParseAppHandle(handle)) {
+    out["app_id"] = parsed->app_id;
+    out["scheduler"] = parsed->scheduler_backend;
+  }
+  out["ui_url"] = status.ui_url ? nlohmann::json(*status.ui_url) : nlohmann::json(nullptr);
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
 
 Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
@@ -27,8 +48,8 @@ Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       ReportError(AppNotFound(o->handle));
       return kExitFailure;
     }
-    std::string out = o->json ? specs::AppStatusToJson(**status, o->roles, 2) + "\n"
-                              : specs::FormatAppStatus(**status, o->roles) + "\n";
+    std::string out =
+        o->json ? StatusJson(o->handle, **status, o->roles) + "\n" : specs::FormatAppStatus(**status, o->roles) + "\n";
     std::fputs(out.c_str(), stdout);
     return kExitOk;
   };

@@ -128,6 +128,7 @@ check "copy copied" 0 "payload" -- cat "$TMP/out/dst.txt"
 H=$("$TORCHX" run utils.sh sleep 30)
 check "status of a running app" 0 "State: RUNNING" -- "$TORCHX" status "$H"
 check "status --json" 0 '"state": "RUNNING"' -- "$TORCHX" status --json "$H"
+check "status --json has torchx-nightly's keys" 0 "ok" -- bash -c "'$TORCHX' status --json '$H' | python3 -c 'import json,sys; d=json.load(sys.stdin); want={\"handle\",\"app_id\",\"scheduler\",\"state\",\"num_restarts\",\"roles\",\"msg\",\"structured_error_msg\",\"url\",\"ui_url\"}; print(\"ok\" if want <= set(d) and d[\"handle\"].endswith(d[\"app_id\"]) else sorted(d))'"
 check "cancel" 0 "cancel requested" -- "$TORCHX" cancel "$H"
 check "wait after cancel" 1 "" -- "$TORCHX" run --wait utils.sh false
 check "list shows apps" 0 "APP HANDLE" -- "$TORCHX" list

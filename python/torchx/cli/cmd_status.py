@@ -5,6 +5,7 @@ import json
 
 from torchx.cli.cmd_base import AppHandleSubCommand, exit_missing_app
 from torchx.runner import Runner
+from torchx.specs.api import parse_app_handle
 
 
 class CmdStatus(AppHandleSubCommand):
@@ -19,7 +20,10 @@ class CmdStatus(AppHandleSubCommand):
             exit_missing_app(args.app_handle)
             return
         roles = [r for r in args.roles.split(",") if r] or None
-        if args.json:
-            print(json.dumps(status.to_json(roles), indent=2))
+        if args.json:  # torchx-nightly's keys: the status, the handle's parts and ui_url
+            scheduler, _, app_id = parse_app_handle(args.app_handle)
+            out = {**status.to_json(roles), "handle": args.app_handle, "app_id": app_id, "scheduler": scheduler,
+                   "ui_url": status.ui_url}
+            print(json.dumps(out, indent=2))
         else:
             print(status.format(roles))
