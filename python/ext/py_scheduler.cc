@@ -91,14 +91,7 @@ class PyObjectScheduler : public schedulers::Scheduler {
     return plugins::DescribeFromJson(backend(), app_id, text);
   }
 
-  ::torchx::Status Delete(const std::string& app_id) override {
-    return Call(backend(), "delete",
-                [&] {
-                  adapter_.attr("delete")(app_id);
-                  return true;
-                })
-        .status();
-  }
+  ::torchx::Status Delete(const std::string& app_id) override { return CallById("delete", app_id); }
 
   Result<std::vector<schedulers::ListAppResponse>> List() override {
     TORCHX_ASSIGN_OR_RETURN(std::string text,
@@ -134,16 +127,19 @@ class PyObjectScheduler : public schedulers::Scheduler {
     return info;
   }
 
-  ::torchx::Status DoCancel(const std::string& app_id) override {
-    return Call(backend(), "cancel",
+  ::torchx::Status DoCancel(const std::string& app_id) override { return CallById("cancel", app_id); }
+
+ private:
+  // An adapter method that takes an app id and answers nothing (cancel, delete).
+  ::torchx::Status CallById(const char* method, const std::string& app_id) {
+    return Call(backend(), method,
                 [&] {
-                  adapter_.attr("cancel")(app_id);
+                  adapter_.attr(method)(app_id);
                   return true;
                 })
         .status();
   }
 
- private:
   py::object adapter_;
   specs::RunOpts opts_;
   bool lists_;

@@ -125,3 +125,20 @@ def test_run_from_stdin_json(cli):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["app"]["roles"][0]["args"] == ["from stdin"]
+
+
+def test_stdin_run_args_become_cfg_text_the_core_parses_back():
+    from torchx import specs
+    from torchx.cli.cmd_run import TorchXRunArgs, _argv_of
+
+    args = TorchXRunArgs(component_name="utils.echo", scheduler="x",
+                         scheduler_args={"tags": ["a", "b"], "labels": {"k": "v", "j": "w"}, "n": 3},
+                         component_args={"env": {"A": "1"}, "msg": "hi"})
+    argv = _argv_of(args, json_output=False)
+    cfg_text = argv[argv.index("--scheduler_args") + 1]
+    opts = specs.runopts()
+    opts.add("tags", type_=list[str], default=[], help="")
+    opts.add("labels", type_=dict[str, str], default={}, help="")
+    opts.add("n", type_=int, default=0, help="")
+    assert opts.cfg_from_str(cfg_text) == {"tags": ["a", "b"], "labels": {"k": "v", "j": "w"}, "n": 3}
+    assert argv[-4:] == ["--env", "A=1", "--msg", "hi"]

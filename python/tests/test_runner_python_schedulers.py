@@ -206,3 +206,10 @@ def test_a_multi_workspace_scheduler_object_builds_with_the_selected_builder(tmp
         assert made[0].submitted.roles[0].image == "img:dir"
         with pytest.raises(ValueError, match="unknown workspace_type `zip`"):
             runner.dryrun(app(), "two", {"workspace_type": "zip"}, workspace=str(tmp_path))
+
+
+def test_an_empty_mapping_is_no_scheduler_even_with_local_parameters():
+    with Runner("sess", {}, scheduler_params={"extra_paths": ["/opt/bin"]}) as runner:
+        assert runner.scheduler_backends() == []
+        with pytest.raises(UnknownSchedulerException):
+            runner.dryrun(app(), "local_cwd")

@@ -174,7 +174,7 @@ def _argv_of(run_args: TorchXRunArgs, json_output: bool) -> List[str]:
     argv = ["--scheduler", run_args.scheduler]
     cfg = {**run_args.scheduler_args, **run_args.scheduler_cfg}
     if cfg:
-        argv += ["--scheduler_args", ",".join(f"{k}={_cli_value(v)}" for k, v in cfg.items())]
+        argv += ["--scheduler_args", ",".join(f"{k}={_cfg_value(v)}" for k, v in cfg.items())]
     if run_args.workspace and run_args.workspace != str(Path.cwd()):
         argv += ["--workspace", run_args.workspace]
     if run_args.parent_run_id:
@@ -190,7 +190,17 @@ def _argv_of(run_args: TorchXRunArgs, json_output: bool) -> List[str]:
     return argv
 
 
+def _cfg_value(value: Any) -> str:
+    """A run option's value in ``-cfg`` text: list items joined by ``;``, dict items ``k:v``."""
+    if isinstance(value, (list, tuple)):
+        return ";".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ";".join(f"{k}:{v}" for k, v in value.items())
+    return str(value)
+
+
 def _cli_value(value: Any) -> str:
+    """A component argument's value on the command line: lists comma-joined, dicts ``k=v``."""
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     if isinstance(value, dict):

@@ -74,7 +74,10 @@ class Runner:
         self._scheduler_factories: Optional[Dict[str, Any]] = None
         self._py_factories: Dict[str, Any] = {}  # name -> factory of a Python scheduler object
         core_schedulers: Optional[Dict[str, Any]] = None
-        if scheduler_factories is not None and not all(_core_backend(f) for f in scheduler_factories.values()):
+        if scheduler_factories is not None and not scheduler_factories:
+            self._scheduler_factories = {}
+            core_schedulers = {}
+        elif scheduler_factories is not None and not all(_core_backend(f) for f in scheduler_factories.values()):
             self._scheduler_factories = dict(scheduler_factories)
             core_schedulers = {}
             for sname, factory in self._scheduler_factories.items():
@@ -88,9 +91,6 @@ class Runner:
 
             self._py_factories = {"local": create_scheduler, "local_cwd": create_scheduler}
             core_schedulers = {sname: sname for sname in core().scheduler_names()}
-        elif scheduler_factories is not None and not scheduler_factories:
-            self._scheduler_factories = {}
-            core_schedulers = {}
         for sname, factory in self._py_factories.items():
             core_schedulers[sname] = self._adapter_maker(sname, factory)  # type: ignore[index]
         self._params_checked = False
