@@ -75,40 +75,45 @@ void KeepPluginError(py::error_already_set& e, std::string message) {
   kept.message = std::move(message);
 }
 
+namespace {
+
+// Raises `exc` (made by `cls`) carrying the status code's name.
+[[noreturn]] void Raise(const py::object& cls, const py::object& exc, StatusCode code) {
+  exc.attr("status_code") = py::str(std::string(StatusCodeName(code)));
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+// The word after `prefix` in `message`, up to `end` (the name the runner's message puts there).
+std::string After(const std::string& message, std::string_view prefix, char end) {
+  size_t start = prefix.size();
+  return message.substr(start, message.find(end, start) - start);
+}
+
+}  // namespace
+
 void ThrowStatus(const Status& status, ErrorSite site) {
   if (py::object exc = TakeKeptError(status)) {
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     throw py::error_already_set();
   }
   const std::string& message = status.message();
+  py::object exceptions = py::module_::import("torchx._exceptions");
+  // TorchX's own classes for the two lookups the runner reports with a fixed message.
   if (status.code() == StatusCode::kNotFound && message.starts_with(runner::kUnknownSchedulerMessage)) {
-    size_t start = runner::kUnknownSchedulerMessage.size(), end = message.find('`', start);
-    py::object cls = py::module_::import("torchx._exceptions").attr("UnknownSchedulerException");
-    py::object exc = cls(message.substr(start, end - start), message);
-    exc.attr("status_code") = py::str(std::string(StatusCodeName(status.code())));
-    PyErr_SetObject(cls.ptr(), exc.ptr());
-    throw py::error_already_set();
+    py::object cls = exceptions.attr("UnknownSchedulerException");
+    Raise(cls, cls(After(message, runner::kUnknownSchedulerMessage, '`'), message), status.code());
   }
   if (status.code() == StatusCode::kNotFound && message.starts_with(runner::kUnknownAppLogMessage)) {
-    size_t start = runner::kUnknownAppLogMessage.size(), end = message.find(' ', start);
-    py::object cls = py::module_::import("torchx._exceptions").attr("UnknownAppException");
-    py::object exc = cls(message.substr(start, end - start));
-    exc.attr("status_code") = py::str(std::string(StatusCodeName(status.code())));
-    PyErr_SetObject(cls.ptr(), exc.ptr());
-    throw py::error_already_set();
+    py::object cls = exceptions.attr("UnknownAppException");
+    Raise(cls, cls(After(message, runner::kUnknownAppLogMessage, ' ')), status.code());
   }
   std::string_view name = ExceptionFor(status.code(), site);
-  py::object cls;
-  if (name.starts_with("builtins.")) {
-    cls = py::module_::import("builtins").attr(py::str(name.substr(9).data(), name.size() - 9));
-  } else {
-    cls = py::module_::import("torchx._exceptions").attr(py::str(name.data(), name.size()));
-  }
+  py::object cls = name.starts_with("builtins.")
+                       ? py::module_::import("builtins").attr(py::str(name.substr(9).data(), name.size() - 9))
+                       : exceptions.attr(py::str(name.data(), name.size()));
   // The message alone, as TorchX's exceptions carry it; the code name stays available.
-  py::object exc = cls(status.message());
-  exc.attr("status_code") = py::str(std::string(StatusCodeName(status.code())));
-  PyErr_SetObject(cls.ptr(), exc.ptr());
-  throw py::error_already_set();
+  Raise(cls, cls(message), status.code());
 }
 
 }  // namespace torchx::python
