@@ -18,6 +18,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 try:
     from selenium import webdriver
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
@@ -70,13 +71,14 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     (tmp_path / "train.py").write_text(TRAIN)
     handle = ui.submit("dist.ddp", "-j", "2x2", "--script", str(tmp_path / "train.py"),
                        cfg={"log_dir": str(tmp_path / "logs")})
-    wait = WebDriverWait(browser, 60)
+    wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
 
     browser.get(ui.url)
     row = f'tr[data-handle="{handle}"]'
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{row} [data-state="RUNNING"]')))
-    assert "train" in browser.find_element(By.CSS_SELECTOR, row).text  # the app's name
-    assert "×2" in browser.find_element(By.CSS_SELECTOR, row).text      # two nodes
+    # The list refreshes itself: read the row in a wait that retries when a refresh replaced it.
+    wait.until(lambda d: "train" in d.find_element(By.CSS_SELECTOR, row).text)  # the app's name
+    wait.until(lambda d: "×2" in d.find_element(By.CSS_SELECTOR, row).text)     # two nodes
     browser.save_screenshot(str(shots / "apps.png"))
 
     browser.find_element(By.CSS_SELECTOR, f"{row} a").click()
