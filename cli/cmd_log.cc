@@ -1,5 +1,7 @@
-// `torchx log [-t] [--regex R] [--streams S] [--json] SCHED://[SESSION]/APP_ID[/ROLE[/I,J,...]]`.
+// `torchx log [-t] [-n N] [--since T] [--until T] [--regex R] [--streams S] [--json]
+//  SCHED://[SESSION]/APP_ID[/ROLE[/I,J,...]]`.
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <regex>
 
@@ -46,6 +48,42 @@ Result<Target> ParseTarget(const std::string& id) {
   return t;
 }
 
+// --since/--until: epoch seconds, a time (`2026-11-26T10:00:00`, local time; `...Z` UTC), or a
+// duration before now (`90s`, `10m`, `2h`, `1d`).
+Result<double> ParseWhen(const std::string& flag, const std::string& text, double now) {
+  auto bad = [&] {
+    return InvalidArgumentError(fmt::format(
+        "log: {} `{}`: give epoch seconds, a time such as 2026-11-26T10:00:00 (Z for UTC), or a duration before "
+        "now such as 90s, 10m, 2h, 1d",
+        flag, text));
+  };
+  if (text.empty()) return bad();
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() && *end == '\0') return v;
+  if (end != text.c_str() && end[1] == '\0' && v >= 0) {
+    switch (*end) {
+      case 's':
+        return now - v;
+      case 'm':
+        return now - v * 60;
+      case 'h':
+        return now - v * 3600;
+      case 'd':
+        return now - v * 86400;
+      default:
+        break;
+    }
+  }
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!rest) rest = strptime(text.c_str(), "%Y-%m-%d %H:%M:%S", &tm);
+  if (!rest || (*rest != '\0' && std::string_view(rest) != "Z")) return bad();
+  tm.tm_isdst = -1;
+  std::time_t t = *rest == 'Z' ? timegm(&tm) : std::mktime(&tm);
+  return static_cast<double>(t);
+}
+
 }  // namespace
 
 Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
@@ -55,6 +93,8 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     std::string regex;
     std::string streams = "combined";
     bool json = false;
+    int lines = -1;
+    std::string since, until;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("log", "Print an app's logs");
@@ -63,6 +103,12 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_option("--regex", o->regex, "Only lines matching this regex");
   cmd->add_option("--streams", o->streams, "stdout, stderr or combined")->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object per line");
+  cmd->add_option("-n,--lines", o->lines, "Only the last N lines of each replica (then, with -t, the new ones)")
+      ->check(CLI::NonNegativeNumber.description(""));
+  cmd->add_option("--since", o->since,
+                  "Lines from this time on: epoch seconds, 2026-11-26T10:00:00[Z], or a duration ago (10m, 2h); "
+                  "on schedulers whose logs have timestamps");
+  cmd->add_option("--until", o->until, "Lines up to this time (as --since)");
   return [o, &registry] {
     auto target = ParseTarget(o->id);
     if (!target) return ReportError(target.error());
@@ -95,6 +141,18 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     opts.follow = o->tail;
     opts.stream = *stream;
     if (!o->regex.empty()) opts.regex = o->regex;
+    if (o->lines >= 0) opts.last_lines = static_cast<size_t>(o->lines);
+    double now = static_cast<double>(std::time(nullptr));
+    if (!o->since.empty()) {
+      auto since = ParseWhen("--since", o->since, now);
+      if (!since) return ReportError(since.error());
+      opts.since = *since;
+    }
+    if (!o->until.empty()) {
+      auto until = ParseWhen("--until", o->until, now);
+      if (!until) return ReportError(until.error());
+      opts.until = *until;
+    }
     if (Status s = StreamLogs(registry, target->handle, selected, opts, o->json); !s.ok()) return ReportError(s);
     return kExitOk;
   };

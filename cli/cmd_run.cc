@@ -167,6 +167,13 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
                  std::string(specs::AppStateName((*status)->state)).c_str());
   }
   if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());
+  // Why it failed: the failed replicas' last stderr lines (not with --log, which streamed them),
+  // on stderr so that --json keeps stdout to its one object.
+  if ((*status)->state == specs::AppState::kFailed && !opts.log) {
+    if (auto tails = runner.FailureTails(*handle); tails && *tails) {
+      std::fputs(FormatFailureTails(**tails).c_str(), stderr);
+    }
+  }
   return (*status)->state == specs::AppState::kSucceeded ? kExitOk : kExitFailure;
 }
 

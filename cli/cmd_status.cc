@@ -1,5 +1,7 @@
-// `torchx status HANDLE [--roles a,b] [--json]`: the app's state, TorchX's text or JSON (with
-// torchx-nightly's keys).
+// `torchx status HANDLE [--roles a,b] [--json] [--resources]`: the app's state, TorchX's text or
+// JSON (with torchx-nightly's keys); a failed app adds its failed replicas' last stderr lines
+// (`failure_logs` in JSON); --resources adds each replica's newest CPU, memory and GPU sample
+// (the `resources` key in JSON).
 #include <cstdio>
 #include <memory>
 
@@ -8,6 +10,8 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/clock.h"
+#include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
 
 namespace torchx::cli {
@@ -27,6 +31,14 @@ std::string StatusJson(const std::string& handle, const specs::AppStatus& status
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// The newest sample of each replica; a scheduler without the capability says so in place of the
+// figures (the status itself was printed and stays the answer).
+Result<std::optional<schedulers::AppUsage>> NewestUsage(runner::Runner& runner, const std::string& handle) {
+  schedulers::UsageOptions opts;
+  opts.max_samples = 1;
+  return runner.ResourceUsage(handle, opts);
+}
+
 }  // namespace
 
 Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
@@ -34,12 +46,15 @@ Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     std::string handle;
     std::vector<std::string> roles;
     bool json = false;
+    bool resources = false;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("status", "Show an app's status");
   cmd->add_option("app_handle", o->handle, "scheduler://session/app_id")->required();
   cmd->add_option("--roles", o->roles, "Only these roles (comma-separated)")->delimiter(',');
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("--resources", o->resources,
+                "Also show each replica's newest CPU, memory and GPU sample (`torchx top` follows them)");
   return [o, &registry] {
     runner::Runner runner(registry);
     auto status = runner.Status(o->handle);
@@ -48,8 +63,46 @@ Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       ReportError(AppNotFound(o->handle));
       return kExitFailure;
     }
-    std::string out =
-        o->json ? StatusJson(o->handle, **status, o->roles) + "\n" : specs::FormatAppStatus(**status, o->roles) + "\n";
+    // A failed app says why: its failed replicas' last stderr lines.
+    std::vector<runner::ReplicaLogTail> tails;
+    if ((*status)->state == specs::AppState::kFailed) {
+      if (auto got = runner.FailureTails(o->handle); got && *got) tails = std::move(**got);
+    }
+    if (!o->resources && !o->json) {
+      std::string out = specs::FormatAppStatus(**status, o->roles) + "\n" + FormatFailureTails(tails);
+      std::fputs(out.c_str(), stdout);
+      return kExitOk;
+    }
+    if (o->json) {
+      nlohmann::json out = nlohmann::json::parse(StatusJson(o->handle, **status, o->roles));
+      if (!tails.empty()) {
+        nlohmann::json logs = nlohmann::json::array();
+        for (const runner::ReplicaLogTail& t : tails) {
+          logs.push_back({{"role", t.role}, {"replica_id", t.replica_id}, {"stream", t.stream}, {"lines", t.lines}});
+        }
+        out["failure_logs"] = std::move(logs);
+      }
+      if (!o->resources) {
+        std::fputs((out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
+        return kExitOk;
+      }
+      auto usage = NewestUsage(runner, o->handle);
+      if (usage && *usage) {
+        out["resources"] = nlohmann::json::parse(schedulers::UsageToJson(**usage));
+      } else {
+        out["resources"] = nullptr;
+        out["resources_error"] = usage ? "the app is gone" : usage.error().message();
+      }
+      std::fputs((out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
+      return kExitOk;
+    }
+    std::string out = specs::FormatAppStatus(**status, o->roles) + "\n" + FormatFailureTails(tails);
+    auto usage = NewestUsage(runner, o->handle);
+    if (usage && *usage) {
+      out += schedulers::FormatUsage(**usage, SystemClock().EpochSeconds());
+    } else {
+      out += "Resources: " + (usage ? std::string("the app is gone") : usage.error().message()) + "\n";
+    }
     std::fputs(out.c_str(), stdout);
     return kExitOk;
   };

@@ -15,6 +15,7 @@ using Handler = std::function<int()>;
 Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddBuiltinsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddTopCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddCancelCommand(CLI::App& app, plugins::PluginRegistry& registry);

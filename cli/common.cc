@@ -47,6 +47,20 @@ Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler
   return cfg;
 }
 
+std::string FormatFailureTails(const std::vector<runner::ReplicaLogTail>& tails) {
+  std::string out;
+  for (const runner::ReplicaLogTail& t : tails) {
+    if (t.lines.empty()) {
+      out += fmt::format("{}/{} failed; its {} log is empty\n", t.role, t.replica_id, t.stream);
+      continue;
+    }
+    out += fmt::format("{}/{} failed; the last {} line{} of its {}:\n", t.role, t.replica_id, t.lines.size(),
+                       t.lines.size() == 1 ? "" : "s", t.stream == "stderr" ? "stderr" : "log");
+    for (const std::string& line : t.lines) out += "    " + line + "\n";
+  }
+  return out;
+}
+
 bool StdoutIsTerminal() { return ::isatty(1) == 1; }
 
 Status AppNotFound(const std::string& handle) {

@@ -25,6 +25,10 @@ Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler
 
 bool StdoutIsTerminal();
 
+/// Why a failed app failed, as the CLI prints it: for each tail, "<role>/<replica> failed; the
+/// last N lines of its stderr:" and the lines indented. Empty for no tails.
+std::string FormatFailureTails(const std::vector<runner::ReplicaLogTail>& tails);
+
 /// TorchX's message for an app the scheduler does not know.
 Status AppNotFound(const std::string& handle);
 

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
     handlers["run"] = AddRunCommand(app, registry);
     handlers["builtins"] = AddBuiltinsCommand(app, registry);
     handlers["status"] = AddStatusCommand(app, registry);
+    handlers["top"] = AddTopCommand(app, registry);
     handlers["describe"] = AddDescribeCommand(app, registry);
     handlers["log"] = AddLogCommand(app, registry);
     handlers["cancel"] = AddCancelCommand(app, registry);

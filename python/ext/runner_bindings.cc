@@ -20,6 +20,7 @@
 #include "torchx/devices/device.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/runner/runner.h"
+#include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
@@ -358,6 +359,23 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
           },
           "The request as the engine holds it for a submitted app (Runner::DescribeNative); None for an unknown "
           "app or a scheduler that cannot say.")
+      .def(
+          "resource_usage",
+          [](Runner& r, const std::string& handle, std::optional<double> since,
+             size_t max_samples) -> std::optional<std::string> {
+            schedulers::UsageOptions o;
+            o.since = since;
+            o.max_samples = max_samples;
+            auto u = [&] {
+              py::gil_scoped_release release;
+              return r.ResourceUsage(handle, o);
+            }();
+            auto usage = ValueOrThrow(std::move(u), ErrorSite::kAppHandle);
+            if (!usage) return std::nullopt;
+            return schedulers::UsageToJson(*usage);
+          },
+          py::arg("handle"), py::arg("since") = std::nullopt, py::arg("max_samples") = 0,
+          "The replicas' CPU, memory and GPU samples (Runner::ResourceUsage) as JSON; None for an unknown app.")
       .def(
           "log_lines",
           [](Runner& r, const std::string& handle, const std::string& role, int k, std::optional<std::string> regex,

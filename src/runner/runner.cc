@@ -292,6 +292,56 @@ Result<std::vector<schedulers::ReplicaAttempt>> Runner::Attempts(const std::stri
   return sa.first->Attempts(sa.second);
 }
 
+Result<std::optional<std::vector<ReplicaLogTail>>> Runner::FailureTails(const std::string& handle, size_t lines) {
+  TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
+  if (!status) return std::optional<std::vector<ReplicaLogTail>>();
+  std::vector<ReplicaLogTail> out;
+  if (status->state != specs::AppState::kFailed) return std::optional(std::move(out));
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  if (!sa.first->capabilities().Has(schedulers::Capability::kLogs)) return std::optional(std::move(out));
+  std::vector<const specs::ReplicaStatus*> failed, all;
+  for (const specs::RoleStatus& role : status->roles) {
+    for (const specs::ReplicaStatus& r : role.replicas) {
+      all.push_back(&r);
+      if (r.state == specs::AppState::kFailed) failed.push_back(&r);
+    }
+  }
+  constexpr size_t kMaxReplicas = 8;  // a 500-replica job that failed as one needs no 500 tails
+  const auto& pick = failed.empty() ? all : failed;
+  for (size_t i = 0; i < pick.size() && i < kMaxReplicas; ++i) {
+    ReplicaLogTail tail{pick[i]->role, pick[i]->id, "stderr", {}};
+    schedulers::LogOptions o;
+    o.role = tail.role;
+    o.replica = tail.replica_id;
+    o.stream = schedulers::LogStream::kStderr;
+    o.last_lines = lines;
+    auto it = LogLines(handle, o);
+    if (!it) {  // no separate stderr: the one log there is
+      o.stream = schedulers::LogStream::kCombined;
+      tail.stream = "combined";
+      it = LogLines(handle, o);
+    }
+    if (!it) continue;
+    while (true) {
+      auto more = (*it)->NextBatch([&](std::string_view line) {
+        if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+        if (line.size() > ReplicaLogTail::kMaxTailLineBytes) line = line.substr(0, ReplicaLogTail::kMaxTailLineBytes);
+        tail.lines.emplace_back(line);
+      });
+      if (!more || !*more) break;
+    }
+    out.push_back(std::move(tail));
+  }
+  return std::optional(std::move(out));
+}
+
+Result<std::optional<schedulers::AppUsage>> Runner::ResourceUsage(const std::string& handle,
+                                                                  const schedulers::UsageOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kResourceUsage));
+  return sa.first->ResourceUsage(sa.second, options);
+}
+
 Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
@@ -352,12 +402,18 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
                                        found->num_replicas - 1));
     }
   }
-  if (sa.first->applies_log_filter()) return sa.first->LogIter(sa.second, options);
-  schedulers::LogOptions unfiltered = options;
-  unfiltered.regex.reset();
-  TORCHX_ASSIGN_OR_RETURN(auto lines, sa.first->LogIter(sa.second, unfiltered));
-  if (!filter) return lines;
-  return schedulers::FilterLogLines(std::move(lines), std::move(*filter));
+  schedulers::LogOptions asked = options;
+  asked.last_lines.reset();
+  std::unique_ptr<schedulers::LogIterator> lines;
+  if (sa.first->applies_log_filter()) {
+    TORCHX_ASSIGN_OR_RETURN(lines, sa.first->LogIter(sa.second, asked));
+  } else {
+    asked.regex.reset();
+    TORCHX_ASSIGN_OR_RETURN(lines, sa.first->LogIter(sa.second, asked));
+    if (filter) lines = schedulers::FilterLogLines(std::move(lines), std::move(*filter));
+  }
+  if (options.last_lines) lines = schedulers::LastLogLines(std::move(lines), *options.last_lines);
+  return lines;
 }
 
 Result<std::vector<schedulers::ListAppResponse>> Runner::List(const std::string& scheduler) {

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "testing/fake_clock.h"
 #include "testing/status_matchers.h"
 #include "torchx/components/component.h"
@@ -42,6 +44,18 @@ class FakeScheduler : public schedulers::Scheduler {
       return UnavailableError("fake: the engine cannot be reached");
     }
     d.state = forever_running || describes++ < running_polls ? specs::AppState::kRunning : specs::AppState::kSucceeded;
+    if (failed) {  // replica r/1 failed, r/0 succeeded
+      d.state = specs::AppState::kFailed;
+      specs::RoleStatus rs{"r", {}};
+      for (int i : {0, 1}) {
+        specs::ReplicaStatus rep;
+        rep.id = i;
+        rep.role = "r";
+        rep.state = i == 1 ? specs::AppState::kFailed : specs::AppState::kSucceeded;
+        rs.replicas.push_back(rep);
+      }
+      d.roles_statuses = {rs};
+    }
     return std::optional(d);
   }
   int unreachable_polls = 0;
@@ -56,12 +70,23 @@ class FakeScheduler : public schedulers::Scheduler {
 
   bool own_filter = false;                // applies_log_filter
   std::optional<std::string> regex_seen;  // what LogIter was given
+  bool failed = false;                    // app-1 FAILED, its replica r/1 failed
+  bool no_stderr = false;                 // LogIter refuses the stderr stream
+  std::vector<std::string> streams_asked;
 
   schedulers::Capabilities capabilities() const override { return caps; }
   bool applies_log_filter() const override { return own_filter; }
   Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string&,
                                                            const schedulers::LogOptions& o) override {
     regex_seen = o.regex;
+    if (failed) {
+      streams_asked.push_back(fmt::format("{}/{} {}", o.role, o.replica, static_cast<int>(o.stream)));
+      if (no_stderr && o.stream == schedulers::LogStream::kStderr) return UnimplementedError("fake: no stderr");
+      std::vector<std::string> lines;
+      for (int i = 1; i <= 30; ++i) lines.push_back(fmt::format("line {}\n", i));
+      lines.push_back(std::string(5000, 'x') + "\n");
+      return schedulers::MakeLinesIterator(lines);
+    }
     return schedulers::MakeLinesIterator({"QPS 10\n", "hello\n"});
   }
   Result<specs::Cfg> DependencyCfg(const std::vector<std::string>& after, specs::Cfg cfg) const override {
@@ -306,6 +331,57 @@ TEST_F(RunnerTest, TheRunnerFiltersLogLinesUnlessTheBackEndTakesThePattern) {
   ASSERT_THAT(own, IsOk());
   EXPECT_THAT(Drain(**own), ElementsAre("QPS 10\n", "hello\n"));  // kept as the back-end gave them
   EXPECT_EQ(last_->regex_seen, "QPS.*");
+}
+
+TEST_F(RunnerTest, LastLinesKeepTheTailOfWhatTheFilterKept) {
+  Runner r(registry_);
+  ASSERT_THAT(r.SchedulerCapabilities("fake"), IsOk());
+  last_->caps = {schedulers::Capability::kLogs};
+  last_->failed = true;
+  schedulers::LogOptions o;
+  o.last_lines = 2;
+  auto tail = r.LogLines("fake://torchx/app-1", o);
+  ASSERT_THAT(tail, IsOk());
+  EXPECT_THAT(Drain(**tail), ElementsAre("line 30\n", std::string(5000, 'x') + "\n"));
+  o.regex = "^line 1";  // the last 2 of the matching lines
+  auto matching = r.LogLines("fake://torchx/app-1", o);
+  ASSERT_THAT(matching, IsOk());
+  EXPECT_THAT(Drain(**matching), ElementsAre("line 18\n", "line 19\n"));
+  o.last_lines = 0;
+  auto none = r.LogLines("fake://torchx/app-1", o);
+  ASSERT_THAT(none, IsOk());
+  EXPECT_THAT(Drain(**none), ::testing::IsEmpty());
+}
+
+TEST_F(RunnerTest, FailureTailsAreTheFailedReplicasLastStderrLinesBounded) {
+  Runner r(registry_);
+  ASSERT_THAT(r.SchedulerCapabilities("fake"), IsOk());
+  const std::string h = "fake://torchx/app-1";
+  auto unknown = r.FailureTails("fake://torchx/nope");
+  ASSERT_THAT(unknown, IsOk());
+  EXPECT_FALSE(unknown->has_value());
+  EXPECT_THAT(r.FailureTails(h), IsOkAndHolds(::testing::Optional(::testing::IsEmpty())));  // succeeded
+  last_->failed = true;
+  EXPECT_THAT(r.FailureTails(h), IsOkAndHolds(::testing::Optional(::testing::IsEmpty())));  // no logs
+  last_->caps = {schedulers::Capability::kLogs};
+  auto tails = r.FailureTails(h, 3);
+  ASSERT_THAT(tails, IsOk());
+  ASSERT_EQ((*tails)->size(), 1u);  // only the failed replica
+  const ReplicaLogTail& t = (**tails)[0];
+  EXPECT_EQ(t.role, "r");
+  EXPECT_EQ(t.replica_id, 1);
+  EXPECT_EQ(t.stream, "stderr");
+  ASSERT_EQ(t.lines.size(), 3u);
+  EXPECT_EQ(t.lines[0], "line 29");                                 // no newline
+  EXPECT_EQ(t.lines[2].size(), ReplicaLogTail::kMaxTailLineBytes);  // a long line is cut
+  EXPECT_THAT(last_->streams_asked, ElementsAre("r/1 1"));
+
+  last_->no_stderr = true;  // one log per replica: its combined log instead
+  tails = r.FailureTails(h, 3);
+  ASSERT_THAT(tails, IsOk());
+  ASSERT_EQ((*tails)->size(), 1u);
+  EXPECT_EQ((**tails)[0].stream, "combined");
+  EXPECT_EQ((**tails)[0].lines.size(), 3u);
 }
 
 TEST_F(RunnerTest, GivenSchedulersReplaceTheRegistrys) {

@@ -135,7 +135,65 @@ class FilteredLines : public LogIterator {
   bool ended_ = false;            // the inner iterator ended while Ready() read ahead
 };
 
+class LastLines final : public LogIterator {
+ public:
+  LastLines(std::unique_ptr<LogIterator> inner, size_t n) : inner_(std::move(inner)), n_(n) {}
+
+  Result<std::optional<std::string>> Next() override {
+    TORCHX_RETURN_IF_ERROR(Fill());
+    if (!tail_.empty()) {
+      std::string line = std::move(tail_.front());
+      tail_.pop_front();
+      return std::optional<std::string>(std::move(line));
+    }
+    if (ended_) return std::optional<std::string>();
+    return inner_->Next();
+  }
+
+  bool Ready() override { return filled_ ? (!tail_.empty() || ended_ || inner_->Ready()) : true; }
+
+  Result<bool> NextBatch(const std::function<void(std::string_view)>& sink) override {
+    TORCHX_RETURN_IF_ERROR(Fill());
+    if (!tail_.empty()) {
+      for (const std::string& line : tail_) sink(line);
+      tail_.clear();
+      return true;
+    }
+    if (ended_) return false;
+    return inner_->NextBatch(sink);
+  }
+
+ private:
+  // Reads what is there now, keeping the last n_ lines.
+  Status Fill() {
+    if (filled_) return OkStatus();
+    filled_ = true;
+    do {
+      TORCHX_ASSIGN_OR_RETURN(bool more, inner_->NextBatch([&](std::string_view line) {
+        if (n_ == 0) return;
+        if (tail_.size() == n_) tail_.pop_front();
+        tail_.emplace_back(line);
+      }));
+      if (!more) {
+        ended_ = true;
+        break;
+      }
+    } while (inner_->Ready());
+    return OkStatus();
+  }
+
+  std::unique_ptr<LogIterator> inner_;
+  size_t n_;
+  std::deque<std::string> tail_;
+  bool filled_ = false;
+  bool ended_ = false;
+};
+
 }  // namespace
+
+std::unique_ptr<LogIterator> LastLogLines(std::unique_ptr<LogIterator> inner, size_t n) {
+  return std::make_unique<LastLines>(std::move(inner), n);
+}
 
 std::unique_ptr<LogIterator> FilterLogLines(std::unique_ptr<LogIterator> inner, LineFilter filter) {
   return std::make_unique<FilteredLines>(std::move(inner), std::move(filter));

@@ -45,4 +45,10 @@ class LineFilter {
 /// line is ready; Ready() is true only when a kept line can be handed out without blocking.
 std::unique_ptr<LogIterator> FilterLogLines(std::unique_ptr<LogIterator> inner, LineFilter filter);
 
+/// The last `n` lines of what `inner` has now, then (when it follows) what it yields after, as
+/// `tail -n N [-f]`: lines are read until `inner` ends or would block (Ready() false), keeping
+/// only the last n, so a log of any length costs n lines of memory. The Runner applies it for
+/// LogOptions::last_lines, after the regex filter (the last n matching lines).
+std::unique_ptr<LogIterator> LastLogLines(std::unique_ptr<LogIterator> inner, size_t n);
+
 }  // namespace torchx::schedulers

@@ -48,6 +48,10 @@ Result<std::optional<DryRunInfo>> Scheduler::DescribeNative(const std::string&) 
 
 Result<std::vector<ReplicaAttempt>> Scheduler::Attempts(const std::string&) { return std::vector<ReplicaAttempt>(); }
 
+Result<std::optional<AppUsage>> Scheduler::ResourceUsage(const std::string&, const UsageOptions&) {
+  return Unsupported(CapabilityDescription(Capability::kResourceUsage));
+}
+
 Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, const LogOptions&) {
   return Unsupported("logs");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <set>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "specs/error_file.h"
 #include "torchx/components/component_json.h"
 #include "torchx/config/run_cfg.h"
+#include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 #include "torchx/ui/server.h"
@@ -316,10 +318,46 @@ ApiResponse Api::GetApp(const std::string& handle) const {
     }
   }
   body["attempts"] = std::move(attempts);
+  json failure_logs = json::array();
+  if (status->state == specs::AppState::kFailed) {
+    if (auto tails = runner->FailureTails(handle); tails && *tails) {
+      for (const runner::ReplicaLogTail& t : **tails) {
+        failure_logs.push_back({{"role", t.role}, {"replica", t.replica_id}, {"stream", t.stream}, {"lines", t.lines}});
+      }
+    }
+  }
+  body["failure_logs"] = std::move(failure_logs);
   auto app = runner->Describe(handle);
   body["appdef"] = nullptr;
   if (app && *app) body["appdef"] = json::parse(specs::AppDefToJson(**app, -1));
   return Ok(body);
+}
+
+ApiResponse Api::GetResources(const std::string& handle, const Query& query) const {
+  schedulers::UsageOptions opts;
+  if (auto it = query.find("since"); it != query.end()) {
+    const std::string& v = it->second;
+    char* end = nullptr;
+    double since = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0') {
+      return ErrorResponse(InvalidArgumentError("since: must be epoch seconds, got '" + v + "'"));
+    }
+    opts.since = since;
+  }
+  if (auto it = query.find("max_samples"); it != query.end()) {
+    const std::string& v = it->second;
+    char* end = nullptr;
+    long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 0) {
+      return ErrorResponse(InvalidArgumentError("max_samples: must be a whole number >= 0, got '" + v + "'"));
+    }
+    opts.max_samples = static_cast<size_t>(n);
+  }
+  auto runner = MakeRunner();
+  auto usage = runner->ResourceUsage(handle, opts);
+  if (!usage) return ErrorResponse(usage.error());
+  if (!*usage) return ErrorResponse(NotFoundError("app not found: " + handle));
+  return Ok(json::parse(schedulers::UsageToJson(**usage)));
 }
 
 ApiResponse Api::CancelApp(const std::string& handle) const {

@@ -67,6 +67,10 @@ class Api {
   /// GET /api/v1/apps/{handle}: status (replica states by name, structured errors decoded) and
   /// the AppDef as submitted.
   ApiResponse GetApp(const std::string& handle) const;
+  /// GET /api/v1/apps/{handle}/resources: the replicas' CPU, memory and GPU samples
+  /// (schedulers::UsageToJson) ?since= epoch seconds, ?max_samples= per replica. 404 for an unknown
+  /// app; 501 for a scheduler without resource usage.
+  ApiResponse GetResources(const std::string& handle, const Query& query) const;
   /// POST /api/v1/apps/{handle}/cancel: 202 and the state seen; 404 for an unknown app.
   ApiResponse CancelApp(const std::string& handle) const;
   /// DELETE /api/v1/apps/{handle}: 200; 404 unknown; 409 while it runs.

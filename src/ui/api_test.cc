@@ -47,7 +47,19 @@ class MemScheduler : public schedulers::Scheduler {
   bool requires_resources() const override { return false; }
   schedulers::Capabilities capabilities() const override {
     using schedulers::Capability;
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete};
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
+            Capability::kResourceUsage};
+  }
+  // Two samples of replica 0 (the options are the back-end's to apply; this one keeps the newest).
+  Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& id,
+                                                            const schedulers::UsageOptions& options) override {
+    if (!apps_->apps.count(id)) return std::optional<schedulers::AppUsage>();
+    schedulers::AppUsage u;
+    u.interval_seconds = 5;
+    u.gpu_note = "no GPU here";
+    u.replicas.push_back({"echo", 0, "localhost", {{10, 50.0, 1024, 1, {}}, {15, 150.0, 2048, 2, {}}}});
+    if (options.max_samples == 1) u.replicas[0].samples.erase(u.replicas[0].samples.begin());
+    return std::optional(u);
   }
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
     std::string id = "app" + std::to_string(++apps_->next);
@@ -213,6 +225,22 @@ TEST_F(ApiTest, AnAppShowsItsReplicasStructuredErrorsAndDefinition) {
   EXPECT_EQ(app["attempts"], json::array());  // a back-end without a history
 }
 
+TEST_F(ApiTest, ResourcesAreTheSchedulersSamplesWithCheckedQueryOptions) {
+  std::string h = Submit("hi");
+  json all = Body(api_->GetResources(h, {}));
+  EXPECT_EQ(all["interval_seconds"], 5);
+  EXPECT_EQ(all["gpu_note"], "no GPU here");
+  ASSERT_EQ(all["replicas"][0]["samples"].size(), 2u);
+  EXPECT_EQ(all["replicas"][0]["samples"][1]["cpu_percent"], 150.0);
+  json newest = Body(api_->GetResources(h, {{"max_samples", "1"}, {"since", "12.5"}}));
+  ASSERT_EQ(newest["replicas"][0]["samples"].size(), 1u);
+  ApiResponse bad = api_->GetResources(h, {{"since", "yesterday"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("since: must be epoch seconds, got 'yesterday'"));
+  EXPECT_EQ(api_->GetResources(h, {{"max_samples", "-1"}}).status, 400);
+  EXPECT_EQ(api_->GetResources("mem://torchx/nope", {}).status, 404);
+}
+
 TEST_F(ApiTest, UnknownAppsAre404AndMalformedHandles400) {
   EXPECT_EQ(api_->GetApp("mem://torchx/nope").status, 404);
   EXPECT_EQ(api_->CancelApp("mem://torchx/nope").status, 404);
@@ -307,7 +335,7 @@ TEST_F(ApiTest, ComponentsAndSchedulersDescribeThemselves) {
     if (s["name"] == "mem") {
       mem_listed = s["listed"] && s["runopts"][0]["name"] == "queue";
       // What the pages offer comes from the back-end's capabilities.
-      EXPECT_EQ(s["capabilities"], json::array({"logs", "follow_logs", "list", "delete"}));
+      EXPECT_EQ(s["capabilities"], json::array({"logs", "follow_logs", "list", "delete", "resource_usage"}));
     }
   }
   EXPECT_TRUE(mem_listed);

@@ -430,6 +430,10 @@ void Server::Impl::Routes() {
            [this](const httplib::Request& req, httplib::Response& res) { ServeLogs(req, res, req.matches[1].str()); });
   http.Get(std::string("/api/v1/apps/") + kHandle + "/events",
            [this](const httplib::Request& req, httplib::Response& res) { ServeAppEvents(res, req.matches[1].str()); });
+  http.Get(std::string("/api/v1/apps/") + kHandle + "/resources",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             SetJson(res, api.GetResources(req.matches[1].str(), QueryOf(req)));
+           });
   http.Post(std::string("/api/v1/apps/") + kHandle + "/cancel",
             [this](const httplib::Request& req, httplib::Response& res) {
               SetJson(res, api.CancelApp(req.matches[1].str()));

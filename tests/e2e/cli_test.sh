@@ -131,6 +131,22 @@ check "status --json" 0 '"state": "RUNNING"' -- "$TORCHX" status --json "$H"
 check "status --json has torchx-nightly's keys" 0 "ok" -- bash -c "'$TORCHX' status --json '$H' | python3 -c 'import json,sys; d=json.load(sys.stdin); want={\"handle\",\"app_id\",\"scheduler\",\"state\",\"num_restarts\",\"roles\",\"msg\",\"structured_error_msg\",\"url\",\"ui_url\"}; print(\"ok\" if want <= set(d) and d[\"handle\"].endswith(d[\"app_id\"]) else sorted(d))'"
 check "cancel" 0 "cancel requested" -- "$TORCHX" cancel "$H"
 check "wait after cancel" 1 "" -- "$TORCHX" run --wait utils.sh false
+check "a failed --wait shows the failed replica's last stderr lines" 1 "sh/0 failed; the last 2 lines of its stderr:
+    first problem
+    ValueError: the real reason" -- "$TORCHX" run --wait utils.sh sh -c "echo noise; echo 'first problem' >&2; echo 'ValueError: the real reason' >&2; exit 3"
+HF=$("$TORCHX" run --wait utils.sh sh -c "echo 'why it broke' >&2; exit 4" 2>/dev/null)
+check "status of a failed app shows why" 0 "sh/0 failed; the last 1 line of its stderr:
+    why it broke" -- "$TORCHX" status "$HF"
+check "status --json of a failed app has failure_logs" 0 '"lines": [
+        "why it broke"' -- "$TORCHX" status --json "$HF"
+HL=$("$TORCHX" run --wait utils.sh sh -c 'for i in 1 2 3 4 5; do echo "line $i"; done' 2>/dev/null)
+check "log --lines keeps the last N" 0 "sh/0 line 4
+sh/0 line 5" -- "$TORCHX" log --lines 2 "$HL"
+check "log -n 2 prints two lines" 0 "two" -- bash -c "[ \$('$TORCHX' log -n 2 '$HL' | wc -l) -eq 2 ] && echo two"
+check "log --since takes a duration" 0 "line 5" -- "$TORCHX" log --since 10m "$HL"
+check "log --since refuses what it cannot read" 2 "give epoch seconds, a time such as" -- "$TORCHX" log --since yesterday "$HL"
+check "status --resources shows the sampled figures or why there are none" 0 "REPLICA" -- "$TORCHX" status --resources "$HL"
+check "top of an ended app prints once and exits" 0 "CPU HISTORY" -- "$TORCHX" top "$HL"
 check "list shows apps" 0 "APP HANDLE" -- "$TORCHX" list
 check "unknown app" 1 "does not exist or has been removed from local_cwd's data plane" -- "$TORCHX" status local_cwd://torchx/nope-1
 check "malformed handle" 2 "is not of the form" -- "$TORCHX" status nope

@@ -6,7 +6,10 @@
 #   2. torchx-device-probe reads a real CUDA PJRT plugin (jax's, when jax is installed);
 #   3. local_cwd with auto_set_cuda_visible_devices gives each replica its own GPUs, and a DDP
 #      job with the NCCL backend runs through the launcher on them;
-#   4. asking for more GPUs than the host has is refused before anything starts.
+#   4. asking for more GPUs than the host has is refused before anything starts;
+#   5. the resource view (NVML opened at run time): a replica holding GPU memory and running
+#      back-to-back kernels shows its own GPU memory and a utilisation of at least 50% in `status --resources` and
+#      `top`, and the host's GPUs are listed with their names.
 # Prints one "ok:" line per check and exits non-zero at the first failure.
 set -uo pipefail
 bin=$(cd "${1:?usage: gpu_check.sh DIR}" && pwd)
@@ -70,4 +73,36 @@ rc=$?
 [[ $rc -ne 0 ]] || fail "asking for $((2 * gpus)) GPUs on a $gpus-GPU host was accepted"
 grep -q "auto_set_cuda_visible_devices" <<<"$over" || fail "refusal does not name the option: $over"
 echo "ok: $((2 * gpus)) GPUs on a $gpus-GPU host refused: $over"
+cat > gpu_burn.py <<'PY'
+import time, torch
+x = torch.randn(8192, 8192, device="cuda")
+hold = torch.empty(3 << 30, dtype=torch.uint8, device="cuda")  # 3 GiB held
+t = time.time()
+while time.time() - t < 20:
+    y = x @ x
+    torch.cuda.synchronize()
+print("burn done")
+PY
+h=$("$T" run -s local_cwd -cfg resource_interval=1 utils.sh python3 gpu_burn.py 2>/dev/null | tail -1)
+[[ $h == local_cwd://* ]] || fail "could not start the GPU job: $h"
+ok=""
+for i in $(seq 1 30); do
+  sleep 1
+  js=$("$T" status --resources --json "$h")
+  if python3 - "$js" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])["resources"]
+s = r["replicas"][0]["samples"]
+g = s[-1]["gpus"] if s else []
+ok = g and g[0]["memory_used_bytes"] and g[0]["memory_used_bytes"] > (3 << 30) and (g[0]["utilization_percent"] or 0) >= 50  # a saturating loop: nvidia-smi pmon says ~99
+sys.exit(0 if ok and r["hosts"] and r["hosts"][0]["samples"][-1]["gpus"] else 1)
+PY
+  then ok=1; break; fi
+done
+"$T" status --resources "$h" | sed -n '/^Resources/,$p'
+"$T" top -n 1 "$h" | tail -n +2
+nvidia-smi pmon -c 1 | sed "s/^/nvidia-smi pmon: /"
+"$T" cancel "$h" >/dev/null
+[[ -n $ok ]] || fail "no GPU figures for the replica: $js"
+echo "ok: status --resources shows the replica's own GPU memory and utilisation (NVML)"
 echo "gpu_check: all checks passed"

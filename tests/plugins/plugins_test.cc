@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -256,6 +257,93 @@ TEST(DevicePlugins, LocalSchedulerGivesEachReplicaItsDeviceEnvAndDdpSizesFromChi
   ASSERT_THAT(ddp, IsOk());
   std::string cmd = ddp->roles[0].args.back();
   EXPECT_THAT(cmd, HasSubstr("--nproc_per_node 2"));
+}
+
+// The resource view's GPU columns come from NVML, opened at run time: here an NVML-shaped library
+// whose GPU 0 runs the replica's own process (the pid it writes), so the figures are attributed to
+// that replica, and the host's two GPUs are listed with their own figures.
+TEST(GpuMetrics, LocalReplicasGetTheirGpuFiguresFromNvmlAndAHostWithoutOneSaysWhy) {
+  testing::ScopedTempDir tmp;
+  std::string state_dir = tmp.path() + "/state";
+  std::string pid_dir = tmp.path() + "/pids";
+  std::filesystem::create_directories(pid_dir);
+  std::string nvml = std::string(PJRT_DIR) + "/fake_nvml.so";
+  testing::ScopedEnv state("TORCHX_STATE_DIR", state_dir.c_str());
+  testing::ScopedEnv lib("TORCHX_NVML_LIBRARY", nvml.c_str());
+  testing::ScopedEnv pids("FAKE_NVML_PID_DIR", pid_dir.c_str());
+  auto registry = testing::BuiltinRegistry();
+  runner::Runner r(*registry);
+
+  specs::AppDef app;
+  app.name = "gpu";
+  specs::Role role;
+  role.name = "train";
+  role.entrypoint = "sh";
+  // `$$` is the macros' escape for `$` (TorchX substitutes with string.Template).
+  role.args = {"-c", fmt::format("echo $$$$ > {}/${{replica_id}}; exec sleep 30", pid_dir)};
+  role.num_replicas = 2;
+  app.roles = {role};
+  specs::Cfg cfg = {{"resource_interval", specs::CfgVal(0.2)}};
+  auto handle = r.Run(app, "local_cwd", cfg);
+  ASSERT_THAT(handle, IsOk());
+  std::optional<schedulers::AppUsage> usage;
+  for (int i = 0; i < 100; ++i) {  // a sample with both replicas' GPU figures, within 10 s
+    auto got = r.ResourceUsage(*handle);
+    ASSERT_THAT(got, IsOk());
+    ASSERT_TRUE(got->has_value());
+    bool both = (*got)->replicas.size() == 2;
+    for (const auto& rep : (*got)->replicas) both = both && !rep.samples.empty() && !rep.samples.back().gpus.empty();
+    if (both && !(*got)->hosts.empty()) {
+      usage = std::move(*got);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_THAT(r.Cancel(*handle), IsOk());
+  ASSERT_TRUE(usage.has_value()) << "no sample with GPU figures for both replicas";
+  EXPECT_EQ(usage->gpu_note, "");
+  for (const auto& rep : usage->replicas) {
+    const schedulers::UsageSample& s = rep.samples.back();
+    ASSERT_EQ(s.gpus.size(), 1u);
+    EXPECT_EQ(s.gpus[0].index, 0);
+    EXPECT_EQ(s.gpus[0].name, "Fake GPU 0");
+    EXPECT_EQ(s.gpus[0].memory_used_bytes, int64_t{1} << 30);  // its own process's, not the device's 3 GiB
+    EXPECT_EQ(s.gpus[0].utilization_percent, 42.0);            // its process's SM share
+    EXPECT_GT(s.rss_bytes.value_or(0), 0);
+    EXPECT_EQ(s.processes, 1);
+  }
+  const auto& host_gpus = usage->hosts[0].samples.back().gpus;
+  ASSERT_EQ(host_gpus.size(), 2u);
+  EXPECT_EQ(host_gpus[0].utilization_percent, 37.0);
+  EXPECT_EQ(host_gpus[0].memory_used_bytes, int64_t{3} << 30);
+  EXPECT_EQ(host_gpus[1].name, "Fake GPU 1");
+  ASSERT_THAT(r.Wait(*handle, std::chrono::milliseconds(50), std::chrono::seconds(30)), IsOk());
+
+  // No driver: the figures that do not need one, and the reason the GPU columns are empty.
+  testing::ScopedEnv none("TORCHX_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+  app.roles[0].args = {"-c", "exec sleep 30"};
+  app.roles[0].num_replicas = 1;
+  auto h2 = r.Run(app, "local_cwd", cfg);
+  ASSERT_THAT(h2, IsOk());
+  std::optional<schedulers::AppUsage> plain;
+  for (int i = 0; i < 100 && !plain; ++i) {
+    auto got = r.ResourceUsage(*h2);
+    ASSERT_THAT(got, IsOk());
+    if (got->has_value() && !(*got)->replicas[0].samples.empty()) plain = std::move(*got);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_THAT(r.Cancel(*h2), IsOk());
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_THAT(plain->gpu_note, HasSubstr("/nonexistent/libnvidia-ml.so.1 not found"));
+  EXPECT_TRUE(plain->hosts.empty());
+  EXPECT_TRUE(plain->replicas[0].samples.back().gpus.empty());
+  EXPECT_GT(plain->replicas[0].samples.back().rss_bytes.value_or(0), 0);
+  ASSERT_THAT(r.Wait(*h2, std::chrono::milliseconds(50), std::chrono::seconds(30)), IsOk());
+
+  // A sampler-less scheduler is refused by name.
+  auto docker = r.ResourceUsage("local_docker://torchx/x");
+  EXPECT_EQ(docker.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(docker.status().message(), HasSubstr("resource usage"));
 }
 
 // local_docker and kubernetes are loadable modules: registered by name, loaded when first built.

@@ -35,6 +35,16 @@
 
 namespace torchx::runner {
 
+/// The last lines a failed replica wrote: why it failed, for `run --wait`, `status` and the
+/// dashboard.
+struct ReplicaLogTail {
+  std::string role;
+  int replica_id = 0;
+  std::string stream;              ///< "stderr", or "combined" where the back-end keeps one log
+  std::vector<std::string> lines;  ///< without their newlines, each at most kMaxTailLineBytes
+  static constexpr size_t kMaxTailLineBytes = 1000;
+};
+
 struct RunnerOptions {
   std::string session_name = "torchx";  ///< Default: "torchx" (TorchX deprecated custom names)
   /// Extra component parameter defaults, keyed by component name (like `[component:<name>]`).
@@ -130,6 +140,14 @@ class Runner {
   /// Every attempt of every replica where the scheduler keeps a history (attempt_history), else empty.
   /// kNotFound for an unknown app.
   Result<std::vector<schedulers::ReplicaAttempt>> Attempts(const std::string& handle);
+  /// The last `lines` lines of each failed replica's stderr (its combined log where the back-end
+  /// keeps no stderr of its own); every replica's when the app failed but none is marked failed.
+  /// Empty for an app that did not fail, or a back-end without logs. nullopt for an unknown app.
+  Result<std::optional<std::vector<ReplicaLogTail>>> FailureTails(const std::string& handle, size_t lines = 20);
+  /// The replicas' CPU, memory and GPU figures over time (Scheduler::ResourceUsage); nullopt when
+  /// the app is unknown. kUnimplemented for a scheduler without Capability::kResourceUsage.
+  Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& handle,
+                                                            const schedulers::UsageOptions& options = {});
   /// Apps the scheduler knows, with handles filled in. kUnimplemented for a scheduler that cannot
   /// list.
   Result<std::vector<schedulers::ListAppResponse>> List(const std::string& scheduler);

@@ -22,6 +22,7 @@
 
 #include "torchx/clock.h"
 #include "torchx/devices/device.h"
+#include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/specs/runopts.h"
@@ -85,6 +86,9 @@ struct LogOptions {
   std::optional<double> until;
   bool follow = false;  ///< keep reading until the app is terminal
   LogStream stream = LogStream::kCombined;
+  /// Only the last N lines there are now (then, following, the new ones): applied by the Runner
+  /// for every back-end, after `regex`; back-ends never see it.
+  std::optional<size_t> last_lines;
 };
 
 /// Yields log lines (each with its trailing newline, if it had one).
@@ -219,6 +223,11 @@ class Scheduler {
   /// Every attempt of every replica, by role, replica and attempt, where the back-end keeps a
   /// history (local_cwd); empty where it does not. kNotFound for an unknown app.
   virtual Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id);
+
+  /// Capability::kResourceUsage: the app's replicas' CPU, memory and GPU figures over time (the
+  /// samples the engine kept, or one read now where the engine measures on demand). nullopt for
+  /// an unknown app. Default: kUnimplemented naming the back-end.
+  virtual Result<std::optional<AppUsage>> ResourceUsage(const std::string& app_id, const UsageOptions& options);
 
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options);
 

@@ -322,6 +322,19 @@ class Runner:
             info = self._core.describe_native(app_handle)
             return None if info is None else _dryrun_info(info)
 
+    def resource_usage(
+        self, app_handle: AppHandle, since: Optional[float] = None, max_samples: int = 0
+    ) -> Optional[Dict[str, Any]]:
+        """Each replica's CPU, memory and GPU samples over time, as ``torchx status --resources
+        --json`` prints them: ``{"interval_seconds", "gpu_note", "note", "replicas": [{"role",
+        "replica_id", "host", "samples": [{"time", "cpu_percent", "rss_bytes", "processes",
+        "gpus": [...]}]}], "hosts": [...]}``. ``since``: epoch seconds; ``max_samples``: the newest
+        per replica (0: all kept). None for an unknown app; NotImplementedError for a scheduler
+        that does not sample (not in TorchX: this launcher's own)."""
+        with log_event("resource_usage", *_event_target(app_handle)):
+            text = self._core.resource_usage(app_handle, since, max_samples)
+            return None if text is None else json.loads(text)
+
     def log_lines(
         self,
         app_handle: AppHandle,

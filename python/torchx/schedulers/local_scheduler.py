@@ -194,6 +194,9 @@ class Opts(StructuredOpts):
     kill_grace_seconds: float = 10.0
     """Seconds between SIGTERM and SIGKILL when stopping replicas."""
 
+    resource_interval: float = 5.0
+    """Seconds between samples of each replica's CPU, memory and GPU use; 0 turns sampling off."""
+
     state_dir: Optional[str] = None
     """Where app state is kept (default: $TORCHX_STATE_DIR or ~/.local/state/torchx)."""
 

@@ -29,6 +29,7 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
   plan.app_id = in.app_id;
   plan.app_dir = (std::filesystem::path(in.log_dir) / in.session / in.app_id).string();
   plan.kill_grace_seconds = in.kill_grace_seconds;
+  plan.resource_interval = in.resource_interval;
 
   long long replicas = 0;
   for (const specs::Role& role : app.roles) replicas += role.num_replicas;
@@ -117,6 +118,7 @@ std::string AppPlanToJson(const AppPlan& plan) {
   return Json{{"app_id", plan.app_id},
               {"app_dir", plan.app_dir},
               {"kill_grace_seconds", plan.kill_grace_seconds},
+              {"resource_interval", plan.resource_interval},
               {"replicas", replicas},
               {"roles", roles}}
       .dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -129,6 +131,7 @@ Result<AppPlan> AppPlanFromJson(const std::string& json) {
     plan.app_id = j.at("app_id");
     plan.app_dir = j.at("app_dir");
     plan.kill_grace_seconds = j.at("kill_grace_seconds");
+    plan.resource_interval = j.value("resource_interval", 0.0);  // plans written before sampling: none
     for (const Json& r : j.at("replicas")) {
       ReplicaPlan rp;
       rp.role = r.at("role");

@@ -36,6 +36,7 @@ struct AppPlan {
   std::string app_id;
   std::string app_dir;
   double kill_grace_seconds = 10;  ///< SIGTERM -> SIGKILL
+  double resource_interval = 5;    ///< seconds between resource samples; 0: none taken
   std::vector<ReplicaPlan> replicas;
   std::map<std::string, RolePolicy> roles;
 };
@@ -56,6 +57,7 @@ struct PlanInputs {
   bool auto_set_cuda_visible_devices = false;
   int visible_gpus = 0;  ///< GPUs on this host (for auto_set_cuda_visible_devices)
   double kill_grace_seconds = 10;
+  double resource_interval = 5;
   int max_replicas = 0;  ///< refuse apps with more replicas in all (0: no limit)
   /// A device plugin (runopt `device`): replica r of a role's n gets DeviceEnv(device, r, n, chips).
   std::optional<devices::DevicePlugin> device;

@@ -40,6 +40,7 @@ EventLoop::~EventLoop() {
   ::close(epfd_);
   ::close(sigfd_);
   ::close(timerfd_);
+  if (tickerfd_ >= 0) ::close(tickerfd_);
 }
 
 void EventLoop::Watch(int fd) {
@@ -51,12 +52,33 @@ void EventLoop::Watch(int fd) {
 
 void EventLoop::Unwatch(int fd) { epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr); }
 
+namespace {
+timespec Seconds(double seconds) {
+  timespec t{};
+  t.tv_sec = static_cast<time_t>(seconds);
+  t.tv_nsec = static_cast<long>((seconds - static_cast<double>(t.tv_sec)) * 1e9);
+  return t;
+}
+}  // namespace
+
 void EventLoop::ArmTimer(double seconds) {
   itimerspec t{};
-  t.it_value.tv_sec = static_cast<time_t>(seconds);
-  t.it_value.tv_nsec = static_cast<long>((seconds - static_cast<double>(t.it_value.tv_sec)) * 1e9);
+  t.it_value = Seconds(seconds);
   if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;  // zero would disarm
   timerfd_settime(timerfd_, 0, &t, nullptr);
+}
+
+void EventLoop::StartTicker(double first, double interval) {
+  if (tickerfd_ < 0) {
+    tickerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (tickerfd_ < 0) return;  // no sampling rather than no supervisor
+    Watch(tickerfd_);
+  }
+  itimerspec t{};
+  t.it_value = Seconds(first);
+  t.it_interval = Seconds(interval);
+  if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;
+  timerfd_settime(tickerfd_, 0, &t, nullptr);
 }
 
 void EventLoop::DisarmTimer() {
@@ -77,6 +99,11 @@ std::vector<EventLoop::Ready> EventLoop::Wait(int timeout_ms) {
       ssize_t ignored = ::read(timerfd_, &expirations, sizeof(expirations));
       (void)ignored;
       ready.push_back({Source::kTimer, fd});
+    } else if (fd == tickerfd_) {
+      uint64_t expirations;
+      ssize_t ignored = ::read(tickerfd_, &expirations, sizeof(expirations));
+      (void)ignored;
+      ready.push_back({Source::kTicker, fd});
     } else {
       ready.push_back({Source::kFd, fd});
     }

@@ -1,5 +1,6 @@
 // The supervisor's event loop: one epoll set over a signalfd (the signals it handles, blocked
-// for normal delivery), a timerfd (the kill-grace timer) and the replicas' output pipes. It
+// for normal delivery), a timerfd (the kill-grace timer), another for the resource sampler, and
+// the replicas' output pipes. It
 // sleeps in epoll_wait, so an app whose replicas are quiet costs the supervisor no CPU.
 #pragma once
 
@@ -12,7 +13,7 @@ namespace torchx::schedulers::local {
 
 class EventLoop {
  public:
-  enum class Source { kSignal, kTimer, kFd };
+  enum class Source { kSignal, kTimer, kTicker, kFd };
   struct Ready {
     Source source;
     int fd;  ///< for kFd
@@ -32,6 +33,10 @@ class EventLoop {
   void ArmTimer(double seconds);
   void DisarmTimer();
 
+  /// A second, periodic timer (the resource sampler's): Source::kTicker after `first` seconds,
+  /// then every `interval`. Its timerfd is made on the first call.
+  void StartTicker(double first, double interval);
+
   /// What is ready, in the kernel's order; waits up to `timeout_ms` (-1: forever). An expired
   /// timer is acknowledged here. Empty on timeout or interruption.
   std::vector<Ready> Wait(int timeout_ms);
@@ -43,6 +48,7 @@ class EventLoop {
   EventLoop(int epfd, int sigfd, int timerfd) : epfd_(epfd), sigfd_(sigfd), timerfd_(timerfd) {}
 
   int epfd_, sigfd_, timerfd_;
+  int tickerfd_ = -1;
 };
 
 }  // namespace torchx::schedulers::local

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -79,6 +80,10 @@ specs::RunOpts LocalScheduler::run_opts() const {
               "where app state is kept (default: $TORCHX_STATE_DIR or ~/.local/state/torchx)");
   (void)o.Add("kill_grace_seconds", specs::CfgType::kFloat,
               "seconds between SIGTERM and SIGKILL when stopping replicas", 10.0);
+  (void)o.Add("resource_interval", specs::CfgType::kFloat,
+              "seconds between samples of each replica's CPU, memory and GPU use (`torchx status --resources`, "
+              "`torchx top`); 0 turns sampling off",
+              5.0);
   return o;
 }
 
@@ -127,6 +132,11 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   }
   if (in.kill_grace_seconds < 0) {
     return InvalidArgumentError("kill_grace_seconds: must be >= 0");
+  }
+  in.resource_interval = cfg.Float("resource_interval").value();
+  if (in.resource_interval < 0) {
+    return InvalidArgumentError(
+        fmt::format("resource_interval: must be >= 0 seconds (0 turns sampling off), got {}", in.resource_interval));
   }
   TORCHX_ASSIGN_OR_RETURN(AppPlan plan, BuildAppPlan(app, in));
   DryRunInfo info;
@@ -317,6 +327,51 @@ Result<std::vector<ReplicaAttempt>> LocalScheduler::Attempts(const std::string& 
     out.push_back(ReplicaAttempt{std::move(r.role), r.replica_id, r.attempt, r.state, r.exit_code, r.started, r.ended});
   }
   return out;
+}
+
+Result<std::optional<AppUsage>> LocalScheduler::ResourceUsage(const std::string& app_id, const UsageOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return std::optional<AppUsage>();
+  TORCHX_ASSIGN_OR_RETURN(AppPlan plan, AppPlanFromJson(found->app.plan_json));
+  TORCHX_ASSIGN_OR_RETURN(auto record, found->store->GetUsage(app_id, options.since.value_or(0)));
+  AppUsage usage;
+  usage.interval_seconds = plan.resource_interval;
+  std::map<std::pair<std::string, int>, size_t> index;
+  for (const ReplicaPlan& rp : plan.replicas) {
+    index[{rp.role, rp.replica_id}] = usage.replicas.size();
+    usage.replicas.push_back({rp.role, rp.replica_id, record ? record->host : std::string(kHostname), {}});
+  }
+  if (plan.resource_interval <= 0) {
+    usage.note = "not sampled: the app ran with resource_interval=0";
+  } else if (!record) {
+    usage.note = specs::IsTerminal(found->app.state) ? "no samples: the app ended before its first sample"
+                                                     : "no samples yet: the first is taken a second after the start";
+  }
+  if (record) {
+    usage.gpu_note = record->gpu_note;
+    HostUsage host{record->host, {}};
+    for (const UsageRow& row : record->rows) {
+      auto sample = SampleFromJson(row.sample_json);
+      if (!sample) continue;  // a row another version wrote
+      if (row.replica_id < 0) {
+        host.samples.push_back(std::move(*sample));
+      } else if (auto it = index.find({row.role, row.replica_id}); it != index.end()) {
+        usage.replicas[it->second].samples.push_back(std::move(*sample));
+      }
+    }
+    if (!host.samples.empty()) usage.hosts.push_back(std::move(host));
+    if (usage.gpu_note.empty() && usage.hosts.empty()) usage.gpu_note = "no GPU reading yet";
+  }
+  if (options.max_samples > 0) {
+    auto keep_newest = [&](std::vector<UsageSample>& samples) {
+      if (samples.size() > options.max_samples) {
+        samples.erase(samples.begin(), samples.end() - static_cast<std::ptrdiff_t>(options.max_samples));
+      }
+    };
+    for (ReplicaUsage& r : usage.replicas) keep_newest(r.samples);
+    for (HostUsage& h : usage.hosts) keep_newest(h.samples);
+  }
+  return std::optional<AppUsage>(std::move(usage));
 }
 
 Result<std::vector<ListAppResponse>> LocalScheduler::List() {

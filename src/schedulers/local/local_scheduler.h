@@ -26,8 +26,8 @@ class LocalScheduler : public Scheduler {
   specs::RunOpts run_opts() const override;
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override;
   Capabilities capabilities() const override {
-    return {Capability::kLogs,   Capability::kFollowLogs,     Capability::kList,
-            Capability::kDelete, Capability::kAttemptHistory, Capability::kDescribeNative};
+    return {Capability::kLogs,           Capability::kFollowLogs,     Capability::kList,         Capability::kDelete,
+            Capability::kAttemptHistory, Capability::kDescribeNative, Capability::kResourceUsage};
   }
   /// Replicas are local processes: resources are not enforced, so none is required (TorchX).
   bool requires_resources() const override { return false; }
@@ -38,6 +38,8 @@ class LocalScheduler : public Scheduler {
   Status Delete(const std::string& app_id) override;
   Result<std::vector<ListAppResponse>> List() override;
   Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id) override;
+  /// What the app's supervisor sampled (every `resource_interval` seconds), every replica listed.
+  Result<std::optional<AppUsage>> ResourceUsage(const std::string& app_id, const UsageOptions& options) override;
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
   /// Woken by the supervisor writing the app's summary file when the app ends (inotify).
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;

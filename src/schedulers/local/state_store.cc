@@ -60,6 +60,20 @@ CREATE TABLE IF NOT EXISTS redirects (
   app_id TEXT PRIMARY KEY,
   state_dir TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS usage_samples (
+  app_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  replica_id INTEGER NOT NULL,
+  time REAL NOT NULL,
+  sample TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_by_app ON usage_samples (app_id, time);
+CREATE TABLE IF NOT EXISTS usage_meta (
+  app_id TEXT PRIMARY KEY,
+  interval REAL NOT NULL,
+  host TEXT NOT NULL,
+  gpu_note TEXT NOT NULL
+);
 )sql";
 
 // A prepared statement that finalizes itself.
@@ -408,8 +422,59 @@ Status StateStore::DeleteApp(const std::string& app_id) {
   r.Bind(1, app_id);
   Stmt h(db_, "DELETE FROM attempts WHERE app_id = ?");
   h.Bind(1, app_id);
-  if (a.Step() != SQLITE_DONE || r.Step() != SQLITE_DONE || h.Step() != SQLITE_DONE) return DbError(db_, "delete app");
+  Stmt u(db_, "DELETE FROM usage_samples WHERE app_id = ?");
+  u.Bind(1, app_id);
+  Stmt m(db_, "DELETE FROM usage_meta WHERE app_id = ?");
+  m.Bind(1, app_id);
+  if (a.Step() != SQLITE_DONE || r.Step() != SQLITE_DONE || h.Step() != SQLITE_DONE || u.Step() != SQLITE_DONE ||
+      m.Step() != SQLITE_DONE) {
+    return DbError(db_, "delete app");
+  }
   return tx.Commit();
+}
+
+Status StateStore::PutUsageMeta(const std::string& app_id, double interval, const std::string& host,
+                                const std::string& gpu_note) {
+  Stmt s(db_, "INSERT OR REPLACE INTO usage_meta (app_id, interval, host, gpu_note) VALUES (?,?,?,?)");
+  s.Bind(1, app_id).Bind(2, interval).Bind(3, host).Bind(4, gpu_note);
+  if (s.Step() != SQLITE_DONE) return DbError(db_, "put usage meta");
+  return OkStatus();
+}
+
+Status StateStore::PutUsage(const std::string& app_id, const std::vector<UsageRow>& rows, double drop_before) {
+  Transaction tx(db_);
+  if (!tx.ok()) return DbError(db_, "begin");
+  for (const UsageRow& r : rows) {
+    Stmt s(db_, "INSERT INTO usage_samples (app_id, role, replica_id, time, sample) VALUES (?,?,?,?,?)");
+    s.Bind(1, app_id).Bind(2, r.role).Bind(3, r.replica_id).Bind(4, r.time).Bind(5, r.sample_json);
+    if (s.Step() != SQLITE_DONE) return DbError(db_, "put usage");
+  }
+  Stmt old(db_, "DELETE FROM usage_samples WHERE app_id = ? AND time < ?");
+  old.Bind(1, app_id).Bind(2, drop_before);
+  if (old.Step() != SQLITE_DONE) return DbError(db_, "put usage");
+  return tx.Commit();
+}
+
+Result<std::optional<UsageRecord>> StateStore::GetUsage(const std::string& app_id, double since) {
+  UsageRecord out;
+  {
+    Stmt m(db_, "SELECT interval, host, gpu_note FROM usage_meta WHERE app_id = ?");
+    m.Bind(1, app_id);
+    int rc = m.Step();
+    if (rc == SQLITE_DONE) return std::optional<UsageRecord>();
+    if (rc != SQLITE_ROW) return DbError(db_, "get usage");
+    out.interval = m.Double(0);
+    out.host = m.Text(1);
+    out.gpu_note = m.Text(2);
+  }
+  Stmt s(db_,
+         "SELECT role, replica_id, time, sample FROM usage_samples WHERE app_id = ? AND time >= ?"
+         " ORDER BY time, role, replica_id");
+  s.Bind(1, app_id).Bind(2, since);
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.rows.push_back({s.Text(0), s.Int(1), s.Double(2), s.Text(3)});
+  if (rc != SQLITE_DONE) return DbError(db_, "get usage");
+  return std::optional<UsageRecord>(std::move(out));
 }
 
 Status StateStore::PutRedirect(const std::string& app_id, const std::string& state_dir) {

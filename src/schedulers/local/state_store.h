@@ -58,6 +58,22 @@ struct AttemptRecord {
   std::optional<double> ended;
 };
 
+/// One resource sample as the supervisor keeps it: a replica's (role, replica id), or the host's
+/// own GPU figures (role "", replica id -1); the sample is schedulers::SampleToJson's text.
+struct UsageRow {
+  std::string role;
+  int replica_id = 0;
+  double time = 0;
+  std::string sample_json;
+};
+
+struct UsageRecord {
+  double interval = 0;
+  std::string host;
+  std::string gpu_note;
+  std::vector<UsageRow> rows;  ///< oldest first
+};
+
 class StateStore {
  public:
   /// Opens (creating the directory, file and schema as needed) `<state_dir>/local.db`.
@@ -85,6 +101,14 @@ class StateStore {
   /// The retry history: every attempt of every replica, by role, replica and attempt.
   Result<std::vector<AttemptRecord>> GetAttempts(const std::string& app_id);
   Status DeleteApp(const std::string& app_id);
+
+  /// The resource view's settings for an app (written once by its supervisor).
+  Status PutUsageMeta(const std::string& app_id, double interval, const std::string& host, const std::string& gpu_note);
+  /// Adds samples and drops the app's samples older than `drop_before`, in one transaction (the
+  /// series is bounded).
+  Status PutUsage(const std::string& app_id, const std::vector<UsageRow>& rows, double drop_before);
+  /// nullopt when the app was never sampled (its supervisor predates sampling, or it is off).
+  Result<std::optional<UsageRecord>> GetUsage(const std::string& app_id, double since = 0);
 
   /// Apps submitted with a non-default state directory are recorded in the default store so a
   /// bare handle still finds them.

@@ -31,8 +31,11 @@
 #include "schedulers/local/state_store.h"
 #include "schedulers/local/supervisor_policy.h"
 #include "schedulers/local/supervisor_store.h"
+#include "schedulers/local/usage_sampler.h"
 #include "schedulers/local/watchdog.h"
 #include "torchx/clock.h"
+#include "torchx/devices/gpu_metrics.h"
+#include "torchx/schedulers/usage.h"
 
 namespace torchx::schedulers::local {
 namespace {
@@ -96,6 +99,9 @@ class Supervisor {
     FlushRecords();
     Apply(policy_.OnLaunched());
     SignalReady(ready_fd);
+    // The first sample soon after the start, so that a short job has one too.
+    if (plan_.resource_interval > 0)
+      loop_->StartTicker(std::min(1.0, plan_.resource_interval), plan_.resource_interval);
     Loop();
     return 0;
   }
@@ -197,6 +203,9 @@ class Supervisor {
           case EventLoop::Source::kTimer:
             Apply(policy_.OnGraceExpired());
             break;
+          case EventLoop::Source::kTicker:
+            SampleUsage();
+            break;
           case EventLoop::Source::kFd:
             DrainPipe(ready.fd);
             break;
@@ -282,6 +291,36 @@ class Supervisor {
 
   void FlushRecords() { store_.PutReplicas(policy_.TakeReplicaRecords()); }
 
+  // One sample of every running replica (and the host's GPUs) into the store's bounded series.
+  // The GPU driver is opened at the first sample, after the launcher was told the app is up.
+  void SampleUsage() {
+    if (!sampler_) {
+      std::string gpu_note;
+      if (auto nvml = devices::OpenNvml(); nvml) {
+        gpus_ = std::move(*nvml);
+      } else {
+        gpu_note = nvml.error().message();
+      }
+      sampler_.emplace(procs_source_, gpus_.get());
+      char host[256] = {0};
+      if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
+      (void)state_.PutUsageMeta(app_.app_id, plan_.resource_interval, host, gpu_note);
+    }
+    std::vector<int> leaders(procs_.size(), 0);
+    for (const auto& [pid, i] : by_pid_) leaders[i] = pid;
+    double now = clock_.EpochSeconds();
+    UsageSampler::Result sampled = sampler_->Sample(leaders, now);
+    std::vector<UsageRow> rows;
+    for (size_t i = 0; i < sampled.replicas.size(); ++i) {
+      if (!sampled.replicas[i].processes) continue;  // not running now
+      const ReplicaPlan& rp = plan_.replicas[i];
+      rows.push_back({rp.role, rp.replica_id, now, SampleToJson(sampled.replicas[i])});
+    }
+    if (sampled.host) rows.push_back({"", -1, now, SampleToJson(*sampled.host)});
+    // Bounded: the last kKeptSamples intervals (an hour at the default 5 s).
+    (void)state_.PutUsage(app_.app_id, rows, now - plan_.resource_interval * kKeptSamples);
+  }
+
   void Finalize() {
     // Drain what the replicas wrote before exiting (bounded: a stray background process may hold
     // a pipe open), then make sure nothing of the app is left running.
@@ -346,6 +385,10 @@ class Supervisor {
   std::map<pid_t, size_t> by_pid_;                     // running leader -> replica
   std::vector<size_t>* defer_log_creation_ = nullptr;  // while Run starts the replicas
   bool done_ = false;
+  static constexpr double kKeptSamples = 720;
+  SystemProcSource procs_source_;
+  std::unique_ptr<devices::GpuMetrics> gpus_;
+  std::optional<UsageSampler> sampler_;
 };
 
 }  // namespace

@@ -178,6 +178,94 @@ function attemptsView(attempts) {
   return el("div", {}, plot, table);
 }
 
+// ---- Resources: each replica's CPU, memory and GPU samples over time ---------------------
+
+const bytes = (b) => { const u = ["B", "KiB", "MiB", "GiB", "TiB"]; let i = 0; while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; } return (i ? b.toFixed(1) : String(b)) + u[i]; };
+const PALETTE = ["#0969da", "#cf222e", "#1f883d", "#9a6700", "#8250df", "#bf3989", "#1b7c83", "#6e7781"];
+
+// One small line chart: a line per series ({label, points: [[t, v]]}), the value axis from 0 to
+// the peak (at least `floor`), time along the bottom.
+function lineChart(id, title, series, fmt, floor) {
+  const W = 480, H = 150, L = 56, B = 20, T = 18;
+  const pts = series.flatMap((s) => s.points);
+  if (!pts.length) return el("div", { class: "chart", id }, el("h3", {}, title), el("p", { class: "muted" }, "no figures"));
+  const t0 = Math.min(...pts.map((p) => p[0])), t1 = Math.max(t0 + 1, ...pts.map((p) => p[0]));
+  const top = Math.max(floor, ...pts.map((p) => p[1])) || 1;
+  const x = (t) => L + (W - L - 8) * (t - t0) / (t1 - t0), y = (v) => T + (H - T - B) * (1 - v / top);
+  return el("div", { class: "chart", id },
+    el("h3", {}, title),
+    svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title },
+      svg("line", { x1: L, y1: y(0), x2: W - 8, y2: y(0), class: "axis" }),
+      svg("line", { x1: L, y1: y(top), x2: W - 8, y2: y(top), class: "grid" }),
+      svg("text", { x: L - 4, y: y(top) + 4, "text-anchor": "end" }, fmt(top)),
+      svg("text", { x: L - 4, y: y(0) + 4, "text-anchor": "end" }, fmt(0)),
+      svg("text", { x: L, y: H - 4 }, new Date(t0 * 1000).toLocaleTimeString()),
+      svg("text", { x: W - 8, y: H - 4, "text-anchor": "end" }, "+" + seconds(t1 - t0)),
+      ...series.map((s, i) => s.points.length === 1
+        ? svg("circle", { cx: x(s.points[0][0]), cy: y(s.points[0][1]), r: 3, fill: PALETTE[i % PALETTE.length] }, svg("title", {}, s.label))
+        : svg("polyline", { points: s.points.map((p) => x(p[0]) + "," + y(p[1])).join(" "), stroke: PALETTE[i % PALETTE.length], "data-series": s.label },
+          svg("title", {}, s.label)))));
+}
+
+function resourcesView(u) {
+  const reps = u.replicas || [];
+  const name = (r) => r.role + "/" + r.replica_id;
+  const series = (pick) => reps.map((r) => ({ label: name(r),
+    points: r.samples.filter((s) => pick(s) !== null && pick(s) !== undefined).map((s) => [s.time, pick(s)]) }));
+  const sumGpu = (key) => (s) => s.gpus.length ? s.gpus.reduce((a, g) => a + (g[key] || 0), 0) : null;
+  const hasGpu = reps.some((r) => r.samples.some((s) => s.gpus.length));
+  const legend = el("div", { class: "legend" }, reps.map((r, i) =>
+    el("span", {}, el("i", { style: null, class: "swatch s" + (i % PALETTE.length) }), name(r))));
+  const charts = el("div", { class: "charts" },
+    lineChart("chart-cpu", "CPU %", series((s) => s.cpu_percent), (v) => v.toFixed(0) + "%", 100),
+    lineChart("chart-rss", "Memory (RSS)", series((s) => s.rss_bytes), bytes, 1),
+    ...(hasGpu ? [lineChart("chart-gpu", "GPU %", series(sumGpu("utilization_percent")), (v) => v.toFixed(0) + "%", 100),
+      lineChart("chart-gpu-mem", "GPU memory", series(sumGpu("memory_used_bytes")), bytes, 1)] : []));
+  const newest = (r) => r.samples[r.samples.length - 1];
+  const table = el("table", { id: "resources-table" },
+    el("thead", {}, el("tr", {}, ["Replica", "Host", "CPU %", "RSS", "Processes", "GPUs", "GPU %", "GPU memory"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, reps.map((r) => { const s = newest(r); return el("tr", {},
+      el("td", {}, name(r)), el("td", {}, r.host),
+      el("td", {}, s && s.cpu_percent !== null ? s.cpu_percent.toFixed(1) : "\u2013"),
+      el("td", {}, s && s.rss_bytes !== null ? bytes(s.rss_bytes) : "\u2013"),
+      el("td", {}, s && s.processes !== null ? String(s.processes) : "\u2013"),
+      el("td", {}, s && s.gpus.length ? s.gpus.map((g) => g.index).join(",") : "\u2013"),
+      el("td", {}, s && s.gpus.length ? s.gpus.map((g) => g.utilization_percent === null ? "\u2013" : g.utilization_percent.toFixed(0)).join(",") : "\u2013"),
+      el("td", {}, s && s.gpus.length ? s.gpus.map((g) => g.memory_used_bytes === null ? "\u2013" : bytes(g.memory_used_bytes)).join(",") : "\u2013")); })));
+  const hostGpus = (u.hosts || []).filter((h) => h.samples.length && h.samples[h.samples.length - 1].gpus.length).map((h) =>
+    el("p", { class: "muted" }, "GPUs on " + h.host + ": " + h.samples[h.samples.length - 1].gpus.map((g) =>
+      `${g.index} ${g.name} ${g.utilization_percent === null ? "\u2013" : g.utilization_percent.toFixed(0) + "%"} ` +
+      (g.memory_used_bytes === null ? "" : bytes(g.memory_used_bytes) + (g.memory_total_bytes ? "/" + bytes(g.memory_total_bytes) : ""))).join("; ")));
+  const notes = [u.note, u.gpu_note && "GPUs: " + u.gpu_note].filter(Boolean).map((n) => el("p", { class: "muted note" }, n));
+  const every = u.interval_seconds ? el("p", { class: "muted" }, `Sampled every ${u.interval_seconds}s.`) : null;
+  return el("div", {}, every, legend, charts, table, ...hostGpus, ...notes);
+}
+
+// The card refreshes itself while the app runs (the scheduler samples on its own clock).
+function resourcesCard(handle, detail) {
+  const card = el("div", { class: "card", id: "resources" }, el("h2", {}, "Resources"), el("p", { class: "muted" }, "Loading\u2026"));
+  let timer = null, stopped = false;
+  const load = async () => {
+    if (stopped) return;
+    let u;
+    try { u = await api("GET", appPath(handle) + "/resources"); }
+    catch (e) { card.replaceChildren(el("h2", {}, "Resources"), el("p", { class: "muted" }, e.message)); return; }
+    card.replaceChildren(el("h2", {}, "Resources"), resourcesView(u));
+    const st = await api("GET", appPath(handle)).then((d) => d.status.state).catch(() => "UNKNOWN");
+    if (!/SUCCEEDED|FAILED|CANCELLED|UNKNOWN/.test(st) && !stopped) timer = setTimeout(load, Math.max(2, u.interval_seconds || 5) * 1000);
+  };
+  cleanup.push(() => { stopped = true; clearTimeout(timer); });
+  load();
+  return card;
+}
+
+// Why a failed app failed: each failed replica's last stderr lines.
+function failureLogs(tails) {
+  return tails.map((t) => el("div", { class: "failure-log" },
+    el("h3", {}, `${t.role}/${t.replica} failed: the last ${t.lines.length} line${t.lines.length === 1 ? "" : "s"} of its ${t.stream === "stderr" ? "stderr" : "log"}`),
+    el("pre", { class: "log" }, t.lines.join("\n"))));
+}
+
 function appDefView(app) {
   if (!app) return el("p", { class: "muted" }, "The scheduler does not keep the app's definition.");
   return app.roles.map((r) => el("div", { class: "card" },
@@ -272,11 +360,12 @@ async function appPage(main, handle) {
       s.msg ? [el("dt", {}, "message"), el("dd", {}, s.msg)] : null,
       s.ui_url ? [el("dt", {}, "ui"), el("dd", { class: "mono" },
         /^https?:\/\//.test(s.ui_url) ? el("a", { href: s.ui_url, rel: "noreferrer" }, s.ui_url) : s.ui_url)] : null),
-      ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s));
+      ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s),
+      ...failureLogs(d.failure_logs || []));
     history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
   };
   render(detail);
-  main.replaceChildren(head, notice, summary, history, logPanel(handle, detail),
+  main.replaceChildren(head, notice, summary, resourcesCard(handle, detail), history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
   const es = stream(appPath(handle) + "/events", {
     app: (e) => render(JSON.parse(e.data)),

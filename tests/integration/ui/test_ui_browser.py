@@ -1,12 +1,14 @@
 """The dashboard in a real browser (Debian's Chromium, headless, driven by selenium through
 chromium-driver): open the apps page, see a running 2x2 dist.ddp job, open it, watch its log
-lines arrive, cancel it and see the state change; then dry-run a component from the run page.
+lines arrive and its replicas' CPU and memory plotted, cancel it and see the state change; then
+dry-run a component from the run page.
 A screenshot of each page is kept in $TORCHX_UI_SCREENSHOTS (CI keeps them as files).
 
 Skips without chromium, chromedriver or selenium unless TORCHX_REQUIRE_ENGINES names browser."""
 
 import os
 import pathlib
+import time
 import shutil
 import urllib.parse
 
@@ -35,9 +37,13 @@ if not (CHROMIUM and DRIVER and webdriver):
 TRAIN = """\
 import os, time
 rank = os.environ["RANK"]
+buf = bytearray(32 << 20)  # some resident memory to see
 for step in range(600):
     print(f"rank {rank} step {step}", flush=True)
-    time.sleep(0.2)
+    t = time.time()
+    while time.time() - t < 0.05:  # and some CPU
+        pass
+    time.sleep(0.15)
 """
 
 
@@ -46,6 +52,12 @@ def shots():
     d = pathlib.Path(os.environ.get("TORCHX_UI_SCREENSHOTS") or pathlib.Path.cwd() / "ui-screenshots")
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def save(browser, shots, name):
+    path = shots / name
+    browser.save_screenshot(str(path))
+    print(f"screenshot: {path}")
 
 
 @pytest.fixture
@@ -70,7 +82,7 @@ def ui(tmp_path):
 def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     (tmp_path / "train.py").write_text(TRAIN)
     handle = ui.submit("dist.ddp", "-j", "2x2", "--script", str(tmp_path / "train.py"),
-                       cfg={"log_dir": str(tmp_path / "logs")})
+                       cfg={"log_dir": str(tmp_path / "logs"), "resource_interval": 1.0})
     wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
 
     browser.get(ui.url)
@@ -79,7 +91,7 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     # The list refreshes itself: read the row in a wait that retries when a refresh replaced it.
     wait.until(lambda d: "train" in d.find_element(By.CSS_SELECTOR, row).text)  # the app's name
     wait.until(lambda d: "×2" in d.find_element(By.CSS_SELECTOR, row).text)     # two nodes
-    browser.save_screenshot(str(shots / "apps.png"))
+    save(browser, shots, "apps.png")
 
     browser.find_element(By.CSS_SELECTOR, f"{row} a").click()
     wait.until(EC.url_contains("#/app/"))
@@ -91,7 +103,27 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(lambda d: "step 3" in d.find_element(By.ID, "log").text)
     seen = browser.find_element(By.ID, "log").text.count("\n")
     wait.until(lambda d: d.find_element(By.ID, "log").text.count("\n") > seen + 3)
-    browser.save_screenshot(str(shots / "app.png"))
+    save(browser, shots, "app.png")
+
+    # Resources: each replica's CPU and memory, plotted over time and in the table (the card
+    # refreshes itself), agreeing with the API: non-zero CPU and RSS for both replicas.
+    deadline = time.monotonic() + 30
+    while True:
+        status, usage = ui.api("GET", f"/api/v1/apps/{urllib.parse.quote(handle, safe='')}/resources")
+        assert status == 200, usage
+        newest = [r["samples"][-1] for r in usage["replicas"] if len(r["samples"]) >= 2]
+        if len(newest) == 2 and all(s["cpu_percent"] > 0 and s["rss_bytes"] > (32 << 20) for s in newest):
+            break
+        assert time.monotonic() < deadline, usage
+        time.sleep(0.5)
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#chart-cpu polyline")) == 2)
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#chart-rss polyline")) == 2)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#resources-table tbody tr")
+    assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows] == ["train/0", "train/1"]
+    assert all("MiB" in r.find_elements(By.TAG_NAME, "td")[3].text for r in rows)
+    browser.execute_script("document.getElementById('resources').scrollIntoView()")
+    save(browser, shots, "app-resources.png")
+    browser.execute_script("window.scrollTo(0, 0)")
 
     browser.find_element(By.ID, "cancel").click()
     WebDriverWait(browser, 10).until(EC.alert_is_present())
@@ -99,7 +131,7 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '.titlebar [data-state="CANCELLED"]')))
     wait.until(lambda d: all(e.text == "CANCELLED" for e in d.find_elements(By.CSS_SELECTOR, "#replicas .state")))
     assert ui.app(handle)[1]["status"]["state"] == "CANCELLED"
-    browser.save_screenshot(str(shots / "app-cancelled.png"))
+    save(browser, shots, "app-cancelled.png")
 
     browser.get(ui.url + "#/")
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{row} [data-state="CANCELLED"]')))
@@ -114,7 +146,7 @@ def test_run_page_dry_runs_and_runs_a_component(ui, browser, shots):
     msg.send_keys("hello from the browser")
     browser.find_element(By.ID, "dryrun-btn").click()
     wait.until(lambda d: "hello from the browser" in d.find_element(By.ID, "dryrun").text)
-    browser.save_screenshot(str(shots / "run.png"))
+    save(browser, shots, "run.png")
     assert ui.api("GET", "/api/v1/apps")[1]["total"] == 0
 
     browser.find_element(By.ID, "run-btn").click()
