@@ -21,6 +21,11 @@ Handler AddCancelCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       ReportError(AppNotFound(*handle));
       return kExitFailure;
     }
+    if (specs::IsTerminal((*status)->state)) {  // TorchX: a no-op; say so rather than "requested"
+      std::fprintf(stderr, "torchx: %s already ended (%s); nothing to cancel\n", handle->c_str(),
+                   std::string(specs::AppStateName((*status)->state)).c_str());
+      return kExitOk;
+    }
     if (Status s = runner.Cancel(*handle); !s.ok()) return ReportError(s);
     std::fprintf(stderr, "torchx: cancel requested for %s\n", handle->c_str());
     return kExitOk;

@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "core/spelling.h"
 #include "exit_codes.h"
 #include "log_stream.h"
 #include "torchx/plugins/registry.h"
@@ -92,6 +93,13 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   // `[cli:run] component` supplies the component when the first argument is an option.
   if (opts.rest.empty() || opts.rest[0].rfind("-", 0) == 0) {
     auto def = config->CliDefault("run", "component");
+    if (!def && !opts.rest.empty()) {  // an option `run` does not have, before the component
+      std::string name = opts.rest[0].substr(0, opts.rest[0].find('='));
+      return ReportError(InvalidArgumentError(fmt::format(
+          "run: unknown option `{}` (run's options come before the component; see `torchx run --help`).{}", name,
+          internal::DidYouMeanSuffix(name, {"--scheduler", "--cfg", "--scheduler_args", "--dryrun", "--workspace",
+                                            "--wait", "--log", "--tee_logs", "--json", "--parent_run_id"}))));
+    }
     if (!def) {
       return ReportError(InvalidArgumentError(
           "run: missing component: give a builtin (see `torchx builtins`), a component file or a spec file"));
@@ -115,6 +123,20 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     if (component && !(*component)->spec().deprecation.empty()) {
       std::fprintf(stderr, "torchx: warning: %s\n", (*component)->spec().deprecation.c_str());
     }
+  }
+  // An unknown scheduler is said as such (not as a problem with its options), with the ones an
+  // app can be submitted to: composite schedulers (pipelines) take no AppDef.
+  if (auto known = runner.SchedulerRunOpts(opts.scheduler); !known && known.error().code() == StatusCode::kNotFound) {
+    std::vector<std::string> submittable;
+    for (const std::string& name : runner.SchedulerBackends()) {
+      auto caps = runner.SchedulerCapabilities(name);
+      if (caps && !caps->Has(schedulers::Capability::kComposite)) submittable.push_back(name);
+    }
+    std::string listed;
+    for (const std::string& name : submittable) listed += (listed.empty() ? "" : ", ") + name;
+    return ReportError(
+        InvalidArgumentError(fmt::format("run: unknown scheduler `{}`.{} Schedulers: {}.", opts.scheduler,
+                                         internal::DidYouMeanSuffix(opts.scheduler, submittable), listed)));
   }
   auto cfg = ParseCfg(runner, opts.scheduler, opts.cfg, *config);
   if (!cfg) {

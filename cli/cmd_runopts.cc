@@ -1,5 +1,6 @@
 // `torchx runopts [SCHEDULER] [--json]` and `torchx configure [-s a,b] [--print] [-a]`.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -81,10 +82,27 @@ Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       out << text;
       if (!out) return ReportError(UnavailableError("configure: cannot write ./.torchxconfig"));
     }
+    // TorchX overwrites an existing file; the old one is kept beside it first, and said where.
+    std::string saved;
+    std::error_code ec;
+    if (std::filesystem::exists(".torchxconfig", ec)) {
+      saved = ".torchxconfig.bak";
+      for (int i = 1; std::filesystem::exists(saved, ec); ++i) saved = ".torchxconfig.bak." + std::to_string(i);
+      std::filesystem::copy_file(".torchxconfig", saved, ec);
+      if (ec) {
+        std::remove(tmp.c_str());
+        return ReportError(UnavailableError(fmt::format(
+            "configure: cannot keep the existing ./.torchxconfig as ./{}: {}; nothing written", saved, ec.message())));
+      }
+    }
     if (std::rename(tmp.c_str(), ".torchxconfig") != 0) {
       return ReportError(UnavailableError("configure: cannot write ./.torchxconfig"));
     }
-    std::fprintf(stderr, "torchx: wrote ./.torchxconfig\n");
+    if (saved.empty()) {
+      std::fprintf(stderr, "torchx: wrote ./.torchxconfig\n");
+    } else {
+      std::fprintf(stderr, "torchx: wrote ./.torchxconfig (the previous one is kept as ./%s)\n", saved.c_str());
+    }
     return kExitOk;
   };
 }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "core/spelling.h"
 #include "exit_codes.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
@@ -33,6 +34,37 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
     if (takes_value && it + 1 != args.end()) ++it;
   }
   return args;
+}
+
+// Every option name a (sub)command declares, `--long` and `-s` spellings, for "did you mean".
+std::vector<std::string> OptionNames(const CLI::App& cmd) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : cmd.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : opt->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
+// A command line CLI11 refused, said in the CLI's one voice: `torchx: error: ...`, the unknown
+// option or command named with a suggestion, and where the help is; exit 2.
+int UsageError(const CLI::App& app, const CLI::ParseError& e) {
+  const CLI::App* verb = nullptr;
+  for (const CLI::App* sub : app.get_subcommands()) verb = sub;
+  std::string where = verb ? "torchx " + verb->get_name() + " --help" : "torchx --help";
+  std::string msg = e.what();
+  if (verb && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    for (const std::string& extra : verb->remaining()) {
+      if (extra.size() > 1 && extra[0] == '-') {
+        std::string name = extra.substr(0, extra.find('='));
+        msg = "unknown option `" + name + "` for `torchx " + verb->get_name() + "`." +
+              torchx::internal::DidYouMeanSuffix(name, OptionNames(*verb));
+        break;
+      }
+    }
+  }
+  std::fprintf(stderr, "torchx: error: %s\nSee `%s`.\n", msg.c_str(), where.c_str());
+  return torchx::cli::kExitUsage;
 }
 
 }  // namespace
@@ -77,12 +109,26 @@ int main(int argc, char** argv) {
     app.add_subcommand("version", "Print the version");
 
     std::vector<std::string> args = NormalizeArgs(argc, argv);
+    // An unknown command is named, with the closest one (CLI11 would list it as an extra).
+    if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !handlers.count(args[0]) && args[0] != "version") {
+      std::vector<std::string> verbs;
+      for (const auto& [name, _] : handlers) verbs.push_back(name);
+      std::fprintf(stderr, "torchx: error: unknown command `%s`.%s\nSee `torchx --help`.\n", args[0].c_str(),
+                   torchx::internal::SuggestionSuffix(args[0], verbs).c_str());
+      return kExitUsage;
+    }
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
     try {
       app.parse(args);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e) == 0 ? kExitOk : kExitUsage;
     } catch (const CLI::ParseError& e) {
-      int rc = app.exit(e);
-      return rc == 0 ? kExitOk : kExitUsage;
+      if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;
+      return UsageError(app, e);
     }
     if (show_version || app.got_subcommand("version")) {
       std::printf("torchx-%s\n", TORCHX_VERSION_STRING);

@@ -29,6 +29,11 @@ check "version flag" 0 "torchx-" -- "$TORCHX" --version
 check "version verb" 0 "torchx-" -- "$TORCHX" version
 check "no subcommand prints help, exits 1" 1 "Subcommands" -- "$TORCHX"
 check "unknown verb is a usage error" 2 "" -- "$TORCHX" frobnicate
+check "a verb typo is named with the closest verb" 2 "torchx: error: unknown command \`stauts\`. Did you mean \`status\`?" -- "$TORCHX" stauts x
+check "an option typo names the verb and the closest option" 2 "torchx: error: unknown option \`--jsn\` for \`torchx status\`. Did you mean \`--json\`?" -- "$TORCHX" status --jsn local_cwd://torchx/x
+check "an unknown run option is not a missing component" 2 "run: unknown option \`--wiat\`" -- "$TORCHX" run --wiat utils.echo
+check "an unknown run option gets a suggestion" 2 "Did you mean \`--wait\`?" -- "$TORCHX" run --wiat utils.echo
+check "an unknown scheduler is named as such, with the submittable ones" 2 "run: unknown scheduler \`slurmm\`. Did you mean \`slurm\`? Schedulers: local_cwd, local, local_docker, slurm, kubernetes." -- "$TORCHX" run -s slurmm utils.echo
 check "dryrun prints application" 0 "=== APPLICATION ===" -- "$TORCHX" run --dryrun "$SRC/examples/echo.yaml"
 check "dryrun expands macros per replica" 0 "echo/1:" -- "$TORCHX" run --dryrun "$SRC/examples/echo.yaml"
 out=$("$TORCHX" run --dryrun "$SRC/examples/echo.yaml")
@@ -135,6 +140,7 @@ check "a failed --wait shows the failed replica's last stderr lines" 1 "sh/0 fai
     first problem
     ValueError: the real reason" -- "$TORCHX" run --wait utils.sh sh -c "echo noise; echo 'first problem' >&2; echo 'ValueError: the real reason' >&2; exit 3"
 HF=$("$TORCHX" run --wait utils.sh sh -c "echo 'why it broke' >&2; exit 4" 2>/dev/null)
+check "cancel of an ended app says so" 0 "already ended (FAILED); nothing to cancel" -- "$TORCHX" cancel "$HF"
 check "status of a failed app shows why" 0 "sh/0 failed; the last 1 line of its stderr:
     why it broke" -- "$TORCHX" status "$HF"
 check "status --json of a failed app has failure_logs" 0 '"lines": [
@@ -156,6 +162,10 @@ check "log of unknown role" 1 "roles: [sh]" -- "$TORCHX" log "$H/nope"
 check "log with a bad regex names it" 2 "regex: invalid pattern '('" -- "$TORCHX" log --regex '(' "$H"
 check "runopts" 0 "auto_set_cuda_visible_devices" -- "$TORCHX" runopts local_cwd
 check "configure --print" 0 "[local_cwd]" -- "$TORCHX" configure --print -a
+mkdir -p "$TMP/conf" && printf '[local_cwd]\nlog_dir = /mine\n' > "$TMP/conf/.torchxconfig"
+check "configure keeps the file it replaces and says where" 0 "the previous one is kept as ./.torchxconfig.bak" -- bash -c "cd '$TMP/conf' && '$TORCHX' configure"
+check "the kept file is the old one" 0 "log_dir = /mine" -- cat "$TMP/conf/.torchxconfig.bak"
+check "a second configure keeps both" 0 ".torchxconfig.bak.1" -- bash -c "cd '$TMP/conf' && '$TORCHX' configure"
 check "unknown -cfg option is refused with a suggestion" 2 "Did you mean \`log_dir\`?" -- "$TORCHX" run --dryrun -cfg log_dirr=/tmp utils.echo
 check "bad -cfg value names the option" 2 "option kill_grace_seconds: invalid float value 'soon'" -- "$TORCHX" run --dryrun -cfg kill_grace_seconds=soon utils.echo
 check "non-tty --wait prints plain state lines" 0 "torchx:   echo/0 SUCCEEDED" -- "$TORCHX" run --wait utils.echo
