@@ -299,6 +299,37 @@ class Bench:
             limit = 5 + n * 10 / 1024
             self.row(f"supervisor RSS, {n} replica(s) running", rss, "MiB", {}, f"<= {limit:.2f} MiB", rss <= limit)
 
+    def sampling(self):
+        """The supervisor's CPU for resource sampling: 100 replicas, sampled every 0.5 s for 10 s
+        (20 samples), against the same app with sampling off; the difference per sample, at one
+        sample per 5 s (the default), as a share of one core."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        cpu = {}
+        for interval in ("0.5", "0.0"):
+            out = subprocess.run([self.ours, "run", "-s", "local_cwd", "-cfg", f"resource_interval={interval}",
+                                  "utils.binary", "--entrypoint", "sleep", "--num_replicas", "100", "30"],
+                                 env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+            app_id = out.stdout.split()[0].rsplit("/", 1)[1]
+            time.sleep(1.5)  # started, and the first sample taken
+            pids = subprocess.run(["pgrep", "-f", f"torchx-supervisor .* {app_id}$"], capture_output=True,
+                                  text=True).stdout.split()
+            # The supervisor is the parent of the replicas (its watchdog has the same command line).
+            sup = max(pids, key=lambda p: len(subprocess.run(["pgrep", "-P", p], capture_output=True,
+                                                             text=True).stdout.split()))
+
+            def used(pid=sup):
+                fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / ticks
+
+            start = used()
+            time.sleep(10)
+            cpu[interval] = used() - start
+            subprocess.run([self.ours, "cancel", f"local_cwd://torchx/{app_id}"], env=self.env, capture_output=True)
+        per_sample = max(0.0, cpu["0.5"] - cpu["0.0"]) / 20
+        share = per_sample / 5 * 100
+        self.row("resource sampling, 100 replicas every 5 s (supervisor CPU)", share, "% of a core", {},
+                 "< 1% of a core", share < 1)
+
     def slurm(self):
         if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
             self.row("Slurm rows", float("nan"), "", {}, "skipped: no Slurm cluster (scripts/engines/slurm-up.sh)", None)
@@ -385,7 +416,7 @@ def main():
                         help="our CLI (default: the one `pip install .` put beside this interpreter)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and a 256 MiB log")
-    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory slurm")
+    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory sampling slurm")
     args = parser.parse_args()
     if not pathlib.Path(args.ours).exists():
         sys.exit(f"{args.ours}: not found; install the package first (bash scripts/build-python.sh)")
@@ -404,7 +435,8 @@ def main():
               *[f"reference {r}: missing, run bench/setup_reference.sh" for r in REFS if r not in bench.refs]]
     print("\n".join(header), flush=True)
     sections = {"cli": bench.cli, "store": bench.store, "ui": bench.ui, "python": bench.python, "fanout": bench.fanout,
-                "logs": bench.logs, "memory": bench.supervisor_memory, "slurm": bench.slurm}
+                "logs": bench.logs, "memory": bench.supervisor_memory, "sampling": bench.sampling,
+                "slurm": bench.slurm}
     try:
         for name in args.only or sections:
             t = time.perf_counter()

@@ -5,6 +5,7 @@
 #include "schedulers/local/supervisor.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -319,6 +320,9 @@ class Supervisor {
     if (sampled.host) rows.push_back({"", -1, now, SampleToJson(*sampled.host)});
     // Bounded: the last kKeptSamples intervals (an hour at the default 5 s).
     (void)state_.PutUsage(app_.app_id, rows, now - plan_.resource_interval * kKeptSamples);
+    // What a sample allocated (the process table, SQLite's statements) is freed again; give it
+    // back, so that sampling does not add to the supervisor's resident size between samples.
+    malloc_trim(0);
   }
 
   void Finalize() {
