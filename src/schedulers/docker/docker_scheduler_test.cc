@@ -17,6 +17,7 @@
 #include "schedulers/docker/docker_request.h"
 #include "schedulers/docker/docker_scheduler.h"
 #include "schedulers/line_filter.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http_client.h"
 #include "testing/log_lines.h"
 #include "testing/status_matchers.h"
@@ -78,6 +79,7 @@ struct FakeEngine {
     std::string state = "created";
     int exit_code = 0;
     std::string logs;  // multiplexed frames
+    uint64_t cpu_ns = 0;
   };
   std::vector<Container> containers;
   std::vector<std::string> images = {"busybox:latest"};
@@ -145,6 +147,14 @@ struct FakeEngine {
                                    .dump()};
     }
     if (r.method == "GET" && action == "logs") return HttpResponse{200, c->logs};
+    if (r.method == "GET" && action.rfind("stats", 0) == 0) {  // each reading 0.25 s more CPU
+      if (c->state != "running") return HttpResponse{409, R"({"message":"container is not running"})"};
+      c->cpu_ns += 250'000'000;
+      return HttpResponse{200, Json{{"cpu_stats", {{"cpu_usage", {{"total_usage", c->cpu_ns}}}}},
+                                    {"memory_stats", {{"usage", 100 << 20}, {"stats", {{"inactive_file", 20 << 20}}}}},
+                                    {"pids_stats", {{"current", 3}}}}
+                                   .dump()};
+    }
     if (r.method == "DELETE" && action.empty()) {
       std::erase_if(containers, [&id](const Container& x) { return x.id == id; });
       return HttpResponse{204, ""};
@@ -330,6 +340,35 @@ TEST(DockerScheduler, CancelStopsLiveContainersAndTheAppEndsCancelled) {
   size_t posts = f.http->RequestsTo("POST", "/v1.41/containers/").size();
   ASSERT_THAT(f.sched->Cancel(*id), IsOk());  // terminal now: nothing more is sent
   EXPECT_EQ(f.http->RequestsTo("POST", "/v1.41/containers/").size(), posts);
+}
+
+TEST(DockerScheduler, ResourceUsageIsTwoStatsReadingsOfEachRunningContainer) {
+  auto clock = std::make_shared<testing::FakeClock>();
+  Fixture f;
+  f.sched = MakeDockerScheduler("test", container_engine::EngineClient(f.http, kSocket), clock);
+  auto id = f.Run(TwoRoles());
+  ASSERT_THAT(id, IsOk());
+  f.Set(*id, "exited", 0, /*replica=*/1);  // trainer-1 ended: listed, no figures
+  auto usage = f.sched->ResourceUsage(*id, {});
+  ASSERT_THAT(usage, IsOk());
+  ASSERT_TRUE(usage->has_value());
+  const AppUsage& u = **usage;
+  ASSERT_EQ(u.replicas.size(), 3u);
+  EXPECT_EQ(u.replicas[0].role, "ps");  // by role, then replica
+  EXPECT_EQ(u.replicas[1].role, "trainer");
+  EXPECT_EQ(u.replicas[1].replica_id, 0);
+  EXPECT_EQ(u.replicas[1].host, *id + "-trainer-0");
+  ASSERT_EQ(u.replicas[1].samples.size(), 1u);
+  const UsageSample& s = u.replicas[1].samples[0];
+  EXPECT_DOUBLE_EQ(s.cpu_percent.value_or(-1), 50.0);  // 0.25 s of CPU over the 0.5 s between readings
+  EXPECT_EQ(s.rss_bytes, int64_t{80} << 20);           // usage less the page cache, as `docker stats`
+  EXPECT_EQ(s.processes, 3);
+  EXPECT_TRUE(u.replicas[2].samples.empty());
+  EXPECT_THAT(u.gpu_note, HasSubstr("no GPU figures"));
+  EXPECT_THAT(clock->sleeps(), ::testing::ElementsAre(std::chrono::milliseconds(500)));
+  auto unknown = f.sched->ResourceUsage("nope", {});
+  ASSERT_THAT(unknown, IsOk());
+  EXPECT_FALSE(unknown->has_value());
 }
 
 TEST(DockerScheduler, ListsEachTorchXAppOnceWithItsState) {

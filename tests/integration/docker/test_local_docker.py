@@ -133,6 +133,22 @@ def test_cancel(torchx):
     assert wait_state(torchx, handle, {"CANCELLED"}) == "CANCELLED"
 
 
+def test_resources_are_read_from_the_engines_stats(torchx):
+    # A busy shell loop holding a little memory: the engine's stats give it CPU and memory.
+    script = "x=$(head -c 4000000 /dev/zero | tr '\\0' a); while :; do :; done"
+    handle = handle_of(torchx("run", "-s", "local_docker", "utils.sh", "--image", torchx.image, "sh", "-c", script))
+    wait_state(torchx, handle, {"RUNNING"})
+    time.sleep(1)
+    usage = json.loads(torchx("status", "--resources", "--json", handle).stdout)["resources"]
+    (replica,) = usage["replicas"]
+    (sample,) = replica["samples"]
+    assert sample["cpu_percent"] > 20, usage
+    assert sample["rss_bytes"] > 1 << 20, usage
+    assert "no GPU figures" in usage["gpu_note"]
+    assert "REPLICA" in torchx("top", "-n", "1", handle).stdout
+    torchx("cancel", handle)
+
+
 def test_hostile_arguments_arrive_byte_identical(torchx, tmp_path):
     hostile = ["it's", 'say "hi"', "$(touch /tmp/pwned)", "`id`", "*", "a b\tc", "new\nline", "-", "--x=1,2"]
     role = {"image": torchx.image, "entrypoint": "printf", "args": ["<%s>", *hostile]}
