@@ -94,6 +94,7 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     std::string streams = "combined";
     bool json = false;
     int lines = -1;
+    int attempt = -1;
     std::string since, until;
   };
   auto o = std::make_shared<Opts>();
@@ -109,6 +110,10 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
                   "Lines from this time on: epoch seconds, 2026-11-26T10:00:00[Z], or a duration ago (10m, 2h); "
                   "on schedulers whose logs have timestamps");
   cmd->add_option("--until", o->until, "Lines up to this time (as --since)");
+  cmd->add_option("--attempt", o->attempt,
+                  "An earlier run of a retried replica (0 = the first; default: the latest), where the scheduler "
+                  "keeps them")
+      ->check(CLI::NonNegativeNumber.description(""));
   return [o, &registry] {
     auto target = ParseTarget(o->id);
     if (!target) return ReportError(target.error());
@@ -142,6 +147,7 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     opts.stream = *stream;
     if (!o->regex.empty()) opts.regex = o->regex;
     if (o->lines >= 0) opts.last_lines = static_cast<size_t>(o->lines);
+    if (o->attempt >= 0) opts.attempt = o->attempt;
     double now = static_cast<double>(std::time(nullptr));
     if (!o->since.empty()) {
       auto since = ParseWhen("--since", o->since, now);

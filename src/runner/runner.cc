@@ -383,6 +383,7 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kLogs));
   if (options.follow) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kFollowLogs));
+  if (options.attempt) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kAttemptHistory));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
   if (!desc) return NotFoundError(fmt::format("{}{} does not exist", kUnknownAppLogMessage, handle));
   if (desc->app) {

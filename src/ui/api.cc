@@ -536,6 +536,11 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
   auto follow = Flag(query, "follow");
   if (!follow) return follow.error();
   opts.follow = *follow;
+  if (query.count("attempt")) {
+    auto attempt = Count(query, "attempt", 0, 0, 1'000'000);
+    if (!attempt) return attempt.error();
+    opts.attempt = static_cast<int>(*attempt);
+  }
 
   OpenedLog log{MakeRunner(), nullptr, handle, *follow};
   auto status = log.runner->Status(handle);

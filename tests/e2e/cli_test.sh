@@ -55,6 +55,10 @@ check "component help exits 0" 0 "usage: torchx run <run args...> dist.ddp" -- "
 check "--help after a positional belongs to *args" 0 "<--help>" -- "$TORCHX" run --scheduler local_cwd --wait --log utils.sh printf '<%s>\n' --help
 check "--help among options still shows the component's help" 0 "usage: torchx run <run args...> utils.sh" -- "$TORCHX" run utils.sh --num_replicas 1 --help
 check "run --log streams a retried attempt too" 0 "sh/0 second-attempt" -- "$TORCHX" run --scheduler local_cwd --log utils.sh --max_retries 1 sh -c "if [ -e '$TMP/retried' ]; then echo second-attempt; else touch '$TMP/retried'; echo first-attempt; exit 3; fi"
+HR=$("$TORCHX" run --wait utils.sh --max_retries 1 sh -c "if [ -e '$TMP/retried2' ]; then echo second-attempt; else touch '$TMP/retried2'; echo first-attempt; exit 3; fi" 2>/dev/null)
+check "log --attempt 0 is the first run of a retried replica" 0 "sh/0 first-attempt" -- "$TORCHX" log --attempt 0 "$HR"
+check "log without --attempt is the latest run" 0 "sh/0 second-attempt" -- "$TORCHX" log "$HR"
+check "log --attempt past the last names the attempts" 2 "sh/0 has no attempt 5; its attempts are 0..1" -- "$TORCHX" log --attempt 5 "$HR/sh/0"
 check "dist.torchrun: a bare -j with -h is nodes x the host's GPUs" 0 "--nnodes 2 --nproc_per_node 1" -- "$TORCHX" run --dryrun dist.torchrun -j 2 -h gpu.small --script train.py
 check "dist.torchrun: a bare -j without -h is processes on one node" 0 "--nnodes 1 --nproc_per_node 3" -- "$TORCHX" run --dryrun dist.torchrun -j 3 --script train.py
 check "dist.ddp warns as TorchX's deprecated alias" 0 "[Deprecated] dist.ddp is deprecated; use dist.torchrun instead." -- "$TORCHX" run --dryrun dist.ddp -j 1x1 --script train.py

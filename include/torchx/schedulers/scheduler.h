@@ -89,6 +89,9 @@ struct LogOptions {
   /// Only the last N lines there are now (then, following, the new ones): applied by the Runner
   /// for every back-end, after `regex`; back-ends never see it.
   std::optional<size_t> last_lines;
+  /// An earlier run of the replica (its retry history, 0 = the first); nullopt: the latest. Only
+  /// back-ends with Capability::kAttemptHistory keep them (the Runner refuses it elsewhere).
+  std::optional<int> attempt;
 };
 
 /// Yields log lines (each with its trailing newline, if it had one).

@@ -396,7 +396,24 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
   const char* file = options.stream == LogStream::kStdout   ? "stdout.log"
                      : options.stream == LogStream::kStderr ? "stderr.log"
                                                             : "combined.log";
-  std::string path = (fs::path(found->app.app_dir) / options.role / std::to_string(options.replica) / file).string();
+  fs::path dir = fs::path(found->app.app_dir) / options.role / std::to_string(options.replica);
+  bool follow = options.follow;
+  if (options.attempt) {  // an earlier run's logs were moved to attempt_<n>/ when it was retried
+    TORCHX_ASSIGN_OR_RETURN(auto replicas, found->store->GetReplicas(app_id));
+    int latest = 0;
+    for (const ReplicaRecord& r : replicas) {
+      if (r.role == options.role && r.replica_id == options.replica) latest = r.attempt;
+    }
+    if (*options.attempt < 0 || *options.attempt > latest) {
+      return NotFoundError(fmt::format("log: {}/{} has no attempt {}; its attempts are 0..{}", options.role,
+                                       options.replica, *options.attempt, latest));
+    }
+    if (*options.attempt < latest) {
+      dir /= fmt::format("attempt_{}", *options.attempt);
+      follow = false;  // an ended attempt: nothing more will be written
+    }
+  }
+  std::string path = (dir / file).string();
   StateStore* store = found->store;
   auto terminal = [this, store, app_id]() {
     auto app = store->GetApp(app_id);
@@ -404,7 +421,7 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
     (void)CheckLiveness(*store, **app);
     return specs::IsTerminal((*app)->state);
   };
-  return MakeLogFileReader(std::move(path), options.follow, std::move(terminal));
+  return MakeLogFileReader(std::move(path), follow, std::move(terminal));
 }
 
 bool LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) {

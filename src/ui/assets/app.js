@@ -284,9 +284,18 @@ function logPanel(handle, detail) {
   const roles = detail.status.roles;
   const roleSel = el("select", { id: "log-role" }, roles.map((r) => el("option", { value: r.role }, r.role)));
   const repSel = el("select", { id: "log-replica" });
+  // A retried replica's earlier runs (the retry history): "latest" or one attempt.
+  const attemptSel = el("select", { id: "log-attempt" });
+  const fillAttempts = () => {
+    const runs = (detail.attempts || []).filter((a) => a.role === roleSel.value && String(a.replica) === String(repSel.value));
+    attemptSel.replaceChildren(el("option", { value: "" }, "latest attempt"),
+      ...runs.slice(0, -1).map((a) => el("option", { value: a.attempt }, `attempt ${a.attempt} (${a.state}${a.exit_code === null ? "" : ", exit " + a.exit_code})`)));
+    attemptSel.hidden = runs.length < 2;
+  };
   const fillReplicas = () => {
     const r = roles.find((x) => x.role === roleSel.value);
     repSel.replaceChildren(...(r ? r.replicas : []).map((rep) => el("option", { value: rep.id }, "replica " + rep.id)));
+    fillAttempts();
   };
   fillReplicas();
   const streamSel = el("select", { id: "log-stream" }, ["combined", "stdout", "stderr"].map((s) => el("option", { value: s }, s)));
@@ -299,7 +308,8 @@ function logPanel(handle, detail) {
     controller = new AbortController();
     const q = new URLSearchParams({ role: roleSel.value, replica: repSel.value || 0, stream: streamSel.value });
     if (regexIn.value) q.set("regex", regexIn.value);
-    if (followBox.checked) q.set("follow", "true");
+    if (attemptSel.value !== "") q.set("attempt", attemptSel.value);
+    else if (followBox.checked) q.set("follow", "true");
     out.textContent = "";
     try {
       const res = await fetch(appPath(handle) + "/logs?" + q.toString(), { signal: controller.signal });
@@ -316,12 +326,19 @@ function logPanel(handle, detail) {
     } catch (e) { if (e.name !== "AbortError") out.append("\n[" + e.message + "]"); }
   };
   roleSel.onchange = () => { fillReplicas(); load(); };
-  for (const c of [repSel, streamSel, followBox]) c.onchange = load;
+  repSel.onchange = () => { fillAttempts(); load(); };
+  for (const c of [streamSel, followBox, attemptSel]) c.onchange = load;
   regexIn.onkeydown = (e) => { if (e.key === "Enter") load(); };
   cleanup.push(() => controller && controller.abort());
   load();
+  // A retry after the page opened adds an attempt to choose from.
+  detail.onAttempts = (attempts) => {
+    const before = (detail.attempts || []).length;
+    detail.attempts = attempts;
+    if (attempts.length !== before) { const keep = attemptSel.value; fillAttempts(); attemptSel.value = keep; }
+  };
   return el("div", { class: "card" }, el("h2", {}, "Logs"),
-    el("div", { class: "filters" }, roleSel, repSel, streamSel, regexIn, el("label", {}, followBox, " follow")), out);
+    el("div", { class: "filters" }, roleSel, repSel, attemptSel, streamSel, regexIn, el("label", {}, followBox, " follow")), out);
 }
 
 async function appPage(main, handle) {
@@ -363,6 +380,7 @@ async function appPage(main, handle) {
       ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s),
       ...failureLogs(d.failure_logs || []));
     history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
+    if (detail.onAttempts) detail.onAttempts(d.attempts || []);
   };
   render(detail);
   main.replaceChildren(head, notice, summary, resourcesCard(handle, detail), history, logPanel(handle, detail),

@@ -66,6 +66,14 @@ def test_retry_history(ui):
     assert (first["attempt"], first["state"], first["exit_code"]) == (0, "FAILED", 7)
     assert (second["attempt"], second["state"], second["exit_code"]) == (1, "SUCCEEDED", 0)
     assert first["started"] <= first["ended"] <= second["started"] <= second["ended"]
+    # Each attempt's log: the first run's through ?attempt=0, the latest by default.
+    handle = body["app_handle"]
+    _, _, log0 = ui.request("GET", app_path(handle, "/logs?attempt=0"))
+    assert log0 == b"first\n"
+    _, _, latest = ui.request("GET", app_path(handle, "/logs"))
+    assert latest == b"second\n"
+    status, _, missing = ui.request("GET", app_path(handle, "/logs?attempt=3"))
+    assert status == 404 and b"r/0 has no attempt 3; its attempts are 0..1" in missing
 
 
 def test_logs_follow_a_job_while_it_writes(ui):

@@ -24,7 +24,7 @@ try:
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:  # pragma: no cover - reported by the skip below
     webdriver = None
 
@@ -118,9 +118,15 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
         time.sleep(0.5)
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#chart-cpu polyline")) == 2)
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#chart-rss polyline")) == 2)
-    rows = browser.find_elements(By.CSS_SELECTOR, "#resources-table tbody tr")
-    assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows] == ["train/0", "train/1"]
-    assert all("MiB" in r.find_elements(By.TAG_NAME, "td")[3].text for r in rows)
+    # The card redraws itself every couple of seconds: read the table inside a wait that retries
+    # when a redraw replaced the rows.
+
+    def table(d):
+        rows = [[td.text for td in r.find_elements(By.TAG_NAME, "td")]
+                for r in d.find_elements(By.CSS_SELECTOR, "#resources-table tbody tr")]
+        return rows if [r[0] for r in rows] == ["train/0", "train/1"] and all("MiB" in r[3] for r in rows) else None
+
+    wait.until(table)
     browser.execute_script("document.getElementById('resources').scrollIntoView()")
     save(browser, shots, "app-resources.png")
     browser.execute_script("window.scrollTo(0, 0)")
@@ -155,3 +161,25 @@ def test_run_page_dry_runs_and_runs_a_component(ui, browser, shots):
     ui.handles.append(handle)
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '.titlebar [data-state="SUCCEEDED"]')))
     wait.until(lambda d: "hello from the browser" in d.find_element(By.ID, "log").text)
+
+
+def test_a_retried_replicas_first_attempt_log_and_why_it_failed(ui, browser, shots):
+    marker = ui.tmp / "tried"
+    script = (f"if [ -e {marker} ]; then echo second-run; echo 'broke for good' >&2; exit 9; "
+              f"else touch {marker}; echo first-run; exit 7; fi")
+    appdef = {"name": "flaky", "roles": [{"name": "r", "image": str(ui.tmp), "entrypoint": "sh",
+                                          "args": ["-c", script], "max_retries": 1, "retry_policy": "REPLICA"}]}
+    status, body = ui.api("POST", "/api/v1/apps", {"appdef": appdef, "scheduler": "local_cwd"})
+    assert status == 201, body
+    handle = body["app_handle"]
+    ui.handles.append(handle)
+    ui.wait_state(handle, {"FAILED"})
+    wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
+    browser.get(ui.url + "#/app/" + urllib.parse.quote(handle, safe=""))
+    # Why it failed: the failed replica's last stderr lines, on the page.
+    wait.until(lambda d: "broke for good" in d.find_element(By.CSS_SELECTOR, ".failure-log pre").text)
+    # The latest attempt's log by default; the first run's when chosen.
+    wait.until(lambda d: "second-run" in d.find_element(By.ID, "log").text)
+    Select(browser.find_element(By.ID, "log-attempt")).select_by_value("0")
+    wait.until(lambda d: d.find_element(By.ID, "log").text.strip() == "first-run")
+    save(browser, shots, "app-retried-attempt0.png")
