@@ -266,6 +266,30 @@ function failureLogs(tails) {
     el("pre", { class: "log" }, t.lines.join("\n"))));
 }
 
+// A command as a shell would take it back: words quoted only where they need it.
+function shellLine(words) {
+  return words.filter((w) => w !== undefined && w !== null).map((w) =>
+    /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : "'" + String(w).replace(/'/g, "'\\''") + "'").join(" ");
+}
+
+function resourceText(r) {
+  if (!r) return "";
+  const parts = [`${r.cpu} CPU`, `${r.gpu} GPU`, `${r.memMB} MB memory`];
+  const caps = Object.entries(r.capabilities || {});
+  if (caps.length) parts.push("capabilities: " + caps.map(([k, v]) => k + "=" + v).join(", "));
+  const devices = Object.entries(r.devices || {});
+  if (devices.length) parts.push("devices: " + devices.map(([k, v]) => k + "\u00d7" + v).join(", "));
+  return parts.join(", ");
+}
+
+function mountText(m) {
+  const ro = m.read_only ? " (read-only)" : "";
+  if (m.type === "bind") return `bind ${m.src_path} \u2192 ${m.dst_path}${ro}`;
+  if (m.type === "volume") return `volume ${m.src} \u2192 ${m.dst_path}${ro}`;
+  if (m.type === "device") return `device ${m.src_path} \u2192 ${m.dst_path} (${m.permissions})`;
+  return JSON.stringify(m);
+}
+
 function appDefView(app) {
   if (!app) return el("p", { class: "muted" }, "The scheduler does not keep the app's definition.");
   return app.roles.map((r) => el("div", { class: "card" },
@@ -273,11 +297,11 @@ function appDefView(app) {
     el("dl", { class: "kv" },
       el("dt", {}, "image"), el("dd", { class: "mono" }, r.image || ""),
       el("dt", {}, "entrypoint"), el("dd", { class: "mono" }, r.entrypoint),
-      el("dt", {}, "args"), el("dd", { class: "mono" }, JSON.stringify(r.args || [])),
+      el("dt", {}, "command"), el("dd", { class: "mono", id: "role-command-" + r.name }, shellLine([r.entrypoint, ...(r.args || [])])),
       el("dt", {}, "env"), el("dd", { class: "mono" }, Object.entries(r.env || {}).map(([k, v]) => el("div", {}, k + "=" + v))),
-      el("dt", {}, "resource"), el("dd", { class: "mono" }, JSON.stringify(r.resource || {})),
+      el("dt", {}, "resource"), el("dd", {}, resourceText(r.resource)),
       el("dt", {}, "max_retries"), el("dd", {}, String(r.max_retries || 0) + (r.retry_policy ? " (" + r.retry_policy + ")" : "")),
-      el("dt", {}, "mounts"), el("dd", { class: "mono" }, (r.mounts || []).map((m) => el("div", {}, JSON.stringify(m)))))));
+      el("dt", {}, "mounts"), el("dd", { class: "mono" }, (r.mounts || []).map((m) => el("div", {}, mountText(m)))))));
 }
 
 function logPanel(handle, detail) {
@@ -350,7 +374,11 @@ async function appPage(main, handle) {
   const notice = el("div", { id: "notice" });
   const cancelBtn = el("button", { class: "danger", id: "cancel", onclick: async () => {
     if (!confirm("Cancel " + handle + "?")) return;
-    try { await api("POST", appPath(handle) + "/cancel"); notice.replaceChildren(banner("Cancel requested.", "info")); }
+    try {
+      await api("POST", appPath(handle) + "/cancel");
+      notice.dataset.kind = "cancel";  // cleared once the app has ended
+      notice.replaceChildren(banner("Cancel requested.", "info"));
+    }
     catch (e) { notice.replaceChildren(banner(e.message)); }
   } }, "Cancel");
   const deleteBtn = el("button", { class: "danger", id: "delete", onclick: async () => {
@@ -367,6 +395,7 @@ async function appPage(main, handle) {
     const s = d.status;
     const terminal = /SUCCEEDED|FAILED|CANCELLED/.test(s.state);
     cancelBtn.disabled = terminal;
+    if (terminal && notice.dataset.kind === "cancel") { notice.replaceChildren(); delete notice.dataset.kind; }
     deleteBtn.disabled = !terminal;
     head.replaceChildren(el("h1", {}, (d.appdef && d.appdef.name) || d.app_id), stateBadge(s.state),
       el("span", { class: "actions" }, cancelBtn, ...(canDelete ? [deleteBtn] : [])));
@@ -405,13 +434,29 @@ function paramInput(p) {
     id, name: p.name, value: def, placeholder: p.type === "list" ? "a,b,c" : p.type === "dict" ? "k=v,k2=v2" : "" });
 }
 
+// A scheduler option's control by its type: a bool is a choice (unset keeps the scheduler's
+// default), numbers are number fields, lists say how to separate them.
+function cfgInput(o) {
+  const id = "c-" + o.name;
+  const def = o.default === null || o.default === undefined ? "" : String(o.default);
+  if (o.type === "bool") {
+    return el("select", { id, "data-opt": o.name },
+      el("option", { value: "" }, "default" + (def ? " (" + def + ")" : "")),
+      el("option", { value: "True" }, "True"), el("option", { value: "False" }, "False"));
+  }
+  const numeric = o.type === "int" || o.type === "float";
+  return el("input", { type: numeric ? "number" : "text", step: o.type === "float" ? "any" : null, id, "data-opt": o.name,
+    placeholder: o.type.includes("List") ? (def || "a;b;c") : o.type.includes("Dict") ? (def || "k:v;k2:v2") : def });
+}
+
 async function runPage(main, params) {
   const q = new URLSearchParams(params);
   const [comps, scheds] = await Promise.all([api("GET", "/api/v1/components"), api("GET", "/api/v1/schedulers")]);
   const compIn = el("input", { type: "text", id: "component", list: "component-list", value: q.get("component") || "utils.echo" });
   const compList = el("datalist", { id: "component-list" }, comps.components.map((c) => el("option", { value: c.name }, c.summary)));
   // A composite scheduler (pipelines) takes no app of its own: `torchx pipeline run` starts those.
-  const runnable = scheds.schedulers.filter((s) => !s.error && !(s.capabilities || []).includes("composite"));
+  // Only the schedulers this dashboard is set up for (`torchx ui -s`, .torchxconfig), that can be reached.
+  const runnable = scheds.schedulers.filter((s) => s.listed && !s.error && !(s.capabilities || []).includes("composite"));
   const schedSel = el("select", { id: "scheduler" }, runnable.map((s) => el("option", { value: s.name }, s.name)));
   const form = el("div", { class: "form-grid", id: "params" });
   const cfgForm = el("div", { class: "form-grid", id: "cfg" });
@@ -433,8 +478,7 @@ async function runPage(main, params) {
     const s = scheds.schedulers.find((x) => x.name === schedSel.value);
     cfgForm.replaceChildren(...(s ? s.runopts : []).flatMap((o) => [
       el("label", { for: "c-" + o.name }, o.name, el("span", { class: "help" }, o.type + (o.required ? ", required" : ""))),
-      el("div", {}, el("input", { type: "text", id: "c-" + o.name, "data-opt": o.name, placeholder: o.default === null ? "" : String(o.default) }),
-        el("span", { class: "help muted" }, o.help || ""))]));
+      el("div", {}, cfgInput(o), el("span", { class: "help muted" }, o.help || ""))]));
   };
   const request = (dryrun) => {
     const args = [];
@@ -446,7 +490,7 @@ async function runPage(main, params) {
     const va = document.getElementById("p-varargs");
     if (va && va.value.trim()) args.push("--", ...va.value.split("\n").filter((l) => l.length));
     const cfg = [];
-    for (const input of cfgForm.querySelectorAll("input[data-opt]")) if (input.value) cfg.push(input.dataset.opt + "=" + input.value);
+    for (const input of cfgForm.querySelectorAll("[data-opt]")) if (input.value) cfg.push(input.dataset.opt + "=" + input.value);
     return { component: compIn.value, args, scheduler: schedSel.value, cfg: cfg.join(","), dryrun };
   };
   const submit = async (dryrun) => {
@@ -476,6 +520,7 @@ async function runPage(main, params) {
 
 async function route() {
   for (const c of cleanup.splice(0)) c();
+  window.scrollTo(0, 0);  // a new page opens at its top (its title, state and actions)
   const main = document.getElementById("main");
   const hash = location.hash.slice(1) || "/";
   const [path, query] = hash.split("?");

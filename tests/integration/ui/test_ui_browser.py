@@ -137,7 +137,19 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '.titlebar [data-state="CANCELLED"]')))
     wait.until(lambda d: all(e.text == "CANCELLED" for e in d.find_elements(By.CSS_SELECTOR, "#replicas .state")))
     assert ui.app(handle)[1]["status"]["state"] == "CANCELLED"
+    # "Cancel requested." goes once the app has ended.
+    wait.until(lambda d: "Cancel requested" not in d.find_element(By.ID, "notice").text)
+    # The definition reads as a command line, not JSON.
+    command = browser.find_element(By.ID, "role-command-train").text
+    assert command.startswith("bash -c 'torchrun ") and "[\"" not in command, command
     save(browser, shots, "app-cancelled.png")
+
+    # A page opens at its top: scrolled to the logs here, the run page starts at its title.
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+    assert browser.execute_script("return window.scrollY") > 0
+    browser.get(ui.url + "#/run")
+    wait.until(EC.presence_of_element_located((By.ID, "component")))
+    assert browser.execute_script("return window.scrollY") == 0
 
     browser.get(ui.url + "#/")
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{row} [data-state="CANCELLED"]')))
@@ -147,6 +159,12 @@ def test_run_page_dry_runs_and_runs_a_component(ui, browser, shots):
     wait = WebDriverWait(browser, 30)
     browser.get(ui.url + "#/run")
     wait.until(EC.presence_of_element_located((By.ID, "p-msg")))
+    # Only schedulers an app can go to (no pipeline); a bool option is a choice, not a text box.
+    offered = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#scheduler option")]
+    assert "local_cwd" in offered and "pipeline" not in offered, offered
+    wait.until(EC.presence_of_element_located((By.ID, "c-prepend_cwd")))
+    assert browser.find_element(By.ID, "c-prepend_cwd").tag_name == "select"
+    assert browser.find_element(By.ID, "c-kill_grace_seconds").get_attribute("type") == "number"
     msg = browser.find_element(By.ID, "p-msg")
     msg.clear()
     msg.send_keys("hello from the browser")
