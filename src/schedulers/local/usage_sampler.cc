@@ -56,6 +56,8 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
   std::vector<std::string_view> f = Fields(text.substr(close + 1));
   if (f.size() < 22) return std::nullopt;
   uint64_t utime = 0, stime = 0;
+  if (f[0].size() != 1) return std::nullopt;
+  st.state = f[0][0];
   if (!Num(f[1], st.ppid) || !Num(f[2], st.pgrp) || !Num(f[11], utime) || !Num(f[12], stime) ||
       !Num(f[19], st.start_ticks) || !Num(f[21], st.rss_pages)) {
     return std::nullopt;
@@ -130,7 +132,9 @@ UsageSampler::Result UsageSampler::Sample(const std::vector<int>& leaders, doubl
   std::vector<int> count(leaders.size(), 0);
   for (const ProcStat& p : all) {
     auto o = owner.find(p.pid);
-    if (o == owner.end()) continue;
+    // An exited process not yet reaped holds no memory: it is not counted (a replica whose
+    // leader is one has ended, and has no figures).
+    if (o == owner.end() || p.state == 'Z' || p.state == 'X') continue;
     size_t r = o->second;
     seen[p.pid] = {p.start_ticks, p.cpu_ticks};
     double started = static_cast<double>(p.start_ticks) / hz;

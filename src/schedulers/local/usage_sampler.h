@@ -24,6 +24,7 @@ struct ProcStat {
   uint64_t cpu_ticks = 0;    ///< utime + stime
   uint64_t start_ticks = 0;  ///< since boot
   int64_t rss_pages = 0;
+  char state = 'R';  ///< R, S, D, Z (exited, not yet reaped), ...
 };
 
 /// Parses one /proc/<pid>/stat line (the command name may hold spaces and parentheses);

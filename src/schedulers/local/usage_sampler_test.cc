@@ -17,10 +17,11 @@ TEST(ParseProcStat, ReadsTheFieldsAfterTheCommandName) {
   const Case cases[] = {
       {"1234 (python3) S 1000 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 3 0 98765 1000000 2048 "
        "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-       ProcStat{1234, 1000, 1234, 300, 98765, 2048}},
+       ProcStat{1234, 1000, 1234, 300, 98765, 2048, 'S'}},
       // The command name may hold spaces and parentheses: the fields start after the last ')'.
       {"77 (a (b) c) R 1 70 70 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 500 0 10", ProcStat{77, 1, 70, 10, 500, 10}},
       {"77 (short) R 1 70", std::nullopt},
+      {"77 (cmd) RR 1 70 70 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 500 0 10", std::nullopt},
       {"x (cmd) R 1 70 70 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 500 0 10", std::nullopt},
       {"77 (cmd) R 1 70 70 0 -1 0 0 0 0 0 seven 3 0 0 20 0 1 0 500 0 10", std::nullopt},
       {"", std::nullopt},
@@ -36,6 +37,7 @@ TEST(ParseProcStat, ReadsTheFieldsAfterTheCommandName) {
     EXPECT_EQ(got->cpu_ticks, c.want->cpu_ticks);
     EXPECT_EQ(got->start_ticks, c.want->start_ticks);
     EXPECT_EQ(got->rss_pages, c.want->rss_pages);
+    EXPECT_EQ(got->state, c.want->state);
   }
 }
 
@@ -59,12 +61,13 @@ TEST(UsageSampler, SumsEachReplicasTreeAndItsProcessGroup) {
   FakeProcs procs;
   procs.uptime = 110;  // every process started at 100 s (start ticks 10000): 10 s of life
   procs.procs = {
-      {10, 1, 10, 500, 10000, 100},    // replica 0's leader: 5 s of CPU
-      {11, 10, 11, 1000, 10000, 200},  // its child in a session of its own (torchrun's workers)
-      {12, 11, 12, 100, 10000, 50},    // a grandchild
-      {13, 1, 10, 100, 10000, 25},     // reparented away, still in the leader's group
-      {20, 1, 20, 200, 10000, 400},    // replica 1
-      {30, 1, 30, 9999, 10000, 9999},  // not ours
+      {10, 1, 10, 500, 10000, 100},      // replica 0's leader: 5 s of CPU
+      {11, 10, 11, 1000, 10000, 200},    // its child in a session of its own (torchrun's workers)
+      {12, 11, 12, 100, 10000, 50},      // a grandchild
+      {13, 1, 10, 100, 10000, 25},       // reparented away, still in the leader's group
+      {14, 10, 14, 700, 10000, 0, 'Z'},  // exited, not reaped: not counted
+      {20, 1, 20, 200, 10000, 400},      // replica 1
+      {30, 1, 30, 9999, 10000, 9999},    // not ours
   };
   UsageSampler sampler(procs, nullptr);
   auto got = sampler.Sample({10, 20, 0}, 1700000000);

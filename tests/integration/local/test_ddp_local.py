@@ -66,8 +66,8 @@ def _replica_tails(torchx, handle: str, run_stderr: str) -> str:
 
 
 def test_ddp_2x2_allreduce_and_training(torchx):
-    res = torchx("run", "--wait", "-s", "local_cwd", "dist.torchrun", "-j", "2x2", "--rdzv_port", str(free_port()),
-                 "--script", "examples/ddp/train.py", check=False)
+    res = torchx("run", "--wait", "-s", "local_cwd", "-cfg", "resource_interval=0.5", "dist.torchrun", "-j", "2x2",
+                 "--rdzv_port", str(free_port()), "--script", "examples/ddp/train.py", check=False)
     handle = res.stdout.strip().splitlines()[0]
     if res.returncode != 0:  # show what the ranks printed: a failure here is otherwise opaque
         pytest.fail(f"DDP job failed:\n{res.stdout}\n{res.stderr}\n{_replica_tails(torchx, handle, res.stderr)}")
@@ -88,6 +88,17 @@ def test_ddp_2x2_allreduce_and_training(torchx):
     assert trained and float(trained.group(1)) < 1e-3, log
     assert abs(float(trained.group(2)) - 2.0) < 0.05 and abs(float(trained.group(3)) + 3.0) < 0.05
 
+    # What each node used: its torchrun and both workers (the tree), with CPU and memory, kept
+    # after the job ended.
+    usage = json.loads(torchx("top", "--json", handle).stdout)["resources"]  # every kept sample
+    assert [(r["role"], r["replica_id"]) for r in usage["replicas"]] == [("train", 0), ("train", 1)]
+    for replica in usage["replicas"]:
+        assert replica["samples"], usage
+        peak = max(replica["samples"], key=lambda s: s["rss_bytes"] or 0)
+        assert peak["processes"] >= 3 and peak["rss_bytes"] > 100 << 20, replica
+        assert max(s["cpu_percent"] or 0 for s in replica["samples"]) > 10, replica
+    assert "train/1" in torchx("status", "--resources", handle).stdout  # the newest sample
+
     # logs of one replica, filtered
     only = torchx("log", "--regex", "allreduce", handle + "/train/1").stdout.strip().splitlines()
     assert len(only) == 2 and all(line.startswith("train/1 ") for line in only)
@@ -105,6 +116,8 @@ def test_ddp_failure_is_reported(torchx, tmp_path):
     assert res.returncode == 1
     handle = res.stdout.strip().splitlines()[0]
     assert json.loads(torchx("status", "--json", handle).stdout)["state"] == "FAILED"
+    # Why: the failed replica's last stderr lines, torchrun's report of the worker's exit among them.
+    assert "bad/0 failed; the last" in res.stderr and "exitcode" in res.stderr, res.stderr
 
 
 def test_ddp_example_teardown_leaves_no_thread_behind(torchx):
