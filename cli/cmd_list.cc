@@ -1,65 +1,167 @@
-// `torchx list [-s SCHEDULER] [--json]`: the apps a scheduler knows.
+// `torchx list [-s SCHEDULER] [--state S,...] [--name TEXT] [--since T] [--limit N] [--json]`: the
+// apps a scheduler knows, newest first, with TorchX's three columns and then when each started,
+// how long it ran, who submitted it and why it failed, where the scheduler says.
+#include <cctype>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
 #include "torchx/plugins/registry.h"
+#include "torchx/runner/app_filter.h"
 
 namespace torchx::cli {
+namespace {
+
+std::string Started(const std::optional<double>& t) {
+  if (!t) return "-";
+  std::time_t secs = static_cast<std::time_t>(*t);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string Duration(const schedulers::ListAppResponse& a, double now) {
+  if (!a.created) return "-";
+  double secs = (a.ended ? *a.ended : now) - *a.created;
+  if (secs < 0) secs = 0;
+  std::string d = secs < 60 ? fmt::format("{:.1f}s", secs)
+                  : secs < 3600
+                      ? fmt::format("{}m{:02}s", static_cast<int>(secs) / 60, static_cast<int>(secs) % 60)
+                      : fmt::format("{}h{:02}m", static_cast<int>(secs) / 3600, static_cast<int>(secs) % 3600 / 60);
+  return a.ended || specs::IsTerminal(a.state) ? d : d + " so far";
+}
+
+}  // namespace
 
 Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
     std::string scheduler = plugins::DefaultSchedulerName();
     bool json = false;
+    std::vector<std::string> states;
+    std::string name, since;
+    int limit = 0;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("list", "List apps on a scheduler");
   cmd->add_option("-s,--scheduler", o->scheduler, "Scheduler")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option("--state", o->states, "Only apps in these states (comma-separated: RUNNING,FAILED,...)")
+      ->delimiter(',');
+  cmd->add_option("--name", o->name, "Only apps whose name or id contains this (any case)");
+  cmd->add_option("--since", o->since,
+                  "Only apps submitted since: epoch seconds, 2026-11-26T10:00:00[Z], or a duration ago (10m, 2h, 1d)");
+  cmd->add_option("--limit", o->limit, "At most this many, the newest")->check(CLI::PositiveNumber.description(""));
   return [o, &registry] {
+    runner::AppFilter filter;
+    for (std::string s : o->states) {
+      for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));  // any case
+      auto state = specs::ParseAppState(s);
+      if (!state) return ReportError(InvalidArgumentError("list: --state: " + state.error().message()));
+      filter.states.insert(*state);
+    }
+    filter.name = o->name;
+    double now = static_cast<double>(std::time(nullptr));
+    if (!o->since.empty()) {
+      auto since = ParseWhen("list", "--since", o->since, now);
+      if (!since) return ReportError(since.error());
+      filter.since = *since;
+    }
     runner::Runner runner(registry);
-    auto apps = runner.List(o->scheduler);
-    if (!apps) return ReportError(apps.error());
+    auto listed = runner.List(o->scheduler);
+    if (!listed) return ReportError(listed.error());
+    std::vector<schedulers::ListAppResponse> apps;
+    for (auto& a : *listed) {
+      if (!runner::Matches(filter, a)) continue;
+      apps.push_back(std::move(a));
+      if (o->limit > 0 && apps.size() >= static_cast<size_t>(o->limit)) break;  // listings are newest first
+    }
     if (o->json) {
+      auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
       nlohmann::json arr = nlohmann::json::array();
-      for (const auto& a : *apps) {
+      for (const auto& a : apps) {
         arr.push_back({{"app_handle", a.app_handle},
                        {"app_id", a.app_id},
                        {"name", a.name},
-                       {"state", std::string(specs::AppStateName(a.state))}});
+                       {"state", std::string(specs::AppStateName(a.state))},
+                       {"created", opt(a.created)},
+                       {"ended", opt(a.ended)},
+                       {"user", a.user},
+                       {"reason", a.reason}});
       }
-      std::puts(arr.dump(2).c_str());
+      std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return kExitOk;
     }
-    size_t w_handle = 10, w_name = 8;
-    for (const auto& a : *apps) {
+    bool history = false;  // the extra columns, where the scheduler says any of them
+    for (const auto& a : apps) history |= a.created.has_value() || !a.user.empty();
+    size_t w_handle = 10, w_name = 8, w_state = 10, w_user = 4, w_dur = 8;
+    for (const auto& a : apps) {
       w_handle = std::max(w_handle, a.app_handle.size());
       w_name = std::max(w_name, a.name.size());
+      if (history) {
+        w_user = std::max(w_user, a.user.size());
+        w_dur = std::max(w_dur, Duration(a, now).size());
+      }
     }
     // Padded by hand: fmt's width counts code points, a tenth of `list` with 10,000 apps, and
     // handles and app names are ASCII (AppDef validation).
     std::string out;
-    out.reserve((w_handle + w_name + 16) * (apps->size() + 2));
+    out.reserve((w_handle + w_name + (history ? 90 : 16)) * (apps.size() + 2));
     auto cell = [&out](std::string_view text, size_t width, char fill) {
       out += text;
       out.append(width > text.size() ? width - text.size() : 0, fill);
       out += "  ";
     };
+    auto end_line = [&out] {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      out += '\n';
+    };
     cell("APP HANDLE", w_handle, ' ');
     cell("APP NAME", w_name, ' ');
-    out += "APP STATUS\n";
+    if (!history) {
+      out += "APP STATUS\n";
+    } else {
+      cell("APP STATUS", w_state, ' ');
+      cell("STARTED", 19, ' ');
+      cell("DURATION", w_dur, ' ');
+      cell("USER", w_user, ' ');
+      out += "REASON";
+      end_line();
+    }
     cell("", w_handle, '-');
     cell("", w_name, '-');
-    out += "----------\n";
-    for (const auto& a : *apps) {
+    if (!history) {
+      out += "----------\n";
+    } else {
+      cell("", w_state, '-');
+      cell("", 19, '-');
+      cell("", w_dur, '-');
+      cell("", w_user, '-');
+      out += "------\n";
+    }
+    for (const auto& a : apps) {
       cell(a.app_handle, w_handle, ' ');
       cell(a.name, w_name, ' ');
-      out += specs::AppStateName(a.state);
-      out += '\n';
+      if (!history) {
+        out += specs::AppStateName(a.state);
+        out += '\n';
+        continue;
+      }
+      cell(specs::AppStateName(a.state), w_state, ' ');
+      cell(Started(a.created), 19, ' ');
+      cell(Duration(a, now), w_dur, ' ');
+      cell(a.user.empty() ? "-" : a.user, w_user, ' ');
+      std::string reason = a.reason.substr(0, a.reason.find('\n'));
+      if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
+      out += reason;
+      end_line();
     }
     std::fputs(out.c_str(), stdout);
     return kExitOk;

@@ -48,42 +48,6 @@ Result<Target> ParseTarget(const std::string& id) {
   return t;
 }
 
-// --since/--until: epoch seconds, a time (`2026-11-26T10:00:00`, local time; `...Z` UTC), or a
-// duration before now (`90s`, `10m`, `2h`, `1d`).
-Result<double> ParseWhen(const std::string& flag, const std::string& text, double now) {
-  auto bad = [&] {
-    return InvalidArgumentError(fmt::format(
-        "log: {} `{}`: give epoch seconds, a time such as 2026-11-26T10:00:00 (Z for UTC), or a duration before "
-        "now such as 90s, 10m, 2h, 1d",
-        flag, text));
-  };
-  if (text.empty()) return bad();
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() && *end == '\0') return v;
-  if (end != text.c_str() && end[1] == '\0' && v >= 0) {
-    switch (*end) {
-      case 's':
-        return now - v;
-      case 'm':
-        return now - v * 60;
-      case 'h':
-        return now - v * 3600;
-      case 'd':
-        return now - v * 86400;
-      default:
-        break;
-    }
-  }
-  std::tm tm{};
-  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!rest) rest = strptime(text.c_str(), "%Y-%m-%d %H:%M:%S", &tm);
-  if (!rest || (*rest != '\0' && std::string_view(rest) != "Z")) return bad();
-  tm.tm_isdst = -1;
-  std::time_t t = *rest == 'Z' ? timegm(&tm) : std::mktime(&tm);
-  return static_cast<double>(t);
-}
-
 }  // namespace
 
 Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
@@ -150,12 +114,12 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     if (o->attempt >= 0) opts.attempt = o->attempt;
     double now = static_cast<double>(std::time(nullptr));
     if (!o->since.empty()) {
-      auto since = ParseWhen("--since", o->since, now);
+      auto since = ParseWhen("log", "--since", o->since, now);
       if (!since) return ReportError(since.error());
       opts.since = *since;
     }
     if (!o->until.empty()) {
-      auto until = ParseWhen("--until", o->until, now);
+      auto until = ParseWhen("log", "--until", o->until, now);
       if (!until) return ReportError(until.error());
       opts.until = *until;
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -59,6 +60,40 @@ std::string FormatFailureTails(const std::vector<runner::ReplicaLogTail>& tails)
     for (const std::string& line : t.lines) out += "    " + line + "\n";
   }
   return out;
+}
+
+Result<double> ParseWhen(const std::string& verb, const std::string& flag, const std::string& text, double now) {
+  auto bad = [&] {
+    return InvalidArgumentError(fmt::format(
+        "{}: {} `{}`: give epoch seconds, a time such as 2026-11-26T10:00:00 (Z for UTC), or a duration before "
+        "now such as 90s, 10m, 2h, 1d",
+        verb, flag, text));
+  };
+  if (text.empty()) return bad();
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() && *end == '\0') return v;
+  if (end != text.c_str() && end[1] == '\0' && v >= 0) {
+    switch (*end) {
+      case 's':
+        return now - v;
+      case 'm':
+        return now - v * 60;
+      case 'h':
+        return now - v * 3600;
+      case 'd':
+        return now - v * 86400;
+      default:
+        break;
+    }
+  }
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!rest) rest = strptime(text.c_str(), "%Y-%m-%d %H:%M:%S", &tm);
+  if (!rest || (*rest != '\0' && std::string_view(rest) != "Z")) return bad();
+  tm.tm_isdst = -1;
+  std::time_t t = *rest == 'Z' ? timegm(&tm) : std::mktime(&tm);
+  return static_cast<double>(t);
 }
 
 bool StdoutIsTerminal() { return ::isatty(1) == 1; }

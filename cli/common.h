@@ -25,6 +25,11 @@ Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler
 
 bool StdoutIsTerminal();
 
+/// A time a flag gives (`log --since`, `list --since`): epoch seconds, a time
+/// (`2026-11-26T10:00:00`, local; `...Z` UTC), or a duration before `now` (`90s`, `10m`, `2h`,
+/// `1d`). kInvalidArgument naming the verb and flag otherwise.
+Result<double> ParseWhen(const std::string& verb, const std::string& flag, const std::string& text, double now);
+
 /// Why a failed app failed, as the CLI prints it: for each tail, "<role>/<replica> failed; the
 /// last N lines of its stderr:" and the lines indented. Empty for no tails.
 std::string FormatFailureTails(const std::vector<runner::ReplicaLogTail>& tails);

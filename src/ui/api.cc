@@ -13,6 +13,7 @@
 #include "specs/error_file.h"
 #include "torchx/components/component_json.h"
 #include "torchx/config/run_cfg.h"
+#include "torchx/runner/app_filter.h"
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -74,11 +75,6 @@ Result<bool> Flag(const Query& query, const std::string& key) {
   if (!v || *v == "0" || *v == "false") return false;
   if (v->empty() || *v == "1" || *v == "true") return true;
   return InvalidArgumentError("query parameter `" + key + "` must be true or false, got '" + *v + "'");
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string Join(const std::vector<std::string>& names) {
@@ -183,8 +179,7 @@ struct Listed {
 
 struct ListFilter {
   std::vector<std::string> schedulers;
-  std::set<specs::AppState> states;
-  std::string name;  // lower case
+  runner::AppFilter apps;  // the rule `torchx list` keeps apps by
 };
 
 Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>& configured) {
@@ -200,9 +195,16 @@ Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>
   for (const std::string& s : Values(query, "state")) {
     auto state = specs::ParseAppState(s);
     if (!state) return InvalidArgumentError("query parameter `state`: " + state.error().message());
-    f.states.insert(*state);
+    f.apps.states.insert(*state);
   }
-  f.name = Lower(One(query, "name").value_or(""));
+  f.apps.name = One(query, "name").value_or("");
+  if (auto since = One(query, "since"); since && !since->empty()) {
+    char* end = nullptr;
+    double t = std::strtod(since->c_str(), &end);
+    if (*end != '\0')
+      return InvalidArgumentError("query parameter `since`: must be epoch seconds, got '" + *since + "'");
+    f.apps.since = t;
+  }
   return f;
 }
 
@@ -216,11 +218,7 @@ std::pair<std::vector<Listed>, json> ListAll(runner::Runner& runner, const ListF
       continue;
     }
     for (schedulers::ListAppResponse& a : *listed) {
-      if (!f.states.empty() && !f.states.contains(a.state)) continue;
-      if (!f.name.empty() && Lower(a.name).find(f.name) == std::string::npos &&
-          Lower(a.app_id).find(f.name) == std::string::npos) {
-        continue;
-      }
+      if (!runner::Matches(f.apps, a)) continue;
       apps.push_back(Listed{scheduler, std::move(a)});
     }
   }
@@ -254,6 +252,9 @@ ApiResponse Api::ListApps(const Query& query) const {
                  {"state", std::string(specs::AppStateName(l.app.state))},
                  {"created", l.app.created ? json(*l.app.created) : json(nullptr)},
                  {"num_restarts", l.app.num_restarts ? json(*l.app.num_restarts) : json(nullptr)},
+                 {"ended", l.app.ended ? json(*l.app.ended) : json(nullptr)},
+                 {"user", l.app.user},
+                 {"reason", l.app.reason},
                  {"roles", json::array()}};
     // Only the page's apps are described: a listing of 10,000 apps costs one List per scheduler.
     if (auto status = runner->Status(l.app.app_handle); status && *status) {

@@ -158,6 +158,11 @@ check "log --since refuses what it cannot read" 2 "give epoch seconds, a time su
 check "status --resources shows the sampled figures or why there are none" 0 "REPLICA" -- "$TORCHX" status --resources "$HL"
 check "top of an ended app prints once and exits" 0 "CPU HISTORY" -- "$TORCHX" top "$HL"
 check "list shows apps" 0 "APP HANDLE" -- "$TORCHX" list
+check "list shows when, how long, who and why" 0 "STARTED              DURATION" -- "$TORCHX" list
+check "list --state failed keeps the failed ones, with the reason" 0 "sh/0 exited with code" -- "$TORCHX" list --state failed
+check "list --state refuses an unknown state" 2 "must be one of [UNSUBMITTED" -- "$TORCHX" list --state bogus
+check "list --limit 1 --json is one app with its history keys" 0 "ok" -- bash -c "'$TORCHX' list --limit 1 --json | python3 -c 'import json,sys; a=json.load(sys.stdin); print(\"ok\" if len(a)==1 and {\"created\",\"ended\",\"user\",\"reason\"} <= set(a[0]) else a)'"
+check "list --since in the future lists none" 0 "--------" -- "$TORCHX" list --since 2999-01-01T00:00:00
 check "unknown app" 1 "does not exist or has been removed from local_cwd's data plane" -- "$TORCHX" status local_cwd://torchx/nope-1
 check "malformed handle" 2 "is not of the form" -- "$TORCHX" status nope
 check "log replica id out of range" 2 "out of range" -- "$TORCHX" log "$H/sh/99999999999"

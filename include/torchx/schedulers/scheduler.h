@@ -61,6 +61,12 @@ struct ListAppResponse {
   std::optional<double> created = {};
   /// Restarts so far, where the listing says it cheaply (the dashboard's apps page shows both).
   std::optional<int> num_restarts = {};
+  /// When it ended (epoch seconds), where the listing says it cheaply; nullopt while it runs.
+  std::optional<double> ended = {};
+  /// Who submitted it, where the back-end knows; empty otherwise.
+  std::string user = {};
+  /// Why a failed app failed (its message), where the listing has it; empty otherwise.
+  std::string reason = {};
 };
 
 /// One run of a replica, for the retry history: when it started and ended and how.

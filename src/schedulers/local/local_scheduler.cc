@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -379,9 +381,20 @@ Result<std::vector<ListAppResponse>> LocalScheduler::List() {
   TORCHX_ASSIGN_OR_RETURN(auto apps, store->ListApps());
   std::vector<ListAppResponse> out;
   out.reserve(apps.size());
+  // Local apps are the store owner's (the state directory is private to its user).
+  std::string user;
+  struct stat st {};
+  if (::stat(store->path().c_str(), &st) == 0) {
+    if (const passwd* pw = ::getpwuid(st.st_uid)) user = pw->pw_name;
+    if (user.empty()) user = std::to_string(st.st_uid);
+  }
   for (AppRecord& a : apps) {
     TORCHX_RETURN_IF_ERROR(CheckLiveness(*store, a));
-    out.push_back(ListAppResponse{a.app_id, a.state, "", a.name, a.created, a.num_restarts});
+    ListAppResponse r{a.app_id, a.state, "", a.name, a.created, a.num_restarts};
+    if (specs::IsTerminal(a.state)) r.ended = a.updated;  // a terminal record is written last
+    r.user = user;
+    if (a.state == AppState::kFailed) r.reason = a.msg;
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -104,12 +104,15 @@ async function appsPage(main, params) {
       el("td", {}, a.roles.map((r) => el("div", {}, r.role + " \u00d7" + r.replicas + " ",
         el("span", { class: "muted" }, Object.entries(r.states).map(([s, n]) => n + " " + s.toLowerCase()).join(", "))))),
       el("td", {}, a.num_restarts === null ? "" : String(a.num_restarts)),
-      el("td", { title: a.created ? new Date(a.created * 1000).toLocaleString() : "" }, age(a.created))));
+      el("td", { title: a.created ? new Date(a.created * 1000).toLocaleString() : "" }, age(a.created)),
+      el("td", {}, a.created ? seconds(Math.max(0, (a.ended || Date.now() / 1000) - a.created)) + (a.ended ? "" : " so far") : ""),
+      el("td", {}, a.user || ""),
+      el("td", { class: "reason err" }, a.reason || "")));
     const end = Math.min(data.total, offset + data.apps.length);
     body.replaceChildren(
       ...data.errors.map((e) => banner(e.scheduler + ": " + e.message)),
-      el("table", { id: "apps" }, el("thead", {}, el("tr", {}, ["App", "Name", "Scheduler", "State", "Roles", "Restarts", "Age"].map((h) => el("th", {}, h)))),
-        el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No apps.")))),
+      el("table", { id: "apps" }, el("thead", {}, el("tr", {}, ["App", "Name", "Scheduler", "State", "Roles", "Restarts", "Age", "Duration", "User", "Why it failed"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 10, class: "muted" }, "No apps.")))),
       el("div", { class: "pager" },
         el("button", { disabled: offset === 0, onclick: () => go({ offset: Math.max(0, offset - limit) }) }, "\u2190 Newer"),
         el("span", { class: "muted", id: "apps-count" }, data.total ? (offset + 1) + "\u2013" + end + " of " + data.total : "0 apps"),
