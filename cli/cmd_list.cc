@@ -99,6 +99,7 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return kExitOk;
     }
+    bool color = UseColor();
     bool history = false;  // the extra columns, where the scheduler says any of them
     for (const auto& a : apps) history |= a.created.has_value() || !a.user.empty();
     size_t w_handle = 10, w_name = 8, w_state = 10, w_user = 4, w_dur = 8;
@@ -150,11 +151,13 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       cell(a.app_handle, w_handle, ' ');
       cell(a.name, w_name, ' ');
       if (!history) {
-        out += specs::AppStateName(a.state);
+        out += ColorState(specs::AppStateName(a.state), a.state, color);
         out += '\n';
         continue;
       }
-      cell(specs::AppStateName(a.state), w_state, ' ');
+      std::string_view state = specs::AppStateName(a.state);
+      out += ColorState(state, a.state, color);  // padded after: the codes take no columns
+      out.append(w_state - std::min(w_state, state.size()) + 2, ' ');
       cell(Started(a.created), 19, ' ');
       cell(Duration(a, now), w_dur, ' ');
       cell(a.user.empty() ? "-" : a.user, w_user, ' ');

@@ -96,6 +96,38 @@ Result<double> ParseWhen(const std::string& verb, const std::string& flag, const
   return static_cast<double>(t);
 }
 
+bool UseColor() {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return StdoutIsTerminal() && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
+}
+
+std::string ColorState(std::string_view text, specs::AppState state, bool color) {
+  if (!color) return std::string(text);
+  const char* code = "";
+  switch (state) {
+    case specs::AppState::kRunning:
+      code = "\033[34m";
+      break;
+    case specs::AppState::kSucceeded:
+      code = "\033[32m";
+      break;
+    case specs::AppState::kFailed:
+      code = "\033[31m";
+      break;
+    case specs::AppState::kCancelled:
+      code = "\033[2m";
+      break;
+    case specs::AppState::kPending:
+    case specs::AppState::kSubmitted:
+      code = "\033[33m";
+      break;
+    default:
+      return std::string(text);
+  }
+  return fmt::format("{}{}\033[0m", code, text);
+}
+
 bool StdoutIsTerminal() { return ::isatty(1) == 1; }
 
 Status AppNotFound(const std::string& handle) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "torchx/config/torchx_config.h"
 #include "torchx/runner/runner.h"
@@ -24,6 +25,13 @@ Result<specs::Cfg> ParseCfg(runner::Runner& runner, const std::string& scheduler
                             const config::TorchxConfig& config);
 
 bool StdoutIsTerminal();
+
+/// Whether to colour what goes to stdout: a terminal, and neither NO_COLOR (no-color.org) nor
+/// TERM=dumb set.
+bool UseColor();
+/// `text` in the colour of `state` (RUNNING blue, SUCCEEDED green, FAILED red, CANCELLED dim,
+/// waiting yellow), or unchanged when `color` is false.
+std::string ColorState(std::string_view text, specs::AppState state, bool color);
 
 /// A time a flag gives (`log --since`, `list --since`): epoch seconds, a time
 /// (`2026-11-26T10:00:00`, local; `...Z` UTC), or a duration before `now` (`90s`, `10m`, `2h`,

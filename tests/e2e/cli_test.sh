@@ -184,7 +184,15 @@ if command -v script >/dev/null; then
   tty_out=$(script -qefc "$TORCHX run --wait utils.echo --num_replicas 2" /dev/null 2>&1)
   if [[ "$tty_out" == *$'\033['*"echo/1"*"SUCCEEDED"* ]]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL: no live display on a terminal:"; echo "$tty_out" | cat -v | head; fi
+  # States are coloured on a terminal (FAILED red), not with NO_COLOR, never when piped.
+  tty_list=$(script -qefc "$TORCHX list --state FAILED" /dev/null 2>&1)
+  if [[ "$tty_list" == *$'\033[31mFAILED\033[0m'* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: no colour on a terminal:"; echo "$tty_list" | cat -v | head -3; fi
+  plain=$(NO_COLOR=1 script -qefc "$TORCHX list --state FAILED" /dev/null 2>&1)
+  if [[ "$plain" != *$'\033['* && "$plain" == *FAILED* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: colour despite NO_COLOR:"; echo "$plain" | cat -v | head -3; fi
 fi
+check "list is not coloured when piped" 0 "" -- bash -c "! '$TORCHX' list | grep -q \$'\\033'"
 check "describe prints YAML" 0 "entrypoint: sh" -- "$TORCHX" describe "$H"
 check "describe --native prints the supervisor's plan" 0 "cmd: sh -c 'sleep 30'" -- "$TORCHX" describe --native "$H"
 check "describe --native --json is the plan's JSON" 0 '"replicas":' -- "$TORCHX" describe --native --json "$H"
