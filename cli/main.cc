@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
     handlers["plugins"] = AddPluginsCommand(app, registry);
     handlers["ui"] = AddUiCommand(app, registry);
     handlers["pipeline"] = AddPipelineCommand(app, registry);
+    handlers["completion"] = handlers["__complete"] = AddCompletionCommand(app, registry);
     app.add_subcommand("version", "Print the version");
 
     std::vector<std::string> args = NormalizeArgs(argc, argv);

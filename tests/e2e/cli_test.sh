@@ -192,6 +192,18 @@ if command -v script >/dev/null; then
   if [[ "$plain" != *$'\033['* && "$plain" == *FAILED* ]]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL: colour despite NO_COLOR:"; echo "$plain" | cat -v | head -3; fi
 fi
+# Shell completion: the bash script, driven as bash's completion would, with this torchx on PATH.
+mkdir -p "$TMP/bin" && ln -sf "$TORCHX" "$TMP/bin/torchx"
+complete_words() {  # complete_words WORD... : what bash would offer for the last word
+  PATH="$TMP/bin:$PATH" bash -c 'eval "$(torchx completion bash)"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _torchx; printf "%s\n" "${COMPREPLY[@]}"' _ "$@"
+}
+check "completion: verbs" 0 "status" -- complete_words torchx sta
+check "completion: components after run" 0 "dist.torchrun" -- complete_words torchx run dist.t
+check "completion: schedulers after -s" 0 "local_docker" -- complete_words torchx run -s local_d
+check "completion: handles from the store" 0 "$H" -- complete_words torchx status ""
+check "completion: zsh loads the bash function through bashcompinit" 0 "bashcompinit" -- "$TORCHX" completion zsh
+check "completion: fish" 0 "__fish_use_subcommand" -- "$TORCHX" completion fish
+check "completion: an unknown shell names the choices" 2 "tcsh not in {bash,zsh,fish}" -- "$TORCHX" completion tcsh
 check "list is not coloured when piped" 0 "" -- bash -c "! '$TORCHX' list | grep -q \$'\\033'"
 check "describe prints YAML" 0 "entrypoint: sh" -- "$TORCHX" describe "$H"
 check "describe --native prints the supervisor's plan" 0 "cmd: sh -c 'sleep 30'" -- "$TORCHX" describe --native "$H"
