@@ -340,10 +340,10 @@ TEST(GpuMetrics, LocalReplicasGetTheirGpuFiguresFromNvmlAndAHostWithoutOneSaysWh
   EXPECT_GT(plain->replicas[0].samples.back().rss_bytes.value_or(0), 0);
   ASSERT_THAT(r.Wait(*h2, std::chrono::milliseconds(50), std::chrono::seconds(30)), IsOk());
 
-  // A sampler-less scheduler is refused by name.
-  auto docker = r.ResourceUsage("local_docker://torchx/x");
-  EXPECT_EQ(docker.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(docker.status().message(), HasSubstr("resource usage"));
+  // A scheduler that does not sample is refused by name, before its engine is asked.
+  auto slurm = r.ResourceUsage("slurm://torchx/123");
+  EXPECT_EQ(slurm.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(slurm.status().message(), HasSubstr("scheduler slurm does not support resource usage"));
 }
 
 // local_docker and kubernetes are loadable modules: registered by name, loaded when first built.

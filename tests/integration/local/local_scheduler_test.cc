@@ -457,9 +457,11 @@ TEST_F(LocalSchedulerTest, CancelBeforeTheSupervisorStartsIsNotLost) {
 }
 
 TEST_F(LocalSchedulerTest, SupervisorIdlesWithoutCpu) {
-  auto handle = runner_.Run(App({ShRole("s", "sleep 3")}), "local_cwd");
+  auto handle = runner_.Run(App({ShRole("s", "sleep 30")}), "local_cwd");
   ASSERT_THAT(handle, IsOk());
   int sup = PidsOf(env_, *handle).supervisor;
+  // Between resource samples (the first 1 s after the start, then every 5 s by default) it sleeps.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   auto cpu_ticks = [sup] {
     std::string stat = Read("/proc/" + std::to_string(sup) + "/stat");
     std::istringstream rest(stat.substr(stat.rfind(')') + 2));
@@ -471,7 +473,7 @@ TEST_F(LocalSchedulerTest, SupervisorIdlesWithoutCpu) {
     return ticks;
   };
   long before = cpu_ticks();
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   EXPECT_EQ(cpu_ticks() - before, 0) << "the supervisor used CPU while its replica slept";
   ASSERT_THAT(runner_.Cancel(*handle), IsOk());
   testing::WaitTerminal(runner_, *handle);
