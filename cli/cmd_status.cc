@@ -97,7 +97,7 @@ Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       return kExitOk;
     }
     std::string out = specs::FormatAppStatus(**status, o->roles) + "\n" + FormatFailureTails(tails);
-    auto usage = NewestUsage(runner, o->handle);
+    auto usage = runner.ResourceUsage(o->handle);  // the whole kept series: its average and peak too
     if (usage && *usage) {
       out += schedulers::FormatUsage(**usage, SystemClock().EpochSeconds());
     } else {

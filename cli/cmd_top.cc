@@ -58,9 +58,7 @@ Handler AddTopCommand(CLI::App& app, plugins::PluginRegistry& registry) {
         ReportError(AppNotFound(o->handle));
         return kExitFailure;
       }
-      schedulers::UsageOptions opts;
-      opts.max_samples = o->json ? 0 : static_cast<size_t>(std::max(1, o->history));
-      auto usage = runner.ResourceUsage(o->handle, opts);
+      auto usage = runner.ResourceUsage(o->handle);  // every kept sample: averages and peaks over them
       if (!usage) return ReportError(usage.error());
       if (!*usage) {
         ReportError(AppNotFound(o->handle));

@@ -217,14 +217,34 @@ std::string Age(double seconds) {
 
 std::string FormatUsage(const AppUsage& usage, double now, int history) {
   std::vector<std::vector<std::string>> rows;
+  // Over the kept series too, where there is one: what the job used over its life, not only at
+  // its last sample (which, for an ended job, is its teardown).
+  bool series = false;
+  for (const ReplicaUsage& r : usage.replicas) series |= r.samples.size() > 1;
   std::vector<std::string> header = {"REPLICA", "HOST", "CPU%", "RSS", "PROCS", "GPU", "GPU%", "GPU MEM"};
+  if (series) {
+    header.insert(header.begin() + 5, "AVG CPU%");
+    header.insert(header.begin() + 6, "PEAK RSS");
+  }
   if (history > 0) header.push_back("CPU HISTORY");
   rows.push_back(header);
+  auto summary = [](const std::vector<UsageSample>& samples) {
+    double cpu = 0;
+    int n = 0;
+    int64_t peak = -1;
+    for (const UsageSample& s : samples) {
+      if (s.cpu_percent) cpu += *s.cpu_percent, ++n;
+      if (s.rss_bytes) peak = std::max(peak, *s.rss_bytes);
+    }
+    return std::pair<std::string, std::string>(n ? fmt::format("{:.1f}", cpu / n) : "-",
+                                               peak >= 0 ? FormatBytes(peak) : "-");
+  };
   double newest = 0;
   for (const ReplicaUsage& r : usage.replicas) {
     std::string name = fmt::format("{}/{}", r.role, r.replica_id);
     if (r.samples.empty()) {
       std::vector<std::string> row = {name, r.host, "-", "-", "-", "-", "-", "-"};
+      if (series) row.insert(row.begin() + 5, {"-", "-"});
       if (history > 0) row.push_back("");
       rows.push_back(std::move(row));
       continue;
@@ -239,6 +259,10 @@ std::string FormatUsage(const AppUsage& usage, double now, int history) {
                                     s.gpus.empty() ? "-" : std::to_string(s.gpus[0].index),
                                     s.gpus.empty() ? "-" : Pct(s.gpus[0].utilization_percent),
                                     s.gpus.empty() ? "-" : GpuMemory(s.gpus[0])};
+    if (series) {
+      auto [avg, peak] = summary(r.samples);
+      row.insert(row.begin() + 5, {avg, peak});
+    }
     if (history > 0) row.push_back(Spark(r.samples, history));
     rows.push_back(std::move(row));
     for (size_t g = 1; g < s.gpus.size(); ++g) {  // a replica on several GPUs: a row for each
@@ -250,6 +274,7 @@ std::string FormatUsage(const AppUsage& usage, double now, int history) {
                                        std::to_string(s.gpus[g].index),
                                        Pct(s.gpus[g].utilization_percent),
                                        GpuMemory(s.gpus[g])};
+      if (series) more.insert(more.begin() + 5, {"", ""});
       if (history > 0) more.push_back("");
       rows.push_back(std::move(more));
     }

@@ -64,10 +64,10 @@ TEST(FormatUsage, NewestSamplePerReplicaAGpuRowEachAndWhyFiguresAreMissing) {
   std::string text = FormatUsage(u, 107);
   EXPECT_EQ(text,
             "Resources (sampled every 5s; newest sample 2s ago):\n"
-            "  REPLICA    HOST    CPU%   RSS       PROCS  GPU  GPU%  GPU MEM\n"
-            "  trainer/0  node-a  187.2  412.0MiB  3      0    87.0  2.0GiB/80.0GiB\n"
-            "                                             1    -     1.0GiB/80.0GiB\n"
-            "  trainer/1  node-a  -      -         -      -    -     -\n"
+            "  REPLICA    HOST    CPU%   RSS       PROCS  AVG CPU%  PEAK RSS  GPU  GPU%  GPU MEM\n"
+            "  trainer/0  node-a  187.2  412.0MiB  3      98.6      412.0MiB  0    87.0  2.0GiB/80.0GiB\n"
+            "                                                                 1    -     1.0GiB/80.0GiB\n"
+            "  trainer/1  node-a  -      -         -      -         -         -    -     -\n"
             "GPUs on node-a:\n"
             "  GPU  NAME  UTIL%  MEMORY\n"
             "  0    H100  90.0   3.0GiB/80.0GiB\n"
