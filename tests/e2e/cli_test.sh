@@ -176,6 +176,8 @@ check "configure keeps the file it replaces and says where" 0 "the previous one 
 check "the kept file is the old one" 0 "log_dir = /mine" -- cat "$TMP/conf/.torchxconfig.bak"
 check "a second configure keeps both" 0 ".torchxconfig.bak.1" -- bash -c "cd '$TMP/conf' && '$TORCHX' configure"
 check "unknown -cfg option is refused with a suggestion" 2 "Did you mean \`log_dir\`?" -- "$TORCHX" run --dryrun -cfg log_dirr=/tmp utils.echo
+check "a resource_interval that is not a finite time is refused" 2 "resource_interval: must be a finite number >= 0 seconds" -- "$TORCHX" run --dryrun -cfg resource_interval=nan utils.echo
+check "an infinite kill grace is refused" 2 "kill_grace_seconds: must be a finite number >= 0, got inf" -- "$TORCHX" run --dryrun -cfg kill_grace_seconds=inf utils.echo
 check "bad -cfg value names the option" 2 "option kill_grace_seconds: invalid float value 'soon'" -- "$TORCHX" run --dryrun -cfg kill_grace_seconds=soon utils.echo
 check "non-tty --wait prints plain state lines" 0 "torchx:   echo/0 SUCCEEDED" -- "$TORCHX" run --wait utils.echo
 

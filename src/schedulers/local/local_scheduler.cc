@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -132,13 +133,16 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   } else {
     in.max_replicas = 1 << 20;
   }
-  if (in.kill_grace_seconds < 0) {
-    return InvalidArgumentError("kill_grace_seconds: must be >= 0");
+  // nan and inf parse as floats: neither is a time the supervisor's timers can take.
+  if (!std::isfinite(in.kill_grace_seconds) || in.kill_grace_seconds < 0) {
+    return InvalidArgumentError(
+        fmt::format("kill_grace_seconds: must be a finite number >= 0, got {}", in.kill_grace_seconds));
   }
   in.resource_interval = cfg.Float("resource_interval").value();
-  if (in.resource_interval < 0) {
+  if (!std::isfinite(in.resource_interval) || in.resource_interval < 0) {
     return InvalidArgumentError(
-        fmt::format("resource_interval: must be >= 0 seconds (0 turns sampling off), got {}", in.resource_interval));
+        fmt::format("resource_interval: must be a finite number >= 0 seconds (0 turns sampling off), got {}",
+                    in.resource_interval));
   }
   TORCHX_ASSIGN_OR_RETURN(AppPlan plan, BuildAppPlan(app, in));
   DryRunInfo info;
