@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -72,7 +73,7 @@ Result<double> ParseWhen(const std::string& verb, const std::string& flag, const
   if (text.empty()) return bad();
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() && *end == '\0') return v;
+  if (end != text.c_str() && *end == '\0') return std::isfinite(v) ? Result<double>(v) : bad();
   if (end != text.c_str() && end[1] == '\0' && v >= 0) {
     switch (*end) {
       case 's':

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <utility>
@@ -201,7 +202,7 @@ Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>
   if (auto since = One(query, "since"); since && !since->empty()) {
     char* end = nullptr;
     double t = std::strtod(since->c_str(), &end);
-    if (*end != '\0')
+    if (*end != '\0' || !std::isfinite(t))
       return InvalidArgumentError("query parameter `since`: must be epoch seconds, got '" + *since + "'");
     f.apps.since = t;
   }
@@ -340,7 +341,7 @@ ApiResponse Api::GetResources(const std::string& handle, const Query& query) con
     const std::string& v = it->second;
     char* end = nullptr;
     double since = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0') {
+    if (v.empty() || *end != '\0' || !std::isfinite(since)) {
       return ErrorResponse(InvalidArgumentError("since: must be epoch seconds, got '" + v + "'"));
     }
     opts.since = since;

@@ -238,6 +238,7 @@ TEST_F(ApiTest, ResourcesAreTheSchedulersSamplesWithCheckedQueryOptions) {
   EXPECT_EQ(bad.status, 400);
   EXPECT_THAT(bad.body, HasSubstr("since: must be epoch seconds, got 'yesterday'"));
   EXPECT_EQ(api_->GetResources(h, {{"max_samples", "-1"}}).status, 400);
+  EXPECT_EQ(api_->GetResources(h, {{"since", "nan"}}).status, 400);
   EXPECT_EQ(api_->GetResources("mem://torchx/nope", {}).status, 404);
 }
 

@@ -154,6 +154,7 @@ check "log --lines keeps the last N" 0 "sh/0 line 4
 sh/0 line 5" -- "$TORCHX" log --lines 2 "$HL"
 check "log -n 2 prints two lines" 0 "two" -- bash -c "[ \$('$TORCHX' log -n 2 '$HL' | wc -l) -eq 2 ] && echo two"
 check "log --since takes a duration" 0 "line 5" -- "$TORCHX" log --since 10m "$HL"
+check "log --since refuses nan" 2 "give epoch seconds" -- "$TORCHX" log --since nan "$HL"
 check "log --since refuses what it cannot read" 2 "give epoch seconds, a time such as" -- "$TORCHX" log --since yesterday "$HL"
 check "status --resources shows the sampled figures or why there are none" 0 "REPLICA" -- "$TORCHX" status --resources "$HL"
 check "top of an ended app prints once and exits" 0 "CPU HISTORY" -- "$TORCHX" top "$HL"
