@@ -102,17 +102,20 @@ last=$((NODE_PORT_BASE + NODES - 1))
 if [ "$NODES" -eq 1 ]; then NODESPEC="node1"; PORTSPEC="$NODE_PORT_BASE";
 else NODESPEC="node[1-$NODES]"; PORTSPEC="[$NODE_PORT_BASE-$last]"; fi
 
+# Every step's CPU and memory are gathered by slurmd whether or not slurmdbd stores them: `sstat`
+# (torchx status --resources) reads them live. Every 2 s, so a job of a few seconds has figures.
+GATHER_LINES="JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=2"
 if [ "$ACCT" = 1 ]; then
   ACCT_LINES="# Accounting through slurmdbd (127.0.0.1:$DBD_PORT) backed by a local MariaDB.
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort=$DBD_PORT
-JobAcctGatherType=jobacct_gather/linux
-JobAcctGatherFrequency=30"
+$GATHER_LINES"
 else
   ACCT_LINES="# No slurmdbd: sacct will not work (only 'sacct -c' reads the jobcomp file).
 AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none"
+$GATHER_LINES"
 fi
 
 GRES_NODE=""; GRES_TYPES=""

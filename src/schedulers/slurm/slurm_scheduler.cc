@@ -19,6 +19,7 @@
 #include "schedulers/slurm/log_files.h"
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
+#include "schedulers/slurm/slurm_usage.h"
 #include "schedulers/slurm/workspace.h"
 
 namespace torchx::schedulers::slurm {
@@ -50,7 +51,7 @@ class SlurmScheduler : public Scheduler {
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   Capabilities capabilities() const override {
     return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kNativeDependencies,
-            Capability::kDescribeNative};
+            Capability::kDescribeNative, Capability::kResourceUsage};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return SlurmHelper(function, args_json);
@@ -152,6 +153,74 @@ class SlurmScheduler : public Scheduler {
                            Trim(squeue->err));
     }
     return d;
+  }
+
+  // What slurmd gathered for the running replicas, read now: `sstat` for every component's steps
+  // and `squeue --steps` for when they started. Slurm keeps no series, so one sample per replica;
+  // a job that has not started or has ended has none, and says why.
+  Result<std::optional<AppUsage>> ResourceUsage(const std::string& app_id, const UsageOptions&) override {
+    auto squeue =
+        Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60));
+    if (!squeue) return squeue.status();
+    std::vector<SlurmJob> mine;
+    if (squeue->exit_code == 0) {
+      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
+      for (SlurmJob& j : jobs) {
+        if (j.job_id == app_id) mine.push_back(std::move(j));
+      }
+    }
+    std::optional<DescribeAppResponse> d = DescribeFromJobs(app_id, mine);
+    if (!d) {  // gone from the queue: known to accounting, or not at all
+      TORCHX_ASSIGN_OR_RETURN(d, Describe(app_id));
+      if (!d) return std::optional<AppUsage>();
+    }
+    if (mine.empty() || specs::IsTerminal(d->state)) {
+      AppUsage ended;
+      for (const auto& role : d->roles_statuses) {
+        for (const auto& r : role.replicas) ended.replicas.push_back(ReplicaUsage{r.role, r.id, r.hostname, {}});
+      }
+      ended.note = fmt::format("slurm: the job is {}: sstat has figures only while its steps run (sacct -j {} keeps "
+                               "the totals where the cluster has accounting)",
+                               specs::AppStateName(d->state), app_id);
+      return std::optional(std::move(ended));
+    }
+    std::vector<std::string> running;
+    for (const SlurmJob& j : mine) {
+      if (SlurmStateToAppState(j.state) == specs::AppState::kRunning) running.push_back(j.raw_id);
+    }
+    std::vector<StepUsage> steps;
+    std::map<std::string, double, std::less<>> starts;
+    std::string why;
+    if (!running.empty()) {
+      std::string ids = fmt::format("{}", fmt::join(running, ","));
+      TORCHX_ASSIGN_OR_RETURN(auto sstat, Tool({"sstat", "-a", "-n", "--noconvert", "--parsable2", "-o",
+                                                std::string(kSstatFields), "-j", ids},
+                                               std::chrono::seconds(30)));
+      if (sstat.exit_code != 0) return UnavailableError(fmt::format("slurm: sstat: {}", Trim(sstat.err)));
+      TORCHX_ASSIGN_OR_RETURN(steps, ParseSstat(sstat.out));
+      if (steps.empty()) why = Trim(sstat.err);  // "No steps running for job N", jobacct_gather/none
+      auto step_rows = Tool({"squeue", "--steps", "-h", "-j", ids, "-O", std::string(kSqueueStepFormat)},
+                            std::chrono::seconds(30));
+      if (step_rows && step_rows->exit_code == 0) starts = ParseStepStarts(step_rows->out);
+    }
+    AppUsage usage = UsageFromSteps(mine, steps, starts, clock_->EpochSeconds());
+    if (running.empty()) {
+      usage.note = "slurm: no replica is running yet: sstat has figures once the job's steps start";
+    } else if (steps.empty()) {
+      usage.note = fmt::format("slurm: sstat has no figures for the job's steps{}{} (is JobAcctGatherType set?)",
+                               why.empty() ? "" : ": ", why);
+    } else {
+      usage.note =
+          "slurm: sstat's figures as of slurmd's last gather (JobAcctGatherFrequency); CPU % is the average "
+          "since each replica's step started";
+    }
+    bool any_gpu = false;
+    for (const auto& r : usage.replicas) {
+      for (const auto& sample : r.samples) any_gpu |= !sample.gpus.empty();
+    }
+    if (!any_gpu) usage.gpu_note = "slurm: sstat has no GPU figures for this job (Slurm gathers them where gres.conf has "
+          "AutoDetect=nvml and AccountingStorageTRES includes gres/gpumem,gres/gpuutil)";
+    return std::optional(std::move(usage));
   }
 
   Result<std::vector<ListAppResponse>> List() override {

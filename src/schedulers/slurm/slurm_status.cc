@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <ctime>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -69,6 +70,14 @@ std::optional<long long> Integer(std::string_view text) {
 
 }  // namespace
 
+std::pair<std::string, int> RoleAndReplica(const std::string& name) {
+  size_t dash = name.rfind('-');
+  if (dash == std::string::npos) return {name, 0};
+  auto replica = Integer(std::string_view(name).substr(dash + 1));
+  if (!replica || *replica < 0 || *replica > std::numeric_limits<int>::max()) return {name, 0};
+  return {name.substr(0, dash), static_cast<int>(*replica)};
+}
+
 std::optional<double> SlurmTime(std::string_view text) {
   if (text.size() != 19) return std::nullopt;  // "Unknown", "N/A", "None"
   std::string s(text);
@@ -105,6 +114,7 @@ Result<std::vector<SlurmJob>> ParseSqueueRows(std::string_view text) {
     auto id = Integer(cols[0]);
     if (!id) return InvalidArgumentError(fmt::format("squeue: not a job id: {}", cols[0]));
     SlurmJob job;
+    job.raw_id = std::to_string(*id);
     auto het = Integer(cols[1]);  // "N/A" (22.05) or 0 for a plain job
     if (het && *het > 0) {
       job.job_id = std::to_string(*het);
@@ -191,16 +201,7 @@ std::optional<DescribeAppResponse> DescribeFromJobs(const std::string& app_id, c
     AppState s = SlurmStateToAppState(j->state);
     if (Rank(s) > Rank(d.state)) d.state = s;
     d.num_restarts = std::max(d.num_restarts, j->restarts);
-    std::string role = j->name;
-    int replica = 0;
-    if (size_t dash = j->name.rfind('-'); dash != std::string::npos) {
-      role = j->name.substr(0, dash);
-      try {
-        replica = std::stoi(j->name.substr(dash + 1));
-      } catch (...) {
-        role = j->name;
-      }
-    }
+    auto [role, replica] = RoleAndReplica(j->name);
     if (!roles.count(role)) order.push_back(role);
     specs::ReplicaStatus r;
     r.id = replica;

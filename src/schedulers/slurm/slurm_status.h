@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "torchx/schedulers/scheduler.h"
@@ -29,6 +30,7 @@ const std::map<std::string, specs::AppState, std::less<>>& SlurmStates();
 struct SlurmJob {
   std::string job_id;     ///< the app id: the (leader) job id
   std::string component;  ///< het component offset ("0", "1", ...), or "" for a plain job
+  std::string raw_id;     ///< the component's own job id (squeue's JobID; sstat's step prefix)
   std::string name;       ///< <role>-<replica>
   std::string state;      ///< Slurm's
   std::string hostname;
@@ -42,6 +44,10 @@ struct SlurmJob {
 /// ignores `-j`), and it is ~20x cheaper than --json for slurmctld and for us with 1,000 jobs queued.
 inline constexpr std::string_view kSqueueFormat =
     "JobID:|,HetJobID:|,HetJobOffset:|,State:|,BatchHost:|,RestartCnt:|,exit_code:|,SubmitTime:|,Name:|";
+
+/// A component's name "<role>-<replica>" as its role and replica id; a name without a numeric
+/// suffix is a role of its own, replica 0.
+std::pair<std::string, int> RoleAndReplica(const std::string& name);
 
 /// A Slurm time ("2026-11-23T22:40:01", the cluster's local time) as epoch seconds; nullopt for
 /// "Unknown", "N/A" and anything else.

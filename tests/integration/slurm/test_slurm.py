@@ -122,6 +122,34 @@ def test_cancel_a_running_job(torchx):
     assert wait_state(torchx, handle, {"CANCELLED"}) == "CANCELLED"
 
 
+def test_resources_are_sstats_figures_for_each_replica(torchx, tmp_path):
+    # Two replicas (two het components, one step each), each busy on a core and holding ~60 MiB.
+    busy = "import time\nx = bytearray(60 << 20)\nt = time.time()\nwhile time.time() - t < 60: pass\n"
+    app = {"name": "busy", "roles": [{
+        "name": "busy", "image": str(tmp_path), "entrypoint": sys.executable, "args": ["-c", busy],
+        "num_replicas": 2, "resource": {"cpu": 1, "gpu": 0, "memMB": 256}}]}
+    (tmp_path / "busy.json").write_text(json.dumps(app))
+    handle = handle_of(torchx("run", "-s", "slurm", "./busy.json"))
+    wait_state(torchx, handle, {"RUNNING"})
+    deadline = time.monotonic() + 60
+    while True:  # slurmd gathers every 2 s (JobAcctGatherFrequency in slurm-up.sh)
+        res = json.loads(torchx("status", "--resources", "--json", handle).stdout)["resources"]
+        samples = [r["samples"][-1] if r["samples"] else {} for r in res["replicas"]]
+        if all((s.get("cpu_percent") or 0) > 10 and (s.get("rss_bytes") or 0) > 50 << 20 for s in samples):
+            break
+        assert time.monotonic() < deadline, res
+        time.sleep(1)
+    assert [(r["role"], r["replica_id"]) for r in res["replicas"]] == [("busy", 0), ("busy", 1)]
+    assert all(r["host"].startswith("node") for r in res["replicas"])
+    assert "sstat" in res["note"] and "no GPU figures" in res["gpu_note"]
+    table = torchx("status", "--resources", handle).stdout
+    assert re.search(r"busy/1 +node\d", table), table
+    torchx("cancel", handle)
+    wait_state(torchx, handle, {"CANCELLED"})
+    ended = json.loads(torchx("status", "--resources", "--json", handle).stdout)["resources"]
+    assert "the job is CANCELLED" in ended["note"] and all(not r["samples"] for r in ended["replicas"])
+
+
 def test_hostile_arguments_arrive_byte_identical(torchx):
     hostile = ["it's", 'say "hi"', "$(touch /tmp/pwned)", "`id`", "*", "a b\tc", "new\nline", "${app_id}x", "-", "--x=1,2"]
     code = "import json, sys; print(json.dumps(sys.argv[1:]))"
