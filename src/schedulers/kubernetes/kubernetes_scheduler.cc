@@ -23,6 +23,7 @@
 #include "schedulers/kubernetes/kube_client.h"
 #include "schedulers/kubernetes/kubernetes_request.h"
 #include "schedulers/kubernetes/log_resume.h"
+#include "schedulers/kubernetes/metrics_api.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_state.h"
@@ -51,18 +52,7 @@ Result<JobRef> ParseAppId(const std::string& app_id) {
 }
 
 // Epoch seconds of the RFC 3339 timestamp the API server puts before each log line.
-std::optional<double> LineTime(const std::string& line) {
-  int y, mo, d, h, mi;
-  double s;
-  if (std::sscanf(line.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ", &y, &mo, &d, &h, &mi, &s) != 6) return std::nullopt;
-  struct tm t {};
-  t.tm_year = y - 1900;
-  t.tm_mon = mo - 1;
-  t.tm_mday = d;
-  t.tm_hour = h;
-  t.tm_min = mi;
-  return static_cast<double>(timegm(&t)) + s;
-}
+std::optional<double> LineTime(const std::string& line) { return Rfc3339Time(line.substr(0, line.find(' '))); }
 
 // A container of a replica's pod and the prefix of its log lines: none for the replica's own
 // (named after its task, as the pod's volcano.sh/task-spec label says), "<name> " for the others
@@ -215,7 +205,7 @@ class KubernetesScheduler : public Scheduler {
 
   Capabilities capabilities() const override {
     return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps, Capability::kList,
-            Capability::kDelete, Capability::kWorkspace,  Capability::kDescribeNative};
+            Capability::kDelete, Capability::kWorkspace,  Capability::kDescribeNative, Capability::kResourceUsage};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return KubernetesHelper(function, args_json);
@@ -323,6 +313,42 @@ class KubernetesScheduler : public Scheduler {
       }
     }
     return std::optional(std::move(d));
+  }
+
+  // What metrics-server last scraped of the app's pods (metrics.k8s.io), read when asked: one
+  // sample per running replica. A cluster without metrics-server answers 404, said in the note.
+  Result<std::optional<AppUsage>> ResourceUsage(const std::string& app_id, const UsageOptions&) override {
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
+    if (!job) return std::optional<AppUsage>();
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    std::string selector =
+        "?labelSelector=" + internal::UrlEncode(std::string(kLabelInstance) + "=" + ref.name);
+    TORCHX_ASSIGN_OR_RETURN(
+        auto pods, c->Call("GET", fmt::format("/api/v1/namespaces/{}/pods", internal::UrlEncode(ref.ns)) + selector));
+    if (pods.status >= 300) return ApiError(pods, fmt::format("kubernetes: the pods of {}", app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto metrics,
+                            c->Call("GET", fmt::format(kPodMetricsApi, internal::UrlEncode(ref.ns)) + selector));
+    bool no_metrics_api = metrics.status == 404;
+    if (metrics.status >= 300 && !no_metrics_api) {
+      return ApiError(metrics, fmt::format("kubernetes: the metrics of {}", app_id));
+    }
+    TORCHX_ASSIGN_OR_RETURN(AppUsage usage,
+                            UsageFromPodMetrics(pods.body, no_metrics_api ? R"({"items": []})" : metrics.body));
+    TORCHX_ASSIGN_OR_RETURN(DescribeAppResponse d, ToDescribe(app_id, *job));
+    if (no_metrics_api) {
+      usage.note = "kubernetes: the cluster serves no metrics API (metrics.k8s.io): install metrics-server for "
+                   "CPU and memory figures";
+    } else if (specs::IsTerminal(d.state)) {
+      usage.note = fmt::format("kubernetes: the job is {}: the metrics API has figures only for running pods",
+                               specs::AppStateName(d.state));
+    } else {
+      usage.note = "kubernetes: metrics-server's figures as of its last scrape: CPU % over its window, memory the "
+                   "containers' working set";
+    }
+    usage.gpu_note = "kubernetes: the metrics API has no GPU figures (NVIDIA's DCGM exporter serves them to "
+                     "Prometheus)";
+    return std::optional(std::move(usage));
   }
 
   Result<std::vector<ListAppResponse>> List() override {

@@ -32,6 +32,7 @@ COMMANDS = re.compile(r"^/apis/bus\.volcano\.sh/v1alpha1/namespaces/([^/]+)/comm
 POD_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 POD = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
+POD_METRICS = re.compile(r"^/apis/metrics\.k8s\.io/v1beta1/namespaces/([^/]+)/pods$")
 
 
 def make_pki(d):
@@ -85,6 +86,11 @@ class FakeApiServer:
         # Told of jobs as the API changes them (a FakeKubelet): job_created(ns, name) and
         # job_stopped(ns, name) (aborted or deleted), called with `cond` held.
         self.watchers = []
+        # metrics.k8s.io, as metrics-server serves it: (ns, pod) -> {container: {"cpu", "memory"}}
+        # set by hand (set_pod_metrics) or read from the pods' processes by a FakeKubelet's
+        # `pod_usage(ns)`. metrics_api False: a cluster without metrics-server (404).
+        self.pod_metrics = {}
+        self.metrics_api = True
 
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(pki_dir / "server.crt", pki_dir / "server.key")
@@ -149,6 +155,11 @@ class FakeApiServer:
         """The kubelet's report for a pod (phase, containerStatuses, reason, conditions)."""
         with self.cond:
             self.pods[(ns, pod)]["status"] = status
+
+    def set_pod_metrics(self, ns, pod, usage):
+        """usage: {container: {"cpu": "250m", "memory": "64Mi"}}, as metrics-server reports it."""
+        with self.cond:
+            self.pod_metrics[(ns, pod)] = usage
 
     def add_log(self, ns, pod, line, when=None):
         with self.cond:
@@ -245,6 +256,9 @@ class FakeApiServer:
                 return self._send(h, *status(404, "NotFound", f'pods "{m.group(2)}" not found',
                                              {"name": m.group(2), "kind": "pods"}))
             return self._send(h, 200, pod)
+        m = POD_METRICS.match(url.path)
+        if m and method == "GET" and self.metrics_api:
+            return self._send(h, *self._pod_metrics(m.group(1), query))
         m = COMMANDS.match(url.path)
         if m and method == "POST":
             return self._send(h, *self._command(m.group(1), body))
@@ -333,6 +347,23 @@ class FakeApiServer:
                 items = [p for p in items if p["metadata"]["labels"].get(k) == v]
             return 200, {"apiVersion": "v1", "kind": "PodList", "items": items,
                          "metadata": {"resourceVersion": str(self._serial)}}
+
+    def _pod_metrics(self, ns, query):
+        usage = {}
+        for watcher in self.watchers:  # a kubelet's live figures first, hand-set ones over them
+            usage.update(getattr(watcher, "pod_usage", lambda _ns: {})(ns))
+        with self.cond:
+            usage.update({pod: u for (n, pod), u in self.pod_metrics.items() if n == ns})
+            _, items = self._pods(ns, query)
+            out = []
+            for pod in items["items"]:
+                name = pod["metadata"]["name"]
+                if name not in usage:
+                    continue  # not running, or not scraped yet
+                out.append({"metadata": {"name": name, "namespace": ns, "labels": pod["metadata"]["labels"]},
+                            "timestamp": self._now(), "window": "15s",
+                            "containers": [{"name": c, "usage": u} for c, u in usage[name].items()]})
+        return 200, {"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": {}, "items": out}
 
     def _command(self, ns, body):
         with self.cond:

@@ -6,7 +6,9 @@ rather than be moved by hand (the C++ scheduler conformance suite):
   pod's log;
 - pods go Pending -> Running -> Succeeded or Failed (the container's exit code in its status), and
   the job Running -> Completed, or Failed as soon as one pod fails (the others are killed);
-- AbortJob and deleting a job kill its processes (the API fake sets Aborted as before).
+- AbortJob and deleting a job kill its processes (the API fake sets Aborted as before);
+- metrics.k8s.io has each running pod's CPU (the rate since the previous scrape, or since the
+  start) and resident memory, read from /proc for its process group, as metrics-server would.
 
 As a program, it serves one fake cluster until stdin closes or SIGTERM:
 
@@ -19,6 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
@@ -31,6 +34,8 @@ class FakeKubelet:
         self.workdir = str(workdir)
         self.procs = {}  # (ns, pod) -> Popen
         self.stopped = set()  # (ns, job) aborted or deleted: its pods' ends change nothing
+        self.started = {}  # (ns, pod) -> monotonic time its process started
+        self.scraped = {}  # (ns, pod) -> (monotonic time, CPU seconds) at the last scrape
         server.watchers.append(self)
 
     def stop(self):
@@ -51,6 +56,21 @@ class FakeKubelet:
             if n == ns and pod.startswith(name + "-"):
                 _kill(proc)
 
+    def pod_usage(self, ns):
+        """{pod: {container: {"cpu", "memory"}}} of the running pods in `ns` (metrics.k8s.io)."""
+        with self.server.cond:
+            running = {pod: (proc, self.server.pods.get((n, pod))) for (n, pod), proc in self.procs.items() if n == ns}
+        out = {}
+        for pod, (proc, obj) in running.items():
+            cpu, rss = _group_usage(proc.pid)
+            now = time.monotonic()
+            then, cpu_then = self.scraped.get((ns, pod), (self.started.get((ns, pod), now), 0.0))
+            self.scraped[(ns, pod)] = (now, cpu)
+            cores = (cpu - cpu_then) / (now - then) if now > then else 0.0
+            container = (obj or {}).get("spec", {}).get("containers", [{}])[0].get("name", "main")
+            out[pod] = {container: {"cpu": f"{int(cores * 1e9)}n", "memory": f"{rss // 1024}Ki"}}
+        return out
+
     # --- one pod -------------------------------------------------------------------------------
 
     def _run(self, ns, name, task, pod):
@@ -69,6 +89,7 @@ class FakeKubelet:
                 self._ended(ns, name, pod, 127)
                 return
             self.procs[(ns, pod)] = proc
+            self.started[(ns, pod)] = time.monotonic()
             s.pods[(ns, pod)]["status"] = {"phase": "Running",
                                            "containerStatuses": [{"name": container.get("name", task),
                                                                   "state": {"running": {"startedAt": s._now()}}}]}
@@ -111,6 +132,24 @@ class FakeKubelet:
             s.set_phase(ns, name, "Completed", tasks)
         else:
             s.set_phase(ns, name, "Running", tasks)
+
+
+def _group_usage(pgid):
+    """(CPU seconds, resident bytes) of every process in the process group (the container)."""
+    tick, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+    cpu, rss = 0.0, 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = pathlib.Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) != pgid or fields[0] == "Z":
+            continue
+        cpu += (int(fields[11]) + int(fields[12])) / tick
+        rss += int(fields[21]) * page
+    return cpu, rss
 
 
 def _kill(proc):

@@ -186,6 +186,43 @@ def test_list_cancel_and_delete(torchx, server):
     assert res.returncode != 0
 
 
+def test_resources_come_from_the_metrics_api(torchx, server, tmp_path):
+    # The kubelet fake runs each pod as a local process and serves its figures as metrics-server
+    # would: two replicas, each busy on a core and holding ~60 MiB.
+    from fake_kubelet import FakeKubelet
+    (tmp_path / "pods").mkdir()
+    kubelet = FakeKubelet(server, tmp_path / "pods")
+    try:
+        busy = "import time\nx = bytearray(60 << 20)\nt = time.time()\nwhile time.time() - t < 60: pass\n"
+        app = {"name": "busy", "roles": [{"name": "busy", "image": "python:3", "entrypoint": sys.executable,
+                                          "args": ["-c", busy], "num_replicas": 2,
+                                          "resource": {"cpu": 1, "gpu": 0, "memMB": 256}}]}
+        (tmp_path / "busy.json").write_text(json.dumps(app))
+        handle, ns, name = submit(torchx, "./busy.json")
+        deadline = time.monotonic() + 30
+        while True:
+            res = json.loads(torchx("status", "--resources", "--json", handle).stdout)["resources"]
+            samples = [r["samples"][-1] if r["samples"] else {} for r in res["replicas"]]
+            if all((s.get("cpu_percent") or 0) > 10 and (s.get("rss_bytes") or 0) > 50 << 20 for s in samples):
+                break
+            assert time.monotonic() < deadline, res
+            time.sleep(0.5)
+        assert [(r["role"], r["replica_id"]) for r in res["replicas"]] == [("busy", 0), ("busy", 1)]
+        assert "metrics-server" in res["note"] and "no GPU figures" in res["gpu_note"]
+        metrics = [r for r in server.requests if r[1].startswith("/apis/metrics.k8s.io/")]
+        assert metrics[-1][1] == f"/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods"
+        assert metrics[-1][2] == {"labelSelector": f"app.kubernetes.io/instance={name}"}
+        assert "busy/1" in torchx("status", "--resources", handle).stdout
+        # A cluster without metrics-server says so, and the replicas are still listed.
+        server.metrics_api = False
+        res = json.loads(torchx("status", "--resources", "--json", handle).stdout)["resources"]
+        assert "no metrics API" in res["note"] and len(res["replicas"]) == 2
+        assert all(not r["samples"] for r in res["replicas"])
+        torchx("cancel", handle)
+    finally:
+        kubelet.stop()
+
+
 def test_namespace_and_options_reach_the_manifest(torchx, server):
     cfg = ("queue=research,namespace=team,service_account=trainer,priority_class=high,"
            "tolerations=gpu:true:NoSchedule;spot,node_selector=zone:a")
