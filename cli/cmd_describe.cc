@@ -1,15 +1,40 @@
-// `torchx describe HANDLE [--json] [--native]`: the AppDef the app was submitted with, or (--native)
-// the request as the engine now holds it (TorchX's describe_native): its text, or with --json the
-// back-end's structured form.
+// `torchx describe HANDLE [--json] [--native]`: the AppDef the app was submitted with (a pipeline:
+// its file, steps and depends_on included), or (--native) the request as the engine now holds it
+// (TorchX's describe_native): its text, or with --json the back-end's structured form.
 #include <cstdio>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "common.h"
+#include "core/json_yaml.h"
 #include "exit_codes.h"
 #include "torchx/specs/serialize.h"
 
 namespace torchx::cli {
+namespace {
+
+// A composite app (a pipeline) as the file that runs it: its steps with their AppDefs, the steps
+// each depends on, their schedulers and options. `torchx pipeline run` takes it back.
+std::string CompositeDefinition(const std::string& name, const std::vector<schedulers::MemberApp>& members,
+                                bool json) {
+  nlohmann::ordered_json steps = nlohmann::ordered_json::object();
+  for (const schedulers::MemberApp& m : members) {
+    nlohmann::ordered_json step = nlohmann::ordered_json::object();
+    if (m.app) step["app"] = nlohmann::ordered_json::parse(specs::AppDefToJson(*m.app));
+    if (!m.depends_on.empty()) step["depends_on"] = m.depends_on;
+    step["scheduler"] = m.scheduler;
+    auto cfg = nlohmann::ordered_json::parse(m.cfg_json.empty() ? "{}" : m.cfg_json, nullptr, false);
+    if (cfg.is_object() && !cfg.empty()) step["cfg"] = std::move(cfg);
+    steps[m.name] = std::move(step);
+  }
+  nlohmann::ordered_json def = {{"name", name}, {"steps", std::move(steps)}};
+  if (json) return def.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return internal::JsonToYaml(def);
+}
+
+}  // namespace
 
 Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   struct Opts {
@@ -44,7 +69,14 @@ Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       ReportError(AppNotFound(o->handle));
       return kExitFailure;
     }
-    std::string out = o->json ? specs::AppDefToJson(**described) + "\n" : specs::AppDefToYaml(**described);
+    auto members = runner.Members(o->handle);
+    if (!members) return ReportError(members.error());
+    std::string out;
+    if (*members && !(*members)->empty()) {
+      out = CompositeDefinition((*described)->name, **members, o->json);
+    } else {
+      out = o->json ? specs::AppDefToJson(**described) + "\n" : specs::AppDefToYaml(**described);
+    }
     std::fputs(out.c_str(), stdout);
     return kExitOk;
   };

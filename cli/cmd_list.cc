@@ -1,10 +1,14 @@
 // `torchx list [-s SCHEDULER] [--state S,...] [--name TEXT] [--since T] [--limit N] [--json]`: the
-// apps a scheduler knows, newest first, with TorchX's three columns and then when each started,
-// how long it ran, who submitted it and why it failed, where the scheduler says.
+// apps a scheduler knows (without -s, the pipelines too, their steps nested), newest first, with
+// TorchX's three columns and then when each started, how long it ran, who submitted it and why it
+// failed, where the scheduler says.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +16,7 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/app_filter.h"
 
@@ -51,7 +56,10 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("list", "List apps on a scheduler");
-  cmd->add_option("-s,--scheduler", o->scheduler, "Scheduler")->capture_default_str();
+  CLI::Option* scheduler_opt = cmd->add_option("-s,--scheduler", o->scheduler,
+                                               "Scheduler (default: the default one's apps and the pipelines, "
+                                               "each with its steps nested)")
+                                   ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_option("--state", o->states, "Only apps in these states (comma-separated: RUNNING,FAILED,...)")
       ->delimiter(',');
@@ -59,7 +67,7 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_option("--since", o->since,
                   "Only apps submitted since: epoch seconds, 2026-11-26T10:00:00[Z], or a duration ago (10m, 2h, 1d)");
   cmd->add_option("--limit", o->limit, "At most this many, the newest")->check(CLI::PositiveNumber.description(""));
-  return [o, &registry] {
+  return [o, scheduler_opt, &registry] {
     runner::AppFilter filter;
     for (std::string s : o->states) {
       for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));  // any case
@@ -77,9 +85,24 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     runner::Runner runner(registry);
     auto listed = runner.List(o->scheduler);
     if (!listed) return ReportError(listed.error());
+    // Without -s, pipelines are listed too (their steps nested under them), newest first across
+    // both; with -s, the one scheduler's listing as TorchX prints it.
+    if (scheduler_opt->count() == 0 && o->scheduler != pipelines::kSchedulerName) {
+      auto composites = runner.List(std::string(pipelines::kSchedulerName));
+      if (!composites) {
+        std::fprintf(stderr, "torchx: warning: pipelines not listed: %s\n", composites.error().message().c_str());
+      } else if (!composites->empty()) {
+        listed->insert(listed->end(), std::make_move_iterator(composites->begin()),
+                       std::make_move_iterator(composites->end()));
+        std::stable_sort(listed->begin(), listed->end(), [](const auto& a, const auto& b) {
+          return a.created.value_or(0) > b.created.value_or(0);
+        });
+      }
+    }
+    std::set<std::string> nested = runner::MemberHandles(*listed);
     std::vector<schedulers::ListAppResponse> apps;
     for (auto& a : *listed) {
-      if (!runner::Matches(filter, a)) continue;
+      if (nested.contains(a.app_handle) || !runner::Matches(filter, a)) continue;
       apps.push_back(std::move(a));
       if (o->limit > 0 && apps.size() >= static_cast<size_t>(o->limit)) break;  // listings are newest first
     }
@@ -87,18 +110,51 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& a : apps) {
-        arr.push_back({{"app_handle", a.app_handle},
-                       {"app_id", a.app_id},
-                       {"name", a.name},
-                       {"state", std::string(specs::AppStateName(a.state))},
-                       {"created", opt(a.created)},
-                       {"ended", opt(a.ended)},
-                       {"user", a.user},
-                       {"reason", a.reason}});
+        nlohmann::json row = {{"app_handle", a.app_handle},
+                              {"app_id", a.app_id},
+                              {"name", a.name},
+                              {"state", std::string(specs::AppStateName(a.state))},
+                              {"created", opt(a.created)},
+                              {"ended", opt(a.ended)},
+                              {"user", a.user},
+                              {"reason", a.reason}};
+        if (!a.members.empty()) {
+          nlohmann::json members = nlohmann::json::array();
+          for (const auto& m : a.members) {
+            members.push_back({{"name", m.name},
+                               {"app_handle", m.app_handle},
+                               {"scheduler", m.scheduler},
+                               {"state", std::string(specs::AppStateName(m.state))},
+                               {"depends_on", m.depends_on},
+                               {"submitted", opt(m.submitted)},
+                               {"ended", opt(m.ended)},
+                               {"msg", m.msg}});
+          }
+          row["members"] = std::move(members);
+        }
+        arr.push_back(std::move(row));
       }
       std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return kExitOk;
     }
+    // A composite's members are rows under it, their handles marked as nested.
+    std::vector<schedulers::ListAppResponse> rows;
+    for (auto& a : apps) {
+      std::vector<schedulers::MemberApp> members = std::move(a.members);
+      rows.push_back(std::move(a));
+      for (size_t i = 0; i < members.size(); ++i) {
+        schedulers::ListAppResponse m;
+        const char* branch = i + 1 < members.size() ? "  |- " : "  `- ";
+        m.app_handle = branch + (members[i].app_handle.empty() ? "(not submitted)" : members[i].app_handle);
+        m.name = members[i].name;
+        m.state = members[i].state;
+        m.created = members[i].submitted;
+        m.ended = members[i].ended;
+        m.reason = members[i].state == specs::AppState::kSucceeded ? "" : members[i].msg;
+        rows.push_back(std::move(m));
+      }
+    }
+    apps = std::move(rows);
     bool color = UseColor();
     bool history = false;  // the extra columns, where the scheduler says any of them
     for (const auto& a : apps) history |= a.created.has_value() || !a.user.empty();

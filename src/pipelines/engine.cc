@@ -1,6 +1,7 @@
 #include "pipelines/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include <fmt/format.h>
@@ -109,6 +110,9 @@ void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::op
       }
     }
   }
+  for (StepRecord& s : r.steps) {  // what ran is timed; a step that never ran has no end
+    if (s.phase == StepPhase::kDone && s.submitted && !s.ended) s.ended = EpochNow();
+  }
   Finish(r);
 }
 
@@ -180,6 +184,7 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
       s->phase = StepPhase::kSubmitted;
       s->handle = *handle;
       s->state = AppState::kSubmitted;
+      s->submitted = EpochNow();
       cancel_now = cur.cancel_requested;
     } else {
       s->phase = StepPhase::kDone;
@@ -294,6 +299,28 @@ std::string PipelineRoleName(const StepRecord& s, const std::string& role, size_
 
 }  // namespace
 
+double EpochNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+schedulers::MemberApp StepMember(const StepRecord& s) {
+  schedulers::MemberApp m;
+  m.name = s.name;
+  m.app_handle = s.handle;
+  m.scheduler = s.scheduler;
+  m.state = s.state;
+  m.depends_on = s.depends_on;
+  m.submitted = s.submitted;
+  m.ended = s.ended;
+  m.cfg_json = s.cfg_json;
+  if (s.phase == StepPhase::kWaiting && !s.depends_on.empty()) {
+    m.msg = fmt::format("waiting for {}", fmt::join(s.depends_on, ", "));
+  } else if (s.phase != StepPhase::kSubmitted) {
+    m.msg = s.msg;
+  }
+  return m;
+}
+
 specs::AppDef PipelineAppDef(const PipelineRecord& r) {
   specs::AppDef app;
   app.name = r.name;
@@ -372,6 +399,11 @@ schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& r, StepBa
     }
     if (s.phase == StepPhase::kDone && !s.msg.empty()) line += ": " + s.msg;
     lines.push_back(std::move(line));
+    schedulers::MemberApp m = StepMember(s);
+    m.state = state;
+    auto app = specs::AppDefFromJson(s.app_json);
+    if (app) m.app = std::move(*app);
+    d.members.push_back(std::move(m));
   }
   d.msg = fmt::format("{}", fmt::join(lines, "; "));
   if (r.final_state && !r.msg.empty()) d.msg = r.msg + " (" + d.msg + ")";

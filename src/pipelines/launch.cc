@@ -40,11 +40,6 @@ Result<specs::Cfg> StepCfg(runner::Runner& runner, const config::TorchxConfig& c
   return config::ResolveRunCfg(scheduler, *opts, sources, config, config::UnknownOptions::kRefuse);
 }
 
-double Now() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 std::string PipelinesDir() { return (fs::path(internal::DefaultStateDir()) / "pipelines").string(); }
 
 }  // namespace
@@ -89,6 +84,7 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
       if (!built) return built.error().WithContext(where);
       app = std::move(*built);
     }
+    app.name = step.name;  // the step's app is listed under its step's name, not its component's
     for (specs::Role& role : app.roles) {
       role.env["TORCHX_PIPELINE"] = handle;
       role.env["TORCHX_PIPELINE_STEP"] = step.name;
@@ -138,7 +134,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
   record.session = plan.session;
   std::error_code ec;
   record.cwd = fs::current_path(ec).string();
-  record.created = Now();
+  record.created = EpochNow();
   record.sequenced_by = plan.sequenced_by;
   for (const PlannedStep& s : plan.steps) {
     StepRecord step;

@@ -3,6 +3,7 @@
 // body of torchx-pipeline-driver, which moves a pipeline forward until it ends.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -160,6 +161,13 @@ class PipelineScheduler : public schedulers::Scheduler {
       l.name = r.name;
       l.state = LiveState(r);
       l.created = r.created;
+      if (r.final_state) {
+        for (const StepRecord& s : r.steps) {
+          if (s.ended) l.ended = std::max(l.ended.value_or(r.created), *s.ended);
+        }
+        if (*r.final_state != specs::AppState::kSucceeded) l.reason = r.msg;
+      }
+      for (const StepRecord& s : r.steps) l.members.push_back(StepMember(s));
       out.push_back(std::move(l));
     }
     return out;

@@ -79,7 +79,9 @@ std::string PipelineRecordToJson(const PipelineRecord& r) {
                      {"phase", PhaseName(s.phase)},
                      {"handle", s.handle},
                      {"state", std::string(specs::AppStateName(s.state))},
-                     {"msg", s.msg}});
+                     {"msg", s.msg},
+                     {"submitted", s.submitted ? Json(*s.submitted) : Json(nullptr)},
+                     {"ended", s.ended ? Json(*s.ended) : Json(nullptr)}});
   }
   Json j = {{"id", r.id},
             {"name", r.name},
@@ -132,6 +134,9 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
       step.handle = s.at("handle").get<std::string>();
       TORCHX_ASSIGN_OR_RETURN(step.state, specs::ParseAppState(s.at("state").get<std::string>()));
       step.msg = s.at("msg").get<std::string>();
+      // Records written before steps were timed have neither.
+      if (s.contains("submitted") && s["submitted"].is_number()) step.submitted = s["submitted"].get<double>();
+      if (s.contains("ended") && s["ended"].is_number()) step.ended = s["ended"].get<double>();
       r.steps.push_back(std::move(step));
     }
     return r;

@@ -29,6 +29,8 @@ struct StepRecord {
   /// Last known state: terminal once kDone; CANCELLED once kSkipped.
   specs::AppState state = specs::AppState::kUnsubmitted;
   std::string msg;
+  std::optional<double> submitted;  ///< epoch seconds, once its handle is recorded
+  std::optional<double> ended;      ///< epoch seconds, when the pipeline first saw it end
 };
 
 struct PipelineRecord {

@@ -309,6 +309,32 @@ TEST_F(EngineTest, AFailedStepLeavesItsDependentsNotRunAndThePipelineFailed) {
   EXPECT_EQ(r.msg, "step train did not succeed");
 }
 
+TEST_F(EngineTest, StepsAreTimedAndDescribedAsMembersWithTheirDependencies) {
+  Advanced();
+  steps_.states["fake://torchx/prepare"] = AppState::kSucceeded;
+  Advanced();
+  steps_.states["fake://torchx/train"] = AppState::kFailed;
+  PipelineRecord r = Advanced();
+  const StepRecord& prepare = *r.Step("prepare");
+  ASSERT_TRUE(prepare.submitted && prepare.ended);
+  EXPECT_LE(*prepare.submitted, *prepare.ended);
+  EXPECT_LE(*prepare.ended, *r.Step("train")->submitted);
+  EXPECT_FALSE(r.Step("evaluate")->submitted || r.Step("evaluate")->ended);  // never ran
+  // The times survive the record's round trip (and a record without them reads as untimed).
+  auto back = PipelineRecordFromJson(PipelineRecordToJson(r));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->Step("prepare")->ended, prepare.ended);
+  schedulers::DescribeAppResponse d = DescribePipeline(r, steps_);
+  ASSERT_EQ(d.members.size(), 3u);
+  EXPECT_EQ(d.members[1].name, "train");
+  EXPECT_EQ(d.members[1].app_handle, "fake://torchx/train");
+  EXPECT_EQ(d.members[1].state, AppState::kFailed);
+  EXPECT_THAT(d.members[1].depends_on, ElementsAre("prepare"));
+  ASSERT_TRUE(d.members[1].app.has_value());
+  EXPECT_EQ(d.members[2].msg, "not run: step `train` FAILED");
+  EXPECT_EQ(d.members[2].app_handle, "");
+}
+
 TEST_F(EngineTest, CancelCascadesAndIsIdempotent) {
   Advanced();
   steps_.states["fake://torchx/prepare"] = AppState::kSucceeded;

@@ -24,4 +24,14 @@ bool Matches(const AppFilter& filter, const schedulers::ListAppResponse& app) {
   return true;
 }
 
+std::set<std::string> MemberHandles(const std::vector<schedulers::ListAppResponse>& apps) {
+  std::set<std::string> out;
+  for (const schedulers::ListAppResponse& a : apps) {
+    for (const schedulers::MemberApp& m : a.members) {
+      if (!m.app_handle.empty()) out.insert(m.app_handle);
+    }
+  }
+  return out;
+}
+
 }  // namespace torchx::runner

@@ -31,5 +31,19 @@ TEST(AppFilter, StatesNameAndSinceEachNarrowAndAnUnknownTimeIsKept) {
   }
 }
 
+TEST(AppFilter, MemberHandlesAreTheSubmittedMembersOfEveryListedComposite) {
+  schedulers::ListAppResponse pipeline;
+  pipeline.app_handle = "pipeline://s/flow-1";
+  schedulers::MemberApp prepare, train, evaluate;
+  prepare.app_handle = "local_cwd://s/prepare-1";
+  train.app_handle = "slurm://s/12";
+  // evaluate is waiting: no handle yet
+  pipeline.members = {prepare, train, evaluate};
+  schedulers::ListAppResponse plain;
+  plain.app_handle = "local_cwd://s/other-1";
+  EXPECT_EQ(MemberHandles({plain, pipeline}), (std::set<std::string>{"local_cwd://s/prepare-1", "slurm://s/12"}));
+  EXPECT_TRUE(MemberHandles({plain}).empty());
+}
+
 }  // namespace
 }  // namespace torchx::runner

@@ -342,6 +342,14 @@ Result<std::optional<schedulers::AppUsage>> Runner::ResourceUsage(const std::str
   return sa.first->ResourceUsage(sa.second, options);
 }
 
+Result<std::optional<std::vector<schedulers::MemberApp>>> Runner::Members(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  using Members = std::vector<schedulers::MemberApp>;
+  TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
+  if (!desc) return std::optional<Members>();
+  return std::optional<Members>(std::move(desc->members));
+}
+
 Result<std::optional<specs::AppDef>> Runner::Describe(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));

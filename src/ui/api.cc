@@ -209,17 +209,40 @@ Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>
   return f;
 }
 
+// A composite app's member as the apps page and the app page's graph show it.
+json MemberJson(const schedulers::MemberApp& m) {
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  return {{"name", m.name},
+          {"app_handle", m.app_handle},
+          {"scheduler", m.scheduler},
+          {"state", std::string(specs::AppStateName(m.state))},
+          {"depends_on", m.depends_on},
+          {"submitted", opt(m.submitted)},
+          {"ended", opt(m.ended)},
+          {"msg", m.msg}};
+}
+
 std::pair<std::vector<Listed>, json> ListAll(runner::Runner& runner, const ListFilter& f) {
   std::vector<Listed> apps;
   json errors = json::array();
+  std::vector<std::pair<std::string, std::vector<schedulers::ListAppResponse>>> listings;
+  std::vector<schedulers::ListAppResponse> composites;
   for (const std::string& scheduler : f.schedulers) {
     auto listed = runner.List(scheduler);
     if (!listed) {
       errors.push_back({{"scheduler", scheduler}, {"message", listed.error().message()}});
       continue;
     }
-    for (schedulers::ListAppResponse& a : *listed) {
-      if (!runner::Matches(f.apps, a)) continue;
+    for (const auto& a : *listed) {
+      if (!a.members.empty()) composites.push_back(a);
+    }
+    listings.emplace_back(scheduler, std::move(*listed));
+  }
+  // A pipeline's steps are shown under it (its `members`), not again on their own.
+  std::set<std::string> nested = runner::MemberHandles(composites);
+  for (auto& [scheduler, listed] : listings) {
+    for (schedulers::ListAppResponse& a : listed) {
+      if (nested.contains(a.app_handle) || !runner::Matches(f.apps, a)) continue;
       apps.push_back(Listed{scheduler, std::move(a)});
     }
   }
@@ -256,7 +279,9 @@ ApiResponse Api::ListApps(const Query& query) const {
                  {"ended", l.app.ended ? json(*l.app.ended) : json(nullptr)},
                  {"user", l.app.user},
                  {"reason", l.app.reason},
-                 {"roles", json::array()}};
+                 {"roles", json::array()},
+                 {"members", json::array()}};
+    for (const schedulers::MemberApp& m : l.app.members) item["members"].push_back(MemberJson(m));
     // Only the page's apps are described: a listing of 10,000 apps costs one List per scheduler.
     if (auto status = runner->Status(l.app.app_handle); status && *status) {
       item["roles"] = RoleSummary(**status);
@@ -283,6 +308,10 @@ Result<std::string> Api::AppsDigest(const Query& query) const {
     digest += specs::AppStateName(l.app.state);
     digest += ' ';
     digest += std::to_string(l.app.num_restarts.value_or(0));
+    for (const schedulers::MemberApp& m : l.app.members) {  // a step moving changes the page too
+      digest += ' ';
+      digest += specs::AppStateName(m.state);
+    }
     digest += '\n';
   }
   return digest;
@@ -332,6 +361,10 @@ ApiResponse Api::GetApp(const std::string& handle) const {
   auto app = runner->Describe(handle);
   body["appdef"] = nullptr;
   if (app && *app) body["appdef"] = json::parse(specs::AppDefToJson(**app, -1));
+  body["members"] = json::array();  // a pipeline's steps: the app page draws their graph
+  if (auto members = runner->Members(handle); members && *members) {
+    for (const schedulers::MemberApp& m : **members) body["members"].push_back(MemberJson(m));
+  }
   return Ok(body);
 }
 
@@ -565,13 +598,17 @@ bool AppEnded(runner::Runner& runner, const std::string& handle) {
 }
 
 Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known, const config::TorchxConfig& config,
-                                              const std::vector<std::string>& extra) {
+                                              const std::vector<std::string>& extra,
+                                              const std::vector<std::string>& composites) {
   std::vector<std::string> out;
   auto add = [&out](const std::string& name) {
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   };
   const std::string default_scheduler = plugins::DefaultSchedulerName();
   if (std::find(known.begin(), known.end(), default_scheduler) != known.end()) add(default_scheduler);
+  for (const std::string& name : composites) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) add(name);
+  }
   for (const std::string& section : config.SectionNames()) {
     if (std::find(known.begin(), known.end(), section) != known.end()) add(section);
   }

@@ -357,6 +357,9 @@ TEST(UiSchedulers, LocalFirstThenConfiguredThenAskedForEachOnce) {
   std::vector<std::string> known = {"local_cwd", "local_docker", "slurm", "kubernetes"};
   EXPECT_THAT(UiSchedulers(known, *config, {"kubernetes", "slurm"}),
               IsOkAndHolds(ElementsAre("local_cwd", "slurm", "kubernetes")));
+  // Composites (pipelines) come after the default, where they are registered.
+  EXPECT_THAT(UiSchedulers({"local_cwd", "pipeline", "slurm"}, *config, {}, {"pipeline", "sweep"}),
+              IsOkAndHolds(ElementsAre("local_cwd", "pipeline", "slurm")));
   EXPECT_THAT(UiSchedulers(known, *config, {"slurmm"}),
               StatusIs(StatusCode::kNotFound, AllOf(HasSubstr("slurmm"), HasSubstr("slurm"))));
 }

@@ -1,10 +1,11 @@
-// Which listed apps `torchx list --state/--name/--since` and the dashboard's apps page keep: one
-// rule for both, pure over what a scheduler's listing says.
+// Which listed apps `torchx list --state/--name/--since` and the dashboard's apps page keep, and
+// which are shown nested under a composite: one rule for both, pure over the schedulers' listings.
 #pragma once
 
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/app_state.h"
@@ -20,5 +21,9 @@ struct AppFilter {
 };
 
 bool Matches(const AppFilter& filter, const schedulers::ListAppResponse& app);
+
+/// The handles of the members of the composite apps listed (a pipeline's steps): the views show
+/// them nested under their composite, not again on their own.
+std::set<std::string> MemberHandles(const std::vector<schedulers::ListAppResponse>& apps);
 
 }  // namespace torchx::runner

@@ -40,6 +40,22 @@ struct DryRunInfo {
   std::string payload;    ///< back-end specific serialized request for Schedule
 };
 
+/// One app of a composite app (Capability::kComposite: a pipeline's step), named after its place
+/// in it. The views nest members under their composite (list, the dashboard) and draw the graph
+/// their `depends_on` makes.
+struct MemberApp {
+  std::string name;        ///< the step's name
+  std::string app_handle;  ///< its own app's handle; empty until submitted
+  std::string scheduler;   ///< where it runs
+  specs::AppState state = specs::AppState::kUnsubmitted;
+  std::vector<std::string> depends_on;  ///< members that must succeed first
+  std::optional<double> submitted;      ///< epoch seconds
+  std::optional<double> ended;          ///< epoch seconds; nullopt while it runs or waits
+  std::string msg;                      ///< "waiting for ...", "not run: ...", why it failed
+  std::optional<specs::AppDef> app;     ///< as it will be (or was) submitted
+  std::string cfg_json;                 ///< its scheduler options (a JSON object), "{}" for none
+};
+
 struct DescribeAppResponse {
   std::string app_id;
   specs::AppState state = specs::AppState::kUnsubmitted;
@@ -50,6 +66,8 @@ struct DescribeAppResponse {
   std::vector<specs::RoleStatus> roles_statuses;
   /// The app as submitted, when the back-end keeps it.
   std::optional<specs::AppDef> app;
+  /// A composite app's members, in their order; empty for any other app.
+  std::vector<MemberApp> members = {};
 };
 
 struct ListAppResponse {
@@ -67,6 +85,8 @@ struct ListAppResponse {
   std::string user = {};
   /// Why a failed app failed (its message), where the listing has it; empty otherwise.
   std::string reason = {};
+  /// A composite app's members (without `app`), where the listing has them.
+  std::vector<MemberApp> members = {};
 };
 
 /// One run of a replica, for the retry history: when it started and ended and how.

@@ -35,10 +35,12 @@ struct ServerOptions {
   size_t threads = 32;              ///< connections served at once
 };
 
-/// The schedulers `torchx ui` lists: local_cwd, those with a section in `config`, and `extra`,
-/// each once, only names `known` has. Unknown names in `extra` are kNotFound naming the choices.
+/// The schedulers `torchx ui` lists: local_cwd, the `composites` (pipelines: their steps are shown
+/// nested under them), those with a section in `config`, and `extra`, each once, only names
+/// `known` has. Unknown names in `extra` are kNotFound naming the choices.
 Result<std::vector<std::string>> UiSchedulers(const std::vector<std::string>& known, const config::TorchxConfig& config,
-                                              const std::vector<std::string>& extra);
+                                              const std::vector<std::string>& extra,
+                                              const std::vector<std::string>& composites = {});
 
 class Server {
  public:

@@ -96,7 +96,20 @@ async function appsPage(main, params) {
     lq.set("limit", limit);
     let data;
     try { data = await api("GET", "/api/v1/apps?" + lq.toString()); } catch (e) { body.replaceChildren(banner(e.message)); return; }
-    const rows = data.apps.map((a) => el("tr", { "data-handle": a.app_handle },
+    // A pipeline's steps follow it, indented, each linking to its own app.
+    const memberRow = (m) => el("tr", { class: "member", "data-handle": m.app_handle || "", "data-step": m.name },
+      el("td", {}, "\u21b3 ", m.app_handle ? el("a", { href: "#/app/" + encodeURIComponent(m.app_handle), class: "mono" },
+        m.app_handle.split("/").pop()) : el("span", { class: "muted" }, "not submitted")),
+      el("td", {}, m.name),
+      el("td", {}, m.scheduler),
+      el("td", {}, stateBadge(m.state)),
+      el("td", {}, m.depends_on.length ? el("span", { class: "muted" }, "after " + m.depends_on.join(", ")) : ""),
+      el("td", {}, ""),
+      el("td", { title: m.submitted ? new Date(m.submitted * 1000).toLocaleString() : "" }, age(m.submitted)),
+      el("td", {}, m.submitted ? seconds(Math.max(0, (m.ended || Date.now() / 1000) - m.submitted)) + (m.ended ? "" : " so far") : ""),
+      el("td", {}, ""),
+      el("td", { class: "reason err" }, m.state === "SUCCEEDED" ? "" : m.msg || ""));
+    const rows = data.apps.flatMap((a) => [el("tr", { "data-handle": a.app_handle },
       el("td", {}, el("a", { href: "#/app/" + encodeURIComponent(a.app_handle), class: "mono" }, a.app_id)),
       el("td", {}, a.name),
       el("td", {}, a.scheduler),
@@ -107,7 +120,7 @@ async function appsPage(main, params) {
       el("td", { title: a.created ? new Date(a.created * 1000).toLocaleString() : "" }, age(a.created)),
       el("td", {}, a.created ? seconds(Math.max(0, (a.ended || Date.now() / 1000) - a.created)) + (a.ended ? "" : " so far") : ""),
       el("td", {}, a.user || ""),
-      el("td", { class: "reason err" }, a.reason || "")));
+      el("td", { class: "reason err" }, a.reason || "")), ...(a.members || []).map(memberRow)]);
     const end = Math.min(data.total, offset + data.apps.length);
     body.replaceChildren(
       ...data.errors.map((e) => banner(e.scheduler + ": " + e.message)),
@@ -179,6 +192,50 @@ function attemptsView(attempts) {
       el("td", {}, new Date(a.started * 1000).toLocaleTimeString()),
       el("td", {}, seconds((a.ended || now) - a.started) + (a.ended ? "" : " so far"))))));
   return el("div", {}, plot, table);
+}
+
+// ---- A pipeline's steps as a graph --------------------------------------------------------
+
+// Steps in columns by depth (the longest chain of dependencies before each), an arrow from each
+// dependency to its dependent; each box shows the step's state and duration and links to its app.
+function stepsGraph(members) {
+  const byName = new Map(members.map((m) => [m.name, m]));
+  const depth = new Map();
+  const depthOf = (m, seen) => {
+    if (depth.has(m.name)) return depth.get(m.name);
+    if (seen.has(m.name)) return 0;  // a cycle cannot be submitted; draw it flat rather than loop
+    seen.add(m.name);
+    const d = Math.max(-1, ...m.depends_on.filter((n) => byName.has(n)).map((n) => depthOf(byName.get(n), seen))) + 1;
+    depth.set(m.name, d);
+    return d;
+  };
+  members.forEach((m) => depthOf(m, new Set()));
+  const columns = [];
+  for (const m of members) (columns[depth.get(m.name)] ||= []).push(m);
+  const BW = 170, BH = 46, GX = 60, GY = 14;
+  const pos = new Map();
+  columns.forEach((col, c) => col.forEach((m, r) => pos.set(m.name, { x: 10 + c * (BW + GX), y: 10 + r * (BH + GY) })));
+  const W = 20 + columns.length * (BW + GX) - GX, H = 20 + Math.max(...columns.map((c) => c.length)) * (BH + GY) - GY;
+  const now = Date.now() / 1000;
+  const edges = members.flatMap((m) => m.depends_on.filter((n) => pos.has(n)).map((n) => {
+    const a = pos.get(n), b = pos.get(m.name);
+    return svg("path", { class: "edge", d: `M${a.x + BW},${a.y + BH / 2} C${a.x + BW + GX / 2},${a.y + BH / 2} ` +
+      `${b.x - GX / 2},${b.y + BH / 2} ${b.x - 6},${b.y + BH / 2}`, "marker-end": "url(#arrow)", "data-from": n, "data-to": m.name });
+  }));
+  const boxes = members.map((m) => {
+    const p = pos.get(m.name);
+    const took = m.submitted ? seconds(Math.max(0, (m.ended || now) - m.submitted)) + (m.ended ? "" : " so far") : "";
+    const box = svg("g", { class: "step", "data-step": m.name, "data-state": m.state },
+      svg("rect", { class: "bar-" + m.state, x: p.x, y: p.y, width: BW, height: BH, rx: 5 }),
+      svg("text", { x: p.x + 8, y: p.y + 18, class: "step-name" }, m.name),
+      svg("text", { x: p.x + 8, y: p.y + 36 }, m.state + (took ? " \u00b7 " + took : "")),
+      svg("title", {}, `${m.name}: ${m.state}` + (m.app_handle ? " (" + m.app_handle + ")" : "") + (m.msg ? "\n" + m.msg : "")));
+    return m.app_handle ? svg("a", { href: "#/app/" + encodeURIComponent(m.app_handle) }, box) : box;
+  });
+  return svg("svg", { class: "steps-graph", id: "steps-graph", viewBox: `0 0 ${W} ${H}`, width: W, role: "img", "aria-label": "steps" },
+    svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" },
+      svg("path", { d: "M0,0 L10,5 L0,10 z" }))),
+    ...edges, ...boxes);
 }
 
 // ---- Resources: each replica's CPU, memory and GPU samples over time ---------------------
@@ -374,6 +431,7 @@ async function appPage(main, handle) {
   const head = el("div", { class: "titlebar" });
   const summary = el("div", { class: "card", id: "app-status" });
   const history = el("div", { class: "card", id: "history" });
+  const steps = el("div", { class: "card", id: "steps", hidden: !(detail.members && detail.members.length) });
   const notice = el("div", { id: "notice" });
   const cancelBtn = el("button", { class: "danger", id: "cancel", onclick: async () => {
     if (!confirm("Cancel " + handle + "?")) return;
@@ -411,11 +469,12 @@ async function appPage(main, handle) {
         /^https?:\/\//.test(s.ui_url) ? el("a", { href: s.ui_url, rel: "noreferrer" }, s.ui_url) : s.ui_url)] : null),
       ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s),
       ...failureLogs(d.failure_logs || []));
+    if (d.members && d.members.length) steps.replaceChildren(el("h2", {}, "Steps"), stepsGraph(d.members));
     history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
     if (detail.onAttempts) detail.onAttempts(d.attempts || []);
   };
   render(detail);
-  main.replaceChildren(head, notice, summary, resourcesCard(handle, detail), history, logPanel(handle, detail),
+  main.replaceChildren(head, notice, summary, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
   const es = stream(appPath(handle) + "/events", {
     app: (e) => render(JSON.parse(e.data)),

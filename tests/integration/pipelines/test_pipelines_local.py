@@ -4,6 +4,7 @@ cascading, the detached driver surviving a kill -9, and bad pipeline files submi
 
 The DDP case needs torch (skipped without it unless TORCHX_REQUIRE_ENGINES names torch)."""
 
+import json
 import os
 import shutil
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import time
 
 import pytest
+import yaml
 
 from conftest import TRAIN_PY, free_port
 
@@ -78,6 +80,29 @@ steps:
     assert "evaluate not run: step `train` FAILED" in status["msg"]
     assert torchx.roles(handle)["evaluate"] == [CANCELLED]
     assert (torchx.cwd / "data.txt").exists()
+
+    # `torchx list` (no -s) has the pipeline with its steps nested under it, each step's app named
+    # after its step; `-s local_cwd` lists the steps' apps flat, as TorchX would.
+    listed = json.loads(torchx("list", "--json").stdout)
+    mine = [a for a in listed if a["app_handle"] == handle]
+    assert len(mine) == 1 and mine[0]["state"] == "FAILED", listed
+    members = {m["name"]: m for m in mine[0]["members"]}
+    assert list(members) == ["prepare", "train", "evaluate"]
+    assert members["train"]["depends_on"] == ["prepare"] and members["train"]["state"] == "FAILED"
+    assert "/train-" in members["train"]["app_handle"] and members["evaluate"]["app_handle"] == ""
+    assert members["prepare"]["submitted"] <= members["prepare"]["ended"] <= members["train"]["submitted"]
+    assert not any(a["app_handle"] == members["train"]["app_handle"] for a in listed)  # nested only
+    table = torchx("list").stdout.splitlines()
+    row = next(i for i, line in enumerate(table) if line.startswith(handle))
+    assert table[row + 1].startswith("  |- local_cwd://") and " prepare " in table[row + 1]
+    assert table[row + 3].startswith("  `- (not submitted)") and "not run" in table[row + 3]
+    flat = torchx("list", "-s", "local_cwd").stdout
+    assert members["train"]["app_handle"] in flat and handle not in flat
+    # describe gives the pipeline back as a file that runs it, depends_on included.
+    described = yaml.safe_load(torchx("describe", handle).stdout)
+    assert described["steps"]["evaluate"]["depends_on"] == ["train"]
+    assert described["steps"]["train"]["app"]["roles"][0]["entrypoint"] == "sh"
+    assert json.loads(torchx("describe", "--json", handle).stdout)["steps"]["train"]["depends_on"] == ["prepare"]
     assert not (torchx.cwd / "evaluated").exists()
     assert torchx("log", f"{handle}/train").stdout == "train/0 broken\n"
     assert torchx("log", f"{handle}/evaluate").stdout == ""  # it never ran

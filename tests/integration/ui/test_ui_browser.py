@@ -1,7 +1,7 @@
 """The dashboard in a real browser (Debian's Chromium, headless, driven by selenium through
 chromium-driver): open the apps page, see a running 2x2 dist.ddp job, open it, watch its log
 lines arrive and its replicas' CPU and memory plotted, cancel it and see the state change; then
-dry-run a component from the run page.
+dry-run a component from the run page; a pipeline listed with its steps and drawn as a graph.
 A screenshot of each page is kept in $TORCHX_UI_SCREENSHOTS (CI keeps them as files).
 
 Skips without chromium, chromedriver or selenium unless TORCHX_REQUIRE_ENGINES names browser."""
@@ -10,11 +10,12 @@ import os
 import pathlib
 import time
 import shutil
+import subprocess
 import urllib.parse
 
 import pytest
 
-from ui_server import UiServer
+from ui_server import UiServer, torchx_bin
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -201,3 +202,49 @@ def test_a_retried_replicas_first_attempt_log_and_why_it_failed(ui, browser, sho
     Select(browser.find_element(By.ID, "log-attempt")).select_by_value("0")
     wait.until(lambda d: d.find_element(By.ID, "log").text.strip() == "first-run")
     save(browser, shots, "app-retried-attempt0.png")
+
+
+def test_a_pipeline_is_listed_with_its_steps_and_drawn_as_a_graph(ui, browser, shots):
+    (ui.tmp / "flow.yaml").write_text(
+        "name: flow\n"
+        "steps:\n"
+        "  prepare: {component: utils.sh, args: [sh, -c, 'echo prepared']}\n"
+        "  train: {component: utils.sh, args: [sh, -c, 'echo no data >&2; exit 3'], depends_on: prepare}\n"
+        "  evaluate: {component: utils.sh, args: [echo, evaluated], depends_on: [train]}\n")
+    res = subprocess.run([torchx_bin(), "pipeline", "run", "--wait", "flow.yaml"], capture_output=True, text=True,
+                         env=ui.env, cwd=ui.tmp, timeout=120)
+    assert res.returncode != 0, res.stdout + res.stderr  # a step failed
+    handle = res.stdout.split()[0]
+    assert handle.startswith("pipeline://"), res.stdout
+    # The apps listing has the pipeline by default, with its steps as members and not on their own.
+    status, listing = ui.api("GET", "/api/v1/apps")
+    assert status == 200, listing
+    top = {a["app_handle"]: a for a in listing["apps"]}
+    members = {m["name"]: m for m in top[handle]["members"]}
+    assert [m["name"] for m in top[handle]["members"]] == ["prepare", "train", "evaluate"]
+    assert members["train"]["depends_on"] == ["prepare"] and members["train"]["state"] == "FAILED"
+    assert members["evaluate"]["state"] == "CANCELLED" and not members["evaluate"]["app_handle"]
+    assert members["prepare"]["app_handle"] not in top  # nested, not listed twice
+    assert "/prepare-" in members["prepare"]["app_handle"]  # the step's app is named after the step
+
+    wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
+    browser.get(ui.url)
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr[data-handle="{handle}"]')))
+    steps = browser.find_elements(By.CSS_SELECTOR, "tr.member")
+    assert [s.get_attribute("data-step") for s in steps] == ["prepare", "train", "evaluate"]
+    assert "after prepare" in steps[1].text
+    save(browser, shots, "apps-pipeline.png")
+
+    browser.get(ui.url + "#/app/" + urllib.parse.quote(handle, safe=""))
+    # The graph is drawn again as the app's events arrive: read it in waits that retry on a redraw.
+    wait.until(lambda d: {g.get_attribute("data-step"): g.get_attribute("data-state")
+                          for g in d.find_elements(By.CSS_SELECTOR, "#steps-graph g.step")}
+               == {"prepare": "SUCCEEDED", "train": "FAILED", "evaluate": "CANCELLED"})
+    wait.until(lambda d: {(e.get_attribute("data-from"), e.get_attribute("data-to"))
+                          for e in d.find_elements(By.CSS_SELECTOR, "#steps-graph path.edge")}
+               == {("prepare", "train"), ("train", "evaluate")})
+    save(browser, shots, "app-pipeline-graph.png")
+    # Each submitted step links to its own app.
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, '#steps-graph g.step[data-step="train"]').click() or True)
+    wait.until(lambda d: urllib.parse.unquote(d.current_url.split("#/app/")[-1]) == members["train"]["app_handle"])
+    wait.until(lambda d: "no data" in d.find_element(By.CSS_SELECTOR, ".failure-log pre").text)
