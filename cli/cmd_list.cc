@@ -120,16 +120,7 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
                               {"reason", a.reason}};
         if (!a.members.empty()) {
           nlohmann::json members = nlohmann::json::array();
-          for (const auto& m : a.members) {
-            members.push_back({{"name", m.name},
-                               {"app_handle", m.app_handle},
-                               {"scheduler", m.scheduler},
-                               {"state", std::string(specs::AppStateName(m.state))},
-                               {"depends_on", m.depends_on},
-                               {"submitted", opt(m.submitted)},
-                               {"ended", opt(m.ended)},
-                               {"msg", m.msg}});
-          }
+          for (const auto& m : a.members) members.push_back(nlohmann::json::parse(schedulers::MemberAppToJson(m)));
           row["members"] = std::move(members);
         }
         arr.push_back(std::move(row));

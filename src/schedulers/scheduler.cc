@@ -1,6 +1,7 @@
 #include "torchx/schedulers/scheduler.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace torchx::schedulers {
 
@@ -167,6 +168,19 @@ class LinesIterator : public LogIterator {
 
 std::unique_ptr<LogIterator> MakeLinesIterator(std::vector<std::string> lines) {
   return std::make_unique<LinesIterator>(std::move(lines));
+}
+
+std::string MemberAppToJson(const MemberApp& m) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return nlohmann::json{{"name", m.name},
+                        {"app_handle", m.app_handle},
+                        {"scheduler", m.scheduler},
+                        {"state", std::string(specs::AppStateName(m.state))},
+                        {"depends_on", m.depends_on},
+                        {"submitted", opt(m.submitted)},
+                        {"ended", opt(m.ended)},
+                        {"msg", m.msg}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace torchx::schedulers

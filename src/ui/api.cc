@@ -210,17 +210,7 @@ Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>
 }
 
 // A composite app's member as the apps page and the app page's graph show it.
-json MemberJson(const schedulers::MemberApp& m) {
-  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  return {{"name", m.name},
-          {"app_handle", m.app_handle},
-          {"scheduler", m.scheduler},
-          {"state", std::string(specs::AppStateName(m.state))},
-          {"depends_on", m.depends_on},
-          {"submitted", opt(m.submitted)},
-          {"ended", opt(m.ended)},
-          {"msg", m.msg}};
-}
+json MemberJson(const schedulers::MemberApp& m) { return json::parse(schedulers::MemberAppToJson(m)); }
 
 std::pair<std::vector<Listed>, json> ListAll(runner::Runner& runner, const ListFilter& f) {
   std::vector<Listed> apps;

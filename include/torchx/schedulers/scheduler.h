@@ -56,6 +56,10 @@ struct MemberApp {
   std::string cfg_json;                 ///< its scheduler options (a JSON object), "{}" for none
 };
 
+/// The JSON object every view shares for a member (CLI `list --json`, REST): {name, app_handle,
+/// scheduler, state, depends_on, submitted, ended, msg}; a missing time is null. No AppDef.
+std::string MemberAppToJson(const MemberApp& member);
+
 struct DescribeAppResponse {
   std::string app_id;
   specs::AppState state = specs::AppState::kUnsubmitted;
