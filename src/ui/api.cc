@@ -11,6 +11,7 @@
 
 #include "core/spelling.h"
 #include "schedulers/line_filter.h"
+#include "schedulers/merged_lines.h"
 #include "specs/error_file.h"
 #include "torchx/components/component_json.h"
 #include "torchx/config/run_cfg.h"
@@ -540,9 +541,14 @@ ApiResponse Api::ListSchedulers() const {
 
 Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& query) const {
   schedulers::LogOptions opts;
-  auto replica = Count(query, "replica", 0, 0, 1'000'000);
-  if (!replica) return replica.error();
-  opts.replica = static_cast<int>(*replica);
+  // replica=all: every replica (of `role`, or of every role) interleaved, each line prefixed with
+  // its replica as `torchx log` prints an app.
+  bool all = One(query, "replica").value_or("") == "all";
+  if (!all) {
+    auto replica = Count(query, "replica", 0, 0, 1'000'000);
+    if (!replica) return replica.error();
+    opts.replica = static_cast<int>(*replica);
+  }
   if (auto stream = One(query, "stream")) {
     auto parsed = schedulers::ParseLogStream(*stream);
     if (!parsed) return InvalidArgumentError("query parameter `stream`: " + parsed.error().message());
@@ -572,6 +578,29 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
   if (!status) return status.error();
   if (!*status) return NotFoundError("app not found: " + handle);
   opts.role = One(query, "role").value_or("");
+  if (all) {
+    if (opts.attempt) return InvalidArgumentError("query parameter `attempt`: names one replica's run; give `replica`");
+    // The replicas the app was submitted with (as `torchx log` reads them), not those a status
+    // happens to list.
+    auto app = log.runner->Describe(handle);
+    if (!app) return app.error();
+    if (!*app) return NotFoundError("app not found: " + handle);
+    std::vector<schedulers::PrefixedLog> logs;
+    for (const specs::Role& role : (*app)->roles) {
+      if (!opts.role.empty() && role.name != opts.role) continue;
+      for (int id = 0; id < role.num_replicas; ++id) {
+        schedulers::LogOptions one = opts;
+        one.role = role.name;
+        one.replica = id;
+        auto lines = log.runner->LogLines(handle, one);
+        if (!lines) return lines.error();
+        logs.push_back({role.name + "/" + std::to_string(id) + " ", std::move(*lines)});
+      }
+    }
+    if (logs.empty()) return NotFoundError("app " + handle + " has no replicas" + (opts.role.empty() ? "" : " in role " + opts.role));
+    log.lines = schedulers::MakeMergedLogIterator(std::move(logs));
+    return log;
+  }
   if (opts.role.empty()) {
     if ((*status)->roles.empty()) return NotFoundError("app " + handle + " has no roles to read logs of");
     opts.role = (*status)->roles.front().role;

@@ -319,6 +319,13 @@ TEST_F(ApiTest, LogsOfTheFirstRoleByDefaultAndBadParametersNamed) {
   EXPECT_THAT(api_->OpenLog(h, {{"stream", "both"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`stream`")));
   EXPECT_THAT(api_->OpenLog(h, {{"follow", "maybe"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`follow`")));
   EXPECT_THAT(api_->OpenLog("mem://torchx/nope", {}), StatusIs(StatusCode::kNotFound, HasSubstr("nope")));
+  // Every replica at once, prefixed as `torchx log` prints them.
+  auto all = api_->OpenLog(h, {{"replica", "all"}});
+  ASSERT_THAT(all, IsOk());
+  EXPECT_THAT(testing::ReadAllLines(*all->lines), IsOkAndHolds(ElementsAre("echo/0 hello\n", "echo/0 world\n")));
+  EXPECT_THAT(api_->OpenLog(h, {{"replica", "all"}, {"attempt", "0"}}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("`attempt`")));
+  EXPECT_THAT(api_->OpenLog(h, {{"replica", "all"}, {"role", "nope"}}), StatusIs(StatusCode::kNotFound, HasSubstr("nope")));
 }
 
 TEST_F(ApiTest, ComponentsAndSchedulersDescribeThemselves) {

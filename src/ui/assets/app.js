@@ -366,19 +366,25 @@ function appDefView(app) {
 
 function logPanel(handle, detail) {
   const roles = detail.status.roles;
-  const roleSel = el("select", { id: "log-role" }, roles.map((r) => el("option", { value: r.role }, r.role)));
+  // Every replica interleaved (each line prefixed, as `torchx log` prints an app) by default where
+  // there are several; one replica when chosen.
+  const many = roles.reduce((n, r) => n + r.replicas.length, 0) > 1;
+  const roleSel = el("select", { id: "log-role" }, roles.length > 1 ? el("option", { value: "" }, "all roles") : null,
+    roles.map((r) => el("option", { value: r.role }, r.role)));
   const repSel = el("select", { id: "log-replica" });
   // A retried replica's earlier runs (the retry history): "latest" or one attempt.
   const attemptSel = el("select", { id: "log-attempt" });
   const fillAttempts = () => {
-    const runs = (detail.attempts || []).filter((a) => a.role === roleSel.value && String(a.replica) === String(repSel.value));
+    const runs = repSel.value === "all" ? [] :
+      (detail.attempts || []).filter((a) => a.role === roleSel.value && String(a.replica) === String(repSel.value));
     attemptSel.replaceChildren(el("option", { value: "" }, "latest attempt"),
       ...runs.slice(0, -1).map((a) => el("option", { value: a.attempt }, `attempt ${a.attempt} (${a.state}${a.exit_code === null ? "" : ", exit " + a.exit_code})`)));
     attemptSel.hidden = runs.length < 2;
   };
   const fillReplicas = () => {
     const r = roles.find((x) => x.role === roleSel.value);
-    repSel.replaceChildren(...(r ? r.replicas : []).map((rep) => el("option", { value: rep.id }, "replica " + rep.id)));
+    repSel.replaceChildren(...(many ? [el("option", { value: "all" }, "all replicas")] : []),
+      ...(r ? r.replicas : []).map((rep) => el("option", { value: rep.id }, "replica " + rep.id)));
     fillAttempts();
   };
   fillReplicas();
@@ -386,6 +392,7 @@ function logPanel(handle, detail) {
   const regexIn = el("input", { type: "text", id: "log-regex", placeholder: "regex filter" });
   const followBox = el("input", { type: "checkbox", id: "log-follow", checked: !detail.status.state.match(/SUCCEEDED|FAILED|CANCELLED/) });
   const out = el("pre", { class: "log", id: "log" });
+  const download = el("a", { id: "log-download", class: "button" }, "Download");
   let controller = null;
   const load = async () => {
     if (controller) controller.abort();
@@ -393,7 +400,11 @@ function logPanel(handle, detail) {
     const q = new URLSearchParams({ role: roleSel.value, replica: repSel.value || 0, stream: streamSel.value });
     if (regexIn.value) q.set("regex", regexIn.value);
     if (attemptSel.value !== "") q.set("attempt", attemptSel.value);
-    else if (followBox.checked) q.set("follow", "true");
+    // The same lines, whole and not followed, as a file.
+    download.href = appPath(handle) + "/logs?" + q.toString();
+    download.setAttribute("download", [handle.split("/").pop(), roleSel.value, repSel.value === "all" ? "" : repSel.value,
+      attemptSel.value === "" ? "" : "attempt" + attemptSel.value].filter((p) => p !== "").join("-") + ".log");
+    if (attemptSel.value === "" && followBox.checked) q.set("follow", "true");
     out.textContent = "";
     try {
       const res = await fetch(appPath(handle) + "/logs?" + q.toString(), { signal: controller.signal });
@@ -410,7 +421,7 @@ function logPanel(handle, detail) {
     } catch (e) { if (e.name !== "AbortError") out.append("\n[" + e.message + "]"); }
   };
   roleSel.onchange = () => { fillReplicas(); load(); };
-  repSel.onchange = () => { fillAttempts(); load(); };
+  repSel.onchange = () => { attemptSel.value = ""; fillAttempts(); load(); };
   for (const c of [streamSel, followBox, attemptSel]) c.onchange = load;
   regexIn.onkeydown = (e) => { if (e.key === "Enter") load(); };
   cleanup.push(() => controller && controller.abort());
@@ -422,7 +433,7 @@ function logPanel(handle, detail) {
     if (attempts.length !== before) { const keep = attemptSel.value; fillAttempts(); attemptSel.value = keep; }
   };
   return el("div", { class: "card" }, el("h2", {}, "Logs"),
-    el("div", { class: "filters" }, roleSel, repSel, attemptSel, streamSel, regexIn, el("label", {}, followBox, " follow")), out);
+    el("div", { class: "filters" }, roleSel, repSel, attemptSel, streamSel, regexIn, el("label", {}, followBox, " follow"), download), out);
 }
 
 async function appPage(main, handle) {

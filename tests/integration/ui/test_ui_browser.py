@@ -8,6 +8,7 @@ Skips without chromium, chromedriver or selenium unless TORCHX_REQUIRE_ENGINES n
 
 import os
 import pathlib
+import re
 import time
 import shutil
 import subprocess
@@ -104,7 +105,22 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(lambda d: "step 3" in d.find_element(By.ID, "log").text)
     seen = browser.find_element(By.ID, "log").text.count("\n")
     wait.until(lambda d: d.find_element(By.ID, "log").text.count("\n") > seen + 3)
+    # Every replica by default, interleaved, each line prefixed as `torchx log` prints them.
+    both = re.compile(r"(?ms)^train/0 .*step.*^train/1 .*step|^train/1 .*step.*^train/0 .*step")
+    wait.until(lambda d: both.search(d.find_element(By.ID, "log").text))
     save(browser, shots, "app.png")
+    # The download is the same view as a file (whole, not followed).
+    link = browser.find_element(By.ID, "log-download")
+    assert link.get_attribute("download").endswith(".log")
+    status, _, body = ui.request("GET", urllib.parse.urlparse(link.get_attribute("href")).path + "?" +
+                                 urllib.parse.urlparse(link.get_attribute("href")).query)
+    assert status == 200 and both.search(body.decode()), body[:2000]
+    # One replica when chosen: its lines only, without prefixes (its ranks are 2 and 3).
+    Select(browser.find_element(By.ID, "log-replica")).select_by_value("1")
+    wait.until(lambda d: "step" in d.find_element(By.ID, "log").text
+               and "train/" not in d.find_element(By.ID, "log").text
+               and "rank 0 " not in d.find_element(By.ID, "log").text)
+    Select(browser.find_element(By.ID, "log-replica")).select_by_value("all")
 
     # Resources: each replica's CPU and memory, plotted over time and in the table (the card
     # refreshes itself), agreeing with the API: non-zero CPU and RSS for both replicas.
