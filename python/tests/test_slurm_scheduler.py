@@ -49,6 +49,16 @@ def test_dryrun_request_is_editable_and_materializes_the_edit():
         req.materialize()
 
 
+def test_workspace_and_images_to_push_survive_the_round_trip():
+    req = SlurmBatchRequest(cmd=["sbatch", "--parsable"], replicas={}, workspace="/ws",
+                            images_to_push={"reg.example.com/t/x:abc": ("reg.example.com/t/x", "abc")})
+    back = SlurmBatchRequest.from_json(req.to_json())
+    assert back.workspace == "/ws"
+    assert back.images_to_push == {"reg.example.com/t/x:abc": ("reg.example.com/t/x", "abc")}
+    assert SlurmBatchRequest.from_json(SlurmBatchRequest(cmd=["sbatch"], replicas={}).to_json()).images_to_push is None
+    assert "image_repo" in create_scheduler("s").run_opts()
+
+
 def test_runner_over_the_python_class_injects_the_job_id():
     with Runner("sess", {"slurm": create_scheduler}) as runner:
         info = runner.dryrun(app(), "slurm", {"nomem": True})

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -90,6 +91,41 @@ Status TagImage(const EngineClient& engine, const std::string& image, const std:
                                                tag, resp.status, resp.body.substr(0, 500)));
   }
   return OkStatus();
+}
+
+Status CheckImageRepo(std::string_view repo, std::string_view option, std::string_view who) {
+  if (repo.empty()) {
+    return InvalidArgumentError(fmt::format(
+        "{}: a workspace image needs the run option `{}`, the repository it is pushed to and the cluster pulls from "
+        "(e.g. -cfg {}=registry.example.com/team/trainer)",
+        who, option, option));
+  }
+  // A repository without tag or digest, lower case as registries require (host part aside).
+  static const std::regex kRepo(
+      R"(^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
+  if (!std::regex_match(std::string(repo), kRepo)) {
+    return InvalidArgumentError(fmt::format(
+        "{}: {} `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)", who, option, repo));
+  }
+  return OkStatus();
+}
+
+Result<std::set<std::string>> BuildWorkspaceImagesFor(const EngineClient& engine, const std::string& workspace,
+                                                      const std::string& repo, specs::AppDef& app,
+                                                      std::string_view who) {
+  std::map<std::string, std::string> built;  // base image -> pushed name
+  std::set<std::string> push;
+  for (specs::Role& role : app.roles) {
+    if (auto it = built.find(role.image); it == built.end()) {
+      TORCHX_ASSIGN_OR_RETURN(std::string id, BuildWorkspaceImage(engine, workspace, role.image, who));
+      std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
+      TORCHX_RETURN_IF_ERROR(TagImage(engine, id, repo, tag, who));
+      built[role.image] = repo + ":" + tag;
+    }
+    role.image = built[role.image];
+    push.insert(role.image);
+  }
+  return push;
 }
 
 std::string RegistryHostOf(std::string_view repo) {

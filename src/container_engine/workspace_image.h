@@ -3,10 +3,12 @@
 // and, for back-ends whose nodes pull from a registry (kubernetes), tagging and pushing it.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "container_engine/engine_client.h"
+#include "torchx/specs/app_def.h"
 #include "torchx/status.h"
 
 namespace torchx::container_engine {
@@ -17,6 +19,16 @@ namespace torchx::container_engine {
 /// back-end in errors.
 Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::string& workspace,
                                         const std::string& base_image, std::string_view who);
+
+/// kInvalidArgument naming `option` unless `repo` is an image repository a registry takes: lower
+/// case [host[:port]/]path, no tag or digest (an empty one: "needs the run option").
+Status CheckImageRepo(std::string_view repo, std::string_view option, std::string_view who);
+
+/// TorchX's docker workspace for a cluster that pulls from a registry: each distinct role image
+/// rebuilt with `workspace` on top, tagged `<repo>:<image id's hash>`, and the roles pointed at
+/// it. Returns the names to push (`repo:tag`) before the job is sent.
+Result<std::set<std::string>> BuildWorkspaceImagesFor(const EngineClient& engine, const std::string& workspace,
+                                                      const std::string& repo, specs::AppDef& app, std::string_view who);
 
 /// Tags the local `image` as `repo:tag`.
 Status TagImage(const EngineClient& engine, const std::string& image, const std::string& repo, const std::string& tag,

@@ -153,6 +153,11 @@ class SlurmBatchRequest:
     replicas: Dict[str, SlurmReplicaRequest]
     max_retries: int = 0
     job_dir: Optional[str] = None
+    #: the ``--workspace`` directory copied into ``job_dir`` (``workspace_type=dir``)
+    workspace: Optional[str] = None
+    #: what ``schedule`` pushes before ``sbatch`` (``workspace_type=docker``): each workspace image
+    #: as ``{"repo:tag": (repo, tag)}``, as torchx-nightly names it
+    images_to_push: Optional[Dict[str, Tuple[str, str]]] = None
 
     def to_json(self) -> str:
         return json.dumps(
@@ -165,6 +170,8 @@ class SlurmBatchRequest:
                 ],
                 "max_retries": self.max_retries,
                 "job_dir": self.job_dir or "",
+                "workspace": self.workspace or "",
+                "push": [f"{repo}:{tag}" for repo, tag in (self.images_to_push or {}).values()],
             }
         )
 
@@ -176,6 +183,9 @@ class SlurmBatchRequest:
             replicas={r["name"]: SlurmReplicaRequest(**r) for r in j["replicas"]},
             max_retries=j.get("max_retries", 0),
             job_dir=j.get("job_dir") or None,
+            workspace=j.get("workspace") or None,
+            images_to_push={image: (image.rpartition(":")[0], image.rpartition(":")[2])
+                            for image in j.get("push", [])} or None,
         )
 
     def materialize(self) -> str:

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -252,32 +251,10 @@ class KubernetesScheduler : public Scheduler {
   // run builds but does not push).
   Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     std::string repo = cfg.Str("image_repo").value_or("");
-    if (repo.empty()) {
-      return InvalidArgumentError(
-          "kubernetes: a workspace needs the run option `image_repo`, the repository its image is pushed to and the "
-          "cluster pulls from (e.g. -cfg image_repo=registry.example.com/team/trainer)");
-    }
-    // A repository without tag or digest, lower case as registries require (host part aside).
-    static const std::regex kRepo(
-        R"(^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
-    if (!std::regex_match(repo, kRepo)) {
-      return InvalidArgumentError(fmt::format(
-          "kubernetes: image_repo `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)",
-          repo));
-    }
-    container_engine::EngineClient engine(http_);
-    std::map<std::string, std::string> built;  // base image -> pushed name
-    for (specs::Role& role : app.roles) {
-      if (auto it = built.find(role.image); it == built.end()) {
-        TORCHX_ASSIGN_OR_RETURN(std::string id,
-                                container_engine::BuildWorkspaceImage(engine, workspace, role.image, "kubernetes"));
-        std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
-        TORCHX_RETURN_IF_ERROR(container_engine::TagImage(engine, id, repo, tag, "kubernetes"));
-        built[role.image] = repo + ":" + tag;
-      }
-      role.image = built[role.image];
-      workspace_images_.insert(role.image);
-    }
+    TORCHX_RETURN_IF_ERROR(container_engine::CheckImageRepo(repo, "image_repo", "kubernetes"));
+    TORCHX_ASSIGN_OR_RETURN(auto built, container_engine::BuildWorkspaceImagesFor(container_engine::EngineClient(http_),
+                                                                                  workspace, repo, app, "kubernetes"));
+    workspace_images_.insert(built.begin(), built.end());
     return OkStatus();
   }
 

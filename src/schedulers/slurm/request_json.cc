@@ -14,8 +14,12 @@ std::string SlurmBatchRequestToJson(const SlurmBatchRequest& request) {
     replicas.push_back(
         {{"name", r.name}, {"sbatch_opts", r.sbatch_opts}, {"srun_opts", r.srun_opts}, {"command", r.command}});
   }
-  return Json{
-      {"cmd", request.cmd}, {"replicas", replicas}, {"max_retries", request.max_retries}, {"job_dir", request.job_dir}}
+  return Json{{"cmd", request.cmd},
+              {"replicas", replicas},
+              {"max_retries", request.max_retries},
+              {"job_dir", request.job_dir},
+              {"workspace", request.workspace},
+              {"push", request.push}}
       .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -44,6 +48,17 @@ Result<SlurmBatchRequest> SlurmBatchRequestFromJson(const std::string& json) {
   const Json& job_dir = j.value("job_dir", Json(""));
   if (!job_dir.is_string()) return InvalidArgumentError("slurm request: job_dir: must be a string");
   req.job_dir = job_dir.get<std::string>();
+  const Json& workspace = j.value("workspace", Json(""));
+  if (!workspace.is_string()) return InvalidArgumentError("slurm request: workspace: must be a string");
+  req.workspace = workspace.get<std::string>();
+  TORCHX_ASSIGN_OR_RETURN(req.push, strings(j.value("push", Json::array()), "push"));
+  for (const std::string& image : req.push) {
+    size_t colon = image.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == image.size() ||
+        image.find('/', colon) != std::string::npos) {
+      return InvalidArgumentError(fmt::format("slurm request: push: `{}` is not repo:tag", image));
+    }
+  }
   const Json& replicas = j.value("replicas", Json());
   if (!replicas.is_array() || replicas.empty()) {
     return InvalidArgumentError("slurm request: replicas: must be a non-empty list");

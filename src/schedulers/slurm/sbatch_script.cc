@@ -67,6 +67,9 @@ specs::RunOpts SlurmRunOpts() {
               "which workspace builder patches the image: one of dir, docker (docker: every replica runs inside its "
               "role's image through the cluster's container plugin, srun --container-image)",
               std::string("dir"));
+  (void)o.Add("image_repo", specs::CfgType::kStr,
+              "(workspace_type=docker) the repository a --workspace image is pushed to (push access needed) and the "
+              "nodes' container plugin pulls from, e.g. registry.example.com/team/trainer");
   return o;
 }
 

@@ -34,13 +34,19 @@ struct SlurmBatchRequest {
   std::vector<SlurmReplicaRequest> replicas;
   int max_retries = 0;
   std::string job_dir;  ///< cfg job_dir, or empty
+  /// The directory copied into job_dir (`--workspace` with workspace_type=dir); empty: the
+  /// submitting directory.
+  std::string workspace;
+  /// Workspace images (`repo:tag`, workspace_type=docker) pushed before sbatch: the nodes'
+  /// container plugin pulls them.
+  std::vector<std::string> push;
 
   /// The batch script (`#SBATCH` header, `srun` with ` :\` separated groups, retry logic).
   std::string Materialize() const;
 };
 
 /// The request as JSON ({"cmd", "replicas": [{"name", "sbatch_opts", "srun_opts", "command"}],
-/// "max_retries", "job_dir"}): the dry run's payload, and the form Python's SlurmBatchRequest
+/// "max_retries", "job_dir", "workspace", "push"}; the last two optional): the dry run's payload, and the form Python's SlurmBatchRequest
 /// edits. kInvalidArgument naming the field for a malformed one.
 std::string SlurmBatchRequestToJson(const SlurmBatchRequest& request);
 Result<SlurmBatchRequest> SlurmBatchRequestFromJson(const std::string& json);

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "container_engine/workspace_image.h"
 #include "core/subprocess.h"
 #include "schedulers/slurm/helpers.h"
 #include "schedulers/slurm/log_files.h"
@@ -45,13 +47,16 @@ fs::path JobDir(const std::string& app_id) {
 class SlurmScheduler : public Scheduler {
  public:
   SlurmScheduler(std::string session, std::shared_ptr<internal::CommandRunner> tools,
-                 std::shared_ptr<const Clock> clock)
-      : Scheduler("slurm", std::move(session)), tools_(std::move(tools)), clock_(std::move(clock)) {}
+                 std::shared_ptr<const Clock> clock, std::shared_ptr<internal::HttpClient> engine_http)
+      : Scheduler("slurm", std::move(session)),
+        tools_(std::move(tools)),
+        clock_(std::move(clock)),
+        engine_http_(std::move(engine_http)) {}
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   Capabilities capabilities() const override {
     return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kNativeDependencies,
-            Capability::kDescribeNative, Capability::kResourceUsage};
+            Capability::kDescribeNative, Capability::kResourceUsage, Capability::kWorkspace};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return SlurmHelper(function, args_json);
@@ -74,13 +79,20 @@ class SlurmScheduler : public Scheduler {
   Result<std::string> Schedule(const DryRunInfo& info) override {
     // The payload is the structured request (Python's SlurmBatchRequest may have edited it).
     TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, SlurmBatchRequestFromJson(info.payload));
+    // Workspace images go to the registry first: the nodes' container plugin pulls them.
+    for (const std::string& ref : req.push) {
+      size_t colon = ref.rfind(':');  // the decoder checked `repo:tag`
+      TORCHX_RETURN_IF_ERROR(
+          container_engine::PushImage(Engine(), ref.substr(0, colon), ref.substr(colon + 1), "slurm"));
+    }
     std::string script = req.Materialize();
     std::vector<std::string> cmd = req.cmd;
     std::string job_dir = req.job_dir;
     fs::path script_path;
     std::error_code ec;
     if (!job_dir.empty()) {
-      TORCHX_RETURN_IF_ERROR(CopyWorkspace(fs::current_path(ec), job_dir));
+      TORCHX_RETURN_IF_ERROR(CopyWorkspace(req.workspace.empty() ? fs::current_path(ec) : fs::path(req.workspace),
+                                           job_dir));
       script_path = fs::path(job_dir) / "torchx-sbatch.sh";
       cmd.push_back("--chdir=" + job_dir);
     } else {
@@ -99,6 +111,31 @@ class SlurmScheduler : public Scheduler {
     if (id.empty()) return UnavailableError("slurm: sbatch printed no job id");
     if (!job_dir.empty()) std::ofstream(kJobDirsFile, std::ios::app) << id << " = " << job_dir << "\n";
     return id;
+  }
+
+  // TorchX's two Slurm workspaces (nightly's MultiWorkspaceMixin), by workspace_type:
+  // - dir: the workspace is what Schedule copies into job_dir (with no job_dir the job runs in the
+  //   submitting directory, as TorchX does);
+  // - docker: each role's image is rebuilt with the workspace by the local container engine and
+  //   tagged <image_repo>:<image id>; Schedule pushes it, and srun runs each replica in it
+  //   (--container-image). A dry run builds but does not push.
+  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
+    std::string type = cfg.Str("workspace_type").value_or("dir");
+    if (type == "dir") {
+      std::error_code ec;
+      workspace_dir_ = fs::absolute(workspace, ec).string();
+      return OkStatus();
+    }
+    if (type != "docker") {
+      return InvalidArgumentError(fmt::format("slurm: unknown workspace_type `{}`; this scheduler offers: dir, docker",
+                                              type));
+    }
+    std::string repo = cfg.Str("image_repo").value_or("");
+    TORCHX_RETURN_IF_ERROR(container_engine::CheckImageRepo(repo, "image_repo", "slurm"));
+    TORCHX_ASSIGN_OR_RETURN(auto built,
+                            container_engine::BuildWorkspaceImagesFor(Engine(), workspace, repo, app, "slurm"));
+    workspace_images_.insert(built.begin(), built.end());
+    return OkStatus();
   }
 
   // The job as slurmctld holds it: `scontrol show job` (every field, the resolved ones included) and
@@ -308,10 +345,20 @@ class SlurmScheduler : public Scheduler {
       mem = PartitionMemMB(s->out, options.partition);
     }
     TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, BuildSlurmRequest(app, options, version, mem));
+    req.workspace = workspace_dir_;
+    std::string pushed_note;
+    for (const specs::Role& role : app.roles) {
+      if (!workspace_images_.contains(role.image) ||
+          std::find(req.push.begin(), req.push.end(), role.image) != req.push.end()) {
+        continue;
+      }
+      req.push.push_back(role.image);
+      pushed_note += "# workspace image pushed before sbatch: " + role.image + "\n";
+    }
     DryRunInfo info;
     info.app = app;
     std::string script = req.Materialize();
-    info.request = fmt::format("{} <script>\n\n{}", fmt::join(req.cmd, " "), script);
+    info.request = fmt::format("{}{} <script>\n\n{}", pushed_note, fmt::join(req.cmd, " "), script);
     info.payload = SlurmBatchRequestToJson(req);
     return info;
   }
@@ -364,17 +411,26 @@ class SlurmScheduler : public Scheduler {
     return std::nullopt;
   }
 
+  container_engine::EngineClient Engine() {
+    if (!engine_http_) engine_http_ = internal::MakeCurlHttpClient();
+    return container_engine::EngineClient(engine_http_);
+  }
+
   std::shared_ptr<internal::CommandRunner> tools_;
   std::shared_ptr<const Clock> clock_;
+  std::shared_ptr<internal::HttpClient> engine_http_;
+  std::string workspace_dir_;                // BuildWorkspace, workspace_type=dir
+  std::set<std::string> workspace_images_;  // BuildWorkspace, workspace_type=docker: pushed by Schedule
 };
 
 }  // namespace
 
 std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
                                               std::shared_ptr<internal::CommandRunner> tools,
-                                              std::shared_ptr<const Clock> clock) {
+                                              std::shared_ptr<const Clock> clock,
+                                              std::shared_ptr<internal::HttpClient> engine_http) {
   if (!clock) clock = std::make_shared<SystemClock>();
-  return std::make_unique<SlurmScheduler>(session_name, std::move(tools), std::move(clock));
+  return std::make_unique<SlurmScheduler>(session_name, std::move(tools), std::move(clock), std::move(engine_http));
 }
 
 namespace {

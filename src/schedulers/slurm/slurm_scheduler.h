@@ -8,15 +8,18 @@
 #include <vector>
 
 #include "core/subprocess.h"
+#include "http/http.h"
 #include "torchx/schedulers/scheduler.h"
 
 namespace torchx::schedulers::slurm {
 
 /// `tools` runs sbatch, squeue, sacct, scancel and sinfo (MakeSystemCommandRunner for the real ones);
-/// followed logs poll on `clock` (null: real time).
+/// followed logs poll on `clock` (null: real time); `engine_http` reaches the local container engine
+/// that builds and pushes workspace images (workspace_type=docker; null: libcurl).
 std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
                                               std::shared_ptr<internal::CommandRunner> tools,
-                                              std::shared_ptr<const Clock> clock = nullptr);
+                                              std::shared_ptr<const Clock> clock = nullptr,
+                                              std::shared_ptr<internal::HttpClient> engine_http = nullptr);
 
 /// `slurm` over the real tools, for the build's table of linked-in back-ends.
 std::vector<SchedulerEntry> BackendSchedulers();

@@ -16,6 +16,7 @@
 #include "schedulers/slurm/slurm_status.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_command_runner.h"
+#include "testing/fake_http_client.h"
 #include "testing/golden.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -95,6 +96,54 @@ TEST(SlurmScheduler, ScheduleRunsSbatchOnTheDryRunsScriptAndReadsTheJobId) {
   EXPECT_THAT(text, HasSubstr("#SBATCH --job-name=echo-1"));
   std::error_code ec;
   fs::remove_all(script.parent_path(), ec);
+}
+
+// workspace_type=docker: the images the dry run marked go to the registry before sbatch, and a
+// push that fails submits nothing.
+TEST(SlurmScheduler, SchedulePushesTheWorkspaceImagesBeforeSbatch) {
+  auto tools = std::make_shared<FakeCommandRunner>();
+  auto http = std::make_shared<testing::FakeHttpClient>();
+  auto sched = MakeSlurmScheduler("test", tools, nullptr, http);
+  tools->On({"sbatch"}, 0, "77\n");
+  auto info = sched->SubmitDryRun(Echo(1), {});
+  ASSERT_THAT(info, IsOk());
+  nlohmann::json payload = nlohmann::json::parse(info->payload);
+  payload["push"] = {"reg.example.com/team/x:abc123"};
+  info->payload = payload.dump();
+  http->On("POST", "/v1.41/images/", 200, R"({"status": "pushed"})");
+  ASSERT_THAT(sched->Schedule(*info), IsOkAndHolds("77"));
+  ASSERT_EQ(http->requests().size(), 1u);
+  EXPECT_THAT(http->requests()[0].path, HasSubstr("/push?tag=abc123"));
+  EXPECT_EQ(tools->CallsOf("sbatch").size(), 1u);
+
+  http->On("POST", "/v1.41/images/", 500, R"({"message": "connection refused"})");
+  auto failed = sched->Schedule(*info);
+  EXPECT_THAT(failed, StatusIs(StatusCode::kFailedPrecondition, HasSubstr("pushing image reg.example.com/team/x:abc123")));
+  EXPECT_EQ(tools->CallsOf("sbatch").size(), 1u);  // not sent again
+  for (auto& argv : tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
+
+  payload["push"] = {"no-tag"};
+  info->payload = payload.dump();
+  EXPECT_THAT(sched->Schedule(*info), StatusIs(StatusCode::kInvalidArgument, HasSubstr("push: `no-tag`")));
+}
+
+TEST(SlurmScheduler, ADockerWorkspaceNeedsAnImageRepoAndAnUnknownTypeIsNamed) {
+  Fixture f;
+  specs::AppDef app = Echo(1);
+  auto opts = f.sched->run_opts();
+  auto docker = opts.Resolve(specs::Cfg{{"workspace_type", std::string("docker")}});
+  ASSERT_THAT(docker, IsOk());
+  EXPECT_THAT(f.sched->BuildWorkspace("/tmp", app, *docker),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("needs the run option `image_repo`")));
+  auto bad_repo = opts.Resolve(
+      specs::Cfg{{"workspace_type", std::string("docker")}, {"image_repo", std::string("Registry/UPPER:tag")}});
+  ASSERT_THAT(bad_repo, IsOk());
+  EXPECT_THAT(f.sched->BuildWorkspace("/tmp", app, *bad_repo),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not an image repository")));
+  auto odd = opts.Resolve(specs::Cfg{{"workspace_type", std::string("podman")}});
+  ASSERT_THAT(odd, IsOk());
+  EXPECT_THAT(f.sched->BuildWorkspace("/tmp", app, *odd),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("this scheduler offers: dir, docker")));
 }
 
 TEST(SlurmScheduler, ScheduleReadsAPlainJobIdAndReportsSbatchsOwnError) {

@@ -12,37 +12,24 @@ import io
 import json
 import os
 import pathlib
-import shutil
-import socket
 import subprocess
 import sys
 import tarfile
-import time
-import urllib.error
-import urllib.request
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "common"))
+from docker_registry import (DOCKER_SOCK, REGISTRY_BIN, Registry, dockerd_up, free_port,  # noqa: E402
+                             make_workspace, remove_test_tags)
 from fake_apiserver import kubeconfig  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
-DOCKER_SOCK = "/var/run/docker.sock"
-REGISTRY_BIN = shutil.which("docker-registry") or "/usr/bin/docker-registry"
 REQUIRED = "docker" in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(",")
 
 
-def _dockerd_up():
-    try:
-        with socket.socket(socket.AF_UNIX) as s:
-            s.connect(DOCKER_SOCK)
-        return True
-    except OSError:
-        return False
-
-
-_missing = [what for what, ok in (("dockerd", _dockerd_up()), ("docker-registry", os.access(REGISTRY_BIN, os.X_OK)))
+_missing = [what for what, ok in (("dockerd", dockerd_up()), ("docker-registry", os.access(REGISTRY_BIN, os.X_OK)))
             if not ok]
 if _missing:
     if REQUIRED:
@@ -50,75 +37,11 @@ if _missing:
     pytest.skip(f"no {', '.join(_missing)}", allow_module_level=True)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Registry:
-    """A docker-registry process serving from a temp dir on 127.0.0.1."""
-
-    def __init__(self, root):
-        self.port = free_port()
-        self.host = f"127.0.0.1:{self.port}"
-        config = root / "registry.yml"
-        config.write_text(f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\n"
-                          f"http:\n  addr: {self.host}\n")
-        self.proc = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=subprocess.DEVNULL,
-                                     stderr=open(root / "registry.log", "w"))
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                urllib.request.urlopen(f"http://{self.host}/v2/", timeout=2).read()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"docker-registry did not start: {(root / 'registry.log').read_text()}") from None
-                time.sleep(0.1)
-
-    def get(self, path, accept="application/json"):
-        req = urllib.request.Request(f"http://{self.host}{path}", headers={"Accept": accept})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.read()
-
-    def tags(self, repo):
-        try:
-            return json.loads(self.get(f"/v2/{repo}/tags/list")).get("tags") or []
-        except urllib.error.HTTPError as e:
-            assert e.code == 404, e
-            return []
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-
 @pytest.fixture
 def registry(tmp_path):
     r = Registry(tmp_path)
     yield r
     r.stop()
-
-
-def engine_call(method, path):
-    """One Docker Engine API call over the unix socket (for cleanup); the response body."""
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(DOCKER_SOCK)
-        s.sendall(f"{method} {path} HTTP/1.0\r\nHost: d\r\n\r\n".encode())
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-    return data.split(b"\r\n\r\n", 1)[-1]
-
-
-def remove_test_tags():
-    """Removes the tags these tests make: <loopback registry>/torchx/..."""
-    for image in json.loads(engine_call("GET", "/images/json")):
-        for tag in image.get("RepoTags") or []:
-            if tag.startswith("127.0.0.1:") and "/torchx/" in tag:
-                engine_call("DELETE", f"/images/{tag}?force=1")
 
 
 @pytest.fixture
@@ -140,12 +63,7 @@ def torchx(server, pki, tmp_path):
 
 @pytest.fixture
 def workspace(tmp_path):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "hello.txt").write_text("workspace says hi\n")
-    (ws / "secret.txt").write_text("never shipped\n")
-    (ws / ".dockerignore").write_text("secret.txt\n")
-    return ws
+    return make_workspace(tmp_path)
 
 
 def created_jobs(server):
