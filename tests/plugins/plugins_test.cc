@@ -339,11 +339,7 @@ TEST(GpuMetrics, LocalReplicasGetTheirGpuFiguresFromNvmlAndAHostWithoutOneSaysWh
   EXPECT_TRUE(plain->replicas[0].samples.back().gpus.empty());
   EXPECT_GT(plain->replicas[0].samples.back().rss_bytes.value_or(0), 0);
   ASSERT_THAT(r.Wait(*h2, std::chrono::milliseconds(50), std::chrono::seconds(30)), IsOk());
-
-  // A scheduler that does not sample is refused by name, before its engine is asked.
-  auto slurm = r.ResourceUsage("slurm://torchx/123");
-  EXPECT_EQ(slurm.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(slurm.status().message(), HasSubstr("scheduler slurm does not support resource usage"));
+  // (A scheduler without the capability is refused by name: RunnerTest.CapabilitiesGateWhatTheRunnerAsks.)
 }
 
 // local_docker and kubernetes are loadable modules: registered by name, loaded when first built.

@@ -79,6 +79,9 @@ class SlurmOpts(StructuredOpts):
     workspace_type: str = "dir"
     """Which workspace builder patches the image: dir, or docker (every replica runs inside its
     role's image through the cluster's container plugin, srun --container-image)."""
+    image_repo: Optional[str] = None
+    """(workspace_type=docker) The repository a --workspace image is pushed to and the nodes'
+    container plugin pulls from."""
     dependency: Optional[str] = None
     """Start the job only once these jobs have ended as said (sbatch --dependency, e.g.
     afterok:123:124); the job is cancelled when its dependency can no longer be met."""
