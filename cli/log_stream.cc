@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -41,17 +42,61 @@ class LineBuffer {
     if (!text.empty()) std::memcpy(out + prefix.size(), text.data(), text.size());
     if (newline) out[prefix.size() + text.size()] = '\n';
   }
+  /// Every line of `block` (as LogIterator::NextBlock hands them) with `prefix` before it: the
+  /// loop `torchx log` spends its time in on a large log, so the prefix is copied as a fixed
+  /// 32 bytes into the slack (one move instead of a call), and capacity is checked per block.
+  void AppendLines(std::string_view prefix, std::string_view block) {
+    if (prefix.size() > kPrefixMax || block.empty()) {
+      for (size_t at = 0; at < block.size();) {
+        size_t nl = block.find('\n', at);
+        size_t len = (nl == std::string_view::npos ? block.size() : nl + 1) - at;
+        Append(prefix, block.substr(at, len));
+        at += len;
+      }
+      if (block.empty()) Append(prefix, block);
+      return;
+    }
+    char padded[kPrefixMax] = {};
+    std::memcpy(padded, prefix.data(), prefix.size());
+    // Room for the block and a prefix per 16 bytes of it; a block of shorter lines grows as it goes.
+    Reserve(block.size() + block.size() / 16 * prefix.size() + 1 + kPrefixMax);
+    char* out = data_.data() + used_;
+    const char* p = block.data();
+    const char* end = p + block.size();
+    while (p < end) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      size_t len = nl ? static_cast<size_t>(nl - p) + 1 : static_cast<size_t>(end - p);
+      if (static_cast<size_t>(data_.data() + data_.size() - out) < len + 1 + kPrefixMax) {
+        used_ = static_cast<size_t>(out - data_.data());
+        Reserve(static_cast<size_t>(end - p) + len + 1 + kPrefixMax);
+        out = data_.data() + used_;
+      }
+      std::memcpy(out, padded, kPrefixMax);  // the bytes past the prefix are overwritten next
+      out += prefix.size();
+      std::memcpy(out, p, len);
+      out += len;
+      p += len;
+    }
+    if (end[-1] != '\n') *out++ = '\n';
+    used_ = static_cast<size_t>(out - data_.data());
+  }
   const char* data() const { return data_.data(); }
   size_t size() const { return used_; }
   bool empty() const { return used_ == 0; }
   void clear() { used_ = 0; }
 
  private:
+  static constexpr size_t kPrefixMax = 32;
+
   char* Grow(size_t n) {
-    if (used_ + n > data_.size()) data_.resize(std::max(2 * data_.size(), used_ + n));
+    Reserve(n);
     char* out = data_.data() + used_;
     used_ += n;
     return out;
+  }
+  // Room for `n` more bytes past used_.
+  void Reserve(size_t n) {
+    if (used_ + n > data_.size()) data_.resize(std::max(2 * data_.size(), used_ + n));
   }
 
   std::vector<char> data_;
@@ -78,14 +123,23 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
       // Whole lines are buffered per replica and written under the lock in one call, so lines of
       // different replicas never mix; the buffer is flushed before a call that may block.
       LineBuffer buf;
+      // Straight to the descriptor: stdio would copy the buffer again and cut it into its own writes.
       auto flush = [&] {
         if (buf.empty()) return;
         std::lock_guard<std::mutex> lock(mu);
-        std::fwrite(buf.data(), 1, buf.size(), out);
         std::fflush(out);
+        const char* at = buf.data();
+        size_t left = buf.size();
+        while (left > 0) {
+          ssize_t n = ::write(fileno(out), at, left);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;  // a closed pipe (`| head`): nothing more can be said there
+          at += n;
+          left -= static_cast<size_t>(n);
+        }
         buf.clear();
       };
-      auto append = [&](std::string_view text) {
+      auto append_line = [&](std::string_view text) {
         if (json) {
           if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
           nlohmann::json j = {{"role", ref.role}, {"replica", ref.replica}, {"line", std::string(text)}};
@@ -94,9 +148,23 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
           buf.Append(prefix, text);
         }
       };
+      // A block of whole lines at a time (LogIterator::NextBlock): one call per block, a tight
+      // loop per line, which is most of `torchx log`'s time on a large log.
+      auto append = [&](std::string_view block) {
+        if (!json) return buf.AppendLines(prefix, block);
+        const char* p = block.data();
+        const char* end = p + block.size();
+        while (p < end) {
+          const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+          size_t len = nl ? static_cast<size_t>(nl - p) + 1 : static_cast<size_t>(end - p);
+          append_line(std::string_view(p, len));
+          p += len;
+        }
+        if (block.empty()) append_line(block);  // an empty last line is still a line
+      };
       while (true) {
-        if (!(*it)->Ready() || buf.size() >= (1u << 16)) flush();
-        auto more = (*it)->NextBatch(append);
+        if (!(*it)->Ready() || buf.size() >= (1u << 18)) flush();
+        auto more = (*it)->NextBlock(append);
         if (!more) {
           err = more.error();
           break;

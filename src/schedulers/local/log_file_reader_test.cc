@@ -1,5 +1,5 @@
-// The local log reader against files in a temporary directory: Next() and NextBatch() hand out
-// the same lines (across refills, with a last line lacking its newline, through the Runner's filter), and following
+// The local log reader against files in a temporary directory: Next(), NextBatch() and
+// NextBlock() hand out the same lines (across refills, with a last line lacking its newline, through the Runner's filter), and following
 // drains what was written before the app ended.
 #include "schedulers/local/log_file_reader.h"
 #include "schedulers/line_filter.h"
@@ -36,7 +36,26 @@ std::vector<std::string> ByBatch(LogIterator& it, int* batches = nullptr) {
   }
 }
 
-// Lines of varied lengths, 300 KB in all: several 64 KiB refills, lines split across them.
+// NextBlock's views split at their newlines: whole lines, a line without its newline alone.
+std::vector<std::string> ByBlock(LogIterator& it, int* blocks = nullptr) {
+  std::vector<std::string> out;
+  while (true) {
+    auto more = it.NextBlock([&](std::string_view block) {
+      if (blocks) ++*blocks;
+      while (!block.empty()) {
+        size_t nl = block.find('\n');
+        size_t len = nl == std::string_view::npos ? block.size() : nl + 1;
+        EXPECT_TRUE(nl != std::string_view::npos || len == block.size());
+        out.emplace_back(block.substr(0, len));
+        block.remove_prefix(len);
+      }
+    });
+    EXPECT_TRUE(more.ok());
+    if (!more.ok() || !*more) return out;
+  }
+}
+
+// Lines of varied lengths, 300 KB in all: several refills, lines split across them.
 std::string ManyLines(std::vector<std::string>* lines) {
   std::string text;
   for (int i = 0; text.size() < 300000; ++i) {
@@ -59,6 +78,10 @@ TEST(LogFileReader, BatchesHandOutTheSameLinesAsNext) {
   auto by_batch = MakeLogFileReader(path, false, never);
   EXPECT_EQ(ByBatch(*by_batch, &batches), lines);
   EXPECT_LT(batches, 10);  // whole refills at a time, not a line per call
+  int blocks = 0;
+  auto by_block = MakeLogFileReader(path, false, never);
+  EXPECT_EQ(ByBlock(*by_block, &blocks), lines);
+  EXPECT_LE(blocks, 5);  // a view per read (128 KiB) of whole lines, then the last line alone
 }
 
 TEST(LogFileReader, AVeryLongLineComesInBoundedPiecesWithItsBytesIntact) {
@@ -66,16 +89,17 @@ TEST(LogFileReader, AVeryLongLineComesInBoundedPiecesWithItsBytesIntact) {
   std::string progress(3 * (1 << 20) + 5, '#');  // a progress bar that never printed a newline
   std::string path = dir.Write("combined.log", "before\n" + progress + "\nafter\n");
   auto never = [] { return false; };
-  for (bool batch : {false, true}) {
+  for (int how : {0, 1, 2}) {
     auto reader = MakeLogFileReader(path, false, never);
-    std::vector<std::string> pieces = batch ? ByBatch(*reader) : ByNext(*reader);
+    std::vector<std::string> pieces = how == 0 ? ByNext(*reader) : how == 1 ? ByBatch(*reader) : ByBlock(*reader);
     ASSERT_GE(pieces.size(), 5u);
     std::string joined;
     for (const std::string& p : pieces) {
-      EXPECT_LE(p.size(), size_t{1} << 20);
+      EXPECT_LE(p.size(), size_t{2} << 20) << how;  // a block may end an over-long line's last piece
+      if (how < 2) EXPECT_LE(p.size(), size_t{1} << 20);
       joined += p;
     }
-    EXPECT_EQ(joined, "before\n" + progress + "\nafter\n");
+    EXPECT_EQ(joined, "before\n" + progress + "\nafter\n") << how;
   }
 }
 
