@@ -17,8 +17,7 @@ namespace {
 
 // A composite app (a pipeline) as the file that runs it: its steps with their AppDefs, the steps
 // each depends on, their schedulers and options. `torchx pipeline run` takes it back.
-std::string CompositeDefinition(const std::string& name, const std::vector<schedulers::MemberApp>& members,
-                                bool json) {
+std::string CompositeDefinition(const std::string& name, const std::vector<schedulers::MemberApp>& members, bool json) {
   nlohmann::ordered_json steps = nlohmann::ordered_json::object();
   for (const schedulers::MemberApp& m : members) {
     nlohmann::ordered_json step = nlohmann::ordered_json::object();

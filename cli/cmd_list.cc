@@ -94,9 +94,8 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       } else if (!composites->empty()) {
         listed->insert(listed->end(), std::make_move_iterator(composites->begin()),
                        std::make_move_iterator(composites->end()));
-        std::stable_sort(listed->begin(), listed->end(), [](const auto& a, const auto& b) {
-          return a.created.value_or(0) > b.created.value_or(0);
-        });
+        std::stable_sort(listed->begin(), listed->end(),
+                         [](const auto& a, const auto& b) { return a.created.value_or(0) > b.created.value_or(0); });
       }
     }
     std::set<std::string> nested = runner::MemberHandles(*listed);

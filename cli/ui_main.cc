@@ -50,8 +50,8 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
     auto config = LoadConfig();
     if (!config) return ReportError(config.error());
     runner::Runner runner(registry);
-    auto schedulers = ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers,
-                                       {std::string(pipelines::kSchedulerName)});
+    auto schedulers =
+        ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers, {std::string(pipelines::kSchedulerName)});
     if (!schedulers) return ReportError(schedulers.error());
 
     ui::ServerOptions options;

@@ -28,7 +28,8 @@ Status CheckImageRepo(std::string_view repo, std::string_view option, std::strin
 /// rebuilt with `workspace` on top, tagged `<repo>:<image id's hash>`, and the roles pointed at
 /// it. Returns the names to push (`repo:tag`) before the job is sent.
 Result<std::set<std::string>> BuildWorkspaceImagesFor(const EngineClient& engine, const std::string& workspace,
-                                                      const std::string& repo, specs::AppDef& app, std::string_view who);
+                                                      const std::string& repo, specs::AppDef& app,
+                                                      std::string_view who);
 
 /// Tags the local `image` as `repo:tag`.
 Status TagImage(const EngineClient& engine, const std::string& image, const std::string& repo, const std::string& tag,

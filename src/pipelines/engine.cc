@@ -299,9 +299,7 @@ std::string PipelineRoleName(const StepRecord& s, const std::string& role, size_
 
 }  // namespace
 
-double EpochNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double EpochNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 schedulers::MemberApp StepMember(const StepRecord& s) {
   schedulers::MemberApp m;

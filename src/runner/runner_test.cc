@@ -287,8 +287,8 @@ TEST_F(RunnerTest, CapabilitiesGateWhatTheRunnerAsks) {
   EXPECT_THAT(r.List("fake"), StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support listing apps")));
   EXPECT_THAT(r.Delete(h), StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support deleting apps")));
   EXPECT_THAT(r.Attempts(h), IsOkAndHolds(::testing::IsEmpty()));
-  EXPECT_THAT(r.ResourceUsage(h), StatusIs(StatusCode::kUnimplemented,
-                                           HasSubstr("scheduler fake does not support resource usage")));
+  EXPECT_THAT(r.ResourceUsage(h),
+              StatusIs(StatusCode::kUnimplemented, HasSubstr("scheduler fake does not support resource usage")));
   EXPECT_THAT(r.DependencyCfg("fake", {h}, {}),
               StatusIs(StatusCode::kUnimplemented, HasSubstr("does not support native dependencies")));
   specs::Role role;

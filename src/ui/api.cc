@@ -597,7 +597,8 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
         logs.push_back({role.name + "/" + std::to_string(id) + " ", std::move(*lines)});
       }
     }
-    if (logs.empty()) return NotFoundError("app " + handle + " has no replicas" + (opts.role.empty() ? "" : " in role " + opts.role));
+    if (logs.empty())
+      return NotFoundError("app " + handle + " has no replicas" + (opts.role.empty() ? "" : " in role " + opts.role));
     log.lines = schedulers::MakeMergedLogIterator(std::move(logs));
     return log;
   }

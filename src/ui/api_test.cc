@@ -325,7 +325,8 @@ TEST_F(ApiTest, LogsOfTheFirstRoleByDefaultAndBadParametersNamed) {
   EXPECT_THAT(testing::ReadAllLines(*all->lines), IsOkAndHolds(ElementsAre("echo/0 hello\n", "echo/0 world\n")));
   EXPECT_THAT(api_->OpenLog(h, {{"replica", "all"}, {"attempt", "0"}}),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("`attempt`")));
-  EXPECT_THAT(api_->OpenLog(h, {{"replica", "all"}, {"role", "nope"}}), StatusIs(StatusCode::kNotFound, HasSubstr("nope")));
+  EXPECT_THAT(api_->OpenLog(h, {{"replica", "all"}, {"role", "nope"}}),
+              StatusIs(StatusCode::kNotFound, HasSubstr("nope")));
 }
 
 TEST_F(ApiTest, ComponentsAndSchedulersDescribeThemselves) {

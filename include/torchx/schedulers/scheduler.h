@@ -139,8 +139,8 @@ class LogIterator {
   /// their buffer instead, so a large log costs no string per line.
   virtual Result<bool> NextBatch(const std::function<void(std::string_view)>& sink);
   /// As NextBatch, but `sink` may get several whole lines in one view (each ending with '\n';
-  /// a line without it, the log's last or a piece of an over-long one, comes alone). Readers that print every line (`torchx log`) take a block at a time
-  /// instead of a call per line. Default: NextBatch, a line per view.
+  /// a line without it, the log's last or a piece of an over-long one, comes alone). Readers that print every line
+  /// (`torchx log`) take a block at a time instead of a call per line. Default: NextBatch, a line per view.
   virtual Result<bool> NextBlock(const std::function<void(std::string_view)>& sink) { return NextBatch(sink); }
 };
 

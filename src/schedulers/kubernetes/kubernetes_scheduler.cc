@@ -203,7 +203,7 @@ class KubernetesScheduler : public Scheduler {
   }
 
   Capabilities capabilities() const override {
-    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps, Capability::kList,
+    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,  Capability::kList,
             Capability::kDelete, Capability::kWorkspace,  Capability::kDescribeNative, Capability::kResourceUsage};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
@@ -299,8 +299,7 @@ class KubernetesScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
     if (!job) return std::optional<AppUsage>();
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
-    std::string selector =
-        "?labelSelector=" + internal::UrlEncode(std::string(kLabelInstance) + "=" + ref.name);
+    std::string selector = "?labelSelector=" + internal::UrlEncode(std::string(kLabelInstance) + "=" + ref.name);
     TORCHX_ASSIGN_OR_RETURN(
         auto pods, c->Call("GET", fmt::format("/api/v1/namespaces/{}/pods", internal::UrlEncode(ref.ns)) + selector));
     if (pods.status >= 300) return ApiError(pods, fmt::format("kubernetes: the pods of {}", app_id));
@@ -314,17 +313,20 @@ class KubernetesScheduler : public Scheduler {
                             UsageFromPodMetrics(pods.body, no_metrics_api ? R"({"items": []})" : metrics.body));
     TORCHX_ASSIGN_OR_RETURN(DescribeAppResponse d, ToDescribe(app_id, *job));
     if (no_metrics_api) {
-      usage.note = "kubernetes: the cluster serves no metrics API (metrics.k8s.io): install metrics-server for "
-                   "CPU and memory figures";
+      usage.note =
+          "kubernetes: the cluster serves no metrics API (metrics.k8s.io): install metrics-server for "
+          "CPU and memory figures";
     } else if (specs::IsTerminal(d.state)) {
       usage.note = fmt::format("kubernetes: the job is {}: the metrics API has figures only for running pods",
                                specs::AppStateName(d.state));
     } else {
-      usage.note = "kubernetes: metrics-server's figures as of its last scrape: CPU % over its window, memory the "
-                   "containers' working set";
+      usage.note =
+          "kubernetes: metrics-server's figures as of its last scrape: CPU % over its window, memory the "
+          "containers' working set";
     }
-    usage.gpu_note = "kubernetes: the metrics API has no GPU figures (NVIDIA's DCGM exporter serves them to "
-                     "Prometheus)";
+    usage.gpu_note =
+        "kubernetes: the metrics API has no GPU figures (NVIDIA's DCGM exporter serves them to "
+        "Prometheus)";
     return std::optional(std::move(usage));
   }
 

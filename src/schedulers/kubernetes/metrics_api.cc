@@ -42,11 +42,21 @@ std::optional<double> ParseQuantity(std::string_view text) {
     double scale;
   };
   // Binary suffixes first: "Mi" must not be read as "M" after a number ending in "i".
-  static constexpr Suffix kSuffixes[] = {
-      {"Ki", 1024.0},           {"Mi", 1048576.0},        {"Gi", 1073741824.0},   {"Ti", 1099511627776.0},
-      {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0}, {"n", 1e-9}, {"u", 1e-6},
-      {"m", 1e-3},              {"k", 1e3},               {"M", 1e6},             {"G", 1e9},
-      {"T", 1e12},              {"P", 1e15},              {"E", 1e18}};
+  static constexpr Suffix kSuffixes[] = {{"Ki", 1024.0},
+                                         {"Mi", 1048576.0},
+                                         {"Gi", 1073741824.0},
+                                         {"Ti", 1099511627776.0},
+                                         {"Pi", 1125899906842624.0},
+                                         {"Ei", 1152921504606846976.0},
+                                         {"n", 1e-9},
+                                         {"u", 1e-6},
+                                         {"m", 1e-3},
+                                         {"k", 1e3},
+                                         {"M", 1e6},
+                                         {"G", 1e9},
+                                         {"T", 1e12},
+                                         {"P", 1e15},
+                                         {"E", 1e18}};
   for (const Suffix& s : kSuffixes) {
     if (text.size() > s.name.size() && text.substr(text.size() - s.name.size()) == s.name) {
       auto v = Decimal(text.substr(0, text.size() - s.name.size()));
@@ -125,7 +135,7 @@ Result<AppUsage> UsageFromPodMetrics(std::string_view pods_json, std::string_vie
         const Json& usage = c.is_object() ? c.value("usage", Json::object()) : Json::object();
         if (!usage.is_object()) continue;
         if (auto v = usage.contains("cpu") && usage["cpu"].is_string() ? ParseQuantity(usage["cpu"].get<std::string>())
-                                                                        : std::nullopt) {
+                                                                       : std::nullopt) {
           cores = cores.value_or(0) + *v;
         }
         if (auto v = usage.contains("memory") && usage["memory"].is_string()

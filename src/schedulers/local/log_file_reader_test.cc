@@ -1,6 +1,6 @@
 // The local log reader against files in a temporary directory: Next(), NextBatch() and
-// NextBlock() hand out the same lines (across refills, with a last line lacking its newline, through the Runner's filter), and following
-// drains what was written before the app ended.
+// NextBlock() hand out the same lines (across refills, with a last line lacking its newline, through the Runner's
+// filter), and following drains what was written before the app ended.
 #include "schedulers/local/log_file_reader.h"
 #include "schedulers/line_filter.h"
 

@@ -14,12 +14,8 @@ std::string SlurmBatchRequestToJson(const SlurmBatchRequest& request) {
     replicas.push_back(
         {{"name", r.name}, {"sbatch_opts", r.sbatch_opts}, {"srun_opts", r.srun_opts}, {"command", r.command}});
   }
-  return Json{{"cmd", request.cmd},
-              {"replicas", replicas},
-              {"max_retries", request.max_retries},
-              {"job_dir", request.job_dir},
-              {"workspace", request.workspace},
-              {"push", request.push}}
+  return Json{{"cmd", request.cmd},         {"replicas", replicas},           {"max_retries", request.max_retries},
+              {"job_dir", request.job_dir}, {"workspace", request.workspace}, {"push", request.push}}
       .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

@@ -46,8 +46,8 @@ struct SlurmBatchRequest {
 };
 
 /// The request as JSON ({"cmd", "replicas": [{"name", "sbatch_opts", "srun_opts", "command"}],
-/// "max_retries", "job_dir", "workspace", "push"}; the last two optional): the dry run's payload, and the form Python's SlurmBatchRequest
-/// edits. kInvalidArgument naming the field for a malformed one.
+/// "max_retries", "job_dir", "workspace", "push"}; the last two optional): the dry run's payload, and the form Python's
+/// SlurmBatchRequest edits. kInvalidArgument naming the field for a malformed one.
 std::string SlurmBatchRequestToJson(const SlurmBatchRequest& request);
 Result<SlurmBatchRequest> SlurmBatchRequestFromJson(const std::string& json);
 

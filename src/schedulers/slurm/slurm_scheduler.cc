@@ -55,8 +55,9 @@ class SlurmScheduler : public Scheduler {
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   Capabilities capabilities() const override {
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kNativeDependencies,
-            Capability::kDescribeNative, Capability::kResourceUsage, Capability::kWorkspace};
+    return {
+        Capability::kLogs,           Capability::kFollowLogs,    Capability::kList,     Capability::kNativeDependencies,
+        Capability::kDescribeNative, Capability::kResourceUsage, Capability::kWorkspace};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return SlurmHelper(function, args_json);
@@ -91,8 +92,8 @@ class SlurmScheduler : public Scheduler {
     fs::path script_path;
     std::error_code ec;
     if (!job_dir.empty()) {
-      TORCHX_RETURN_IF_ERROR(CopyWorkspace(req.workspace.empty() ? fs::current_path(ec) : fs::path(req.workspace),
-                                           job_dir));
+      TORCHX_RETURN_IF_ERROR(
+          CopyWorkspace(req.workspace.empty() ? fs::current_path(ec) : fs::path(req.workspace), job_dir));
       script_path = fs::path(job_dir) / "torchx-sbatch.sh";
       cmd.push_back("--chdir=" + job_dir);
     } else {
@@ -127,8 +128,8 @@ class SlurmScheduler : public Scheduler {
       return OkStatus();
     }
     if (type != "docker") {
-      return InvalidArgumentError(fmt::format("slurm: unknown workspace_type `{}`; this scheduler offers: dir, docker",
-                                              type));
+      return InvalidArgumentError(
+          fmt::format("slurm: unknown workspace_type `{}`; this scheduler offers: dir, docker", type));
     }
     std::string repo = cfg.Str("image_repo").value_or("");
     TORCHX_RETURN_IF_ERROR(container_engine::CheckImageRepo(repo, "image_repo", "slurm"));
@@ -216,9 +217,10 @@ class SlurmScheduler : public Scheduler {
       for (const auto& role : d->roles_statuses) {
         for (const auto& r : role.replicas) ended.replicas.push_back(ReplicaUsage{r.role, r.id, r.hostname, {}});
       }
-      ended.note = fmt::format("slurm: the job is {}: sstat has figures only while its steps run (sacct -j {} keeps "
-                               "the totals where the cluster has accounting)",
-                               specs::AppStateName(d->state), app_id);
+      ended.note = fmt::format(
+          "slurm: the job is {}: sstat has figures only while its steps run (sacct -j {} keeps "
+          "the totals where the cluster has accounting)",
+          specs::AppStateName(d->state), app_id);
       return std::optional(std::move(ended));
     }
     std::vector<std::string> running;
@@ -236,8 +238,8 @@ class SlurmScheduler : public Scheduler {
       if (sstat.exit_code != 0) return UnavailableError(fmt::format("slurm: sstat: {}", Trim(sstat.err)));
       TORCHX_ASSIGN_OR_RETURN(steps, ParseSstat(sstat.out));
       if (steps.empty()) why = Trim(sstat.err);  // "No steps running for job N", jobacct_gather/none
-      auto step_rows = Tool({"squeue", "--steps", "-h", "-j", ids, "-O", std::string(kSqueueStepFormat)},
-                            std::chrono::seconds(30));
+      auto step_rows =
+          Tool({"squeue", "--steps", "-h", "-j", ids, "-O", std::string(kSqueueStepFormat)}, std::chrono::seconds(30));
       if (step_rows && step_rows->exit_code == 0) starts = ParseStepStarts(step_rows->out);
     }
     AppUsage usage = UsageFromSteps(mine, steps, starts, clock_->EpochSeconds());
@@ -255,7 +257,9 @@ class SlurmScheduler : public Scheduler {
     for (const auto& r : usage.replicas) {
       for (const auto& sample : r.samples) any_gpu |= !sample.gpus.empty();
     }
-    if (!any_gpu) usage.gpu_note = "slurm: sstat has no GPU figures for this job (Slurm gathers them where gres.conf has "
+    if (!any_gpu)
+      usage.gpu_note =
+          "slurm: sstat has no GPU figures for this job (Slurm gathers them where gres.conf has "
           "AutoDetect=nvml and AccountingStorageTRES includes gres/gpumem,gres/gpuutil)";
     return std::optional(std::move(usage));
   }
@@ -419,7 +423,7 @@ class SlurmScheduler : public Scheduler {
   std::shared_ptr<internal::CommandRunner> tools_;
   std::shared_ptr<const Clock> clock_;
   std::shared_ptr<internal::HttpClient> engine_http_;
-  std::string workspace_dir_;                // BuildWorkspace, workspace_type=dir
+  std::string workspace_dir_;               // BuildWorkspace, workspace_type=dir
   std::set<std::string> workspace_images_;  // BuildWorkspace, workspace_type=docker: pushed by Schedule
 };
 

@@ -118,7 +118,8 @@ TEST(SlurmScheduler, SchedulePushesTheWorkspaceImagesBeforeSbatch) {
 
   http->On("POST", "/v1.41/images/", 500, R"({"message": "connection refused"})");
   auto failed = sched->Schedule(*info);
-  EXPECT_THAT(failed, StatusIs(StatusCode::kFailedPrecondition, HasSubstr("pushing image reg.example.com/team/x:abc123")));
+  EXPECT_THAT(failed,
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("pushing image reg.example.com/team/x:abc123")));
   EXPECT_EQ(tools->CallsOf("sbatch").size(), 1u);  // not sent again
   for (auto& argv : tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
 

@@ -46,11 +46,20 @@ std::optional<int64_t> Bytes(std::string_view text) {
   int64_t scale = 1;
   if (!text.empty()) {
     switch (text.back()) {
-      case 'K': scale = int64_t{1} << 10; break;
-      case 'M': scale = int64_t{1} << 20; break;
-      case 'G': scale = int64_t{1} << 30; break;
-      case 'T': scale = int64_t{1} << 40; break;
-      default: break;
+      case 'K':
+        scale = int64_t{1} << 10;
+        break;
+      case 'M':
+        scale = int64_t{1} << 20;
+        break;
+      case 'G':
+        scale = int64_t{1} << 30;
+        break;
+      case 'T':
+        scale = int64_t{1} << 40;
+        break;
+      default:
+        break;
     }
   }
   if (scale != 1) text.remove_suffix(1);
@@ -86,7 +95,8 @@ Result<std::vector<StepUsage>> ParseSstat(std::string_view text) {
   for (std::string_view line : Lines(text)) {
     std::vector<std::string_view> cols = Split(line, '|');
     if (cols.size() != 3) {
-      return InvalidArgumentError(fmt::format("sstat: expected 3 '|'-separated fields ({}), got: {}", kSstatFields, line));
+      return InvalidArgumentError(
+          fmt::format("sstat: expected 3 '|'-separated fields ({}), got: {}", kSstatFields, line));
     }
     size_t dot = cols[0].find('.');
     if (dot == std::string_view::npos) return InvalidArgumentError(fmt::format("sstat: not a step id: {}", cols[0]));

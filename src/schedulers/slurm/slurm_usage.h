@@ -46,8 +46,8 @@ std::map<std::string, double, std::less<>> ParseStepStarts(std::string_view text
 /// CPU % is the CPU time of the replica's srun steps over the time since the first of them started
 /// (the average since the start: jobacct_gather keeps totals, not rates), memory their summed
 /// resident memory at slurmd's last gather, and the steps' GPUs as one row where slurmd gathers
-/// them (gres/gpuutil, gres/gpumem: Slurm does not split them by device). The batch and extern steps are the launcher's, not
-/// the replica's, and are left out. A replica with no running step has no sample.
+/// them (gres/gpuutil, gres/gpumem: Slurm does not split them by device). The batch and extern steps are the
+/// launcher's, not the replica's, and are left out. A replica with no running step has no sample.
 AppUsage UsageFromSteps(const std::vector<SlurmJob>& jobs, const std::vector<StepUsage>& steps,
                         const std::map<std::string, double, std::less<>>& starts, double now);
 

@@ -12,8 +12,8 @@ namespace torchx::schedulers::slurm {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::FakeCommandRunner;
+using ::testing::HasSubstr;
 
 TEST(SlurmUsage, SlurmDurationReadsEveryFormSlurmPrints) {
   struct Case {
@@ -110,7 +110,7 @@ TEST(SlurmUsage, AReplicaWithoutARunningStepHasNoSampleAndNoStartNoCpu) {
   ASSERT_EQ(u.replicas.size(), 2u);
   ASSERT_EQ(u.replicas[0].samples.size(), 1u);
   EXPECT_FALSE(u.replicas[0].samples[0].cpu_percent.has_value());  // no start time: no average
-  EXPECT_EQ(u.replicas[0].samples[0].rss_bytes, 1500);               // two srun steps summed
+  EXPECT_EQ(u.replicas[0].samples[0].rss_bytes, 1500);             // two srun steps summed
   ASSERT_EQ(u.replicas[0].samples[0].gpus.size(), 1u);
   EXPECT_EQ(u.replicas[0].samples[0].gpus[0].utilization_percent, 50);
   EXPECT_TRUE(u.replicas[1].samples.empty());
@@ -148,9 +148,8 @@ TEST(SlurmScheduler, ResourceUsageReadsSstatForTheRunningComponents) {
   EXPECT_TRUE((*u)->replicas[1].samples[0].cpu_percent.has_value());
   EXPECT_THAT((*u)->note, HasSubstr("average since"));
   EXPECT_THAT((*u)->gpu_note, HasSubstr("no GPU figures"));
-  EXPECT_THAT(f.tools->CallsOf("sstat"),
-              ElementsAre(ElementsAre("sstat", "-a", "-n", "--noconvert", "--parsable2", "-o",
-                                      std::string(kSstatFields), "-j", "435,436")));
+  EXPECT_THAT(f.tools->CallsOf("sstat"), ElementsAre(ElementsAre("sstat", "-a", "-n", "--noconvert", "--parsable2",
+                                                                 "-o", std::string(kSstatFields), "-j", "435,436")));
 }
 
 TEST(SlurmScheduler, ResourceUsageOfAPendingEndedOrUnknownJobSaysWhy) {
