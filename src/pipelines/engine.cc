@@ -352,7 +352,8 @@ schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& r, StepBa
   d.app = PipelineAppDef(r);
   std::vector<std::string> lines;
   for (const StepRecord& s : r.steps) {
-    std::vector<specs::Role> roles = StepRoles(s);
+    auto step_app = specs::AppDefFromJson(s.app_json);  // parsed once: its roles, and the member's AppDef
+    std::vector<specs::Role> roles = step_app ? step_app->roles : std::vector<specs::Role>{};
     std::optional<specs::AppStatus> live;
     if (!s.handle.empty()) {
       auto st = backend.Status(s.handle);
@@ -399,8 +400,7 @@ schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& r, StepBa
     lines.push_back(std::move(line));
     schedulers::MemberApp m = StepMember(s);
     m.state = state;
-    auto app = specs::AppDefFromJson(s.app_json);
-    if (app) m.app = std::move(*app);
+    if (step_app) m.app = std::move(*step_app);
     d.members.push_back(std::move(m));
   }
   d.msg = fmt::format("{}", fmt::join(lines, "; "));

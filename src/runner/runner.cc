@@ -345,6 +345,9 @@ Result<std::optional<schedulers::AppUsage>> Runner::ResourceUsage(const std::str
 Result<std::optional<std::vector<schedulers::MemberApp>>> Runner::Members(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   using Members = std::vector<schedulers::MemberApp>;
+  // Only a composite has members: the app page asks on every refresh, and an ordinary app's
+  // scheduler is not asked again for what it cannot have.
+  if (!sa.first->capabilities().Has(schedulers::Capability::kComposite)) return std::optional<Members>(Members{});
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
   if (!desc) return std::optional<Members>();
   return std::optional<Members>(std::move(desc->members));

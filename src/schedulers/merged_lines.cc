@@ -1,5 +1,7 @@
 #include "schedulers/merged_lines.h"
 
+#include <deque>
+
 namespace torchx::schedulers {
 namespace {
 
@@ -13,7 +15,7 @@ class MergedLogIterator : public LogIterator {
       if (!more && pending_.empty()) return std::optional<std::string>();
     }
     std::string line = std::move(pending_.front());
-    pending_.erase(pending_.begin());
+    pending_.pop_front();
     return std::optional(std::move(line));
   }
 
@@ -69,7 +71,7 @@ class MergedLogIterator : public LogIterator {
 
   std::vector<PrefixedLog> logs_;
   std::vector<bool> ended_;
-  std::vector<std::string> pending_;
+  std::deque<std::string> pending_;
   std::string line_;
   size_t next_ = 0;
 };

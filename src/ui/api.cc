@@ -217,20 +217,17 @@ std::pair<std::vector<Listed>, json> ListAll(runner::Runner& runner, const ListF
   std::vector<Listed> apps;
   json errors = json::array();
   std::vector<std::pair<std::string, std::vector<schedulers::ListAppResponse>>> listings;
-  std::vector<schedulers::ListAppResponse> composites;
+  // A pipeline's steps are shown under it (its `members`), not again on their own.
+  std::set<std::string> nested;
   for (const std::string& scheduler : f.schedulers) {
     auto listed = runner.List(scheduler);
     if (!listed) {
       errors.push_back({{"scheduler", scheduler}, {"message", listed.error().message()}});
       continue;
     }
-    for (const auto& a : *listed) {
-      if (!a.members.empty()) composites.push_back(a);
-    }
+    nested.merge(runner::MemberHandles(*listed));
     listings.emplace_back(scheduler, std::move(*listed));
   }
-  // A pipeline's steps are shown under it (its `members`), not again on their own.
-  std::set<std::string> nested = runner::MemberHandles(composites);
   for (auto& [scheduler, listed] : listings) {
     for (schedulers::ListAppResponse& a : listed) {
       if (nested.contains(a.app_handle) || !runner::Matches(f.apps, a)) continue;

@@ -129,7 +129,8 @@ class Runner {
   /// The app as submitted; nullopt when unknown.
   Result<std::optional<specs::AppDef>> Describe(const std::string& handle);
   /// A composite app's members (a pipeline's steps: handles, states, depends_on, times, AppDefs),
-  /// in order; an empty list for any other app; nullopt when unknown.
+  /// in order; nullopt for an unknown composite. Any other app: an empty list, its scheduler not
+  /// asked.
   Result<std::optional<std::vector<schedulers::MemberApp>>> Members(const std::string& handle);
   /// The request as the engine now holds it (Scheduler::DescribeNative), with `scheduler` set;
   /// nullopt when unknown. kUnimplemented for a back-end without Capability::kDescribeNative.
