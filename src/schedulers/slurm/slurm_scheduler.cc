@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -349,7 +350,7 @@ class SlurmScheduler : public Scheduler {
       mem = PartitionMemMB(s->out, options.partition);
     }
     TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, BuildSlurmRequest(app, options, version, mem));
-    req.workspace = workspace_dir_;
+    req.workspace = std::exchange(workspace_dir_, {});  // this dry run's: a later one without --workspace has none
     std::string pushed_note;
     for (const specs::Role& role : app.roles) {
       if (!workspace_images_.contains(role.image) ||

@@ -147,6 +147,20 @@ TEST(SlurmScheduler, ADockerWorkspaceNeedsAnImageRepoAndAnUnknownTypeIsNamed) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("this scheduler offers: dir, docker")));
 }
 
+TEST(SlurmScheduler, ADirWorkspaceGoesIntoTheNextDryRunOnly) {
+  Fixture f;
+  specs::AppDef app = Echo(1);
+  auto cfg = f.sched->run_opts().Resolve(specs::Cfg{});
+  ASSERT_THAT(cfg, IsOk());
+  ASSERT_THAT(f.sched->BuildWorkspace("/some/ws", app, *cfg), IsOk());
+  auto with = f.sched->SubmitDryRun(app, {});
+  ASSERT_THAT(with, IsOk());
+  EXPECT_EQ(nlohmann::json::parse(with->payload)["workspace"], "/some/ws");
+  auto without = f.sched->SubmitDryRun(app, {});  // the same scheduler, no --workspace this time
+  ASSERT_THAT(without, IsOk());
+  EXPECT_EQ(nlohmann::json::parse(without->payload)["workspace"], "");
+}
+
 TEST(SlurmScheduler, ScheduleReadsAPlainJobIdAndReportsSbatchsOwnError) {
   Fixture f;
   f.tools->On({"sbatch"}, 0, "77\n");
