@@ -79,7 +79,7 @@ bool DriverRunning(const std::string& pipelines_dir, const std::string& id) {
 }
 
 Status StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
-                   const std::string& cwd) {
+                   const std::string& cwd, const std::string& kind) {
   TORCHX_ASSIGN_OR_RETURN(std::string exe, FindDriver());
   std::string log = (fs::path(pipelines_dir) / (id + ".driver.log")).string();
   // A session of its own (the terminal may close), default signal dispositions and an empty mask
@@ -100,6 +100,7 @@ Status StartDriver(const std::string& state_dir, const std::string& pipelines_di
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   std::vector<std::string> args = {exe, state_dir, id};
+  if (kind != "pipeline") args.push_back(kind);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -108,14 +109,14 @@ Status StartDriver(const std::string& state_dir, const std::string& pipelines_di
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    return UnavailableError(fmt::format("pipeline: cannot start {} in {}: {}", exe, cwd, std::strerror(rc)));
+    return UnavailableError(fmt::format("{}: cannot start {} in {}: {}", kind, exe, cwd, std::strerror(rc)));
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return UnavailableError(
-        fmt::format("pipeline: torchx-pipeline-driver could not start: {} (log: {})", LastLine(log), log));
+        fmt::format("{}: torchx-pipeline-driver could not start: {} (log: {})", kind, LastLine(log), log));
   }
   return OkStatus();
 }

@@ -30,11 +30,13 @@ class DriverLock {
 /// Whether some process holds pipeline `id`'s lock.
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id);
 
-/// Starts torchx-pipeline-driver for pipeline `id` of `state_dir` in its own session, in `cwd`,
+/// Starts torchx-pipeline-driver for composite `id` of `state_dir` in its own session, in `cwd`,
 /// with default signal dispositions, its output appended to `<pipelines dir>/<id>.driver.log`.
 /// Returns once the driver holds the pipeline's lock (or found another driver holding it); an
 /// error, with the driver's own message, when it could not start.
+/// `kind`: what the driver moves, "pipeline" or "sweep" (one executable drives both: the same
+/// composition, the same lock and log files, one more argument).
 Status StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
-                   const std::string& cwd);
+                   const std::string& cwd, const std::string& kind = "pipeline");
 
 }  // namespace torchx::pipelines

@@ -12,6 +12,7 @@
 
 #include "core/daemon.h"
 #include "core/state_dir.h"
+#include "pipelines/deferred_log.h"
 #include "pipelines/driver_process.h"
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
@@ -65,62 +66,6 @@ Result<std::optional<PipelineRecord>> CurrentRecord(PipelineStore& store, const 
   TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Refresh(store, id, backend));
   return std::optional(std::move(r));
 }
-
-// One step's lines, for a step that had not started when asked: without `follow`, none; with
-// it, the step's own lines once the pipeline submits it (none if it never runs).
-class StepLogIterator : public schedulers::LogIterator {
- public:
-  StepLogIterator(plugins::PluginRegistry& registry, std::string state_dir, std::string id, std::string step,
-                  schedulers::LogOptions options, std::shared_ptr<const Clock> clock, const std::string& session)
-      : state_dir_(std::move(state_dir)),
-        store_((fs::path(state_dir_) / "pipelines").string()),
-        id_(std::move(id)),
-        step_(std::move(step)),
-        options_(std::move(options)),
-        clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()),
-        runner_(registry, RunnerOptionsFor(session, clock_)),
-        backend_(MakeRunnerStepBackend(runner_)) {}
-
-  Result<std::optional<std::string>> Next() override {
-    TORCHX_ASSIGN_OR_RETURN(bool started, Start());
-    if (!started) return std::optional<std::string>();
-    return inner_->Next();
-  }
-  bool Ready() override { return inner_ ? inner_->Ready() : !options_.follow; }
-  Result<bool> NextBatch(const std::function<void(std::string_view)>& sink) override {
-    TORCHX_ASSIGN_OR_RETURN(bool started, Start());
-    if (!started) return false;
-    return inner_->NextBatch(sink);
-  }
-
- private:
-  // Waits (following) until the step has a handle; false when it will never have one. Each look
-  // goes through CurrentRecord, so a dead driver is restarted rather than waited on forever.
-  Result<bool> Start() {
-    while (!inner_) {
-      if (!options_.follow) return false;
-      TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store_, state_dir_, id_, *backend_));
-      const StepRecord* s = record ? record->Step(step_) : nullptr;
-      if (s && !s->handle.empty()) {
-        TORCHX_ASSIGN_OR_RETURN(inner_, runner_.LogLines(s->handle, options_));
-        break;
-      }
-      if (!s || s->phase == StepPhase::kSkipped || s->phase == StepPhase::kDone || record->final_state) return false;
-      clock_->SleepFor(std::chrono::milliseconds(500));
-    }
-    return true;
-  }
-
-  std::string state_dir_;
-  PipelineStore store_;
-  std::string id_;
-  std::string step_;
-  schedulers::LogOptions options_;
-  std::shared_ptr<const Clock> clock_;
-  runner::Runner runner_;
-  std::unique_ptr<StepBackend> backend_;
-  std::unique_ptr<schedulers::LogIterator> inner_;
-};
 
 class PipelineScheduler : public schedulers::Scheduler {
  public:
@@ -200,8 +145,18 @@ class PipelineScheduler : public schedulers::Scheduler {
     step_options.role = found.role;
     if (!found.step->handle.empty()) return runner_.LogLines(found.step->handle, step_options);
     // A step that has not started has no lines yet; followed, its lines come once it starts.
-    return std::unique_ptr<schedulers::LogIterator>(std::make_unique<StepLogIterator>(
-        registry_, state_dir_, app_id, found.step->name, step_options, clock_, session_name()));
+    if (!options.follow) return schedulers::MakeLinesIterator({});
+    auto look = [state_dir = state_dir_, id = app_id, step = found.step->name,
+                 role = found.role](runner::Runner& runner) -> Result<ChildLook> {
+      PipelineStore store((fs::path(state_dir) / "pipelines").string());
+      auto backend = MakeRunnerStepBackend(runner);
+      TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, id, *backend));
+      const StepRecord* s = record ? record->Step(step) : nullptr;
+      ChildLook found_now{s ? s->handle : "", role, false};
+      found_now.never = !s || s->phase == StepPhase::kSkipped || s->phase == StepPhase::kDone || record->final_state;
+      return found_now;
+    };
+    return MakeDeferredChildLog(registry_, session_name(), clock_, step_options, std::move(look));
   }
 
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {

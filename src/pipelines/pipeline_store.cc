@@ -1,26 +1,13 @@
 #include "pipelines/pipeline_store.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/state_dir.h"
-
 namespace torchx::pipelines {
 namespace {
 
-namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr const char* kPhaseNames[] = {"waiting", "submitting", "submitted", "done", "skipped"};
@@ -33,31 +20,6 @@ Result<StepPhase> ParsePhase(const std::string& s) {
   }
   return InvalidArgumentError(fmt::format("pipeline record: unknown step phase `{}`", s));
 }
-
-Status StoreError(const std::string& what, int err) {
-  return UnavailableError(fmt::format("pipeline store: {}: {}", what, std::strerror(err)));
-}
-
-// Holds the store's lock file (flock: released if the holder dies).
-class StoreLock {
- public:
-  explicit StoreLock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-    err_ = fd_ < 0 ? errno : 0;
-  }
-  ~StoreLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Status status(const std::string& path) const { return fd_ >= 0 ? OkStatus() : StoreError("lock " + path, err_); }
-
- private:
-  int fd_ = -1;
-  int err_ = 0;
-};
 
 }  // namespace
 
@@ -145,109 +107,40 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
   }
 }
 
-// Another user able to write here could rewrite what a pipeline submits next.
-Status PipelineStore::EnsureDir() const { return internal::EnsurePrivateDir(dir_, "pipeline store"); }
-
-std::string PipelineStore::PathOf(const std::string& id) const { return (fs::path(dir_) / (id + ".json")).string(); }
-
-Status PipelineStore::Write(const PipelineRecord& record) const {
-  std::string path = PathOf(record.id);
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return StoreError("write " + tmp, errno);
-  std::string text = PipelineRecordToJson(record);
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return StoreError("write " + tmp, err);
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return StoreError("fsync " + tmp, err);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return StoreError("rename " + tmp, err);
-  }
-  // The rename itself is durable only once the directory is: without this a power loss could
-  // bring back an older record (a step "waiting" again that was already submitted).
-  if (int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-    (void)::fsync(dir);
-    ::close(dir);
-  }
-  return OkStatus();
-}
-
 Status PipelineStore::Create(const PipelineRecord& record) {
-  TORCHX_RETURN_IF_ERROR(EnsureDir());
-  std::string lock_path = (fs::path(dir_) / ".lock").string();
-  StoreLock lock(lock_path);
-  TORCHX_RETURN_IF_ERROR(lock.status(lock_path));
-  std::error_code ec;
-  if (fs::exists(PathOf(record.id), ec)) {
-    return AlreadyExistsError(fmt::format("pipeline store: pipeline {} already exists", record.id));
-  }
-  return Write(record);
+  return docs_.Create(record.id, PipelineRecordToJson(record));
 }
 
 Result<std::optional<PipelineRecord>> PipelineStore::Get(const std::string& id) const {
-  std::ifstream f(PathOf(id), std::ios::binary);
-  if (!f) return std::optional<PipelineRecord>();
-  std::stringstream buf;
-  buf << f.rdbuf();
-  auto r = PipelineRecordFromJson(buf.str());
-  if (!r) return r.error().WithContext(PathOf(id));
+  TORCHX_ASSIGN_OR_RETURN(auto text, docs_.Read(id));
+  if (!text) return std::optional<PipelineRecord>();
+  auto r = PipelineRecordFromJson(*text);
+  if (!r) return r.error().WithContext(docs_.PathOf(id));
   return std::optional(std::move(*r));
 }
 
 Result<PipelineRecord> PipelineStore::Update(const std::string& id,
                                              const std::function<Status(PipelineRecord&)>& edit) {
-  TORCHX_RETURN_IF_ERROR(EnsureDir());
-  std::string lock_path = (fs::path(dir_) / ".lock").string();
-  StoreLock lock(lock_path);
-  TORCHX_RETURN_IF_ERROR(lock.status(lock_path));
-  TORCHX_ASSIGN_OR_RETURN(auto record, Get(id));
-  if (!record) return NotFoundError(fmt::format("pipeline {} does not exist", id));
-  TORCHX_RETURN_IF_ERROR(edit(*record));
-  TORCHX_RETURN_IF_ERROR(Write(*record));
-  return std::move(*record);
+  PipelineRecord out;
+  auto written = docs_.Update(id, [&](std::string text) -> Result<std::string> {
+    auto r = PipelineRecordFromJson(text);
+    if (!r) return r.error().WithContext(docs_.PathOf(id));
+    TORCHX_RETURN_IF_ERROR(edit(*r));
+    out = std::move(*r);
+    return PipelineRecordToJson(out);
+  });
+  if (!written) return written.error();
+  return out;
 }
 
 Result<std::vector<PipelineRecord>> PipelineStore::List() const {
   std::vector<PipelineRecord> out;
-  std::error_code ec;
-  if (!fs::is_directory(dir_, ec)) return out;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const fs::path& p = entry.path();
-    if (p.extension() != ".json") continue;
-    auto r = Get(p.stem().string());
-    if (r && *r) out.push_back(std::move(**r));
+  for (const std::string& id : docs_.Ids()) {
+    auto r = Get(id);
+    if (r && *r) out.push_back(std::move(**r));  // an unreadable document is skipped
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.created > b.created; });
   return out;
-}
-
-Status PipelineStore::Remove(const std::string& id) {
-  std::string lock_path = (fs::path(dir_) / ".lock").string();
-  StoreLock lock(lock_path);
-  TORCHX_RETURN_IF_ERROR(lock.status(lock_path));
-  if (::unlink(PathOf(id).c_str()) != 0 && errno != ENOENT) return StoreError("remove " + PathOf(id), errno);
-  for (const char* suffix : {".driver.log", ".driver.lock"}) {
-    std::error_code ec;
-    fs::remove(fs::path(dir_) / (id + suffix), ec);
-  }
-  return OkStatus();
 }
 
 }  // namespace torchx::pipelines

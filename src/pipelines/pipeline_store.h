@@ -1,7 +1,6 @@
-// The record of each pipeline: one JSON document per pipeline under <state_dir>/pipelines,
-// replaced atomically (write, fsync, rename) under one lock file, so the launcher, the driver and
-// a `cancel` from another terminal never see half a record. Documents are small and written a
-// few times per step; a database would buy nothing here. Directory 0700, files 0600.
+// The record of each pipeline: one JSON document per pipeline under <state_dir>/pipelines, kept
+// by a DocumentStore (atomic replacement under one lock). Documents are small and written a few
+// times per step; a database would buy nothing here.
 #pragma once
 
 #include <functional>
@@ -9,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pipelines/document_store.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -53,7 +53,7 @@ struct PipelineRecord {
 class PipelineStore {
  public:
   /// `dir`: <state_dir>/pipelines (created on first write).
-  explicit PipelineStore(std::string dir) : dir_(std::move(dir)) {}
+  explicit PipelineStore(std::string dir) : docs_(std::move(dir), "pipeline") {}
 
   /// kAlreadyExists for an id in use.
   Status Create(const PipelineRecord& record);
@@ -64,16 +64,14 @@ class PipelineStore {
   Result<PipelineRecord> Update(const std::string& id, const std::function<Status(PipelineRecord&)>& edit);
   /// Every record, newest first (unreadable documents are skipped).
   Result<std::vector<PipelineRecord>> List() const;
-  Status Remove(const std::string& id);
+  Status Remove(const std::string& id) { return docs_.Remove(id); }
 
-  const std::string& dir() const { return dir_; }
+  const std::string& dir() const { return docs_.dir(); }
   /// Creates the directory (0700) if it is missing.
-  Status EnsureDir() const;
+  Status EnsureDir() const { return docs_.EnsureDir(); }
 
  private:
-  std::string PathOf(const std::string& id) const;
-  Status Write(const PipelineRecord& record) const;
-  std::string dir_;
+  DocumentStore docs_;
 };
 
 /// Records as JSON and back (exposed for tests).
