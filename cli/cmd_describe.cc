@@ -1,5 +1,5 @@
-// `torchx describe HANDLE [--json] [--native]`: the AppDef the app was submitted with (a pipeline:
-// its file, steps and depends_on included), or (--native) the request as the engine now holds it
+// `torchx describe HANDLE [--json] [--native]`: the AppDef the app was submitted with (a pipeline
+// or a sweep: its file), or (--native) the request as the engine now holds it
 // (TorchX's describe_native): its text, or with --json the back-end's structured form.
 #include <cstdio>
 #include <memory>
@@ -10,7 +10,9 @@
 #include "common.h"
 #include "core/json_yaml.h"
 #include "exit_codes.h"
+#include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
+#include "torchx/sweeps/sweep.h"
 
 namespace torchx::cli {
 namespace {
@@ -60,6 +62,12 @@ Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       std::string out = o->json ? (*native)->payload : (*native)->request;
       if (out.empty() || out.back() != '\n') out += '\n';
       std::fputs(out.c_str(), stdout);
+      return kExitOk;
+    }
+    if (auto parsed = specs::ParseAppHandle(o->handle); parsed && parsed->scheduler_backend == sweeps::kSchedulerName) {
+      auto def = sweeps::SweepDefinition(o->handle, o->json);  // the sweep file, not its trials
+      if (!def) return ReportError(def.error());
+      std::fputs(def->c_str(), stdout);
       return kExitOk;
     }
     auto described = runner.Describe(o->handle);

@@ -1,5 +1,5 @@
 // `torchx list [-s SCHEDULER] [--state S,...] [--name TEXT] [--since T] [--limit N] [--json]`: the
-// apps a scheduler knows (without -s, the pipelines too, their steps nested), newest first, with
+// apps a scheduler knows (without -s, the pipelines and sweeps too, their children nested), newest first, with
 // TorchX's three columns and then when each started, how long it ran, who submitted it and why it
 // failed, where the scheduler says.
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/app_filter.h"
+#include "torchx/sweeps/sweep.h"
 
 namespace torchx::cli {
 namespace {
@@ -56,10 +57,11 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("list", "List apps on a scheduler");
-  CLI::Option* scheduler_opt = cmd->add_option("-s,--scheduler", o->scheduler,
-                                               "Scheduler (default: the default one's apps and the pipelines, "
-                                               "each with its steps nested)")
-                                   ->capture_default_str();
+  CLI::Option* scheduler_opt =
+      cmd->add_option("-s,--scheduler", o->scheduler,
+                      "Scheduler (default: the default one's apps, the pipelines and the sweeps, "
+                      "each with its children nested)")
+          ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_option("--state", o->states, "Only apps in these states (comma-separated: RUNNING,FAILED,...)")
       ->delimiter(',');
@@ -85,15 +87,23 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     runner::Runner runner(registry);
     auto listed = runner.List(o->scheduler);
     if (!listed) return ReportError(listed.error());
-    // Without -s, pipelines are listed too (their steps nested under them), newest first across
-    // both; with -s, the one scheduler's listing as TorchX prints it.
-    if (scheduler_opt->count() == 0 && o->scheduler != pipelines::kSchedulerName) {
-      auto composites = runner.List(std::string(pipelines::kSchedulerName));
-      if (!composites) {
-        std::fprintf(stderr, "torchx: warning: pipelines not listed: %s\n", composites.error().message().c_str());
-      } else if (!composites->empty()) {
+    // Without -s, pipelines and sweeps are listed too (their children nested under them), newest
+    // first across all; with -s, the one scheduler's listing as TorchX prints it.
+    if (scheduler_opt->count() == 0) {
+      bool added = false;
+      for (std::string_view composite : {pipelines::kSchedulerName, sweeps::kSchedulerName}) {
+        if (o->scheduler == composite) continue;
+        auto composites = runner.List(std::string(composite));
+        if (!composites) {
+          std::fprintf(stderr, "torchx: warning: %.*s apps not listed: %s\n", static_cast<int>(composite.size()),
+                       composite.data(), composites.error().message().c_str());
+          continue;
+        }
+        added = added || !composites->empty();
         listed->insert(listed->end(), std::make_move_iterator(composites->begin()),
                        std::make_move_iterator(composites->end()));
+      }
+      if (added) {
         std::stable_sort(listed->begin(), listed->end(),
                          [](const auto& a, const auto& b) { return a.created.value_or(0) > b.created.value_or(0); });
       }

@@ -26,6 +26,7 @@ Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddPluginsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddUiCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddPipelineCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddSweepCommand(CLI::App& app, plugins::PluginRegistry& registry);
 /// `completion SHELL` and the hidden `__complete KIND` (one handler answers both).
 Handler AddCompletionCommand(CLI::App& app, plugins::PluginRegistry& registry);
 

@@ -14,6 +14,7 @@
 #include "exit_codes.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
+#include "torchx/sweeps/sweep.h"
 #include "torchx/version.h"
 
 namespace {
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
     torchx::plugins::RegisterBuiltins(registry);
     torchx::plugins::AddPythonBridgeProvider(registry);
     torchx::pipelines::RegisterPipelineScheduler(registry);
+    torchx::sweeps::RegisterSweepScheduler(registry);
 
     std::map<std::string, Handler> handlers;
     handlers["run"] = AddRunCommand(app, registry);
@@ -106,6 +108,7 @@ int main(int argc, char** argv) {
     handlers["plugins"] = AddPluginsCommand(app, registry);
     handlers["ui"] = AddUiCommand(app, registry);
     handlers["pipeline"] = AddPipelineCommand(app, registry);
+    handlers["sweep"] = AddSweepCommand(app, registry);
     handlers["completion"] = handlers["__complete"] = AddCompletionCommand(app, registry);
     app.add_subcommand("version", "Print the version");
 

@@ -19,6 +19,7 @@
 #include "exit_codes.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
+#include "torchx/sweeps/sweep.h"
 #include "torchx/ui/server.h"
 
 namespace torchx::cli {
@@ -50,8 +51,8 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
     auto config = LoadConfig();
     if (!config) return ReportError(config.error());
     runner::Runner runner(registry);
-    auto schedulers =
-        ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers, {std::string(pipelines::kSchedulerName)});
+    auto schedulers = ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers,
+                                       {std::string(pipelines::kSchedulerName), std::string(sweeps::kSchedulerName)});
     if (!schedulers) return ReportError(schedulers.error());
 
     ui::ServerOptions options;
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
     torchx::plugins::RegisterBuiltins(registry);
     torchx::plugins::AddPythonBridgeProvider(registry);
     torchx::pipelines::RegisterPipelineScheduler(registry);
+    torchx::sweeps::RegisterSweepScheduler(registry);
     Handler handler = AddUiOptions(app, registry);
     try {
       app.parse(argc, argv);

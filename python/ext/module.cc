@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "torchx/pipelines/pipeline.h"
+#include "torchx/sweeps/sweep.h"
 #include "torchx/version.h"
 
 PYBIND11_MODULE(_torchx, m) {
@@ -15,6 +16,7 @@ PYBIND11_MODULE(_torchx, m) {
   auto* registry = new torchx::plugins::PluginRegistry();
   torchx::plugins::RegisterBuiltins(*registry);
   torchx::pipelines::RegisterPipelineScheduler(*registry);
+  torchx::sweeps::RegisterSweepScheduler(*registry);
   torchx::python::BindSpecs(m, *registry);
   torchx::python::BindComponents(m, *registry);
   torchx::python::BindRunner(m, *registry);

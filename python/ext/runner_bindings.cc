@@ -23,6 +23,7 @@
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
+#include "torchx/sweeps/sweep.h"
 
 namespace torchx::python {
 namespace py = pybind11;
@@ -272,6 +273,44 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
           },
           py::arg("text"), py::arg("origin"), py::arg("scheduler") = "", py::arg("cfg_json") = "{}",
           py::arg("name") = "", py::arg("dryrun") = false)
+      .def(
+          "run_sweep",
+          [](Runner& r, const std::string& text, const std::string& origin, const std::string& scheduler,
+             const std::string& cfg_json, const std::string& name, int max_parallel, bool dryrun) {
+            // torchx.sweeps.run: the CLI's `torchx sweep run`, a file's text (or a dict as JSON)
+            // in; the handle (or, dry, the plan) out. `cfg_json` overrides the file's `cfg`.
+            auto out = [&]() -> Result<std::string> {
+              py::gil_scoped_release release;
+              TORCHX_ASSIGN_OR_RETURN(auto spec, sweeps::ParseSweep(text, origin));
+              auto merged = nlohmann::json::parse(spec.cfg_json);
+              const auto overrides = nlohmann::json::parse(cfg_json);  // kept alive for items()
+              for (const auto& [k, v] : overrides.items()) merged[k] = v;
+              spec.cfg_json = merged.dump();
+              std::error_code ec;
+              TORCHX_ASSIGN_OR_RETURN(auto config,
+                                      config::TorchxConfig::Load(std::filesystem::current_path(ec).string()));
+              sweeps::RunRequest request{std::move(spec), scheduler, "", name, std::nullopt, std::nullopt};
+              if (max_parallel >= 0) request.max_parallel = max_parallel;
+              TORCHX_ASSIGN_OR_RETURN(auto plan, sweeps::PlanSweep(r, config, request));
+              if (dryrun) return sweeps::RenderPlan(plan);
+              return sweeps::LaunchSweep(r, plan);
+            }();
+            return ValueOrThrow(std::move(out));
+          },
+          py::arg("text"), py::arg("origin"), py::arg("scheduler") = "", py::arg("cfg_json") = "{}",
+          py::arg("name") = "", py::arg("max_parallel") = -1, py::arg("dryrun") = false)
+      .def(
+          "sweep_status",
+          [](Runner& r, const std::string& handle) {
+            // torchx.sweeps.status: `torchx sweep status --json`'s document.
+            auto out = [&]() -> Result<std::string> {
+              py::gil_scoped_release release;
+              TORCHX_ASSIGN_OR_RETURN(auto view, sweeps::ViewSweep(r, handle));
+              return sweeps::SweepViewToJson(view);
+            }();
+            return ValueOrThrow(std::move(out));
+          },
+          py::arg("handle"))
       .def(
           "backend_dryrun",
           [](Runner& r, const std::string& scheduler, const std::string& app_json, const py::object& cfg) {

@@ -91,10 +91,10 @@ def test_namespace_plugins_are_discovered_and_used(tmp_path):
         tmp_path,
     )
     got = json.loads(out)
-    assert got["scheds"] == ["demo_inline", "kubernetes", "local", "local_cwd", "local_docker", "pipeline", "slurm"] == got["still"]
+    assert got["scheds"] == ["demo_inline", "kubernetes", "local", "local_cwd", "local_docker", "pipeline", "slurm", "sweep"] == got["still"]
     assert got["gpu2"] == 2 and got["alias"] == 4 and got["lookup"] == 8
     assert got["mem"] == ["demo_mem", "demo_mem_16", "demo_mem_32", "demo_mem_64"]
-    assert got["trackers"] == ["demo_tracker"]
+    assert got["trackers"] == ["demo_tracker", "fsspec"]  # fsspec: torchx.tracker.backend.fsspec, as TorchX
     assert got["state"] == "SUCCEEDED" and got["log"] == ["plugged in\n"]
     report = got["report"]
     assert "demo_inline                  python:torchx_plugins.schedulers.demo_inline" in report

@@ -1,0 +1,182 @@
+// Sweeps: many variants of one job run as one unit. A sweep file (or `torchx sweep run`'s inline
+// form) names one component (or an AppDef), a search space and how many trials may run at once;
+// every trial is built and dry-run before anything is submitted, then a detached driver (the
+// pipelines' torchx-pipeline-driver) submits the trials, at most `max_parallel` at a time, reads
+// what each reports through TorchX's tracker API and keeps it in the sweep's record. The run answers
+// `sweep://<session>/<id>`, which status / wait / log / cancel / list / describe / delete take
+// like any app's (the "sweep" scheduler, registered at the composition root); `torchx sweep
+// status` prints the trials with their values and metrics, `torchx sweep best` the best one.
+// docs/sweeps.md is the user's guide; docs/architecture.md ("Composite jobs") the contract.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "torchx/config/torchx_config.h"
+#include "torchx/plugins/registry.h"
+#include "torchx/runner/runner.h"
+#include "torchx/specs/app_def.h"
+#include "torchx/status.h"
+#include "torchx/value.h"
+
+namespace torchx::sweeps {
+
+/// The scheduler name sweep handles carry.
+inline constexpr std::string_view kSchedulerName = "sweep";
+
+/// One swept parameter: a grid's values, or a distribution a random search draws from.
+struct ParamSpec {
+  enum class Kind { kValues, kUniform, kLogUniform, kRandInt };
+  std::string name;
+  Kind kind = Kind::kValues;
+  std::vector<Value> values;  ///< kValues: the grid's values, or a random search's choices
+  double low = 0;             ///< distributions: the bounds (kRandInt: integers, both included)
+  double high = 0;
+};
+
+enum class SpaceType { kGrid, kRandom };
+
+struct Space {
+  SpaceType type = SpaceType::kGrid;
+  std::vector<ParamSpec> params;  ///< in the file's order
+  std::uint64_t seed = 0;         ///< random: the generator's seed
+  int trials = 0;                 ///< random: how many to draw
+};
+
+/// A trial's values, in the space's parameter order.
+using Assignment = std::vector<std::pair<std::string, Value>>;
+
+/// Every trial of `space`, in order. Grid: the product of the values, the first parameter
+/// varying slowest (itertools.product). Random: `trials` draws from SplitMix64 seeded with `seed`,
+/// one draw per parameter per trial in parameter order (docs/sweeps.md gives the arithmetic), so
+/// the CLI and Python produce the same trials.
+std::vector<Assignment> Trials(const Space& space);
+/// How many trials Trials() yields (without making them).
+std::uint64_t TrialCount(const Space& space);
+
+/// A value as it is put into a command line: strings as they are, integers in decimal, floats in
+/// their shortest round-trip form (0.1, 1e-05), booleans as true/false.
+std::string ValueText(const Value& v);
+
+/// What the sweep optimises, read from what the trials report.
+struct Objective {
+  std::string metric;
+  bool minimize = true;
+  bool best = false;  ///< a trial's value: its best report (else its last)
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string component;             ///< a component name or file (empty when `app` is given)
+  std::vector<std::string> args;     ///< its arguments; `@{name}` marks a swept value, `@@{` a literal `@{`
+  std::optional<specs::AppDef> app;  ///< an inline AppDef instead (placeholders in args and env)
+  std::string scheduler;             ///< empty: the run's
+  std::string cfg_json = "{}";       ///< the trials' scheduler options
+  Space space;
+  int max_parallel = 0;  ///< 0: no limit
+  int max_failures = 0;  ///< 0: never stop early
+  std::optional<Objective> objective;
+};
+
+/// Parses a sweep file (YAML or JSON); errors name the field (`space.parameters.lr.low`).
+Result<SweepSpec> ParseSweep(std::string_view text, const std::string& origin = "sweep");
+Result<SweepSpec> LoadSweepFile(const std::string& path);
+
+/// One `-p name=...` of the inline form: `lr=0.1,0.01` (grid values, read as YAML scalars) or
+/// `lr=loguniform(1e-4,1e-1)`, `uniform(a,b)`, `randint(a,b)`, `choice(a,b,...)` (random).
+Result<ParamSpec> ParseInlineParam(std::string_view text);
+
+/// The `@{name}` placeholders in `text`, in order (`@@{` is a literal `@{`).
+Result<std::vector<std::string>> Placeholders(std::string_view text, const std::string& where);
+/// `text` with each `@{name}` replaced by its value and `@@{` by `@{`.
+std::string Substitute(std::string_view text, const Assignment& values);
+
+/// What a run takes from the edge besides the sweep.
+struct RunRequest {
+  SweepSpec spec;
+  std::string scheduler;            ///< `-s`: overrides the file's (empty: the file's, else the default)
+  std::string cfg;                  ///< `-cfg k=v,...`
+  std::string name;                 ///< overrides the file's name
+  std::optional<int> max_parallel;  ///< overrides the file's
+  std::optional<int> max_failures;  ///< overrides the file's
+};
+
+/// One trial, checked.
+struct PlannedTrial {
+  int index = 0;
+  Assignment values;
+};
+
+struct Plan {
+  std::string id;
+  std::string name;
+  std::string session;
+  std::string scheduler;
+  std::string handle;
+  int max_parallel = 0;
+  std::vector<PlannedTrial> trials;
+  std::string first_request;  ///< the first trial's request as its scheduler prints it
+  std::string record_json;    ///< the record LaunchSweep creates
+};
+
+/// Builds and dry-runs every trial: a bad space, a swept name that is neither a parameter of the
+/// component nor a placeholder in its arguments, or a value the component refuses is an error
+/// naming it (and the trial), and nothing is submitted. Trials get TORCHX_SWEEP_ID (the handle),
+/// TORCHX_TRIAL_INDEX and the sweep's tracker (TORCHX_TRACKERS=fsspec) in their env.
+Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& config, const RunRequest& request);
+
+/// Human-readable form of a plan (`torchx sweep run --dryrun`): the trials' values and the first
+/// trial's request.
+std::string RenderPlan(const Plan& plan);
+
+/// Records the plan and starts its driver. Returns the sweep's handle. Nothing is left recorded
+/// when the start fails.
+Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan);
+
+/// One trial as `sweep status` shows it.
+struct TrialRow {
+  int index = 0;
+  Assignment values;
+  specs::AppState state = specs::AppState::kUnsubmitted;
+  std::string handle;
+  std::string msg;
+  std::optional<double> submitted;
+  std::optional<double> ended;
+  std::vector<std::pair<std::string, double>> metrics;  ///< each metric's value (last, or best for the objective)
+  std::optional<double> objective;
+};
+
+struct SweepView {
+  std::string handle;
+  std::string name;
+  specs::AppState state = specs::AppState::kUnsubmitted;
+  std::string msg;
+  std::optional<Objective> objective;
+  std::vector<TrialRow> trials;  ///< sorted by the objective (best first; trials without one last), else by index
+  std::optional<int> best;       ///< the index of the best trial with an objective value
+};
+
+/// The sweep behind `handle` (`sweep://session/id`), from its record (a dead driver restarted;
+/// `runner` answers for the trials' scheduler when none can start).
+Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle);
+/// `sweep status`'s table, and its JSON (`--json`).
+std::string RenderSweepTable(const SweepView& view);
+std::string SweepViewToJson(const SweepView& view);
+
+/// The sweep behind `handle` as the file that runs it (`torchx describe`; `torchx sweep run`
+/// takes it back): YAML, or JSON with `json`.
+Result<std::string> SweepDefinition(const std::string& handle, bool json);
+
+/// Registers the "sweep" scheduler, whose calls reach the trials' schedulers through Runners over
+/// `registry` (which must outlive every scheduler it builds).
+void RegisterSweepScheduler(plugins::PluginRegistry& registry);
+
+/// The body of torchx-pipeline-driver for a sweep (see pipelines::RunPipelineDriver).
+int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
+                   int ready_fd);
+
+}  // namespace torchx::sweeps

@@ -1,0 +1,359 @@
+#include "sweeps/engine.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "pipelines/engine.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::sweeps {
+namespace {
+
+using specs::AppState;
+
+bool IsFinal(const TrialRecord& t) { return t.phase == TrialPhase::kDone || t.phase == TrialPhase::kSkipped; }
+bool Runs(const TrialRecord& t) { return t.phase == TrialPhase::kSubmitting || t.phase == TrialPhase::kSubmitted; }
+
+// A trial that ended other than SUCCEEDED, not by the sweep's own cancel.
+bool Failed(const SweepRecord& r, const TrialRecord& t) {
+  return t.phase == TrialPhase::kDone && t.state != AppState::kSucceeded &&
+         !(r.cancel_requested && t.state == AppState::kCancelled);
+}
+
+std::string ValuesText(const Assignment& values) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : values) parts.push_back(k + "=" + ValueText(v));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+void Finish(SweepRecord& r) {
+  if (r.final_state) return;
+  if (!std::all_of(r.trials.begin(), r.trials.end(), IsFinal)) return;
+  std::vector<std::string> failed;
+  bool skipped = false;
+  for (const TrialRecord& t : r.trials) {
+    if (Failed(r, t)) failed.push_back(std::to_string(t.index));
+    skipped = skipped || t.phase == TrialPhase::kSkipped;
+  }
+  const TrialRecord* best = BestTrial(r);
+  std::string best_text = best && r.objective
+                              ? fmt::format("best trial {} ({}): {}={}", best->index, ValuesText(best->values),
+                                            r.objective->metric, *best->objective)
+                              : "";
+  if (r.cancel_requested) {
+    r.final_state = AppState::kCancelled;
+    r.msg = "cancelled";
+  } else if (!failed.empty() || skipped) {
+    r.final_state = AppState::kFailed;
+    r.msg = failed.empty()
+                ? "trials did not run"
+                : fmt::format("{} of {} trials failed ({}{})", failed.size(), r.trials.size(),
+                              fmt::join(failed.begin(), failed.begin() + std::min<size_t>(failed.size(), 10), ", "),
+                              failed.size() > 10 ? ", ..." : "");
+    if (skipped && !failed.empty() && r.max_failures > 0 && static_cast<int>(failed.size()) >= r.max_failures) {
+      r.msg += fmt::format("; stopped early (max_failures {})", r.max_failures);
+    }
+  } else {
+    r.final_state = AppState::kSucceeded;
+    r.msg = "";
+  }
+  if (!best_text.empty()) r.msg = r.msg.empty() ? best_text : r.msg + "; " + best_text;
+}
+
+struct Seen {
+  Result<std::optional<specs::AppStatus>> status;
+  std::vector<Report> reports;
+};
+
+void Apply(SweepRecord& r, const std::map<int, Seen>& seen) {
+  for (TrialRecord& t : r.trials) {
+    auto it = seen.find(t.index);
+    if (t.phase != TrialPhase::kSubmitted || it == seen.end()) continue;
+    Summary summary = Summarize(it->second.reports, r.objective);
+    if (!summary.metrics.empty()) {
+      t.metrics = std::move(summary.metrics);
+      t.objective = summary.objective;
+    }
+    if (!it->second.status) continue;  // the scheduler did not answer: asked again next time
+    const auto& status = *it->second.status;
+    if (!status) {
+      t.phase = TrialPhase::kDone;
+      t.state = AppState::kFailed;
+      t.msg = fmt::format("{} no longer exists on its scheduler", t.handle);
+    } else {
+      t.state = status->state;
+      if (specs::IsTerminal(status->state)) {
+        t.phase = TrialPhase::kDone;
+        t.msg = status->msg;
+      }
+    }
+    if (t.phase == TrialPhase::kDone && !t.ended) t.ended = pipelines::EpochNow();
+  }
+  // Stop early: once `max_failures` trials failed, what has not started never will.
+  if (r.max_failures > 0 && !r.cancel_requested) {
+    auto failed = std::count_if(r.trials.begin(), r.trials.end(), [&r](const TrialRecord& t) { return Failed(r, t); });
+    if (failed >= r.max_failures) {
+      AbandonWaiting(r,
+                     fmt::format("the sweep stopped after {} failed trials (max_failures {})", failed, r.max_failures));
+      return;
+    }
+  }
+  Finish(r);
+}
+
+// Claims up to `n` waiting trials (index order) under the lock.
+Result<std::vector<int>> Claim(SweepStore& store, const std::string& id, int n, SweepRecord& out) {
+  std::vector<int> claimed;
+  auto updated = store.Update(id, [&](SweepRecord& r) {
+    if (r.cancel_requested || r.final_state) return OkStatus();
+    for (TrialRecord& t : r.trials) {
+      if (static_cast<int>(claimed.size()) >= n) break;
+      if (t.phase != TrialPhase::kWaiting) continue;
+      t.phase = TrialPhase::kSubmitting;
+      claimed.push_back(t.index);
+    }
+    return OkStatus();
+  });
+  if (!updated) return updated.error();
+  out = std::move(*updated);
+  return claimed;
+}
+
+TrialRecord* TrialAt(SweepRecord& r, int index) {
+  if (index >= 0 && index < static_cast<int>(r.trials.size()) && r.trials[index].index == index)
+    return &r.trials[index];
+  for (TrialRecord& t : r.trials) {
+    if (t.index == index) return &t;
+  }
+  return nullptr;
+}
+
+// The most a driver claims at once: each batch is two writes of the record, whatever its size.
+constexpr int kBatch = 32;
+
+}  // namespace
+
+std::string SweepHandle(const SweepRecord& r) {
+  return specs::MakeAppHandle(std::string(kSchedulerName), r.session, r.id);
+}
+
+const TrialRecord* BestTrial(const SweepRecord& r) {
+  if (!r.objective) return nullptr;
+  const TrialRecord* best = nullptr;
+  auto rank = [](const TrialRecord& t) { return t.state == AppState::kSucceeded ? 0 : 1; };
+  for (const TrialRecord& t : r.trials) {
+    if (!t.objective) continue;
+    if (!best || rank(t) < rank(*best) ||
+        (rank(t) == rank(*best) && Better(*t.objective, *best->objective, *r.objective))) {
+      best = &t;
+    }
+  }
+  return best;
+}
+
+Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBackend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(auto current, store.Get(id));
+  if (!current) return NotFoundError(fmt::format("sweep {} does not exist", id));
+  if (current->final_state) return std::move(*current);
+  // Ask the scheduler and read the reports outside the lock, then apply under it.
+  std::map<int, Seen> seen;
+  for (const TrialRecord& t : current->trials) {
+    if (t.phase == TrialPhase::kSubmitted)
+      seen.emplace(t.index, Seen{backend.Status(t.handle), backend.Reports(*current, t)});
+  }
+  return store.Update(id, [&](SweepRecord& r) {
+    Apply(r, seen);
+    return OkStatus();
+  });
+}
+
+Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBackend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Refresh(store, id, backend));
+  while (!r.final_state && !r.cancel_requested) {
+    int running = static_cast<int>(std::count_if(r.trials.begin(), r.trials.end(), Runs));
+    int slots = r.max_parallel > 0 ? r.max_parallel - running : kBatch;
+    if (slots <= 0) break;
+    SweepRecord claimed_in;
+    TORCHX_ASSIGN_OR_RETURN(std::vector<int> claimed, Claim(store, id, std::min(slots, kBatch), claimed_in));
+    if (claimed.empty()) return claimed_in;
+    std::map<int, Result<std::string>> handles;
+    for (int index : claimed) handles.emplace(index, backend.Submit(claimed_in, *TrialAt(claimed_in, index)));
+    bool cancel_now = false;
+    auto recorded = store.Update(id, [&](SweepRecord& cur) {
+      for (auto& [index, handle] : handles) {
+        TrialRecord* t = TrialAt(cur, index);
+        if (handle) {
+          t->phase = TrialPhase::kSubmitted;
+          t->handle = *handle;
+          t->state = AppState::kSubmitted;
+          t->submitted = pipelines::EpochNow();
+        } else {
+          t->phase = TrialPhase::kDone;
+          t->state = AppState::kFailed;
+          t->msg = "submission failed: " + handle.error().message();
+        }
+      }
+      cancel_now = cur.cancel_requested;
+      Apply(cur, {});
+      return OkStatus();
+    });
+    if (!recorded) {
+      // Not recorded: leave nothing running, and fail the trials if the store takes that much.
+      for (auto& [index, handle] : handles) {
+        if (handle) (void)backend.Cancel(*handle);
+      }
+      std::string why = recorded.error().message();
+      (void)store.Update(id, [&](SweepRecord& cur) {
+        FailUnrecorded(cur, "its handle could not be recorded (" + why + "); it was cancelled");
+        return OkStatus();
+      });
+      return recorded.error();
+    }
+    if (cancel_now) {
+      for (auto& [index, handle] : handles) {
+        if (handle) (void)backend.Cancel(*handle);
+      }
+    }
+    r = std::move(*recorded);
+  }
+  return r;
+}
+
+void FailUnrecorded(SweepRecord& r, const std::string& why) {
+  for (TrialRecord& t : r.trials) {
+    if (t.phase != TrialPhase::kSubmitting) continue;
+    t.phase = TrialPhase::kDone;
+    t.state = AppState::kFailed;
+    t.msg = why;
+  }
+  Apply(r, {});
+}
+
+void AbandonWaiting(SweepRecord& r, const std::string& why) {
+  for (TrialRecord& t : r.trials) {
+    if (t.phase != TrialPhase::kWaiting) continue;
+    t.phase = TrialPhase::kSkipped;
+    t.state = AppState::kCancelled;
+    t.msg = "not run: " + why;
+  }
+  Finish(r);
+}
+
+::torchx::Status CancelSweep(SweepStore& store, const std::string& id, TrialBackend& backend) {
+  std::vector<std::string> handles;
+  auto updated = store.Update(id, [&](SweepRecord& r) {
+    if (r.final_state) return OkStatus();
+    r.cancel_requested = true;
+    for (TrialRecord& t : r.trials) {
+      if (t.phase == TrialPhase::kSubmitted) handles.push_back(t.handle);
+    }
+    AbandonWaiting(r, "the sweep was cancelled");
+    return OkStatus();
+  });
+  if (!updated) return updated.error();
+  ::torchx::Status first = OkStatus();
+  for (const std::string& h : handles) {
+    ::torchx::Status s = backend.Cancel(h);
+    if (!s.ok() && first.ok()) first = s.WithContext("cancel " + h);
+  }
+  return first;
+}
+
+specs::AppState LiveState(const SweepRecord& r) {
+  if (r.final_state) return *r.final_state;
+  for (const TrialRecord& t : r.trials) {
+    if ((t.phase == TrialPhase::kSubmitted && t.state == AppState::kRunning) || t.phase == TrialPhase::kDone) {
+      return AppState::kRunning;
+    }
+  }
+  return AppState::kPending;
+}
+
+schedulers::MemberApp TrialMember(const SweepRecord& r, const TrialRecord& t) {
+  schedulers::MemberApp m;
+  m.name = std::to_string(t.index);
+  m.app_handle = t.handle;
+  m.scheduler = r.scheduler;
+  m.state = t.state;
+  m.submitted = t.submitted;
+  m.ended = t.ended;
+  m.cfg_json = r.cfg_json;
+  std::string values = ValuesText(t.values);
+  m.msg = t.phase == TrialPhase::kSubmitted ? values : t.msg.empty() ? values : values + ": " + t.msg;
+  return m;
+}
+
+Result<TrialRole> FindTrialRole(const SweepRecord& r, const std::string& role) {
+  std::string index_text = role.substr(0, role.find('.'));
+  int index = -1;
+  bool digits = !index_text.empty() && std::all_of(index_text.begin(), index_text.end(), ::isdigit);
+  if (digits && index_text.size() < 9) index = std::stoi(index_text);
+  const TrialRecord* t = nullptr;
+  for (const TrialRecord& x : r.trials) {
+    if (x.index == index) t = &x;
+  }
+  if (!t) {
+    return NotFoundError(fmt::format("sweep {}: no trial `{}`; trials are 0 to {} (`<handle>/<trial>[.<role>]`)", r.id,
+                                     role, r.trials.empty() ? 0 : r.trials.size() - 1));
+  }
+  return TrialRole{t, role.find('.') == std::string::npos ? std::string() : role.substr(role.find('.') + 1)};
+}
+
+schedulers::DescribeAppResponse DescribeSweep(const SweepRecord& r, TrialBackend& backend) {
+  schedulers::DescribeAppResponse d;
+  d.app_id = r.id;
+  d.state = LiveState(r);
+  specs::AppDef app;
+  app.name = r.name;
+  d.app = std::move(app);
+  std::vector<std::string> counts;
+  std::map<AppState, int> by_state;
+  for (const TrialRecord& t : r.trials) {
+    std::optional<specs::AppStatus> live;
+    if (t.phase == TrialPhase::kSubmitted) {
+      auto st = backend.Status(t.handle);
+      if (st && *st) live = std::move(**st);
+    }
+    AppState state = live ? live->state : t.state;
+    ++by_state[state];
+    if (live) d.num_restarts += live->num_restarts;
+    std::string name = std::to_string(t.index);
+    if (live && !live->roles.empty()) {
+      for (const specs::RoleStatus& lr : live->roles) {
+        specs::RoleStatus rs = lr;
+        rs.role = live->roles.size() == 1 ? name : name + "." + lr.role;
+        for (auto& rep : rs.replicas) rep.role = rs.role;
+        d.roles_statuses.push_back(std::move(rs));
+      }
+    } else {
+      specs::RoleStatus rs;
+      rs.role = name;
+      specs::ReplicaStatus rep;
+      rep.role = name;
+      rep.state = state;
+      rs.replicas.push_back(std::move(rep));
+      d.roles_statuses.push_back(std::move(rs));
+    }
+    // The synthesized app has the trials' roles, so `log H/<trial>` resolves as for any app.
+    for (const specs::RoleStatus& rs : d.roles_statuses) {
+      if (rs.role != name && rs.role.rfind(name + ".", 0) != 0) continue;
+      specs::Role role;
+      role.name = rs.role;
+      role.entrypoint = "trial";
+      role.num_replicas = std::max<int>(1, static_cast<int>(rs.replicas.size()));
+      d.app->roles.push_back(std::move(role));
+    }
+    schedulers::MemberApp m = TrialMember(r, t);
+    m.state = state;
+    d.members.push_back(std::move(m));
+  }
+  for (const auto& [state, n] : by_state) counts.push_back(fmt::format("{} {}", n, specs::AppStateName(state)));
+  d.msg = fmt::format("{} trials: {}", r.trials.size(), fmt::join(counts, ", "));
+  if (!r.msg.empty()) d.msg = r.msg + " (" + d.msg + ")";
+  return d;
+}
+
+}  // namespace torchx::sweeps

@@ -1,0 +1,90 @@
+// What moves a sweep forward, over a seam to the trials' scheduler (TrialBackend) so the rules are
+// unit-tested with a fake: refresh the trials that run (their states and what they reported),
+// stop early after `max_failures` failed trials, submit waiting trials while fewer than
+// `max_parallel` run, and end the sweep once every trial has. The driver calls Advance in a loop;
+// status calls Refresh (which never submits). The composite contract (docs/architecture.md) is the
+// pipelines': a trial claimed but not recorded is failed, never submitted twice.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweeps/metrics.h"
+#include "sweeps/sweep_store.h"
+#include "torchx/runner/runner.h"
+#include "torchx/schedulers/scheduler.h"
+#include "torchx/specs/app_state.h"
+
+namespace torchx::sweeps {
+
+class TrialBackend {
+ public:
+  virtual ~TrialBackend() = default;
+  /// Builds trial `trial` of `sweep` and submits it; returns its handle.
+  virtual Result<std::string> Submit(const SweepRecord& sweep, const TrialRecord& trial) = 0;
+  /// nullopt when the scheduler no longer knows the app.
+  virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
+  virtual ::torchx::Status Cancel(const std::string& handle) = 0;
+  /// Blocks until `handle` may have changed, at most `max_wait`.
+  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+  /// What the trial has reported so far, in order.
+  virtual std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) = 0;
+};
+
+/// The real one: trials built and submitted through `runner`, reports read from the files.
+std::unique_ptr<TrialBackend> MakeRunnerTrialBackend(runner::Runner& runner);
+
+/// The handle of sweep `r`.
+std::string SweepHandle(const SweepRecord& r);
+
+/// Trial `t` of `r` as an AppDef, before the runner's dry run: the component built with the
+/// trial's values (a swept component parameter passed as `--name value`, placeholders replaced in
+/// the arguments), or the inline AppDef with its placeholders replaced; named `<sweep>-<index>`,
+/// with TORCHX_SWEEP_ID, TORCHX_TRIAL_INDEX and TORCHX_SWEEP_RESULTS in every role's env.
+Result<specs::AppDef> BuildTrialApp(runner::Runner& runner, const SweepRecord& r, const TrialRecord& t);
+/// What a trial reports to: the launch's trackers plus the sweep's fsspec tracker, its parent run
+/// the sweep.
+specs::Tracking TrialTracking(const SweepRecord& r);
+/// The fsspec tracker config file of sweep `r` (written at launch).
+std::string TrackerConfigPath(const SweepRecord& r);
+
+/// Records the states and reports of submitted trials, stops the sweep after `max_failures`
+/// failures, and sets the final state once every trial is final. Never submits.
+Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBackend& backend);
+
+/// Refresh, then submits waiting trials (index order) while fewer than `max_parallel` run.
+Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBackend& backend);
+
+/// Fails the trials left `submitting` (a driver died between claiming and recording them).
+void FailUnrecorded(SweepRecord& r, const std::string& why);
+
+/// Marks every waiting trial not run (`why`).
+void AbandonWaiting(SweepRecord& r, const std::string& why);
+
+/// Asks for cancellation: waiting trials are marked not run, submitted ones cancelled. Idempotent.
+::torchx::Status CancelSweep(SweepStore& store, const std::string& id, TrialBackend& backend);
+
+/// The state a sweep reports (its final state once it has one).
+specs::AppState LiveState(const SweepRecord& r);
+
+/// A trial as a member of its sweep (named by its index), from the record.
+schedulers::MemberApp TrialMember(const SweepRecord& r, const TrialRecord& t);
+
+/// The sweep as an app: a role per trial (named by its index; `index.role` for a trial app with
+/// several roles) with the trial's replicas as its scheduler reports them.
+schedulers::DescribeAppResponse DescribeSweep(const SweepRecord& r, TrialBackend& backend);
+
+/// Which trial and role a sweep role name (`index` or `index.role`) stands for.
+struct TrialRole {
+  const TrialRecord* trial = nullptr;
+  std::string role;
+};
+Result<TrialRole> FindTrialRole(const SweepRecord& r, const std::string& role);
+
+/// The best trial with an objective value (succeeded trials first), if any.
+const TrialRecord* BestTrial(const SweepRecord& r);
+
+}  // namespace torchx::sweeps

@@ -1,0 +1,209 @@
+// Planning a sweep (every trial built and dry-run before anything is submitted) and starting it.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/spelling.h"
+#include "core/state_dir.h"
+#include "pipelines/driver_process.h"
+#include "pipelines/engine.h"
+#include "sweeps/engine.h"
+#include "sweeps/sweep_store.h"
+#include "torchx/config/run_cfg.h"
+#include "torchx/config/tracking.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/app_id.h"
+#include "torchx/specs/serialize.h"
+#include "torchx/sweeps/sweep.h"
+
+namespace torchx::sweeps {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every text of the template a placeholder may sit in, each with where it is.
+std::vector<std::pair<std::string, std::string>> TemplateTexts(const SweepSpec& spec) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < spec.args.size(); ++i) out.emplace_back(spec.args[i], fmt::format("args[{}]", i));
+  if (spec.app) {
+    for (const specs::Role& role : spec.app->roles) {
+      std::string at = "app.roles." + role.name;
+      out.emplace_back(role.entrypoint, at + ".entrypoint");
+      for (size_t i = 0; i < role.args.size(); ++i) out.emplace_back(role.args[i], fmt::format("{}.args[{}]", at, i));
+      for (const auto& [k, v] : role.env) out.emplace_back(v, fmt::format("{}.env.{}", at, k));
+    }
+  }
+  return out;
+}
+
+// Each swept name is a placeholder or one of the component's parameters; each placeholder names
+// a swept parameter.
+Status CheckNames(runner::Runner& runner, const SweepSpec& spec) {
+  std::set<std::string> placeholders;
+  std::vector<std::string> swept;
+  for (const ParamSpec& p : spec.space.params) swept.push_back(p.name);
+  for (const auto& [text, where] : TemplateTexts(spec)) {
+    TORCHX_ASSIGN_OR_RETURN(auto names, Placeholders(text, where));
+    for (const std::string& n : names) {
+      if (std::find(swept.begin(), swept.end(), n) == swept.end()) {
+        return InvalidArgumentError(
+            fmt::format("{}: placeholder `@{{{}}}` names no swept parameter; space.parameters: "
+                        "{}.{} (`@@{{` is a literal `@{{`)",
+                        where, n, fmt::join(swept, ", "), internal::SuggestionSuffix(n, swept)));
+      }
+      placeholders.insert(n);
+    }
+  }
+  std::vector<std::string> params;
+  if (!spec.component.empty()) {
+    auto component = runner.Component(spec.component);
+    if (!component) return component.error().WithContext("component");
+    for (const auto& p : (*component)->spec().params) params.push_back(p.name);
+  }
+  for (const std::string& n : swept) {
+    if (placeholders.count(n)) continue;
+    std::string where = "space.parameters." + n;
+    if (spec.component.empty()) {
+      return InvalidArgumentError(fmt::format("{}: no `@{{{}}}` in the app's entrypoint, args or env", where, n));
+    }
+    if (std::find(params.begin(), params.end(), n) == params.end()) {
+      return InvalidArgumentError(fmt::format(
+          "{}: `{}` is neither a parameter of component {} (its parameters: {}) nor a placeholder `@{{{}}}` in "
+          "args.{}",
+          where, n, spec.component, fmt::join(params, ", "), n, internal::SuggestionSuffix(n, params)));
+    }
+    for (const std::string& a : spec.args) {
+      if (a == "--" + n || a.rfind("--" + n + "=", 0) == 0) {
+        return InvalidArgumentError(
+            fmt::format("{}: `{}` is swept and also given in args ({}); give it once", where, n, a));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+std::string TrialLabel(const TrialRecord& t) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : t.values) parts.push_back(k + "=" + ValueText(v));
+  return fmt::format("trial {} ({})", t.index, fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& config, const RunRequest& request) {
+  const SweepSpec& spec = request.spec;
+  Plan plan;
+  std::string base = !spec.component.empty() ? fs::path(spec.component).stem().string() : "sweep";
+  plan.name = !request.name.empty() ? request.name : !spec.name.empty() ? spec.name : base + "-sweep";
+  plan.id = specs::MakeUnique(specs::NormalizeName(plan.name, 40));
+  plan.session = runner.session_name();
+  plan.scheduler = !request.scheduler.empty() ? request.scheduler
+                   : !spec.scheduler.empty()  ? spec.scheduler
+                                              : plugins::DefaultSchedulerName();
+  plan.handle = specs::MakeAppHandle(std::string(kSchedulerName), plan.session, plan.id);
+  auto caps = runner.SchedulerCapabilities(plan.scheduler);
+  if (!caps) return caps.error().WithContext("scheduler");
+  if (caps->Has(schedulers::Capability::kComposite)) {
+    return InvalidArgumentError(
+        fmt::format("scheduler: trials run on a job scheduler, not the composite `{}`", plan.scheduler));
+  }
+  TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner.SchedulerRunOpts(plan.scheduler));
+  using Form = config::CfgSource::Form;
+  std::vector<config::CfgSource> sources = {{Form::kString, request.cfg, "-cfg"},
+                                            {Form::kJsonObject, spec.cfg_json, "cfg"}};
+  TORCHX_ASSIGN_OR_RETURN(
+      specs::Cfg cfg, config::ResolveRunCfg(plan.scheduler, opts, sources, config, config::UnknownOptions::kRefuse));
+  TORCHX_RETURN_IF_ERROR(CheckNames(runner, spec));
+
+  SweepRecord r;
+  r.id = plan.id;
+  r.name = plan.name;
+  r.session = plan.session;
+  r.scheduler = plan.scheduler;
+  r.cfg_json = specs::CfgToJson(cfg);
+  r.component = spec.component;
+  r.args = spec.args;
+  if (spec.app) r.app_json = specs::AppDefToJson(*spec.app, -1);
+  if (!spec.component.empty()) r.component_defaults = config.ComponentDefaults(spec.component);
+  r.trackers = config::ConfiguredTrackers(config);
+  r.space = spec.space;
+  r.max_parallel = request.max_parallel.value_or(spec.max_parallel);
+  r.max_failures = request.max_failures.value_or(spec.max_failures);
+  r.objective = spec.objective;
+  r.results_dir = (fs::path(SweepsDir(internal::DefaultStateDir())) / (plan.id + ".results")).string();
+  plan.max_parallel = r.max_parallel;
+
+  std::vector<Assignment> trials = Trials(spec.space);
+  if (trials.empty()) return InvalidArgumentError("space: gives no trials");
+  TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, runner.ResolveCfg(plan.scheduler, cfg));
+  specs::Tracking tracking = TrialTracking(r);
+  r.trials.reserve(trials.size());
+  for (size_t i = 0; i < trials.size(); ++i) {
+    TrialRecord t;
+    t.index = static_cast<int>(i);
+    t.values = std::move(trials[i]);
+    auto app = BuildTrialApp(runner, r, t);
+    if (!app) return app.error().WithContext(TrialLabel(t));
+    auto info = runner.DryRun(std::move(*app), plan.scheduler, resolved, {}, tracking);
+    if (!info) return info.error().WithContext(TrialLabel(t));
+    if (i == 0) plan.first_request = info->request;
+    plan.trials.push_back({t.index, t.values});
+    r.trials.push_back(std::move(t));
+  }
+  plan.record_json = SweepRecordToJson(r);
+  return plan;
+}
+
+std::string RenderPlan(const Plan& plan) {
+  std::string out = fmt::format(
+      "=== SWEEP {} on {}: {} trials, {} ===\n", plan.name, plan.scheduler, plan.trials.size(),
+      plan.max_parallel > 0 ? fmt::format("at most {} at a time", plan.max_parallel) : std::string("all at once"));
+  for (const PlannedTrial& t : plan.trials) {
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : t.values) parts.push_back(k + "=" + ValueText(v));
+    out += fmt::format("trial {}: {}\n", t.index, fmt::join(parts, " "));
+  }
+  out += fmt::format("\n=== TRIAL 0 ===\n{}\n", plan.first_request);
+  return out;
+}
+
+Result<std::string> LaunchSweep(runner::Runner&, const Plan& plan) {
+  TORCHX_ASSIGN_OR_RETURN(SweepRecord r, SweepRecordFromJson(plan.record_json));
+  std::error_code ec;
+  r.cwd = fs::current_path(ec).string();
+  r.created = pipelines::EpochNow();
+  std::string state_dir = internal::DefaultStateDir();
+  SweepStore store(SweepsDir(state_dir));
+  TORCHX_RETURN_IF_ERROR(store.EnsureDir());
+  // The trials' tracker: TorchX's fsspec tracker on the local file system, rooted in the sweep's
+  // results directory (its config is a `key=value` file, as that tracker reads it).
+  if (!fs::create_directories(r.results_dir, ec) && ec) {
+    return UnavailableError(fmt::format("sweep: cannot create {}: {}", r.results_dir, ec.message()));
+  }
+  ::chmod(r.results_dir.c_str(), 0700);
+  {
+    std::ofstream conf(TrackerConfigPath(r), std::ios::trunc);
+    conf << "protocol=file\nroot_path=" << r.results_dir << "\n";
+    if (!conf) return UnavailableError(fmt::format("sweep: cannot write {}", TrackerConfigPath(r)));
+  }
+  auto cleanup = [&] {
+    (void)store.Remove(r.id);
+    fs::remove_all(r.results_dir, ec);
+    fs::remove(TrackerConfigPath(r), ec);
+  };
+  if (Status s = store.Create(r); !s.ok()) {
+    cleanup();
+    return s;
+  }
+  if (Status s = pipelines::StartDriver(state_dir, store.dir(), r.id, r.cwd, "sweep"); !s.ok()) {
+    cleanup();
+    return s;
+  }
+  return plan.handle;
+}
+
+}  // namespace torchx::sweeps

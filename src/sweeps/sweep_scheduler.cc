@@ -1,0 +1,388 @@
+// The "sweep" scheduler: sweep handles answer status / wait / log / cancel / list / describe /
+// delete like any app's, from the sweep's record and its trials' scheduler. The body of the
+// driver (torchx-pipeline-driver ... sweep), which moves a sweep forward until it ends. And the
+// trials table `torchx sweep status` prints.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/daemon.h"
+#include "core/state_dir.h"
+#include "pipelines/deferred_log.h"
+#include "pipelines/driver_process.h"
+#include "sweeps/engine.h"
+#include "sweeps/sweep_store.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/sweeps/sweep.h"
+
+namespace torchx::sweeps {
+namespace {
+
+namespace fs = std::filesystem;
+using schedulers::DescribeAppResponse;
+using schedulers::DryRunInfo;
+using schedulers::ListAppResponse;
+
+runner::RunnerOptions RunnerOptionsFor(const std::string& session, std::shared_ptr<const Clock> clock) {
+  runner::RunnerOptions o;
+  o.session_name = session;
+  o.clock = std::move(clock);
+  return o;
+}
+
+// The record, brought up to date, and moving again if nothing moves it: a driver holds the lock
+// (the record as it is), else the driver died before the sweep ended and a new one is started
+// from the record; if none can start, what is left is marked not run and the trials that run
+// are refreshed.
+Result<std::optional<SweepRecord>> CurrentRecord(SweepStore& store, const std::string& state_dir, const std::string& id,
+                                                 TrialBackend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
+  if (!record || record->final_state || pipelines::DriverRunning(store.dir(), id)) return record;
+  Status started = pipelines::StartDriver(state_dir, store.dir(), id, record->cwd, "sweep");
+  if (started.ok()) return record;
+  auto abandoned = store.Update(id, [&](SweepRecord& cur) {
+    AbandonWaiting(cur, "the sweep's driver cannot start: " + started.message());
+    return OkStatus();
+  });
+  if (!abandoned) return abandoned.error();
+  TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Refresh(store, id, backend));
+  return std::optional(std::move(r));
+}
+
+// A trial's role: `index` alone names the trial app's only role.
+Result<std::string> TrialAppRole(runner::Runner& runner, const TrialRole& found) {
+  if (!found.role.empty()) return found.role;
+  auto status = runner.Status(found.trial->handle);
+  if (!status || !*status || (*status)->roles.empty()) return std::string();
+  if ((*status)->roles.size() == 1) return (*status)->roles.front().role;
+  std::vector<std::string> names;
+  for (const auto& r : (*status)->roles) names.push_back(fmt::format("{}.{}", found.trial->index, r.role));
+  return InvalidArgumentError(
+      fmt::format("trial {} has several roles: give one of {}", found.trial->index, fmt::join(names, ", ")));
+}
+
+class SweepScheduler : public schedulers::Scheduler {
+ public:
+  SweepScheduler(plugins::PluginRegistry& registry, const schedulers::SchedulerContext& context)
+      : Scheduler(std::string(kSchedulerName), context.session_name),
+        registry_(registry),
+        clock_(context.clock),
+        state_dir_(internal::DefaultStateDir()),
+        store_(SweepsDir(state_dir_)),
+        runner_(registry, RunnerOptionsFor(context.session_name, context.clock)),
+        backend_(MakeRunnerTrialBackend(runner_)) {}
+
+  specs::RunOpts run_opts() const override { return {}; }
+  schedulers::Capabilities capabilities() const override {
+    using schedulers::Capability;
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete, Capability::kComposite};
+  }
+  bool requires_resources() const override { return false; }
+
+  Result<std::string> Schedule(const DryRunInfo&) override { return NotASweepRun(); }
+
+  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
+    if (!record) return std::optional<DescribeAppResponse>();
+    return std::optional(DescribeSweep(*record, *backend_));
+  }
+
+  Result<std::vector<ListAppResponse>> List() override {
+    TORCHX_ASSIGN_OR_RETURN(auto records, store_.List());
+    std::vector<ListAppResponse> out;
+    for (SweepRecord& r : records) {
+      if (!r.final_state) {
+        auto current = Current(r.id);
+        if (current && *current) r = std::move(**current);
+      }
+      ListAppResponse l;
+      l.app_id = r.id;
+      l.name = r.name;
+      l.state = LiveState(r);
+      l.created = r.created;
+      if (r.final_state) {
+        for (const TrialRecord& t : r.trials) {
+          if (t.ended) l.ended = std::max(l.ended.value_or(r.created), *t.ended);
+        }
+        if (*r.final_state != specs::AppState::kSucceeded) l.reason = r.msg;
+      }
+      for (const TrialRecord& t : r.trials) l.members.push_back(TrialMember(r, t));
+      out.push_back(std::move(l));
+    }
+    return out;
+  }
+
+  Status Delete(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
+    if (!record) return NotFoundError(fmt::format("sweep {} does not exist", app_id));
+    if (!record->final_state) {
+      return FailedPreconditionError(
+          fmt::format("sweep {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
+    }
+    for (const TrialRecord& t : record->trials) {
+      if (t.handle.empty()) continue;
+      Status st = runner_.Delete(t.handle);
+      if (!st.ok() && st.code() != StatusCode::kNotFound && st.code() != StatusCode::kUnimplemented) {
+        return st.WithContext(fmt::format("trial {}", t.index));
+      }
+    }
+    std::error_code ec;
+    fs::remove_all(record->results_dir, ec);
+    fs::remove(TrackerConfigPath(*record), ec);
+    return store_.Remove(app_id);
+  }
+
+  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
+                                                           const schedulers::LogOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
+    if (!record) return NotFoundError(fmt::format("sweep {} does not exist", app_id));
+    TORCHX_ASSIGN_OR_RETURN(TrialRole found, FindTrialRole(*record, options.role));
+    if (!found.trial->handle.empty()) {
+      schedulers::LogOptions trial_options = options;
+      TORCHX_ASSIGN_OR_RETURN(trial_options.role, TrialAppRole(runner_, found));
+      return runner_.LogLines(found.trial->handle, trial_options);
+    }
+    if (!options.follow) return schedulers::MakeLinesIterator({});  // not started: no lines yet
+    // Followed: its lines once the driver submits it.
+    auto look = [state_dir = state_dir_, id = app_id,
+                 role = options.role](runner::Runner& runner) -> Result<pipelines::ChildLook> {
+      SweepStore store(SweepsDir(state_dir));
+      auto backend = MakeRunnerTrialBackend(runner);
+      TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, id, *backend));
+      if (!record) return pipelines::ChildLook{"", "", true};
+      TORCHX_ASSIGN_OR_RETURN(TrialRole now, FindTrialRole(*record, role));
+      pipelines::ChildLook look;
+      if (!now.trial->handle.empty()) {
+        look.handle = now.trial->handle;
+        TORCHX_ASSIGN_OR_RETURN(look.role, TrialAppRole(runner, now));
+      }
+      look.never =
+          now.trial->phase == TrialPhase::kSkipped || now.trial->phase == TrialPhase::kDone || record->final_state;
+      return look;
+    };
+    return pipelines::MakeDeferredChildLog(registry_, session_name(), clock_, options, std::move(look));
+  }
+
+  bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
+    auto record = store_.Get(app_id);
+    if (!record || !*record || (*record)->final_state) return false;
+    for (const TrialRecord& t : (*record)->trials) {
+      if (t.phase == TrialPhase::kSubmitted) {
+        backend_->WaitForUpdate(t.handle, max_wait);
+        return true;
+      }
+    }
+    return false;
+  }
+
+ protected:
+  Result<DryRunInfo> DoDryRun(const specs::AppDef&, const specs::ResolvedCfg&) override { return NotASweepRun(); }
+  Status DoCancel(const std::string& app_id) override { return CancelSweep(store_, app_id, *backend_); }
+
+ private:
+  static Status NotASweepRun() {
+    return InvalidArgumentError(
+        "scheduler `sweep` runs sweeps: use `torchx sweep run FILE` (or torchx.sweeps.run in Python); `torchx run` "
+        "takes a job scheduler");
+  }
+  Result<std::optional<SweepRecord>> Current(const std::string& id) {
+    return CurrentRecord(store_, state_dir_, id, *backend_);
+  }
+
+  plugins::PluginRegistry& registry_;
+  std::shared_ptr<const Clock> clock_;
+  std::string state_dir_;
+  SweepStore store_;
+  runner::Runner runner_;
+  std::unique_ptr<TrialBackend> backend_;
+};
+
+std::string Duration(const TrialRow& t) {
+  if (!t.submitted) return "-";
+  double end =
+      t.ended ? *t.ended : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  double s = std::max(0.0, end - *t.submitted);
+  if (s < 60) return fmt::format("{:.1f}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
+}
+
+std::string Number(double v) { return fmt::format("{:.6g}", v); }
+
+}  // namespace
+
+void RegisterSweepScheduler(plugins::PluginRegistry& registry) {
+  (void)registry.AddScheduler(
+      std::string(kSchedulerName), "builtin",
+      [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+        return std::unique_ptr<schedulers::Scheduler>(std::make_unique<SweepScheduler>(registry, context));
+      });
+}
+
+int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
+                   int ready_fd) {
+  SweepStore store(SweepsDir(state_dir));
+  auto ready = [&ready_fd](bool ok) { internal::ReportReady(ready_fd, ok); };
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "torchx-pipeline-driver: sweep %s: %s\n", id.c_str(), why.c_str());
+    ready(false);
+    return 1;
+  };
+  auto lock = pipelines::DriverLock::TryTake(store.dir(), id);
+  if (!lock) return fail(lock.error().message());
+  if (!*lock) {  // another driver has it
+    ready(true);
+    return 0;
+  }
+  auto record = store.Get(id);
+  if (!record) return fail(record.error().message());
+  if (!*record) return fail("does not exist");
+  runner::RunnerOptions options = RunnerOptionsFor((*record)->session, nullptr);
+  if (!(*record)->component.empty()) options.component_defaults[(*record)->component] = (*record)->component_defaults;
+  runner::Runner runner(registry, options);
+  auto backend = MakeRunnerTrialBackend(runner);
+  // A trial left "submitting": a driver died between claiming it and recording its handle. It may
+  // or may not have been submitted; submitting it again could run it twice.
+  auto resumed = store.Update(id, [](SweepRecord& r) {
+    FailUnrecorded(r, fmt::format("the sweep's driver stopped while submitting this trial; check `torchx list -s {}`",
+                                  r.scheduler));
+    return OkStatus();
+  });
+  if (!resumed) return fail(resumed.error().message());
+  ready(true);
+  bool swept = false;
+  int errors = 0;
+  while (true) {
+    auto r = Advance(store, id, *backend);
+    if (!r) {
+      if (r.error().code() == StatusCode::kNotFound) return 0;  // deleted
+      std::fprintf(stderr, "torchx-pipeline-driver: %s\n", r.error().message().c_str());
+      if (++errors > 60) return 1;  // a status call restarts us
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
+    }
+    errors = 0;
+    if (r->final_state) return 0;
+    if (r->cancel_requested && !swept) {  // once: cancel what the canceller may have missed
+      swept = true;
+      for (const TrialRecord& t : r->trials) {
+        if (t.phase == TrialPhase::kSubmitted) (void)backend->Cancel(t.handle);
+      }
+    }
+    std::string active;
+    for (const TrialRecord& t : r->trials) {
+      if (t.phase == TrialPhase::kSubmitted) {
+        active = t.handle;
+        break;
+      }
+    }
+    if (active.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } else {
+      backend->WaitForUpdate(active, std::chrono::milliseconds(500));
+    }
+  }
+}
+
+Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(specs::ParsedAppHandle parsed, specs::ParseAppHandle(handle));
+  if (parsed.scheduler_backend != kSchedulerName) {
+    return InvalidArgumentError(fmt::format("{}: not a sweep handle (sweep://<session>/<id>)", handle));
+  }
+  std::string state_dir = internal::DefaultStateDir();
+  SweepStore store(SweepsDir(state_dir));
+  auto backend = MakeRunnerTrialBackend(runner);
+  TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, parsed.app_id, *backend));
+  if (!record) return NotFoundError(fmt::format("sweep {} does not exist", handle));
+  SweepView v;
+  v.handle = handle;
+  v.name = record->name;
+  v.state = LiveState(*record);
+  v.msg = record->msg;
+  v.objective = record->objective;
+  if (const TrialRecord* best = BestTrial(*record)) v.best = best->index;
+  v.trials.reserve(record->trials.size());
+  for (TrialRecord& t : record->trials) {
+    TrialRow row;
+    row.index = t.index;
+    row.values = std::move(t.values);
+    row.state = t.state;
+    row.handle = std::move(t.handle);
+    row.msg = std::move(t.msg);
+    row.submitted = t.submitted;
+    row.ended = t.ended;
+    row.metrics = std::move(t.metrics);
+    row.objective = t.objective;
+    v.trials.push_back(std::move(row));
+  }
+  if (v.objective) {
+    const Objective& o = *v.objective;
+    std::stable_sort(v.trials.begin(), v.trials.end(), [&o](const TrialRow& a, const TrialRow& b) {
+      if (a.objective.has_value() != b.objective.has_value()) return a.objective.has_value();
+      return a.objective && Better(*a.objective, *b.objective, o);
+    });
+  }
+  return v;
+}
+
+std::string RenderSweepTable(const SweepView& v) {
+  std::vector<std::string> params;
+  if (!v.trials.empty()) {
+    for (const auto& [k, _] : v.trials.front().values) params.push_back(k);
+  }
+  std::vector<std::string> metrics;
+  if (v.objective) metrics.push_back(v.objective->metric);
+  for (const TrialRow& t : v.trials) {
+    for (const auto& [k, _] : t.metrics) {
+      if (std::find(metrics.begin(), metrics.end(), k) == metrics.end()) metrics.push_back(k);
+    }
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"TRIAL"};
+  header.insert(header.end(), params.begin(), params.end());
+  header.push_back("STATE");
+  header.push_back("DURATION");
+  for (const std::string& m : metrics) header.push_back(v.objective && m == v.objective->metric ? m + "*" : m);
+  rows.push_back(header);
+  for (const TrialRow& t : v.trials) {
+    std::vector<std::string> row = {std::to_string(t.index) + (v.best && *v.best == t.index ? " (best)" : "")};
+    for (const auto& [_, value] : t.values) row.push_back(ValueText(value));
+    row.emplace_back(specs::AppStateName(t.state));
+    row.push_back(Duration(t));
+    for (const std::string& m : metrics) {
+      auto it = std::find_if(t.metrics.begin(), t.metrics.end(), [&m](const auto& x) { return x.first == m; });
+      bool is_objective = v.objective && m == v.objective->metric;
+      if (is_objective && t.objective) {
+        row.push_back(Number(*t.objective));
+      } else {
+        row.push_back(it == t.metrics.end() ? "-" : Number(it->second));
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  std::vector<size_t> width(header.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out = fmt::format("{} {}: {} trials", v.handle, specs::AppStateName(v.state), v.trials.size());
+  if (v.objective) {
+    out += fmt::format(", {} {} ({})", v.objective->minimize ? "minimize" : "maximize", v.objective->metric,
+                       v.objective->best ? "best report" : "last report");
+  }
+  out += "\n";
+  if (!v.msg.empty()) out += v.msg + "\n";
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace torchx::sweeps

@@ -1,0 +1,223 @@
+#include "sweeps/sweep_store.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/value_json.h"
+
+namespace torchx::sweeps {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kPhaseNames[] = {"waiting", "submitting", "submitted", "done", "skipped"};
+constexpr const char* kKindNames[] = {"values", "uniform", "loguniform", "randint"};
+
+Json OptNumber(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+Json AssignmentToJson(const Assignment& a) {
+  Json j = Json::object();
+  for (const auto& [k, v] : a) j[k] = internal::ValueToJson<Json>(v);
+  return j;
+}
+
+Json ParamToJson(const ParamSpec& p) {
+  if (p.kind == ParamSpec::Kind::kValues) {
+    Json values = Json::array();
+    for (const Value& v : p.values) values.push_back(internal::ValueToJson<Json>(v));
+    return values;
+  }
+  return {{"distribution", kKindNames[static_cast<int>(p.kind)]}, {"low", p.low}, {"high", p.high}};
+}
+
+Json SpaceJson(const Space& s) {
+  Json params = Json::object();
+  for (const ParamSpec& p : s.params) params[p.name] = ParamToJson(p);
+  Json j = {{"type", s.type == SpaceType::kRandom ? "random" : "grid"}};
+  if (s.type == SpaceType::kRandom) {
+    j["seed"] = s.seed;
+    j["trials"] = s.trials;
+  }
+  j["parameters"] = std::move(params);
+  return j;
+}
+
+Result<Space> SpaceFromJson(const Json& j) {
+  Space s;
+  s.type = j.at("type").get<std::string>() == "random" ? SpaceType::kRandom : SpaceType::kGrid;
+  if (s.type == SpaceType::kRandom) {
+    s.seed = j.at("seed").get<std::uint64_t>();
+    s.trials = j.at("trials").get<int>();
+  }
+  for (const auto& [name, body] : j.at("parameters").items()) {
+    ParamSpec p;
+    p.name = name;
+    if (body.is_array()) {
+      for (const Json& v : body) p.values.push_back(internal::ValueFromJson(v));
+    } else {
+      std::string kind = body.at("distribution").get<std::string>();
+      for (int i = 1; i < 4; ++i) {
+        if (kind == kKindNames[i]) p.kind = static_cast<ParamSpec::Kind>(i);
+      }
+      p.low = body.at("low").get<double>();
+      p.high = body.at("high").get<double>();
+    }
+    s.params.push_back(std::move(p));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string SweepsDir(const std::string& state_dir) { return (std::filesystem::path(state_dir) / "sweeps").string(); }
+
+std::string SpaceToJson(const Space& space) { return SpaceJson(space).dump(); }
+
+std::string SweepRecordToJson(const SweepRecord& r) {
+  Json trials = Json::array();
+  for (const TrialRecord& t : r.trials) {
+    Json metrics = Json::object();
+    for (const auto& [k, v] : t.metrics) metrics[k] = v;
+    trials.push_back({{"index", t.index},
+                      {"values", AssignmentToJson(t.values)},
+                      {"phase", kPhaseNames[static_cast<int>(t.phase)]},
+                      {"handle", t.handle},
+                      {"state", std::string(specs::AppStateName(t.state))},
+                      {"msg", t.msg},
+                      {"submitted", OptNumber(t.submitted)},
+                      {"ended", OptNumber(t.ended)},
+                      {"metrics", std::move(metrics)},
+                      {"objective", OptNumber(t.objective)}});
+  }
+  Json defaults = Json::array();
+  for (const auto& [k, v] : r.component_defaults) defaults.push_back({k, v});
+  Json trackers = Json::array();
+  for (const auto& [name, config] : r.trackers) trackers.push_back({name, config ? Json(*config) : Json(nullptr)});
+  Json objective = nullptr;
+  if (r.objective) {
+    objective = {{"metric", r.objective->metric},
+                 {"direction", r.objective->minimize ? "minimize" : "maximize"},
+                 {"reduce", r.objective->best ? "best" : "last"}};
+  }
+  Json j = {{"id", r.id},
+            {"name", r.name},
+            {"session", r.session},
+            {"cwd", r.cwd},
+            {"created", r.created},
+            {"scheduler", r.scheduler},
+            {"cfg", Json::parse(r.cfg_json)},
+            {"component", r.component},
+            {"args", r.args},
+            {"app", r.app_json.empty() ? Json(nullptr) : Json::parse(r.app_json)},
+            {"component_defaults", std::move(defaults)},
+            {"trackers", std::move(trackers)},
+            {"space", SpaceJson(r.space)},
+            {"max_parallel", r.max_parallel},
+            {"max_failures", r.max_failures},
+            {"objective", std::move(objective)},
+            {"results_dir", r.results_dir},
+            {"cancel_requested", r.cancel_requested},
+            {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
+            {"msg", r.msg},
+            {"trials", std::move(trials)}};
+  // One line: a 1,000-trial record is rewritten each time a trial moves.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
+  try {
+    Json j = Json::parse(text);
+    SweepRecord r;
+    r.id = j.at("id").get<std::string>();
+    r.name = j.at("name").get<std::string>();
+    r.session = j.at("session").get<std::string>();
+    r.cwd = j.at("cwd").get<std::string>();
+    r.created = j.at("created").get<double>();
+    r.scheduler = j.at("scheduler").get<std::string>();
+    r.cfg_json = j.at("cfg").dump();
+    r.component = j.at("component").get<std::string>();
+    r.args = j.at("args").get<std::vector<std::string>>();
+    if (!j.at("app").is_null()) r.app_json = j["app"].dump();
+    for (const Json& d : j.at("component_defaults")) r.component_defaults.emplace_back(d.at(0), d.at(1));
+    for (const Json& t : j.at("trackers")) {
+      r.trackers.emplace_back(t.at(0).get<std::string>(),
+                              t.at(1).is_null() ? std::nullopt : std::optional(t.at(1).get<std::string>()));
+    }
+    TORCHX_ASSIGN_OR_RETURN(r.space, SpaceFromJson(j.at("space")));
+    r.max_parallel = j.at("max_parallel").get<int>();
+    r.max_failures = j.at("max_failures").get<int>();
+    if (!j.at("objective").is_null()) {
+      const Json& o = j["objective"];
+      r.objective = Objective{o.at("metric").get<std::string>(), o.at("direction").get<std::string>() != "maximize",
+                              o.at("reduce").get<std::string>() == "best"};
+    }
+    r.results_dir = j.at("results_dir").get<std::string>();
+    r.cancel_requested = j.at("cancel_requested").get<bool>();
+    if (!j.at("final_state").is_null()) {
+      TORCHX_ASSIGN_OR_RETURN(auto st, specs::ParseAppState(j["final_state"].get<std::string>()));
+      r.final_state = st;
+    }
+    r.msg = j.at("msg").get<std::string>();
+    const Json& trials = j.at("trials");
+    r.trials.reserve(trials.size());
+    for (const Json& t : trials) {
+      TrialRecord tr;
+      tr.index = t.at("index").get<int>();
+      for (const auto& [k, v] : t.at("values").items()) tr.values.emplace_back(k, internal::ValueFromJson(v));
+      std::string phase = t.at("phase").get<std::string>();
+      auto it = std::find(std::begin(kPhaseNames), std::end(kPhaseNames), phase);
+      if (it == std::end(kPhaseNames))
+        return InvalidArgumentError(fmt::format("sweep record: unknown phase `{}`", phase));
+      tr.phase = static_cast<TrialPhase>(it - std::begin(kPhaseNames));
+      tr.handle = t.at("handle").get<std::string>();
+      TORCHX_ASSIGN_OR_RETURN(tr.state, specs::ParseAppState(t.at("state").get<std::string>()));
+      tr.msg = t.at("msg").get<std::string>();
+      if (t.at("submitted").is_number()) tr.submitted = t["submitted"].get<double>();
+      if (t.at("ended").is_number()) tr.ended = t["ended"].get<double>();
+      for (const auto& [k, v] : t.at("metrics").items()) tr.metrics.emplace_back(k, v.get<double>());
+      if (t.at("objective").is_number()) tr.objective = t["objective"].get<double>();
+      r.trials.push_back(std::move(tr));
+    }
+    return r;
+  } catch (const Json::exception& e) {
+    return InternalError(fmt::format("sweep record: {}", e.what()));
+  }
+}
+
+Status SweepStore::Create(const SweepRecord& record) { return docs_.Create(record.id, SweepRecordToJson(record)); }
+
+Result<std::optional<SweepRecord>> SweepStore::Get(const std::string& id) const {
+  TORCHX_ASSIGN_OR_RETURN(auto text, docs_.Read(id));
+  if (!text) return std::optional<SweepRecord>();
+  auto r = SweepRecordFromJson(*text);
+  if (!r) return r.error().WithContext(docs_.PathOf(id));
+  return std::optional(std::move(*r));
+}
+
+Result<SweepRecord> SweepStore::Update(const std::string& id, const std::function<Status(SweepRecord&)>& edit) {
+  SweepRecord out;
+  auto written = docs_.Update(id, [&](std::string text) -> Result<std::string> {
+    auto r = SweepRecordFromJson(text);
+    if (!r) return r.error().WithContext(docs_.PathOf(id));
+    TORCHX_RETURN_IF_ERROR(edit(*r));
+    out = std::move(*r);
+    return SweepRecordToJson(out);
+  });
+  if (!written) return written.error();
+  return out;
+}
+
+Result<std::vector<SweepRecord>> SweepStore::List() const {
+  std::vector<SweepRecord> out;
+  for (const std::string& id : docs_.Ids()) {
+    auto r = Get(id);
+    if (r && *r) out.push_back(std::move(**r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.created > b.created; });
+  return out;
+}
+
+}  // namespace torchx::sweeps

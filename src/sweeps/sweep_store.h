@@ -1,0 +1,91 @@
+// The record of each sweep: one JSON document per sweep under <state_dir>/sweeps (a
+// pipelines::DocumentStore: atomic replacement under one lock). The record holds the trials'
+// template once (component and arguments, or an AppDef) and each trial's values, so a trial's
+// AppDef is rebuilt from the two when it is submitted and a 1,000-trial record stays small.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pipelines/document_store.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/status.h"
+#include "torchx/sweeps/sweep.h"
+
+namespace torchx::sweeps {
+
+/// Where a trial is in its life. kDone and kSkipped are final.
+enum class TrialPhase { kWaiting, kSubmitting, kSubmitted, kDone, kSkipped };
+
+struct TrialRecord {
+  int index = 0;
+  Assignment values;
+  TrialPhase phase = TrialPhase::kWaiting;
+  std::string handle;  ///< once submitted
+  specs::AppState state = specs::AppState::kUnsubmitted;
+  std::string msg;
+  std::optional<double> submitted;  ///< epoch seconds, once its handle is recorded
+  std::optional<double> ended;      ///< epoch seconds, when the driver first saw it end
+  /// What it reported, each metric's last value (the objective's own entry is its best when the
+  /// objective says so), in first-reported order.
+  std::vector<std::pair<std::string, double>> metrics;
+  std::optional<double> objective;
+};
+
+struct SweepRecord {
+  std::string id;
+  std::string name;
+  std::string session;
+  std::string cwd;
+  double created = 0;
+  std::string scheduler;
+  std::string cfg_json = "{}";
+  std::string component;          ///< empty with app_json
+  std::vector<std::string> args;  ///< the component's arguments, placeholders unreplaced
+  std::string app_json;           ///< an inline AppDef (canonical JSON), placeholders unreplaced
+  /// `[component:<name>]` of the launch's .torchxconfig: a trial is built as the launch built it.
+  std::vector<std::pair<std::string, std::string>> component_defaults;
+  /// The launch's trackers (TORCHX_TRACKERS, .torchxconfig), which trials report to besides the
+  /// sweep's own.
+  std::vector<std::pair<std::string, std::optional<std::string>>> trackers;
+  Space space;
+  int max_parallel = 0;
+  int max_failures = 0;
+  std::optional<Objective> objective;
+  std::string results_dir;  ///< the trials' tracker root (fsspec layout) and result-tracker base
+  bool cancel_requested = false;
+  std::optional<specs::AppState> final_state;
+  std::string msg;
+  std::vector<TrialRecord> trials;
+};
+
+class SweepStore {
+ public:
+  /// `dir`: <state_dir>/sweeps.
+  explicit SweepStore(std::string dir) : docs_(std::move(dir), "sweep") {}
+  Status Create(const SweepRecord& record);
+  Result<std::optional<SweepRecord>> Get(const std::string& id) const;
+  /// Reads, applies `edit` and writes back under the lock (nothing written if `edit` fails).
+  Result<SweepRecord> Update(const std::string& id, const std::function<Status(SweepRecord&)>& edit);
+  /// Every record, newest first (unreadable documents are skipped).
+  Result<std::vector<SweepRecord>> List() const;
+  Status Remove(const std::string& id) { return docs_.Remove(id); }
+  const std::string& dir() const { return docs_.dir(); }
+  Status EnsureDir() const { return docs_.EnsureDir(); }
+
+ private:
+  pipelines::DocumentStore docs_;
+};
+
+std::string SweepRecordToJson(const SweepRecord& record);
+Result<SweepRecord> SweepRecordFromJson(const std::string& text);
+/// The space as a sweep file gives it (what `describe` prints and ParseSweep reads back).
+std::string SpaceToJson(const Space& space);
+
+/// <state_dir>/sweeps.
+std::string SweepsDir(const std::string& state_dir);
+
+}  // namespace torchx::sweeps

@@ -1,0 +1,104 @@
+// A trial's AppDef from the sweep's template and the trial's values, and the TrialBackend that
+// submits it through a Runner and reads what it reported from the tracker files.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "sweeps/engine.h"
+#include "sweeps/metrics.h"
+#include "torchx/specs/app_id.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::sweeps {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool HasPlaceholder(const std::vector<std::string>& texts, const std::string& name) {
+  std::string mark = "@{" + name + "}";
+  for (const std::string& t : texts) {
+    for (size_t at = t.find(mark); at != std::string::npos; at = t.find(mark, at + 1)) {
+      if (at == 0 || t[at - 1] != '@') return true;  // `@@{` is a literal
+    }
+  }
+  return false;
+}
+
+class RunnerTrialBackend : public TrialBackend {
+ public:
+  explicit RunnerTrialBackend(runner::Runner& runner) : runner_(runner) {}
+
+  Result<std::string> Submit(const SweepRecord& sweep, const TrialRecord& trial) override {
+    TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, BuildTrialApp(runner_, sweep, trial));
+    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(sweep.scheduler));
+    TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(sweep.cfg_json));
+    TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, runner_.ResolveCfg(sweep.scheduler, cfg));
+    TORCHX_ASSIGN_OR_RETURN(auto info,
+                            runner_.DryRun(std::move(app), sweep.scheduler, resolved, {}, TrialTracking(sweep)));
+    return runner_.Schedule(info);
+  }
+  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
+  ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    runner_.WaitForUpdate(handle, max_wait);
+  }
+  std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) override {
+    return ReadReports(sweep.results_dir, trial.handle, std::to_string(trial.index));
+  }
+
+ private:
+  runner::Runner& runner_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrialBackend> MakeRunnerTrialBackend(runner::Runner& runner) {
+  return std::make_unique<RunnerTrialBackend>(runner);
+}
+
+std::string TrackerConfigPath(const SweepRecord& r) { return r.results_dir + ".tracker.conf"; }
+
+specs::Tracking TrialTracking(const SweepRecord& r) {
+  specs::Tracking t;
+  t.parent_run_id = SweepHandle(r);
+  for (const auto& tracker : r.trackers) {
+    if (tracker.first != "fsspec") t.trackers.push_back(tracker);  // the sweep's own fsspec tracker wins
+  }
+  t.trackers.emplace_back("fsspec", TrackerConfigPath(r));
+  return t;
+}
+
+Result<specs::AppDef> BuildTrialApp(runner::Runner& runner, const SweepRecord& r, const TrialRecord& t) {
+  specs::AppDef app;
+  if (!r.component.empty()) {
+    std::vector<std::string> args;
+    // A swept name with no placeholder is one of the component's own parameters (PlanSweep
+    // checked), passed before the rest so it never lands among the script's arguments.
+    for (const auto& [name, value] : t.values) {
+      if (!HasPlaceholder(r.args, name)) {
+        args.push_back("--" + name);
+        args.push_back(ValueText(value));
+      }
+    }
+    for (const std::string& a : r.args) args.push_back(Substitute(a, t.values));
+    auto built = runner.ComponentAppDef(r.component, args);
+    if (!built) return built.error();
+    app = std::move(*built);
+  } else {
+    TORCHX_ASSIGN_OR_RETURN(app, specs::AppDefFromJson(r.app_json, runner.build_context().named_resources));
+    for (specs::Role& role : app.roles) {
+      role.entrypoint = Substitute(role.entrypoint, t.values);
+      for (std::string& a : role.args) a = Substitute(a, t.values);
+      for (auto& [k, v] : role.env) v = Substitute(v, t.values);
+    }
+  }
+  app.name = fmt::format("{}-{}", specs::NormalizeName(r.name, 32), t.index);
+  for (specs::Role& role : app.roles) {
+    role.env["TORCHX_SWEEP_ID"] = SweepHandle(r);
+    role.env["TORCHX_TRIAL_INDEX"] = std::to_string(t.index);
+    role.env["TORCHX_SWEEP_RESULTS"] = r.results_dir;
+  }
+  return app;
+}
+
+}  // namespace torchx::sweeps
