@@ -452,6 +452,24 @@ Result<schedulers::Capabilities> Runner::SchedulerCapabilities(const std::string
   return sched->capabilities();
 }
 
+Result<std::vector<std::string>> Runner::ScheduleArray(const std::vector<schedulers::DryRunInfo>& tasks,
+                                                       int max_parallel) {
+  if (tasks.empty()) return InvalidArgumentError("an array job needs at least one task");
+  const std::string& scheduler = tasks.front().scheduler;
+  for (size_t i = 1; i < tasks.size(); ++i) {
+    if (tasks[i].scheduler != scheduler) {
+      return InvalidArgumentError(
+          fmt::format("task {} is for scheduler {}, task 0 for {}: an array is on one scheduler", i, tasks[i].scheduler,
+                      scheduler));
+    }
+  }
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  TORCHX_RETURN_IF_ERROR(Require(*sched, schedulers::Capability::kNativeArrays));
+  TORCHX_ASSIGN_OR_RETURN(std::vector<std::string> ids, sched->ScheduleArray(tasks, max_parallel));
+  for (std::string& id : ids) id = specs::MakeAppHandle(scheduler, options_.session_name, id);
+  return ids;
+}
+
 Result<specs::Cfg> Runner::DependencyCfg(const std::string& scheduler, const std::vector<std::string>& after_handles,
                                          specs::Cfg cfg) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));

@@ -79,6 +79,10 @@ Result<specs::Cfg> Scheduler::DependencyCfg(const std::vector<std::string>&, spe
   return Unsupported("native dependencies");
 }
 
+Result<std::vector<std::string>> Scheduler::ScheduleArray(const std::vector<DryRunInfo>&, int) {
+  return Unsupported("job arrays");
+}
+
 std::string_view CapabilityName(Capability c) {
   switch (c) {
     case Capability::kLogs:

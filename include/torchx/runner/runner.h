@@ -170,6 +170,10 @@ class Runner {
   /// kInvalidArgument for a handle of another scheduler or a malformed one.
   Result<specs::Cfg> DependencyCfg(const std::string& scheduler, const std::vector<std::string>& after_handles,
                                    specs::Cfg cfg);
+  /// Submits `tasks` (dry runs, all on one scheduler) as one array job running at most
+  /// `max_parallel` at once (Scheduler::ScheduleArray); returns each task's handle, in order.
+  /// kUnimplemented when the scheduler has no arrays (Capability::kNativeArrays).
+  Result<std::vector<std::string>> ScheduleArray(const std::vector<schedulers::DryRunInfo>& tasks, int max_parallel);
   /// Every scheduler: built-ins in the build's order (the default first), then plugins.
   std::vector<std::string> SchedulerBackends() const;
   const std::string& session_name() const { return options_.session_name; }

@@ -280,6 +280,13 @@ class Scheduler {
   /// the submissions itself.
   virtual Result<specs::Cfg> DependencyCfg(const std::vector<std::string>& after_app_ids, specs::Cfg cfg) const;
 
+  /// Capability::kNativeArrays: submits `tasks` (dry runs on this back-end, each of one role with
+  /// one replica) as one array job, of which the engine runs at most `max_parallel` at once (0: no
+  /// limit). Returns each task's app id, in order. kInvalidArgument naming the task when the
+  /// tasks cannot be one array (several replicas, different resources or options). Default:
+  /// kUnimplemented: the caller submits the tasks one by one.
+  virtual Result<std::vector<std::string>> ScheduleArray(const std::vector<DryRunInfo>& tasks, int max_parallel);
+
   /// Pure helpers this back-end offers its TorchX Python class (a request's script, a state
   /// table, manifest pieces): a named function, JSON text in and out, no engine contact. The
   /// Python binding reaches back-ends only through this and the registry, so any back-end may be

@@ -45,6 +45,27 @@ struct SlurmBatchRequest {
   std::string Materialize() const;
 };
 
+/// An array job: one sbatch for many one-replica tasks (a sweep's trials). Slurm runs task i of
+/// array job A as its own job `A_i`, at most `max_parallel` at once (`--array=0-N%P`).
+struct SlurmArrayRequest {
+  /// Task 0's request: the array's flags (`cmd`), header, job_dir, workspace, images to push.
+  SlurmBatchRequest first;
+  /// Each task's replica (its srun options and command), in order.
+  std::vector<SlurmReplicaRequest> tasks;
+  int max_parallel = 0;
+
+  /// The batch script: task 0's `#SBATCH` header with `--array`, then a `case` on
+  /// $SLURM_ARRAY_TASK_ID running that task's srun line, with `<array job>_<task>` wherever a
+  /// single job's script says $SLURM_JOB_ID (log file names, TORCHX_JOB_ID), so each task's
+  /// logs and handle are its own. Retries requeue the task.
+  std::string Materialize() const;
+};
+
+/// The array of `tasks` (requests BuildSlurmRequest made, Python may have edited them).
+/// kInvalidArgument naming the first task that cannot join task 0's array: several replicas, or
+/// other sbatch flags, header options, job_dir, workspace or retries.
+Result<SlurmArrayRequest> BuildSlurmArray(const std::vector<SlurmBatchRequest>& tasks, int max_parallel);
+
 /// The request as JSON ({"cmd", "replicas": [{"name", "sbatch_opts", "srun_opts", "command"}],
 /// "max_retries", "job_dir", "workspace", "push"}; the last two optional): the dry run's payload, and the form Python's
 /// SlurmBatchRequest edits. kInvalidArgument naming the field for a malformed one.

@@ -56,9 +56,10 @@ class SlurmScheduler : public Scheduler {
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   Capabilities capabilities() const override {
-    return {
-        Capability::kLogs,           Capability::kFollowLogs,    Capability::kList,     Capability::kNativeDependencies,
-        Capability::kDescribeNative, Capability::kResourceUsage, Capability::kWorkspace};
+    return {Capability::kLogs,           Capability::kFollowLogs,
+            Capability::kList,           Capability::kNativeDependencies,
+            Capability::kDescribeNative, Capability::kResourceUsage,
+            Capability::kWorkspace,      Capability::kNativeArrays};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return SlurmHelper(function, args_json);
@@ -81,38 +82,23 @@ class SlurmScheduler : public Scheduler {
   Result<std::string> Schedule(const DryRunInfo& info) override {
     // The payload is the structured request (Python's SlurmBatchRequest may have edited it).
     TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, SlurmBatchRequestFromJson(info.payload));
-    // Workspace images go to the registry first: the nodes' container plugin pulls them.
-    for (const std::string& ref : req.push) {
-      size_t colon = ref.rfind(':');  // the decoder checked `repo:tag`
-      TORCHX_RETURN_IF_ERROR(
-          container_engine::PushImage(Engine(), ref.substr(0, colon), ref.substr(colon + 1), "slurm"));
+    return Submit(req, req.Materialize());
+  }
+
+  // One sbatch for every task: each task's own job `<id>_<i>`.
+  Result<std::vector<std::string>> ScheduleArray(const std::vector<DryRunInfo>& tasks, int max_parallel) override {
+    std::vector<SlurmBatchRequest> requests;
+    requests.reserve(tasks.size());
+    for (const DryRunInfo& t : tasks) {
+      TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, SlurmBatchRequestFromJson(t.payload));
+      requests.push_back(std::move(req));
     }
-    std::string script = req.Materialize();
-    std::vector<std::string> cmd = req.cmd;
-    std::string job_dir = req.job_dir;
-    fs::path script_path;
-    std::error_code ec;
-    if (!job_dir.empty()) {
-      TORCHX_RETURN_IF_ERROR(
-          CopyWorkspace(req.workspace.empty() ? fs::current_path(ec) : fs::path(req.workspace), job_dir));
-      script_path = fs::path(job_dir) / "torchx-sbatch.sh";
-      cmd.push_back("--chdir=" + job_dir);
-    } else {
-      std::string tmpl = (fs::temp_directory_path(ec) / "torchx-slurm-XXXXXX").string();
-      if (!mkdtemp(tmpl.data())) return InternalError("slurm: cannot create a temp dir for the batch script");
-      script_path = fs::path(tmpl) / "torchx-sbatch.sh";
-    }
-    std::ofstream(script_path) << script;
-    cmd.push_back(script_path.string());
-    TORCHX_ASSIGN_OR_RETURN(auto res, Tool(cmd, std::chrono::seconds(60)));
-    if (res.exit_code != 0) {
-      return UnavailableError(fmt::format("slurm: sbatch failed (exit {}): {}", res.exit_code, Trim(res.err)));
-    }
-    std::string id = Trim(res.out);
-    id = id.substr(0, id.find(';'));  // `--parsable` prints "id" or "id;cluster"
-    if (id.empty()) return UnavailableError("slurm: sbatch printed no job id");
-    if (!job_dir.empty()) std::ofstream(kJobDirsFile, std::ios::app) << id << " = " << job_dir << "\n";
-    return id;
+    TORCHX_ASSIGN_OR_RETURN(SlurmArrayRequest array, BuildSlurmArray(requests, max_parallel));
+    TORCHX_ASSIGN_OR_RETURN(std::string id, Submit(array.first, array.Materialize()));
+    std::vector<std::string> ids;
+    ids.reserve(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) ids.push_back(fmt::format("{}_{}", id, i));
+    return ids;
   }
 
   // TorchX's two Slurm workspaces (nightly's MultiWorkspaceMixin), by workspace_type:
@@ -172,6 +158,11 @@ class SlurmScheduler : public Scheduler {
     if (!squeue) return squeue.status();
     if (squeue->exit_code == 0) {
       TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
+      // An array task (`<array job>_<task>`): squeue shows its row under the task's own job id
+      // once it runs, and under the array job's while it waits; `-j` kept only its rows.
+      if (app_id.find('_') != std::string::npos) {
+        for (SlurmJob& j : jobs) j.job_id = app_id;
+      }
       if (auto d = DescribeFromJobs(app_id, jobs)) return std::optional(std::move(*d));
     }
     // squeue fails for an id it no longer knows (finished beyond MinJobAge), and when
@@ -340,16 +331,9 @@ class SlurmScheduler : public Scheduler {
  protected:
   Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     SlurmOptions options = SlurmOptions::From(cfg);
-    SlurmVersion version;  // 24.05 when sinfo cannot tell (as TorchX)
-    if (auto v = Tool({"sinfo", "--version"}, std::chrono::seconds(10)); v && v->exit_code == 0) {
-      if (auto parsed = ParseSlurmVersion(v->out)) version = *parsed;
-    }
-    std::optional<int> mem;
-    if (auto s = Tool({"sinfo", "--format", "%P,%m", "--noconvert", "-h"}, std::chrono::seconds(10));
-        s && s->exit_code == 0) {
-      mem = PartitionMemMB(s->out, options.partition);
-    }
-    TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, BuildSlurmRequest(app, options, version, mem));
+    const ClusterFacts& facts = Facts();
+    std::optional<int> mem = facts.partitions ? PartitionMemMB(*facts.partitions, options.partition) : std::nullopt;
+    TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, BuildSlurmRequest(app, options, facts.version, mem));
     req.workspace = std::exchange(workspace_dir_, {});  // this dry run's: a later one without --workspace has none
     std::string pushed_note;
     for (const specs::Role& role : app.roles) {
@@ -380,12 +364,71 @@ class SlurmScheduler : public Scheduler {
     return s;
   }
 
+  // sbatch of `script` with `req`'s flags: workspace images pushed first, the script written to
+  // job_dir (the workspace copied there) or a temp dir. Returns the job id.
+  Result<std::string> Submit(const SlurmBatchRequest& req, const std::string& script) {
+    // Workspace images go to the registry first: the nodes' container plugin pulls them.
+    for (const std::string& ref : req.push) {
+      size_t colon = ref.rfind(':');  // the decoder checked `repo:tag`
+      TORCHX_RETURN_IF_ERROR(
+          container_engine::PushImage(Engine(), ref.substr(0, colon), ref.substr(colon + 1), "slurm"));
+    }
+    std::vector<std::string> cmd = req.cmd;
+    std::string job_dir = req.job_dir;
+    fs::path script_path;
+    std::error_code ec;
+    if (!job_dir.empty()) {
+      TORCHX_RETURN_IF_ERROR(
+          CopyWorkspace(req.workspace.empty() ? fs::current_path(ec) : fs::path(req.workspace), job_dir));
+      script_path = fs::path(job_dir) / "torchx-sbatch.sh";
+      cmd.push_back("--chdir=" + job_dir);
+    } else {
+      std::string tmpl = (fs::temp_directory_path(ec) / "torchx-slurm-XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) return InternalError("slurm: cannot create a temp dir for the batch script");
+      script_path = fs::path(tmpl) / "torchx-sbatch.sh";
+    }
+    std::ofstream(script_path) << script;
+    cmd.push_back(script_path.string());
+    TORCHX_ASSIGN_OR_RETURN(auto res, Tool(cmd, std::chrono::seconds(60)));
+    if (res.exit_code != 0) {
+      return UnavailableError(fmt::format("slurm: sbatch failed (exit {}): {}", res.exit_code, Trim(res.err)));
+    }
+    std::string id = Trim(res.out);
+    id = id.substr(0, id.find(';'));  // `--parsable` prints "id" or "id;cluster"
+    if (id.empty()) return UnavailableError("slurm: sbatch printed no job id");
+    if (!job_dir.empty()) std::ofstream(kJobDirsFile, std::ios::app) << id << " = " << job_dir << "\n";
+    return id;
+  }
+
   Result<internal::CommandResult> Tool(const std::vector<std::string>& argv, std::chrono::milliseconds t) {
     auto res = tools_->Run(argv, "", t);
     if (!res && res.error().code() == StatusCode::kNotFound) {
       return UnavailableError(fmt::format("slurm: {} (is this a Slurm login node?)", res.error().message()));
     }
     return res;
+  }
+
+  // What dry runs ask sinfo: the version and the partitions' memory. Kept for a minute, so the
+  // trials of a sweep (hundreds of dry runs in one process) ask once, and a long-lived process
+  // (the dashboard, a Python Runner) still sees a changed cluster.
+  struct ClusterFacts {
+    SlurmVersion version;  // 24.05 when sinfo cannot tell (as TorchX)
+    std::optional<std::string> partitions;
+    std::optional<std::chrono::steady_clock::time_point> read;
+  };
+  const ClusterFacts& Facts() {
+    auto now = clock_->Now();
+    if (facts_.read && now - *facts_.read < std::chrono::minutes(1)) return facts_;
+    facts_ = ClusterFacts{};
+    if (auto v = Tool({"sinfo", "--version"}, std::chrono::seconds(10)); v && v->exit_code == 0) {
+      if (auto parsed = ParseSlurmVersion(v->out)) facts_.version = *parsed;
+    }
+    if (auto p = Tool({"sinfo", "--format", "%P,%m", "--noconvert", "-h"}, std::chrono::seconds(10));
+        p && p->exit_code == 0) {
+      facts_.partitions = p->out;
+    }
+    facts_.read = now;
+    return facts_;
   }
 
   Result<std::vector<SlurmJob>> SqueueJobs() {
@@ -426,6 +469,7 @@ class SlurmScheduler : public Scheduler {
   std::shared_ptr<internal::HttpClient> engine_http_;
   std::string workspace_dir_;               // BuildWorkspace, workspace_type=dir
   std::set<std::string> workspace_images_;  // BuildWorkspace, workspace_type=docker: pushed by Schedule
+  ClusterFacts facts_;
 };
 
 }  // namespace

@@ -98,6 +98,83 @@ TEST(SlurmScheduler, ScheduleRunsSbatchOnTheDryRunsScriptAndReadsTheJobId) {
   fs::remove_all(script.parent_path(), ec);
 }
 
+specs::AppDef EchoArg(const std::string& arg) {
+  specs::AppDef app = Echo(1);
+  app.roles[0].args = {arg};
+  app.roles[0].env = {{"TORCHX_JOB_ID", "slurm://s/${app_id}"}};
+  return app;
+}
+
+// A sweep's trials as one array job: one sbatch, `--array=0-2%2`, a case per task whose job id is
+// `<array>_<task>` (its log files, TORCHX_JOB_ID), and each task's own id back; sinfo asked once
+// for the three dry runs.
+TEST(SlurmScheduler, ScheduleArraySubmitsOneArrayJobWithATaskPerDryRun) {
+  Fixture f;
+  f.tools->On({"sinfo", "--version"}, 0, "slurm 24.05.3\n");
+  f.tools->On({"sinfo", "--format"}, 0, "debug*,2048\n");
+  f.tools->On({"sbatch"}, 0, "900\n");
+  std::vector<DryRunInfo> tasks;
+  for (const char* arg : {"a", "b", "c"}) {
+    auto info = f.sched->SubmitDryRun(EchoArg(arg), {});
+    ASSERT_THAT(info, IsOk());
+    tasks.push_back(*info);
+  }
+  EXPECT_EQ(f.tools->CallsOf("sinfo").size(), 2u);  // version and partitions, once
+  auto ids = f.sched->ScheduleArray(tasks, 2);
+  ASSERT_THAT(ids, IsOkAndHolds(ElementsAre("900_0", "900_1", "900_2")));
+  auto sbatch = f.tools->CallsOf("sbatch");
+  ASSERT_EQ(sbatch.size(), 1u);
+  fs::path script = sbatch[0].back();
+  std::string text = ReadFile(script);
+  EXPECT_THAT(text, HasSubstr("#SBATCH --array=0-2%2 --job-name=echo-0"));
+  EXPECT_THAT(text, HasSubstr("case \"$SLURM_ARRAY_TASK_ID\" in\n0) srun "));
+  EXPECT_THAT(text, HasSubstr("--output=slurm-\"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"-echo-0.out"));
+  EXPECT_THAT(text, HasSubstr("'TORCHX_JOB_ID=slurm://s/'\"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"''"));
+  EXPECT_THAT(text, HasSubstr(" echo b ;;\n2) srun "));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("slurm-\"$SLURM_JOB_ID\"-echo")));
+  std::error_code ec;
+  fs::remove_all(script.parent_path(), ec);
+}
+
+TEST(SlurmScheduler, TasksThatCannotShareAnArrayAreNamed) {
+  Fixture f;
+  f.tools->On({"sinfo", "--version"}, 0, "slurm 24.05.3\n");
+  f.tools->On({"sinfo", "--format"}, 0, "debug*,4096\n");
+  auto one = f.sched->SubmitDryRun(EchoArg("a"), {});
+  specs::AppDef big = EchoArg("b");
+  big.roles[0].resource.cpu = 4;
+  auto other = f.sched->SubmitDryRun(big, {});
+  auto two = f.sched->SubmitDryRun(Echo(2), {});
+  ASSERT_THAT(one, IsOk());
+  ASSERT_THAT(other, IsOk());
+  ASSERT_THAT(two, IsOk());
+  EXPECT_THAT(f.sched->ScheduleArray({*one, *other}, 0),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("task 1 cannot join task 0's job array: its #SBATCH")));
+  EXPECT_THAT(
+      f.sched->ScheduleArray({*one, *two}, 0),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("task 1 cannot join task 0's job array: it has 2 replicas")));
+  EXPECT_TRUE(f.tools->CallsOf("sbatch").empty());
+}
+
+// An array task's status: squeue shows it under the array job's id while it waits and under its
+// own once it runs; either way it is the task's.
+TEST(SlurmScheduler, DescribeAnArrayTask) {
+  Fixture f;
+  f.tools->On({"squeue"}, 0, "900|N/A|N/A|PENDING|n/a|0|0|2026-11-26T17:28:32|echo-0|\n");
+  auto pending = f.sched->Describe("900_3");
+  ASSERT_THAT(pending, IsOk());
+  ASSERT_TRUE(pending->has_value());
+  EXPECT_EQ((*pending)->app_id, "900_3");
+  EXPECT_EQ((*pending)->state, AppState::kPending);
+  Fixture g;
+  g.tools->On({"squeue"}, 0, "903|N/A|N/A|RUNNING|node1|0|0|2026-11-26T17:28:32|echo-0|\n");
+  auto running = g.sched->Describe("900_0");
+  ASSERT_THAT(running, IsOk());
+  ASSERT_TRUE(running->has_value());
+  EXPECT_EQ((*running)->state, AppState::kRunning);
+  EXPECT_EQ((*running)->roles_statuses[0].replicas[0].hostname, "node1");
+}
+
 // workspace_type=docker: the images the dry run marked go to the registry before sbatch, and a
 // push that fails submits nothing.
 TEST(SlurmScheduler, SchedulePushesTheWorkspaceImagesBeforeSbatch) {
