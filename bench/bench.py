@@ -356,6 +356,62 @@ class Bench:
             for i in range(0, len(ids), 200):
                 subprocess.run(["scancel", *ids[i:i + 200]], capture_output=True)
 
+    def _driver_peak_rss_kib(self, handle):
+        """Waits for sweep `handle` to end, sampling its driver's peak RSS (VmHWM) while it lives."""
+        sweep_id = handle.rsplit("/", 1)[1].encode()
+        peak = 0
+        while True:
+            for pid in os.listdir("/proc"):
+                try:
+                    argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                    if argv[0].endswith(b"torchx-pipeline-driver") and sweep_id in argv:
+                        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+                            if line.startswith("VmHWM:"):
+                                peak = max(peak, int(line.split()[1]))
+                except (OSError, IndexError):
+                    continue
+            state = json.loads(subprocess.run([self.ours, "status", "--json", handle], env=self.env, cwd=self.tmp,
+                                              capture_output=True, text=True, check=True).stdout)["state"]
+            if state in ("SUCCEEDED", "FAILED", "CANCELLED"):
+                return peak
+            time.sleep(0.2)
+
+    def sweeps(self):
+        """Sweeps at scale (issue 36): the driver's peak RSS with 1,000 local trials against 10,
+        `sweep status` of 1,000 trials from the record, and (with a cluster) a 1,000-trial grid
+        submitted to Slurm as one job array. TorchX has no sweep: the goals are absolute."""
+        rss = {}
+        handles = {}
+        for n in (10, 1000):
+            out = subprocess.run([self.ours, "sweep", "run", "--max_parallel", "16", "--objective", "v", "-p",
+                                  f"i={','.join(str(i) for i in range(n))}", "utils.sh", "true", "@{i}"],
+                                 env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+            handles[n] = out.stdout.split()[0]
+            rss[n] = self._driver_peak_rss_kib(handles[n]) / 1024
+        self.row("sweep driver peak RSS, 1,000 local trials (10 trials: "
+                 f"{rss[10]:.1f} MiB)", rss[1000], "MiB", {}, "< 2x its RSS at 10 trials", rss[1000] < 2 * rss[10])
+        ms = self.timeit([self.ours, "sweep", "status", handles[1000]], self.n(20)) * 1000
+        self.row("`sweep status`, 1,000 trials", ms, "ms", {}, "< 100 ms", ms < 100)
+        if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
+            self.row("Slurm: 1,000-trial sweep as one array", float("nan"), "", {},
+                     "skipped: no Slurm cluster (scripts/engines/slurm-up.sh)", None)
+            return
+        t = time.perf_counter()
+        out = subprocess.run([self.ours, "sweep", "run", "-s", "slurm", "--max_parallel", "1", "-p",
+                              f"i={','.join(str(i) for i in range(1000))}", "utils.sh", "sleep", "600", "@{i}"],
+                             env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+        submit = time.perf_counter() - t
+        handle = out.stdout.split()[0]
+        try:
+            view = json.loads(subprocess.run([self.ours, "sweep", "status", "--json", handle], env=self.env,
+                                             cwd=self.tmp, capture_output=True, text=True, check=True).stdout)
+            arrays = {t["handle"].rsplit("/", 1)[1].split("_")[0] for t in view["trials"]}
+            ok = len(arrays) == 1 and len(view["trials"]) == 1000
+            self.row("Slurm: 1,000-trial sweep submitted as one array", submit * 1000, "ms", {},
+                     "< 2000 ms, one sbatch", ok and submit < 2)
+        finally:
+            subprocess.run([self.ours, "cancel", handle], env=self.env, cwd=self.tmp, capture_output=True)
+
     # --- output ------------------------------------------------------------------------------
     def table(self):
         refs = list(REFS)
@@ -416,7 +472,7 @@ def main():
                         help="our CLI (default: the one `pip install .` put beside this interpreter)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and a 256 MiB log")
-    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory sampling slurm")
+    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory sampling slurm sweeps")
     args = parser.parse_args()
     if not pathlib.Path(args.ours).exists():
         sys.exit(f"{args.ours}: not found; install the package first (bash scripts/build-python.sh)")
@@ -436,7 +492,7 @@ def main():
     print("\n".join(header), flush=True)
     sections = {"cli": bench.cli, "store": bench.store, "ui": bench.ui, "python": bench.python, "fanout": bench.fanout,
                 "logs": bench.logs, "memory": bench.supervisor_memory, "sampling": bench.sampling,
-                "slurm": bench.slurm}
+                "slurm": bench.slurm, "sweeps": bench.sweeps}
     try:
         for name in args.only or sections:
             t = time.perf_counter()

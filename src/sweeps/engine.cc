@@ -63,6 +63,14 @@ void Finish(SweepRecord& r) {
   if (!best_text.empty()) r.msg = r.msg.empty() ? best_text : r.msg + "; " + best_text;
 }
 
+// Why no further trial starts, once `max_failures` trials failed.
+std::optional<std::string> StopReason(const SweepRecord& r) {
+  if (r.max_failures <= 0 || r.cancel_requested) return std::nullopt;
+  auto failed = std::count_if(r.trials.begin(), r.trials.end(), [&r](const TrialRecord& t) { return Failed(r, t); });
+  if (failed < r.max_failures) return std::nullopt;
+  return fmt::format("the sweep stopped after {} failed trials (max_failures {})", failed, r.max_failures);
+}
+
 struct Seen {
   Result<std::optional<specs::AppStatus>> status;
   std::vector<Report> reports;
@@ -93,15 +101,16 @@ void Apply(SweepRecord& r, const std::map<int, Seen>& seen) {
     if (t.phase == TrialPhase::kDone && !t.ended) t.ended = pipelines::EpochNow();
   }
   // Stop early: once `max_failures` trials failed, what has not started never will.
-  if (r.max_failures > 0 && !r.cancel_requested) {
-    auto failed = std::count_if(r.trials.begin(), r.trials.end(), [&r](const TrialRecord& t) { return Failed(r, t); });
-    if (failed >= r.max_failures) {
-      AbandonWaiting(r,
-                     fmt::format("the sweep stopped after {} failed trials (max_failures {})", failed, r.max_failures));
-      return;
-    }
+  if (auto why = StopReason(r)) {
+    AbandonWaiting(r, *why);
+    return;
   }
   Finish(r);
+}
+
+// Submitted trials that have not started (an array's waiting tasks, a job in a queue).
+bool Queued(const TrialRecord& t) {
+  return t.phase == TrialPhase::kSubmitted && (t.state == AppState::kSubmitted || t.state == AppState::kPending);
 }
 
 // Claims up to `n` waiting trials (index order) under the lock.
@@ -172,6 +181,20 @@ Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBacke
 
 Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Refresh(store, id, backend));
+  if (auto why = StopReason(r); why && std::any_of(r.trials.begin(), r.trials.end(), Queued)) {
+    // Stopped early with trials still queued on the scheduler: they are cancelled before they start.
+    TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](SweepRecord& cur) {
+      for (TrialRecord& t : cur.trials) {
+        if (!Queued(t)) continue;
+        (void)backend.Cancel(t.handle);
+        t.phase = TrialPhase::kSkipped;
+        t.state = AppState::kCancelled;
+        t.msg = "not run: " + *why;
+      }
+      Apply(cur, {});
+      return OkStatus();
+    }));
+  }
   while (!r.final_state && !r.cancel_requested) {
     int running = static_cast<int>(std::count_if(r.trials.begin(), r.trials.end(), Runs));
     int slots = r.max_parallel > 0 ? r.max_parallel - running : kBatch;

@@ -141,6 +141,9 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
   if (trials.empty()) return InvalidArgumentError("space: gives no trials");
   TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, runner.ResolveCfg(plan.scheduler, cfg));
   specs::Tracking tracking = TrialTracking(r);
+  // One array job when the scheduler has them and every trial is one replica (an array task is
+  // one job of one node).
+  bool array = caps->Has(schedulers::Capability::kNativeArrays);
   r.trials.reserve(trials.size());
   for (size_t i = 0; i < trials.size(); ++i) {
     TrialRecord t;
@@ -148,20 +151,24 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
     t.values = std::move(trials[i]);
     auto app = BuildTrialApp(runner, r, t);
     if (!app) return app.error().WithContext(TrialLabel(t));
+    array = array && app->roles.size() == 1 && app->roles[0].num_replicas == 1;
     auto info = runner.DryRun(std::move(*app), plan.scheduler, resolved, {}, tracking);
     if (!info) return info.error().WithContext(TrialLabel(t));
     if (i == 0) plan.first_request = info->request;
+    if (array) plan.array_tasks.push_back(std::move(*info));
     plan.trials.push_back({t.index, t.values});
     r.trials.push_back(std::move(t));
   }
+  if (!array) plan.array_tasks.clear();
   plan.record_json = SweepRecordToJson(r);
   return plan;
 }
 
 std::string RenderPlan(const Plan& plan) {
   std::string out = fmt::format(
-      "=== SWEEP {} on {}: {} trials, {} ===\n", plan.name, plan.scheduler, plan.trials.size(),
-      plan.max_parallel > 0 ? fmt::format("at most {} at a time", plan.max_parallel) : std::string("all at once"));
+      "=== SWEEP {} on {}: {} trials, {}{} ===\n", plan.name, plan.scheduler, plan.trials.size(),
+      plan.max_parallel > 0 ? fmt::format("at most {} at a time", plan.max_parallel) : std::string("all at once"),
+      plan.array_tasks.empty() ? "" : ", as one array job (each trial a task)");
   for (const PlannedTrial& t : plan.trials) {
     std::vector<std::string> parts;
     for (const auto& [k, v] : t.values) parts.push_back(k + "=" + ValueText(v));
@@ -171,7 +178,7 @@ std::string RenderPlan(const Plan& plan) {
   return out;
 }
 
-Result<std::string> LaunchSweep(runner::Runner&, const Plan& plan) {
+Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
   TORCHX_ASSIGN_OR_RETURN(SweepRecord r, SweepRecordFromJson(plan.record_json));
   std::error_code ec;
   r.cwd = fs::current_path(ec).string();
@@ -195,11 +202,48 @@ Result<std::string> LaunchSweep(runner::Runner&, const Plan& plan) {
     fs::remove_all(r.results_dir, ec);
     fs::remove(TrackerConfigPath(r), ec);
   };
+  if (!plan.array_tasks.empty()) {
+    for (TrialRecord& t : r.trials) t.phase = TrialPhase::kSubmitting;
+  }
   if (Status s = store.Create(r); !s.ok()) {
     cleanup();
     return s;
   }
+  if (!plan.array_tasks.empty()) {
+    // Every trial at once; the scheduler keeps at most max_parallel running. The driver, started
+    // after, follows them. (Were the launcher killed now, the driver would find the trials
+    // claimed and unrecorded, and fail them rather than submit them twice.)
+    auto handles = runner.ScheduleArray(plan.array_tasks, r.max_parallel);
+    bool fallback = !handles && handles.error().code() == StatusCode::kInvalidArgument;
+    if (!handles && !fallback) {
+      cleanup();
+      return handles.error();
+    }
+    double now = pipelines::EpochNow();
+    auto recorded = store.Update(r.id, [&](SweepRecord& cur) {
+      for (TrialRecord& t : cur.trials) {
+        if (fallback) {  // the trials cannot be one array (other resources): the driver submits them
+          t.phase = TrialPhase::kWaiting;
+          continue;
+        }
+        t.phase = TrialPhase::kSubmitted;
+        t.handle = (*handles)[t.index];
+        t.state = specs::AppState::kSubmitted;
+        t.submitted = now;
+      }
+      if (!fallback) cur.array_job = handles->front().substr(0, handles->front().rfind('_'));
+      return OkStatus();
+    });
+    if (!recorded) {
+      if (handles) {
+        for (const std::string& h : *handles) (void)runner.Cancel(h);
+      }
+      cleanup();
+      return recorded.error();
+    }
+  }
   if (Status s = pipelines::StartDriver(state_dir, store.dir(), r.id, r.cwd, "sweep"); !s.ok()) {
+    if (!plan.array_tasks.empty()) return plan.handle;  // submitted: a status call starts the driver again
     cleanup();
     return s;
   }

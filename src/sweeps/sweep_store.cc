@@ -119,6 +119,7 @@ std::string SweepRecordToJson(const SweepRecord& r) {
             {"max_failures", r.max_failures},
             {"objective", std::move(objective)},
             {"results_dir", r.results_dir},
+            {"array_job", r.array_job},
             {"cancel_requested", r.cancel_requested},
             {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
             {"msg", r.msg},
@@ -155,6 +156,7 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
                               o.at("reduce").get<std::string>() == "best"};
     }
     r.results_dir = j.at("results_dir").get<std::string>();
+    r.array_job = j.value("array_job", "");
     r.cancel_requested = j.at("cancel_requested").get<bool>();
     if (!j.at("final_state").is_null()) {
       TORCHX_ASSIGN_OR_RETURN(auto st, specs::ParseAppState(j["final_state"].get<std::string>()));

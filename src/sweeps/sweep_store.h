@@ -56,6 +56,8 @@ struct SweepRecord {
   int max_failures = 0;
   std::optional<Objective> objective;
   std::string results_dir;  ///< the trials' tracker root (fsspec layout) and result-tracker base
+  /// The trials went to the scheduler as one array job (its handle without the task), else "".
+  std::string array_job;
   bool cancel_requested = false;
   std::optional<specs::AppState> final_state;
   std::string msg;

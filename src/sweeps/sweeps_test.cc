@@ -374,6 +374,24 @@ TEST_F(EngineTest, MaxFailuresStopsSubmittingAndTheRunningOnesFinish) {
   EXPECT_THAT(r->msg, HasSubstr("best trial 1"));
 }
 
+TEST_F(EngineTest, StoppingEarlyCancelsTrialsStillQueuedOnTheScheduler) {
+  Make(4, 0, 1);  // an array: every trial submitted at once, the scheduler runs them in turn
+  ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
+  fake_.states["fake://s/t2"] = AppState::kPending;
+  fake_.states["fake://s/t3"] = AppState::kPending;
+  End(0, AppState::kFailed, 1);
+  auto r = Advance(store_, "sw", fake_);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_THAT(fake_.cancelled, ElementsAre("fake://s/t2", "fake://s/t3"));
+  EXPECT_EQ(r->trials[1].phase, TrialPhase::kSubmitted);  // running: it finishes
+  EXPECT_EQ(r->trials[2].phase, TrialPhase::kSkipped);
+  EXPECT_THAT(r->trials[3].msg, HasSubstr("not run: the sweep stopped after 1 failed trials (max_failures 1)"));
+  End(1, AppState::kSucceeded, 0.5);
+  r = Advance(store_, "sw", fake_);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->final_state, AppState::kFailed);
+}
+
 TEST_F(EngineTest, ARefusedSubmissionFailsThatTrialOnly) {
   Make(3, 0);
   fake_.refuse = {1};

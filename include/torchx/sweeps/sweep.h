@@ -121,6 +121,9 @@ struct Plan {
   std::vector<PlannedTrial> trials;
   std::string first_request;  ///< the first trial's request as its scheduler prints it
   std::string record_json;    ///< the record LaunchSweep creates
+  /// Every trial's dry run, when the trials go to the scheduler as one array job
+  /// (Capability::kNativeArrays, every trial one replica); empty when the driver submits them.
+  std::vector<schedulers::DryRunInfo> array_tasks;
 };
 
 /// Builds and dry-runs every trial: a bad space, a swept name that is neither a parameter of the
@@ -133,8 +136,10 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
 /// trial's request.
 std::string RenderPlan(const Plan& plan);
 
-/// Records the plan and starts its driver. Returns the sweep's handle. Nothing is left recorded
-/// when the start fails.
+/// Records the plan and starts it: with array tasks, every trial at once as one array job of at
+/// most max_parallel running (the scheduler's own throttle), else trial by trial; then the
+/// driver, which follows the trials and reads their reports. Returns the sweep's handle. Nothing
+/// is left recorded when the start fails.
 Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan);
 
 /// One trial as `sweep status` shows it.
