@@ -19,6 +19,7 @@
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
+#include "torchx/sweeps/sweep.h"
 #include "torchx/ui/server.h"
 
 namespace torchx::ui {
@@ -352,6 +353,10 @@ ApiResponse Api::GetApp(const std::string& handle) const {
   body["members"] = json::array();  // a pipeline's steps: the app page draws their graph
   if (auto members = runner->Members(handle); members && *members) {
     for (const schedulers::MemberApp& m : **members) body["members"].push_back(MemberJson(m));
+  }
+  // A sweep's trials with their values and metrics: the app page's table and plots.
+  if (parsed && parsed->scheduler_backend == sweeps::kSchedulerName) {
+    if (auto view = sweeps::ViewSweep(*runner, handle)) body["sweep"] = json::parse(sweeps::SweepViewToJson(*view));
   }
   return Ok(body);
 }

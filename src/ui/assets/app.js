@@ -442,7 +442,8 @@ async function appPage(main, handle) {
   const head = el("div", { class: "titlebar" });
   const summary = el("div", { class: "card", id: "app-status" });
   const history = el("div", { class: "card", id: "history" });
-  const steps = el("div", { class: "card", id: "steps", hidden: !(detail.members && detail.members.length) });
+  const steps = el("div", { class: "card", id: "steps", hidden: !(detail.members && detail.members.length) || !!detail.sweep });
+  const trials = el("div", { class: "card", id: "sweep", hidden: !detail.sweep });
   const notice = el("div", { id: "notice" });
   const cancelBtn = el("button", { class: "danger", id: "cancel", onclick: async () => {
     if (!confirm("Cancel " + handle + "?")) return;
@@ -478,14 +479,15 @@ async function appPage(main, handle) {
       s.msg ? [el("dt", {}, "message"), el("dd", {}, s.msg)] : null,
       s.ui_url ? [el("dt", {}, "ui"), el("dd", { class: "mono" },
         /^https?:\/\//.test(s.ui_url) ? el("a", { href: s.ui_url, rel: "noreferrer" }, s.ui_url) : s.ui_url)] : null),
-      ...(s.structured_error ? [structuredError(s.structured_error)] : []), roleTable(s),
+      ...(s.structured_error ? [structuredError(s.structured_error)] : []), ...(d.sweep ? [] : [roleTable(s)]),
       ...failureLogs(d.failure_logs || []));
-    if (d.members && d.members.length) steps.replaceChildren(el("h2", {}, "Steps"), stepsGraph(d.members));
+    if (d.sweep) trials.replaceChildren(...sweepView(d.sweep, handle));
+    else if (d.members && d.members.length) steps.replaceChildren(el("h2", {}, "Steps"), stepsGraph(d.members));
     history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
     if (detail.onAttempts) detail.onAttempts(d.attempts || []);
   };
   render(detail);
-  main.replaceChildren(head, notice, summary, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
+  main.replaceChildren(head, notice, summary, trials, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
   const es = stream(appPath(handle) + "/events", {
     app: (e) => render(JSON.parse(e.data)),
@@ -494,6 +496,95 @@ async function appPage(main, handle) {
     // The app ended: nothing more will change, so no reconnecting.
     end: () => { es.close(); setLive(false); },
   });
+}
+
+// ---- A sweep's trials: a sortable table, the objective against each parameter and over time ----
+
+const fmtNum = (v) => v === null || v === undefined ? "-" : Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3)
+  ? v.toExponential(3) : String(+v.toPrecision(6));
+
+// Points (x, y) as a scatter, each a link to its trial; `line`: a step line through them (the best so far).
+function scatter(id, title, points, xlabel, line) {
+  const W = 420, H = 170, L = 56, B = 28, T = 10, R = 10;
+  if (!points.length) return el("div", { class: "chart", id }, el("h3", {}, title), el("p", { class: "muted" }, "no reports yet"));
+  const xs = points.map((p) => p.x), ys = points.map((p) => p.y);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs) > x0 ? Math.max(...xs) : x0 + 1;
+  const y0 = Math.min(...ys), y1 = Math.max(...ys) > y0 ? Math.max(...ys) : y0 + 1;
+  const x = (v) => L + (W - L - R) * (v - x0) / (x1 - x0), y = (v) => T + (H - T - B) * (1 - (v - y0) / (y1 - y0));
+  return el("div", { class: "chart", id },
+    el("h3", {}, title),
+    svg("svg", { class: "sweep-plot", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title },
+      svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }),
+      svg("text", { x: L - 4, y: y(y1) + 4, "text-anchor": "end" }, fmtNum(y1)),
+      svg("text", { x: L - 4, y: y(y0) + 4, "text-anchor": "end" }, fmtNum(y0)),
+      svg("text", { x: L, y: H - 8 }, fmtNum(x0)),
+      svg("text", { x: W - R, y: H - 8, "text-anchor": "end" }, fmtNum(x1)),
+      svg("text", { x: (L + W) / 2, y: H - 8, "text-anchor": "middle" }, xlabel),
+      ...(line ? [svg("polyline", { class: "best-line", points: line.map((p) => x(p.x) + "," + y(p.y)).join(" ") })] : []),
+      ...points.map((p) => svg("circle", { cx: x(p.x), cy: y(p.y), r: 4, class: "pt " + p.state, "data-trial": p.index },
+        svg("title", {}, `trial ${p.index}: ${fmtNum(p.y)}`)))));
+}
+
+function sweepView(sw, handle) {
+  const params = sw.trials.length ? Object.keys(sw.trials[0].values) : [];
+  const objective = sw.objective ? sw.objective.metric : null;
+  const metrics = [];
+  for (const t of sw.trials) for (const k of Object.keys(t.metrics)) if (k !== objective && !metrics.includes(k)) metrics.push(k);
+  const cols = [
+    { key: "trial", label: "Trial", val: (t) => t.index },
+    ...params.map((p) => ({ key: "p:" + p, label: p, val: (t) => t.values[p] })),
+    { key: "state", label: "State", val: (t) => t.state },
+    { key: "duration", label: "Duration", val: (t) => t.submitted && t.ended ? t.ended - t.submitted : null },
+    ...(objective ? [{ key: "objective", label: objective + " *", val: (t) => t.objective }] : []),
+    ...metrics.map((m) => ({ key: "m:" + m, label: m, val: (t) => t.metrics[m] })),
+  ];
+  let sortKey = objective ? "objective" : "trial", asc = !sw.objective || sw.objective.direction === "minimize";
+  const body = el("tbody");
+  const fill = () => {
+    const col = cols.find((c) => c.key === sortKey);
+    const rows = [...sw.trials].sort((a, b) => {
+      const va = col.val(a), vb = col.val(b);
+      if (va === null || va === undefined) return 1;
+      if (vb === null || vb === undefined) return -1;
+      return (va < vb ? -1 : va > vb ? 1 : 0) * (asc ? 1 : -1);
+    });
+    body.replaceChildren(...rows.map((t) => el("tr", { class: "trial" + (t.index === sw.best ? " best" : ""), "data-index": t.index },
+      el("td", {}, t.handle ? el("a", { href: "#/app/" + encodeURIComponent(t.handle) }, String(t.index)) : String(t.index),
+        t.index === sw.best ? el("span", { class: "muted" }, " best") : null),
+      ...params.map((p) => el("td", { class: "mono" }, String(t.values[p]))),
+      el("td", {}, stateBadge(t.state)),
+      el("td", {}, t.submitted && t.ended ? seconds(t.ended - t.submitted) : ""),
+      ...(objective ? [el("td", { class: "mono objective" }, fmtNum(t.objective))] : []),
+      ...metrics.map((m) => el("td", { class: "mono" }, fmtNum(t.metrics[m]))))));
+  };
+  const head = el("tr", {}, cols.map((c) => el("th", { class: "sortable", "data-key": c.key, onclick: () => {
+    if (sortKey === c.key) asc = !asc; else { sortKey = c.key; asc = true; }
+    fill();
+  } }, c.label)));
+  fill();
+  const reported = sw.trials.filter((t) => t.objective !== null && t.objective !== undefined);
+  const plots = [];
+  if (objective) {
+    for (const p of params) {
+      if (!reported.every((t) => typeof t.values[p] === "number")) continue;
+      plots.push(scatter("sweep-plot-" + p, `${objective} by ${p}`,
+        reported.map((t) => ({ x: t.values[p], y: t.objective, index: t.index, state: t.state })), p));
+    }
+    const done = reported.filter((t) => t.ended).sort((a, b) => a.ended - b.ended);
+    const better = (a, b) => sw.objective.direction === "minimize" ? a < b : a > b;
+    let best = null;
+    const line = done.flatMap((t) => {  // a step: flat until a trial does better
+      const x = t.ended - done[0].ended, before = best;
+      if (best === null || better(t.objective, best)) best = t.objective;
+      return before === null ? [{ x, y: best }] : [{ x, y: before }, { x, y: best }];
+    });
+    plots.push(scatter("sweep-plot-time", `${objective} over time (best so far)`,
+      done.map((t) => ({ x: t.ended - done[0].ended, y: t.objective, index: t.index, state: t.state })), "seconds", line));
+  }
+  return [el("h2", {}, `Trials (${sw.trials.length})`),
+    sw.objective ? el("p", { class: "muted" }, `${sw.objective.direction} ${objective} (${sw.objective.reduce} report); click a column to sort`) : null,
+    el("div", { class: "charts", id: "sweep-plots" }, plots),
+    el("table", { id: "sweep-trials" }, el("thead", {}, head), body)];
 }
 
 // ---- Run page ----------------------------------------------------------------------------

@@ -264,3 +264,40 @@ def test_a_pipeline_is_listed_with_its_steps_and_drawn_as_a_graph(ui, browser, s
     wait.until(lambda d: d.find_element(By.CSS_SELECTOR, '#steps-graph g.step[data-step="train"]').click() or True)
     wait.until(lambda d: urllib.parse.unquote(d.current_url.split("#/app/")[-1]) == members["train"]["app_handle"])
     wait.until(lambda d: "no data" in d.find_element(By.CSS_SELECTOR, ".failure-log pre").text)
+
+
+def test_a_finished_sweeps_page_shows_its_trials_sortable_and_plotted(ui, browser, shots):
+    (ui.tmp / "report.py").write_text(
+        "import sys\nfrom torchx.tracker import app_run_from_env\n"
+        "x = float(sys.argv[1])\napp_run_from_env().add_metadata(loss=(x - 0.3) ** 2, step=1)\n")
+    res = subprocess.run([torchx_bin(), "sweep", "run", "--wait", "--max_parallel", "3", "--objective", "loss", "-p",
+                          "x=0.0,0.1,0.2,0.3,0.4,0.5", "--name", "pagesweep", "utils.sh", "python3", "report.py", "@{x}"],
+                         capture_output=True, text=True, env=ui.env, cwd=ui.tmp, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    handle = res.stdout.split()[0]
+    # Listed once, its trials nested; its page's data has the trials with their reports.
+    status, listing = ui.api("GET", "/api/v1/apps")
+    assert status == 200, listing
+    top = {a["app_handle"]: a for a in listing["apps"]}
+    assert [m["name"] for m in top[handle]["members"]] == ["0", "1", "2", "3", "4", "5"]
+    status, detail = ui.api("GET", "/api/v1/apps/" + urllib.parse.quote(handle, safe=""))
+    assert status == 200 and detail["sweep"]["best"] == 3, detail.get("sweep")
+
+    wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
+    browser.get(ui.url + "#/app/" + urllib.parse.quote(handle, safe=""))
+    # Best first (the objective's order), every trial a row linking to its app.
+    wait.until(lambda d: [r.get_attribute("data-index") for r in d.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")]
+               [:1] == ["3"])
+    rows = browser.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")
+    assert len(rows) == 6 and "best" in rows[0].get_attribute("class")
+    # The objective against x, and over time with the best so far.
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sweep-plot-x circle.pt")) == 6)
+    assert browser.find_elements(By.CSS_SELECTOR, "#sweep-plot-time polyline.best-line")
+    save(browser, shots, "app-sweep.png")
+    # Sorted by x on a click.
+    browser.find_element(By.CSS_SELECTOR, '#sweep-trials th[data-key="p:x"]').click()
+    wait.until(lambda d: [r.get_attribute("data-index") for r in d.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")]
+               == ["0", "1", "2", "3", "4", "5"])
+    # A trial links to its own app page.
+    browser.find_element(By.CSS_SELECTOR, '#sweep-trials tr.trial[data-index="4"] a').click()
+    wait.until(lambda d: urllib.parse.unquote(d.current_url.split("#/app/")[-1]).startswith("local_cwd://torchx/pagesweep-4-"))
