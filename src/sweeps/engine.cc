@@ -120,7 +120,7 @@ Result<std::vector<int>> Claim(SweepStore& store, const std::string& id, int n, 
     if (r.cancel_requested || r.final_state) return OkStatus();
     for (TrialRecord& t : r.trials) {
       if (static_cast<int>(claimed.size()) >= n) break;
-      if (t.phase != TrialPhase::kWaiting) continue;
+      if (t.phase != TrialPhase::kWaiting || (r.space.type == SpaceType::kAx && t.values.empty())) continue;
       t.phase = TrialPhase::kSubmitting;
       claimed.push_back(t.index);
     }
@@ -143,7 +143,42 @@ TrialRecord* TrialAt(SweepRecord& r, int index) {
 // The most a driver claims at once: each batch is two writes of the record, whatever its size.
 constexpr int kBatch = 32;
 
+// An ax sweep: values for the next trials, from Ax, when slots are free and no proposed trial
+// waits. Ax not answering (not installed, an error) leaves the rest not run, with its reason.
+Result<SweepRecord> ProposeTrials(SweepStore& store, const std::string& id, TrialBackend& backend, SweepRecord r,
+                                  int slots) {
+  int unvalued = 0, proposed_waiting = 0;
+  for (const TrialRecord& t : r.trials) {
+    if (t.phase != TrialPhase::kWaiting) continue;
+    (t.values.empty() ? unvalued : proposed_waiting)++;
+  }
+  int want = std::min(slots - proposed_waiting, unvalued);
+  int ended = static_cast<int>(std::count_if(r.trials.begin(), r.trials.end(), IsFinal));
+  if (want <= 0 || StopReason(r) || ended == r.ax_short_at) return r;  // Ax still waits for data
+  auto proposals = backend.Propose(r, want);
+  bool running = std::any_of(r.trials.begin(), r.trials.end(), Runs);
+  return store.Update(id, [&](SweepRecord& cur) {
+    if (!proposals) {
+      AbandonWaiting(cur, "Ax cannot propose trials: " + proposals.error().message());
+      return OkStatus();
+    }
+    for (Proposal& p : *proposals) {
+      TrialRecord* t = TrialAt(cur, p.index);
+      if (!t || t->phase != TrialPhase::kWaiting || !t->values.empty()) continue;  // not one this sweep waits for
+      t->values = std::move(p.values);
+      t->generator = std::move(p.generator);
+    }
+    cur.ax_short_at = static_cast<int>(proposals->size()) < want ? ended : -1;
+    if (proposals->empty() && !running) AbandonWaiting(cur, "Ax proposed no further trial");
+    return OkStatus();
+  });
+}
+
 }  // namespace
+
+Result<std::vector<Proposal>> TrialBackend::Propose(const SweepRecord&, int) {
+  return UnimplementedError("this sweep's trials are not proposed by Ax");
+}
 
 std::string SweepHandle(const SweepRecord& r) {
   return specs::MakeAppHandle(std::string(kSchedulerName), r.session, r.id);
@@ -199,6 +234,10 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
     int running = static_cast<int>(std::count_if(r.trials.begin(), r.trials.end(), Runs));
     int slots = r.max_parallel > 0 ? r.max_parallel - running : kBatch;
     if (slots <= 0) break;
+    if (r.space.type == SpaceType::kAx) {
+      TORCHX_ASSIGN_OR_RETURN(r, ProposeTrials(store, id, backend, std::move(r), slots));
+      if (r.final_state) break;
+    }
     SweepRecord claimed_in;
     TORCHX_ASSIGN_OR_RETURN(std::vector<int> claimed, Claim(store, id, std::min(slots, kBatch), claimed_in));
     if (claimed.empty()) return claimed_in;

@@ -20,6 +20,13 @@
 
 namespace torchx::sweeps {
 
+/// A trial Ax proposed: its index (Ax's trial index is the sweep's), values and generator.
+struct Proposal {
+  int index = 0;
+  Assignment values;
+  std::string generator;
+};
+
 class TrialBackend {
  public:
   virtual ~TrialBackend() = default;
@@ -32,6 +39,9 @@ class TrialBackend {
   virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
   /// What the trial has reported so far, in order.
   virtual std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) = 0;
+  /// An ax sweep's next trials, at most `count`, told first which trials ended and with what
+  /// objective (Ax may propose fewer while it waits for data). Default: kUnimplemented.
+  virtual Result<std::vector<Proposal>> Propose(const SweepRecord& sweep, int count);
 };
 
 /// The real one: trials built and submitted through `runner`, reports read from the files.
@@ -50,12 +60,15 @@ Result<specs::AppDef> BuildTrialApp(runner::Runner& runner, const SweepRecord& r
 specs::Tracking TrialTracking(const SweepRecord& r);
 /// The fsspec tracker config file of sweep `r` (written at launch).
 std::string TrackerConfigPath(const SweepRecord& r);
+/// An ax sweep's Ax state (its experiment and generation strategy as Ax saves them).
+std::string AxStatePath(const SweepRecord& r);
 
 /// Records the states and reports of submitted trials, stops the sweep after `max_failures`
 /// failures, and sets the final state once every trial is final. Never submits.
 Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBackend& backend);
 
-/// Refresh, then submits waiting trials (index order) while fewer than `max_parallel` run.
+/// Refresh, then submits waiting trials (index order) while fewer than `max_parallel` run; an ax
+/// sweep's trials get their values from TrialBackend::Propose first.
 Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBackend& backend);
 
 /// Fails the trials left `submitting` (a driver died between claiming and recording them).

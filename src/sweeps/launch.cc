@@ -1,6 +1,7 @@
 // Planning a sweep (every trial built and dry-run before anything is submitted) and starting it.
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -138,6 +139,32 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
   plan.max_parallel = r.max_parallel;
 
   std::vector<Assignment> trials = Trials(spec.space);
+  if (spec.space.type == SpaceType::kAx) {
+    // Ax proposes the values as the sweep runs: the trials wait without them, and one trial built
+    // from a sample of the space (each range's middle, each choice's first) checks the template.
+    TrialRecord sample;
+    for (const ParamSpec& p : spec.space.params) {
+      Value v = p.kind == ParamSpec::Kind::kValues       ? p.values.front()
+                : p.kind == ParamSpec::Kind::kRandInt    ? Value(static_cast<std::int64_t>((p.low + p.high) / 2))
+                : p.kind == ParamSpec::Kind::kLogUniform ? Value(std::sqrt(p.low * p.high))
+                                                         : Value((p.low + p.high) / 2);
+      sample.values.emplace_back(p.name, std::move(v));
+    }
+    auto app = BuildTrialApp(runner, r, sample);
+    if (!app) return app.error().WithContext("a trial of the space's middle");
+    TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg checked, runner.ResolveCfg(plan.scheduler, cfg));
+    auto info = runner.DryRun(std::move(*app), plan.scheduler, checked, {}, TrialTracking(r));
+    if (!info) return info.error().WithContext("a trial of the space's middle");
+    plan.first_request = info->request;
+    for (int i = 0; i < spec.space.trials; ++i) {
+      TrialRecord t;
+      t.index = i;
+      r.trials.push_back(std::move(t));
+      plan.trials.push_back({i, {}});
+    }
+    plan.record_json = SweepRecordToJson(r);
+    return plan;
+  }
   if (trials.empty()) return InvalidArgumentError("space: gives no trials");
   TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, runner.ResolveCfg(plan.scheduler, cfg));
   specs::Tracking tracking = TrialTracking(r);
@@ -170,11 +197,17 @@ std::string RenderPlan(const Plan& plan) {
       plan.max_parallel > 0 ? fmt::format("at most {} at a time", plan.max_parallel) : std::string("all at once"),
       plan.array_tasks.empty() ? "" : ", as one array job (each trial a task)");
   for (const PlannedTrial& t : plan.trials) {
+    if (t.values.empty()) {
+      out += fmt::format("trial {}: proposed by Ax as the sweep runs\n", t.index);
+      continue;
+    }
     std::vector<std::string> parts;
     for (const auto& [k, v] : t.values) parts.push_back(k + "=" + ValueText(v));
     out += fmt::format("trial {}: {}\n", t.index, fmt::join(parts, " "));
   }
-  out += fmt::format("\n=== TRIAL 0 ===\n{}\n", plan.first_request);
+  out += fmt::format("\n=== TRIAL 0{} ===\n{}\n",
+                     !plan.trials.empty() && plan.trials[0].values.empty() ? " (values: the space's middle)" : "",
+                     plan.first_request);
   return out;
 }
 

@@ -52,7 +52,7 @@ Value Draw(const ParamSpec& p, SplitMix64& rng) {
 }  // namespace
 
 std::uint64_t TrialCount(const Space& space) {
-  if (space.type == SpaceType::kRandom) return static_cast<std::uint64_t>(std::max(space.trials, 0));
+  if (space.type != SpaceType::kGrid) return static_cast<std::uint64_t>(std::max(space.trials, 0));
   if (space.params.empty()) return 0;
   std::uint64_t n = 1;
   for (const ParamSpec& p : space.params) n *= p.values.size();
@@ -61,6 +61,7 @@ std::uint64_t TrialCount(const Space& space) {
 
 std::vector<Assignment> Trials(const Space& space) {
   std::vector<Assignment> out;
+  if (space.type == SpaceType::kAx) return out;  // proposed by Ax as the sweep runs
   std::uint64_t n = TrialCount(space);
   out.reserve(n);
   if (space.type == SpaceType::kRandom) {

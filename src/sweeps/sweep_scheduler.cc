@@ -316,6 +316,7 @@ Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
     row.ended = t.ended;
     row.metrics = std::move(t.metrics);
     row.objective = t.objective;
+    row.generator = std::move(t.generator);
     v.trials.push_back(std::move(row));
   }
   if (v.objective) {
@@ -330,9 +331,13 @@ Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
 
 std::string RenderSweepTable(const SweepView& v) {
   std::vector<std::string> params;
-  if (!v.trials.empty()) {
-    for (const auto& [k, _] : v.trials.front().values) params.push_back(k);
+  for (const TrialRow& t : v.trials) {  // an ax sweep's trials have values once proposed
+    if (t.values.empty()) continue;
+    for (const auto& [k, _] : t.values) params.push_back(k);
+    break;
   }
+  bool generated =
+      std::any_of(v.trials.begin(), v.trials.end(), [](const TrialRow& t) { return !t.generator.empty(); });
   std::vector<std::string> metrics;
   if (v.objective) metrics.push_back(v.objective->metric);
   for (const TrialRow& t : v.trials) {
@@ -345,13 +350,18 @@ std::string RenderSweepTable(const SweepView& v) {
   header.insert(header.end(), params.begin(), params.end());
   header.push_back("STATE");
   header.push_back("DURATION");
+  if (generated) header.push_back("BY");
   for (const std::string& m : metrics) header.push_back(v.objective && m == v.objective->metric ? m + "*" : m);
   rows.push_back(header);
   for (const TrialRow& t : v.trials) {
     std::vector<std::string> row = {std::to_string(t.index) + (v.best && *v.best == t.index ? " (best)" : "")};
-    for (const auto& [_, value] : t.values) row.push_back(ValueText(value));
+    for (const std::string& p : params) {
+      auto it = std::find_if(t.values.begin(), t.values.end(), [&p](const auto& x) { return x.first == p; });
+      row.push_back(it == t.values.end() ? "-" : ValueText(it->second));
+    }
     row.emplace_back(specs::AppStateName(t.state));
     row.push_back(Duration(t));
+    if (generated) row.push_back(t.generator.empty() ? "-" : t.generator);
     for (const std::string& m : metrics) {
       auto it = std::find_if(t.metrics.begin(), t.metrics.end(), [&m](const auto& x) { return x.first == m; });
       bool is_objective = v.objective && m == v.objective->metric;

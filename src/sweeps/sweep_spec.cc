@@ -27,7 +27,7 @@ constexpr std::uint64_t kMaxTrials = 100000;
 const std::vector<std::string> kSweepKeys = {"name", "component",    "args",         "app",       "scheduler",
                                              "cfg",  "max_parallel", "max_failures", "objective", "space"};
 const std::vector<std::string> kSpaceKeys = {"type", "parameters", "seed", "trials"};
-const std::vector<std::string> kSpaceTypes = {"grid", "random"};
+const std::vector<std::string> kSpaceTypes = {"grid", "random", "ax"};
 const std::vector<std::string> kObjectiveKeys = {"metric", "direction", "reduce"};
 const std::vector<std::string> kGridForms = {"values", "range", "linspace", "logspace"};
 const std::vector<std::string> kDistributions = {"uniform", "loguniform", "randint", "choice"};
@@ -172,6 +172,30 @@ Result<ParamSpec> ParseParam(const std::string& name, const OrderedJson& v, Spac
     }
     return p;
   }
+  if (type == SpaceType::kAx && !v.contains("distribution")) {
+    // Ax's ranges: {low, high[, type: int|float][, log_scale: true]}, or {values: [...]} (a choice).
+    if (v.contains("values")) {
+      TORCHX_RETURN_IF_ERROR(CheckKeys(v, where, {"values"}));
+      TORCHX_ASSIGN_OR_RETURN(p.values, ValueList(v["values"], where + ".values"));
+      return p;
+    }
+    TORCHX_RETURN_IF_ERROR(CheckKeys(v, where, {"low", "high", "type", "log_scale"}));
+    for (const char* k : {"low", "high"}) {
+      if (!v.contains(k))
+        return InvalidArgumentError(fmt::format("{}.{}: required (an Ax range is {{low, high}})", where, k));
+    }
+    TORCHX_ASSIGN_OR_RETURN(p.low, Number(v["low"], where + ".low"));
+    TORCHX_ASSIGN_OR_RETURN(p.high, Number(v["high"], where + ".high"));
+    TORCHX_ASSIGN_OR_RETURN(std::string kind, StringField(v, "type", where));
+    if (kind.empty()) kind = v["low"].is_number_integer() && v["high"].is_number_integer() ? "int" : "float";
+    if (kind != "int" && kind != "float") return BadChoice(where + ".type", kind, {"float", "int"});
+    bool log = v.contains("log_scale") && v["log_scale"].is_boolean() && v["log_scale"].get<bool>();
+    p.kind = kind == "int" ? Kind::kRandInt : log ? Kind::kLogUniform : Kind::kUniform;
+    if (log && kind == "int")
+      return InvalidArgumentError(fmt::format("{}.log_scale: only a float range has one", where));
+    TORCHX_RETURN_IF_ERROR(CheckBounds(p, where));
+    return p;
+  }
   TORCHX_ASSIGN_OR_RETURN(std::string dist, StringField(v, "distribution", where));
   if (dist.empty()) {
     return InvalidArgumentError(fmt::format("{}.distribution: required, one of [{}] (or give a list of values)", where,
@@ -211,12 +235,17 @@ Result<Space> ParseSpace(const OrderedJson& j) {
   if (type.empty()) type = "grid";
   if (type == "random") {
     s.type = SpaceType::kRandom;
+  } else if (type == "ax") {
+    s.type = SpaceType::kAx;
   } else if (type != "grid") {
     return BadChoice("space.type", type, kSpaceTypes);
   }
-  if (s.type == SpaceType::kRandom) {
+  if (s.type != SpaceType::kGrid) {
     TORCHX_ASSIGN_OR_RETURN(s.trials, CountField(j, "trials", where, 1));
-    if (s.trials == 0) return InvalidArgumentError("space.trials: required for a random search (how many to draw)");
+    if (s.trials == 0) {
+      return InvalidArgumentError(fmt::format("space.trials: required for {} search (how many trials)",
+                                              s.type == SpaceType::kAx ? "an ax" : "a random"));
+    }
     if (j.contains("seed") && !j["seed"].is_null()) {
       if (!j["seed"].is_number_integer() || j["seed"].get<std::int64_t>() < 0) {
         return InvalidArgumentError(
@@ -226,7 +255,8 @@ Result<Space> ParseSpace(const OrderedJson& j) {
     }
   } else {
     for (const char* k : {"trials", "seed"}) {
-      if (j.contains(k)) return InvalidArgumentError(fmt::format("space.{}: only a random search takes `{}`", k, k));
+      if (j.contains(k))
+        return InvalidArgumentError(fmt::format("space.{}: only a random or ax search takes `{}`", k, k));
     }
   }
   if (!j.contains("parameters") || !j["parameters"].is_object() || j["parameters"].empty()) {
@@ -317,6 +347,9 @@ Result<SweepSpec> ParseSweep(std::string_view text, const std::string& origin) {
     }
     if (!j.contains("space")) return InvalidArgumentError("space: required (`type` and `parameters`)");
     TORCHX_ASSIGN_OR_RETURN(s.space, ParseSpace(j["space"]));
+    if (s.space.type == SpaceType::kAx && !s.objective) {
+      return InvalidArgumentError("objective: required for an ax search (the reported metric Ax optimises)");
+    }
     return s;
   };
   auto s = run();

@@ -36,8 +36,8 @@ Json ParamToJson(const ParamSpec& p) {
 Json SpaceJson(const Space& s) {
   Json params = Json::object();
   for (const ParamSpec& p : s.params) params[p.name] = ParamToJson(p);
-  Json j = {{"type", s.type == SpaceType::kRandom ? "random" : "grid"}};
-  if (s.type == SpaceType::kRandom) {
+  Json j = {{"type", s.type == SpaceType::kRandom ? "random" : s.type == SpaceType::kAx ? "ax" : "grid"}};
+  if (s.type != SpaceType::kGrid) {
     j["seed"] = s.seed;
     j["trials"] = s.trials;
   }
@@ -47,8 +47,9 @@ Json SpaceJson(const Space& s) {
 
 Result<Space> SpaceFromJson(const Json& j) {
   Space s;
-  s.type = j.at("type").get<std::string>() == "random" ? SpaceType::kRandom : SpaceType::kGrid;
-  if (s.type == SpaceType::kRandom) {
+  std::string type = j.at("type").get<std::string>();
+  s.type = type == "random" ? SpaceType::kRandom : type == "ax" ? SpaceType::kAx : SpaceType::kGrid;
+  if (s.type != SpaceType::kGrid) {
     s.seed = j.at("seed").get<std::uint64_t>();
     s.trials = j.at("trials").get<int>();
   }
@@ -90,7 +91,8 @@ std::string SweepRecordToJson(const SweepRecord& r) {
                       {"submitted", OptNumber(t.submitted)},
                       {"ended", OptNumber(t.ended)},
                       {"metrics", std::move(metrics)},
-                      {"objective", OptNumber(t.objective)}});
+                      {"objective", OptNumber(t.objective)},
+                      {"generator", t.generator}});
   }
   Json defaults = Json::array();
   for (const auto& [k, v] : r.component_defaults) defaults.push_back({k, v});
@@ -120,6 +122,7 @@ std::string SweepRecordToJson(const SweepRecord& r) {
             {"objective", std::move(objective)},
             {"results_dir", r.results_dir},
             {"array_job", r.array_job},
+            {"ax_short_at", r.ax_short_at},
             {"cancel_requested", r.cancel_requested},
             {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
             {"msg", r.msg},
@@ -157,6 +160,7 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
     }
     r.results_dir = j.at("results_dir").get<std::string>();
     r.array_job = j.value("array_job", "");
+    r.ax_short_at = j.value("ax_short_at", -1);
     r.cancel_requested = j.at("cancel_requested").get<bool>();
     if (!j.at("final_state").is_null()) {
       TORCHX_ASSIGN_OR_RETURN(auto st, specs::ParseAppState(j["final_state"].get<std::string>()));
@@ -181,6 +185,7 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
       if (t.at("ended").is_number()) tr.ended = t["ended"].get<double>();
       for (const auto& [k, v] : t.at("metrics").items()) tr.metrics.emplace_back(k, v.get<double>());
       if (t.at("objective").is_number()) tr.objective = t["objective"].get<double>();
+      tr.generator = t.value("generator", "");
       r.trials.push_back(std::move(tr));
     }
     return r;

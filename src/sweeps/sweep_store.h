@@ -33,6 +33,7 @@ struct TrialRecord {
   /// objective says so), in first-reported order.
   std::vector<std::pair<std::string, double>> metrics;
   std::optional<double> objective;
+  std::string generator;  ///< ax: what proposed it (Ax's generation node)
 };
 
 struct SweepRecord {
@@ -58,6 +59,9 @@ struct SweepRecord {
   std::string results_dir;  ///< the trials' tracker root (fsspec layout) and result-tracker base
   /// The trials went to the scheduler as one array job (its handle without the task), else "".
   std::string array_job;
+  /// ax: how many trials had ended when Ax last proposed fewer than asked (it waits for data);
+  /// it is asked again once more have. -1: it gave what was asked.
+  int ax_short_at = -1;
   bool cancel_requested = false;
   std::optional<specs::AppState> final_state;
   std::string msg;

@@ -168,7 +168,7 @@ TEST(ParseSweepTest, ErrorsNameTheFieldAndTheChoices) {
       {"component: x\nspace: {parameters: {a: [1]}}\nmax_paralel: 2", "unknown field `max_paralel`"},
       {"component: x\nspace: {parameters: {a: [1]}}\nmax_paralel: 2", "Did you mean `max_parallel`?"},
       {"component: x\nspace: {type: bayes, parameters: {a: [1]}}",
-       "space.type: invalid value `bayes`, must be one of [grid, random]"},
+       "space.type: invalid value `bayes`, must be one of [grid, random, ax]"},
       {"component: x\nspace: {type: random, parameters: {a: [1]}}", "space.trials: required"},
       {"component: x\nspace: {parameters: {a: []}}", "space.parameters.a: must be a non-empty list"},
       {"component: x\nspace: {parameters: {a: [[1]]}}", "space.parameters.a[0]: a value must be a string"},
@@ -186,12 +186,42 @@ TEST(ParseSweepTest, ErrorsNameTheFieldAndTheChoices) {
       {"component: x\nspace: {parameters: {a: [1]}}\nmax_parallel: 0", "max_parallel: must be an integer from 1"},
       {"space: {parameters: {a: [1]}}", "give exactly one of `component`"},
       {"component: x", "space: required"},
+      {"component: x\nspace: {type: ax, trials: 5, parameters: {a: {low: 0, high: 1}}}",
+       "objective: required for an ax search"},
+      {"component: x\nobjective: y\nspace: {type: ax, trials: 5, parameters: {a: {low: 0, high: 1, type: bool}}}",
+       "space.parameters.a.type: invalid value `bool`, must be one of [float, int]"},
+      {"component: x\nobjective: y\nspace: {type: ax, parameters: {a: {low: 0, high: 1}}}",
+       "space.trials: required for an ax search"},
       {"component: x\nspace: {parameters: {a: {range: [0, 1000]}, b: {range: [0, 1000]}}}",
        "1000000 trials; a sweep runs at most"},
   };
   for (const Case& c : cases) {
     EXPECT_THAT(ParseSweep(c.text, "s.yaml"), StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.want))) << c.text;
   }
+}
+
+TEST(ParseSweepTest, AxRangesAndChoices) {
+  auto s = ParseSweep(R"(
+component: utils.sh
+objective: {metric: booth, direction: minimize}
+space:
+  type: ax
+  seed: 3
+  trials: 15
+  parameters:
+    x1: {low: -10.0, high: 10.0}
+    n: {low: 1, high: 8}
+    lr: {low: 1.0e-4, high: 0.1, log_scale: true}
+    opt: [sgd, adam]
+)");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->space.type, SpaceType::kAx);
+  EXPECT_EQ(TrialCount(s->space), 15u);
+  EXPECT_TRUE(Trials(s->space).empty());  // Ax proposes them as the sweep runs
+  EXPECT_EQ(s->space.params[0].kind, ParamSpec::Kind::kUniform);
+  EXPECT_EQ(s->space.params[1].kind, ParamSpec::Kind::kRandInt);  // integer bounds: an integer range
+  EXPECT_EQ(s->space.params[2].kind, ParamSpec::Kind::kLogUniform);
+  EXPECT_EQ(s->space.params[3].kind, ParamSpec::Kind::kValues);
 }
 
 TEST(ParseSweepTest, InlineParameters) {
@@ -285,6 +315,16 @@ class FakeTrials : public TrialBackend {
     auto it = reports.find(t.index);
     return it == reports.end() ? std::vector<Report>{} : it->second;
   }
+  Result<std::vector<Proposal>> Propose(const SweepRecord& r, int count) override {
+    ++proposals_asked;
+    if (!propose_error.empty()) return FailedPreconditionError(propose_error);
+    std::vector<Proposal> out;
+    for (const TrialRecord& t : r.trials) {
+      if (static_cast<int>(out.size()) >= std::min(count, propose_at_most) || !t.values.empty()) continue;
+      out.push_back({t.index, {{"x", Value(0.5 * t.index)}}, t.index < 2 ? "Sobol" : "MBM"});
+    }
+    return out;
+  }
   int Running() const {
     int n = 0;
     for (const auto& [_, s] : states) n += s == AppState::kRunning;
@@ -296,12 +336,16 @@ class FakeTrials : public TrialBackend {
   std::set<int> refuse;
   std::vector<int> submitted;
   std::vector<std::string> cancelled;
+  int propose_at_most = 100;
+  int proposals_asked = 0;
+  std::string propose_error;
 };
 
 class EngineTest : public ::testing::Test {
  protected:
-  void Make(int trials, int max_parallel, int max_failures = 0) {
+  void Make(int trials, int max_parallel, int max_failures = 0, bool ax = false) {
     SweepRecord r;
+    if (ax) r.space.type = SpaceType::kAx;
     r.id = "sw";
     r.name = "sw";
     r.session = "s";
@@ -312,7 +356,7 @@ class EngineTest : public ::testing::Test {
     for (int i = 0; i < trials; ++i) {
       TrialRecord t;
       t.index = i;
-      t.values = {{"x", Value(std::int64_t{i})}};
+      if (!ax) t.values = {{"x", Value(std::int64_t{i})}};
       r.trials.push_back(t);
     }
     ASSERT_THAT(store_.Create(r), IsOk());
@@ -444,6 +488,35 @@ TEST_F(EngineTest, ARunningTrialsReportsAreRecordedAsTheyCome) {
   EXPECT_EQ(LiveState(*r), AppState::kRunning);
 }
 
+TEST_F(EngineTest, AnAxSweepsTrialsGetTheirValuesFromAxAsSlotsFree) {
+  Make(4, 2, 0, /*ax=*/true);
+  fake_.propose_at_most = 1;  // Ax waits for data after one
+  ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
+  EXPECT_THAT(fake_.submitted, ElementsAre(0));
+  EXPECT_EQ(fake_.proposals_asked, 1);
+  ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
+  EXPECT_EQ(fake_.proposals_asked, 1);  // nothing ended since Ax answered short: not asked again
+  fake_.propose_at_most = 100;
+  End(0, AppState::kSucceeded, 0.4);
+  auto r = Advance(store_, "sw", fake_);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_THAT(fake_.submitted, ElementsAre(0, 1, 2));
+  EXPECT_EQ(r->trials[1].generator, "Sobol");
+  EXPECT_EQ(r->trials[2].generator, "MBM");
+  EXPECT_THAT(Texts(r->trials[2].values), ElementsAre("x=1"));
+  EXPECT_TRUE(r->trials[3].values.empty());  // no slot: not proposed yet
+}
+
+TEST_F(EngineTest, AxNotAnsweringLeavesTheRestNotRunWithItsReason) {
+  Make(3, 1, 0, /*ax=*/true);
+  fake_.propose_error = "ModuleNotFoundError: No module named 'ax'";
+  auto r = Advance(store_, "sw", fake_);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->final_state, AppState::kFailed);
+  EXPECT_THAT(r->trials[0].msg, HasSubstr("not run: Ax cannot propose trials: ModuleNotFoundError"));
+  EXPECT_TRUE(fake_.submitted.empty());
+}
+
 TEST(SweepRecordTest, RoundTrips) {
   SweepRecord r;
   r.id = "a";
@@ -456,7 +529,9 @@ TEST(SweepRecordTest, RoundTrips) {
   r.trackers = {{"mlflow", std::nullopt}, {"fsspec", "/tmp/c"}};
   r.space = RandomSpace(3);
   r.objective = Objective{"acc", false, true};
+  r.ax_short_at = 3;
   TrialRecord t;
+  t.generator = "MBM";
   t.index = 0;
   t.values = {{"lr", Value(0.1)}, {"opt", Value("sgd")}};
   t.metrics = {{"acc", 0.9}};

@@ -3,6 +3,10 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/python_bridge.h"
+#include "core/value_json.h"
 
 #include "sweeps/engine.h"
 #include "sweeps/metrics.h"
@@ -46,8 +50,61 @@ class RunnerTrialBackend : public TrialBackend {
     return ReadReports(sweep.results_dir, trial.handle, std::to_string(trial.index));
   }
 
+  // One Python child (torchx.sweeps._ax) for the driver's life: Ax is imported once.
+  Result<std::vector<Proposal>> Propose(const SweepRecord& sweep, int count) override {
+    using AxJson = nlohmann::json;
+    AxJson params = AxJson::array();
+    for (const ParamSpec& p : sweep.space.params) {
+      AxJson j = {{"name", p.name}};
+      if (p.kind == ParamSpec::Kind::kValues) {
+        j["type"] = "choice";
+        j["values"] = AxJson::array();
+        for (const Value& v : p.values) j["values"].push_back(internal::ValueToJson<AxJson>(v));
+      } else {
+        j["type"] = p.kind == ParamSpec::Kind::kRandInt ? "int" : "float";
+        j["low"] = p.low;
+        j["high"] = p.high;
+        j["log_scale"] = p.kind == ParamSpec::Kind::kLogUniform;
+      }
+      params.push_back(std::move(j));
+    }
+    AxJson ended = AxJson::array();
+    for (const TrialRecord& t : sweep.trials) {
+      if (t.phase != TrialPhase::kDone || t.values.empty()) continue;
+      bool ok = t.state == specs::AppState::kSucceeded && t.objective;
+      ended.push_back({{"index", t.index}, {"objective", ok ? AxJson(*t.objective) : AxJson(nullptr)}});
+    }
+    AxJson request = {{"state", AxStatePath(sweep)},
+                      {"name", sweep.id},
+                      {"seed", sweep.space.seed},
+                      {"parameters", std::move(params)},
+                      {"objective", {{"metric", sweep.objective->metric}, {"minimize", sweep.objective->minimize}}},
+                      {"ended", std::move(ended)},
+                      {"count", count}};
+    if (!ax_.started()) TORCHX_RETURN_IF_ERROR(ax_.Start("torchx.sweeps._ax", "an ax sweep's trials"));
+    TORCHX_ASSIGN_OR_RETURN(std::string line, ax_.Call(request.dump()));
+    AxJson reply = AxJson::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!reply.is_object()) return InternalError("torchx.sweeps._ax: not a JSON reply: " + line.substr(0, 200));
+    if (reply.contains("error")) return FailedPreconditionError(reply["error"].dump());
+    std::vector<Proposal> out;
+    for (const AxJson& t : reply.value("trials", AxJson::array())) {
+      Proposal p;
+      p.index = t.value("index", -1);
+      p.generator = t.value("generator", "");
+      // In the space's order: the trial's command line reads as the file does.
+      for (const ParamSpec& spec : sweep.space.params) {
+        if (t.contains("values") && t["values"].contains(spec.name)) {
+          p.values.emplace_back(spec.name, internal::ValueFromJson(t["values"][spec.name]));
+        }
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
  private:
   runner::Runner& runner_;
+  internal::PythonBridge ax_;
 };
 
 }  // namespace
@@ -57,6 +114,8 @@ std::unique_ptr<TrialBackend> MakeRunnerTrialBackend(runner::Runner& runner) {
 }
 
 std::string TrackerConfigPath(const SweepRecord& r) { return r.results_dir + ".tracker.conf"; }
+
+std::string AxStatePath(const SweepRecord& r) { return r.results_dir + ".ax.json"; }
 
 specs::Tracking TrialTracking(const SweepRecord& r) {
   specs::Tracking t;

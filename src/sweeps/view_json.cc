@@ -30,7 +30,8 @@ std::string SweepViewToJson(const SweepView& v) {
                       {"ended", opt(t.ended)},
                       {"duration", t.submitted && t.ended ? Json(*t.ended - *t.submitted) : Json(nullptr)},
                       {"metrics", std::move(metrics)},
-                      {"objective", opt(t.objective)}});
+                      {"objective", opt(t.objective)},
+                      {"generator", t.generator}});
   }
   Json objective = nullptr;
   if (v.objective) {

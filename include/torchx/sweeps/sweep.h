@@ -38,13 +38,16 @@ struct ParamSpec {
   double high = 0;
 };
 
-enum class SpaceType { kGrid, kRandom };
+/// kAx: Bayesian optimisation through Ax's Client API: the trials' values are proposed by Ax as the
+/// sweep runs, from what the trials before them reported (uniform/loguniform: float ranges,
+/// randint: integer ranges, values: choices).
+enum class SpaceType { kGrid, kRandom, kAx };
 
 struct Space {
   SpaceType type = SpaceType::kGrid;
   std::vector<ParamSpec> params;  ///< in the file's order
-  std::uint64_t seed = 0;         ///< random: the generator's seed
-  int trials = 0;                 ///< random: how many to draw
+  std::uint64_t seed = 0;         ///< random: the generator's seed; ax: Ax's random seed
+  int trials = 0;                 ///< random: how many to draw; ax: how many Ax proposes
 };
 
 /// A trial's values, in the space's parameter order.
@@ -53,7 +56,7 @@ using Assignment = std::vector<std::pair<std::string, Value>>;
 /// Every trial of `space`, in order. Grid: the product of the values, the first parameter
 /// varying slowest (itertools.product). Random: `trials` draws from SplitMix64 seeded with `seed`,
 /// one draw per parameter per trial in parameter order (docs/sweeps.md gives the arithmetic), so
-/// the CLI and Python produce the same trials.
+/// the CLI and Python produce the same trials. Ax: none (Ax proposes them while the sweep runs).
 std::vector<Assignment> Trials(const Space& space);
 /// How many trials Trials() yields (without making them).
 std::uint64_t TrialCount(const Space& space);
@@ -153,6 +156,7 @@ struct TrialRow {
   std::optional<double> ended;
   std::vector<std::pair<std::string, double>> metrics;  ///< each metric's value (last, or best for the objective)
   std::optional<double> objective;
+  std::string generator;  ///< ax: what proposed the trial (Ax's generation node: Sobol, MBM, ...)
 };
 
 struct SweepView {

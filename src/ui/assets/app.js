@@ -526,7 +526,7 @@ function scatter(id, title, points, xlabel, line) {
 }
 
 function sweepView(sw, handle) {
-  const params = sw.trials.length ? Object.keys(sw.trials[0].values) : [];
+  const params = Object.keys((sw.trials.find((t) => Object.keys(t.values).length) || { values: {} }).values);
   const objective = sw.objective ? sw.objective.metric : null;
   const metrics = [];
   for (const t of sw.trials) for (const k of Object.keys(t.metrics)) if (k !== objective && !metrics.includes(k)) metrics.push(k);
@@ -551,7 +551,7 @@ function sweepView(sw, handle) {
     body.replaceChildren(...rows.map((t) => el("tr", { class: "trial" + (t.index === sw.best ? " best" : ""), "data-index": t.index },
       el("td", {}, t.handle ? el("a", { href: "#/app/" + encodeURIComponent(t.handle) }, String(t.index)) : String(t.index),
         t.index === sw.best ? el("span", { class: "muted" }, " best") : null),
-      ...params.map((p) => el("td", { class: "mono" }, String(t.values[p]))),
+      ...params.map((p) => el("td", { class: "mono" }, String(t.values[p] ?? "-"))),
       el("td", {}, stateBadge(t.state)),
       el("td", {}, t.submitted && t.ended ? seconds(t.ended - t.submitted) : ""),
       ...(objective ? [el("td", { class: "mono objective" }, fmtNum(t.objective))] : []),
@@ -566,7 +566,7 @@ function sweepView(sw, handle) {
   const plots = [];
   if (objective) {
     for (const p of params) {
-      if (!reported.every((t) => typeof t.values[p] === "number")) continue;
+      if (!reported.length || !reported.every((t) => typeof t.values[p] === "number")) continue;
       plots.push(scatter("sweep-plot-" + p, `${objective} by ${p}`,
         reported.map((t) => ({ x: t.values[p], y: t.objective, index: t.index, state: t.state })), p));
     }

@@ -188,3 +188,53 @@ def test_a_bad_sweep_file_names_the_field(torchx):
     torchx.write("bad.yaml", "component: utils.sh\nspace: {type: random, parameters: {a: [1]}}\n")
     res = torchx("sweep", "run", "bad.yaml", check=False)
     assert res.returncode == 2 and "bad.yaml: space.trials: required" in res.stderr, res.stderr
+
+
+def have_ax() -> bool:
+    return subprocess.run(["python3", "-c", "import ax"], capture_output=True).returncode == 0
+
+
+BOOTH_PY = """
+import sys
+from torchx.tracker import app_run_from_env
+x1, x2 = float(sys.argv[1]), float(sys.argv[2])
+app_run_from_env().add_metadata(booth=(x1 + 2 * x2 - 7) ** 2 + (2 * x1 + x2 - 5) ** 2)
+"""
+
+INITIAL = {"CenterOfSearchSpace", "Sobol"}  # Ax's initial (non-model) generation nodes
+
+
+@pytest.mark.skipif(not have_ax() and "ax" not in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(","),
+                    reason="ax is not installed")
+def test_an_ax_sweep_of_booth_improves_on_its_initial_trials(torchx):
+    torchx.write("booth.py", BOOTH_PY)
+    torchx.write("ax.yaml", """
+name: booth
+component: utils.sh
+args: [python3, booth.py, "@{x1}", "@{x2}"]
+max_parallel: 3
+objective: booth
+space:
+  type: ax
+  seed: 0
+  trials: 15
+  parameters:
+    x1: {low: -10.0, high: 10.0}
+    x2: {low: -10.0, high: 10.0}
+""")
+    assert "proposed by Ax" in torchx("sweep", "run", "--dryrun", "ax.yaml").stdout
+    res = torchx("sweep", "run", "--wait", "ax.yaml", timeout=600)
+    view = torchx.sweep(res.stdout.split()[0])
+    assert view["state"] == SUCCEEDED, view
+    trials = sorted(view["trials"], key=lambda t: t["index"])
+    assert len(trials) == 15 and all(t["objective"] is not None for t in trials), trials
+    generators = [t["generator"] for t in trials]
+    # The first trials are Ax's initial ones; the later ones come from its model (recorded per trial).
+    assert generators[0] in INITIAL and all(g not in INITIAL for g in generators[-5:]), generators
+    initial = min(t["objective"] for t in trials if t["generator"] in INITIAL)
+    model = min(t["objective"] for t in trials if t["generator"] not in INITIAL)
+    assert model < initial, (model, initial, generators)
+    assert view["best"] == min(trials, key=lambda t: t["objective"])["index"]
+    # Ax's state is kept with the sweep's record: a restarted driver goes on from it.
+    state = torchx.state / "sweeps" / (res.stdout.split()[0].rsplit("/", 1)[1] + ".results.ax.json")
+    assert state.exists()
