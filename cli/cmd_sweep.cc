@@ -31,6 +31,8 @@ struct SweepOptions {
   std::int64_t seed = 0;
   std::string objective;
   std::string direction = "minimize";
+  bool seed_given = false;
+  bool direction_given = false;
   bool dryrun = false;
   bool wait = false;
   std::vector<std::string> rest;  ///< FILE, or COMPONENT ARGS...
@@ -59,6 +61,10 @@ Result<sweeps::SweepSpec> InlineSpec(const SweepOptions& o) {
     random = random || param.kind != sweeps::ParamSpec::Kind::kValues;
     spec.space.params.push_back(std::move(param));
   }
+  if (!random && o.trials == 0 && o.seed_given) {
+    return InvalidArgumentError("--seed: only a random search (--trials N, or a -p distribution) takes a seed");
+  }
+  if (o.objective.empty() && o.direction_given) return InvalidArgumentError("--direction: give --objective too");
   if (random || o.trials > 0) {
     spec.space.type = sweeps::SpaceType::kRandom;
     if (o.trials <= 0) return InvalidArgumentError("--trials: required for a random search (how many to draw)");
@@ -153,10 +159,11 @@ Handler AddSweepCommand(CLI::App& app, plugins::PluginRegistry& registry) {
                   "Inline form: a swept parameter, name=v1,v2,... (grid) or name=uniform(a,b) | loguniform(a,b) | "
                   "randint(a,b) | choice(a,b,...) (random); repeat for each")
       ->allow_extra_args(false);
-  run->add_option("--trials", opts->trials, "Inline random search: how many trials to draw");
-  run->add_option("--seed", opts->seed, "Inline random search: the generator's seed (default 0)");
+  run->add_option("--trials", opts->trials, "Inline random search: how many trials to draw")
+      ->check(CLI::PositiveNumber);
+  CLI::Option* seed = run->add_option("--seed", opts->seed, "Inline random search: the generator's seed (default 0)");
   run->add_option("--objective", opts->objective, "Inline form: the reported metric to optimise");
-  run->add_option("--direction", opts->direction, "minimize (default) or maximize");
+  CLI::Option* direction = run->add_option("--direction", opts->direction, "minimize (default) or maximize");
   run->add_flag("--dryrun", opts->dryrun, "Validate and print every trial's values and the first request");
   run->add_flag("--wait", opts->wait, "Wait for the sweep to end; exit 0 only if every trial succeeded");
   run->prefix_command();  // FILE, or the component and everything after it (its arguments)
@@ -166,9 +173,11 @@ Handler AddSweepCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   CLI::App* best = cmd->add_subcommand("best", "Print the sweep's best trial (by its objective)");
   best->add_option("handle", opts->handle, "sweep://<session>/<id>")->required();
   best->add_flag("--json", opts->json, "As JSON");
-  return [opts, &registry, run, status] {
+  return [opts, &registry, run, status, seed, direction] {
     if (run->parsed()) {
       opts->rest = run->remaining();
+      opts->seed_given = seed->count() > 0;
+      opts->direction_given = direction->count() > 0;
       return RunSweep(*opts, registry);
     }
     return SweepStatus(*opts, registry, !status->parsed());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -48,8 +49,17 @@ void Finish(SweepRecord& r) {
     r.msg = "cancelled";
   } else if (!failed.empty() || skipped) {
     r.final_state = AppState::kFailed;
+    std::string not_run = "trials did not run";
+    auto skipped_count = std::count_if(r.trials.begin(), r.trials.end(),
+                                       [](const TrialRecord& x) { return x.phase == TrialPhase::kSkipped; });
+    for (const TrialRecord& t : r.trials) {  // why: the first reason given
+      if (t.phase == TrialPhase::kSkipped && !t.msg.empty()) {
+        not_run = fmt::format("{} trial{} did not run ({})", skipped_count, skipped_count > 1 ? "s" : "", t.msg);
+        break;
+      }
+    }
     r.msg = failed.empty()
-                ? "trials did not run"
+                ? not_run
                 : fmt::format("{} of {} trials failed ({}{})", failed.size(), r.trials.size(),
                               fmt::join(failed.begin(), failed.begin() + std::min<size_t>(failed.size(), 10), ", "),
                               failed.size() > 10 ? ", ..." : "");
@@ -162,14 +172,17 @@ Result<SweepRecord> ProposeTrials(SweepStore& store, const std::string& id, Tria
       AbandonWaiting(cur, "Ax cannot propose trials: " + proposals.error().message());
       return OkStatus();
     }
-    for (Proposal& p : *proposals) {
-      TrialRecord* t = TrialAt(cur, p.index);
-      if (!t || t->phase != TrialPhase::kWaiting || !t->values.empty()) continue;  // not one this sweep waits for
-      t->values = std::move(p.values);
-      t->generator = std::move(p.generator);
+    size_t next = 0;
+    for (TrialRecord& t : cur.trials) {  // in index order: the lowest waiting trials get values
+      if (next == proposals->size()) break;
+      if (t.phase != TrialPhase::kWaiting || !t.values.empty()) continue;
+      Proposal& p = (*proposals)[next++];
+      t.values = std::move(p.values);
+      t.generator = std::move(p.generator);
+      t.ax_index = p.index;
     }
     cur.ax_short_at = static_cast<int>(proposals->size()) < want ? ended : -1;
-    if (proposals->empty() && !running) AbandonWaiting(cur, "Ax proposed no further trial");
+    if (next == 0 && !running) AbandonWaiting(cur, "Ax proposed no further trial");
     return OkStatus();
   });
 }
@@ -217,11 +230,16 @@ Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBacke
 Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Refresh(store, id, backend));
   if (auto why = StopReason(r); why && std::any_of(r.trials.begin(), r.trials.end(), Queued)) {
-    // Stopped early with trials still queued on the scheduler: they are cancelled before they start.
+    // Stopped early with trials still queued on the scheduler: they are cancelled before they
+    // start (outside the lock: a cancel may take seconds), and marked not run once cancelled. A
+    // cancel that failed leaves the trial to the next refresh.
+    std::set<int> cancelled;
+    for (const TrialRecord& t : r.trials) {
+      if (Queued(t) && backend.Cancel(t.handle).ok()) cancelled.insert(t.index);
+    }
     TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](SweepRecord& cur) {
       for (TrialRecord& t : cur.trials) {
-        if (!Queued(t)) continue;
-        (void)backend.Cancel(t.handle);
+        if (!cancelled.count(t.index) || t.phase != TrialPhase::kSubmitted) continue;
         t.phase = TrialPhase::kSkipped;
         t.state = AppState::kCancelled;
         t.msg = "not run: " + *why;

@@ -20,9 +20,10 @@
 
 namespace torchx::sweeps {
 
-/// A trial Ax proposed: its index (Ax's trial index is the sweep's), values and generator.
+/// A trial Ax proposed: Ax's index for it, its values and what generated them. The sweep gives it
+/// to its lowest waiting trial without values.
 struct Proposal {
-  int index = 0;
+  int index = 0;  ///< Ax's trial index
   Assignment values;
   std::string generator;
 };

@@ -97,6 +97,10 @@ std::string TrialLabel(const TrialRecord& t) {
 
 Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& config, const RunRequest& request) {
   const SweepSpec& spec = request.spec;
+  if (TrialCount(spec.space) > kMaxTrials) {  // the file's reader checks too; the inline form comes here
+    return InvalidArgumentError(
+        fmt::format("space: {} trials; a sweep runs at most {}", TrialCount(spec.space), kMaxTrials));
+  }
   Plan plan;
   std::string base = !spec.component.empty() ? fs::path(spec.component).stem().string() : "sweep";
   plan.name = !request.name.empty() ? request.name : !spec.name.empty() ? spec.name : base + "-sweep";
@@ -234,9 +238,17 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
     (void)store.Remove(r.id);
     fs::remove_all(r.results_dir, ec);
     fs::remove(TrackerConfigPath(r), ec);
+    fs::remove(AxStatePath(r), ec);
   };
+  // An array is submitted by this process, which holds the sweep's driver lock from before the
+  // record exists until the handles are recorded: a status or list call meanwhile finds it held
+  // and starts no driver (one would fail the trials being submitted as unrecorded).
+  std::optional<pipelines::DriverLock> lock;
   if (!plan.array_tasks.empty()) {
     for (TrialRecord& t : r.trials) t.phase = TrialPhase::kSubmitting;
+    auto taken = pipelines::DriverLock::TryTake(store.dir(), r.id);
+    if (!taken || !*taken) return UnavailableError(fmt::format("sweep {}: another process holds its lock", r.id));
+    lock.emplace(std::move(**taken));
   }
   if (Status s = store.Create(r); !s.ok()) {
     cleanup();
@@ -275,6 +287,7 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
       return recorded.error();
     }
   }
+  lock.reset();  // the driver takes it
   if (Status s = pipelines::StartDriver(state_dir, store.dir(), r.id, r.cwd, "sweep"); !s.ok()) {
     if (!plan.array_tasks.empty()) return plan.handle;  // submitted: a status call starts the driver again
     cleanup();

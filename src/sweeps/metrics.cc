@@ -1,8 +1,10 @@
 #include "sweeps/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -45,14 +47,50 @@ std::string Base32(std::string_view bytes) {
   return out;
 }
 
+namespace {
+
+// Python's json writes NaN, Infinity and -Infinity, which JSON has not: read as null (outside
+// strings), so the report still parses and the value reads as not finite.
+std::string NonFiniteAsNull(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    for (std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
+      if (text.compare(i, token.size(), token) == 0) {
+        out += "null";
+        i += token.size() - 1;
+        c = 0;
+        break;
+      }
+    }
+    if (c) out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<Report> ParseReport(std::string_view text) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json j = Json::parse(NonFiniteAsNull(text), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
   const Json* body = &j;
   if (j.size() == 1 && j.contains("metadata") && j["metadata"].is_object()) body = &j["metadata"];
   Report r;
   for (const auto& [k, v] : body->items()) {
     if (v.is_number()) r.emplace_back(k, v.get<double>());
+    if (v.is_null()) r.emplace_back(k, std::numeric_limits<double>::quiet_NaN());  // NaN, +-Infinity
   }
   return r;
 }
@@ -83,6 +121,13 @@ Summary Summarize(const std::vector<Report>& reports, const std::optional<Object
       const std::string& k = key;
       auto it = std::find_if(s.metrics.begin(), s.metrics.end(), [&k](const auto& m) { return m.first == k; });
       bool is_objective = objective && k == objective->metric;
+      if (!std::isfinite(v)) {
+        // A diverged value (NaN, infinite): the metric has no value now, and with `last` neither
+        // has the objective, so the trial is not ranked; `best` keeps the best finite report.
+        if (it != s.metrics.end() && !(is_objective && objective->best)) s.metrics.erase(it);
+        if (is_objective && !objective->best) s.objective.reset();
+        continue;
+      }
       double* slot = nullptr;
       if (it == s.metrics.end()) {
         slot = &s.metrics.emplace_back(k, v).second;

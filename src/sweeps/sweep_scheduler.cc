@@ -132,6 +132,7 @@ class SweepScheduler : public schedulers::Scheduler {
     std::error_code ec;
     fs::remove_all(record->results_dir, ec);
     fs::remove(TrackerConfigPath(*record), ec);
+    fs::remove(AxStatePath(*record), ec);
     return store_.Remove(app_id);
   }
 
@@ -266,6 +267,16 @@ int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_d
     }
     errors = 0;
     if (r->final_state) return 0;
+    // Trials left claimed (their handles could not be recorded, nor they be failed then): no
+    // claim is in flight between iterations, so they are failed now rather than hold their slots.
+    if (std::any_of(r->trials.begin(), r->trials.end(),
+                    [](const TrialRecord& t) { return t.phase == TrialPhase::kSubmitting; })) {
+      (void)store.Update(id, [](SweepRecord& cur) {
+        FailUnrecorded(cur, "its handle could not be recorded; check the trials' scheduler");
+        return OkStatus();
+      });
+      continue;
+    }
     if (r->cancel_requested && !swept) {  // once: cancel what the canceller may have missed
       swept = true;
       for (const TrialRecord& t : r->trials) {

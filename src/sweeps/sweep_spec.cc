@@ -21,9 +21,6 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 using Kind = ParamSpec::Kind;
 
-// A search larger than this is almost surely a mistake (and its record would not be small).
-constexpr std::uint64_t kMaxTrials = 100000;
-
 const std::vector<std::string> kSweepKeys = {"name", "component",    "args",         "app",       "scheduler",
                                              "cfg",  "max_parallel", "max_failures", "objective", "space"};
 const std::vector<std::string> kSpaceKeys = {"type", "parameters", "seed", "trials"};
@@ -189,7 +186,11 @@ Result<ParamSpec> ParseParam(const std::string& name, const OrderedJson& v, Spac
     TORCHX_ASSIGN_OR_RETURN(std::string kind, StringField(v, "type", where));
     if (kind.empty()) kind = v["low"].is_number_integer() && v["high"].is_number_integer() ? "int" : "float";
     if (kind != "int" && kind != "float") return BadChoice(where + ".type", kind, {"float", "int"});
-    bool log = v.contains("log_scale") && v["log_scale"].is_boolean() && v["log_scale"].get<bool>();
+    if (v.contains("log_scale") && !v["log_scale"].is_boolean()) {
+      return InvalidArgumentError(
+          fmt::format("{}.log_scale: must be true or false, got {}", where, v["log_scale"].dump()));
+    }
+    bool log = v.contains("log_scale") && v["log_scale"].get<bool>();
     p.kind = kind == "int" ? Kind::kRandInt : log ? Kind::kLogUniform : Kind::kUniform;
     if (log && kind == "int")
       return InvalidArgumentError(fmt::format("{}.log_scale: only a float range has one", where));
@@ -276,6 +277,7 @@ Result<Objective> ParseObjective(const OrderedJson& j) {
   Objective o;
   if (j.is_string()) {
     o.metric = j.get<std::string>();
+    if (o.metric.empty()) return InvalidArgumentError("objective: must name a reported metric, got an empty string");
     return o;
   }
   if (!j.is_object()) return InvalidArgumentError("objective: must be a metric name or a mapping with `metric`");

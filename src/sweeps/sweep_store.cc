@@ -92,7 +92,8 @@ std::string SweepRecordToJson(const SweepRecord& r) {
                       {"ended", OptNumber(t.ended)},
                       {"metrics", std::move(metrics)},
                       {"objective", OptNumber(t.objective)},
-                      {"generator", t.generator}});
+                      {"generator", t.generator},
+                      {"ax_index", t.ax_index}});
   }
   Json defaults = Json::array();
   for (const auto& [k, v] : r.component_defaults) defaults.push_back({k, v});
@@ -186,6 +187,7 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
       for (const auto& [k, v] : t.at("metrics").items()) tr.metrics.emplace_back(k, v.get<double>());
       if (t.at("objective").is_number()) tr.objective = t["objective"].get<double>();
       tr.generator = t.value("generator", "");
+      tr.ax_index = t.value("ax_index", -1);
       r.trials.push_back(std::move(tr));
     }
     return r;

@@ -34,6 +34,7 @@ struct TrialRecord {
   std::vector<std::pair<std::string, double>> metrics;
   std::optional<double> objective;
   std::string generator;  ///< ax: what proposed it (Ax's generation node)
+  int ax_index = -1;      ///< ax: Ax's index of this trial (they differ once Ax abandoned some)
 };
 
 struct SweepRecord {

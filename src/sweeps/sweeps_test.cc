@@ -274,6 +274,19 @@ TEST(MetricsTest, LastOrBest) {
   EXPECT_EQ(Summarize(reports, Objective{"f1", true, false}).objective, std::nullopt);
 }
 
+TEST(MetricsTest, ADivergedReportIsNotRanked) {
+  auto nan = ParseReport(R"({"metadata": {"loss": NaN, "step": 2, "tag": "Infinity"}})");
+  ASSERT_TRUE(nan.has_value());
+  ASSERT_EQ(nan->size(), 2u);  // the other keys still read; a string is not a metric
+  EXPECT_TRUE(std::isnan((*nan)[0].second));
+  std::vector<Report> reports = {{{"loss", 0.5}}, *nan};
+  Summary last = Summarize(reports, Objective{"loss", true, false});
+  EXPECT_EQ(last.objective, std::nullopt);
+  EXPECT_THAT(last.metrics, ElementsAre(std::pair<std::string, double>("step", 2)));
+  EXPECT_EQ(Summarize(reports, Objective{"loss", true, true}).objective, 0.5);
+  EXPECT_EQ(ParseReport(R"({"loss": -Infinity})")->size(), 1u);
+}
+
 TEST(MetricsTest, ReadsTheTrackersFilesInOrder) {
   testing::ScopedTempDir dir;
   std::string run = Base32("local_cwd://torchx/t-0");
@@ -514,6 +527,7 @@ TEST_F(EngineTest, AxNotAnsweringLeavesTheRestNotRunWithItsReason) {
   ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->final_state, AppState::kFailed);
   EXPECT_THAT(r->trials[0].msg, HasSubstr("not run: Ax cannot propose trials: ModuleNotFoundError"));
+  EXPECT_THAT(r->msg, HasSubstr("3 trials did not run (not run: Ax cannot propose trials"));
   EXPECT_TRUE(fake_.submitted.empty());
 }
 

@@ -69,10 +69,13 @@ class RunnerTrialBackend : public TrialBackend {
       params.push_back(std::move(j));
     }
     AxJson ended = AxJson::array();
+    AxJson valued = AxJson::array();  // Ax's trials the sweep holds: any other Ax proposed is abandoned
     for (const TrialRecord& t : sweep.trials) {
-      if (t.phase != TrialPhase::kDone || t.values.empty()) continue;
-      bool ok = t.state == specs::AppState::kSucceeded && t.objective;
-      ended.push_back({{"index", t.index}, {"objective", ok ? AxJson(*t.objective) : AxJson(nullptr)}});
+      if (t.ax_index < 0) continue;
+      valued.push_back(t.ax_index);
+      if (t.phase != TrialPhase::kDone && t.phase != TrialPhase::kSkipped) continue;
+      bool ok = t.phase == TrialPhase::kDone && t.state == specs::AppState::kSucceeded && t.objective;
+      ended.push_back({{"index", t.ax_index}, {"objective", ok ? AxJson(*t.objective) : AxJson(nullptr)}});
     }
     AxJson request = {{"state", AxStatePath(sweep)},
                       {"name", sweep.id},
@@ -80,6 +83,7 @@ class RunnerTrialBackend : public TrialBackend {
                       {"parameters", std::move(params)},
                       {"objective", {{"metric", sweep.objective->metric}, {"minimize", sweep.objective->minimize}}},
                       {"ended", std::move(ended)},
+                      {"valued", std::move(valued)},
                       {"count", count}};
     if (!ax_.started()) TORCHX_RETURN_IF_ERROR(ax_.Start("torchx.sweeps._ax", "an ax sweep's trials"));
     TORCHX_ASSIGN_OR_RETURN(std::string line, ax_.Call(request.dump()));
@@ -115,7 +119,8 @@ std::unique_ptr<TrialBackend> MakeRunnerTrialBackend(runner::Runner& runner) {
 
 std::string TrackerConfigPath(const SweepRecord& r) { return r.results_dir + ".tracker.conf"; }
 
-std::string AxStatePath(const SweepRecord& r) { return r.results_dir + ".ax.json"; }
+// Not `.json`: the sweeps directory's `.json` files are the records.
+std::string AxStatePath(const SweepRecord& r) { return r.results_dir + ".ax-state"; }
 
 specs::Tracking TrialTracking(const SweepRecord& r) {
   specs::Tracking t;

@@ -28,6 +28,9 @@ namespace torchx::sweeps {
 /// The scheduler name sweep handles carry.
 inline constexpr std::string_view kSchedulerName = "sweep";
 
+/// A search larger than this is almost surely a mistake (and its record would not be small).
+inline constexpr std::uint64_t kMaxTrials = 100000;
+
 /// One swept parameter: a grid's values, or a distribution a random search draws from.
 struct ParamSpec {
   enum class Kind { kValues, kUniform, kLogUniform, kRandInt };

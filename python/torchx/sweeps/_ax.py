@@ -4,20 +4,21 @@ replies go to the file descriptor in $TORCHX_BRIDGE_FD (one JSON line each).
 
 Request: ``{"state": path, "name", "seed", "parameters": [{"name", "type": "float"|"int"|"choice",
 "low", "high", "log_scale", "values"}], "objective": {"metric", "minimize"}, "ended": [{"index",
-"objective" (null: failed or no report)}], "count": k}``. Reply: ``{"trials": [{"index", "values",
-"generator"}]}`` or ``{"error": message}``.
+"objective" (null: failed, not run or no report)}], "valued": [index...], "count": k}``, indices
+being Ax's. Reply: ``{"trials": [{"index", "values", "generator"}]}`` or ``{"error": message}``.
 
 Ax's own state (its experiment and generation strategy) is saved to ``state`` after every
 request, so a driver restarted after a crash goes on where Ax was: the trials already proposed
-keep their indices (Ax's trial index is the sweep's trial index) and the model its data. Trials
-that ended are completed with their objective (or marked failed) before new ones are proposed;
-Ax may propose fewer than asked while it waits for data (its initial Sobol batch).
+keep their Ax indices (the sweep records each trial's) and the model its data. Trials that ended
+are completed with their objective (or marked failed) before new ones are proposed; a trial Ax
+proposed that the sweep never recorded (its driver died in between) is abandoned. Ax may propose
+fewer than asked while it waits for data (its initial Sobol batch).
 """
 
 import json
 import os
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Literal
 
 
 def _client(req: Dict[str, Any]) -> Any:
@@ -29,8 +30,13 @@ def _client(req: Dict[str, Any]) -> Any:
     params: List[Any] = []
     for p in req["parameters"]:
         if p["type"] == "choice":
-            params.append(ChoiceParameterConfig(name=p["name"], parameter_type="str" if any(
-                isinstance(v, str) for v in p["values"]) else "float", values=p["values"]))
+            values = p["values"]
+            kind: Literal["str", "bool", "int", "float"] = (
+                "str" if any(isinstance(v, str) for v in values)
+                else "bool" if all(isinstance(v, bool) for v in values)
+                else "int" if all(isinstance(v, int) for v in values)
+                else "float")
+            params.append(ChoiceParameterConfig(name=p["name"], parameter_type=kind, values=values))
         else:
             params.append(RangeParameterConfig(name=p["name"], parameter_type=p["type"], bounds=(p["low"], p["high"]),
                                                scaling="log" if p.get("log_scale") else "linear"))
@@ -54,6 +60,10 @@ def _answer(req: Dict[str, Any]) -> Dict[str, Any]:
             client.mark_trial_failed(trial_index=e["index"])
         else:
             client.complete_trial(trial_index=e["index"], raw_data={metric: e["objective"]})
+    valued = set(req.get("valued", []))
+    for index, t in trials.items():
+        if t.status == TrialStatus.RUNNING and index not in valued:
+            client.mark_trial_abandoned(trial_index=index)
     proposed = client.get_next_trials(max_trials=req["count"]) if req["count"] > 0 else {}
     out = []
     for index, values in sorted(proposed.items()):

@@ -37,9 +37,10 @@ fs::path JobDir(const std::string& app_id) {
   std::ifstream f(kJobDirsFile);
   std::string line;
   fs::path found;
+  std::string job = app_id.substr(0, app_id.find('_'));  // an array task's job_dir is its array's
   while (std::getline(f, line)) {
     size_t eq = line.find(" = ");
-    if (eq != std::string::npos && line.substr(0, eq) == app_id) found = line.substr(eq + 3);
+    if (eq != std::string::npos && line.substr(0, eq) == job) found = line.substr(eq + 3);
   }
   std::error_code ec;
   return found.empty() ? fs::current_path(ec) : found;
@@ -94,10 +95,17 @@ class SlurmScheduler : public Scheduler {
       requests.push_back(std::move(req));
     }
     TORCHX_ASSIGN_OR_RETURN(SlurmArrayRequest array, BuildSlurmArray(requests, max_parallel));
-    TORCHX_ASSIGN_OR_RETURN(std::string id, Submit(array.first, array.Materialize()));
+    auto id = Submit(array.first, array.Materialize());
+    if (!id && id.error().message().find("array") != std::string::npos) {
+      // The cluster refuses this array (more tasks than its MaxArraySize, arrays disabled): the
+      // caller submits the tasks one by one instead.
+      return InvalidArgumentError(
+          fmt::format("slurm: the cluster refused a job array of {} tasks: {}", tasks.size(), id.error().message()));
+    }
+    if (!id) return id.error();
     std::vector<std::string> ids;
     ids.reserve(tasks.size());
-    for (size_t i = 0; i < tasks.size(); ++i) ids.push_back(fmt::format("{}_{}", id, i));
+    for (size_t i = 0; i < tasks.size(); ++i) ids.push_back(fmt::format("{}_{}", *id, i));
     return ids;
   }
 
@@ -178,6 +186,9 @@ class SlurmScheduler : public Scheduler {
     }
     TORCHX_ASSIGN_OR_RETURN(auto rows, ParseSacct(sacct->out));
     auto d = DescribeFromJobs(app_id, rows);
+    // Accounting has no row for a job that never started (a waiting array task): while the
+    // controller cannot be asked, that is not "gone".
+    if (!d && controller_down) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(squeue->err)));
     if (d && controller_down) {
       d->msg = fmt::format("the Slurm controller cannot be reached ({}): state from accounting, which may lag",
                            Trim(squeue->err));
@@ -196,6 +207,7 @@ class SlurmScheduler : public Scheduler {
     if (squeue->exit_code == 0) {
       TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
       for (SlurmJob& j : jobs) {
+        if (app_id.find('_') != std::string::npos) j.job_id = app_id;  // an array task: `-j` kept its rows
         if (j.job_id == app_id) mine.push_back(std::move(j));
       }
     }

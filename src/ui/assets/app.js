@@ -525,6 +525,8 @@ function scatter(id, title, points, xlabel, line) {
         svg("title", {}, `trial ${p.index}: ${fmtNum(p.y)}`)))));
 }
 
+const sweepSort = new Map();  // handle -> {key, asc}
+
 function sweepView(sw, handle) {
   const params = Object.keys((sw.trials.find((t) => Object.keys(t.values).length) || { values: {} }).values);
   const objective = sw.objective ? sw.objective.metric : null;
@@ -538,7 +540,10 @@ function sweepView(sw, handle) {
     ...(objective ? [{ key: "objective", label: objective + " *", val: (t) => t.objective }] : []),
     ...metrics.map((m) => ({ key: "m:" + m, label: m, val: (t) => t.metrics[m] })),
   ];
-  let sortKey = objective ? "objective" : "trial", asc = !sw.objective || sw.objective.direction === "minimize";
+  // The sort a click chose outlives the page's refreshes (each event rebuilds the card).
+  const saved = sweepSort.get(handle);
+  let sortKey = saved ? saved.key : objective ? "objective" : "trial";
+  let asc = saved ? saved.asc : !sw.objective || sw.objective.direction === "minimize";
   const body = el("tbody");
   const fill = () => {
     const col = cols.find((c) => c.key === sortKey);
@@ -559,6 +564,7 @@ function sweepView(sw, handle) {
   };
   const head = el("tr", {}, cols.map((c) => el("th", { class: "sortable", "data-key": c.key, onclick: () => {
     if (sortKey === c.key) asc = !asc; else { sortKey = c.key; asc = true; }
+    sweepSort.set(handle, { key: sortKey, asc });
     fill();
   } }, c.label)));
   fill();

@@ -236,5 +236,5 @@ space:
     assert model < initial, (model, initial, generators)
     assert view["best"] == min(trials, key=lambda t: t["objective"])["index"]
     # Ax's state is kept with the sweep's record: a restarted driver goes on from it.
-    state = torchx.state / "sweeps" / (res.stdout.split()[0].rsplit("/", 1)[1] + ".results.ax.json")
+    state = torchx.state / "sweeps" / (res.stdout.split()[0].rsplit("/", 1)[1] + ".results.ax-state")
     assert state.exists()
