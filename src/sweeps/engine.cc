@@ -153,6 +153,11 @@ TrialRecord* TrialAt(SweepRecord& r, int index) {
 // The most a driver claims at once: each batch is two writes of the record, whatever its size.
 constexpr int kBatch = 32;
 
+// Of the trials queued on their scheduler (an array's waiting tasks), how many a refresh asks
+// about: the scheduler starts them in order, so the first ones move first, and a 1,000-task
+// array does not cost 1,000 status calls (squeue processes) per turn of the driver.
+constexpr int kQueuedAsked = 16;
+
 // An ax sweep: values for the next trials, from Ax, when slots are free and no proposed trial
 // waits. Ax not answering (not installed, an error) leaves the rest not run, with its reason.
 Result<SweepRecord> ProposeTrials(SweepStore& store, const std::string& id, TrialBackend& backend, SweepRecord r,
@@ -217,9 +222,11 @@ Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBacke
   if (current->final_state) return std::move(*current);
   // Ask the scheduler and read the reports outside the lock, then apply under it.
   std::map<int, Seen> seen;
+  int queued = 0;
   for (const TrialRecord& t : current->trials) {
-    if (t.phase == TrialPhase::kSubmitted)
-      seen.emplace(t.index, Seen{backend.Status(t.handle), backend.Reports(*current, t)});
+    if (t.phase != TrialPhase::kSubmitted) continue;
+    if (Queued(t) && ++queued > kQueuedAsked) continue;  // their turn comes as the first ones start
+    seen.emplace(t.index, Seen{backend.Status(t.handle), backend.Reports(*current, t)});
   }
   return store.Update(id, [&](SweepRecord& r) {
     Apply(r, seen);
@@ -391,9 +398,10 @@ schedulers::DescribeAppResponse DescribeSweep(const SweepRecord& r, TrialBackend
   d.app = std::move(app);
   std::vector<std::string> counts;
   std::map<AppState, int> by_state;
+  int queued = 0;
   for (const TrialRecord& t : r.trials) {
     std::optional<specs::AppStatus> live;
-    if (t.phase == TrialPhase::kSubmitted) {
+    if (t.phase == TrialPhase::kSubmitted && (!Queued(t) || ++queued <= kQueuedAsked)) {
       auto st = backend.Status(t.handle);
       if (st && *st) live = std::move(**st);
     }

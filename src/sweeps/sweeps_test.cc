@@ -449,6 +449,21 @@ TEST_F(EngineTest, StoppingEarlyCancelsTrialsStillQueuedOnTheScheduler) {
   EXPECT_EQ(r->final_state, AppState::kFailed);
 }
 
+TEST_F(EngineTest, OnlyTheFirstQueuedTrialsAreAskedAboutEachTurn) {
+  Make(40, 0);  // an array of 40: all submitted, the scheduler runs them in order
+  ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
+  for (int i = 0; i < 40; ++i) fake_.states["fake://s/t" + std::to_string(i)] = AppState::kPending;
+  ASSERT_THAT(Refresh(store_, "sw", fake_), IsOk());  // records them PENDING (the first 16)
+  for (int i = 0; i < 40; ++i) End(i, AppState::kSucceeded, 1.0 * i);
+  auto r = Refresh(store_, "sw", fake_);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->trials[15].state, AppState::kSucceeded);
+  EXPECT_EQ(r->trials[39].state, AppState::kSubmitted);  // not asked yet: SUBMITTED counts as queued
+  for (int turn = 0; turn < 3 && !r->final_state; ++turn) r = Refresh(store_, "sw", fake_);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->final_state, AppState::kSucceeded);
+}
+
 TEST_F(EngineTest, ARefusedSubmissionFailsThatTrialOnly) {
   Make(3, 0);
   fake_.refuse = {1};

@@ -246,9 +246,10 @@ def test_a_pipeline_is_listed_with_its_steps_and_drawn_as_a_graph(ui, browser, s
     wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
     browser.get(ui.url)
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr[data-handle="{handle}"]')))
-    steps = browser.find_elements(By.CSS_SELECTOR, "tr.member")
-    assert [s.get_attribute("data-step") for s in steps] == ["prepare", "train", "evaluate"]
-    assert "after prepare" in steps[1].text
+    # The list is drawn again as events arrive: read its rows in waits that retry on a redraw.
+    wait.until(lambda d: [s.get_attribute("data-step") for s in d.find_elements(By.CSS_SELECTOR, "tr.member")]
+               == ["prepare", "train", "evaluate"])
+    wait.until(lambda d: "after prepare" in d.find_elements(By.CSS_SELECTOR, "tr.member")[1].text)
     save(browser, shots, "apps-pipeline.png")
 
     browser.get(ui.url + "#/app/" + urllib.parse.quote(handle, safe=""))
