@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "pipelines/children.h"
+
 namespace torchx::pipelines {
 namespace {
 
@@ -10,7 +12,7 @@ class DeferredChildLog : public schedulers::LogIterator {
   DeferredChildLog(plugins::PluginRegistry& registry, const std::string& session, std::shared_ptr<const Clock> clock,
                    schedulers::LogOptions options, std::function<Result<ChildLook>(runner::Runner&)> look)
       : clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()),
-        runner_(registry, Options(session, clock_)),
+        runner_(registry, ChildRunnerOptions(session, clock_)),
         options_(std::move(options)),
         look_(std::move(look)) {}
 
@@ -27,13 +29,6 @@ class DeferredChildLog : public schedulers::LogIterator {
   }
 
  private:
-  static runner::RunnerOptions Options(const std::string& session, std::shared_ptr<const Clock> clock) {
-    runner::RunnerOptions o;
-    o.session_name = session;
-    o.clock = std::move(clock);
-    return o;
-  }
-
   // Waits until the child has a handle; false when it will never have one.
   Result<bool> Start() {
     while (!inner_) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "pipelines/children.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
@@ -266,12 +267,7 @@ Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, Step
     return OkStatus();
   });
   if (!updated) return updated.error();
-  ::torchx::Status first = OkStatus();
-  for (const std::string& h : handles) {
-    ::torchx::Status s = backend.Cancel(h);
-    if (!s.ok() && first.ok()) first = s.WithContext("cancel " + h);
-  }
-  return first;
+  return CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
 }
 
 specs::AppState LiveState(const PipelineRecord& r) {

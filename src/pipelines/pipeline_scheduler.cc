@@ -12,6 +12,7 @@
 
 #include "core/daemon.h"
 #include "core/state_dir.h"
+#include "pipelines/children.h"
 #include "pipelines/deferred_log.h"
 #include "pipelines/driver_process.h"
 #include "pipelines/engine.h"
@@ -25,13 +26,6 @@ namespace fs = std::filesystem;
 using schedulers::DescribeAppResponse;
 using schedulers::DryRunInfo;
 using schedulers::ListAppResponse;
-
-runner::RunnerOptions RunnerOptionsFor(const std::string& session, std::shared_ptr<const Clock> clock) {
-  runner::RunnerOptions o;
-  o.session_name = session;
-  o.clock = std::move(clock);
-  return o;
-}
 
 // The record, brought up to date, and moving again if nothing moves it:
 // - a driver (or, sequenced by the scheduler, the launcher) holds the lock: the record as it is;
@@ -75,7 +69,7 @@ class PipelineScheduler : public schedulers::Scheduler {
         clock_(context.clock),
         state_dir_(internal::DefaultStateDir()),
         store_((fs::path(state_dir_) / "pipelines").string()),
-        runner_(registry, RunnerOptionsFor(context.session_name, context.clock)),
+        runner_(registry, ChildRunnerOptions(context.session_name, context.clock)),
         backend_(MakeRunnerStepBackend(runner_)) {}
 
   specs::RunOpts run_opts() const override { return {}; }
@@ -223,7 +217,7 @@ int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& stat
   auto record = store.Get(id);
   if (!record) return fail(record.error().message());
   if (!*record) return fail("does not exist");
-  runner::Runner runner(registry, RunnerOptionsFor((*record)->session, nullptr));
+  runner::Runner runner(registry, ChildRunnerOptions((*record)->session, nullptr));
   auto backend = MakeRunnerStepBackend(runner);
   // A step left "submitting" means a driver died between claiming it and recording its handle:
   // it may or may not have been submitted, and submitting it again could run it twice.

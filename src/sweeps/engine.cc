@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "pipelines/children.h"
 #include "pipelines/engine.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -341,12 +342,7 @@ void AbandonWaiting(SweepRecord& r, const std::string& why) {
     return OkStatus();
   });
   if (!updated) return updated.error();
-  ::torchx::Status first = OkStatus();
-  for (const std::string& h : handles) {
-    ::torchx::Status s = backend.Cancel(h);
-    if (!s.ok() && first.ok()) first = s.WithContext("cancel " + h);
-  }
-  return first;
+  return pipelines::CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
 }
 
 specs::AppState LiveState(const SweepRecord& r) {

@@ -11,6 +11,7 @@
 
 #include "core/daemon.h"
 #include "core/state_dir.h"
+#include "pipelines/children.h"
 #include "pipelines/deferred_log.h"
 #include "pipelines/driver_process.h"
 #include "sweeps/engine.h"
@@ -25,13 +26,6 @@ namespace fs = std::filesystem;
 using schedulers::DescribeAppResponse;
 using schedulers::DryRunInfo;
 using schedulers::ListAppResponse;
-
-runner::RunnerOptions RunnerOptionsFor(const std::string& session, std::shared_ptr<const Clock> clock) {
-  runner::RunnerOptions o;
-  o.session_name = session;
-  o.clock = std::move(clock);
-  return o;
-}
 
 // The record, brought up to date, and moving again if nothing moves it: a driver holds the lock
 // (the record as it is), else the driver died before the sweep ended and a new one is started
@@ -72,7 +66,7 @@ class SweepScheduler : public schedulers::Scheduler {
         clock_(context.clock),
         state_dir_(internal::DefaultStateDir()),
         store_(SweepsDir(state_dir_)),
-        runner_(registry, RunnerOptionsFor(context.session_name, context.clock)),
+        runner_(registry, pipelines::ChildRunnerOptions(context.session_name, context.clock)),
         backend_(MakeRunnerTrialBackend(runner_)) {}
 
   specs::RunOpts run_opts() const override { return {}; }
@@ -241,7 +235,7 @@ int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_d
   auto record = store.Get(id);
   if (!record) return fail(record.error().message());
   if (!*record) return fail("does not exist");
-  runner::RunnerOptions options = RunnerOptionsFor((*record)->session, nullptr);
+  runner::RunnerOptions options = pipelines::ChildRunnerOptions((*record)->session, nullptr);
   if (!(*record)->component.empty()) options.component_defaults[(*record)->component] = (*record)->component_defaults;
   runner::Runner runner(registry, options);
   auto backend = MakeRunnerTrialBackend(runner);

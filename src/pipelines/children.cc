@@ -1,0 +1,22 @@
+#include "pipelines/children.h"
+
+namespace torchx::pipelines {
+
+runner::RunnerOptions ChildRunnerOptions(const std::string& session, std::shared_ptr<const Clock> clock) {
+  runner::RunnerOptions o;
+  o.session_name = session;
+  o.clock = std::move(clock);
+  return o;
+}
+
+Status CancelChildren(const std::vector<std::string>& handles,
+                      const std::function<Status(const std::string&)>& cancel) {
+  Status first = OkStatus();
+  for (const std::string& h : handles) {
+    Status s = cancel(h);
+    if (!s.ok() && first.ok()) first = s.WithContext("cancel " + h);
+  }
+  return first;
+}
+
+}  // namespace torchx::pipelines
