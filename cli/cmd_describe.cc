@@ -10,6 +10,7 @@
 #include "common.h"
 #include "core/json_yaml.h"
 #include "exit_codes.h"
+#include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 #include "torchx/sweeps/sweep.h"
@@ -66,6 +67,13 @@ Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     }
     if (auto parsed = specs::ParseAppHandle(o->handle); parsed && parsed->scheduler_backend == sweeps::kSchedulerName) {
       auto def = sweeps::SweepDefinition(o->handle, o->json);  // the sweep file, not its trials
+      if (!def) return ReportError(def.error());
+      std::fputs(def->c_str(), stdout);
+      return kExitOk;
+    }
+    if (auto parsed = specs::ParseAppHandle(o->handle);
+        parsed && parsed->scheduler_backend == managed::kSchedulerName) {
+      auto def = managed::ManagedDefinition(runner, o->handle, o->json);  // the app and every attempt
       if (!def) return ReportError(def.error());
       std::fputs(def->c_str(), stdout);
       return kExitOk;

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "core/spelling.h"
 #include "exit_codes.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/sweeps/sweep.h"
@@ -30,8 +31,10 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
     if (*it == "--" || it->empty() || (*it)[0] != '-') break;
     if (*it == "-cfg") *it = "--cfg";
     if (it->rfind("-cfg=", 0) == 0) *it = "-" + *it;
-    bool takes_value =
-        *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args" || *it == "--workspace";
+    bool takes_value = *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args" ||
+                       *it == "--workspace" || *it == "--parent_run_id" || *it == "--max_recoveries" ||
+                       *it == "--recover_on" || *it == "--failover" || *it == "--start_timeout" ||
+                       *it == "--checkpoint_dir";
     if (takes_value && it + 1 != args.end()) ++it;
   }
   return args;
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
     torchx::plugins::AddPythonBridgeProvider(registry);
     torchx::pipelines::RegisterPipelineScheduler(registry);
     torchx::sweeps::RegisterSweepScheduler(registry);
+    torchx::managed::RegisterManagedScheduler(registry);
 
     std::map<std::string, Handler> handlers;
     handlers["run"] = AddRunCommand(app, registry);

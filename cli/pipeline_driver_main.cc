@@ -1,19 +1,21 @@
-// torchx-pipeline-driver <state_dir> <id> [sweep]: moves one composite job forward until it ends:
-// a pipeline (each step submitted when its dependencies have succeeded) or, with `sweep`, a sweep
-// (trials submitted while fewer than max_parallel run). Started detached by `torchx pipeline run`
+// torchx-pipeline-driver <state_dir> <id> [sweep|managed]: moves one composite job forward until
+// it ends: a pipeline (each step submitted when its dependencies have succeeded), with `sweep` a
+// sweep (trials submitted while fewer than max_parallel run), with `managed` a managed job (its app
+// submitted again after an infrastructure failure). Started detached by `torchx pipeline run`
 // / `torchx sweep run` (and again by a status call if it died); one per composite (an flock).
 #include <cstdio>
 #include <exception>
 #include <string>
 
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/sweeps/sweep.h"
 
 int main(int argc, char** argv) {
-  bool sweep = argc == 4 && std::string(argv[3]) == "sweep";
-  if (argc != 3 && !sweep) {
-    std::fprintf(stderr, "usage: torchx-pipeline-driver <state_dir> <id> [sweep]\n");
+  std::string kind = argc == 4 ? argv[3] : "pipeline";
+  if ((argc != 3 && argc != 4) || (kind != "pipeline" && kind != "sweep" && kind != "managed")) {
+    std::fprintf(stderr, "usage: torchx-pipeline-driver <state_dir> <id> [sweep|managed]\n");
     return 2;
   }
   // The process the launcher waits for exits as soon as the driver holds the composite's lock.
@@ -27,7 +29,9 @@ int main(int argc, char** argv) {
     torchx::plugins::AddPythonBridgeProvider(registry);
     torchx::pipelines::RegisterPipelineScheduler(registry);
     torchx::sweeps::RegisterSweepScheduler(registry);
-    if (sweep) return torchx::sweeps::RunSweepDriver(registry, argv[1], argv[2], ready_fd);
+    torchx::managed::RegisterManagedScheduler(registry);
+    if (kind == "managed") return torchx::managed::RunManagedDriver(registry, argv[1], argv[2], ready_fd);
+    if (kind == "sweep") return torchx::sweeps::RunSweepDriver(registry, argv[1], argv[2], ready_fd);
     return torchx::pipelines::RunPipelineDriver(registry, argv[1], argv[2], ready_fd);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "torchx-pipeline-driver: internal error: %s\n", e.what());

@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/sweeps/sweep.h"
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
     torchx::plugins::AddPythonBridgeProvider(registry);
     torchx::pipelines::RegisterPipelineScheduler(registry);
     torchx::sweeps::RegisterSweepScheduler(registry);
+    torchx::managed::RegisterManagedScheduler(registry);
     Handler handler = AddUiOptions(app, registry);
     try {
       app.parse(argc, argv);

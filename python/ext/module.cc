@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/sweeps/sweep.h"
 #include "torchx/version.h"
@@ -17,6 +18,7 @@ PYBIND11_MODULE(_torchx, m) {
   torchx::plugins::RegisterBuiltins(*registry);
   torchx::pipelines::RegisterPipelineScheduler(*registry);
   torchx::sweeps::RegisterSweepScheduler(*registry);
+  torchx::managed::RegisterManagedScheduler(*registry);
   torchx::python::BindSpecs(m, *registry);
   torchx::python::BindComponents(m, *registry);
   torchx::python::BindRunner(m, *registry);

@@ -10,7 +10,8 @@
 #     Debian's build accepts several slurmd per host (verified: 3 nodes run
 #     multi-node and heterogeneous jobs). `hostname` inside a job prints the
 #     real host name on every node; use $SLURMD_NODENAME to tell nodes apart.
-#   * partitions "debug" (Default=YES) and "batch", both with all nodes.
+#   * partitions "debug" (Default=YES), "batch" and "standby", all nodes, PriorityTier=1, and
+#     "urgent" (PriorityTier=10), whose jobs preempt theirs (preempt/partition_prio, REQUEUE).
 #   * no cgroups: ProctrackType=proctrack/linuxproc, TaskPlugin=task/none.
 #   * accounting (SLURM_ACCOUNTING=1, default): MariaDB (unix socket only, no TCP)
 #     + slurmdbd on 127.0.0.1:6819, so `sacct` (also `sacct --json`) works.
@@ -184,8 +185,16 @@ Waittime=0
 # Nodes: all on this host, each its own slurmd (-N nodeX) on its own port.
 $GRES_TYPES
 NodeName=$NODESPEC NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$PORTSPEC CPUs=$CPUS RealMemory=$MEM$GRES_NODE State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-PartitionName=batch Nodes=ALL Default=NO MaxTime=INFINITE State=UP
+# Preemption by partition priority: a job in "urgent" (PriorityTier=10) preempts jobs of the other
+# partitions it needs the nodes of. A job submitted with --requeue goes back to the queue (the
+# same id); one with --no-requeue (a managed job's) ends PREEMPTED for its launcher to recover.
+# "standby" is a partition the managed-job tests drain (submissions refused) and restore.
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=batch Nodes=ALL Default=NO MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=standby Nodes=ALL Default=NO MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=urgent Nodes=ALL Default=NO MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 EOF
 
 # ---------------------------------------------------------------- node names

@@ -488,6 +488,28 @@ Result<specs::Cfg> Runner::DependencyCfg(const std::string& scheduler, const std
   return sched->DependencyCfg(ids, std::move(cfg));
 }
 
+Result<std::optional<schedulers::FailureReport>> Runner::ClassifyFailure(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  if (sa.first->capabilities().Has(schedulers::Capability::kFailureClassification)) {
+    return sa.first->ClassifyFailure(sa.second);
+  }
+  TORCHX_ASSIGN_OR_RETURN(auto status, Status(handle));
+  if (!status) return std::optional<schedulers::FailureReport>();
+  if (status->state == specs::AppState::kCancelled) {
+    return std::optional(schedulers::FailureReport{schedulers::FailureCause::kCancelled, status->msg});
+  }
+  if (status->state != specs::AppState::kFailed) {
+    return FailedPreconditionError(fmt::format("{} is {}: only a failed or cancelled app has a failure cause", handle,
+                                               specs::AppStateName(status->state)));
+  }
+  return std::optional(schedulers::FailureReport{schedulers::FailureCause::kUnknown, status->msg});
+}
+
+Result<specs::Cfg> Runner::RecoveryHandoverCfg(const std::string& scheduler, specs::Cfg cfg) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  return sched->RecoveryHandoverCfg(std::move(cfg));
+}
+
 std::vector<std::string> Runner::SchedulerBackends() const {
   if (!options_.schedulers) return registry_.Names(plugins::PluginType::kScheduler);
   std::vector<std::string> names;

@@ -49,6 +49,54 @@ Result<std::optional<DryRunInfo>> Scheduler::DescribeNative(const std::string&) 
 
 Result<std::vector<ReplicaAttempt>> Scheduler::Attempts(const std::string&) { return std::vector<ReplicaAttempt>(); }
 
+Result<std::optional<FailureReport>> Scheduler::ClassifyFailure(const std::string&) {
+  return Unsupported(CapabilityDescription(Capability::kFailureClassification));
+}
+
+Result<specs::Cfg> Scheduler::RecoveryHandoverCfg(specs::Cfg cfg) const { return cfg; }
+
+std::string_view FailureCauseName(FailureCause c) {
+  switch (c) {
+    case FailureCause::kUserError:
+      return "user_error";
+    case FailureCause::kOutOfMemory:
+      return "out_of_memory";
+    case FailureCause::kNodeFailure:
+      return "node_failure";
+    case FailureCause::kPreemption:
+      return "preemption";
+    case FailureCause::kTimeLimit:
+      return "time_limit";
+    case FailureCause::kEviction:
+      return "eviction";
+    case FailureCause::kEngineLost:
+      return "engine_lost";
+    case FailureCause::kSupervisorLost:
+      return "supervisor_lost";
+    case FailureCause::kCancelled:
+      return "cancelled";
+    case FailureCause::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::vector<FailureCause> AllFailureCauses() {
+  std::vector<FailureCause> out;
+  for (unsigned i = 0; i <= static_cast<unsigned>(FailureCause::kUnknown); ++i)
+    out.push_back(static_cast<FailureCause>(i));
+  return out;
+}
+
+Result<FailureCause> ParseFailureCause(std::string_view name, std::string_view what) {
+  std::string choices;
+  for (FailureCause c : AllFailureCauses()) {
+    if (FailureCauseName(c) == name) return c;
+    choices += (choices.empty() ? "" : ", ") + std::string(FailureCauseName(c));
+  }
+  return InvalidArgumentError(fmt::format("{}: unknown cause `{}`; valid choices: {}", what, name, choices));
+}
+
 Result<std::optional<AppUsage>> Scheduler::ResourceUsage(const std::string&, const UsageOptions&) {
   return Unsupported(CapabilityDescription(Capability::kResourceUsage));
 }

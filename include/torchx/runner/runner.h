@@ -170,6 +170,14 @@ class Runner {
   /// kInvalidArgument for a handle of another scheduler or a malformed one.
   Result<specs::Cfg> DependencyCfg(const std::string& scheduler, const std::vector<std::string>& after_handles,
                                    specs::Cfg cfg);
+  /// Why an ended app did not succeed (Scheduler::ClassifyFailure). A back-end without
+  /// Capability::kFailureClassification is answered from its status: CANCELLED is `cancelled`,
+  /// FAILED `unknown` (with the app's message). nullopt for an unknown app; kFailedPrecondition for
+  /// one that has not ended or succeeded.
+  Result<std::optional<schedulers::FailureReport>> ClassifyFailure(const std::string& handle);
+  /// `cfg` for a submission whose infrastructure failures the caller recovers itself
+  /// (Scheduler::RecoveryHandoverCfg): managed jobs.
+  Result<specs::Cfg> RecoveryHandoverCfg(const std::string& scheduler, specs::Cfg cfg);
   /// Submits `tasks` (dry runs, all on one scheduler) as one array job running at most
   /// `max_parallel` at once (Scheduler::ScheduleArray); returns each task's handle, in order.
   /// kUnimplemented when the scheduler has no arrays (Capability::kNativeArrays).

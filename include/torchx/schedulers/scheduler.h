@@ -104,6 +104,35 @@ struct ReplicaAttempt {
   std::optional<double> ended;  ///< nullopt while it runs
 };
 
+/// Why an app ended other than SUCCEEDED, as its engine reports it (Capability::kFailureClassification).
+/// Managed jobs recover the infrastructure causes (node failure, preemption, eviction, a lost
+/// engine or supervisor) and leave the rest to the user unless asked (docs/managed.md).
+enum class FailureCause {
+  kUserError,       ///< the app's own non-zero exit
+  kOutOfMemory,     ///< killed for exceeding its memory (an OOM kill, Slurm's OUT_OF_MEMORY)
+  kNodeFailure,     ///< a node it ran on failed or could not boot (Slurm's NODE_FAIL, BOOT_FAIL; a reboot)
+  kPreemption,      ///< preempted for other work (Slurm's PREEMPTED)
+  kTimeLimit,       ///< past its time limit (Slurm's TIMEOUT, DEADLINE)
+  kEviction,        ///< its pod or container evicted by the engine (a kubelet's eviction)
+  kEngineLost,      ///< the engine no longer knows the app, or lost track of it
+  kSupervisorLost,  ///< what watched its processes died (local_cwd's supervisor)
+  kCancelled,       ///< cancelled (scancel, docker kill, torchx cancel): a person's decision
+  kUnknown,         ///< the engine says it failed but not why
+};
+/// "user_error", "out_of_memory", "node_failure", "preemption", "time_limit", "eviction",
+/// "engine_lost", "supervisor_lost", "cancelled", "unknown".
+std::string_view FailureCauseName(FailureCause c);
+/// A name above; the error names the field `what` and lists the choices.
+Result<FailureCause> ParseFailureCause(std::string_view name, std::string_view what = "failure cause");
+/// Every cause, in enum order.
+std::vector<FailureCause> AllFailureCauses();
+
+/// Why an app ended: its cause and the engine's words for it ("node node2 failed (NODE_FAIL)").
+struct FailureReport {
+  FailureCause cause = FailureCause::kUnknown;
+  std::string reason;
+};
+
 enum class LogStream { kStdout, kStderr, kCombined };
 /// "stdout" / "stderr" / "combined"; the error lists the choices.
 Result<LogStream> ParseLogStream(std::string_view s);
@@ -286,6 +315,17 @@ class Scheduler {
   /// tasks cannot be one array (several replicas, different resources or options). Default:
   /// kUnimplemented: the caller submits the tasks one by one.
   virtual Result<std::vector<std::string>> ScheduleArray(const std::vector<DryRunInfo>& tasks, int max_parallel);
+
+  /// Capability::kFailureClassification: why an ended app did not succeed, from what the engine
+  /// reports (a pure, table-tested function of its states per back-end). nullopt for an unknown
+  /// app; kFailedPrecondition for one that is not terminal or succeeded. Default: kUnimplemented.
+  virtual Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id);
+
+  /// `cfg` for a submission whose infrastructure failures its caller recovers with a new
+  /// submission (a managed job): the engine ends the app on a node failure or preemption (and says
+  /// why) instead of restarting it under the same id. kInvalidArgument when the app's own options
+  /// cannot be kept that way. Default: `cfg` as it is (the engine never restarts on its own).
+  virtual Result<specs::Cfg> RecoveryHandoverCfg(specs::Cfg cfg) const;
 
   /// Pure helpers this back-end offers its TorchX Python class (a request's script, a state
   /// table, manifest pieces): a named function, JSON text in and out, no engine contact. The

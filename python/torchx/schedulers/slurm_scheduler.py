@@ -76,6 +76,9 @@ class SlurmOpts(StructuredOpts):
     """Quality of Service (QoS) to assign to the job."""
     nomem: bool = False
     """Do not request memory (--mem) for the replicas."""
+    requeue: bool = True
+    """Let Slurm requeue the job after a node failure or preemption (--requeue); False:
+    --no-requeue, as a managed job submits it (roles then need max_retries=0)."""
     workspace_type: str = "dir"
     """Which workspace builder patches the image: dir, or docker (every replica runs inside its
     role's image through the cluster's container plugin, srun --container-image)."""

@@ -203,8 +203,9 @@ class KubernetesScheduler : public Scheduler {
   }
 
   Capabilities capabilities() const override {
-    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,  Capability::kList,
-            Capability::kDelete, Capability::kWorkspace,  Capability::kDescribeNative, Capability::kResourceUsage};
+    return {Capability::kLogs,           Capability::kFollowLogs,    Capability::kLogTimestamps,
+            Capability::kList,           Capability::kDelete,        Capability::kWorkspace,
+            Capability::kDescribeNative, Capability::kResourceUsage, Capability::kFailureClassification};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return KubernetesHelper(function, args_json);
@@ -290,6 +291,27 @@ class KubernetesScheduler : public Scheduler {
       }
     }
     return std::optional(std::move(d));
+  }
+
+  // The Job and its pods as the API server holds them: ClassifyVolcanoEnd.
+  Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
+    if (!job) return std::optional<FailureReport>();
+    TORCHX_ASSIGN_OR_RETURN(DescribeAppResponse d, ToDescribe(app_id, *job));
+    if (d.state != AppState::kFailed && d.state != AppState::kCancelled) {
+      return FailedPreconditionError(
+          fmt::format("kubernetes: job {} is {}: it has no failure cause", app_id, specs::AppStateName(d.state)));
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    std::string path = fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", internal::UrlEncode(ref.ns),
+                                   internal::UrlEncode(std::string(kLabelInstance) + "=" + ref.name));
+    Json items = Json::array();
+    if (auto pods = c->Call("GET", path); pods.ok() && pods->status == 200) {
+      Json list = Json::parse(pods->body, nullptr, false);
+      if (list.is_object() && list.contains("items") && list["items"].is_array()) items = list["items"];
+    }
+    return std::optional(ClassifyVolcanoEnd(*job, items));
   }
 
   // What metrics-server last scraped of the app's pods (metrics.k8s.io), read when asked: one

@@ -438,5 +438,45 @@ TEST(KubernetesHelpers, ManifestPiecesAsJson) {
   EXPECT_THAT(KubernetesHelper("nope", "{}"), StatusIs(StatusCode::kNotFound, HasSubstr("role_to_pod")));
 }
 
+Json EndedJob(const std::string& phase, const std::string& reason = "") {
+  return {{"status", {{"state", {{"phase", phase}, {"reason", reason}}}}}};
+}
+
+Json Pod(Json status) { return {{"metadata", {{"name", "job-trainer-0-0"}}}, {"status", std::move(status)}}; }
+
+// What a managed job reads from a Volcano Job and its pods, a row per kubelet and Volcano reason.
+TEST(ClassifyVolcanoEnd, EachReason) {
+  struct Row {
+    Json pod_status;
+    FailureCause cause;
+  };
+  Json oom = {{"phase", "Failed"},
+              {"containerStatuses",
+               {{{"name", "trainer"}, {"state", {{"terminated", {{"exitCode", 137}, {"reason", "OOMKilled"}}}}}}}}};
+  Json exit1 = {{"phase", "Failed"},
+                {"containerStatuses",
+                 {{{"name", "trainer"}, {"state", {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}}}}}}};
+  Json disrupted = {
+      {"phase", "Failed"},
+      {"conditions", {{{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "PreemptionByScheduler"}}}}};
+  for (const Row& row :
+       {Row{{{"phase", "Failed"}, {"reason", "Evicted"}, {"message", "low on memory"}}, FailureCause::kEviction},
+        Row{{{"phase", "Failed"}, {"reason", "NodeLost"}}, FailureCause::kNodeFailure},
+        Row{{{"phase", "Failed"}, {"reason", "DeadlineExceeded"}}, FailureCause::kTimeLimit},
+        Row{disrupted, FailureCause::kPreemption}, Row{oom, FailureCause::kOutOfMemory},
+        Row{exit1, FailureCause::kUserError}}) {
+    FailureReport r = ClassifyVolcanoEnd(EndedJob("Failed"), Json::array({Pod(row.pod_status)}));
+    EXPECT_EQ(r.cause, row.cause) << row.pod_status.dump();
+    EXPECT_THAT(r.reason, HasSubstr("pod job-trainer-0-0")) << row.pod_status.dump();
+  }
+  // An eviction explains the exit it caused in another pod.
+  FailureReport both = ClassifyVolcanoEnd(EndedJob("Failed"),
+                                          Json::array({Pod(exit1), Pod({{"phase", "Failed"}, {"reason", "Evicted"}})}));
+  EXPECT_EQ(both.cause, FailureCause::kEviction);
+  EXPECT_EQ(ClassifyVolcanoEnd(EndedJob("Aborted", "vcctl"), Json::array()).cause, FailureCause::kCancelled);
+  EXPECT_EQ(ClassifyVolcanoEnd(EndedJob("Failed", "PodEvicted"), Json::array()).cause, FailureCause::kEviction);
+  EXPECT_EQ(ClassifyVolcanoEnd(EndedJob("Failed"), Json::array()).cause, FailureCause::kUnknown);
+}
+
 }  // namespace
 }  // namespace torchx::schedulers::kubernetes

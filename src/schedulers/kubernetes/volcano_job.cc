@@ -492,4 +492,100 @@ AppState TaskPhaseToState(const std::string& phase) {
   return AppState::kUnknown;
 }
 
+namespace {
+
+// The gravest cause a pod tells, with its words; nullopt when it tells none.
+std::optional<FailureReport> PodCause(const nlohmann::json& pod) {
+  if (!pod.is_object()) return std::nullopt;
+  std::string name = pod.value("metadata", Json::object()).value("name", "");
+  Json status = pod.value("status", Json::object());
+  if (!status.is_object()) return std::nullopt;
+  auto said = [&](FailureCause cause, const std::string& reason, const std::string& message) {
+    return FailureReport{cause, fmt::format("pod {}: {}{}", name, reason, message.empty() ? "" : ": " + message)};
+  };
+  std::string reason = status.value("reason", ""), message = status.value("message", "");
+  static const std::map<std::string, FailureCause, std::less<>> kPodReasons = {
+      {"Evicted", FailureCause::kEviction},
+      {"Preempting", FailureCause::kPreemption},
+      {"NodeLost", FailureCause::kNodeFailure},
+      {"NodeShutdown", FailureCause::kNodeFailure},
+      {"Terminated", FailureCause::kNodeFailure},
+      {"DeadlineExceeded", FailureCause::kTimeLimit},
+      {"UnexpectedAdmissionError", FailureCause::kNodeFailure},
+  };
+  if (auto it = kPodReasons.find(reason); it != kPodReasons.end()) return said(it->second, reason, message);
+  // Kubernetes 1.26+: why a pod was disrupted, as a condition.
+  static const std::map<std::string, FailureCause, std::less<>> kDisruptions = {
+      {"EvictionByEvictionAPI", FailureCause::kEviction},       {"PreemptionByScheduler", FailureCause::kPreemption},
+      {"PreemptionByKubeScheduler", FailureCause::kPreemption}, {"DeletionByTaintManager", FailureCause::kNodeFailure},
+      {"DeletionByPodGC", FailureCause::kNodeFailure},          {"TerminationByKubelet", FailureCause::kEviction},
+  };
+  for (const Json& cond : status.value("conditions", Json::array())) {
+    if (!cond.is_object() || cond.value("type", "") != "DisruptionTarget" || cond.value("status", "") != "True")
+      continue;
+    std::string why = cond.value("reason", "");
+    if (auto it = kDisruptions.find(why); it != kDisruptions.end()) {
+      return said(it->second, why, cond.value("message", ""));
+    }
+  }
+  for (const Json& c : status.value("containerStatuses", Json::array())) {
+    if (!c.is_object()) continue;
+    Json term = c.value("state", Json::object()).value("terminated", Json::object());
+    if (!term.is_object() || term.empty())
+      term = c.value("lastState", Json::object()).value("terminated", Json::object());
+    if (!term.is_object() || term.empty()) continue;
+    int code = term.value("exitCode", 0);
+    std::string why = term.value("reason", "");
+    if (why == "OOMKilled")
+      return said(FailureCause::kOutOfMemory, why, fmt::format("container {}", c.value("name", "")));
+    if (code != 0) {
+      return said(FailureCause::kUserError, why.empty() ? "Error" : why,
+                  fmt::format("container {} exited with code {}", c.value("name", ""), code));
+    }
+  }
+  return std::nullopt;
+}
+
+int Gravity(FailureCause c) {
+  switch (c) {
+    case FailureCause::kNodeFailure:
+      return 7;
+    case FailureCause::kEviction:
+      return 6;
+    case FailureCause::kPreemption:
+      return 5;
+    case FailureCause::kTimeLimit:
+      return 4;
+    case FailureCause::kOutOfMemory:
+      return 3;
+    case FailureCause::kUserError:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+}  // namespace
+
+FailureReport ClassifyVolcanoEnd(const nlohmann::json& job, const nlohmann::json& pods) {
+  Json state = job.is_object() ? job.value("status", Json::object()).value("state", Json::object()) : Json::object();
+  if (!state.is_object()) state = Json::object();
+  std::string phase = state.value("phase", ""), reason = state.value("reason", ""),
+              message = state.value("message", "");
+  std::string job_words = reason.empty() ? message : (message.empty() ? reason : reason + ": " + message);
+  if (phase == "Aborted" || phase == "Aborting") {
+    return {FailureCause::kCancelled, job_words.empty() ? "the job was aborted" : job_words};
+  }
+  std::optional<FailureReport> gravest;
+  if (pods.is_array()) {
+    for (const Json& pod : pods) {
+      auto cause = PodCause(pod);
+      if (cause && (!gravest || Gravity(cause->cause) > Gravity(gravest->cause))) gravest = std::move(cause);
+    }
+  }
+  if (!gravest && reason.find("Evict") != std::string::npos) return {FailureCause::kEviction, job_words};
+  if (gravest) return *gravest;
+  return {FailureCause::kUnknown, job_words.empty() ? "the job " + (phase.empty() ? "failed" : phase) : job_words};
+}
+
 }  // namespace torchx::schedulers::kubernetes

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -98,5 +99,14 @@ specs::AppDef AppFromVolcanoJob(const nlohmann::json& job);
 specs::AppState JobPhaseToState(const std::string& phase);
 /// Volcano's task (pod) phases as replica states.
 specs::AppState TaskPhaseToState(const std::string& phase);
+
+/// Why an ended Volcano Job did not succeed, from the Job and its pods (the `items` of a pod
+/// list): Aborted is cancelled; then the gravest pod cause: status.reason Evicted, or a
+/// DisruptionTarget condition's EvictionByEvictionAPI (eviction); PreemptionByScheduler,
+/// Preempting (preemption); NodeLost, NodeShutdown, DeletionByTaintManager, DeletionByPodGC,
+/// Terminated (node_failure); DeadlineExceeded (time_limit); a container's OOMKilled
+/// (out_of_memory); a container's non-zero exit (user_error). The Job's own reason naming an
+/// eviction (Volcano's PodEvicted) counts as one. Otherwise unknown, with the Job's message.
+FailureReport ClassifyVolcanoEnd(const nlohmann::json& job, const nlohmann::json& pods);
 
 }  // namespace torchx::schedulers::kubernetes

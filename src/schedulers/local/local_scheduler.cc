@@ -1,5 +1,7 @@
 #include "schedulers/local/local_scheduler.h"
 
+#include "schedulers/local/failure_cause.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
@@ -26,6 +28,7 @@
 #include "core/helper_exe.h"
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
+#include "schedulers/local/failure_cause.h"
 #include "schedulers/local/helpers.h"
 #include "schedulers/local/log_file_reader.h"
 #include "schedulers/local/process_identity.h"
@@ -232,11 +235,11 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
   std::string why;
   if (app.supervisor_pid == 0) {
     if (NowSeconds() - app.created < 60) return OkStatus();  // still starting
-    why = "the supervisor never started";
+    why = kSupervisorNeverStarted;
   } else if (FromEarlierBoot(app.supervisor_start)) {
-    why = "the host rebooted while the app was running";
+    why = kHostRebooted;
   } else if (!IsSameProcess(app.supervisor_pid, app.supervisor_start)) {
-    why = fmt::format("the app's supervisor (pid {}) died unexpectedly; its replicas were stopped", app.supervisor_pid);
+    why = fmt::format("{}{}) died unexpectedly; its replicas were stopped", kSupervisorDiedPrefix, app.supervisor_pid);
   } else {
     return OkStatus();
   }
@@ -252,6 +255,18 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
   TORCHX_ASSIGN_OR_RETURN(auto fresh, store.GetApp(app.app_id));
   if (fresh) app = std::move(*fresh);
   return OkStatus();
+}
+
+Result<std::optional<FailureReport>> LocalScheduler::ClassifyFailure(const std::string& app_id) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return std::optional<FailureReport>();
+  const AppRecord& a = found->app;
+  if (a.state != AppState::kFailed && a.state != AppState::kCancelled) {
+    return FailedPreconditionError(
+        fmt::format("local: app {} is {}: it has no failure cause", app_id, specs::AppStateName(a.state)));
+  }
+  TORCHX_ASSIGN_OR_RETURN(auto replicas, found->store->GetReplicas(app_id));
+  return std::optional(ClassifyLocalEnd(a, replicas));
 }
 
 Result<std::optional<DescribeAppResponse>> LocalScheduler::Describe(const std::string& app_id) {

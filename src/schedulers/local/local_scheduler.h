@@ -26,9 +26,12 @@ class LocalScheduler : public Scheduler {
   specs::RunOpts run_opts() const override;
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override;
   Capabilities capabilities() const override {
-    return {Capability::kLogs,           Capability::kFollowLogs,     Capability::kList,         Capability::kDelete,
-            Capability::kAttemptHistory, Capability::kDescribeNative, Capability::kResourceUsage};
+    return {Capability::kLogs,          Capability::kFollowLogs,           Capability::kList,
+            Capability::kDelete,        Capability::kAttemptHistory,       Capability::kDescribeNative,
+            Capability::kResourceUsage, Capability::kFailureClassification};
   }
+  /// ClassifyLocalEnd over the store's record (a dead supervisor found first, as Describe does).
+  Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override;
   /// Replicas are local processes: resources are not enforced, so none is required (TorchX).
   bool requires_resources() const override { return false; }
   Result<std::string> Schedule(const DryRunInfo& info) override;

@@ -16,6 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "schedulers/local/failure_cause.h"
 #include "schedulers/local/supervisor_store.h"
 #include "schedulers/local/watchdog.h"
 #include "testing/fake_clock.h"
@@ -575,6 +576,30 @@ TEST(WatchdogLog, ALaterAttemptReplacesTheGroupAndJunkIsIgnored) {
   EXPECT_THAT(log.groups(), ElementsAre(Pair(120, "b:2")));
   log.Feed("done");  // no newline yet: not done
   EXPECT_FALSE(log.done());
+}
+
+// A managed job's view of local_cwd's ends: a dead supervisor or a reboot is infrastructure.
+TEST(ClassifyLocalEnd, EachEnd) {
+  AppRecord app;
+  app.state = AppState::kFailed;
+  app.msg = fmt::format("{}42) died unexpectedly; its replicas were stopped", kSupervisorDiedPrefix);
+  EXPECT_EQ(ClassifyLocalEnd(app, {}).cause, FailureCause::kSupervisorLost);
+  app.msg = std::string(kSupervisorNeverStarted);
+  EXPECT_EQ(ClassifyLocalEnd(app, {}).cause, FailureCause::kSupervisorLost);
+  app.msg = std::string(kHostRebooted);
+  EXPECT_EQ(ClassifyLocalEnd(app, {}).cause, FailureCause::kNodeFailure);
+  app.msg = "";
+  ReplicaRecord r;
+  r.role = "trainer";
+  r.state = AppState::kFailed;
+  r.exit_code = 3;
+  FailureReport report = ClassifyLocalEnd(app, {r});
+  EXPECT_EQ(report.cause, FailureCause::kUserError);
+  EXPECT_EQ(report.reason, "trainer/0 exited with code 3");
+  r.exit_code = -9;
+  EXPECT_EQ(ClassifyLocalEnd(app, {r}).cause, FailureCause::kUnknown);
+  app.state = AppState::kCancelled;
+  EXPECT_EQ(ClassifyLocalEnd(app, {r}).cause, FailureCause::kCancelled);
 }
 
 }  // namespace

@@ -63,6 +63,11 @@ specs::RunOpts SlurmRunOpts() {
               "Pipelines set it from each step's depends_on.");
   (void)o.Add("nomem", specs::CfgType::kBool,
               "do not request memory (--mem) for the replicas, for clusters that do not schedule on memory", false);
+  (void)o.Add("requeue", specs::CfgType::kBool,
+              "let Slurm requeue the job after a node failure or a preemption (sbatch --requeue), and a retry "
+              "(max_retries) requeue it; false: --no-requeue, the job ends NODE_FAIL / PREEMPTED and a managed job "
+              "recovers it with a new submission (roles must then have max_retries=0)",
+              true);
   (void)o.Add("workspace_type", specs::CfgType::kStr,
               "which workspace builder patches the image: one of dir, docker (docker: every replica runs inside its "
               "role's image through the cluster's container plugin, srun --container-image)",
@@ -102,7 +107,8 @@ SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {
   o.qos = cfg.Str("qos").value_or("");
   o.account = cfg.Str("account").value_or("");
   o.dependency = cfg.Str("dependency").value_or("");
-  o.nomem = cfg.Bool("nomem").value();  // declared with a default
+  o.nomem = cfg.Bool("nomem").value();      // declared with a default
+  o.requeue = cfg.Bool("requeue").value();  // declared with a default
   o.workspace_type = cfg.Str("workspace_type").value_or("dir");
   return o;
 }
@@ -133,6 +139,13 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
   int max_retries = -1;
   for (const specs::Role& role : app.roles) {
     max_retries = max_retries < 0 ? role.max_retries : std::min(max_retries, role.max_retries);
+    if (!options.requeue && role.max_retries > 0) {
+      // A retry is a requeue (scontrol requeue), which --no-requeue disables.
+      return InvalidArgumentError(fmt::format(
+          "slurm: role {}: max_retries={} needs option requeue=true (a retry requeues the job); with requeue=false "
+          "set max_retries=0 (a managed job recovers failures with --max_recoveries and --recover_on)",
+          role.name, role.max_retries));
+    }
     for (int i = 0; i < role.num_replicas; ++i) {
       // In a container the image is where the process runs, not a directory on the node.
       std::string image = containerized ? "" : role.image.empty() && !req.job_dir.empty() ? req.job_dir : role.image;
@@ -141,7 +154,8 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
       specs::Role r = values.Apply(role);
       SlurmReplicaRequest rep;
       rep.name = fmt::format("{}-{}", role.name, i);
-      rep.sbatch_opts = {"--job-name=" + rep.name, "--requeue", "--ntasks-per-node=1"};
+      rep.sbatch_opts = {"--job-name=" + rep.name, options.requeue ? "--requeue" : "--no-requeue",
+                         "--ntasks-per-node=1"};
       const specs::Resource& res = role.resource;
       if (res.cpu > 0) rep.sbatch_opts.push_back(fmt::format("--cpus-per-task={}", res.cpu));
       if (res.memMB > 0 && !nomem) rep.sbatch_opts.push_back(fmt::format("--mem={}", res.memMB));

@@ -72,7 +72,7 @@ Result<SlurmArrayRequest> BuildSlurmArray(const std::vector<SlurmBatchRequest>& 
 std::string SlurmBatchRequestToJson(const SlurmBatchRequest& request);
 Result<SlurmBatchRequest> SlurmBatchRequestFromJson(const std::string& json);
 
-/// The runopts of the slurm scheduler (TorchX's, plus `nomem`).
+/// The runopts of the slurm scheduler (TorchX's, plus `nomem`, `requeue` and the workspace's).
 specs::RunOpts SlurmRunOpts();
 
 /// SlurmRunOpts() as values; empty strings for options not given.
@@ -88,6 +88,9 @@ struct SlurmOptions {
   std::string account;
   std::string dependency;  ///< sbatch --dependency (with --kill-on-invalid-dep=yes)
   bool nomem = false;
+  /// --requeue (Slurm restarts the job after a node failure or preemption; retries requeue it), or
+  /// --no-requeue (the job ends NODE_FAIL / PREEMPTED: a managed job recovers it).
+  bool requeue = true;
   /// "dir" (the job runs in job_dir, or the submitting directory) or "docker" (every replica runs
   /// inside its role's image through the cluster's container plugin: `srun --container-image`,
   /// pyxis/enroot), torchx-nightly's builders.

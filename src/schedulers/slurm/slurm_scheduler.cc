@@ -57,10 +57,21 @@ class SlurmScheduler : public Scheduler {
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   Capabilities capabilities() const override {
-    return {Capability::kLogs,           Capability::kFollowLogs,
-            Capability::kList,           Capability::kNativeDependencies,
-            Capability::kDescribeNative, Capability::kResourceUsage,
-            Capability::kWorkspace,      Capability::kNativeArrays};
+    return {Capability::kLogs,
+            Capability::kFollowLogs,
+            Capability::kList,
+            Capability::kNativeDependencies,
+            Capability::kDescribeNative,
+            Capability::kResourceUsage,
+            Capability::kWorkspace,
+            Capability::kNativeArrays,
+            Capability::kFailureClassification};
+  }
+  // --no-requeue: a node failure or preemption ends the job (NODE_FAIL, PREEMPTED) for the caller
+  // to recover, instead of Slurm requeueing it under the same id.
+  Result<specs::Cfg> RecoveryHandoverCfg(specs::Cfg cfg) const override {
+    cfg["requeue"] = false;
+    return cfg;
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return SlurmHelper(function, args_json);
@@ -194,6 +205,42 @@ class SlurmScheduler : public Scheduler {
                            Trim(squeue->err));
     }
     return d;
+  }
+
+  // The components' states (squeue while the controller remembers the job, accounting after):
+  // ClassifySlurmJobs.
+  Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override {
+    std::vector<SlurmJob> mine;
+    auto squeue =
+        Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60));
+    if (!squeue) return squeue.status();
+    if (squeue->exit_code == 0) {
+      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
+      for (SlurmJob& j : jobs) {
+        if (app_id.find('_') != std::string::npos) j.job_id = app_id;
+        if (j.job_id == app_id) mine.push_back(std::move(j));
+      }
+    }
+    if (mine.empty()) {
+      auto sacct = Tool({"sacct", "--parsable2", "-j", app_id, "-o", "JobID,JobName,State,ExitCode,NodeList"},
+                        std::chrono::seconds(30));
+      if (sacct && sacct->exit_code == 0) {
+        TORCHX_ASSIGN_OR_RETURN(auto rows, ParseSacct(sacct->out));
+        for (SlurmJob& j : rows) {
+          if (j.job_id == app_id) mine.push_back(std::move(j));
+        }
+      } else if (squeue->exit_code != 0 && squeue->err.find("Invalid job id") == std::string::npos) {
+        return UnavailableError(fmt::format("slurm: squeue: {}", Trim(squeue->err)));
+      }
+    }
+    auto d = DescribeFromJobs(app_id, mine);
+    if (!d) return std::optional<FailureReport>();
+    if (!specs::IsTerminal(d->state) || d->state == specs::AppState::kSucceeded) {
+      return FailedPreconditionError(
+          fmt::format("slurm: job {} is {}: it has no failure cause", app_id, specs::AppStateName(d->state)));
+    }
+    if (auto report = ClassifySlurmJobs(mine)) return std::optional(std::move(*report));
+    return std::optional(FailureReport{FailureCause::kUnknown, d->msg});
   }
 
   // What slurmd gathered for the running replicas, read now: `sstat` for every component's steps

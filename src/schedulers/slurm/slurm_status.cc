@@ -255,4 +255,43 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseScontrolJob(std::s
   return fields;
 }
 
+std::optional<FailureReport> ClassifySlurmJobs(const std::vector<SlurmJob>& components) {
+  struct Row {
+    std::string_view state;
+    FailureCause cause;
+    std::string_view words;
+  };
+  // Gravest first: a node that failed under one component explains the others' ends.
+  static constexpr Row kTable[] = {
+      {"NODE_FAIL", FailureCause::kNodeFailure, "a node it ran on failed"},
+      {"BOOT_FAIL", FailureCause::kNodeFailure, "its node could not boot"},
+      {"PREEMPTED", FailureCause::kPreemption, "preempted by a higher-priority job"},
+      {"TIMEOUT", FailureCause::kTimeLimit, "it ran past its time limit"},
+      {"DEADLINE", FailureCause::kTimeLimit, "it reached its deadline"},
+      {"REVOKED", FailureCause::kEngineLost, "revoked by its federation"},
+      {"OUT_OF_MEMORY", FailureCause::kOutOfMemory, "it ran out of memory"},
+      {"FAILED", FailureCause::kUserError, "it exited non-zero"},
+      {"SPECIAL_EXIT", FailureCause::kUserError, "it exited with a special exit code"},
+      {"CANCELLED", FailureCause::kCancelled, "cancelled"},
+  };
+  for (const Row& row : kTable) {
+    for (const SlurmJob& c : components) {
+      std::string_view state(c.state);
+      state = state.substr(0, state.find(' '));
+      while (!state.empty() && state.back() == '+') state.remove_suffix(1);
+      if (state != row.state) continue;
+      std::string where = c.name.empty() ? "" : fmt::format(" ({}", c.name);
+      if (!where.empty()) {
+        if (!c.hostname.empty() && row.cause == FailureCause::kNodeFailure) where += " on " + c.hostname;
+        if (c.exit_code && *c.exit_code != 0 && row.cause == FailureCause::kUserError) {
+          where += fmt::format(", exit code {}", *c.exit_code);
+        }
+        where += ")";
+      }
+      return FailureReport{row.cause, fmt::format("slurm job {}: {} ({}){}", c.job_id, row.words, state, where)};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace torchx::schedulers::slurm

@@ -64,6 +64,13 @@ Result<std::vector<SlurmJob>> ParseSacct(std::string_view text);
 /// belongs to the value before it. kInvalidArgument for text without a `JobId=` field.
 Result<std::vector<std::pair<std::string, std::string>>> ParseScontrolJob(std::string_view text);
 
+/// Why an ended job did not succeed, from its components' states (het components, or the one
+/// job): the gravest cause among them, in this order: NODE_FAIL, BOOT_FAIL (node_failure);
+/// PREEMPTED (preemption); TIMEOUT, DEADLINE (time_limit); REVOKED (engine_lost); OUT_OF_MEMORY
+/// (out_of_memory); FAILED, SPECIAL_EXIT (user_error); CANCELLED (cancelled). nullopt when no
+/// component has ended other than COMPLETED (the job runs, waits or succeeded).
+std::optional<FailureReport> ClassifySlurmJobs(const std::vector<SlurmJob>& components);
+
 std::optional<DescribeAppResponse> DescribeFromJobs(const std::string& app_id, const std::vector<SlurmJob>& jobs);
 
 }  // namespace torchx::schedulers::slurm

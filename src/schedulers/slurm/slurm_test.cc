@@ -391,5 +391,64 @@ TEST(Workspace, TorchxIgnorePatterns) {
   EXPECT_FALSE(IsIgnored("src/main.py", p));
 }
 
+// Each Slurm end state a managed job reads, and the gravest of a het job's components wins.
+TEST(ClassifySlurmJobs, EveryEndState) {
+  struct Row {
+    const char* state;
+    FailureCause cause;
+  };
+  for (const Row& row : {Row{"NODE_FAIL", FailureCause::kNodeFailure}, Row{"BOOT_FAIL", FailureCause::kNodeFailure},
+                         Row{"PREEMPTED", FailureCause::kPreemption}, Row{"TIMEOUT", FailureCause::kTimeLimit},
+                         Row{"DEADLINE", FailureCause::kTimeLimit}, Row{"REVOKED", FailureCause::kEngineLost},
+                         Row{"OUT_OF_MEMORY", FailureCause::kOutOfMemory}, Row{"FAILED", FailureCause::kUserError},
+                         Row{"SPECIAL_EXIT", FailureCause::kUserError}, Row{"CANCELLED by 0", FailureCause::kCancelled},
+                         Row{"NODE_FAIL+", FailureCause::kNodeFailure}}) {
+    SlurmJob j;
+    j.job_id = "12";
+    j.name = "trainer-0";
+    j.state = row.state;
+    j.hostname = "node2";
+    j.exit_code = 1;
+    auto report = ClassifySlurmJobs({j});
+    ASSERT_TRUE(report) << row.state;
+    EXPECT_EQ(report->cause, row.cause) << row.state;
+    EXPECT_THAT(report->reason, ::testing::HasSubstr("slurm job 12")) << row.state;
+  }
+  for (const char* state : {"COMPLETED", "RUNNING", "PENDING"}) {
+    SlurmJob j;
+    j.state = state;
+    EXPECT_FALSE(ClassifySlurmJobs({j})) << state;
+  }
+  SlurmJob a, b;
+  a.job_id = b.job_id = "40";
+  a.name = "trainer-0";
+  a.state = "CANCELLED";
+  b.name = "trainer-1";
+  b.state = "NODE_FAIL";
+  b.hostname = "node3";
+  auto report = ClassifySlurmJobs({a, b});
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->cause, FailureCause::kNodeFailure);
+  EXPECT_EQ(report->reason, "slurm job 40: a node it ran on failed (NODE_FAIL) (trainer-1 on node3)");
+}
+
+TEST(SlurmRequest, RequeueFalseSubmitsNoRequeueAndRefusesRetries) {
+  specs::AppDef app;
+  app.name = "a";
+  specs::Role role;
+  role.name = "trainer";
+  role.entrypoint = "python";
+  app.roles.push_back(role);
+  SlurmOptions options;
+  options.requeue = false;
+  auto req = BuildSlurmRequest(app, options, SlurmVersion{22, 5}, std::nullopt);
+  ASSERT_TRUE(req.ok()) << req.error().message();
+  EXPECT_THAT(req->replicas[0].sbatch_opts, ::testing::Contains("--no-requeue"));
+  app.roles[0].max_retries = 2;
+  auto refused = BuildSlurmRequest(app, options, SlurmVersion{22, 5}, std::nullopt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message(), ::testing::HasSubstr("max_retries=2 needs option requeue=true"));
+}
+
 }  // namespace
 }  // namespace torchx::schedulers::slurm

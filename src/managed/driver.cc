@@ -1,0 +1,282 @@
+#include "managed/driver.h"
+
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/daemon.h"
+#include "managed/policy.h"
+#include "pipelines/children.h"
+#include "pipelines/driver_process.h"
+#include "pipelines/engine.h"
+#include "torchx/managed/managed.h"
+#include "torchx/specs/app_handle.h"
+
+namespace torchx::managed {
+namespace {
+
+using specs::AppState;
+
+class RunnerAttemptBackend final : public AttemptBackend {
+ public:
+  explicit RunnerAttemptBackend(runner::Runner& runner) : runner_(runner) {}
+  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
+  Result<std::optional<schedulers::FailureReport>> Classify(const std::string& handle) override {
+    return runner_.ClassifyFailure(handle);
+  }
+  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
+                                        const std::string& cfg_json) override {
+    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(scheduler));
+    TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(cfg_json));
+    return runner_.DryRun(std::move(app), scheduler, cfg);
+  }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }
+  ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    runner_.WaitForUpdate(handle, max_wait);
+  }
+
+ private:
+  runner::Runner& runner_;
+};
+
+// The current attempt as its scheduler reports it now.
+Observation Look(AttemptBackend& backend, const AttemptRecord& a) {
+  Observation seen;
+  auto status = backend.Status(a.handle);
+  if (!status) {
+    if (status.error().code() == StatusCode::kNotFound) return seen;  // gone: the engine lost it
+    seen.unreachable = status.error().message();
+    return seen;
+  }
+  if (!*status) return seen;
+  seen.state = (*status)->state;
+  if (specs::IsTerminal(*seen.state) && *seen.state != AppState::kSucceeded) {
+    auto report = backend.Classify(a.handle);
+    if (report && *report) {
+      seen.failure = **report;
+    } else if (!(*status)->msg.empty()) {
+      seen.failure =
+          schedulers::FailureReport{*seen.state == AppState::kCancelled ? schedulers::FailureCause::kCancelled
+                                                                        : schedulers::FailureCause::kUnknown,
+                                    (*status)->msg};
+    }
+  }
+  return seen;
+}
+
+Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backend, const ManagedRecord& r,
+              const Action& action, double now) {
+  AttemptRecord a;
+  a.index = static_cast<int>(r.attempts.size());
+  a.target = action.target;
+  a.why = action.why;
+  const TargetRecord& target = r.targets[action.target];
+  auto refuse = [&](const std::string& why) {
+    return store
+        .Update(id,
+                [&](ManagedRecord& cur) {
+                  if (cur.final_state || static_cast<int>(cur.attempts.size()) != a.index) return OkStatus();
+                  AttemptRecord refused = a;
+                  refused.phase = AttemptPhase::kRefused;
+                  refused.cause = std::string(kRefused);
+                  refused.reason = why;
+                  refused.ended = now;
+                  cur.attempts.push_back(std::move(refused));
+                  return OkStatus();
+                })
+        .status();
+  };
+  auto app = AttemptApp(r, a.index);
+  if (!app) return refuse(app.error().message());
+  auto info = backend.DryRun(std::move(*app), target.scheduler, target.cfg_json);
+  if (!info) return refuse(info.error().message());
+  a.planned_id = info->app_id;
+  // Claimed before it is sent, so a driver that dies in between is found out by the next one.
+  bool claimed = false;
+  TORCHX_RETURN_IF_ERROR(store
+                             .Update(id,
+                                     [&](ManagedRecord& cur) {
+                                       if (cur.final_state || cur.cancel_requested ||
+                                           static_cast<int>(cur.attempts.size()) != a.index) {
+                                         return OkStatus();
+                                       }
+                                       cur.attempts.push_back(a);
+                                       claimed = true;
+                                       return OkStatus();
+                                     })
+                             .status());
+  if (!claimed) return OkStatus();
+  auto handle = backend.Schedule(*info);
+  auto recorded = store.Update(id, [&](ManagedRecord& cur) {
+    AttemptRecord& mine = cur.attempts.at(a.index);
+    if (!handle) {
+      mine.phase = AttemptPhase::kRefused;
+      mine.cause = std::string(kRefused);
+      mine.reason = handle.error().message();
+      mine.ended = now;
+      return OkStatus();
+    }
+    mine.phase = AttemptPhase::kSubmitted;
+    mine.handle = *handle;
+    mine.state = AppState::kSubmitted;
+    mine.submitted = now;
+    return OkStatus();
+  });
+  if (!recorded && handle) (void)backend.Cancel(*handle);  // unrecorded: it must not run unwatched
+  return recorded.status();
+}
+
+}  // namespace
+
+std::unique_ptr<AttemptBackend> MakeRunnerAttemptBackend(runner::Runner& runner) {
+  return std::make_unique<RunnerAttemptBackend>(runner);
+}
+
+Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBackend& backend, double now) {
+  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
+  if (!record || record->final_state || record->attempts.empty()) return OkStatus();
+  const AttemptRecord& last = record->attempts.back();
+  if (last.phase != AttemptPhase::kSubmitting) return OkStatus();
+  const TargetRecord& target = record->targets[last.target];
+  std::optional<std::string> found;  // the handle it was submitted under
+  bool unknowable = last.planned_id.empty();
+  if (!unknowable) {
+    std::string handle = specs::MakeAppHandle(target.scheduler, record->session, last.planned_id);
+    TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
+    if (status) found = handle;
+  }
+  return store
+      .Update(id,
+              [&](ManagedRecord& cur) {
+                AttemptRecord& a = cur.attempts.back();
+                if (a.index != last.index || a.phase != AttemptPhase::kSubmitting) return OkStatus();
+                if (found) {
+                  a.phase = AttemptPhase::kSubmitted;
+                  a.handle = *found;
+                  a.state = AppState::kSubmitted;
+                  a.submitted = now;
+                } else if (!unknowable) {
+                  a.phase = AttemptPhase::kDone;
+                  a.state = AppState::kFailed;
+                  a.cause = std::string(kNeverSubmitted);
+                  a.reason = fmt::format("{} has no app {}", target.scheduler, a.planned_id);
+                  a.ended = now;
+                } else {
+                  a.phase = AttemptPhase::kDone;
+                  a.state = AppState::kUnknown;
+                  a.ended = now;
+                  cur.final_state = AppState::kFailed;
+                  cur.msg = fmt::format(
+                      "the managed job's driver stopped while submitting attempt {} to {}, which names an app only "
+                      "once it is submitted: it was not submitted again, so as not to run it twice; check `torchx "
+                      "list -s {}`",
+                      a.index, target.label, target.scheduler);
+                }
+                return OkStatus();
+              })
+      .status();
+}
+
+Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBackend& backend, double now) {
+  TORCHX_ASSIGN_OR_RETURN(auto got, store.Get(id));
+  if (!got) return NotFoundError(fmt::format("managed job {} does not exist", id));
+  ManagedRecord r = std::move(*got);
+  if (r.final_state) return r;
+  if (!r.attempts.empty() && r.attempts.back().phase == AttemptPhase::kSubmitted) {
+    Observation seen = Look(backend, r.attempts.back());
+    int index = r.attempts.back().index;
+    TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](ManagedRecord& cur) {
+      if (!cur.attempts.empty() && cur.attempts.back().index == index) Observe(cur, seen, now);
+      return OkStatus();
+    }));
+  }
+  Action action = Decide(r, now);
+  switch (action.kind) {
+    case ActionKind::kNothing:
+    case ActionKind::kWait:
+      return r;
+    case ActionKind::kFinish:
+      return store.Update(id, [&](ManagedRecord& cur) {
+        if (cur.final_state) return OkStatus();
+        cur.final_state = action.final_state;
+        cur.msg = action.msg;
+        return OkStatus();
+      });
+    case ActionKind::kCancel: {
+      // Copies: `r` is replaced below.
+      const std::string handle = r.attempts.back().handle;
+      const int index = r.attempts.back().index;
+      if (!action.cause.empty()) {
+        TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](ManagedRecord& cur) {
+          AttemptRecord& mine = cur.attempts.back();
+          if (mine.index == index && mine.cause.empty()) {
+            mine.cause = action.cause;
+            mine.reason = fmt::format("not started within {} s (--start_timeout)", r.start_timeout.value_or(0));
+          }
+          return OkStatus();
+        }));
+      }
+      TORCHX_RETURN_IF_ERROR(backend.Cancel(handle));
+      return r;
+    }
+    case ActionKind::kSubmit:
+      TORCHX_RETURN_IF_ERROR(Submit(store, id, backend, r, action, now));
+      TORCHX_ASSIGN_OR_RETURN(auto after, store.Get(id));
+      if (!after) return NotFoundError(fmt::format("managed job {} does not exist", id));
+      return std::move(*after);
+  }
+  return r;
+}
+
+int RunManagedDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
+                     int ready_fd) {
+  ManagedStore store(ManagedDir(state_dir));
+  auto ready = [&ready_fd](bool ok) { internal::ReportReady(ready_fd, ok); };
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "torchx-pipeline-driver: managed %s: %s\n", id.c_str(), why.c_str());
+    ready(false);
+    return 1;
+  };
+  auto lock = pipelines::DriverLock::TryTake(store.dir(), id);
+  if (!lock) return fail(lock.error().message());
+  if (!*lock) {  // another driver has it
+    ready(true);
+    return 0;
+  }
+  auto record = store.Get(id);
+  if (!record) return fail(record.error().message());
+  if (!*record) return fail("does not exist");
+  runner::Runner runner(registry, pipelines::ChildRunnerOptions((*record)->session, nullptr));
+  auto backend = MakeRunnerAttemptBackend(runner);
+  ready(true);
+  int errors = 0;
+  bool resumed = false;
+  while (true) {
+    if (!resumed) {
+      Status s = ResumeSubmitting(store, id, *backend, pipelines::EpochNow());
+      resumed = s.ok();
+      if (!s.ok()) std::fprintf(stderr, "torchx-pipeline-driver: %s\n", s.message().c_str());
+    }
+    auto r = resumed ? Turn(store, id, *backend, pipelines::EpochNow())
+                     : Result<ManagedRecord>(UnavailableError("resuming"));
+    if (!r) {
+      if (r.error().code() == StatusCode::kNotFound) return 0;  // deleted
+      std::fprintf(stderr, "torchx-pipeline-driver: %s\n", r.error().message().c_str());
+      if (++errors > 120) return 1;  // a status call starts a driver again
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
+    }
+    errors = 0;
+    if (r->final_state) return 0;
+    const AttemptRecord* last = r->attempts.empty() ? nullptr : &r->attempts.back();
+    if (last && last->phase == AttemptPhase::kSubmitted && !specs::IsTerminal(last->state)) {
+      backend->WaitForUpdate(last->handle, std::chrono::milliseconds(1000));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+}  // namespace torchx::managed

@@ -1,0 +1,44 @@
+// What the managed driver does each turn, over a seam to the attempts' schedulers (a Runner in
+// production, a fake in tests): look at the current attempt, apply the policy's decision (submit,
+// cancel, finish) and record it. Runs in the detached torchx-pipeline-driver (... managed), and in
+// any process that reads a record no driver moves.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "managed/record.h"
+#include "torchx/runner/runner.h"
+#include "torchx/schedulers/scheduler.h"
+
+namespace torchx::managed {
+
+class AttemptBackend {
+ public:
+  virtual ~AttemptBackend() = default;
+  /// nullopt: the scheduler does not know the app.
+  virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
+  virtual Result<std::optional<schedulers::FailureReport>> Classify(const std::string& handle) = 0;
+  /// The attempt's request; `cfg_json` is the target's recorded options.
+  virtual Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
+                                                const std::string& cfg_json) = 0;
+  virtual Result<std::string> Schedule(const schedulers::DryRunInfo& info) = 0;
+  virtual ::torchx::Status Cancel(const std::string& handle) = 0;
+  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+};
+
+/// The seam over a Runner (which must outlive it).
+std::unique_ptr<AttemptBackend> MakeRunnerAttemptBackend(runner::Runner& runner);
+
+/// A driver starting on a record: an attempt left `submitting` by a driver that died is looked
+/// up by the id its dry run chose: adopted if its scheduler has it, else marked never submitted
+/// (to be submitted again). A scheduler that picks ids only at submission cannot tell: the run
+/// ends FAILED saying so, rather than risk running the app twice.
+::torchx::Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBackend& backend, double now);
+
+/// One turn: Observe the current attempt, Decide, act, record. Returns the record after.
+Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBackend& backend, double now);
+
+}  // namespace torchx::managed

@@ -1,0 +1,340 @@
+// The "managed" scheduler: managed handles answer status / wait / log / cancel / list / describe /
+// delete like any app's, from the run's record and its attempts' schedulers. A record no driver
+// moves (the driver died) gets a new driver at the first call that reads it.
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/json_yaml.h"
+#include "core/state_dir.h"
+#include "managed/driver.h"
+#include "managed/policy.h"
+#include "managed/record.h"
+#include "pipelines/children.h"
+#include "pipelines/driver_process.h"
+#include "pipelines/engine.h"
+#include "torchx/managed/managed.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::managed {
+namespace {
+
+namespace fs = std::filesystem;
+using schedulers::DescribeAppResponse;
+using schedulers::DryRunInfo;
+using schedulers::ListAppResponse;
+using schedulers::MemberApp;
+using specs::AppState;
+
+// The record, brought up to date: a driver holds the lock (the record as it is), else one is
+// started from the record; if none can start, this process takes a turn itself.
+Result<std::optional<ManagedRecord>> CurrentRecord(ManagedStore& store, const std::string& state_dir,
+                                                   const std::string& id, AttemptBackend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
+  if (!record || record->final_state || pipelines::DriverRunning(store.dir(), id)) return record;
+  Status started = pipelines::StartDriver(state_dir, store.dir(), id, record->cwd, "managed");
+  if (started.ok()) return record;
+  auto taken = pipelines::DriverLock::TryTake(store.dir(), id);
+  if (!taken || !*taken) return record;
+  TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store, id, backend, pipelines::EpochNow()));
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, Turn(store, id, backend, pipelines::EpochNow()));
+  if (!r.final_state) r.msg = "the managed job's driver cannot start: " + started.message();
+  return std::optional(std::move(r));
+}
+
+MemberApp AttemptMember(const ManagedRecord& r, const AttemptRecord& a) {
+  MemberApp m;
+  m.name = fmt::format("attempt-{}", a.index);
+  m.app_handle = a.handle;
+  m.scheduler = r.targets[a.target].scheduler;
+  m.state = a.phase == AttemptPhase::kRefused ? AppState::kFailed : a.state;
+  if (a.index > 0) m.depends_on = {fmt::format("attempt-{}", a.index - 1)};  // the timeline
+  m.submitted = a.submitted;
+  m.ended = a.ended;
+  m.msg = a.why;
+  if (!a.cause.empty()) m.msg += fmt::format("; ended: {}{}", a.cause, a.reason.empty() ? "" : ": " + a.reason);
+  m.cfg_json = r.targets[a.target].cfg_json;
+  return m;
+}
+
+std::string RunMessage(const ManagedRecord& r) {
+  if (r.final_state) return r.msg;
+  std::string out;
+  if (!r.attempts.empty()) {
+    const AttemptRecord& a = r.attempts.back();
+    out = fmt::format("attempt {} on {} ({})", a.index, r.targets[a.target].label, a.why);
+  }
+  int recoveries = RecoveryCount(r);
+  if (recoveries > 0) out += fmt::format("; {} recover{} so far", recoveries, recoveries == 1 ? "y" : "ies");
+  if (!r.msg.empty()) out += (out.empty() ? "" : "; ") + r.msg;
+  return out;
+}
+
+// `role` of the app, or the error naming the roles there are.
+Status CheckRole(const ManagedRecord& r, const std::string& role) {
+  auto app = specs::AppDefFromJson(r.app_json);
+  if (!app) return app.error();
+  std::string names;
+  for (const specs::Role& x : app->roles) {
+    if (x.name == role) return OkStatus();
+    names += (names.empty() ? "" : ", ") + x.name;
+  }
+  return NotFoundError(fmt::format("managed job {} has no role `{}`; its roles: {}", r.id, role, names));
+}
+
+// Every attempt's lines of one replica, in order, each marked `[attempt N] `; following, the
+// current attempt's until it ends, then the next one's, until the run ends.
+class AttemptsLog final : public schedulers::LogIterator {
+ public:
+  AttemptsLog(plugins::PluginRegistry& registry, std::string session, std::string state_dir, std::string id,
+              schedulers::LogOptions options)
+      : runner_(registry, pipelines::ChildRunnerOptions(session, nullptr)),
+        backend_(MakeRunnerAttemptBackend(runner_)),
+        state_dir_(std::move(state_dir)),
+        id_(std::move(id)),
+        options_(std::move(options)) {}
+
+  Result<std::optional<std::string>> Next() override {
+    while (true) {
+      if (current_) {
+        TORCHX_ASSIGN_OR_RETURN(auto line, current_->Next());
+        if (line) return std::optional(fmt::format("[attempt {}] {}", index_, *line));
+        current_.reset();
+        ++index_;
+      }
+      ManagedStore store(ManagedDir(state_dir_));
+      auto record = options_.follow ? CurrentRecord(store, state_dir_, id_, *backend_) : store.Get(id_);
+      if (!record) return record.error();
+      if (!*record) return std::optional<std::string>();
+      const ManagedRecord& r = **record;
+      while (index_ < static_cast<int>(r.attempts.size()) && r.attempts[index_].handle.empty() &&
+             r.attempts[index_].phase != AttemptPhase::kSubmitting) {
+        ++index_;  // refused: it never ran
+      }
+      if (index_ < static_cast<int>(r.attempts.size()) && !r.attempts[index_].handle.empty()) {
+        const AttemptRecord& a = r.attempts[index_];
+        schedulers::LogOptions mine = options_;
+        mine.follow = options_.follow && index_ + 1 == static_cast<int>(r.attempts.size()) && !r.final_state;
+        auto lines = runner_.LogLines(a.handle, mine);
+        if (lines) {
+          current_ = std::move(*lines);
+          continue;
+        }
+        if (lines.error().code() != StatusCode::kNotFound) return lines.error();
+        ++index_;  // deleted from its scheduler: nothing to read
+        continue;
+      }
+      if (!options_.follow || r.final_state) return std::optional<std::string>();
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the next attempt is being made
+    }
+  }
+  bool Ready() override { return current_ && current_->Ready(); }
+
+ private:
+  runner::Runner runner_;
+  std::unique_ptr<AttemptBackend> backend_;
+  std::string state_dir_;
+  std::string id_;
+  schedulers::LogOptions options_;
+  int index_ = 0;
+  std::unique_ptr<schedulers::LogIterator> current_;
+};
+
+class ManagedScheduler : public schedulers::Scheduler {
+ public:
+  ManagedScheduler(plugins::PluginRegistry& registry, const schedulers::SchedulerContext& context)
+      : Scheduler(std::string(kSchedulerName), context.session_name),
+        registry_(registry),
+        state_dir_(internal::DefaultStateDir()),
+        store_(ManagedDir(state_dir_)),
+        runner_(registry, pipelines::ChildRunnerOptions(context.session_name, context.clock)),
+        backend_(MakeRunnerAttemptBackend(runner_)) {}
+
+  specs::RunOpts run_opts() const override { return {}; }
+  schedulers::Capabilities capabilities() const override {
+    using schedulers::Capability;
+    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete, Capability::kComposite};
+  }
+  bool requires_resources() const override { return false; }
+
+  Result<std::string> Schedule(const DryRunInfo&) override { return NotAManagedRun(); }
+
+  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
+    if (!record) return std::optional<DescribeAppResponse>();
+    const ManagedRecord& r = *record;
+    DescribeAppResponse d;
+    d.app_id = r.id;
+    d.state = LiveState(r);
+    d.msg = RunMessage(r);
+    d.num_restarts = RecoveryCount(r);
+    auto app = specs::AppDefFromJson(r.app_json);
+    if (app) d.app = std::move(*app);
+    for (const AttemptRecord& a : r.attempts) d.members.push_back(AttemptMember(r, a));
+    // The replicas are the current attempt's.
+    for (auto it = r.attempts.rbegin(); it != r.attempts.rend(); ++it) {
+      if (it->handle.empty()) continue;
+      if (auto st = runner_.Status(it->handle); st && *st) {
+        d.roles_statuses = (*st)->roles;
+        // The driver records a state change at its next turn; a live attempt's is read now. An
+        // attempt that ended is left to the driver (a failure it recovers is not the run's end).
+        if (!r.final_state && &*it == &r.attempts.back() && !specs::IsTerminal((*st)->state)) d.state = (*st)->state;
+        if (d.state == AppState::kFailed && (*st)->structured_error_msg != "<NONE>") {
+          d.structured_error_msg = (*st)->structured_error_msg;
+        }
+      }
+      break;
+    }
+    return std::optional(std::move(d));
+  }
+
+  Result<std::vector<ListAppResponse>> List() override {
+    TORCHX_ASSIGN_OR_RETURN(auto records, store_.List());
+    std::vector<ListAppResponse> out;
+    for (ManagedRecord& r : records) {
+      if (!r.final_state) {
+        auto current = Current(r.id);
+        if (current && *current) r = std::move(**current);
+      }
+      ListAppResponse l;
+      l.app_id = r.id;
+      l.name = r.name;
+      l.state = LiveState(r);
+      l.created = r.created;
+      l.num_restarts = RecoveryCount(r);
+      if (r.final_state) {
+        for (const AttemptRecord& a : r.attempts) {
+          if (a.ended) l.ended = std::max(l.ended.value_or(r.created), *a.ended);
+        }
+        if (*r.final_state != AppState::kSucceeded) l.reason = r.msg;
+      }
+      for (const AttemptRecord& a : r.attempts) l.members.push_back(AttemptMember(r, a));
+      out.push_back(std::move(l));
+    }
+    return out;
+  }
+
+  Status Delete(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
+    if (!record) return NotFoundError(fmt::format("managed job {} does not exist", app_id));
+    if (!record->final_state) {
+      return FailedPreconditionError(
+          fmt::format("managed job {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
+    }
+    for (const AttemptRecord& a : record->attempts) {
+      if (a.handle.empty()) continue;
+      Status st = runner_.Delete(a.handle);
+      if (!st.ok() && st.code() != StatusCode::kNotFound && st.code() != StatusCode::kUnimplemented) {
+        return st.WithContext(fmt::format("attempt {}", a.index));
+      }
+    }
+    return store_.Remove(app_id);
+  }
+
+  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
+                                                           const schedulers::LogOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
+    if (!record) return NotFoundError(fmt::format("managed job {} does not exist", app_id));
+    TORCHX_RETURN_IF_ERROR(CheckRole(*record, options.role));
+    return std::unique_ptr<schedulers::LogIterator>(
+        std::make_unique<AttemptsLog>(registry_, session_name(), state_dir_, app_id, options));
+  }
+
+  bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
+    auto record = store_.Get(app_id);
+    if (!record || !*record || (*record)->final_state || (*record)->attempts.empty()) return false;
+    const AttemptRecord& a = (*record)->attempts.back();
+    if (a.phase != AttemptPhase::kSubmitted) return false;
+    backend_->WaitForUpdate(a.handle, max_wait);
+    return true;
+  }
+
+ protected:
+  Result<DryRunInfo> DoDryRun(const specs::AppDef&, const specs::ResolvedCfg&) override { return NotAManagedRun(); }
+
+  // Recorded first (the driver stops recovering), then the current attempt cancelled now rather
+  // than at the driver's next turn.
+  Status DoCancel(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto r, store_.Update(app_id, [](ManagedRecord& cur) {
+      if (!cur.final_state) cur.cancel_requested = true;
+      return OkStatus();
+    }));
+    if (!r.final_state && !r.attempts.empty() && r.attempts.back().phase == AttemptPhase::kSubmitted) {
+      TORCHX_RETURN_IF_ERROR(runner_.Cancel(r.attempts.back().handle));
+    }
+    (void)Current(app_id);  // a driver to finish it
+    return OkStatus();
+  }
+
+ private:
+  static Status NotAManagedRun() {
+    return InvalidArgumentError(
+        "scheduler `managed` runs managed jobs: use `torchx run --managed -s SCHEDULER ...` (or "
+        "Runner.run(..., managed=True) in Python)");
+  }
+  Result<std::optional<ManagedRecord>> Current(const std::string& id) {
+    return CurrentRecord(store_, state_dir_, id, *backend_);
+  }
+
+  plugins::PluginRegistry& registry_;
+  std::string state_dir_;
+  ManagedStore store_;
+  runner::Runner runner_;
+  std::unique_ptr<AttemptBackend> backend_;
+};
+
+}  // namespace
+
+void RegisterManagedScheduler(plugins::PluginRegistry& registry) {
+  (void)registry.AddScheduler(
+      std::string(kSchedulerName), "builtin",
+      [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+        return std::unique_ptr<schedulers::Scheduler>(std::make_unique<ManagedScheduler>(registry, context));
+      });
+}
+
+Result<std::string> ManagedDefinition(runner::Runner& runner, const std::string& handle, bool json) {
+  TORCHX_ASSIGN_OR_RETURN(specs::ParsedAppHandle parsed, specs::ParseAppHandle(handle));
+  if (parsed.scheduler_backend != kSchedulerName) {
+    return InvalidArgumentError(fmt::format("{}: not a managed handle (managed://<session>/<id>)", handle));
+  }
+  std::string state_dir = internal::DefaultStateDir();
+  ManagedStore store(ManagedDir(state_dir));
+  auto backend = MakeRunnerAttemptBackend(runner);
+  TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, parsed.app_id, *backend));
+  if (!record) return NotFoundError(fmt::format("managed job {} does not exist", handle));
+  const ManagedRecord& r = *record;
+  nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+  for (const TargetRecord& t : r.targets)
+    targets.push_back({{"scheduler", t.scheduler}, {"cfg", nlohmann::ordered_json::parse(t.cfg_json)}});
+  nlohmann::ordered_json attempts = nlohmann::ordered_json::array();
+  for (const AttemptRecord& a : r.attempts) {
+    nlohmann::ordered_json one = {
+        {"attempt", a.index},
+        {"handle", a.handle.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.handle)},
+        {"target", r.targets[a.target].label},
+        {"why", a.why},
+        {"state", std::string(specs::AppStateName(a.phase == AttemptPhase::kRefused ? AppState::kFailed : a.state))}};
+    if (!a.cause.empty()) one["cause"] = a.cause;
+    if (!a.reason.empty()) one["reason"] = a.reason;
+    attempts.push_back(std::move(one));
+  }
+  nlohmann::ordered_json def = {
+      {"handle", handle},
+      {"state", std::string(specs::AppStateName(LiveState(r)))},
+      {"msg", RunMessage(r)},
+      {"app", nlohmann::ordered_json::parse(r.app_json)},
+      {"targets", std::move(targets)},
+      {"max_recoveries", r.max_recoveries},
+      {"recover_on", r.recover_on},
+      {"start_timeout", r.start_timeout ? nlohmann::ordered_json(*r.start_timeout) : nlohmann::ordered_json(nullptr)},
+      {"checkpoint_dir", r.checkpoint_dir},
+      {"attempts", std::move(attempts)}};
+  if (json) return def.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return internal::JsonToYaml(def);
+}
+
+}  // namespace torchx::managed

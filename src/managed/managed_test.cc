@@ -1,0 +1,457 @@
+// Managed jobs: the recovery policy tabled on a fake clock (Observe + Decide), the driver's turns
+// over a fake AttemptBackend (recovery, failover, refusal, start timeout, cancel, a driver that
+// died mid-submission), the record's round trip, and the edge's parsing (targets, causes,
+// durations).
+#include <map>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "managed/driver.h"
+#include "managed/policy.h"
+#include "managed/record.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "torchx/managed/managed.h"
+#include "torchx/specs/app_handle.h"
+#include "torchx/specs/serialize.h"
+
+namespace torchx::managed {
+namespace {
+
+using schedulers::FailureCause;
+using schedulers::FailureReport;
+using specs::AppState;
+using ::testing::HasSubstr;
+
+ManagedRecord Record(int targets = 1, int max_recoveries = 2) {
+  ManagedRecord r;
+  r.id = "train-x1";
+  r.name = "train";
+  r.session = "s";
+  r.cwd = "/tmp";
+  specs::AppDef app;
+  app.name = "train";
+  specs::Role role;
+  role.name = "trainer";
+  role.image = "img";
+  role.entrypoint = "python";
+  role.args = {"t.py"};
+  app.roles.push_back(role);
+  r.app_json = specs::AppDefToJson(app, -1);
+  for (int i = 0; i < targets; ++i) {
+    std::string name = i == 0 ? "slurm" : "local_cwd";
+    r.targets.push_back({name, "{}", fmt::format("{}#{}", name, i)});
+  }
+  r.max_recoveries = max_recoveries;
+  for (FailureCause c : DefaultRecoverOn()) r.recover_on.emplace_back(schedulers::FailureCauseName(c));
+  r.checkpoint_dir = "/ckpt";
+  return r;
+}
+
+AttemptRecord Ended(int index, int target, std::string cause, AppState state = AppState::kFailed) {
+  AttemptRecord a;
+  a.index = index;
+  a.target = target;
+  a.phase = AttemptPhase::kDone;
+  a.handle = fmt::format("slurm://s/{}", 100 + index);
+  a.state = state;
+  a.cause = std::move(cause);
+  a.submitted = 10;
+  a.ended = 20;
+  return a;
+}
+
+AttemptRecord Live(int index, int target, AppState state, double submitted) {
+  AttemptRecord a;
+  a.index = index;
+  a.target = target;
+  a.phase = AttemptPhase::kSubmitted;
+  a.handle = fmt::format("slurm://s/{}", 100 + index);
+  a.state = state;
+  a.submitted = submitted;
+  return a;
+}
+
+TEST(Decide, FirstAttemptGoesToTheFirstTarget) {
+  Action a = Decide(Record(2), 0);
+  EXPECT_EQ(a.kind, ActionKind::kSubmit);
+  EXPECT_EQ(a.target, 0);
+}
+
+TEST(Decide, RecoversInfrastructureCausesOnTheSameTargetUpToMaxRecoveries) {
+  for (const char* cause : {"node_failure", "preemption", "eviction", "engine_lost", "supervisor_lost"}) {
+    ManagedRecord r = Record(1, 2);
+    r.attempts = {Ended(0, 0, cause)};
+    Action a = Decide(r, 30);
+    EXPECT_EQ(a.kind, ActionKind::kSubmit) << cause;
+    EXPECT_EQ(a.target, 0);
+    EXPECT_EQ(a.why, fmt::format("recovery 1 after {}", cause));
+    r.attempts.push_back(Ended(1, 0, cause));
+    EXPECT_EQ(Decide(r, 30).kind, ActionKind::kSubmit) << cause;
+    r.attempts.push_back(Ended(2, 0, cause));  // a third failure: max_recoveries=2 spent, no next target
+    a = Decide(r, 30);
+    EXPECT_EQ(a.kind, ActionKind::kFinish) << cause;
+    EXPECT_EQ(a.final_state, AppState::kFailed);
+    EXPECT_THAT(a.msg, HasSubstr("3 failures on slurm#0 (max_recoveries=2)"));
+  }
+}
+
+TEST(Decide, UserCausesEndTheRunUnlessAsked) {
+  for (const char* cause : {"user_error", "out_of_memory", "time_limit", "unknown"}) {
+    ManagedRecord r = Record();
+    r.attempts = {Ended(0, 0, cause)};
+    r.attempts[0].reason = "exit 1";
+    Action a = Decide(r, 30);
+    EXPECT_EQ(a.kind, ActionKind::kFinish) << cause;
+    EXPECT_EQ(a.final_state, AppState::kFailed);
+    EXPECT_THAT(a.msg, HasSubstr(fmt::format("--recover_on {} would", cause)));
+    r.recover_on.emplace_back(cause);
+    EXPECT_EQ(Decide(r, 30).kind, ActionKind::kSubmit) << cause;
+  }
+}
+
+TEST(Decide, AnOutsideCancelEndsTheRunCancelled) {
+  ManagedRecord r = Record(2);
+  r.attempts = {Ended(0, 0, "cancelled", AppState::kCancelled)};
+  Action a = Decide(r, 30);
+  EXPECT_EQ(a.kind, ActionKind::kFinish);
+  EXPECT_EQ(a.final_state, AppState::kCancelled);
+  EXPECT_THAT(a.msg, HasSubstr("cancelled outside the launcher"));
+}
+
+TEST(Decide, SuccessEndsTheRunCountingRecoveries) {
+  ManagedRecord r = Record();
+  r.attempts = {Ended(0, 0, "node_failure"), Ended(1, 0, "", AppState::kSucceeded)};
+  Action a = Decide(r, 30);
+  EXPECT_EQ(a.final_state, AppState::kSucceeded);
+  EXPECT_EQ(a.msg, "succeeded after 1 recovery");
+  EXPECT_EQ(RecoveryCount(r), 1);
+}
+
+TEST(Decide, RefusalAndExhaustionFailOver) {
+  ManagedRecord r = Record(2);
+  AttemptRecord refused = Ended(0, 0, std::string(kRefused));
+  refused.phase = AttemptPhase::kRefused;
+  refused.reason = "sbatch: Partition in drain";
+  r.attempts = {refused};
+  Action a = Decide(r, 30);
+  EXPECT_EQ(a.kind, ActionKind::kSubmit);
+  EXPECT_EQ(a.target, 1);
+  EXPECT_THAT(a.why, HasSubstr("failover from slurm#0: attempt 0 refused"));
+  // The last target refuses too: FAILED naming each target's outcome.
+  AttemptRecord refused2 = refused;
+  refused2.index = 1;
+  refused2.target = 1;
+  refused2.reason = "no such partition";
+  r.attempts.push_back(refused2);
+  a = Decide(r, 30);
+  EXPECT_EQ(a.final_state, AppState::kFailed);
+  EXPECT_THAT(a.msg, HasSubstr("attempt 0 on slurm#0: refused: sbatch: Partition in drain"));
+  EXPECT_THAT(a.msg, HasSubstr("attempt 1 on local_cwd#1: refused: no such partition"));
+  EXPECT_EQ(RecoveryCount(r), 0);  // a refusal is not a recovery
+}
+
+TEST(Decide, StartTimeoutCancelsAWaitingAttemptThenFailsOver) {
+  ManagedRecord r = Record(2);
+  r.start_timeout = 60;
+  r.attempts = {Live(0, 0, AppState::kPending, 100)};
+  EXPECT_EQ(Decide(r, 150).kind, ActionKind::kWait);
+  Action a = Decide(r, 161);
+  EXPECT_EQ(a.kind, ActionKind::kCancel);
+  EXPECT_EQ(a.cause, kStartTimeout);
+  r.attempts[0].started = 120;  // it started: no timeout
+  r.attempts[0].state = AppState::kRunning;
+  EXPECT_EQ(Decide(r, 500).kind, ActionKind::kWait);
+  r.attempts = {Ended(0, 0, std::string(kStartTimeout), AppState::kCancelled)};
+  a = Decide(r, 200);
+  EXPECT_EQ(a.kind, ActionKind::kSubmit);
+  EXPECT_EQ(a.target, 1);
+}
+
+TEST(Decide, CancelRequestedCancelsTheAttemptThenEnds) {
+  ManagedRecord r = Record();
+  r.cancel_requested = true;
+  r.attempts = {Live(0, 0, AppState::kRunning, 1)};
+  EXPECT_EQ(Decide(r, 2).kind, ActionKind::kCancel);
+  EXPECT_EQ(Decide(r, 2).cause, "");
+  r.attempts = {Ended(0, 0, "cancelled", AppState::kCancelled)};
+  Action a = Decide(r, 3);
+  EXPECT_EQ(a.final_state, AppState::kCancelled);
+  EXPECT_EQ(a.msg, "cancelled");
+}
+
+TEST(Decide, NeverSubmittedIsSubmittedAgainWithoutCountingARecovery) {
+  ManagedRecord r = Record();
+  r.attempts = {Ended(0, 0, std::string(kNeverSubmitted))};
+  Action a = Decide(r, 3);
+  EXPECT_EQ(a.kind, ActionKind::kSubmit);
+  EXPECT_EQ(a.target, 0);
+  r.attempts.push_back(Live(1, 0, AppState::kRunning, 4));
+  EXPECT_EQ(RecoveryCount(r), 0);
+}
+
+TEST(Observe, RecordsStartEndAndCauseKeepingTheDriversOwn) {
+  ManagedRecord r = Record();
+  r.attempts = {Live(0, 0, AppState::kSubmitted, 1)};
+  Observe(r, {AppState::kRunning, std::nullopt, ""}, 5);
+  EXPECT_EQ(r.attempts[0].started, 5);
+  EXPECT_EQ(LiveState(r), AppState::kRunning);
+  Observe(r, {AppState::kFailed, FailureReport{FailureCause::kNodeFailure, "node2 failed"}, ""}, 9);
+  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kDone);
+  EXPECT_EQ(r.attempts[0].cause, "node_failure");
+  EXPECT_EQ(r.attempts[0].reason, "node2 failed");
+  EXPECT_EQ(r.attempts[0].ended, 9);
+  EXPECT_EQ(LiveState(r), AppState::kPending);  // between attempts
+
+  r.attempts = {Live(0, 0, AppState::kPending, 1)};
+  r.attempts[0].cause = std::string(kStartTimeout);  // the driver cancelled it
+  Observe(r, {AppState::kCancelled, FailureReport{FailureCause::kCancelled, "by 0"}, ""}, 9);
+  EXPECT_EQ(r.attempts[0].cause, kStartTimeout);
+
+  r.attempts = {Live(0, 0, AppState::kRunning, 1)};
+  Observe(r, {std::nullopt, std::nullopt, "connection refused"}, 9);  // an outage changes nothing
+  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitted);
+  EXPECT_THAT(r.msg, HasSubstr("cannot be reached: connection refused"));
+  Observe(r, {std::nullopt, std::nullopt, ""}, 10);  // the engine no longer knows it
+  EXPECT_EQ(r.attempts[0].cause, "engine_lost");
+  EXPECT_EQ(r.msg, "");
+}
+
+TEST(Record, RoundTripsAndAttemptAppCarriesTheEnv) {
+  ManagedRecord r = Record(2);
+  r.start_timeout = 90;
+  r.attempts = {Ended(0, 0, "node_failure"), Live(1, 1, AppState::kRunning, 30)};
+  r.attempts[0].reason = "node2";
+  r.attempts[0].why = "first attempt";
+  auto back = ManagedRecordFromJson(ManagedRecordToJson(r));
+  ASSERT_THAT(back.status(), IsOk());
+  EXPECT_EQ(ManagedRecordToJson(*back), ManagedRecordToJson(r));
+  auto app = AttemptApp(r, 3);
+  ASSERT_THAT(app.status(), IsOk());
+  EXPECT_EQ(app->roles[0].env.at("TORCHX_CHECKPOINT_DIR"), "/ckpt");
+  EXPECT_EQ(app->roles[0].env.at("TORCHX_RECOVERY_COUNT"), "3");
+  EXPECT_EQ(app->roles[0].env.at("TORCHX_MANAGED_HANDLE"), "managed://s/train-x1");
+  EXPECT_THAT(ManagedRecordFromJson(R"({"id": 1})").status(), StatusIs(StatusCode::kInternal, HasSubstr("managed")));
+}
+
+TEST(Edge, TargetsCausesAndDurations) {
+  auto t = ParseTarget("slurm:partition=gpu-b,qos=high");
+  ASSERT_THAT(t.status(), IsOk());
+  EXPECT_EQ(t->scheduler, "slurm");
+  EXPECT_EQ(t->cfg, "partition=gpu-b,qos=high");
+  EXPECT_EQ(ParseTarget("local_cwd")->cfg, "");
+  EXPECT_THAT(ParseTarget(":a=b").status(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("SCHEDULER[:k=v")));
+  EXPECT_EQ(*ParseDuration("90", "x"), 90);
+  EXPECT_EQ(*ParseDuration("15m", "x"), 900);
+  EXPECT_EQ(*ParseDuration("2h", "x"), 7200);
+  EXPECT_THAT(ParseDuration("soon", "--start_timeout").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("--start_timeout: `soon` is not a duration")));
+  auto p = PolicyWith(1, {"user_error", "time_limit"}, "10m");
+  ASSERT_THAT(p.status(), IsOk());
+  EXPECT_TRUE(p->recover_on.contains(FailureCause::kUserError));
+  EXPECT_TRUE(p->recover_on.contains(FailureCause::kNodeFailure));
+  EXPECT_EQ(p->start_timeout, 600);
+  EXPECT_THAT(PolicyWith(1, {"cancelled"}, std::nullopt).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("person's decision")));
+  EXPECT_THAT(PolicyWith(1, {"gremlins"}, std::nullopt).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("valid choices: user_error, out_of_memory")));
+  EXPECT_THAT(PolicyWith(-1, {}, std::nullopt).status(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("negative")));
+}
+
+// The attempts' schedulers: apps by handle, each submission numbered; what Schedule refuses.
+class FakeBackend : public AttemptBackend {
+ public:
+  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override {
+    auto it = apps.find(handle);
+    if (it == apps.end()) return std::optional<specs::AppStatus>();
+    specs::AppStatus st;
+    st.state = it->second;
+    return std::optional(st);
+  }
+  Result<std::optional<FailureReport>> Classify(const std::string& handle) override {
+    if (auto it = causes.find(handle); it != causes.end()) return std::optional(it->second);
+    return std::optional(FailureReport{FailureCause::kUnknown, ""});
+  }
+  Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler, const std::string&) override {
+    schedulers::DryRunInfo info;
+    info.scheduler = scheduler;
+    info.app = std::move(app);
+    info.app_id = fmt::format("app{}", next_id);
+    return info;
+  }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
+    if (refuse.contains(info.scheduler)) return UnavailableError(refuse[info.scheduler]);
+    std::string handle = specs::MakeAppHandle(info.scheduler, "s", fmt::format("app{}", next_id++));
+    apps[handle] = AppState::kPending;
+    submitted.push_back(info);
+    return handle;
+  }
+  ::torchx::Status Cancel(const std::string& handle) override {
+    cancelled.push_back(handle);
+    if (apps.contains(handle)) apps[handle] = AppState::kCancelled;
+    return OkStatus();
+  }
+  void WaitForUpdate(const std::string&, std::chrono::milliseconds) override {}
+
+  std::map<std::string, AppState> apps;
+  std::map<std::string, FailureReport> causes;
+  std::map<std::string, std::string> refuse;
+  std::vector<schedulers::DryRunInfo> submitted;
+  std::vector<std::string> cancelled;
+  int next_id = 0;
+};
+
+class DriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_THAT(store.EnsureDir(), IsOk());
+    ManagedRecord r = Record(2, 1);
+    ASSERT_THAT(store.Create(r), IsOk());
+  }
+  ManagedRecord TurnAt(double now) {
+    auto r = Turn(store, "train-x1", backend, now);
+    EXPECT_THAT(r.status(), IsOk());
+    return r ? *r : ManagedRecord{};
+  }
+  torchx::testing::ScopedTempDir dir;
+  ManagedStore store{dir.path() + "/managed"};
+  FakeBackend backend;
+};
+
+TEST_F(DriverTest, RecoversAfterANodeFailureWithTheSameCheckpointDir) {
+  ManagedRecord r = TurnAt(1);
+  ASSERT_EQ(r.attempts.size(), 1u);
+  EXPECT_EQ(r.attempts[0].handle, "slurm://s/app0");
+  backend.apps["slurm://s/app0"] = AppState::kRunning;
+  r = TurnAt(2);
+  EXPECT_EQ(r.attempts[0].started, 2);
+  backend.apps["slurm://s/app0"] = AppState::kFailed;
+  backend.causes["slurm://s/app0"] = {FailureCause::kNodeFailure, "slurm job 0: a node it ran on failed"};
+  r = TurnAt(3);
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_EQ(r.attempts[0].cause, "node_failure");
+  EXPECT_EQ(r.attempts[1].why, "recovery 1 after node_failure");
+  ASSERT_EQ(backend.submitted.size(), 2u);
+  EXPECT_EQ(backend.submitted[1].app.roles[0].env.at("TORCHX_RECOVERY_COUNT"), "1");
+  EXPECT_EQ(backend.submitted[1].app.roles[0].env.at("TORCHX_CHECKPOINT_DIR"),
+            backend.submitted[0].app.roles[0].env.at("TORCHX_CHECKPOINT_DIR"));
+  backend.apps["slurm://s/app1"] = AppState::kSucceeded;
+  r = TurnAt(4);
+  EXPECT_EQ(r.final_state, AppState::kSucceeded);
+  EXPECT_EQ(r.msg, "succeeded after 1 recovery");
+}
+
+TEST_F(DriverTest, FailsOverWhenRefusedAndNamesEveryTargetWhenAllRefuse) {
+  backend.refuse["slurm"] = "sbatch: error: Partition in drain";
+  ManagedRecord r = TurnAt(1);
+  ASSERT_EQ(r.attempts.size(), 1u);
+  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kRefused);
+  r = TurnAt(2);
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_EQ(r.attempts[1].handle, "local_cwd://s/app0");
+  backend.refuse["local_cwd"] = "local: cannot start";
+  backend.apps["local_cwd://s/app0"] = AppState::kFailed;
+  backend.causes["local_cwd://s/app0"] = {FailureCause::kSupervisorLost, "supervisor died"};
+  r = TurnAt(3);  // recovery 1 on local_cwd: refused this time
+  r = TurnAt(4);
+  EXPECT_EQ(r.final_state, AppState::kFailed);
+  EXPECT_THAT(r.msg, HasSubstr("slurm#0: refused: sbatch: error: Partition in drain"));
+  EXPECT_THAT(r.msg, HasSubstr("local_cwd#1: refused: local: cannot start"));
+}
+
+TEST_F(DriverTest, StartTimeoutCancelsAndMovesOn) {
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            r.start_timeout = 10;
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  TurnAt(100);
+  TurnAt(105);
+  EXPECT_TRUE(backend.cancelled.empty());
+  ManagedRecord r = TurnAt(111);
+  EXPECT_EQ(backend.cancelled, std::vector<std::string>{"slurm://s/app0"});
+  EXPECT_EQ(r.attempts[0].cause, kStartTimeout);
+  r = TurnAt(112);  // its cancel seen; then the next target
+  r = TurnAt(113);
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_EQ(r.attempts[1].target, 1);
+}
+
+TEST_F(DriverTest, ADriverThatDiedMidSubmissionIsNotSubmittedTwice) {
+  // Claimed with a planned id the scheduler has: adopted, not submitted again.
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            AttemptRecord a;
+                            a.planned_id = "app7";
+                            a.why = "first attempt";
+                            r.attempts.push_back(a);
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  backend.apps["slurm://s/app7"] = AppState::kRunning;
+  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 5), IsOk());
+  ManagedRecord r = TurnAt(6);
+  ASSERT_EQ(r.attempts.size(), 1u);
+  EXPECT_EQ(r.attempts[0].handle, "slurm://s/app7");
+  EXPECT_TRUE(backend.submitted.empty());
+  // A planned id the scheduler does not have: never submitted, so submitted again (no recovery).
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            r.attempts[0].phase = AttemptPhase::kSubmitting;
+                            r.attempts[0].planned_id = "app8";
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 7), IsOk());
+  r = TurnAt(8);
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_EQ(r.attempts[0].cause, kNeverSubmitted);
+  EXPECT_EQ(backend.submitted.size(), 1u);
+  EXPECT_EQ(RecoveryCount(r), 0);
+}
+
+TEST_F(DriverTest, NoPlannedIdEndsTheRunRatherThanRiskTwoRuns) {
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            r.attempts.push_back(AttemptRecord{});
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 5), IsOk());
+  ManagedRecord r = TurnAt(6);
+  EXPECT_EQ(r.final_state, AppState::kFailed);
+  EXPECT_THAT(r.msg, HasSubstr("not submitted again"));
+  EXPECT_TRUE(backend.submitted.empty());
+}
+
+TEST_F(DriverTest, CancelStopsTheAttemptAndFurtherRecoveries) {
+  TurnAt(1);
+  backend.apps["slurm://s/app0"] = AppState::kRunning;
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            r.cancel_requested = true;
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  TurnAt(2);
+  EXPECT_EQ(backend.cancelled, std::vector<std::string>{"slurm://s/app0"});
+  ManagedRecord r = TurnAt(3);
+  EXPECT_EQ(r.final_state, AppState::kCancelled);
+  EXPECT_EQ(backend.submitted.size(), 1u);
+}
+
+}  // namespace
+}  // namespace torchx::managed

@@ -1,0 +1,99 @@
+// The record of each managed run: one JSON document per run under <state_dir>/managed (a
+// pipelines::DocumentStore: atomic replacement under one lock): the app once, where it may run,
+// how it recovers, and every attempt with why it was made and how it ended.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipelines/document_store.h"
+#include "torchx/managed/managed.h"
+#include "torchx/specs/app_state.h"
+#include "torchx/status.h"
+
+namespace torchx::managed {
+
+/// Where an attempt is. kSubmitting: claimed by a driver, not yet known to be submitted (its
+/// planned id, where the scheduler chose one at dry run, tells a restarted driver whether it was);
+/// kRefused: the scheduler refused it (nothing runs). kDone and kRefused are final.
+enum class AttemptPhase { kSubmitting, kSubmitted, kDone, kRefused };
+
+/// Why an attempt ended that is no FailureCause: the driver cancelled it for waiting too long, or
+/// its scheduler refused it.
+inline constexpr std::string_view kStartTimeout = "start_timeout";
+inline constexpr std::string_view kRefused = "refused";
+/// A driver died while submitting it and the scheduler has no such app: it was never submitted.
+inline constexpr std::string_view kNeverSubmitted = "never_submitted";
+
+struct AttemptRecord {
+  int index = 0;
+  int target = 0;  ///< into ManagedRecord::targets
+  AttemptPhase phase = AttemptPhase::kSubmitting;
+  std::string planned_id;  ///< the app id its dry run chose ("" where the scheduler picks at submit)
+  std::string handle;
+  specs::AppState state = specs::AppState::kUnsubmitted;
+  std::string why;     ///< why it was made
+  std::string cause;   ///< why it ended other than SUCCEEDED ("" while it runs or when it succeeded)
+  std::string reason;  ///< in the engine's words
+  std::optional<double> submitted, started, ended;
+};
+
+struct TargetRecord {
+  std::string scheduler;
+  std::string cfg_json = "{}";  ///< resolved, with what hands recovery to the driver
+  std::string label;            ///< "slurm (partition=a)"
+};
+
+struct ManagedRecord {
+  std::string id;
+  std::string name;
+  std::string session;
+  std::string cwd;
+  double created = 0;
+  std::string app_json;  ///< canonical AppDef JSON, TorchX's env included, without the attempt's env
+  std::vector<TargetRecord> targets;
+  int max_recoveries = 0;
+  std::vector<std::string> recover_on;  ///< cause names
+  std::optional<double> start_timeout;
+  std::string checkpoint_dir;
+  bool cancel_requested = false;
+  std::optional<specs::AppState> final_state;
+  std::string msg;
+  std::vector<AttemptRecord> attempts;
+};
+
+std::string_view AttemptPhaseName(AttemptPhase p);
+std::string ManagedRecordToJson(const ManagedRecord& r);
+Result<ManagedRecord> ManagedRecordFromJson(const std::string& text);
+
+/// <state_dir>/managed.
+std::string ManagedDir(const std::string& state_dir);
+
+class ManagedStore {
+ public:
+  explicit ManagedStore(std::string dir) : docs_(std::move(dir), "managed job") {}
+  Status Create(const ManagedRecord& record);
+  Result<std::optional<ManagedRecord>> Get(const std::string& id) const;
+  /// Reads, applies `edit` and writes back under the lock (nothing written if `edit` fails).
+  Result<ManagedRecord> Update(const std::string& id, const std::function<Status(ManagedRecord&)>& edit);
+  /// Every record, newest first (unreadable documents are skipped).
+  Result<std::vector<ManagedRecord>> List() const;
+  Status Remove(const std::string& id) { return docs_.Remove(id); }
+  Status EnsureDir() const { return docs_.EnsureDir(); }
+  const std::string& dir() const { return docs_.dir(); }
+
+ private:
+  pipelines::DocumentStore docs_;
+};
+
+}  // namespace torchx::managed
+
+namespace torchx::managed {
+
+/// The app attempt `index` runs: the record's app with every role's TORCHX_CHECKPOINT_DIR,
+/// TORCHX_RECOVERY_COUNT (`index`) and TORCHX_MANAGED_HANDLE set.
+Result<specs::AppDef> AttemptApp(const ManagedRecord& r, int index);
+
+}  // namespace torchx::managed
