@@ -51,7 +51,7 @@ struct RunOptions {
 Result<managed::LaunchRequest> ManagedRequest(const RunOptions& opts, specs::AppDef app) {
   managed::LaunchRequest request;
   request.app = std::move(app);
-  request.targets.push_back({opts.scheduler, opts.cfg});
+  request.targets.push_back({opts.scheduler, opts.cfg, ""});
   for (const std::string& f : opts.failover) {
     TORCHX_ASSIGN_OR_RETURN(managed::Target t, managed::ParseTarget(f));
     request.targets.push_back(std::move(t));
@@ -179,6 +179,11 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
                         opts.start_timeout || !opts.checkpoint_dir.empty())) {
     return ReportError(InvalidArgumentError(
         "run: --max_recoveries, --recover_on, --failover, --start_timeout and --checkpoint_dir need --managed"));
+  }
+  if (opts.managed && opts.dryrun && opts.json) {
+    return ReportError(InvalidArgumentError(
+        "run: --managed --dryrun prints each target's request as text; --json is not offered with it (drop --json, or "
+        "--managed to see one target's request as JSON)"));
   }
   if (opts.managed && !opts.workspace.empty()) {
     return ReportError(InvalidArgumentError(

@@ -18,6 +18,7 @@
 #include "torchx/components/component_json.h"
 #include "torchx/config/tracking.h"
 #include "torchx/devices/device.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/runner/runner.h"
 #include "torchx/schedulers/usage.h"
@@ -274,6 +275,48 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
           py::arg("text"), py::arg("origin"), py::arg("scheduler") = "", py::arg("cfg_json") = "{}",
           py::arg("name") = "", py::arg("dryrun") = false)
       .def(
+          "run_managed",
+          [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg,
+             const py::list& failover, int max_recoveries, const std::vector<std::string>& recover_on,
+             const std::optional<std::string>& start_timeout, const std::string& checkpoint_dir,
+             const std::string& parent_run_id,
+             const std::optional<std::vector<std::pair<std::string, std::optional<std::string>>>>& trackers,
+             bool dryrun) {
+            // Runner.run(..., managed=True): the CLI's `torchx run --managed`. `failover`: each a
+            // "SCHEDULER[:k=v,...]" string or a (scheduler, cfg dict) pair.
+            std::optional<specs::Tracking> tracking;
+            if (trackers) tracking = specs::Tracking{config::ParentRunId(parent_run_id), *trackers};
+            DryRunInfo first = DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg, "", tracking);
+            managed::LaunchRequest request;
+            request.app = std::move(first.app);
+            request.targets.push_back({scheduler, "", specs::CfgToJson(CfgFromPy(cfg))});
+            for (const py::handle& item : failover) {
+              if (py::isinstance<py::str>(item)) {
+                request.targets.push_back(ValueOrThrow(managed::ParseTarget(item.cast<std::string>())));
+              } else {
+                auto pair = item.cast<py::tuple>();
+                if (pair.size() != 2)
+                  throw py::value_error("failover: each is \"SCHEDULER[:k=v,...]\" or (scheduler, cfg)");
+                request.targets.push_back({pair[0].cast<std::string>(), "", specs::CfgToJson(CfgFromPy(pair[1]))});
+              }
+            }
+            request.policy = ValueOrThrow(managed::PolicyWith(max_recoveries, recover_on, start_timeout));
+            request.checkpoint_dir = checkpoint_dir;
+            auto out = [&]() -> Result<std::string> {
+              py::gil_scoped_release release;
+              std::error_code ec;
+              TORCHX_ASSIGN_OR_RETURN(auto config,
+                                      config::TorchxConfig::Load(std::filesystem::current_path(ec).string()));
+              TORCHX_ASSIGN_OR_RETURN(auto plan, managed::PlanManaged(r, config, request));
+              if (dryrun) return managed::RenderPlan(plan);
+              return managed::LaunchManaged(plan);
+            }();
+            return ValueOrThrow(std::move(out));
+          },
+          py::arg("app_json"), py::arg("scheduler"), py::arg("cfg"), py::arg("failover"), py::arg("max_recoveries"),
+          py::arg("recover_on"), py::arg("start_timeout"), py::arg("checkpoint_dir"), py::arg("parent_run_id") = "",
+          py::arg("trackers") = py::none(), py::arg("dryrun") = false)
+      .def(
           "run_sweep",
           [](Runner& r, const std::string& text, const std::string& origin, const std::string& scheduler,
              const std::string& cfg_json, const std::string& name, int max_parallel, bool dryrun) {
@@ -387,15 +430,18 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
            })
       .def(
           "describe_native",
-          [](Runner& r, const std::string& handle) -> std::optional<DryRunInfo> {
-            auto d = [&] {
-              py::gil_scoped_release release;
-              return r.DescribeNative(handle);
-            }();
-            // TorchX: None where the scheduler cannot read its request back.
-            if (!d && d.error().code() == StatusCode::kUnimplemented) return std::nullopt;
-            return ValueOrThrow(std::move(d), ErrorSite::kAppHandle);
-          },
+          [](Runner& r, const std::string& handle) -> std::
+                                                       optional<DryRunInfo> {
+                                                         auto d = [&] {
+                                                           py::gil_scoped_release release;
+                                                           return r.DescribeNative(handle);
+                                                         }();
+                                                         // TorchX: None where the scheduler cannot read its request
+                                                         // back.
+                                                         if (!d && d.error().code() == StatusCode::kUnimplemented)
+                                                           return std::nullopt;
+                                                         return ValueOrThrow(std::move(d), ErrorSite::kAppHandle);
+                                                       },
           "The request as the engine holds it for a submitted app (Runner::DescribeNative); None for an unknown "
           "app or a scheduler that cannot say.")
       .def(

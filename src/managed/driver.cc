@@ -45,16 +45,20 @@ class RunnerAttemptBackend final : public AttemptBackend {
 Observation Look(AttemptBackend& backend, const AttemptRecord& a) {
   Observation seen;
   auto status = backend.Status(a.handle);
-  if (!status) {
-    if (status.error().code() == StatusCode::kNotFound) return seen;  // gone: the engine lost it
+  if (!status) {  // the scheduler cannot say now (an outage, a plugin missing here): ask again later
     seen.unreachable = status.error().message();
     return seen;
   }
-  if (!*status) return seen;
+  if (!*status) return seen;  // gone: its scheduler no longer knows it
   seen.state = (*status)->state;
   if (specs::IsTerminal(*seen.state) && *seen.state != AppState::kSucceeded) {
     auto report = backend.Classify(a.handle);
-    if (report && *report) {
+    if (!report) {  // a failed classification is asked again, never guessed
+      seen.state.reset();
+      seen.unreachable = "classifying its end: " + report.error().message();
+      return seen;
+    }
+    if (*report) {
       seen.failure = **report;
     } else if (!(*status)->msg.empty()) {
       seen.failure =
@@ -108,8 +112,26 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
                                      })
                              .status());
   if (!claimed) return OkStatus();
+  // A recovery: the attempt before it is stopped first, if any of it still runs (a het job's other
+  // components), so two attempts never write the same checkpoints.
+  if (a.index > 0 && !r.attempts.back().handle.empty()) (void)backend.Cancel(r.attempts.back().handle);
   auto handle = backend.Schedule(*info);
+  if (!handle && !a.planned_id.empty()) {
+    // A submission that failed half-way (some replicas started) is stopped: it is recorded as not run.
+    (void)backend.Cancel(specs::MakeAppHandle(target.scheduler, r.session, a.planned_id));
+  }
+  bool retry = !handle && handle.error().code() == StatusCode::kUnavailable &&
+               now - r.submit_retry_since.value_or(now) < kSubmitRetrySeconds;
   auto recorded = store.Update(id, [&](ManagedRecord& cur) {
+    if (retry) {  // the engine cannot be reached: the same attempt is made again next turn
+      cur.attempts.pop_back();
+      if (!cur.submit_retry_since) cur.submit_retry_since = now;
+      cur.msg = fmt::format("attempt {}: {} cannot be reached, trying again: {}", a.index, target.label,
+                            handle.error().message());
+      return OkStatus();
+    }
+    cur.submit_retry_since.reset();
+    if (cur.msg.find(" cannot be reached, trying again: ") != std::string::npos) cur.msg.clear();
     AttemptRecord& mine = cur.attempts.at(a.index);
     if (!handle) {
       mine.phase = AttemptPhase::kRefused;
@@ -122,6 +144,7 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
     mine.handle = *handle;
     mine.state = AppState::kSubmitted;
     mine.submitted = now;
+    mine.seen = now;
     return OkStatus();
   });
   if (!recorded && handle) (void)backend.Cancel(*handle);  // unrecorded: it must not run unwatched
@@ -252,15 +275,11 @@ int RunManagedDriver(plugins::PluginRegistry& registry, const std::string& state
   auto backend = MakeRunnerAttemptBackend(runner);
   ready(true);
   int errors = 0;
-  bool resumed = false;
   while (true) {
-    if (!resumed) {
-      Status s = ResumeSubmitting(store, id, *backend, pipelines::EpochNow());
-      resumed = s.ok();
-      if (!s.ok()) std::fprintf(stderr, "torchx-pipeline-driver: %s\n", s.message().c_str());
-    }
-    auto r = resumed ? Turn(store, id, *backend, pipelines::EpochNow())
-                     : Result<ManagedRecord>(UnavailableError("resuming"));
+    // Every turn: an attempt left `submitting` is one whose submission this driver (or a dead one)
+    // could not record; no submission is in flight between turns.
+    Status resumed = ResumeSubmitting(store, id, *backend, pipelines::EpochNow());
+    auto r = resumed.ok() ? Turn(store, id, *backend, pipelines::EpochNow()) : Result<ManagedRecord>(resumed);
     if (!r) {
       if (r.error().code() == StatusCode::kNotFound) return 0;  // deleted
       std::fprintf(stderr, "torchx-pipeline-driver: %s\n", r.error().message().c_str());

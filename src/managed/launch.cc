@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 
 #include <cctype>
+#include <cmath>
 #include <charconv>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/state_dir.h"
 #include "managed/policy.h"
@@ -26,6 +28,17 @@ namespace {
 namespace fs = std::filesystem;
 using schedulers::FailureCause;
 
+// A JSON object of options as `k=v,k2=v2`, for a target's label.
+std::string CfgText(const std::string& cfg_json) {
+  nlohmann::json j = nlohmann::json::parse(cfg_json, nullptr, false);
+  if (!j.is_object()) return cfg_json;
+  std::string out;
+  for (const auto& [k, v] : j.items()) {
+    out += fmt::format("{}{}={}", out.empty() ? "" : ",", k, v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
 }  // namespace
 
 std::set<FailureCause> DefaultRecoverOn() {
@@ -35,8 +48,9 @@ std::set<FailureCause> DefaultRecoverOn() {
 
 Result<Target> ParseTarget(std::string_view text) {
   size_t colon = text.find(':');
-  Target t{std::string(text.substr(0, colon)),
-           colon == std::string_view::npos ? "" : std::string(text.substr(colon + 1))};
+  Target t;
+  t.scheduler = std::string(text.substr(0, colon));
+  if (colon != std::string_view::npos) t.cfg = std::string(text.substr(colon + 1));
   if (t.scheduler.empty()) {
     return InvalidArgumentError(
         fmt::format("--failover `{}`: give a scheduler, then its options if any: SCHEDULER[:k=v,k2=v2] (e.g. "
@@ -51,7 +65,7 @@ Result<double> ParseDuration(std::string_view text, std::string_view what) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   std::string_view unit(end, text.data() + text.size() - end);
   double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : -1;
-  if (ec != std::errc() || end == text.data() || scale < 0 || value <= 0) {
+  if (ec != std::errc() || end == text.data() || scale < 0 || !std::isfinite(value) || value <= 0) {
     return InvalidArgumentError(fmt::format(
         "{}: `{}` is not a duration; give a positive number of seconds, or one with a unit: 90, 90s, 15m, 2h, 1d", what,
         text));
@@ -116,13 +130,15 @@ Result<Plan> PlanManaged(runner::Runner& runner, const config::TorchxConfig& con
     }
     TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner.SchedulerRunOpts(t.scheduler));
     using Form = config::CfgSource::Form;
-    auto cfg = config::ResolveRunCfg(t.scheduler, opts, {{Form::kString, t.cfg, i == 0 ? "-cfg" : where}}, config,
-                                     config::UnknownOptions::kRefuse);
+    config::CfgSource given = t.cfg_json.empty() ? config::CfgSource{Form::kString, t.cfg, i == 0 ? "-cfg" : where}
+                                                 : config::CfgSource{Form::kJsonObject, t.cfg_json, where};
+    auto cfg = config::ResolveRunCfg(t.scheduler, opts, {given}, config, config::UnknownOptions::kRefuse);
     if (!cfg) return cfg.error().WithContext(where);
     auto handed = runner.RecoveryHandoverCfg(t.scheduler, std::move(*cfg));
     if (!handed) return handed.error().WithContext(where);
+    std::string given_text = t.cfg_json.empty() ? t.cfg : CfgText(t.cfg_json);
     TargetRecord tr{t.scheduler, specs::CfgToJson(*handed),
-                    t.cfg.empty() ? t.scheduler : fmt::format("{} ({})", t.scheduler, t.cfg)};
+                    given_text.empty() ? t.scheduler : fmt::format("{} ({})", t.scheduler, given_text)};
     r.targets.push_back(tr);
     TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, AttemptApp(r, 0));
     auto info = runner.DryRun(std::move(app), t.scheduler, *handed);
@@ -151,15 +167,24 @@ Result<std::string> LaunchManaged(const Plan& plan) {
   TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(plan.record_json));
   r.created = pipelines::EpochNow();
   std::error_code ec;
+  bool made = !fs::exists(r.checkpoint_dir, ec);
   if (!fs::create_directories(r.checkpoint_dir, ec) && ec) {
     return UnavailableError(fmt::format("--checkpoint_dir: cannot create {}: {}", r.checkpoint_dir, ec.message()));
   }
+  auto undo = [&] {  // nothing left behind: the directory this launch made, while still empty
+    if (made) fs::remove(r.checkpoint_dir, ec);
+  };
   std::string state_dir = internal::DefaultStateDir();
   ManagedStore store(ManagedDir(state_dir));
-  TORCHX_RETURN_IF_ERROR(store.EnsureDir());
-  TORCHX_RETURN_IF_ERROR(store.Create(r));
+  Status created = store.EnsureDir();
+  if (created.ok()) created = store.Create(r);
+  if (!created.ok()) {
+    undo();
+    return created;
+  }
   if (Status s = pipelines::StartDriver(state_dir, store.dir(), r.id, r.cwd, "managed"); !s.ok()) {
     (void)store.Remove(r.id);
+    undo();
     return s;
   }
   return plan.handle;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/json_yaml.h"
@@ -68,7 +69,14 @@ std::string RunMessage(const ManagedRecord& r) {
     out = fmt::format("attempt {} on {} ({})", a.index, r.targets[a.target].label, a.why);
   }
   int recoveries = RecoveryCount(r);
-  if (recoveries > 0) out += fmt::format("; {} recover{} so far", recoveries, recoveries == 1 ? "y" : "ies");
+  if (recoveries > 0) {
+    std::vector<std::string> causes;  // why each attempt before the current one ended
+    for (size_t i = 0; i + 1 < r.attempts.size(); ++i) {
+      if (!r.attempts[i].cause.empty()) causes.push_back(r.attempts[i].cause);
+    }
+    out +=
+        fmt::format("; {} recover{} so far ({})", recoveries, recoveries == 1 ? "y" : "ies", fmt::join(causes, ", "));
+  }
   if (!r.msg.empty()) out += (out.empty() ? "" : "; ") + r.msg;
   return out;
 }
@@ -156,11 +164,32 @@ class ManagedScheduler : public schedulers::Scheduler {
   specs::RunOpts run_opts() const override { return {}; }
   schedulers::Capabilities capabilities() const override {
     using schedulers::Capability;
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete, Capability::kComposite};
+    return {Capability::kLogs,   Capability::kFollowLogs,    Capability::kList,
+            Capability::kDelete, Capability::kResourceUsage, Capability::kComposite};
   }
   bool requires_resources() const override { return false; }
 
   Result<std::string> Schedule(const DryRunInfo&) override { return NotAManagedRun(); }
+
+  // The current (latest submitted) attempt's figures, with a note saying which attempt they are.
+  Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& app_id,
+                                                            const schedulers::UsageOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
+    if (!record) return std::optional<schedulers::AppUsage>();
+    for (auto it = record->attempts.rbegin(); it != record->attempts.rend(); ++it) {
+      if (it->handle.empty()) continue;
+      auto usage = runner_.ResourceUsage(it->handle, options);
+      if (!usage) return usage.error().WithContext(fmt::format("attempt {}", it->index));
+      if (*usage) {
+        std::string which = fmt::format("attempt {} ({})", it->index, it->handle);
+        (*usage)->note = (*usage)->note.empty() ? which : which + ": " + (*usage)->note;
+      }
+      return usage;
+    }
+    schedulers::AppUsage none;
+    none.note = "no attempt has been submitted yet";
+    return std::optional(std::move(none));
+  }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
     TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
@@ -320,6 +349,12 @@ Result<std::string> ManagedDefinition(runner::Runner& runner, const std::string&
         {"state", std::string(specs::AppStateName(a.phase == AttemptPhase::kRefused ? AppState::kFailed : a.state))}};
     if (!a.cause.empty()) one["cause"] = a.cause;
     if (!a.reason.empty()) one["reason"] = a.reason;
+    auto when = [](const std::optional<double>& t) {
+      return t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json(nullptr);
+    };
+    one["submitted"] = when(a.submitted);
+    one["started"] = when(a.started);
+    one["ended"] = when(a.ended);
     attempts.push_back(std::move(one));
   }
   nlohmann::ordered_json def = {

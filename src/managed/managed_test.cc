@@ -71,6 +71,7 @@ AttemptRecord Live(int index, int target, AppState state, double submitted) {
   a.handle = fmt::format("slurm://s/{}", 100 + index);
   a.state = state;
   a.submitted = submitted;
+  a.seen = submitted;
   return a;
 }
 
@@ -271,6 +272,7 @@ class FakeBackend : public AttemptBackend {
     return std::optional(st);
   }
   Result<std::optional<FailureReport>> Classify(const std::string& handle) override {
+    if (classify_down) return UnavailableError("squeue: timed out");
     if (auto it = causes.find(handle); it != causes.end()) return std::optional(it->second);
     return std::optional(FailureReport{FailureCause::kUnknown, ""});
   }
@@ -282,7 +284,8 @@ class FakeBackend : public AttemptBackend {
     return info;
   }
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
-    if (refuse.contains(info.scheduler)) return UnavailableError(refuse[info.scheduler]);
+    if (unreachable) return UnavailableError("sbatch: Socket timed out");
+    if (refuse.contains(info.scheduler)) return InvalidArgumentError(refuse[info.scheduler]);
     std::string handle = specs::MakeAppHandle(info.scheduler, "s", fmt::format("app{}", next_id++));
     apps[handle] = AppState::kPending;
     submitted.push_back(info);
@@ -301,6 +304,8 @@ class FakeBackend : public AttemptBackend {
   std::vector<schedulers::DryRunInfo> submitted;
   std::vector<std::string> cancelled;
   int next_id = 0;
+  bool classify_down = false;
+  bool unreachable = false;
 };
 
 class DriverTest : public ::testing::Test {
@@ -451,6 +456,55 @@ TEST_F(DriverTest, CancelStopsTheAttemptAndFurtherRecoveries) {
   ManagedRecord r = TurnAt(3);
   EXPECT_EQ(r.final_state, AppState::kCancelled);
   EXPECT_EQ(backend.submitted.size(), 1u);
+}
+
+TEST_F(DriverTest, AClassificationThatFailsIsAskedAgainNotGuessed) {
+  TurnAt(1);
+  backend.apps["slurm://s/app0"] = AppState::kFailed;
+  backend.causes["slurm://s/app0"] = {FailureCause::kNodeFailure, "node2"};
+  backend.classify_down = true;
+  ManagedRecord r = TurnAt(2);
+  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitted);
+  EXPECT_THAT(r.msg, HasSubstr("classifying its end: squeue: timed out"));
+  backend.classify_down = false;
+  r = TurnAt(3);
+  EXPECT_EQ(r.attempts[0].cause, "node_failure");
+  ASSERT_EQ(r.attempts.size(), 2u);  // recovered
+  // The recovery stopped what was left of the attempt before it first.
+  EXPECT_EQ(backend.cancelled, std::vector<std::string>{"slurm://s/app0"});
+}
+
+TEST_F(DriverTest, AnUnreachableEngineIsTriedAgainThenCountsAsRefused) {
+  backend.unreachable = true;
+  ManagedRecord r = TurnAt(100);
+  EXPECT_TRUE(r.attempts.empty());
+  EXPECT_THAT(r.msg, HasSubstr("cannot be reached, trying again: sbatch: Socket timed out"));
+  r = TurnAt(150);
+  EXPECT_TRUE(r.attempts.empty());
+  r = TurnAt(100 + kSubmitRetrySeconds + 1);  // the window has passed: refused, the next target
+  ASSERT_EQ(r.attempts.size(), 1u);
+  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kRefused);
+  backend.unreachable = false;
+  r = TurnAt(300);
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_EQ(r.attempts[1].handle, "local_cwd://s/app0");
+  EXPECT_EQ(r.msg, "");
+}
+
+TEST(Observe, AnAppForgottenLongAfterItWasSeenIsNotCalledLostAndAStartClearsTheTimeout) {
+  ManagedRecord r = Record();
+  r.attempts = {Live(0, 0, AppState::kRunning, 1)};
+  r.attempts[0].seen = 10;
+  Observe(r, {std::nullopt, std::nullopt, ""}, 10 + kLostIfSeenWithin + 1);
+  EXPECT_EQ(r.attempts[0].cause, "unknown");  // it may have ended while nobody watched
+  EXPECT_THAT(r.attempts[0].reason, HasSubstr("may have ended unwatched"));
+  EXPECT_EQ(Decide(r, 2000).kind, ActionKind::kFinish);
+
+  r.attempts = {Live(0, 0, AppState::kPending, 1)};
+  r.attempts[0].cause = std::string(kStartTimeout);  // its cancel did not take, and it started
+  Observe(r, {AppState::kRunning, std::nullopt, ""}, 5);
+  EXPECT_EQ(r.attempts[0].cause, "");
+  EXPECT_EQ(r.attempts[0].seen, 5);
 }
 
 }  // namespace

@@ -66,13 +66,22 @@ void Observe(ManagedRecord& r, const Observation& seen, double now) {
     a.phase = AttemptPhase::kDone;
     a.ended = now;
     if (a.cause.empty()) {
-      a.cause = std::string(schedulers::FailureCauseName(FailureCause::kEngineLost));
-      a.reason = fmt::format("its scheduler no longer knows {}", a.handle);
+      bool recent = a.seen && now - *a.seen <= kLostIfSeenWithin;
+      a.cause = std::string(schedulers::FailureCauseName(recent ? FailureCause::kEngineLost : FailureCause::kUnknown));
+      a.reason = recent ? fmt::format("its scheduler no longer knows {}", a.handle)
+                        : fmt::format("its scheduler no longer knows {}, last seen {}: it may have ended unwatched",
+                                      a.handle, a.seen ? fmt::format("{:.0f} s before", now - *a.seen) : "never");
     }
     return;
   }
+  a.seen = now;
   a.state = *seen.state;
   if (a.state == AppState::kRunning && !a.started) a.started = now;
+  // It started after all (a cancel for start_timeout that did not take): the timeout is not why it ends.
+  if (a.state == AppState::kRunning && a.cause == kStartTimeout) {
+    a.cause.clear();
+    a.reason.clear();
+  }
   if (!specs::IsTerminal(a.state)) return;
   a.phase = AttemptPhase::kDone;
   a.ended = now;

@@ -46,7 +46,8 @@ std::string ManagedRecordToJson(const ManagedRecord& r) {
                         {"reason", a.reason},
                         {"submitted", OptNumber(a.submitted)},
                         {"started", OptNumber(a.started)},
-                        {"ended", OptNumber(a.ended)}});
+                        {"ended", OptNumber(a.ended)},
+                        {"seen", OptNumber(a.seen)}});
   }
   Json j = {{"id", r.id},
             {"name", r.name},
@@ -62,6 +63,7 @@ std::string ManagedRecordToJson(const ManagedRecord& r) {
             {"cancel_requested", r.cancel_requested},
             {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
             {"msg", r.msg},
+            {"submit_retry_since", OptNumber(r.submit_retry_since)},
             {"attempts", std::move(attempts)}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -89,6 +91,7 @@ Result<ManagedRecord> ManagedRecordFromJson(const std::string& text) {
       r.final_state = st;
     }
     r.msg = j.at("msg").get<std::string>();
+    r.submit_retry_since = NumberOr(j, "submit_retry_since");
     for (const Json& a : j.at("attempts")) {
       AttemptRecord ar;
       ar.index = a.at("index").get<int>();
@@ -111,6 +114,7 @@ Result<ManagedRecord> ManagedRecordFromJson(const std::string& text) {
       ar.submitted = NumberOr(a, "submitted");
       ar.started = NumberOr(a, "started");
       ar.ended = NumberOr(a, "ended");
+      ar.seen = NumberOr(a, "seen");
       r.attempts.push_back(std::move(ar));
     }
     return r;

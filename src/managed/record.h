@@ -38,6 +38,9 @@ struct AttemptRecord {
   std::string cause;   ///< why it ended other than SUCCEEDED ("" while it runs or when it succeeded)
   std::string reason;  ///< in the engine's words
   std::optional<double> submitted, started, ended;
+  /// When its scheduler last answered for it: an app its scheduler no longer knows is called lost
+  /// (and recovered) only if it was seen alive recently, not one that may have ended long ago.
+  std::optional<double> seen;
 };
 
 struct TargetRecord {
@@ -61,8 +64,17 @@ struct ManagedRecord {
   bool cancel_requested = false;
   std::optional<specs::AppState> final_state;
   std::string msg;
+  /// Since when submissions of the next attempt fail for want of the engine (kUnavailable): they
+  /// are tried again until kSubmitRetrySeconds have passed, then the attempt counts as refused.
+  std::optional<double> submit_retry_since;
   std::vector<AttemptRecord> attempts;
 };
+
+/// How long a submission is retried while its engine cannot be reached.
+inline constexpr double kSubmitRetrySeconds = 120;
+/// An app its scheduler no longer knows counts as lost by the engine only if it was seen within
+/// this many seconds (else it may have ended, and been forgotten, while no driver watched).
+inline constexpr double kLostIfSeenWithin = 600;
 
 std::string_view AttemptPhaseName(AttemptPhase p);
 std::string ManagedRecordToJson(const ManagedRecord& r);

@@ -15,6 +15,7 @@
 #include "specs/error_file.h"
 #include "torchx/components/component_json.h"
 #include "torchx/config/run_cfg.h"
+#include "torchx/managed/managed.h"
 #include "torchx/runner/app_filter.h"
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
@@ -357,6 +358,10 @@ ApiResponse Api::GetApp(const std::string& handle) const {
   // A sweep's trials with their values and metrics: the app page's table and plots.
   if (parsed && parsed->scheduler_backend == sweeps::kSchedulerName) {
     if (auto view = sweeps::ViewSweep(*runner, handle)) body["sweep"] = json::parse(sweeps::SweepViewToJson(*view));
+  }
+  // A managed job's attempts with why each was made and how it ended: the app page's timeline.
+  if (parsed && parsed->scheduler_backend == managed::kSchedulerName) {
+    if (auto def = managed::ManagedDefinition(*runner, handle, true)) body["managed"] = json::parse(*def);
   }
   return Ok(body);
 }

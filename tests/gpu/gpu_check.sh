@@ -9,7 +9,9 @@
 #   4. asking for more GPUs than the host has is refused before anything starts;
 #   5. the resource view (NVML opened at run time): a replica holding GPU memory and running
 #      back-to-back kernels shows its own GPU memory and a utilisation of at least 50% in `status --resources` and
-#      `top`, and the host's GPUs are listed with their names.
+#      `top`, and the host's GPUs are listed with their names;
+#   6. a managed job (torchx run --managed) over NCCL whose supervisor is killed -9 is submitted again
+#      on the same GPUs and resumes from its checkpoint.
 # Prints one "ok:" line per check and exits non-zero at the first failure.
 set -uo pipefail
 bin=$(cd "${1:?usage: gpu_check.sh DIR}" && pwd)
@@ -105,4 +107,46 @@ nvidia-smi pmon -c 1 | sed "s/^/nvidia-smi pmon: /"
 "$T" cancel "$h" >/dev/null
 [[ -n $ok ]] || fail "no GPU figures for the replica: $js"
 echo "ok: status --resources shows the replica's own GPU memory and utilisation (NVML)"
+
+# 6. A managed job on the GPUs (docs/managed.md): a training run over NCCL whose supervisor is killed
+#    -9 once it has checkpointed is submitted again, gets the same GPUs (CUDA_VISIBLE_DEVICES) and
+#    resumes on them from its checkpoint.
+cat > managed_gpu.py <<'PY'
+import os, time, torch, torch.distributed as dist
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+ckpt = os.path.join(os.environ["TORCHX_CHECKPOINT_DIR"], "w.pt")
+w = torch.load(ckpt, map_location="cuda") if os.path.exists(ckpt) else {"step": 0, "w": torch.zeros(1024, device="cuda")}
+print(f"rank={rank} attempt={os.environ['TORCHX_RECOVERY_COUNT']} start={w['step']} cvd={os.environ.get('CUDA_VISIBLE_DEVICES')}", flush=True)
+for step in range(w["step"] + 1, 41):
+    g = torch.ones(1024, device="cuda")
+    dist.all_reduce(g)
+    w["w"] += g
+    w["step"] = step
+    if rank == 0:
+        torch.save(w, ckpt + ".tmp"); os.replace(ckpt + ".tmp", ckpt)
+    time.sleep(0.25)
+print(f"rank={rank} done step={w['step']} w0={float(w['w'][0])}", flush=True)
+dist.destroy_process_group()
+PY
+m=$("$T" run --managed -s local_cwd -cfg auto_set_cuda_visible_devices=True \
+    dist.torchrun -j "1x$gpus" --gpu "$gpus" --script managed_gpu.py 2>&1 | tail -1)
+[[ $m == managed://* ]] || fail "could not start the managed GPU job: $m"
+ckdir=$work/.torchx/checkpoints/${m##*/}
+for i in $(seq 1 120); do [[ -s $ckdir/w.pt ]] && break; sleep 0.5; done
+[[ -s $ckdir/w.pt ]] || fail "no checkpoint: $("$T" describe "$m")"
+first=$("$T" describe --json "$m" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempts"][0]["handle"].rsplit("/",1)[1])')
+pkill -9 -f "torchx-supervisor .* $first\$" || fail "no supervisor for $first"
+for i in $(seq 1 240); do
+  st=$("$T" describe --json "$m" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+  [[ $st == SUCCEEDED || $st == FAILED || $st == CANCELLED ]] && break; sleep 0.5
+done
+log=$("$T" log "$m")
+echo "$log" | grep -E "attempt=|done" | head -n 8
+[[ $st == SUCCEEDED ]] || fail "managed GPU job ended $st: $("$T" describe "$m")"
+all=$(seq -s, 0 $((gpus - 1)))
+grep -q "\[attempt 1\].*rank=0 attempt=1 start=[1-9][0-9]* cvd=$all" <<<"$log" || fail "attempt 1 did not resume on GPUs $all: $log"
+grep -q "\[attempt 1\].*rank=0 done step=40 w0=$((40 * gpus)).0" <<<"$log" || fail "the resumed run's sum is off: $log"
+echo "ok: a managed NCCL job recovered after its supervisor was killed, resumed from its checkpoint on GPUs $all"
 echo "gpu_check: all checks passed"

@@ -39,7 +39,8 @@ std::set<schedulers::FailureCause> DefaultRecoverOn();
 /// One place the app may run: a scheduler and its options (`-cfg`'s form).
 struct Target {
   std::string scheduler;
-  std::string cfg;  ///< `k=v,k2=v2`; empty: none (.torchxconfig's still apply)
+  std::string cfg;       ///< `k=v,k2=v2`; empty: none (.torchxconfig's still apply)
+  std::string cfg_json;  ///< or a JSON object of typed values (Python's cfg dicts); wins when set
 };
 
 /// `SCHEDULER[:k=v,k2=v2]` (`--failover slurm:partition=gpu-b,qos=high`, `--failover local_cwd`).

@@ -10,7 +10,7 @@ import contextlib
 import json
 import logging
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 if TYPE_CHECKING:
     from torchx.schedulers.api import ListAppResponse, Scheduler
@@ -190,9 +190,41 @@ class Runner:
         parent_run_id: Optional[str] = None,
         *,
         dryrun: bool = False,
-    ) -> Union[AppHandle, AppDryRunInfo]:
+        managed: bool = False,
+        max_recoveries: int = 3,
+        recover_on: Sequence[str] = (),
+        failover: Sequence[Union[str, Tuple[str, Mapping[str, CfgVal]]]] = (),
+        start_timeout: Union[str, float, None] = None,
+        checkpoint_dir: Optional[str] = None,
+    ) -> Union[AppHandle, AppDryRunInfo, str]:
         """Dry-runs and submits ``app``; returns its handle ``{scheduler}://{session}/{app_id}``
-        (with ``dryrun=True``, the dry run's info instead, nothing submitted)."""
+        (with ``dryrun=True``, the dry run's info instead, nothing submitted).
+
+        ``managed=True`` (``torchx run --managed``, docs/managed.md): a detached driver submits
+        the app again after failures its scheduler classifies as infrastructure (a lost node, a
+        preemption, an eviction, a dead supervisor), up to ``max_recoveries`` times per target,
+        and fails over to each ``failover`` target in turn (``"slurm:partition=b"`` or
+        ``("slurm", {"partition": "b"})``); ``recover_on`` adds causes (``user_error``,
+        ``time_limit``, ...). Every attempt gets ``TORCHX_CHECKPOINT_DIR`` (``checkpoint_dir``)
+        and ``TORCHX_RECOVERY_COUNT``. Returns ``managed://{session}/{id}`` (with ``dryrun=True``
+        the plan's text)."""
+        if managed:
+            if workspace:
+                raise ValueError("run: managed=True cannot take a workspace yet (each target would need its own build)")
+            # One name or target given alone is one, not a sequence of characters.
+            recover_on = [recover_on] if isinstance(recover_on, str) else list(recover_on)
+            one_pair = isinstance(failover, tuple) and len(failover) == 2 and isinstance(failover[1], Mapping)
+            failover = [failover] if isinstance(failover, str) or one_pair else list(failover)
+            for f in failover:
+                if not (isinstance(f, str) or (isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str)
+                                               and f[0] and isinstance(f[1], Mapping))):
+                    raise ValueError(f"failover: {f!r} is neither \"SCHEDULER[:k=v,...]\" nor (scheduler, cfg dict)")
+            with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg)):
+                return self._core.run_managed(
+                    app_to_core(app), scheduler, dict(cfg or {}), list(failover), max_recoveries, list(recover_on),
+                    None if start_timeout is None else str(start_timeout), checkpoint_dir or "",
+                    parent_run_id or "", list(get_configured_trackers().items()), dryrun,
+                )
         with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
             info = self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
             return info if dryrun else self.schedule(info)

@@ -15,6 +15,7 @@
 #include "container_engine/engine_client.h"
 #include "container_engine/workspace_image.h"
 #include "core/json_view.h"
+#include "schedulers/docker/container_end.h"
 #include "schedulers/docker/docker_request.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_id.h"
@@ -125,8 +126,31 @@ class DockerScheduler : public Scheduler {
     return o;
   }
   Capabilities capabilities() const override {
-    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kLogTimestamps,  Capability::kList,
-            Capability::kDelete, Capability::kWorkspace,  Capability::kDescribeNative, Capability::kResourceUsage};
+    return {Capability::kLogs,           Capability::kFollowLogs,    Capability::kLogTimestamps,
+            Capability::kList,           Capability::kDelete,        Capability::kWorkspace,
+            Capability::kDescribeNative, Capability::kResourceUsage, Capability::kFailureClassification};
+  }
+
+  // Each replica's container as the engine's inspect says it ended: ClassifyContainerEnds.
+  Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override {
+    TORCHX_ASSIGN_OR_RETURN(auto d, Describe(app_id));
+    if (!d) return std::optional<FailureReport>();
+    if (d->state != AppState::kFailed && d->state != AppState::kCancelled) {
+      return FailedPreconditionError(
+          fmt::format("local_docker: app {} is {}: it has no failure cause", app_id, specs::AppStateName(d->state)));
+    }
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(app_id));
+    std::vector<ContainerEnd> ends;
+    for (const JsonView& c : containers) {
+      TORCHX_ASSIGN_OR_RETURN(auto inspect,
+                              client_.Request("GET", "/containers/" + UrlEncode(c["Id"].Str()) + "/json"));
+      if (inspect.status == 404) continue;
+      JsonView st = JsonView::Parse(inspect.body)["State"];
+      JsonView labels = c["Labels"];
+      ends.push_back({fmt::format("{}/{}", labels[kLabelRole].Str(), ReplicaIdOf(labels)), st["ExitCode"].Int(0),
+                      st["OOMKilled"].Bool(), IsCancelled(c), st["Error"].Str()});
+    }
+    return std::optional(ClassifyContainerEnds(ends));
   }
 
   // container_state: TorchX's DockerScheduler._get_app_state, for the Python class (the same table

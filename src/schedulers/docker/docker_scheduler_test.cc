@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedulers/docker/container_end.h"
 #include "schedulers/docker/docker_request.h"
 #include "schedulers/docker/docker_scheduler.h"
 #include "schedulers/line_filter.h"
@@ -517,6 +518,24 @@ TEST(DockerScheduler, AnswersThatAreNotTheEnginesJsonAreClearErrors) {
   EXPECT_EQ((*d)->state, AppState::kUnknown);
   EXPECT_THAT(odd.sched->List(), IsOk());
   EXPECT_THAT(odd.sched->Cancel("a"), IsOk());
+}
+
+// A managed job's view of how containers end, gravest first.
+TEST(ClassifyContainerEnds, EachEnd) {
+  auto one = [](int64_t code, bool oom = false, bool cancelled = false, std::string error = "") {
+    return std::vector<ContainerEnd>{{"trainer/0", code, oom, cancelled, std::move(error)}};
+  };
+  EXPECT_EQ(ClassifyContainerEnds(one(1)).cause, FailureCause::kUserError);
+  EXPECT_EQ(ClassifyContainerEnds(one(1)).reason, "trainer/0 exited with code 1");
+  EXPECT_EQ(ClassifyContainerEnds(one(137, true)).cause, FailureCause::kOutOfMemory);
+  EXPECT_EQ(ClassifyContainerEnds(one(137)).cause, FailureCause::kCancelled);
+  EXPECT_THAT(ClassifyContainerEnds(one(143)).reason, HasSubstr("docker kill or docker stop"));
+  EXPECT_EQ(ClassifyContainerEnds(one(137, false, true)).cause, FailureCause::kCancelled);
+  EXPECT_EQ(ClassifyContainerEnds(one(0, false, false, "mount failed")).cause, FailureCause::kEngineLost);
+  EXPECT_EQ(ClassifyContainerEnds(one(0)).cause, FailureCause::kUnknown);
+  // A replica's own exit explains its siblings the launcher stopped.
+  std::vector<ContainerEnd> both = {{"trainer/0", 137, false, true, ""}, {"trainer/1", 2, false, false, ""}};
+  EXPECT_EQ(ClassifyContainerEnds(both).reason, "trainer/1 exited with code 2");
 }
 
 }  // namespace

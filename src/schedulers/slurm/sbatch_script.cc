@@ -142,8 +142,9 @@ Result<SlurmBatchRequest> BuildSlurmRequest(const specs::AppDef& app, const Slur
     if (!options.requeue && role.max_retries > 0) {
       // A retry is a requeue (scontrol requeue), which --no-requeue disables.
       return InvalidArgumentError(fmt::format(
-          "slurm: role {}: max_retries={} needs option requeue=true (a retry requeues the job); with requeue=false "
-          "set max_retries=0 (a managed job recovers failures with --max_recoveries and --recover_on)",
+          "slurm: role {}: max_retries={} needs requeue=true (a retry is a requeue), and this job has requeue=false "
+          "(a managed job always does: its driver, not Slurm, recovers it); set max_retries=0, and for a managed job "
+          "--recover_on user_error --max_recoveries N",
           role.name, role.max_retries));
     }
     for (int i = 0; i < role.num_replicas; ++i) {

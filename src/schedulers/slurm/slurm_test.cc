@@ -447,7 +447,7 @@ TEST(SlurmRequest, RequeueFalseSubmitsNoRequeueAndRefusesRetries) {
   app.roles[0].max_retries = 2;
   auto refused = BuildSlurmRequest(app, options, SlurmVersion{22, 5}, std::nullopt);
   ASSERT_FALSE(refused.ok());
-  EXPECT_THAT(refused.error().message(), ::testing::HasSubstr("max_retries=2 needs option requeue=true"));
+  EXPECT_THAT(refused.error().message(), ::testing::HasSubstr("max_retries=2 needs requeue=true"));
 }
 
 }  // namespace

@@ -442,7 +442,9 @@ async function appPage(main, handle) {
   const head = el("div", { class: "titlebar" });
   const summary = el("div", { class: "card", id: "app-status" });
   const history = el("div", { class: "card", id: "history" });
-  const steps = el("div", { class: "card", id: "steps", hidden: !(detail.members && detail.members.length) || !!detail.sweep });
+  const steps = el("div", { class: "card", id: "steps",
+    hidden: !(detail.members && detail.members.length) || !!detail.sweep || !!detail.managed });
+  const recoveries = el("div", { class: "card", id: "managed", hidden: !detail.managed });
   const trials = el("div", { class: "card", id: "sweep", hidden: !detail.sweep });
   const notice = el("div", { id: "notice" });
   const cancelBtn = el("button", { class: "danger", id: "cancel", onclick: async () => {
@@ -482,12 +484,13 @@ async function appPage(main, handle) {
       ...(s.structured_error ? [structuredError(s.structured_error)] : []), ...(d.sweep ? [] : [roleTable(s)]),
       ...failureLogs(d.failure_logs || []));
     if (d.sweep) trials.replaceChildren(...sweepView(d.sweep, handle));
+    else if (d.managed) recoveries.replaceChildren(...managedView(d.managed));
     else if (d.members && d.members.length) steps.replaceChildren(el("h2", {}, "Steps"), stepsGraph(d.members));
     history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
     if (detail.onAttempts) detail.onAttempts(d.attempts || []);
   };
   render(detail);
-  main.replaceChildren(head, notice, summary, trials, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
+  main.replaceChildren(head, notice, summary, trials, recoveries, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
   const es = stream(appPath(handle) + "/events", {
     app: (e) => render(JSON.parse(e.data)),
@@ -496,6 +499,40 @@ async function appPage(main, handle) {
     // The app ended: nothing more will change, so no reconnecting.
     end: () => { es.close(); setLive(false); },
   });
+}
+
+// ---- A managed job's attempts: a timeline (one bar per attempt, submitted to ended) and why ----
+
+function managedView(m) {
+  const W = 640, ROW = 26, L = 90, R = 10, T = 6;
+  const now = Date.now() / 1000;
+  const times = m.attempts.flatMap((a) => [a.submitted, a.ended]).filter((t) => t !== null && t !== undefined);
+  const t0 = times.length ? Math.min(...times) : now, t1 = Math.max(now, ...times, t0 + 1);
+  const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
+  const H = T + ROW * Math.max(1, m.attempts.length) + 18;
+  const bars = m.attempts.map((a, i) => {
+    const y = T + i * ROW, start = a.submitted ?? a.ended ?? now, end = a.ended ?? now;
+    return svg("g", { class: "attempt", "data-attempt": a.attempt },
+      svg("text", { x: 4, y: y + 16 }, `attempt ${a.attempt}`),
+      svg("rect", { x: x(start), y: y + 4, width: Math.max(3, x(end) - x(start)), height: ROW - 10,
+                    class: "bar " + a.state },
+        svg("title", {}, `${a.target}: ${a.why}${a.cause ? " — ended: " + a.cause : ""}`)),
+      ...(a.started ? [svg("line", { x1: x(a.started), x2: x(a.started), y1: y + 2, y2: y + ROW - 4, class: "started" })] : []));
+  });
+  const dur = (s) => s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`;
+  const rows = m.attempts.map((a) => el("tr", { "data-attempt": a.attempt },
+    el("td", {}, String(a.attempt)), el("td", {}, stateBadge(a.state)), el("td", {}, a.target),
+    el("td", {}, a.why), el("td", { class: "cause" }, a.cause ? `${a.cause}${a.reason ? ": " + a.reason : ""}` : ""),
+    el("td", { class: "mono" }, a.handle ? el("a", { href: "#/app/" + encodeURIComponent(a.handle) }, a.handle) : "-")));
+  return [el("h2", {}, "Recoveries"),
+    el("p", { class: "muted" }, `up to ${m.max_recoveries} per target on ${m.recover_on.join(", ")}` +
+      (m.start_timeout ? `; next target after ${dur(m.start_timeout)} waiting` : "") + `; checkpoints in ${m.checkpoint_dir}`),
+    svg("svg", { class: "timeline", id: "managed-timeline", viewBox: `0 0 ${W} ${H}`, role: "img",
+                 "aria-label": "attempts over time" },
+      ...bars, svg("text", { x: L, y: H - 4 }, "0"), svg("text", { x: W - R, y: H - 4, "text-anchor": "end" }, dur(t1 - t0))),
+    el("table", { id: "managed-attempts" },
+      el("thead", {}, el("tr", {}, ...["#", "state", "target", "why", "ended by", "handle"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows))];
 }
 
 // ---- A sweep's trials: a sortable table, the objective against each parameter and over time ----

@@ -9,6 +9,7 @@ import pathlib
 import socket
 import subprocess
 import time
+import urllib.parse
 
 import pytest
 
@@ -51,14 +52,14 @@ def engine(request):
 def torchx(engine, tmp_path):
     name, sock, image = engine
     binary = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
-    env = dict(os.environ, DOCKER_HOST=f"unix://{sock}")
+    env = dict(os.environ, DOCKER_HOST=f"unix://{sock}", TORCHX_STATE_DIR=str(tmp_path / "state"))
     handles = []
 
     def run(*args, check=True, timeout=120):
         res = subprocess.run([binary, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=timeout)
         if check:
             assert res.returncode == 0, f"torchx {' '.join(args)} -> {res.returncode}\n{res.stdout}\n{res.stderr}"
-        if args and args[0] == "run" and res.stdout.startswith("local_docker://"):
+        if args and args[0] == "run" and res.stdout.startswith(("local_docker://", "managed://")):
             handles.append(res.stdout.split()[0])
         return res
 
@@ -215,3 +216,54 @@ def test_python_docker_workspace_mixin_builds_what_the_core_builds(engine, torch
         if role.image != image:
             client.images.remove(role.image, force=True)
         client.close()
+
+
+def engine_call(sock, method, path):
+    """One Docker Engine API call over the engine's unix socket: (status, body)."""
+    import http.client
+
+    class Conn(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.connect(sock)
+
+    conn = Conn("localhost", timeout=30)
+    conn.request(method, path)
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+def test_a_managed_job_killed_from_outside_ends_cancelled_and_an_exit_is_not_recovered(torchx, engine):
+    """torchx run --managed on local_docker: `docker kill` of the attempt's container is a person's
+    decision (CANCELLED, not submitted again); a script's exit 3 is its own (FAILED, user_error)."""
+    _, sock, _ = engine
+
+    def describe(handle):
+        return json.loads(torchx("describe", "--json", handle).stdout)
+
+    def wait(handle, what, timeout=60):
+        deadline = time.monotonic() + timeout
+        while not what(d := describe(handle)):
+            assert time.monotonic() < deadline, d
+            time.sleep(0.3)
+        return d
+
+    handle = handle_of(torchx("run", "--managed", "-s", "local_docker", "utils.sh", "--image", torchx.image,
+                              "sleep", "60"))
+    d = wait(handle, lambda d: d["state"] == "RUNNING")
+    app_id = d["attempts"][0]["handle"].rsplit("/", 1)[1]
+    label = json.dumps({"label": [f"torchx.pytorch.org/app-id={app_id}"]})
+    status, body = engine_call(sock, "GET", "/containers/json?filters=" + urllib.parse.quote(label))
+    assert status == 200, body
+    (container,) = json.loads(body)
+    status, body = engine_call(sock, "POST", f"/containers/{container['Id']}/kill")
+    assert status == 204, body
+    d = wait(handle, lambda d: d["state"] in ("CANCELLED", "FAILED", "SUCCEEDED"))
+    assert d["state"] == "CANCELLED" and len(d["attempts"]) == 1, d
+    assert d["attempts"][0]["cause"] == "cancelled" and "docker kill" in d["attempts"][0]["reason"], d
+
+    handle = handle_of(torchx("run", "--managed", "-s", "local_docker", "utils.sh", "--image", torchx.image,
+                              "sh", "-c", "exit 3"))
+    d = wait(handle, lambda d: d["state"] in ("CANCELLED", "FAILED", "SUCCEEDED"))
+    assert d["state"] == "FAILED" and len(d["attempts"]) == 1, d
+    assert d["attempts"][0]["cause"] == "user_error" and "exited with code 3" in d["attempts"][0]["reason"], d

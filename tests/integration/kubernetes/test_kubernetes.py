@@ -482,3 +482,40 @@ def test_plugin_subclassing_kubernetes_scheduler_changes_what_is_created(tmp_pat
     job = created_jobs()[-1]
     validate_job(job)
     assert job["spec"]["tasks"][0]["template"]["metadata"]["labels"]["team"] == "vision"
+
+
+def test_a_managed_jobs_evicted_pod_is_recovered(server, pki, tmp_path):
+    """torchx run --managed on kubernetes: the kubelet evicts the pod (status.reason Evicted) and the
+    Job fails; the managed job's driver classifies it as an eviction and creates the Job again."""
+    torchx = make_cli(tmp_path, kubeconfig(server.url, pki, "cert"), {"TORCHX_STATE_DIR": str(tmp_path / "state")})
+    handle = torchx("run", "--managed", "-s", "kubernetes", "-cfg", "queue=default", "utils.echo").stdout.split()[0]
+    assert handle.startswith("managed://")
+
+    def describe():
+        return json.loads(torchx("describe", "--json", handle).stdout)
+
+    def wait(what, timeout=60):
+        deadline = time.monotonic() + timeout
+        while not what(d := describe()):
+            assert time.monotonic() < deadline, d
+            time.sleep(0.2)
+        return d
+
+    try:
+        d = wait(lambda d: d["attempts"] and d["attempts"][0].get("handle"))
+        ns, name = d["attempts"][0]["handle"].split("/")[-1].split(":")
+        server.set_phase(ns, name, "Running", {"echo-0": "Running"})
+        server.set_pod_status(ns, f"{name}-echo-0-0", {
+            "phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."})
+        server.set_phase(ns, name, "Failed", {"echo-0": "Failed"})
+        d = wait(lambda d: len(d["attempts"]) == 2 and d["attempts"][1].get("handle"))
+        assert d["attempts"][0]["cause"] == "eviction", d
+        assert "Evicted: The node was low on resource: memory." in d["attempts"][0]["reason"], d
+        assert d["attempts"][1]["why"] == "recovery 1 after eviction", d
+        ns2, name2 = d["attempts"][1]["handle"].split("/")[-1].split(":")
+        assert name2 != name
+        server.set_phase(ns2, name2, "Completed", {"echo-0": "Succeeded"})
+        d = wait(lambda d: d["state"] in ("SUCCEEDED", "FAILED", "CANCELLED"))
+        assert d["state"] == "SUCCEEDED" and d["msg"] == "succeeded after 1 recovery", d
+    finally:
+        torchx("cancel", handle, check=False)

@@ -14,11 +14,15 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
 
-from conftest import TRAIN_PY, needs_torch
+from conftest import REPO, TRAIN_PY, needs_torch
+
+sys.path.insert(0, str(REPO / "tests" / "support"))
+from slurm_nodes import node_processes, node_state  # noqa: E402
 
 if shutil.which("sbatch") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
     if "slurm" in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(","):
@@ -37,32 +41,6 @@ def free_port() -> int:
 
 def job_id(handle: str) -> str:
     return handle.rsplit("/", 1)[1]
-
-
-def node_state(node: str) -> str:
-    return subprocess.run(["sinfo", "-h", "-n", node, "-o", "%T"], capture_output=True, text=True).stdout.strip()
-
-
-def node_processes(node: str, job: str):
-    """The node's slurmd and every process of `job` on it (its slurmstepd and the replica's tree)."""
-    pids = []
-    slurmd = subprocess.run(["pgrep", "-f", f"slurmd -N {node}$"], capture_output=True, text=True).stdout.split()
-    pids += [int(p) for p in slurmd]
-    steps = subprocess.run(["pgrep", "-f", f"slurmstepd: \\[{job}"], capture_output=True, text=True).stdout.split()
-    for step in steps:
-        env = open(f"/proc/{step}/environ", "rb").read() if os.path.exists(f"/proc/{step}/environ") else b""
-        tree = subprocess.run(["pstree", "-p", step], capture_output=True, text=True).stdout
-        mine = [int(p) for p in re.findall(r"\((\d+)\)", tree)]
-        # slurmstepd of this node: its replica's SLURMD_NODENAME is the node.
-        names = set()
-        for p in mine:
-            try:
-                names |= set(re.findall(rb"SLURMD_NODENAME=(\w+)", open(f"/proc/{p}/environ", "rb").read()))
-            except OSError:
-                pass
-        if node.encode() in names or node.encode() in env:
-            pids += mine
-    return pids
 
 
 @pytest.fixture
@@ -105,7 +83,7 @@ def test_two_node_ddp_recovers_from_a_lost_node_and_resumes_from_its_checkpoint(
     d = torchx.wait_for(handle, ENDED, timeout=600)
     assert d["state"] == "SUCCEEDED", d
     assert len(d["attempts"]) == 2 and d["attempts"][1]["why"] == "recovery 1 after node_failure", d
-    log = torchx("log", f"{handle}/trainer/0").stdout
+    log = torchx("log", f"{handle}/train/0").stdout
     resumed = re.search(r"\[attempt 1\].*rank 0 attempt 1 starts at step (\d+)", log)
     assert resumed and int(resumed.group(1)) >= 1, log  # from the checkpoint, not from scratch
     assert "[attempt 1]" in log and "rank 0 done at step 60" in log, log
@@ -175,3 +153,21 @@ def test_a_drained_partition_fails_over_and_all_refused_fail_naming_each(torchx,
     d = torchx.wait_for(handle, ENDED, timeout=120)
     assert d["state"] == "FAILED", d
     assert "slurm (partition=standby): refused" in d["msg"] and "slurm (partition=batch): refused" in d["msg"], d
+
+
+def test_an_attempt_waiting_past_start_timeout_is_cancelled_and_the_next_target_runs_it(torchx):
+    # The cluster is full (every CPU of every node taken): the first attempt waits in the queue.
+    block = subprocess.run(["sbatch", "--parsable", "-p", "debug", "-N3", "-c2", "--wrap", "sleep 120"],
+                           capture_output=True, text=True, check=True, cwd=torchx.cwd).stdout.strip()
+    try:
+        handle = torchx("run", "--managed", "--start_timeout", "5s", "--failover", "local_cwd", "-s", "slurm",
+                        "utils.sh", "--memMB", "256", "echo", "ran").stdout.split()[0]
+        d = torchx.wait_for(handle, ENDED, timeout=120)
+    finally:
+        subprocess.run(["scancel", block])
+    assert d["state"] == "SUCCEEDED", d
+    first, second = d["attempts"]
+    assert first["cause"] == "start_timeout" and first["state"] == "CANCELLED", d
+    assert "not started within 5 s" in first["reason"], d
+    assert second["target"] == "local_cwd" and second["handle"].startswith("local_cwd://"), d
+    assert torchx("log", handle).stdout == "sh/0 [attempt 1] ran\n"

@@ -302,3 +302,23 @@ def test_a_finished_sweeps_page_shows_its_trials_sortable_and_plotted(ui, browse
     # A trial links to its own app page.
     browser.find_element(By.CSS_SELECTOR, '#sweep-trials tr.trial[data-index="4"] a').click()
     wait.until(lambda d: urllib.parse.unquote(d.current_url.split("#/app/")[-1]).startswith("local_cwd://torchx/pagesweep-4-"))
+
+
+def test_a_managed_jobs_page_draws_its_attempts_on_a_timeline_with_their_causes(ui, browser, shots):
+    res = subprocess.run([torchx_bin(), "run", "--managed", "--recover_on", "user_error", "--wait", "utils.sh", "sh",
+                          "-c", "sleep 1; [ $TORCHX_RECOVERY_COUNT -ge 1 ]"],
+                         capture_output=True, text=True, env=ui.env, cwd=ui.tmp, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    handle = res.stdout.split()[0]
+    status, detail = ui.api("GET", "/api/v1/apps/" + urllib.parse.quote(handle, safe=""))
+    assert status == 200 and [a["cause"] for a in detail["managed"]["attempts"][:1]] == ["user_error"], detail
+    wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
+    browser.get(ui.url + "#/app/" + urllib.parse.quote(handle, safe=""))
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#managed-timeline rect.bar")) == 2)
+    assert browser.find_elements(By.CSS_SELECTOR, "#managed-timeline rect.bar.FAILED")
+    assert browser.find_elements(By.CSS_SELECTOR, "#managed-timeline rect.bar.SUCCEEDED")
+    cause = browser.find_element(By.CSS_SELECTOR, '#managed-attempts tr[data-attempt="0"] td.cause').text
+    assert cause.startswith("user_error: sh/0 exited with code 1"), cause
+    why = browser.find_element(By.CSS_SELECTOR, '#managed-attempts tr[data-attempt="1"]').text
+    assert "recovery 1 after user_error" in why, why
+    save(browser, shots, "app-managed.png")
