@@ -256,24 +256,15 @@ Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBa
 int RunManagedDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                      int ready_fd) {
   ManagedStore store(ManagedDir(state_dir));
-  auto ready = [&ready_fd](bool ok) { internal::ReportReady(ready_fd, ok); };
-  auto fail = [&](const std::string& why) {
-    std::fprintf(stderr, "torchx-pipeline-driver: managed %s: %s\n", id.c_str(), why.c_str());
-    ready(false);
-    return 1;
-  };
-  auto lock = pipelines::DriverLock::TryTake(store.dir(), id);
-  if (!lock) return fail(lock.error().message());
-  if (!*lock) {  // another driver has it
-    ready(true);
-    return 0;
-  }
+  pipelines::DriverStart start("managed", id, ready_fd);
+  auto lock = start.TakeLock(store.dir());
+  if (!lock) return start.exit_code();
   auto record = store.Get(id);
-  if (!record) return fail(record.error().message());
-  if (!*record) return fail("does not exist");
+  if (!record) return start.Fail(record.error().message());
+  if (!*record) return start.Fail("does not exist");
   runner::Runner runner(registry, pipelines::ChildRunnerOptions((*record)->session, nullptr));
   auto backend = MakeRunnerAttemptBackend(runner);
-  ready(true);
+  start.Ready();
   int errors = 0;
   while (true) {
     // Every turn: an attempt left `submitting` is one whose submission this driver (or a dead one)

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 
 #include <cctype>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>

@@ -253,13 +253,10 @@ class ManagedScheduler : public schedulers::Scheduler {
       return FailedPreconditionError(
           fmt::format("managed job {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
     }
-    for (const AttemptRecord& a : record->attempts) {
-      if (a.handle.empty()) continue;
-      Status st = runner_.Delete(a.handle);
-      if (!st.ok() && st.code() != StatusCode::kNotFound && st.code() != StatusCode::kUnimplemented) {
-        return st.WithContext(fmt::format("attempt {}", a.index));
-      }
-    }
+    std::vector<pipelines::LabelledChild> children;
+    for (const AttemptRecord& a : record->attempts) children.push_back({fmt::format("attempt {}", a.index), a.handle});
+    TORCHX_RETURN_IF_ERROR(
+        pipelines::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
     return store_.Remove(app_id);
   }
 

@@ -19,4 +19,16 @@ Status CancelChildren(const std::vector<std::string>& handles,
   return first;
 }
 
+Status DeleteChildren(const std::vector<LabelledChild>& children,
+                      const std::function<Status(const std::string&)>& del) {
+  for (const LabelledChild& c : children) {
+    if (c.handle.empty()) continue;
+    Status st = del(c.handle);
+    if (!st.ok() && st.code() != StatusCode::kNotFound && st.code() != StatusCode::kUnimplemented) {
+      return st.WithContext(c.label);
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace torchx::pipelines

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -126,5 +127,23 @@ int DaemonizeDriver(int& exit_code) {
   ::close_range(3, ~0U, 0);
   return internal::ForkUntilReady(exit_code);
 }
+
+std::optional<DriverLock> DriverStart::TakeLock(const std::string& dir) {
+  auto lock = DriverLock::TryTake(dir, id_);
+  if (!lock) {
+    exit_code_ = Fail(lock.error().message());
+    return std::nullopt;
+  }
+  if (!*lock) Ready();  // another driver has it: that one moves the composite
+  return std::move(*lock);
+}
+
+int DriverStart::Fail(const std::string& why) {
+  std::fprintf(stderr, "torchx-pipeline-driver: %s %s: %s\n", kind_.c_str(), id_.c_str(), why.c_str());
+  internal::ReportReady(ready_fd_, false);
+  return 1;
+}
+
+void DriverStart::Ready() { internal::ReportReady(ready_fd_, true); }
 
 }  // namespace torchx::pipelines

@@ -27,6 +27,30 @@ class DriverLock {
   int fd_ = -1;
 };
 
+/// How every driver (pipeline, sweep, managed) starts: its composite's lock taken, and its launcher
+/// told (through `ready_fd`) once it holds it, or that another driver does, or why it cannot run.
+class DriverStart {
+ public:
+  /// `kind` and `id` name the composite in messages ("torchx-pipeline-driver: sweep x: ...").
+  DriverStart(std::string kind, std::string id, int ready_fd)
+      : kind_(std::move(kind)), id_(std::move(id)), ready_fd_(ready_fd) {}
+  /// The lock of composite `id` in `dir`; nullopt when this driver has nothing to do: another
+  /// driver holds it (reported ready: that one moves the composite) or it cannot be taken
+  /// (reported failed). Then exit with exit_code().
+  std::optional<DriverLock> TakeLock(const std::string& dir);
+  /// Prints why, tells the launcher the driver failed; returns the exit code (1).
+  int Fail(const std::string& why);
+  /// Tells the launcher the driver is up.
+  void Ready();
+  int exit_code() const { return exit_code_; }
+
+ private:
+  std::string kind_;
+  std::string id_;
+  int ready_fd_;
+  int exit_code_ = 0;
+};
+
 /// Whether some process holds pipeline `id`'s lock.
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id);
 

@@ -120,13 +120,9 @@ class PipelineScheduler : public schedulers::Scheduler {
           fmt::format("pipeline {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
     }
     // The steps' own records go too (where their schedulers keep any), as deleting an app does.
-    for (const StepRecord& s : record->steps) {
-      if (s.handle.empty()) continue;
-      Status st = runner_.Delete(s.handle);
-      if (!st.ok() && st.code() != StatusCode::kNotFound && st.code() != StatusCode::kUnimplemented) {
-        return st.WithContext("steps." + s.name);
-      }
-    }
+    std::vector<LabelledChild> children;
+    for (const StepRecord& s : record->steps) children.push_back({"steps." + s.name, s.handle});
+    TORCHX_RETURN_IF_ERROR(DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
     return store_.Remove(app_id);
   }
 
@@ -202,21 +198,12 @@ void RegisterPipelineScheduler(plugins::PluginRegistry& registry) {
 int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                       int ready_fd) {
   PipelineStore store((fs::path(state_dir) / "pipelines").string());
-  auto ready = [&ready_fd](bool ok) { internal::ReportReady(ready_fd, ok); };
-  auto fail = [&](const std::string& why) {
-    std::fprintf(stderr, "torchx-pipeline-driver: pipeline %s: %s\n", id.c_str(), why.c_str());
-    ready(false);
-    return 1;
-  };
-  auto lock = DriverLock::TryTake(store.dir(), id);
-  if (!lock) return fail(lock.error().message());
-  if (!*lock) {  // another driver has it: that one moves the pipeline
-    ready(true);
-    return 0;
-  }
+  DriverStart start("pipeline", id, ready_fd);
+  auto lock = start.TakeLock(store.dir());
+  if (!lock) return start.exit_code();
   auto record = store.Get(id);
-  if (!record) return fail(record.error().message());
-  if (!*record) return fail("does not exist");
+  if (!record) return start.Fail(record.error().message());
+  if (!*record) return start.Fail("does not exist");
   runner::Runner runner(registry, ChildRunnerOptions((*record)->session, nullptr));
   auto backend = MakeRunnerStepBackend(runner);
   // A step left "submitting" means a driver died between claiming it and recording its handle:
@@ -228,8 +215,8 @@ int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& stat
     });
     return OkStatus();
   });
-  if (!resumed) return fail(resumed.error().message());
-  ready(true);
+  if (!resumed) return start.Fail(resumed.error().message());
+  start.Ready();
   bool swept = false;
   int errors = 0;
   while (true) {

@@ -116,13 +116,10 @@ class SweepScheduler : public schedulers::Scheduler {
       return FailedPreconditionError(
           fmt::format("sweep {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
     }
-    for (const TrialRecord& t : record->trials) {
-      if (t.handle.empty()) continue;
-      Status st = runner_.Delete(t.handle);
-      if (!st.ok() && st.code() != StatusCode::kNotFound && st.code() != StatusCode::kUnimplemented) {
-        return st.WithContext(fmt::format("trial {}", t.index));
-      }
-    }
+    std::vector<pipelines::LabelledChild> children;
+    for (const TrialRecord& t : record->trials) children.push_back({fmt::format("trial {}", t.index), t.handle});
+    TORCHX_RETURN_IF_ERROR(
+        pipelines::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
     std::error_code ec;
     fs::remove_all(record->results_dir, ec);
     fs::remove(TrackerConfigPath(*record), ec);
@@ -220,21 +217,12 @@ void RegisterSweepScheduler(plugins::PluginRegistry& registry) {
 int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                    int ready_fd) {
   SweepStore store(SweepsDir(state_dir));
-  auto ready = [&ready_fd](bool ok) { internal::ReportReady(ready_fd, ok); };
-  auto fail = [&](const std::string& why) {
-    std::fprintf(stderr, "torchx-pipeline-driver: sweep %s: %s\n", id.c_str(), why.c_str());
-    ready(false);
-    return 1;
-  };
-  auto lock = pipelines::DriverLock::TryTake(store.dir(), id);
-  if (!lock) return fail(lock.error().message());
-  if (!*lock) {  // another driver has it
-    ready(true);
-    return 0;
-  }
+  pipelines::DriverStart start("sweep", id, ready_fd);
+  auto lock = start.TakeLock(store.dir());
+  if (!lock) return start.exit_code();
   auto record = store.Get(id);
-  if (!record) return fail(record.error().message());
-  if (!*record) return fail("does not exist");
+  if (!record) return start.Fail(record.error().message());
+  if (!*record) return start.Fail("does not exist");
   runner::RunnerOptions options = pipelines::ChildRunnerOptions((*record)->session, nullptr);
   if (!(*record)->component.empty()) options.component_defaults[(*record)->component] = (*record)->component_defaults;
   runner::Runner runner(registry, options);
@@ -246,8 +234,8 @@ int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_d
                                   r.scheduler));
     return OkStatus();
   });
-  if (!resumed) return fail(resumed.error().message());
-  ready(true);
+  if (!resumed) return start.Fail(resumed.error().message());
+  start.Ready();
   bool swept = false;
   int errors = 0;
   while (true) {
