@@ -412,6 +412,49 @@ class Bench:
         finally:
             subprocess.run([self.ours, "cancel", handle], env=self.env, cwd=self.tmp, capture_output=True)
 
+    def managed(self):
+        """Managed jobs (issue 37): what `run --managed` costs at launch beside a plain `run` (and
+        beside TorchX's `run`, which has no managed mode), how soon a job whose supervisor is killed
+        -9 runs again, and its driver's peak RSS while it watches."""
+        ms = 1000
+        plain = self.timeit([self.ours, "run", "-s", "local_cwd", "utils.sh", "true"], self.n(20)) * ms
+        managed = self.timeit([self.ours, "run", "--managed", "-s", "local_cwd", "utils.sh", "true"], self.n(20)) * ms
+        peers = {r: self.timeit([self.ref_cli(r), "run", "-s", "local_cwd", "utils.sh", "true"], self.n(5),
+                                check=False) for r in self.refs}
+        peers = {r: v * ms for r, v in peers.items() if v}
+        self.row(f"`run --managed` submit, local_cwd (plain `run`: {plain:.1f} ms)", managed, "ms", peers,
+                 "<= 3x plain run, < TorchX's plain run", managed <= 3 * plain and all(managed < v for v in peers.values()))
+        latencies = []
+        for _ in range(self.n(5)):
+            out = subprocess.run([self.ours, "run", "--managed", "-s", "local_cwd", "utils.sh", "sh", "-c",
+                                  '[ "$TORCHX_RECOVERY_COUNT" = 0 ] && sleep 60; true'],
+                                 env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+            handle = out.stdout.split()[0]
+            first = self._managed_attempt(handle, 0, "RUNNING")
+            app_id = first.rsplit("/", 1)[1]
+            t = time.perf_counter()
+            subprocess.run(["pkill", "-9", "-f", f"torchx-supervisor .* {app_id}$"], check=True)
+            self._managed_attempt(handle, 1, ("RUNNING", "SUCCEEDED"))
+            latencies.append(time.perf_counter() - t)
+        lat = statistics.median(latencies) * ms
+        self.row("managed: supervisor killed -9 -> next attempt running, local_cwd", lat, "ms", {}, "< 5000 ms",
+                 lat < 5000)
+        out = subprocess.run([self.ours, "run", "--managed", "-s", "local_cwd", "utils.sh", "sleep", "5"],
+                             env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+        rss = self._driver_peak_rss_kib(out.stdout.split()[0]) / 1024
+        self.row("managed job driver peak RSS while it watches", rss, "MiB", {}, "< 16 MiB", rss < 16)
+
+    def _managed_attempt(self, handle, index, states, timeout=60):
+        """Attempt `index`'s handle once it is in one of `states`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            d = json.loads(subprocess.run([self.ours, "describe", "--json", handle], env=self.env, cwd=self.tmp,
+                                          capture_output=True, text=True, check=True).stdout)
+            if len(d["attempts"]) > index and d["attempts"][index]["state"] in states:
+                return d["attempts"][index]["handle"]
+            time.sleep(0.01)
+        raise RuntimeError(f"{handle}: attempt {index} not in {states} after {timeout} s")
+
     # --- output ------------------------------------------------------------------------------
     def table(self):
         refs = list(REFS)
@@ -472,7 +515,7 @@ def main():
                         help="our CLI (default: the one `pip install .` put beside this interpreter)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and a 256 MiB log")
-    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory sampling slurm sweeps")
+    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory sampling slurm sweeps managed")
     args = parser.parse_args()
     if not pathlib.Path(args.ours).exists():
         sys.exit(f"{args.ours}: not found; install the package first (bash scripts/build-python.sh)")
@@ -492,7 +535,7 @@ def main():
     print("\n".join(header), flush=True)
     sections = {"cli": bench.cli, "store": bench.store, "ui": bench.ui, "python": bench.python, "fanout": bench.fanout,
                 "logs": bench.logs, "memory": bench.supervisor_memory, "sampling": bench.sampling,
-                "slurm": bench.slurm, "sweeps": bench.sweeps}
+                "slurm": bench.slurm, "sweeps": bench.sweeps, "managed": bench.managed}
     try:
         for name in args.only or sections:
             t = time.perf_counter()

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/app_filter.h"
@@ -87,11 +88,11 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     runner::Runner runner(registry);
     auto listed = runner.List(o->scheduler);
     if (!listed) return ReportError(listed.error());
-    // Without -s, pipelines and sweeps are listed too (their children nested under them), newest
+    // Without -s, pipelines, sweeps and managed jobs are listed too (their children nested under them), newest
     // first across all; with -s, the one scheduler's listing as TorchX prints it.
     if (scheduler_opt->count() == 0) {
       bool added = false;
-      for (std::string_view composite : {pipelines::kSchedulerName, sweeps::kSchedulerName}) {
+      for (std::string_view composite : {pipelines::kSchedulerName, sweeps::kSchedulerName, managed::kSchedulerName}) {
         if (o->scheduler == composite) continue;
         auto composites = runner.List(std::string(composite));
         if (!composites) {

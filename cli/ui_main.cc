@@ -53,7 +53,8 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
     if (!config) return ReportError(config.error());
     runner::Runner runner(registry);
     auto schedulers = ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers,
-                                       {std::string(pipelines::kSchedulerName), std::string(sweeps::kSchedulerName)});
+                                       {std::string(pipelines::kSchedulerName), std::string(sweeps::kSchedulerName),
+                                        std::string(managed::kSchedulerName)});
     if (!schedulers) return ReportError(schedulers.error());
 
     ui::ServerOptions options;

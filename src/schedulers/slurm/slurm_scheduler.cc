@@ -450,7 +450,14 @@ class SlurmScheduler : public Scheduler {
     cmd.push_back(script_path.string());
     TORCHX_ASSIGN_OR_RETURN(auto res, Tool(cmd, std::chrono::seconds(60)));
     if (res.exit_code != 0) {
-      return UnavailableError(fmt::format("slurm: sbatch failed (exit {}): {}", res.exit_code, Trim(res.err)));
+      // The controller could not be asked (try again later), or it refused the job (a drained or
+      // unknown partition, a limit): callers that retry (managed jobs) tell the two apart.
+      std::string why = fmt::format("slurm: sbatch failed (exit {}): {}", res.exit_code, Trim(res.err));
+      for (std::string_view outage : {"Unable to contact slurm controller", "Socket timed out", "Connection refused",
+                                      "Zero Bytes were transmitted", "in standby mode"}) {
+        if (res.err.find(outage) != std::string::npos) return UnavailableError(why);
+      }
+      return FailedPreconditionError(why);
     }
     std::string id = Trim(res.out);
     id = id.substr(0, id.find(';'));  // `--parsable` prints "id" or "id;cluster"

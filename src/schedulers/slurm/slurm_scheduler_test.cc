@@ -247,8 +247,12 @@ TEST(SlurmScheduler, ScheduleReadsAPlainJobIdAndReportsSbatchsOwnError) {
   f.tools->On({"sbatch"}, 1, "",
               "sbatch: error: invalid partition specified: gpu\n"
               "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
-  EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kUnavailable, HasSubstr("sbatch failed (exit 1)")));
-  EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kUnavailable, HasSubstr("Invalid partition name")));
+  // Refused by the cluster: not an outage (a managed job fails over instead of retrying).
+  EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("sbatch failed (exit 1)")));
+  EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("Invalid partition name")));
+  f.tools->On({"sbatch"}, 1, "",
+              "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n");
+  EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact")));
   for (auto& argv : f.tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
 }
 

@@ -35,7 +35,7 @@ def test_slurm_apps_beside_local_ones(ui):
     ui.wait_state(local, {"SUCCEEDED"})
 
     status, page = ui.api("GET", "/api/v1/apps")
-    assert status == 200 and page["schedulers"] == ["local_cwd", "pipeline", "sweep", "slurm"], page
+    assert status == 200 and page["schedulers"] == ["local_cwd", "pipeline", "sweep", "managed", "slurm"], page
     by_handle = {a["app_handle"]: a for a in page["apps"]}
     assert by_handle[remote]["scheduler"] == "slurm" and by_handle[remote]["state"] == "SUCCEEDED"
     assert by_handle[local]["scheduler"] == "local_cwd"
