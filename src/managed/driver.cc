@@ -164,12 +164,22 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
   if (last.phase != AttemptPhase::kSubmitting) return OkStatus();
   const TargetRecord& target = record->targets[last.target];
   std::optional<std::string> found;  // the handle it was submitted under
-  bool unknowable = last.planned_id.empty();
-  if (!unknowable) {
+  // "Not there" proves it was never submitted only where this scheduler is known to keep the id
+  // its dry run chose: an earlier attempt on it came back under its planned id (a plugin may pick
+  // its own at submission, and the app would then run twice).
+  bool confirmed = false;
+  for (const AttemptRecord& a : record->attempts) {
+    if (&a == &last || a.handle.empty() || a.planned_id.empty()) continue;
+    if (record->targets[a.target].scheduler != target.scheduler) continue;
+    auto parsed = specs::ParseAppHandle(a.handle);
+    confirmed = confirmed || (parsed && parsed->app_id == a.planned_id);
+  }
+  if (!last.planned_id.empty()) {
     std::string handle = specs::MakeAppHandle(target.scheduler, record->session, last.planned_id);
     TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
-    if (status) found = handle;
+    if (status) found = handle;  // adopting what is there is always safe
   }
+  bool unknowable = last.planned_id.empty() || !confirmed;
   return store
       .Update(id,
               [&](ManagedRecord& cur) {
@@ -192,9 +202,9 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
                   a.ended = now;
                   cur.final_state = AppState::kFailed;
                   cur.msg = fmt::format(
-                      "the managed job's driver stopped while submitting attempt {} to {}, which names an app only "
-                      "once it is submitted: it was not submitted again, so as not to run it twice; check `torchx "
-                      "list -s {}`",
+                      "the managed job's driver stopped while submitting attempt {} to {}, and that scheduler is not "
+                      "known to keep the id chosen before submitting: it was not submitted again, so as not to run it "
+                      "twice; check `torchx list -s {}`",
                       a.index, target.label, target.scheduler);
                 }
                 return OkStatus();

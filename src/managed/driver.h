@@ -34,8 +34,9 @@ std::unique_ptr<AttemptBackend> MakeRunnerAttemptBackend(runner::Runner& runner)
 
 /// A driver starting on a record: an attempt left `submitting` by a driver that died is looked
 /// up by the id its dry run chose: adopted if its scheduler has it, else marked never submitted
-/// (to be submitted again). A scheduler that picks ids only at submission cannot tell: the run
-/// ends FAILED saying so, rather than risk running the app twice.
+/// (to be submitted again) where an earlier attempt showed that scheduler keeps its planned ids.
+/// Otherwise (it picks ids only at submission, or has not shown it keeps them) it cannot tell: the
+/// run ends FAILED saying so, rather than risk running the app twice.
 ::torchx::Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBackend& backend, double now);
 
 /// One turn: Observe the current attempt, Decide, act, record. Returns the record after.

@@ -406,22 +406,48 @@ TEST_F(DriverTest, ADriverThatDiedMidSubmissionIsNotSubmittedTwice) {
   ASSERT_EQ(r.attempts.size(), 1u);
   EXPECT_EQ(r.attempts[0].handle, "slurm://s/app7");
   EXPECT_TRUE(backend.submitted.empty());
-  // A planned id the scheduler does not have: never submitted, so submitted again (no recovery).
+  // A planned id the scheduler does not have, on a scheduler an earlier attempt showed keeps its
+  // planned ids (attempt 0 came back as app7): never submitted, so submitted again (no recovery).
+  backend.apps["slurm://s/app7"] = AppState::kFailed;
   ASSERT_THAT(store
                   .Update("train-x1",
                           [](ManagedRecord& r) {
-                            r.attempts[0].phase = AttemptPhase::kSubmitting;
-                            r.attempts[0].planned_id = "app8";
+                            AttemptRecord a;
+                            a.index = 1;
+                            a.planned_id = "app8";
+                            a.why = "recovery 1 after node_failure";
+                            r.attempts[0].phase = AttemptPhase::kDone;
+                            r.attempts[0].state = AppState::kFailed;
+                            r.attempts[0].cause = "node_failure";
+                            r.attempts.push_back(a);
                             return OkStatus();
                           })
                   .status(),
               IsOk());
   ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 7), IsOk());
   r = TurnAt(8);
-  ASSERT_EQ(r.attempts.size(), 2u);
-  EXPECT_EQ(r.attempts[0].cause, kNeverSubmitted);
+  ASSERT_EQ(r.attempts.size(), 3u);
+  EXPECT_EQ(r.attempts[1].cause, kNeverSubmitted);
   EXPECT_EQ(backend.submitted.size(), 1u);
-  EXPECT_EQ(RecoveryCount(r), 0);
+  EXPECT_EQ(RecoveryCount(r), 1);  // the node failure's; the resubmission is none
+}
+
+TEST_F(DriverTest, AnUnconfirmedPlannedIdThatIsNotThereEndsTheRunRatherThanRiskTwoRuns) {
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            AttemptRecord a;
+                            a.planned_id = "app3";  // a plugin may have submitted it under an id of its own
+                            r.attempts.push_back(a);
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 5), IsOk());
+  ManagedRecord r = TurnAt(6);
+  EXPECT_EQ(r.final_state, AppState::kFailed);
+  EXPECT_THAT(r.msg, HasSubstr("not known to keep the id chosen before submitting"));
+  EXPECT_TRUE(backend.submitted.empty());
 }
 
 TEST_F(DriverTest, NoPlannedIdEndsTheRunRatherThanRiskTwoRuns) {
