@@ -97,6 +97,7 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
   auto info = backend.DryRun(std::move(*app), target.scheduler, target.cfg_json);
   if (!info) return refuse(info.error().message());
   a.planned_id = info->app_id;
+  a.planned_final = info->app_id_is_final;
   // Claimed before it is sent, so a driver that dies in between is found out by the next one.
   bool claimed = false;
   TORCHX_RETURN_IF_ERROR(store
@@ -165,9 +166,9 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
   const TargetRecord& target = record->targets[last.target];
   std::optional<std::string> found;  // the handle it was submitted under
   // "Not there" proves it was never submitted only where this scheduler is known to keep the id
-  // its dry run chose: an earlier attempt on it came back under its planned id (a plugin may pick
-  // its own at submission, and the app would then run twice).
-  bool confirmed = false;
+  // its dry run chose: it says so (DryRunInfo::app_id_is_final), or an earlier attempt on it came
+  // back under its planned id (a plugin may pick its own at submission: the app would run twice).
+  bool confirmed = last.planned_final;
   for (const AttemptRecord& a : record->attempts) {
     if (&a == &last || a.handle.empty() || a.planned_id.empty()) continue;
     if (record->targets[a.target].scheduler != target.scheduler) continue;

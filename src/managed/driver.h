@@ -34,7 +34,8 @@ std::unique_ptr<AttemptBackend> MakeRunnerAttemptBackend(runner::Runner& runner)
 
 /// A driver starting on a record: an attempt left `submitting` by a driver that died is looked
 /// up by the id its dry run chose: adopted if its scheduler has it, else marked never submitted
-/// (to be submitted again) where an earlier attempt showed that scheduler keeps its planned ids.
+/// (to be submitted again) where that scheduler submits under the id its dry run chose (it says
+/// so: DryRunInfo::app_id_is_final, or an earlier attempt showed it).
 /// Otherwise (it picks ids only at submission, or has not shown it keeps them) it cannot tell: the
 /// run ends FAILED saying so, rather than risk running the app twice.
 ::torchx::Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBackend& backend, double now);

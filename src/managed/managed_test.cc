@@ -432,6 +432,26 @@ TEST_F(DriverTest, ADriverThatDiedMidSubmissionIsNotSubmittedTwice) {
   EXPECT_EQ(RecoveryCount(r), 1);  // the node failure's; the resubmission is none
 }
 
+TEST_F(DriverTest, APlannedIdItsSchedulerKeepsThatIsNotThereIsSubmittedAgain) {
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            AttemptRecord a;
+                            a.planned_id = "app3";
+                            a.planned_final = true;  // local_cwd, kubernetes: Schedule submits under it
+                            r.attempts.push_back(a);
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 5), IsOk());
+  ManagedRecord r = TurnAt(6);
+  EXPECT_FALSE(r.final_state);
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_EQ(r.attempts[0].cause, kNeverSubmitted);
+  EXPECT_EQ(backend.submitted.size(), 1u);
+}
+
 TEST_F(DriverTest, AnUnconfirmedPlannedIdThatIsNotThereEndsTheRunRatherThanRiskTwoRuns) {
   ASSERT_THAT(store
                   .Update("train-x1",

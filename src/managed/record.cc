@@ -39,6 +39,7 @@ std::string ManagedRecordToJson(const ManagedRecord& r) {
                         {"target", a.target},
                         {"phase", kPhaseNames[static_cast<int>(a.phase)]},
                         {"planned_id", a.planned_id},
+                        {"planned_final", a.planned_final},
                         {"handle", a.handle},
                         {"state", std::string(specs::AppStateName(a.state))},
                         {"why", a.why},
@@ -106,6 +107,7 @@ Result<ManagedRecord> ManagedRecordFromJson(const std::string& text) {
       }
       ar.phase = static_cast<AttemptPhase>(it - std::begin(kPhaseNames));
       ar.planned_id = a.at("planned_id").get<std::string>();
+      ar.planned_final = a.value("planned_final", false);
       ar.handle = a.at("handle").get<std::string>();
       TORCHX_ASSIGN_OR_RETURN(ar.state, specs::ParseAppState(a.at("state").get<std::string>()));
       ar.why = a.at("why").get<std::string>();

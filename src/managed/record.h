@@ -31,7 +31,8 @@ struct AttemptRecord {
   int index = 0;
   int target = 0;  ///< into ManagedRecord::targets
   AttemptPhase phase = AttemptPhase::kSubmitting;
-  std::string planned_id;  ///< the app id its dry run chose ("" where the scheduler picks at submit)
+  std::string planned_id;      ///< the app id its dry run chose ("" where the scheduler picks at submit)
+  bool planned_final = false;  ///< the scheduler submits under exactly planned_id (DryRunInfo::app_id_is_final)
   std::string handle;
   specs::AppState state = specs::AppState::kUnsubmitted;
   std::string why;     ///< why it was made

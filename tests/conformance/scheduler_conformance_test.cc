@@ -302,6 +302,19 @@ TEST_P(SchedulerConformance, RunsToSucceededAndFailed) {
   EXPECT_EQ(s1->roles.at(0).replicas.size(), 2u);
 }
 
+// A dry run that says its app id is final is submitted under exactly that id (managed jobs rely
+// on it to tell whether a submission a dead driver made happened).
+TEST_P(SchedulerConformance, AFinalDryRunIdIsTheSubmittedId) {
+  auto info = runner_.DryRun(Sh("exit 0"), sched(), GetParam().cfg);
+  ASSERT_THAT(info, IsOk());
+  if (!info->app_id_is_final) GTEST_SKIP() << sched() << " chooses its ids at submission";
+  auto h = runner_.Schedule(*info);
+  ASSERT_THAT(h, IsOk());
+  submitted_.push_back(*h);
+  EXPECT_EQ(specs::ParseAppHandle(*h)->app_id, info->app_id);
+  testing::WaitTerminal(runner_, *h);
+}
+
 TEST_P(SchedulerConformance, CancelIsIdempotentAndEndsCancelled) {
   auto h = Submit(Sh("sleep 60"));
   ASSERT_THAT(h, IsOk());

@@ -36,8 +36,12 @@ struct DryRunInfo {
   specs::AppDef app;      ///< the app as it will be submitted (env injected by the runner)
   specs::Cfg cfg;         ///< resolved scheduler options
   std::string app_id;     ///< chosen at dry-run time where the back-end allows it
-  std::string request;    ///< printable request (argv/env per replica, sbatch script, YAML)
-  std::string payload;    ///< back-end specific serialized request for Schedule
+  /// Schedule submits under exactly `app_id`, so a caller that lost track of a submission (a
+  /// managed job's driver that died mid-submit) can tell by it whether it happened. False where
+  /// the id is a proposal the engine may not keep (plugins) or is chosen at submission.
+  bool app_id_is_final = false;
+  std::string request;  ///< printable request (argv/env per replica, sbatch script, YAML)
+  std::string payload;  ///< back-end specific serialized request for Schedule
 };
 
 /// One app of a composite app (Capability::kComposite: a pipeline's step), named after its place

@@ -212,16 +212,16 @@ class Runner:
             if workspace:
                 raise ValueError("run: managed=True cannot take a workspace yet (each target would need its own build)")
             # One name or target given alone is one, not a sequence of characters.
-            recover_on = [recover_on] if isinstance(recover_on, str) else list(recover_on)
+            causes: List[str] = [recover_on] if isinstance(recover_on, str) else list(recover_on)
             one_pair = isinstance(failover, tuple) and len(failover) == 2 and isinstance(failover[1], Mapping)
-            failover = [failover] if isinstance(failover, str) or one_pair else list(failover)
-            for f in failover:
+            targets: List[Any] = [failover] if isinstance(failover, str) or one_pair else list(failover)
+            for f in targets:
                 if not (isinstance(f, str) or (isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str)
                                                and f[0] and isinstance(f[1], Mapping))):
                     raise ValueError(f"failover: {f!r} is neither \"SCHEDULER[:k=v,...]\" nor (scheduler, cfg dict)")
             with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg)):
                 return self._core.run_managed(
-                    app_to_core(app), scheduler, dict(cfg or {}), list(failover), max_recoveries, list(recover_on),
+                    app_to_core(app), scheduler, dict(cfg or {}), targets, max_recoveries, causes,
                     None if start_timeout is None else str(start_timeout), checkpoint_dir or "",
                     parent_run_id or "", list(get_configured_trackers().items()), dryrun,
                 )

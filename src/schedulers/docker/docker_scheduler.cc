@@ -529,6 +529,7 @@ class DockerScheduler : public Scheduler {
     DryRunInfo info;
     info.app = app;
     info.app_id = app_id;
+    info.app_id_is_final = true;  // every container is labelled with it (Schedule returns it)
     info.request = printable;
     info.payload = DockerRequestToJson(request);
     return info;

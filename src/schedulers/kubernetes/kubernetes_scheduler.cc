@@ -518,6 +518,7 @@ class KubernetesScheduler : public Scheduler {
     DryRunInfo info;
     info.app = app;
     info.app_id = o.namespace_ + ":" + o.job_name;
+    info.app_id_is_final = true;  // the Job is created under this name (and a retried create finds it)
     info.request = pushed_note + internal::JsonToYaml(job);
     KubernetesRequest request{o.namespace_, job.dump(-1, ' ', false, Json::error_handler_t::replace), o.job_name, {}};
     for (const Json& image : push) request.push.push_back(image.get<std::string>());

@@ -152,6 +152,7 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   info.app = app;
   info.cfg["state_dir"] = state_dir;
   info.app_id = in.app_id;
+  info.app_id_is_final = true;  // Schedule records the app under it
   info.request = RenderAppPlan(plan);
   info.payload = AppPlanToJson(plan);
   return info;
