@@ -320,6 +320,22 @@ class DriverTest : public ::testing::Test {
     EXPECT_THAT(r.status(), IsOk());
     return r ? *r : ManagedRecord{};
   }
+  // A first attempt a dead driver claimed under `planned_id` and never recorded; a new driver's turn.
+  ManagedRecord ResumeClaimOf(const std::string& planned_id, bool planned_final) {
+    EXPECT_THAT(store
+                    .Update("train-x1",
+                            [&](ManagedRecord& r) {
+                              AttemptRecord a;
+                              a.planned_id = planned_id;
+                              a.planned_final = planned_final;
+                              r.attempts.push_back(a);
+                              return OkStatus();
+                            })
+                    .status(),
+                IsOk());
+    EXPECT_THAT(ResumeSubmitting(store, "train-x1", backend, 5), IsOk());
+    return TurnAt(6);
+  }
   torchx::testing::ScopedTempDir dir;
   ManagedStore store{dir.path() + "/managed"};
   FakeBackend backend;
@@ -433,19 +449,7 @@ TEST_F(DriverTest, ADriverThatDiedMidSubmissionIsNotSubmittedTwice) {
 }
 
 TEST_F(DriverTest, APlannedIdItsSchedulerKeepsThatIsNotThereIsSubmittedAgain) {
-  ASSERT_THAT(store
-                  .Update("train-x1",
-                          [](ManagedRecord& r) {
-                            AttemptRecord a;
-                            a.planned_id = "app3";
-                            a.planned_final = true;  // local_cwd, kubernetes: Schedule submits under it
-                            r.attempts.push_back(a);
-                            return OkStatus();
-                          })
-                  .status(),
-              IsOk());
-  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 5), IsOk());
-  ManagedRecord r = TurnAt(6);
+  ManagedRecord r = ResumeClaimOf("app3", /*planned_final=*/true);  // local_cwd, kubernetes, local_docker
   EXPECT_FALSE(r.final_state);
   ASSERT_EQ(r.attempts.size(), 2u);
   EXPECT_EQ(r.attempts[0].cause, kNeverSubmitted);
@@ -453,18 +457,7 @@ TEST_F(DriverTest, APlannedIdItsSchedulerKeepsThatIsNotThereIsSubmittedAgain) {
 }
 
 TEST_F(DriverTest, AnUnconfirmedPlannedIdThatIsNotThereEndsTheRunRatherThanRiskTwoRuns) {
-  ASSERT_THAT(store
-                  .Update("train-x1",
-                          [](ManagedRecord& r) {
-                            AttemptRecord a;
-                            a.planned_id = "app3";  // a plugin may have submitted it under an id of its own
-                            r.attempts.push_back(a);
-                            return OkStatus();
-                          })
-                  .status(),
-              IsOk());
-  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 5), IsOk());
-  ManagedRecord r = TurnAt(6);
+  ManagedRecord r = ResumeClaimOf("app3", /*planned_final=*/false);  // a plugin may have chosen its own id
   EXPECT_EQ(r.final_state, AppState::kFailed);
   EXPECT_THAT(r.msg, HasSubstr("not known to keep the id chosen before submitting"));
   EXPECT_TRUE(backend.submitted.empty());
