@@ -83,10 +83,13 @@ def test_two_node_ddp_recovers_from_a_lost_node_and_resumes_from_its_checkpoint(
     d = torchx.wait_for(handle, ENDED, timeout=600)
     assert d["state"] == "SUCCEEDED", d
     assert len(d["attempts"]) == 2 and d["attempts"][1]["why"] == "recovery 1 after node_failure", d
-    log = torchx("log", f"{handle}/train/0").stdout
-    resumed = re.search(r"\[attempt 1\].*rank 0 attempt 1 starts at step (\d+)", log)
-    assert resumed and int(resumed.group(1)) >= 1, log  # from the checkpoint, not from scratch
-    assert "[attempt 1]" in log and "rank 0 done at step 60" in log, log
+    # Both replicas' lines (torchrun's rendezvous, not the replica index, decides the ranks).
+    log = torchx("log", f"{handle}/train/0").stdout + torchx("log", f"{handle}/train/1").stdout
+    starts = {int(rank): int(step) for rank, step in
+              re.findall(r"\[attempt 1\].*rank (\d) attempt 1 starts at step (\d+)", log)}
+    assert sorted(starts) == [0, 1], log
+    assert len(set(starts.values())) == 1 and starts[0] >= 1, log  # from the checkpoint, not from scratch
+    assert len(re.findall(r"\[attempt 1\].*rank \d done at step 60", log)) == 2, log
     deadline = time.monotonic() + 90  # the node returns to service (ReturnToService=2)
     while node_state(node) not in ("idle", "mixed", "allocated"):
         assert time.monotonic() < deadline, node_state(node)
