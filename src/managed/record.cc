@@ -136,39 +136,4 @@ Result<specs::AppDef> AttemptApp(const ManagedRecord& r, int index) {
   return app;
 }
 
-Status ManagedStore::Create(const ManagedRecord& record) {
-  return docs_.Create(record.id, ManagedRecordToJson(record));
-}
-
-Result<std::optional<ManagedRecord>> ManagedStore::Get(const std::string& id) const {
-  TORCHX_ASSIGN_OR_RETURN(auto text, docs_.Read(id));
-  if (!text) return std::optional<ManagedRecord>();
-  auto r = ManagedRecordFromJson(*text);
-  if (!r) return r.error().WithContext(docs_.PathOf(id));
-  return std::optional(std::move(*r));
-}
-
-Result<ManagedRecord> ManagedStore::Update(const std::string& id, const std::function<Status(ManagedRecord&)>& edit) {
-  ManagedRecord out;
-  auto written = docs_.Update(id, [&](std::string text) -> Result<std::string> {
-    auto r = ManagedRecordFromJson(text);
-    if (!r) return r.error().WithContext(docs_.PathOf(id));
-    TORCHX_RETURN_IF_ERROR(edit(*r));
-    out = std::move(*r);
-    return ManagedRecordToJson(out);
-  });
-  if (!written) return written.error();
-  return out;
-}
-
-Result<std::vector<ManagedRecord>> ManagedStore::List() const {
-  std::vector<ManagedRecord> out;
-  for (const std::string& id : docs_.Ids()) {
-    auto r = Get(id);
-    if (r && *r) out.push_back(std::move(**r));
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.created > b.created; });
-  return out;
-}
-
 }  // namespace torchx::managed

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pipelines/document_store.h"
+#include "pipelines/record_store.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -84,21 +84,10 @@ Result<ManagedRecord> ManagedRecordFromJson(const std::string& text);
 /// <state_dir>/managed.
 std::string ManagedDir(const std::string& state_dir);
 
-class ManagedStore {
+class ManagedStore : public pipelines::RecordStore<ManagedRecord, ManagedRecordToJson, ManagedRecordFromJson> {
  public:
-  explicit ManagedStore(std::string dir) : docs_(std::move(dir), "managed job") {}
-  Status Create(const ManagedRecord& record);
-  Result<std::optional<ManagedRecord>> Get(const std::string& id) const;
-  /// Reads, applies `edit` and writes back under the lock (nothing written if `edit` fails).
-  Result<ManagedRecord> Update(const std::string& id, const std::function<Status(ManagedRecord&)>& edit);
-  /// Every record, newest first (unreadable documents are skipped).
-  Result<std::vector<ManagedRecord>> List() const;
-  Status Remove(const std::string& id) { return docs_.Remove(id); }
-  Status EnsureDir() const { return docs_.EnsureDir(); }
-  const std::string& dir() const { return docs_.dir(); }
-
- private:
-  pipelines::DocumentStore docs_;
+  /// `dir`: <state_dir>/managed.
+  explicit ManagedStore(std::string dir) : RecordStore(std::move(dir), "managed job") {}
 };
 
 }  // namespace torchx::managed

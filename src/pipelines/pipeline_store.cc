@@ -107,40 +107,4 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
   }
 }
 
-Status PipelineStore::Create(const PipelineRecord& record) {
-  return docs_.Create(record.id, PipelineRecordToJson(record));
-}
-
-Result<std::optional<PipelineRecord>> PipelineStore::Get(const std::string& id) const {
-  TORCHX_ASSIGN_OR_RETURN(auto text, docs_.Read(id));
-  if (!text) return std::optional<PipelineRecord>();
-  auto r = PipelineRecordFromJson(*text);
-  if (!r) return r.error().WithContext(docs_.PathOf(id));
-  return std::optional(std::move(*r));
-}
-
-Result<PipelineRecord> PipelineStore::Update(const std::string& id,
-                                             const std::function<Status(PipelineRecord&)>& edit) {
-  PipelineRecord out;
-  auto written = docs_.Update(id, [&](std::string text) -> Result<std::string> {
-    auto r = PipelineRecordFromJson(text);
-    if (!r) return r.error().WithContext(docs_.PathOf(id));
-    TORCHX_RETURN_IF_ERROR(edit(*r));
-    out = std::move(*r);
-    return PipelineRecordToJson(out);
-  });
-  if (!written) return written.error();
-  return out;
-}
-
-Result<std::vector<PipelineRecord>> PipelineStore::List() const {
-  std::vector<PipelineRecord> out;
-  for (const std::string& id : docs_.Ids()) {
-    auto r = Get(id);
-    if (r && *r) out.push_back(std::move(**r));  // an unreadable document is skipped
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.created > b.created; });
-  return out;
-}
-
 }  // namespace torchx::pipelines

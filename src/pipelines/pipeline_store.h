@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pipelines/document_store.h"
+#include "pipelines/record_store.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -50,32 +50,14 @@ struct PipelineRecord {
   StepRecord* Step(const std::string& step_name);
 };
 
-class PipelineStore {
- public:
-  /// `dir`: <state_dir>/pipelines (created on first write).
-  explicit PipelineStore(std::string dir) : docs_(std::move(dir), "pipeline") {}
-
-  /// kAlreadyExists for an id in use.
-  Status Create(const PipelineRecord& record);
-  /// nullopt for an unknown id.
-  Result<std::optional<PipelineRecord>> Get(const std::string& id) const;
-  /// Reads, applies `edit` and writes back, all under the lock (nothing written if `edit` fails).
-  /// kNotFound for an unknown id. Returns the record as written.
-  Result<PipelineRecord> Update(const std::string& id, const std::function<Status(PipelineRecord&)>& edit);
-  /// Every record, newest first (unreadable documents are skipped).
-  Result<std::vector<PipelineRecord>> List() const;
-  Status Remove(const std::string& id) { return docs_.Remove(id); }
-
-  const std::string& dir() const { return docs_.dir(); }
-  /// Creates the directory (0700) if it is missing.
-  Status EnsureDir() const { return docs_.EnsureDir(); }
-
- private:
-  DocumentStore docs_;
-};
-
 /// Records as JSON and back (exposed for tests).
 std::string PipelineRecordToJson(const PipelineRecord& record);
 Result<PipelineRecord> PipelineRecordFromJson(const std::string& text);
+
+class PipelineStore : public RecordStore<PipelineRecord, PipelineRecordToJson, PipelineRecordFromJson> {
+ public:
+  /// `dir`: <state_dir>/pipelines (created on first write).
+  explicit PipelineStore(std::string dir) : RecordStore(std::move(dir), "pipeline") {}
+};
 
 }  // namespace torchx::pipelines

@@ -196,37 +196,4 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
   }
 }
 
-Status SweepStore::Create(const SweepRecord& record) { return docs_.Create(record.id, SweepRecordToJson(record)); }
-
-Result<std::optional<SweepRecord>> SweepStore::Get(const std::string& id) const {
-  TORCHX_ASSIGN_OR_RETURN(auto text, docs_.Read(id));
-  if (!text) return std::optional<SweepRecord>();
-  auto r = SweepRecordFromJson(*text);
-  if (!r) return r.error().WithContext(docs_.PathOf(id));
-  return std::optional(std::move(*r));
-}
-
-Result<SweepRecord> SweepStore::Update(const std::string& id, const std::function<Status(SweepRecord&)>& edit) {
-  SweepRecord out;
-  auto written = docs_.Update(id, [&](std::string text) -> Result<std::string> {
-    auto r = SweepRecordFromJson(text);
-    if (!r) return r.error().WithContext(docs_.PathOf(id));
-    TORCHX_RETURN_IF_ERROR(edit(*r));
-    out = std::move(*r);
-    return SweepRecordToJson(out);
-  });
-  if (!written) return written.error();
-  return out;
-}
-
-Result<std::vector<SweepRecord>> SweepStore::List() const {
-  std::vector<SweepRecord> out;
-  for (const std::string& id : docs_.Ids()) {
-    auto r = Get(id);
-    if (r && *r) out.push_back(std::move(**r));
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.created > b.created; });
-  return out;
-}
-
 }  // namespace torchx::sweeps

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipelines/document_store.h"
+#include "pipelines/record_store.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
 #include "torchx/sweeps/sweep.h"
@@ -69,26 +69,15 @@ struct SweepRecord {
   std::vector<TrialRecord> trials;
 };
 
-class SweepStore {
- public:
-  /// `dir`: <state_dir>/sweeps.
-  explicit SweepStore(std::string dir) : docs_(std::move(dir), "sweep") {}
-  Status Create(const SweepRecord& record);
-  Result<std::optional<SweepRecord>> Get(const std::string& id) const;
-  /// Reads, applies `edit` and writes back under the lock (nothing written if `edit` fails).
-  Result<SweepRecord> Update(const std::string& id, const std::function<Status(SweepRecord&)>& edit);
-  /// Every record, newest first (unreadable documents are skipped).
-  Result<std::vector<SweepRecord>> List() const;
-  Status Remove(const std::string& id) { return docs_.Remove(id); }
-  const std::string& dir() const { return docs_.dir(); }
-  Status EnsureDir() const { return docs_.EnsureDir(); }
-
- private:
-  pipelines::DocumentStore docs_;
-};
-
 std::string SweepRecordToJson(const SweepRecord& record);
 Result<SweepRecord> SweepRecordFromJson(const std::string& text);
+
+class SweepStore : public pipelines::RecordStore<SweepRecord, SweepRecordToJson, SweepRecordFromJson> {
+ public:
+  /// `dir`: <state_dir>/sweeps.
+  explicit SweepStore(std::string dir) : RecordStore(std::move(dir), "sweep") {}
+};
+
 /// The space as a sweep file gives it (what `describe` prints and ParseSweep reads back).
 std::string SpaceToJson(const Space& space);
 
