@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -405,7 +406,11 @@ Result<std::vector<ListAppResponse>> LocalScheduler::List() {
   std::string user;
   struct stat st {};
   if (::stat(store->path().c_str(), &st) == 0) {
-    if (const passwd* pw = ::getpwuid(st.st_uid)) user = pw->pw_name;
+    // getpwuid_r: getpwuid's static buffer races when clients list at once (tsan saw it).
+    passwd pw{};
+    passwd* found = nullptr;
+    std::array<char, 4096> buf{};
+    if (::getpwuid_r(st.st_uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) user = pw.pw_name;
     if (user.empty()) user = std::to_string(st.st_uid);
   }
   for (AppRecord& a : apps) {
