@@ -10,6 +10,7 @@ PKGS=(
   libgtest-dev libgmock-dev
   libcpp-httplib-dev  # `torchx ui`'s HTTP server
   libre2-dev  # log line filters (`torchx log --regex`): linear time, no recursion
+  libzip-dev libssl-dev  # the ray scheduler's job packages: zip files named by their SHA-256
   openssl  # the kubernetes tests' API server fake makes its TLS certificates with it
 )
 # The test tools (TORCHX_WITH_DEV_TOOLS=0 skips them; the README's run command needs none): clang with

@@ -1,0 +1,133 @@
+#include "schedulers/ray/ray_client.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/json_view.h"
+
+namespace torchx::schedulers::ray {
+namespace {
+
+using internal::UrlEncode;
+
+// Ray answers an error with plain text or {"message"/"detail": ...}; the text either way.
+std::string RayWords(const std::string& body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_object()) {
+    for (const char* key : {"message", "detail", "error"}) {
+      if (j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
+    }
+  }
+  return internal::Excerpt(body);
+}
+
+}  // namespace
+
+RayClient::RayClient(std::shared_ptr<internal::HttpClient> http, std::string address, std::string token)
+    : http_(std::move(http)), address_(std::move(address)) {
+  if (!token.empty()) auth_header_ = "Authorization: Bearer " + token;
+}
+
+Result<internal::HttpResponse> RayClient::Call(const std::string& method, const std::string& path, std::string body,
+                                               std::string content_type) const {
+  internal::HttpRequest req;
+  req.method = method;
+  req.url = fmt::format("http://{}{}", address_, path);
+  req.body = std::move(body);
+  req.content_type = std::move(content_type);
+  if (!auth_header_.empty()) req.headers.push_back(auth_header_);
+  TORCHX_ASSIGN_OR_RETURN(internal::HttpResponse resp,
+                          http_->Call(transport_, req, fmt::format("ray: the dashboard at http://{}", address_)));
+  if (resp.status == 401 || resp.status == 403) {
+    return Status(StatusCode::kPermissionDenied,
+                  fmt::format("ray: the dashboard at http://{} refused {} {} (HTTP {}): set RAY_AUTH_TOKEN to the "
+                              "cluster's token",
+                              address_, method, path, resp.status));
+  }
+  return resp;
+}
+
+Status RayClient::Failed(const std::string& call, const internal::HttpResponse& resp) const {
+  return UnavailableError(
+      fmt::format("ray: {} on http://{}: HTTP {}: {}", call, address_, resp.status, RayWords(resp.body)));
+}
+
+Result<std::string> RayClient::RayVersion() const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("GET", "/api/version"));
+  if (resp.status != 200) return Failed("version", resp);
+  std::string v = internal::JsonView::Parse(resp.body)["ray_version"].Str();
+  if (v.empty()) return UnavailableError(fmt::format("ray: http://{} is not a Ray dashboard (no ray_version)", address_));
+  return v;
+}
+
+Status RayClient::Submit(const std::string& submission_id, const std::string& body) const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("POST", "/api/jobs/", body));
+  if (resp.status == 200) return OkStatus();
+  std::string words = RayWords(resp.body);
+  if (resp.status == 400 || resp.status == 500) {
+    if (words.find("already exists") != std::string::npos) {
+      return AlreadyExistsError(fmt::format("ray: a job {} already exists on http://{}", submission_id, address_));
+    }
+    if (resp.status == 400) {
+      return InvalidArgumentError(fmt::format("ray: http://{} refused job {}: {}", address_, submission_id, words));
+    }
+  }
+  return Failed("submit job " + submission_id, resp);
+}
+
+Result<std::optional<RayJob>> RayClient::Job(const std::string& submission_id) const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("GET", "/api/jobs/" + UrlEncode(submission_id)));
+  if (resp.status == 404) return std::optional<RayJob>();
+  if (resp.status != 200) return Failed("job " + submission_id, resp);
+  TORCHX_ASSIGN_OR_RETURN(RayJob job, ParseRayJob(resp.body, fmt::format("ray: job {}", submission_id)));
+  return std::optional<RayJob>(std::move(job));
+}
+
+Result<std::vector<RayJob>> RayClient::Jobs() const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("GET", "/api/jobs/"));
+  if (resp.status != 200) return Failed("list jobs", resp);
+  return ParseRayJobList(resp.body, "ray: list jobs");
+}
+
+Status RayClient::Stop(const std::string& submission_id) const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("POST", "/api/jobs/" + UrlEncode(submission_id) + "/stop"));
+  if (resp.status == 200 || resp.status == 404) return OkStatus();
+  return Failed("stop job " + submission_id, resp);
+}
+
+Status RayClient::Delete(const std::string& submission_id) const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("DELETE", "/api/jobs/" + UrlEncode(submission_id)));
+  if (resp.status == 200) return OkStatus();
+  if (resp.status == 404) return NotFoundError(fmt::format("ray: no job {} on http://{}", submission_id, address_));
+  if (resp.status == 400) {
+    return FailedPreconditionError(
+        fmt::format("ray: job {} cannot be deleted: {}", submission_id, RayWords(resp.body)));
+  }
+  return Failed("delete job " + submission_id, resp);
+}
+
+Result<std::optional<std::string>> RayClient::Logs(const std::string& submission_id) const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("GET", "/api/jobs/" + UrlEncode(submission_id) + "/logs"));
+  if (resp.status == 404) return std::optional<std::string>();
+  if (resp.status != 200) return Failed("logs of job " + submission_id, resp);
+  internal::JsonView j = internal::JsonView::Parse(resp.body);
+  if (!j["logs"].IsString()) {
+    return UnavailableError(fmt::format("ray: logs of job {}: the answer has no `logs` text", submission_id));
+  }
+  return std::optional<std::string>(j["logs"].Str());
+}
+
+Result<bool> RayClient::HasPackage(const std::string& name) const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("GET", "/api/packages/gcs/" + UrlEncode(name)));
+  if (resp.status == 200) return true;
+  if (resp.status == 404) return false;
+  return Failed("package " + name, resp);
+}
+
+Status RayClient::UploadPackage(const std::string& name, const std::string& zip) const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("PUT", "/api/packages/gcs/" + UrlEncode(name), zip, "application/zip"));
+  if (resp.status == 200) return OkStatus();
+  return Failed("upload package " + name, resp);
+}
+
+}  // namespace torchx::schedulers::ray

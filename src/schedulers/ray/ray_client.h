@@ -1,0 +1,56 @@
+// Ray's Job Submission REST API on one dashboard (http://host:port), each call typed: what the
+// `ray` scheduler sends and how each answer maps to a status. Every call goes through an
+// internal::HttpClient, which unit tests answer in Ray's place (ray_scheduler_test.cc).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http/http.h"
+#include "schedulers/ray/ray_job.h"
+#include "torchx/status.h"
+
+namespace torchx::schedulers::ray {
+
+class RayClient {
+ public:
+  /// `address`: host:port. `token`: Ray's auth token (RAY_AUTH_TOKEN) sent as a bearer token; empty: none.
+  RayClient(std::shared_ptr<internal::HttpClient> http, std::string address, std::string token = {});
+
+  const std::string& address() const { return address_; }
+
+  /// GET /api/version: Ray's version ("2.60.0").
+  Result<std::string> RayVersion() const;
+  /// POST /api/jobs/ with `body` (a JSON JobSubmitRequest). kAlreadyExists when the id is taken;
+  /// kInvalidArgument with Ray's words when it refuses the request.
+  Status Submit(const std::string& submission_id, const std::string& body) const;
+  /// GET /api/jobs/{id}; nullopt when Ray has no such job (never submitted, or deleted).
+  Result<std::optional<RayJob>> Job(const std::string& submission_id) const;
+  /// GET /api/jobs/.
+  Result<std::vector<RayJob>> Jobs() const;
+  /// POST /api/jobs/{id}/stop; OK for an unknown or ended job.
+  Status Stop(const std::string& submission_id) const;
+  /// DELETE /api/jobs/{id}: kNotFound for an unknown job, kFailedPrecondition for a live one.
+  Status Delete(const std::string& submission_id) const;
+  /// GET /api/jobs/{id}/logs: the whole log so far; nullopt for an unknown job.
+  Result<std::optional<std::string>> Logs(const std::string& submission_id) const;
+  /// GET /api/packages/gcs/{name}: whether the cluster has the package.
+  Result<bool> HasPackage(const std::string& name) const;
+  /// PUT /api/packages/gcs/{name}.
+  Status UploadPackage(const std::string& name, const std::string& zip) const;
+
+ private:
+  Result<internal::HttpResponse> Call(const std::string& method, const std::string& path, std::string body = {},
+                                      std::string content_type = "application/json") const;
+  /// kUnavailable naming the call, its status and Ray's answer.
+  Status Failed(const std::string& call, const internal::HttpResponse& resp) const;
+
+  std::shared_ptr<internal::HttpClient> http_;
+  std::string address_;
+  internal::HttpTransport transport_;
+  std::string auth_header_;  ///< "Authorization: Bearer <token>"; empty: none
+};
+
+}  // namespace torchx::schedulers::ray
