@@ -52,11 +52,14 @@ Status RayClient::Failed(const std::string& call, const internal::HttpResponse& 
       fmt::format("ray: {} on http://{}: HTTP {}: {}", call, address_, resp.status, RayWords(resp.body)));
 }
 
-Result<std::string> RayClient::RayVersion() const {
+Result<RayClient::Version> RayClient::RayVersion() const {
   TORCHX_ASSIGN_OR_RETURN(auto resp, Call("GET", "/api/version"));
   if (resp.status != 200) return Failed("version", resp);
-  std::string v = internal::JsonView::Parse(resp.body)["ray_version"].Str();
-  if (v.empty()) return UnavailableError(fmt::format("ray: http://{} is not a Ray dashboard (no ray_version)", address_));
+  internal::JsonView j = internal::JsonView::Parse(resp.body);
+  Version v{j["ray_version"].Str(), j["session_name"].Str()};
+  if (v.ray_version.empty()) {
+    return UnavailableError(fmt::format("ray: http://{} is not a Ray dashboard (no ray_version)", address_));
+  }
   return v;
 }
 

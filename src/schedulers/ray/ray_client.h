@@ -21,8 +21,13 @@ class RayClient {
 
   const std::string& address() const { return address_; }
 
-  /// GET /api/version: Ray's version ("2.60.0").
-  Result<std::string> RayVersion() const;
+  /// GET /api/version: Ray's version ("2.60.0") and the cluster's session (a new one each time
+  /// its head starts).
+  struct Version {
+    std::string ray_version;
+    std::string session_name;
+  };
+  Result<Version> RayVersion() const;
   /// POST /api/jobs/ with `body` (a JSON JobSubmitRequest). kAlreadyExists when the id is taken;
   /// kInvalidArgument with Ray's words when it refuses the request.
   Status Submit(const std::string& submission_id, const std::string& body) const;

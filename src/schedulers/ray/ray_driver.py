@@ -162,14 +162,30 @@ class Gang:
         self.actors[i] = Replica.options(**opts).remote()
 
     def place(self, indices):
-        """Starts actors for `indices` and learns where each landed (rank 0 also picks the rendezvous port)."""
-        for i in indices:
-            if self.actors[i] is None:
-                self.make_actor(i)
-        refs = [self.actors[i].where.remote(i == 0) for i in indices]
+        """Starts actors for `indices` and learns where each landed (rank 0 also picks the rendezvous port).
+        An actor whose node dies before it starts is made again (its bundle moves to a live node); after
+        a restart that may take at most reschedule_timeout_s, then GetTimeoutError."""
         timeout = self.spec.get("reschedule_timeout_s") if self.restarts else None
-        for i, place in zip(indices, ray.get(refs, timeout=timeout)):
-            self.places[i] = place
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pending = list(indices)
+        while pending:
+            for i in pending:
+                if self.actors[i] is None:
+                    self.make_actor(i)
+            refs = [self.actors[i].where.remote(i == 0) for i in pending]
+            lost = []
+            for i, ref in zip(pending, refs):
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    self.places[i] = ray.get(ref, timeout=left)
+                except RayActorError:
+                    self.actors[i] = None
+                    lost.append(i)
+            if lost and deadline is not None and time.monotonic() >= deadline:
+                raise GetTimeoutError("no node for the lost replicas")
+            if lost:
+                time.sleep(1)
+            pending = lost
 
     def env_of(self, i):
         ri, role, k = self.replicas[i]

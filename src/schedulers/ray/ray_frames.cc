@@ -157,7 +157,8 @@ FailureReport ClassifyRayFailure(std::string_view status, std::string_view error
   }
   std::string words = fmt::format("{}{}{}", error_type, error_type.empty() ? "" : ": ", message.substr(0, 300));
   if (error_type == "JOB_SUPERVISOR_ACTOR_DIED" || error_type == "JOB_SUPERVISOR_ACTOR_START_FAILURE" ||
-      error_type == "JOB_SUPERVISOR_ACTOR_START_TIMEOUT" || error_type == "JOB_SUPERVISOR_ACTOR_UNSCHEDULABLE") {
+      error_type == "JOB_SUPERVISOR_ACTOR_START_TIMEOUT" || error_type == "JOB_SUPERVISOR_ACTOR_UNSCHEDULABLE" ||
+      error_type == kJobLost) {
     return {FailureCause::kEngineLost, words};
   }
   if (error_type == "RUNTIME_ENV_SETUP_FAILURE") return {FailureCause::kUserError, words};

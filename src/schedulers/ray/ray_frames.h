@@ -52,9 +52,12 @@ struct GangStatus {
 };
 GangStatus ReadGangStatus(std::string_view log);
 
+/// The error type of a job Ray no longer knows (its head restarted, or it was deleted outside torchx).
+inline constexpr std::string_view kJobLost = "TORCHX_JOB_LOST";
+
 /// Why a job that did not succeed ended: the gang's own failure where the driver said one (a
 /// replica's exit: user_error; a lost node: node_failure), else Ray's error type (a supervisor
-/// or driver that died: engine_lost; a runtime env that would not set up: user_error), STOPPED:
+/// or driver that died, a job Ray lost: engine_lost; a runtime env that would not set up: user_error), STOPPED:
 /// cancelled. `status`, `error_type`, `message`: the job's, as Ray has them.
 FailureReport ClassifyRayFailure(std::string_view status, std::string_view error_type, std::string_view message,
                                  const GangStatus& gang);

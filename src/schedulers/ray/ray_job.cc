@@ -55,13 +55,15 @@ Result<RayJob> ParseRayJob(std::string_view body, std::string_view what) {
   Json j = ParseBody(body);
   if (j.is_discarded()) return UnavailableError(fmt::format("{}: the answer is not JSON", what));
   TORCHX_ASSIGN_OR_RETURN(RayJob job, FromJson(j, what));
-  if (job.submission_id.empty()) return UnavailableError(fmt::format("{}: the job's details have no submission_id", what));
+  if (job.submission_id.empty())
+    return UnavailableError(fmt::format("{}: the job's details have no submission_id", what));
   return job;
 }
 
 Result<std::vector<RayJob>> ParseRayJobList(std::string_view body, std::string_view what) {
   Json j = ParseBody(body);
-  if (j.is_discarded() || !j.is_array()) return UnavailableError(fmt::format("{}: the answer is not a JSON list", what));
+  if (j.is_discarded() || !j.is_array())
+    return UnavailableError(fmt::format("{}: the answer is not a JSON list", what));
   std::vector<RayJob> out;
   for (const Json& item : j) {
     if (!item.is_object() || JobStr(item, "submission_id").empty()) continue;

@@ -17,7 +17,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string DumpJson(const Json& j, int indent = -1) { return j.dump(indent, ' ', false, Json::error_handler_t::replace); }
+std::string DumpJson(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
 
 Json Bundle(const specs::Resource& r) {
   Json b = Json::object();
@@ -47,8 +49,7 @@ Result<std::pair<std::string, std::string>> ParseRayAppId(std::string_view app_i
       return std::make_pair(std::string(app_id.substr(0, end)), std::string(app_id.substr(end + 1)));
     }
   }
-  return InvalidArgumentError(
-      fmt::format("ray: app id `{}` is not `<dashboard host:port>-<submission id>`", app_id));
+  return InvalidArgumentError(fmt::format("ray: app id `{}` is not `<dashboard host:port>-<submission id>`", app_id));
 }
 
 Result<std::string> NormalizeAddress(std::string_view address, std::string_view field) {
@@ -56,8 +57,9 @@ Result<std::string> NormalizeAddress(std::string_view address, std::string_view 
   if (a.starts_with("http://")) a.remove_prefix(7);
   while (a.ends_with('/')) a.remove_suffix(1);
   size_t colon = a.rfind(':');
-  bool has_port = colon != std::string_view::npos && colon > 0 && colon + 1 < a.size() &&
-                  std::all_of(a.begin() + static_cast<long>(colon) + 1, a.end(), [](char c) { return c >= '0' && c <= '9'; });
+  bool has_port =
+      colon != std::string_view::npos && colon > 0 && colon + 1 < a.size() &&
+      std::all_of(a.begin() + static_cast<long>(colon) + 1, a.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (a.empty() || a.find("://") != std::string_view::npos || a.find('/') != std::string_view::npos || !has_port) {
     return InvalidArgumentError(fmt::format(
         "ray: {} `{}` is not a dashboard address: want `host:port` or `http://host:port` (the Job Submission API, "
@@ -83,8 +85,9 @@ Result<std::vector<std::string>> ReadRequirements(const std::string& path) {
 Result<RayRequest> BuildRayRequest(const specs::AppDef& app, const RayOptions& options,
                                    const std::string& submission_id, const std::string& session) {
   if (std::find(std::begin(kStrategies), std::end(kStrategies), options.placement_strategy) == std::end(kStrategies)) {
-    return InvalidArgumentError(fmt::format(
-        "ray: placement_strategy `{}` is not one of SPREAD, PACK, STRICT_SPREAD, STRICT_PACK", options.placement_strategy));
+    return InvalidArgumentError(
+        fmt::format("ray: placement_strategy `{}` is not one of SPREAD, PACK, STRICT_SPREAD, STRICT_PACK",
+                    options.placement_strategy));
   }
   if (options.reschedule_timeout_s <= 0) {
     return InvalidArgumentError(
@@ -109,9 +112,9 @@ Result<RayRequest> BuildRayRequest(const specs::AppDef& app, const RayOptions& o
     }
     std::string dir = fs::absolute(role.image).lexically_normal().string();
     if (!req.working_dir.empty() && dir != req.working_dir) {
-      return InvalidArgumentError(fmt::format(
-          "ray: role `{}` image `{}` differs from another role's `{}`: a Ray job has one working_dir", role.name,
-          role.image, req.working_dir));
+      return InvalidArgumentError(
+          fmt::format("ray: role `{}` image `{}` differs from another role's `{}`: a Ray job has one working_dir",
+                      role.name, role.image, req.working_dir));
     }
     req.working_dir = dir;
     Json replicas = Json::array();
@@ -138,7 +141,8 @@ Result<RayRequest> BuildRayRequest(const specs::AppDef& app, const RayOptions& o
   req.spec_json = DumpJson(spec, 1);
   if (options.requirements) {
     TORCHX_ASSIGN_OR_RETURN(req.pip, ReadRequirements(*options.requirements));
-  } else if (fs::path reqs = fs::path(req.working_dir) / "requirements.txt"; !req.working_dir.empty() && fs::exists(reqs)) {
+  } else if (fs::path reqs = fs::path(req.working_dir) / "requirements.txt";
+             !req.working_dir.empty() && fs::exists(reqs)) {
     TORCHX_ASSIGN_OR_RETURN(req.pip, ReadRequirements(reqs.string()));  // TorchX's default: the workspace's
   }
   req.metadata = {{std::string(kMetadataLauncher), fmt::format("torchx {}", TORCHX_VERSION_STRING)},
@@ -150,13 +154,13 @@ Result<RayRequest> BuildRayRequest(const specs::AppDef& app, const RayOptions& o
 
 std::string RayRequestToJson(const RayRequest& r) {
   return DumpJson({{"address", r.address},
-               {"cluster_config_file", r.cluster_config_file},
-               {"cluster_name", r.cluster_name},
-               {"submission_id", r.submission_id},
-               {"working_dir", r.working_dir},
-               {"pip", r.pip},
-               {"spec", r.spec_json},
-               {"metadata", r.metadata}});
+                   {"cluster_config_file", r.cluster_config_file},
+                   {"cluster_name", r.cluster_name},
+                   {"submission_id", r.submission_id},
+                   {"working_dir", r.working_dir},
+                   {"pip", r.pip},
+                   {"spec", r.spec_json},
+                   {"metadata", r.metadata}});
 }
 
 Result<RayRequest> RayRequestFromJson(std::string_view json) {
@@ -179,8 +183,8 @@ Result<RayRequest> RayRequestFromJson(std::string_view json) {
 }
 
 std::string RayRequestText(const RayRequest& r) {
-  std::string where = r.address.empty() ? fmt::format("the head of {}", r.cluster_config_file)
-                                        : fmt::format("http://{}", r.address);
+  std::string where =
+      r.address.empty() ? fmt::format("the head of {}", r.cluster_config_file) : fmt::format("http://{}", r.address);
   std::string out =
       fmt::format("ray job {} on {}\n  entrypoint: python3 -m torchx_ray_driver\n", r.submission_id, where);
   if (!r.working_dir.empty()) out += fmt::format("  working_dir: {}\n", r.working_dir);

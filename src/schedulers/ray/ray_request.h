@@ -24,20 +24,20 @@ inline constexpr std::string_view kMetadataSession = "torchx.session";
 inline constexpr std::string_view kStrategies[] = {"SPREAD", "PACK", "STRICT_SPREAD", "STRICT_PACK"};
 
 struct RayOptions {
-  std::string address;  ///< the dashboard's host:port
+  std::string address;                      ///< the dashboard's host:port
   std::optional<std::string> requirements;  ///< a requirements.txt to pip-install for the job
   std::string placement_strategy = "SPREAD";
   int reschedule_timeout_s = 120;
 };
 
 struct RayRequest {
-  std::string address;        ///< dashboard host:port; empty: learnt from the cluster config at submission
+  std::string address;              ///< dashboard host:port; empty: learnt from the cluster config at submission
   std::string cluster_config_file;  ///< Ray's cluster config (`ray get-head-ip`), when no address
   std::string cluster_name;
-  std::string submission_id;  ///< Ray's id of the job
-  std::string working_dir;    ///< the local directory uploaded as the job's working_dir; empty: none
+  std::string submission_id;     ///< Ray's id of the job
+  std::string working_dir;       ///< the local directory uploaded as the job's working_dir; empty: none
   std::vector<std::string> pip;  ///< requirements, one per entry; empty: none
-  std::string spec_json;      ///< the driver's spec.json
+  std::string spec_json;         ///< the driver's spec.json
   std::map<std::string, std::string> metadata;
 };
 

@@ -2,10 +2,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_view.h"
+#include "core/state_dir.h"
 #include "schedulers/ray/ray_client.h"
 #include "schedulers/ray/ray_frames.h"
 #include "schedulers/ray/ray_job.h"
@@ -64,8 +68,12 @@ class RayScheduler : public Scheduler {
   }
 
   Capabilities capabilities() const override {
-    return {Capability::kLogs,      Capability::kFollowLogs,     Capability::kList,
-            Capability::kDelete,    Capability::kWorkspace,      Capability::kDescribeNative,
+    return {Capability::kLogs,
+            Capability::kFollowLogs,
+            Capability::kList,
+            Capability::kDelete,
+            Capability::kWorkspace,
+            Capability::kDescribeNative,
             Capability::kFailureClassification};
   }
 
@@ -101,7 +109,11 @@ class RayScheduler : public Scheduler {
                  {"runtime_env", runtime_env},
                  {"metadata", req.metadata},
                  {"entrypoint_num_cpus", 0}};
+    // The cluster's session, asked before submitting: a record naming it tells later calls that a job
+    // Ray no longer knows was lost with its head, not deleted.
+    TORCHX_ASSIGN_OR_RETURN(RayClient::Version version, client.RayVersion());
     TORCHX_RETURN_IF_ERROR(client.Submit(req.submission_id, Compact(body)));
+    Remember(req.address, req.submission_id, version.session_name);
     return RayAppId(req.address, req.submission_id);
   }
 
@@ -137,16 +149,22 @@ class RayScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(auto view, View(app_id));
     if (!view) return std::optional<DryRunInfo>();
     Json placement = Json::array();
-    std::string text = fmt::format("ray job {} ({}) on http://{}\n", view->job.submission_id, view->job.status,
-                                   view->address);
+    std::string text =
+        fmt::format("ray job {} ({}) on http://{}\n", view->job.submission_id, view->job.status, view->address);
     for (const ReplicaPlace& p : view->gang.replicas) {
-      placement.push_back(
-          {{"role", p.role}, {"replica", p.replica}, {"node_id", p.node_id}, {"host", p.host}, {"hostname", p.hostname}});
+      placement.push_back({{"role", p.role},
+                           {"replica", p.replica},
+                           {"node_id", p.node_id},
+                           {"host", p.host},
+                           {"hostname", p.hostname}});
       text += fmt::format("  {}/{}: node {} host {} ({})\n", p.role, p.replica, p.node_id, p.host, p.hostname);
     }
-    Json job = {{"submission_id", view->job.submission_id}, {"status", view->job.status},
-                {"message", view->job.message},             {"error_type", view->job.error_type},
-                {"entrypoint", view->job.entrypoint},       {"driver_node_id", view->job.driver_node_id}};
+    Json job = {{"submission_id", view->job.submission_id},
+                {"status", view->job.status},
+                {"message", view->job.message},
+                {"error_type", view->job.error_type},
+                {"entrypoint", view->job.entrypoint},
+                {"driver_node_id", view->job.driver_node_id}};
     DryRunInfo out;
     out.scheduler = "ray";
     out.app_id = app_id;
@@ -177,7 +195,21 @@ class RayScheduler : public Scheduler {
 
   Status Delete(const std::string& app_id) override {
     TORCHX_ASSIGN_OR_RETURN(auto parts, ParseRayAppId(app_id));
-    return Client(parts.first).Delete(parts.second);
+    RayClient client = Client(parts.first);
+    // Ray answers a DELETE of a live job with a 500 and its traceback: ask first.
+    TORCHX_ASSIGN_OR_RETURN(auto job, client.Job(parts.second));
+    if (!job) {
+      std::error_code ec;
+      if (std::filesystem::remove(RecordPath(parts.first, parts.second), ec)) return OkStatus();  // a lost job
+      return NotFoundError(fmt::format("ray: no job {} on http://{}", parts.second, parts.first));
+    }
+    if (!specs::IsTerminal(RayJobState(job->status))) {
+      return FailedPreconditionError(
+          fmt::format("ray: job {} is {}, not terminal: cancel it first", parts.second, job->status));
+    }
+    TORCHX_RETURN_IF_ERROR(client.Delete(parts.second));
+    Forget(parts.first, parts.second);
+    return OkStatus();
   }
 
   Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override {
@@ -232,9 +264,8 @@ class RayScheduler : public Scheduler {
   Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     RayOptions options;
     if (!cfg.Str("cluster_config_file")) {
-      TORCHX_ASSIGN_OR_RETURN(options.address,
-                              NormalizeAddress(cfg.Str("dashboard_address").value_or(DefaultAddress()),
-                                               "dashboard_address"));
+      TORCHX_ASSIGN_OR_RETURN(options.address, NormalizeAddress(cfg.Str("dashboard_address").value_or(DefaultAddress()),
+                                                                "dashboard_address"));
     }
     options.requirements = cfg.Str("requirements");
     options.placement_strategy = cfg.Str("placement_strategy").value_or("SPREAD");
@@ -273,7 +304,7 @@ class RayScheduler : public Scheduler {
     TORCHX_ASSIGN_OR_RETURN(auto parts, ParseRayAppId(app_id));
     RayClient client = Client(parts.first);
     TORCHX_ASSIGN_OR_RETURN(auto job, client.Job(parts.second));
-    if (!job) return std::optional<JobView>();
+    if (!job) return LostJob(client, parts.first, parts.second);
     JobView v;
     v.address = parts.first;
     v.job = std::move(*job);
@@ -291,14 +322,57 @@ class RayScheduler : public Scheduler {
     return std::optional<JobView>(std::move(v));
   }
 
+  // A job Ray does not know: unknown, unless this launcher submitted it (its record is here). Then
+  // Ray lost it (its head restarted without GCS fault tolerance, or someone deleted it outside
+  // torchx): FAILED, saying which.
+  Result<std::optional<JobView>> LostJob(const RayClient& client, const std::string& address,
+                                         const std::string& sid) const {
+    std::ifstream in(RecordPath(address, sid));
+    if (!in) return std::optional<JobView>();
+    std::string session((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    TORCHX_ASSIGN_OR_RETURN(RayClient::Version now, client.RayVersion());
+    JobView v;
+    v.address = address;
+    v.job.submission_id = sid;
+    v.job.status = "FAILED";
+    v.job.error_type = std::string(kJobLost);
+    v.job.message =
+        session != now.session_name
+            ? fmt::format("Ray no longer knows job {}: the cluster at http://{} restarted (its session was {}, now {})",
+                          sid, address, session, now.session_name)
+            : fmt::format("Ray no longer knows job {}: it was deleted outside torchx", sid);
+    v.state = AppState::kFailed;
+    return std::optional<JobView>(std::move(v));
+  }
+
+  std::string RecordPath(const std::string& address, const std::string& sid) const {
+    std::string dir = address;
+    for (char& c : dir) {
+      if (c == ':' || c == '/') c = '_';
+    }
+    return (std::filesystem::path(internal::DefaultStateDir()) / "ray" / dir / sid).string();
+  }
+
+  // Best effort: without the record a lost job reads as unknown, which is what it was before.
+  void Remember(const std::string& address, const std::string& sid, const std::string& session) const {
+    std::filesystem::path path = RecordPath(address, sid);
+    if (!internal::CreatePrivateDirs(path.parent_path().string())) return;
+    std::ofstream(path) << session;
+  }
+
+  void Forget(const std::string& address, const std::string& sid) const {
+    std::error_code ec;
+    std::filesystem::remove(RecordPath(address, sid), ec);
+  }
+
   static std::string Message(const JobView& v) {
     const GangStatus& g = v.gang;
     if (v.state == AppState::kFailed && g.phase == GangPhase::kFailed && g.failed_replica) {
-      std::string msg = g.failed_exit_code
-                            ? fmt::format("{}/{} exited with code {}", g.failed_role, *g.failed_replica,
-                                          *g.failed_exit_code)
-                            : fmt::format("{}/{} {}", g.failed_role, *g.failed_replica,
-                                          g.failure_cause == "node_failure" ? "lost its Ray node" : "could not start");
+      std::string msg =
+          g.failed_exit_code
+              ? fmt::format("{}/{} exited with code {}", g.failed_role, *g.failed_replica, *g.failed_exit_code)
+              : fmt::format("{}/{} {}", g.failed_role, *g.failed_replica,
+                            g.failure_cause == "node_failure" ? "lost its Ray node" : "could not start");
       for (const std::string& line : g.stderr_tail) msg += "\n" + line;
       return msg;
     }
@@ -332,10 +406,10 @@ class RayScheduler : public Scheduler {
     if (!req.cluster_name.empty()) argv.insert(argv.end(), {"--cluster-name", req.cluster_name});
     auto res = commands_->Run(argv, "", std::chrono::seconds(120));
     if (!res.ok()) {
-      return FailedPreconditionError(fmt::format(
-          "ray: cluster_config_file needs Ray's `ray` command to find the head ({}); install ray, or pass "
-          "dashboard_address",
-          res.status().message()));
+      return FailedPreconditionError(
+          fmt::format("ray: cluster_config_file needs Ray's `ray` command to find the head ({}); install ray, or pass "
+                      "dashboard_address",
+                      res.status().message()));
     }
     if (res->exit_code != 0) {
       return FailedPreconditionError(

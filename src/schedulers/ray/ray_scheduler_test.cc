@@ -32,19 +32,28 @@ using Request = FakeHttpClient::Request;
 // Ray's dashboard, as much of it as the scheduler uses.
 struct FakeRay {
   std::shared_ptr<FakeHttpClient> http = std::make_shared<FakeHttpClient>();
-  std::map<std::string, Json> jobs;          // submission id -> details
-  std::map<std::string, std::string> logs;   // submission id -> log
+  std::map<std::string, Json> jobs;         // submission id -> details
+  std::map<std::string, std::string> logs;  // submission id -> log
   std::map<std::string, std::string> packages;
+  std::string session = "session_1";
   std::mutex mu;
 
   FakeRay() {
+    http->On("GET", "/api/version", [this](const Request&) -> Result<HttpResponse> {
+      std::lock_guard lock(mu);
+      return HttpResponse{200, Json{{"version", "4"}, {"ray_version", "2.60.0"}, {"session_name", session}}.dump()};
+    });
     http->On("POST", "/api/jobs/", [this](const Request& r) -> Result<HttpResponse> {
       std::lock_guard lock(mu);
       Json body = Json::parse(r.body);
       std::string id = body["submission_id"];
       if (jobs.contains(id)) return HttpResponse{400, "Job with submission_id " + id + " already exists."};
-      jobs[id] = {{"submission_id", id},         {"status", "PENDING"},           {"entrypoint", body["entrypoint"]},
-                  {"metadata", body["metadata"]}, {"runtime_env", body["runtime_env"]}, {"start_time", 1700000000000}};
+      jobs[id] = {{"submission_id", id},
+                  {"status", "PENDING"},
+                  {"entrypoint", body["entrypoint"]},
+                  {"metadata", body["metadata"]},
+                  {"runtime_env", body["runtime_env"]},
+                  {"start_time", 1700000000000}};
       logs[id] = "";
       return HttpResponse{200, Json{{"job_id", id}, {"submission_id", id}}.dump()};
     });
@@ -116,6 +125,8 @@ class RaySchedulerTest : public ::testing::Test {
       },
       clock);
   testing::ScopedTempDir dir;
+  testing::ScopedTempDir state_dir;
+  testing::ScopedEnv state_env{"TORCHX_STATE_DIR", state_dir.path().c_str()};
 
   specs::AppDef App(int replicas = 2) {
     specs::AppDef app;
@@ -309,6 +320,40 @@ TEST_F(RaySchedulerTest, ErrorsNameTheDashboardAndRaysWords) {
   ray.http->SetUnreachable();
   EXPECT_THAT(sched->Describe("127.0.0.1:8265-x"),
               StatusIs(StatusCode::kUnavailable, HasSubstr("the dashboard at http://127.0.0.1:8265")));
+}
+
+TEST_F(RaySchedulerTest, AJobRayLostWithItsHeadIsFailedNotUnknown) {
+  std::string app_id = Submit();
+  std::string sid = app_id.substr(15);
+  {
+    std::lock_guard lock(ray.mu);
+    ray.jobs.erase(sid);  // the head restarted: a new session, no jobs
+    ray.session = "session_2";
+  }
+  auto d = sched->Describe(app_id);
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(*d);
+  EXPECT_EQ((*d)->state, AppState::kFailed);
+  EXPECT_THAT((*d)->msg, HasSubstr("Ray no longer knows job " + sid +
+                                   ": the cluster at http://127.0.0.1:8265 "
+                                   "restarted (its session was session_1, now session_2)"));
+  EXPECT_EQ((*sched->ClassifyFailure(app_id))->cause, FailureCause::kEngineLost);
+  EXPECT_THAT(sched->Delete(app_id), IsOk());  // forgets it
+  auto gone = sched->Describe(app_id);
+  ASSERT_THAT(gone, IsOk());
+  EXPECT_FALSE(*gone);
+
+  // Deleted by someone else while the cluster kept its session.
+  std::string other = Submit();
+  {
+    std::lock_guard lock(ray.mu);
+    ray.jobs.erase(other.substr(15));
+  }
+  EXPECT_THAT((*sched->Describe(other))->msg, HasSubstr("deleted outside torchx"));
+  // A job this launcher never submitted is unknown.
+  auto unknown = sched->Describe("127.0.0.1:8265-never");
+  ASSERT_THAT(unknown, IsOk());
+  EXPECT_FALSE(*unknown);
 }
 
 TEST_F(RaySchedulerTest, AWorkspaceIsEachRolesWorkingDirectory) {

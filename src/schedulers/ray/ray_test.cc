@@ -104,7 +104,8 @@ TEST(RayFramesTest, GangStatusFollowsTheDriversFrames) {
       "2026 INFO Runtime env is setting up.\n"
       "\x1eS {\"phase\":\"pending\",\"bundles\":[]}\n"
       "\x1eS {\"phase\":\"running\",\"restarts\":0,\"replicas\":[{\"role\":\"t\",\"replica\":0,\"node_id\":\"n0\","
-      "\"host\":\"10.0.0.1\",\"hostname\":\"a\"},{\"role\":\"t\",\"replica\":1,\"node_id\":\"n1\",\"host\":\"10.0.0.2\","
+      "\"host\":\"10.0.0.1\",\"hostname\":\"a\"},{\"role\":\"t\",\"replica\":1,\"node_id\":\"n1\",\"host\":\"10.0.0."
+      "2\","
       "\"hostname\":\"b\"}]}\n"
       "\x1eL t 0 o\x1f\x1eS {\"phase\":\"succeeded\"}\n"  // a replica printing a frame is not the driver
       "\x1eS {\"phase\":\"exited\",\"role\":\"t\",\"replica\":1,\"exit_code\":3}\n"
@@ -117,8 +118,9 @@ TEST(RayFramesTest, GangStatusFollowsTheDriversFrames) {
   EXPECT_FALSE(g.replicas[0].exit_code);
   EXPECT_EQ(g.replicas[1].exit_code, 3);
 
-  g = ReadGangStatus(log + "\x1eS {\"phase\":\"failed\",\"role\":\"t\",\"replica\":1,\"exit_code\":3,"
-                           "\"cause\":\"user_error\",\"restarts\":2,\"stderr_tail\":[\"boom\",\"bang\"]}");
+  g = ReadGangStatus(log +
+                     "\x1eS {\"phase\":\"failed\",\"role\":\"t\",\"replica\":1,\"exit_code\":3,"
+                     "\"cause\":\"user_error\",\"restarts\":2,\"stderr_tail\":[\"boom\",\"bang\"]}");
   EXPECT_EQ(g.phase, GangPhase::kFailed);
   EXPECT_EQ(g.restarts, 2);
   EXPECT_EQ(g.failed_role, "t");
@@ -152,7 +154,9 @@ TEST(RayFramesTest, FailureCauses) {
 }
 
 TEST(RayFramesTest, DecoderKeepsOneReplicasStreamAcrossChunks) {
-  std::string log = "ray line\n\x1eL t 0 o\x1fout 1\n\x1eL t 1 o\x1fother\n\x1eL t 0 e\x1f" "err 1\n\x1eL t 0 O\x1flast\n";
+  std::string log =
+      "ray line\n\x1eL t 0 o\x1fout 1\n\x1eL t 1 o\x1fother\n\x1eL t 0 e\x1f"
+      "err 1\n\x1eL t 0 O\x1flast\n";
   for (auto [stream, want] : std::vector<std::pair<LogStream, std::vector<std::string>>>{
            {LogStream::kCombined, {"out 1\n", "err 1\n", "last"}},
            {LogStream::kStdout, {"out 1\n", "last"}},
@@ -175,8 +179,7 @@ TEST(RayRequestTest, AppIdsCarryTheDashboardAddress) {
   ASSERT_THAT(parts, IsOk());
   EXPECT_EQ(parts->first, "ray-head-1.example.com:8265");
   for (const char* bad : {"train-abc", "127.0.0.1:8265-", ":8265-x", "host:port-x"}) {
-    EXPECT_THAT(ParseRayAppId(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not `<dashboard")))
-        << bad;
+    EXPECT_THAT(ParseRayAppId(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not `<dashboard"))) << bad;
   }
 }
 
@@ -229,7 +232,8 @@ TEST(RayRequestTest, TheDriversSpecHasEveryReplicaResolved) {
   const Json& t = spec["roles"][0];
   EXPECT_EQ(t["retry_policy"], "REPLICA");
   EXPECT_EQ(t["max_retries"], 3);
-  EXPECT_EQ(t["resource"], Json::parse(R"({"cpu":2,"gpu":1,"memory":1073741824,"custom":{"vpc.amazonaws.com/efa":2}})"));
+  EXPECT_EQ(t["resource"],
+            Json::parse(R"({"cpu":2,"gpu":1,"memory":1073741824,"custom":{"vpc.amazonaws.com/efa":2}})"));
   ASSERT_EQ(t["replicas"].size(), 2u);
   EXPECT_EQ(t["replicas"][1]["argv"],
             Json::parse(R"(["python3","-m","train","--rank0=TORCHX_RANK0_HOST","--id=train-x1","--replica=1","./x"])"));
@@ -252,11 +256,10 @@ TEST(RayRequestTest, RefusesWhatRayCannotRunNamingTheField) {
   app.roles[0].image = "ghcr.io/pytorch/torchx:0.7.0";
   EXPECT_THAT(BuildRayRequest(app, o, "x", "s"),
               StatusIs(StatusCode::kInvalidArgument,
-                                HasSubstr("role `trainer` image `ghcr.io/pytorch/torchx:0.7.0` is not a local directory")));
+                       HasSubstr("role `trainer` image `ghcr.io/pytorch/torchx:0.7.0` is not a local directory")));
   app = TwoRoleApp(dir.path());
   app.roles[1].image = other.path();
-  EXPECT_THAT(BuildRayRequest(app, o, "x", "s"),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("one working_dir")));
+  EXPECT_THAT(BuildRayRequest(app, o, "x", "s"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("one working_dir")));
   app = TwoRoleApp(dir.path());
   app.roles[0].mounts.push_back(specs::BindMount{"/a", "/b", false});
   EXPECT_THAT(BuildRayRequest(app, o, "x", "s"),
@@ -264,7 +267,7 @@ TEST(RayRequestTest, RefusesWhatRayCannotRunNamingTheField) {
   o.placement_strategy = "RANDOM";
   EXPECT_THAT(BuildRayRequest(TwoRoleApp(dir.path()), o, "x", "s"),
               StatusIs(StatusCode::kInvalidArgument,
-                                HasSubstr("placement_strategy `RANDOM` is not one of SPREAD, PACK, STRICT_SPREAD")));
+                       HasSubstr("placement_strategy `RANDOM` is not one of SPREAD, PACK, STRICT_SPREAD")));
 }
 
 TEST(RayRequestTest, RequirementsComeFromTheFileOrTheWorkingDirectory) {
