@@ -442,6 +442,7 @@ _CORE_SCHEDULER_CLASSES: Dict[str, Any] = {
     "local_docker": _core_class_factory("docker_scheduler"),
     "slurm": _core_class_factory("slurm_scheduler"),
     "kubernetes": _core_class_factory("kubernetes_scheduler"),
+    "ray": _core_class_factory("ray_scheduler"),
 }
 
 
