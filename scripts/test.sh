@@ -7,7 +7,7 @@
 #   package   the Python package (`pip install .`: extension, CLI, supervisor) the suites import
 #   build     the `ci` preset: clang, ASan + UBSan, every test and each fuzz corpus's replay
 #   unit      unit and fuzz-replay tests (no engine, seconds)
-#   engines   Slurm (three nodes), dockerd, podman, started from scripts/engines/
+#   engines   Slurm (three nodes), dockerd, podman, Ray (two nodes), started from scripts/engines/
 #   suites    everything else in the same build: conformance (every back-end), e2e, Python,
 #             the real DDP job, Ax, Slurm, containers, kubernetes (API server fake), the dashboard
 #             in Chromium, pipelines, faults
@@ -15,7 +15,7 @@
 #   fuzz      libFuzzer on each target for TORCHX_FUZZ_SECONDS (default 0: replays only)
 # Fails on any failing test and when no test ran.
 #   TORCHX_SKIP_TSAN=1     skip the ThreadSanitizer stage (quicker local loop)
-#   TORCHX_WITH_SLURM=0, TORCHX_WITH_CONTAINERS=0   leave those engines (and their suites) out
+#   TORCHX_WITH_SLURM=0, TORCHX_WITH_CONTAINERS=0, TORCHX_WITH_RAY=0   leave those engines (and their suites) out
 #   TORCHX_CTEST_JOBS      tests run at once (default 2, the CI machine's cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,6 +90,12 @@ start_engines() {
     bash scripts/engines/podman-up.sh
     stop_engines+=(scripts/engines/podman-down.sh)
     engines+=,docker,podman
+  fi
+  # A live Ray cluster (a head and a worker node on this host) for the ray scheduler.
+  if [[ "${TORCHX_WITH_RAY:-1}" == "1" ]]; then
+    bash scripts/engines/ray-up.sh
+    stop_engines+=(scripts/engines/ray-down.sh)
+    engines+=,ray
   fi
 }
 stage engines start_engines

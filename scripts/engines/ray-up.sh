@@ -14,7 +14,8 @@
 #     its `memory` resource at $RAY_MEMORY_MB (default 4096), to fit beside the other suites.
 #   * temp dir /tmp/ray (session logs under /tmp/ray/session_latest/logs).
 #
-# Idempotent: exits 0 at once when the dashboard answers and all nodes are alive. Loopback only.
+# Idempotent: exits 0 at once when the dashboard answers and all nodes are alive; starts only the
+# worker nodes that were lost when the head answers. Loopback only.
 # Prints the Ray version. Stop with ray-down.sh. Timings on the 2-core box: install ~3 min (once),
 # cluster up ~15 s.
 set -euo pipefail
@@ -55,22 +56,36 @@ EOF
 }
 dashboard_up() { curl -fsS -m 2 "http://127.0.0.1:$DASH_PORT/api/version" >/dev/null 2>&1; }
 
-want=$((WORKERS + 1))
-if dashboard_up && [ "$(alive_nodes)" = "$want" ]; then
-  log "already up: $want nodes, dashboard http://127.0.0.1:$DASH_PORT"
-  exit 0
-fi
-ray stop --force >/dev/null 2>&1 || true
-
 common=(--num-cpus "$CPUS" --object-store-memory $((OBJ_MB * 1024 * 1024)) --memory $((MEM_MB * 1024 * 1024))
   --node-ip-address 127.0.0.1 --disable-usage-stats)
-log "head: gcs 127.0.0.1:$GCS_PORT, dashboard 127.0.0.1:$DASH_PORT"
-ray start --head --port "$GCS_PORT" --dashboard-host 127.0.0.1 --dashboard-port "$DASH_PORT" --include-dashboard true \
-  --temp-dir "$TEMP" --resources '{"torchx_node_0": 1}' "${common[@]}" >/dev/null
-for i in $(seq 1 "$WORKERS"); do
-  log "worker node $i"
-  ray start --address "127.0.0.1:$GCS_PORT" --resources "{\"torchx_node_$i\": 1}" "${common[@]}" >/dev/null
-done
+want=$((WORKERS + 1))
+restart=1
+if dashboard_up; then
+  have="$(alive_nodes)"
+  if [ "$have" = "$want" ]; then
+    log "already up: $want nodes, dashboard http://127.0.0.1:$DASH_PORT"
+    exit 0
+  fi
+  if [ "$have" -ge 1 ] && [ "$have" -lt "$want" ]; then
+    # The head answers but worker nodes were lost (a fault test kills one): start only those again.
+    for i in $(seq "$have" "$WORKERS"); do
+      log "worker node $i (again)"
+      ray start --address "127.0.0.1:$GCS_PORT" --resources "{\"torchx_node_$i\": 1}" "${common[@]}" >/dev/null
+    done
+    restart=0
+  fi
+fi
+if [ "$restart" = 1 ]; then
+  ray stop --force >/dev/null 2>&1 || true
+
+  log "head: gcs 127.0.0.1:$GCS_PORT, dashboard 127.0.0.1:$DASH_PORT"
+  ray start --head --port "$GCS_PORT" --dashboard-host 127.0.0.1 --dashboard-port "$DASH_PORT" --include-dashboard true \
+    --temp-dir "$TEMP" --resources '{"torchx_node_0": 1}' "${common[@]}" >/dev/null
+  for i in $(seq 1 "$WORKERS"); do
+    log "worker node $i"
+    ray start --address "127.0.0.1:$GCS_PORT" --resources "{\"torchx_node_$i\": 1}" "${common[@]}" >/dev/null
+  done
+fi
 
 for _ in $(seq 1 120); do
   if dashboard_up && [ "$(alive_nodes)" = "$want" ]; then

@@ -182,6 +182,21 @@ std::string DockerSocketMissing() {
   return up ? "" : "no container engine at /var/run/docker.sock (scripts/engines/dockerd-up.sh)";
 }
 
+// A live Ray cluster's dashboard answers (scripts/engines/ray-up.sh: two nodes on this host).
+std::string RayMissing() {
+  return std::system("curl -fsS -m 3 http://127.0.0.1:8265/api/version >/dev/null 2>&1") == 0
+             ? ""
+             : "no Ray dashboard answers on 127.0.0.1:8265 (scripts/engines/ray-up.sh)";
+}
+
+// The ray back-end keeps a record of each job it submits (to tell a job Ray lost from an unknown
+// one): in a private state dir for one test.
+class RayEnv {
+ private:
+  testing::ScopedTempDir dir_;
+  testing::ScopedEnv state_{"TORCHX_STATE_DIR", dir_.path().c_str()};
+};
+
 std::vector<Backend> Backends() {
   auto local = [] { return std::shared_ptr<void>(std::make_shared<testing::LocalSchedulerEnv>()); };
   auto docker = [] { return std::shared_ptr<void>(); };
@@ -208,7 +223,11 @@ std::vector<Backend> Backends() {
   Backend python_plugin{"conformance_py", [] { return std::shared_ptr<void>(std::make_shared<PythonPluginEnv>()); }, "",
                         PythonPackageMissing, "python"};
   python_plugin.add_to = [](plugins::PluginRegistry& r) { plugins::AddPythonBridgeProvider(r); };
-  return {cwd, local_alias, docker_backend, example, slurm, kubernetes, python_plugin};
+  // ray on the live cluster the test command starts.
+  Backend ray{"ray", [] { return std::shared_ptr<void>(std::make_shared<RayEnv>()); }, RAY_IMAGE_DIR, RayMissing,
+              "ray"};
+  ray.unknown_app_id = "127.0.0.1:8265-no-such-app-9";
+  return {cwd, local_alias, docker_backend, example, slurm, kubernetes, ray, python_plugin};
 }
 
 class SchedulerConformance : public ::testing::TestWithParam<Backend> {

@@ -4,6 +4,7 @@ long values. Each must reach the replica byte-identical, and nothing in it may b
 
 - local_cwd and slurm (when a cluster answers): a Python replica writes what it received.
 - local_docker on dockerd and podman (when they answer): a busybox replica prints it.
+- ray (when a cluster answers): the same Python replica, on a Ray node of this host.
 - kubernetes: the manifest a dry run builds carries every value verbatim. (Kubernetes itself
   expands `$(NAME)` for variables defined in the container, as it does for TorchX; the corpus
   names none.)
@@ -119,6 +120,29 @@ def test_local_docker(tmp_path, engine):
     assert text.rstrip(b"\n") == want.rstrip(b"\n")
     assert not PWNED.exists()
     cli("delete", handle, cwd=tmp_path, env=env, check=False)
+
+
+def ray_up() -> bool:
+    import urllib.request
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:8265/api/version", timeout=3):
+            return True
+    except OSError as e:
+        if "ray" in REQUIRED:
+            raise RuntimeError("ray is required (TORCHX_REQUIRE_ENGINES) but no dashboard answers on 127.0.0.1:8265") from e
+        return False
+
+
+@pytest.mark.skipif(not ray_up(), reason="no Ray cluster (scripts/engines/ray-up.sh)")
+def test_ray(tmp_path):
+    # The replica runs in the job's unpacked working directory on its Ray node (this host): it
+    # writes what it received where the test reads it.
+    dump = DUMP.replace("'received.json'", repr(str(tmp_path / "received.json")))
+    role = {"image": str(tmp_path), "entrypoint": "python3", "args": ["-c", dump, *ARGS], "env": ENV}
+    res = cli("run", "--wait", "-s", "ray", spec(tmp_path, "hostile", role), cwd=tmp_path, timeout=300)
+    assert res.stdout.startswith("ray://")
+    assert_received(tmp_path)
+    cli("delete", res.stdout.split()[0], cwd=tmp_path, check=False)
 
 
 def test_kubernetes_manifest(tmp_path):
