@@ -120,29 +120,30 @@ def test_ddp_2x2_over_two_nodes(torchx, tmp_path):
     assert "dist.ddp" in described or "torchrun" in described, described  # the submitted AppDef
 
 
-def test_python_api(torchx, tmp_path):
+def test_python_api_ddp(torchx, tmp_path):
     pytest.importorskip("torchx.runner")
+    (tmp_path / "train.py").write_text(TRAIN)
     code = (
-        "import json, sys\n"
+        "import json\n"
         "from torchx.runner import get_runner\n"
-        "from torchx.specs import AppDef, Role, Resource\n"
-        f"role = Role(name='hello', image={str(tmp_path)!r}, entrypoint='python3', args=['-c', "
-        "'import os; print(\"hi\", os.environ[\"TORCHX_RANK0_HOST\"] != \"\")'], num_replicas=2, "
-        "resource=Resource(cpu=1, gpu=0, memMB=256))\n"
         "r = get_runner()\n"
-        "h = r.run(AppDef(name='hello', roles=[role]), 'ray')\n"
+        f"h = r.run_component('dist.ddp', ['-j', '2x2', '--script', 'train.py'], 'ray', workspace={str(tmp_path)!r})\n"
         "print(h)\n"
-        "print(r.wait(h, wait_interval=0.5).state.name)\n"
-        "print(json.dumps(list(r.log_lines(h, 'hello', 1))))\n"
+        "print(r.wait(h, wait_interval=1).state.name)\n"
+        "print(json.dumps([list(r.log_lines(h, 'train', k)) for k in (0, 1)]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=torchx.env,
-                         timeout=300)
+                         timeout=600)
     assert out.returncode == 0, out.stderr
-    handle, state, lines = out.stdout.splitlines()[:3]
+    handle, state, logs = out.stdout.splitlines()[:3]
     torchx.handles.append(handle)
-    assert handle.startswith("ray://")
+    assert handle.startswith(f"ray://torchx/{DASHBOARD}-train-")
     assert state == "SUCCEEDED"
-    assert json.loads(lines) == ["hi True\n"] or json.loads(lines) == ["hi True"]
+    # torchrun's rendezvous, not the replica index, assigns the ranks: two per replica, one node each.
+    seen = [re.findall(r"rank (\d)/4 node (\w+)", "".join(lines)) for lines in json.loads(logs)]
+    assert sorted(r for replica in seen for r, _ in replica) == ["0", "1", "2", "3"], seen
+    nodes = [{node for _, node in replica} for replica in seen]
+    assert all(len(n) == 1 for n in nodes) and nodes[0] != nodes[1], seen
 
 
 def test_pending_running_then_cancel_and_delete(torchx, tmp_path):
