@@ -13,6 +13,7 @@
 # A replica that fails is restarted per its role's retry policy (APPLICATION: the gang; ROLE:
 # the role's replicas; REPLICA: itself) while the role has retries left; then the job fails with
 # the replica's exit code. A replica whose node is lost counts as failed ("node_failure").
+import ctypes
 import json
 import os
 import signal
@@ -73,12 +74,12 @@ class Replica:
         full.update(env)
         self.lines = []
 
-        def die_with_parent():  # the command ends if this actor's process is killed
-            try:
-                import ctypes
-                ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-            except OSError:
-                pass
+        # The command ends if this actor's process is killed (PR_SET_PDEATHSIG). libc is loaded before
+        # the fork: the child of a threaded process must not import anything.
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+        def die_with_parent():
+            prctl(1, signal.SIGTERM)
 
         try:
             self.proc = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
