@@ -97,7 +97,8 @@ class RayScheduler : public Scheduler {
     std::vector<PackageFile> driver = {{"torchx_ray_driver/__init__.py", "", "", false},
                                        {"torchx_ray_driver/__main__.py", "", RayDriverSource(), false},
                                        {"torchx_ray_driver/spec.json", "", req.spec_json, false}};
-    TORCHX_ASSIGN_OR_RETURN(std::string driver_uri, Upload(client, std::move(driver)));
+    // The spec makes the driver's package new for every job: uploaded without asking first.
+    TORCHX_ASSIGN_OR_RETURN(std::string driver_uri, Upload(client, std::move(driver), /*ask_first=*/false));
     Json runtime_env = {{"py_modules", Json::array({driver_uri})}};
     if (!req.working_dir.empty()) {
       TORCHX_ASSIGN_OR_RETURN(std::vector<PackageFile> files, DirectoryFiles(req.working_dir));
@@ -422,11 +423,14 @@ class RayScheduler : public Scheduler {
     return ip + ":8265";
   }
 
-  // Uploads the package unless the cluster has it; its URI.
-  static Result<std::string> Upload(const RayClient& client, std::vector<PackageFile> files) {
+  // Uploads the package unless the cluster has it (`ask_first`: else it is sent at once); its URI.
+  static Result<std::string> Upload(const RayClient& client, std::vector<PackageFile> files, bool ask_first = true) {
     TORCHX_ASSIGN_OR_RETURN(std::string zip, ZipPackage(std::move(files)));
     std::string uri = PackageUri(zip);
-    TORCHX_ASSIGN_OR_RETURN(bool has, client.HasPackage(PackageName(uri)));
+    bool has = false;
+    if (ask_first) {
+      TORCHX_ASSIGN_OR_RETURN(has, client.HasPackage(PackageName(uri)));
+    }
     if (!has) TORCHX_RETURN_IF_ERROR(client.UploadPackage(PackageName(uri), zip));
     return uri;
   }
