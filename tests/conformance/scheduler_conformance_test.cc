@@ -47,6 +47,9 @@ struct Backend {
   /// Each log line starts with the engine's RFC 3339 timestamp and a space (kubernetes: TorchX's
   /// scheduler asks the kubelet for them, and so does this one).
   bool timestamped_lines = false;
+  /// How long an app may take to end. A Ray job starts a driver and an actor per replica, each a
+  /// Python worker: on the loaded 2-core CI machine that takes longer than a process or a container.
+  std::chrono::milliseconds wait = std::chrono::seconds(30);
 };
 
 // A log line without the timestamp a back-end with timestamped_lines puts first.
@@ -227,6 +230,7 @@ std::vector<Backend> Backends() {
   Backend ray{"ray", [] { return std::shared_ptr<void>(std::make_shared<RayEnv>()); }, RAY_IMAGE_DIR, RayMissing,
               "ray"};
   ray.unknown_app_id = "127.0.0.1:8265-no-such-app-9";
+  ray.wait = std::chrono::seconds(120);
   return {cwd, local_alias, docker_backend, example, slurm, kubernetes, ray, python_plugin};
 }
 
@@ -249,7 +253,7 @@ class SchedulerConformance : public ::testing::TestWithParam<Backend> {
   void TearDown() override {
     for (const std::string& h : submitted_) {
       (void)runner_.Cancel(h);
-      testing::WaitTerminal(runner_, h);
+      testing::WaitTerminal(runner_, h, GetParam().wait);
       if (runner_.SchedulerCapabilities(sched())
               .value_or(schedulers::Capabilities{})
               .Has(schedulers::Capability::kDelete)) {
@@ -313,11 +317,11 @@ TEST_P(SchedulerConformance, RunsToSucceededAndFailed) {
   ASSERT_THAT(ok, IsOk());
   ASSERT_THAT(bad, IsOk());
   EXPECT_EQ(specs::ParseAppHandle(*ok)->scheduler_backend, sched());
-  auto s1 = testing::WaitTerminal(runner_, *ok);
-  auto s2 = testing::WaitTerminal(runner_, *bad);
+  auto s1 = testing::WaitTerminal(runner_, *ok, GetParam().wait);
+  auto s2 = testing::WaitTerminal(runner_, *bad, GetParam().wait);
   ASSERT_TRUE(s1 && s2);
-  EXPECT_EQ(s1->state, AppState::kSucceeded);
-  EXPECT_EQ(s2->state, AppState::kFailed);
+  EXPECT_EQ(s1->state, AppState::kSucceeded) << s1->msg;
+  EXPECT_EQ(s2->state, AppState::kFailed) << s2->msg;
   EXPECT_EQ(s1->roles.at(0).replicas.size(), 2u);
 }
 
@@ -331,7 +335,7 @@ TEST_P(SchedulerConformance, AFinalDryRunIdIsTheSubmittedId) {
   ASSERT_THAT(h, IsOk());
   submitted_.push_back(*h);
   EXPECT_EQ(specs::ParseAppHandle(*h)->app_id, info->app_id);
-  testing::WaitTerminal(runner_, *h);
+  testing::WaitTerminal(runner_, *h, GetParam().wait);
 }
 
 TEST_P(SchedulerConformance, CancelIsIdempotentAndEndsCancelled) {
@@ -339,7 +343,7 @@ TEST_P(SchedulerConformance, CancelIsIdempotentAndEndsCancelled) {
   ASSERT_THAT(h, IsOk());
   ASSERT_THAT(runner_.Cancel(*h), IsOk());
   ASSERT_THAT(runner_.Cancel(*h), IsOk());
-  auto s = testing::WaitTerminal(runner_, *h);
+  auto s = testing::WaitTerminal(runner_, *h, GetParam().wait);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->state, AppState::kCancelled);
   EXPECT_THAT(runner_.Cancel(*h), IsOk());
@@ -359,13 +363,13 @@ TEST_P(SchedulerConformance, DescribeReturnsTheSubmittedApp) {
   ASSERT_THAT(app, IsOk());
   ASSERT_TRUE(app->has_value());
   EXPECT_EQ((*app)->roles.at(0).name, "main");
-  testing::WaitTerminal(runner_, *h);
+  testing::WaitTerminal(runner_, *h, GetParam().wait);
 }
 
 TEST_P(SchedulerConformance, ListAndLogsWhenDeclared) {
   auto h = Submit(Sh("echo conformance-line"));
   ASSERT_THAT(h, IsOk());
-  testing::WaitTerminal(runner_, *h);
+  testing::WaitTerminal(runner_, *h, GetParam().wait);
   auto listed = runner_.List(sched());
   ASSERT_THAT(listed, IsOk());
   bool found = false;
@@ -385,7 +389,7 @@ TEST_P(SchedulerConformance, ListAndLogsWhenDeclared) {
 TEST_P(SchedulerConformance, LogRegexOverAOneMebibyteLine) {
   auto h = Submit(Sh("head -c 1048576 /dev/zero | tr '\\0' a; echo; echo bac; echo abab"));
   ASSERT_THAT(h, IsOk());
-  testing::WaitTerminal(runner_, *h);
+  testing::WaitTerminal(runner_, *h, GetParam().wait);
   auto caps = runner_.SchedulerCapabilities(sched());
   ASSERT_THAT(caps, IsOk());
   for (bool follow : {false, true}) {

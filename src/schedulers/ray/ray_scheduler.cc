@@ -102,7 +102,11 @@ class RayScheduler : public Scheduler {
     Json runtime_env = {{"py_modules", Json::array({driver_uri})}};
     if (!req.working_dir.empty()) {
       TORCHX_ASSIGN_OR_RETURN(std::vector<PackageFile> files, DirectoryFiles(req.working_dir));
-      TORCHX_ASSIGN_OR_RETURN(runtime_env["working_dir"], Upload(client, std::move(files)));
+      // Ray cannot unpack an empty package as a working_dir ("does not exist on the cluster"): an
+      // empty directory is no working_dir at all.
+      if (!files.empty()) {
+        TORCHX_ASSIGN_OR_RETURN(runtime_env["working_dir"], Upload(client, std::move(files)));
+      }
     }
     if (!req.pip.empty()) runtime_env["pip"] = req.pip;
     Json body = {{"entrypoint", kEntrypoint},

@@ -171,6 +171,12 @@ TEST_F(RaySchedulerTest, SubmitsOneJobWithTheDriverAndTheWorkingDirectory) {
   for (const Request& r : ray.http->requests()) EXPECT_TRUE(r.headers.empty());
 }
 
+TEST_F(RaySchedulerTest, AnEmptyDirectoryIsNoWorkingDir) {
+  std::string sid = Submit().substr(15);  // `dir` holds nothing
+  EXPECT_FALSE(ray.jobs.at(sid)["runtime_env"].contains("working_dir"));
+  EXPECT_EQ(ray.packages.size(), 1u);  // the driver's
+}
+
 TEST_F(RaySchedulerTest, TheAddressComesFromTheOptionRayAddressOrTheDefault) {
   env["RAY_ADDRESS"] = "http://10.9.8.7:8265";
   auto info = sched->SubmitDryRun(App(), specs::Cfg{});
