@@ -91,7 +91,7 @@ def test_namespace_plugins_are_discovered_and_used(tmp_path):
         tmp_path,
     )
     got = json.loads(out)
-    assert got["scheds"] == ["demo_inline", "kubernetes", "local", "local_cwd", "local_docker", "managed", "pipeline", "slurm", "sweep"] == got["still"]
+    assert got["scheds"] == ["demo_inline", "kubernetes", "local", "local_cwd", "local_docker", "managed", "pipeline", "ray", "slurm", "sweep"] == got["still"]
     assert got["gpu2"] == 2 and got["alias"] == 4 and got["lookup"] == 8
     assert got["mem"] == ["demo_mem", "demo_mem_16", "demo_mem_32", "demo_mem_64"]
     assert got["trackers"] == ["demo_tracker", "fsspec"]  # fsspec: torchx.tracker.backend.fsspec, as TorchX

@@ -33,7 +33,7 @@ check "a verb typo is named with the closest verb" 2 "torchx: error: unknown com
 check "an option typo names the verb and the closest option" 2 "torchx: error: unknown option \`--jsn\` for \`torchx status\`. Did you mean \`--json\`?" -- "$TORCHX" status --jsn local_cwd://torchx/x
 check "an unknown run option is not a missing component" 2 "run: unknown option \`--wiat\`" -- "$TORCHX" run --wiat utils.echo
 check "an unknown run option gets a suggestion" 2 "Did you mean \`--wait\`?" -- "$TORCHX" run --wiat utils.echo
-check "an unknown scheduler is named as such, with the submittable ones" 2 "run: unknown scheduler \`slurmm\`. Did you mean \`slurm\`? Schedulers: local_cwd, local, local_docker, slurm, kubernetes." -- "$TORCHX" run -s slurmm utils.echo
+check "an unknown scheduler is named as such, with the submittable ones" 2 "run: unknown scheduler \`slurmm\`. Did you mean \`slurm\`? Schedulers: local_cwd, local, local_docker, slurm, kubernetes, ray." -- "$TORCHX" run -s slurmm utils.echo
 check "dryrun prints application" 0 "=== APPLICATION ===" -- "$TORCHX" run --dryrun "$SRC/examples/echo.yaml"
 check "dryrun expands macros per replica" 0 "echo/1:" -- "$TORCHX" run --dryrun "$SRC/examples/echo.yaml"
 out=$("$TORCHX" run --dryrun "$SRC/examples/echo.yaml")
