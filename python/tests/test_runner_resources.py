@@ -7,7 +7,8 @@ from torchx.runner import get_runner
 
 
 def busy_app(num_replicas=2):
-    script = "import time\nb = bytearray(16 << 20)\nt = time.time()\nwhile time.time() - t < 30: pass\n"
+    # The 16 MiB are written (a zeroed bytearray's pages are not resident until touched).
+    script = "import time\nb = b'\\x01' * (16 << 20)\nt = time.time()\nwhile time.time() - t < 30: pass\n"
     return specs.AppDef(
         name="busy",
         roles=[specs.Role(name="w", image="", entrypoint="python3", args=["-c", script], num_replicas=num_replicas)],

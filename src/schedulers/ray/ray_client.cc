@@ -29,12 +29,13 @@ RayClient::RayClient(std::shared_ptr<internal::HttpClient> http, std::string add
 }
 
 Result<internal::HttpResponse> RayClient::Call(const std::string& method, const std::string& path, std::string body,
-                                               std::string content_type) const {
+                                               std::string content_type, long timeout_ms) const {
   internal::HttpRequest req;
   req.method = method;
   req.url = fmt::format("http://{}{}", address_, path);
   req.body = std::move(body);
   req.content_type = std::move(content_type);
+  req.timeout_ms = timeout_ms;
   if (!auth_header_.empty()) req.headers.push_back(auth_header_);
   TORCHX_ASSIGN_OR_RETURN(internal::HttpResponse resp,
                           http_->Call(transport_, req, fmt::format("ray: the dashboard at http://{}", address_)));
@@ -98,9 +99,9 @@ Status RayClient::Stop(const std::string& submission_id) const {
   return Failed("stop job " + submission_id, resp);
 }
 
-Status RayClient::Delete(const std::string& submission_id) const {
+Result<bool> RayClient::Delete(const std::string& submission_id) const {
   TORCHX_ASSIGN_OR_RETURN(auto resp, Call("DELETE", "/api/jobs/" + UrlEncode(submission_id)));
-  if (resp.status == 200) return OkStatus();
+  if (resp.status == 200) return internal::JsonView::Parse(resp.body)["deleted"].Bool(true);
   if (resp.status == 404) return NotFoundError(fmt::format("ray: no job {} on http://{}", submission_id, address_));
   if (resp.status == 400) {
     return FailedPreconditionError(
@@ -128,7 +129,9 @@ Result<bool> RayClient::HasPackage(const std::string& name) const {
 }
 
 Status RayClient::UploadPackage(const std::string& name, const std::string& zip) const {
-  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("PUT", "/api/packages/gcs/" + UrlEncode(name), zip, "application/zip"));
+  // A working directory may be hundreds of MiB (Ray takes up to 500): 30 minutes, not a minute.
+  TORCHX_ASSIGN_OR_RETURN(auto resp,
+                          Call("PUT", "/api/packages/gcs/" + UrlEncode(name), zip, "application/zip", 30 * 60 * 1000));
   if (resp.status == 200) return OkStatus();
   return Failed("upload package " + name, resp);
 }

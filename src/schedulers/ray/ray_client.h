@@ -37,8 +37,9 @@ class RayClient {
   Result<std::vector<RayJob>> Jobs() const;
   /// POST /api/jobs/{id}/stop; OK for an unknown or ended job.
   Status Stop(const std::string& submission_id) const;
-  /// DELETE /api/jobs/{id}: kNotFound for an unknown job, kFailedPrecondition for a live one.
-  Status Delete(const std::string& submission_id) const;
+  /// DELETE /api/jobs/{id}: whether Ray deleted it (it answers `deleted: false` while the job's
+  /// supervisor is still ending). kNotFound for an unknown job, kFailedPrecondition for a live one.
+  Result<bool> Delete(const std::string& submission_id) const;
   /// GET /api/jobs/{id}/logs: the whole log so far; nullopt for an unknown job.
   Result<std::optional<std::string>> Logs(const std::string& submission_id) const;
   /// GET /api/packages/gcs/{name}: whether the cluster has the package.
@@ -48,7 +49,7 @@ class RayClient {
 
  private:
   Result<internal::HttpResponse> Call(const std::string& method, const std::string& path, std::string body = {},
-                                      std::string content_type = "application/json") const;
+                                      std::string content_type = "application/json", long timeout_ms = 60000) const;
   /// kUnavailable naming the call, its status and Ray's answer.
   Status Failed(const std::string& call, const internal::HttpResponse& resp) const;
 

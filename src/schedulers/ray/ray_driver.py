@@ -12,7 +12,9 @@
 #
 # A replica that fails is restarted per its role's retry policy (APPLICATION: the gang; ROLE:
 # the role's replicas; REPLICA: itself) while the role has retries left; then the job fails with
-# the replica's exit code. A replica whose node is lost counts as failed ("node_failure").
+# the replica's exit code (128+n for a signal, 1 for a lost node, 127 for a command that could not
+# start). A replica whose node is lost counts as failed ("node_failure"). `ray job stop` (SIGTERM)
+# ends the replicas within Ray's stop wait (3 s) and writes a "cancelled" frame.
 import ctypes
 import json
 import os
@@ -24,13 +26,20 @@ import threading
 import time
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError
+from ray.exceptions import GetTimeoutError, RayActorError, RayError
 from ray.util.placement_group import placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 OUT = sys.stdout.buffer
 POLL_S = 0.2
 TAIL_LINES = 20
+# After a replica's command exits, how long a process it left behind may keep its pipes open
+# before its process group is killed (its exit must not wait on a daemon it started).
+PIPE_GRACE_S = 5.0
+
+
+class Cancelled(Exception):
+    """Raised in the main thread by the SIGTERM handler: `ray job stop`."""
 
 
 def emit(kind, payload: bytes) -> None:
@@ -51,6 +60,7 @@ class Replica:
         self.lines = []
         self.lock = threading.Lock()
         self.readers = []
+        self.exited_at = None
 
     def where(self, want_port: bool):
         port = 0
@@ -70,12 +80,14 @@ class Replica:
                 "rank0_host": ip if ip in own else hostname}
 
     def start(self, argv, env):
+        """None once the command runs; else why it could not start."""
         full = dict(os.environ)
         full.update(env)
         self.lines = []
-
-        # The command ends if this actor's process is killed (PR_SET_PDEATHSIG). libc is loaded before
-        # the fork: the child of a threaded process must not import anything.
+        self.exited_at = None
+        # The command gets SIGTERM if this actor's process dies (PR_SET_PDEATHSIG: the direct child
+        # only; its own children are its business). libc is loaded before the fork: the child of a
+        # threaded process must not import anything.
         prctl = ctypes.CDLL(None, use_errno=True).prctl
 
         def die_with_parent():
@@ -85,9 +97,9 @@ class Replica:
             self.proc = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                          stdin=subprocess.DEVNULL, start_new_session=True,
                                          preexec_fn=die_with_parent)
-        except OSError as e:
+        except (OSError, ValueError, subprocess.SubprocessError) as e:
             self.proc = None
-            return f"cannot start `{argv[0]}`: {e.strerror or e}"
+            return f"cannot start `{argv[0] if argv else ''}`: {getattr(e, 'strerror', None) or e}"
         self.readers = [threading.Thread(target=self._read, args=(pipe, stream), daemon=True)
                         for pipe, stream in ((self.proc.stdout, b"o"), (self.proc.stderr, b"e"))]
         for t in self.readers:
@@ -102,22 +114,35 @@ class Replica:
     def drain(self):
         """The output read so far, and the exit code once the command ended and both pipes closed."""
         code = None
-        if self.proc is not None and self.proc.poll() is not None and not any(t.is_alive() for t in self.readers):
-            code = self.proc.returncode
+        if self.proc is not None and self.proc.poll() is not None:
+            if any(t.is_alive() for t in self.readers):
+                self.exited_at = self.exited_at or time.monotonic()
+                if time.monotonic() - self.exited_at > PIPE_GRACE_S:
+                    self._kill_group(signal.SIGKILL)  # what it left behind holds the pipes
+            else:
+                code = self.proc.returncode
         with self.lock:
             out, self.lines = self.lines, []
         return out, code
 
-    def stop(self, grace_s: float):
-        if self.proc is None or self.proc.poll() is not None:
-            return
+    def _kill_group(self, sig):
         try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def stop(self, grace_s: float):
+        if self.proc is None:
+            return
+        self._kill_group(signal.SIGTERM)
+        try:
             self.proc.wait(grace_s)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        except ProcessLookupError:
+            pass
+        self._kill_group(signal.SIGKILL)  # the command and whatever it left in its group
+        try:
+            self.proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
             pass
 
 
@@ -129,10 +154,15 @@ class Gang:
         self.restarts = 0
         self.actors = [None] * len(self.replicas)
         self.places = [None] * len(self.replicas)
-        self.done = [False] * len(self.replicas)
+        self.codes = [None] * len(self.replicas)  # each replica's exit code once it ended
         self.tails = [[] for _ in self.replicas]
         self.pg = None
-        self.stopping = False
+
+    def name(self, i):
+        return self.spec["roles"][self.replicas[i][0]]["name"]
+
+    def live(self):
+        return [i for i in range(len(self.replicas)) if self.codes[i] is None]
 
     def bundle(self, role):
         r = role["resource"]
@@ -153,8 +183,7 @@ class Gang:
         ray.get(self.pg.ready())
 
     def make_actor(self, i):
-        ri, role, _ = self.replicas[i]
-        b = self.bundle(self.spec["roles"][ri])
+        b = self.bundle(self.spec["roles"][self.replicas[i][0]])
         opts = {"num_cpus": b.pop("CPU", 0), "num_gpus": b.pop("GPU", 0), "memory": b.pop("memory", None),
                 "resources": b, "max_restarts": 0,
                 "scheduling_strategy": PlacementGroupSchedulingStrategy(self.pg, placement_group_bundle_index=i)}
@@ -162,12 +191,10 @@ class Gang:
             del opts["memory"]
         self.actors[i] = Replica.options(**opts).remote()
 
-    def place(self, indices):
-        """Starts actors for `indices` and learns where each landed (rank 0 also picks the rendezvous port).
-        An actor whose node dies before it starts is made again (its bundle moves to a live node); after
-        a restart that may take at most reschedule_timeout_s, then GetTimeoutError."""
-        timeout = self.spec.get("reschedule_timeout_s") if self.restarts else None
-        deadline = None if timeout is None else time.monotonic() + timeout
+    def place(self, indices, deadline):
+        """Starts actors for `indices` and learns where each landed (rank 0 also picks the rendezvous
+        port). An actor whose node dies before it answers is made again (its bundle moves to a live
+        node) until `deadline` (monotonic seconds; None: no limit), then GetTimeoutError."""
         pending = list(indices)
         while pending:
             for i in pending:
@@ -189,7 +216,7 @@ class Gang:
             pending = lost
 
     def env_of(self, i):
-        ri, role, k = self.replicas[i]
+        ri, _, k = self.replicas[i]
         rank0 = self.places[0]
         env = dict(self.spec["roles"][ri]["replicas"][k]["env"])
         env.update({"TORCHX_RANK0_HOST": rank0["rank0_host"], "MASTER_ADDR": rank0["rank0_host"],
@@ -198,19 +225,33 @@ class Gang:
         return env
 
     def launch(self, indices):
-        errors = ray.get([self.actors[i].start.remote(self.spec["roles"][self.replicas[i][0]]["replicas"][
-            self.replicas[i][2]]["argv"], self.env_of(i)) for i in indices])
-        for i, err in zip(indices, errors):
-            self.done[i] = False
+        """Places and starts `indices`. Returns the failures [(index, exit code or None, cause)]: a
+        command that could not start (127), or an actor that died again before it started."""
+        deadline = None
+        if self.restarts:
+            deadline = time.monotonic() + self.spec.get("reschedule_timeout_s", 120)
+        self.place(indices, deadline)
+        for i in indices:
+            self.codes[i] = None
             self.tails[i] = []
+        refs = [(i, self.actors[i].start.remote(self.spec["roles"][self.replicas[i][0]]["replicas"][
+            self.replicas[i][2]]["argv"], self.env_of(i))) for i in indices]
+        failures = []
+        for i, ref in refs:
+            try:
+                err = ray.get(ref)
+            except RayActorError:
+                self.actors[i] = None
+                failures.append((i, None, "node_failure"))
+                continue
             if err:
-                raise StartError(i, err)
+                self.codes[i] = 127
+                self.tails[i] = [err]
+                failures.append((i, 127, "user_error"))
         status(phase="running", restarts=self.restarts,
                replicas=[dict(role=self.name(j), replica=self.replicas[j][2], **self.places[j])
                          for j in range(len(self.replicas))])
-
-    def name(self, i):
-        return self.spec["roles"][self.replicas[i][0]]["name"]
+        return failures
 
     def write(self, i, stream, line):
         tag = stream if line.endswith(b"\n") else stream.upper()
@@ -220,42 +261,42 @@ class Gang:
             self.tails[i] = (self.tails[i] + [line.decode("utf-8", "replace").rstrip("\n")])[-TAIL_LINES:]
 
     def poll(self):
-        """Drains every live replica once; returns (index, exit code or None when its node was lost) of the first failure."""
-        live = [i for i in range(len(self.replicas)) if not self.done[i]]
-        refs = [self.actors[i].drain.remote() for i in live]
-        failure = None
-        for i, ref in zip(live, refs):
+        """Drains every live replica once; returns every failure [(index, exit code or None, cause)]."""
+        live = self.live()
+        refs = [(i, self.actors[i].drain.remote() if self.actors[i] is not None else None) for i in live]
+        failures = []
+        for i, ref in refs:
             try:
+                if ref is None:
+                    raise RayActorError()
                 lines, code = ray.get(ref)
             except RayActorError:
                 self.actors[i] = None
-                failure = failure or (i, None)
+                failures.append((i, None, "node_failure"))
                 continue
             for stream, line in lines:
                 self.write(i, stream, line)
             if code is not None:
-                self.done[i] = True
+                self.codes[i] = code
                 status(phase="exited", role=self.name(i), replica=self.replicas[i][2], exit_code=code)
                 if code != 0:
-                    failure = failure or (i, code)
+                    failures.append((i, code, "user_error"))
         OUT.flush()
-        return failure
+        return failures
 
     def stop(self, indices, grace_s=5.0):
+        """Ends the commands of `indices` (best effort: an actor that is gone has taken its command)."""
         refs = [self.actors[i].stop.remote(grace_s) for i in indices if self.actors[i] is not None]
         try:
-            ray.get(refs, timeout=grace_s + 5)
-        except (RayActorError, GetTimeoutError):
+            ray.get(refs, timeout=2 * grace_s + 2)
+        except RayError:
             pass
-        self.poll_quietly(indices)
-
-    def poll_quietly(self, indices):
         for i in indices:
             if self.actors[i] is None:
                 continue
             try:
-                lines, _ = ray.get(self.actors[i].drain.remote(), timeout=5)
-            except (RayActorError, GetTimeoutError):
+                lines, _ = ray.get(self.actors[i].drain.remote(), timeout=2)
+            except RayError:
                 continue
             for stream, line in lines:
                 self.write(i, stream, line)
@@ -264,53 +305,50 @@ class Gang:
     def to_restart(self, i):
         policy = self.spec["roles"][self.replicas[i][0]].get("retry_policy", "APPLICATION")
         if policy == "REPLICA":
-            return [i]
+            return {i}
         if policy == "ROLE":
-            return [j for j in range(len(self.replicas)) if self.replicas[j][0] == self.replicas[i][0]]
-        return list(range(len(self.replicas)))
+            return {j for j in range(len(self.replicas)) if self.replicas[j][0] == self.replicas[i][0]}
+        return set(range(len(self.replicas)))
+
+    def fail(self, i, code, cause):
+        """Ends the gang for replica i's failure; the driver's exit code."""
+        self.stop(self.live())
+        status(phase="failed", role=self.name(i), replica=self.replicas[i][2], exit_code=code, cause=cause,
+               restarts=self.restarts, stderr_tail=self.tails[i])
+        where = self.places[i] or {}
+        why = (f"replica {self.name(i)}/{self.replicas[i][2]} lost its node {where.get('node_id', '?')}"
+               if code is None else f"replica {self.name(i)}/{self.replicas[i][2]} exited with code {code}")
+        print(f"torchx: {why}", file=sys.stderr, flush=True)
+        return 1 if code is None else (code if code > 0 else 128 - code)
 
     def run(self):
         self.reserve()
-        everyone = list(range(len(self.replicas)))
-        self.place(everyone)
-        self.launch(everyone)
+        failures = self.launch(list(range(len(self.replicas))))
         while True:
-            failure = self.poll()
-            if failure is None:
-                if all(self.done):
+            failures = failures or self.poll()
+            if not failures:
+                if not self.live():  # every replica ended, and none failed
                     status(phase="succeeded", restarts=self.restarts)
                     return 0
                 time.sleep(POLL_S)
                 continue
-            i, code = failure
-            cause = "node_failure" if code is None else "user_error"
-            role = self.name(i)
-            if self.retries[role] > 0:
-                self.retries[role] -= 1
-                self.restarts += 1
-                group = self.to_restart(i)
-                status(phase="restarting", role=role, replica=self.replicas[i][2], exit_code=code, cause=cause,
-                       restarts=self.restarts)
-                self.stop([j for j in group if not self.done[j] or j == i])
-                self.place(group)
-                self.launch(group)
-                continue
-            others = [j for j in everyone if not self.done[j] and j != i]
-            self.stop(others)
-            exit_code = 1 if code is None else (code if code > 0 else 128 - code)
-            status(phase="failed", role=role, replica=self.replicas[i][2], exit_code=code, cause=cause,
-                   restarts=self.restarts, stderr_tail=self.tails[i])
-            where = self.places[i] or {}
-            why = (f"replica {role}/{self.replicas[i][2]} lost its node {where.get('node_id', '?')}" if code is None
-                   else f"replica {role}/{self.replicas[i][2]} exited with code {code}")
-            print(f"torchx: {why}", file=sys.stderr, flush=True)
-            return exit_code
-
-
-class StartError(Exception):
-    def __init__(self, i, why):
-        super().__init__(why)
-        self.index = i
+            # The failures of this poll (a lost node may take several replicas at once) cost each
+            # role one retry; a role with none left ends the gang.
+            group, charged = set(), set()
+            for i, code, cause in failures:
+                role = self.name(i)
+                if role not in charged:
+                    if self.retries[role] <= 0:
+                        return self.fail(i, code, cause)
+                    self.retries[role] -= 1
+                    charged.add(role)
+                group |= self.to_restart(i)
+            self.restarts += 1
+            i, code, cause = failures[0]
+            status(phase="restarting", role=self.name(i), replica=self.replicas[i][2], exit_code=code, cause=cause,
+                   restarts=self.restarts)
+            self.stop(sorted(group))
+            failures = self.launch(sorted(group))
 
 
 def main() -> int:
@@ -319,31 +357,31 @@ def main() -> int:
     ray.init(log_to_driver=False)
     gang = Gang(spec)
 
-    def on_term(signum, _frame):  # `ray job stop` (torchx cancel): end the replicas first
-        gang.stopping = True
-        gang.stop([i for i in range(len(gang.replicas)) if not gang.done[i]], grace_s=2.0)
-        status(phase="cancelled", restarts=gang.restarts)
-        os._exit(128 + signum)
+    def on_term(signum, _frame):  # `ray job stop` (torchx cancel): the main thread stops the replicas
+        raise Cancelled()
 
     signal.signal(signal.SIGTERM, on_term)
     try:
         return gang.run()
-    except StartError as e:
-        i = e.index
-        status(phase="failed", role=gang.name(i), replica=gang.replicas[i][2], exit_code=None, cause="user_error",
-               restarts=gang.restarts, stderr_tail=[str(e)])
-        print(f"torchx: replica {gang.name(i)}/{gang.replicas[i][2]}: {e}", file=sys.stderr, flush=True)
-        gang.stop([j for j in range(len(gang.replicas)) if j != i])
-        return 127
+    except Cancelled:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        OUT.write(b"\n")  # a frame the signal cut short ends here
+        gang.stop(gang.live(), grace_s=1.0)  # within Ray's stop wait (3 s)
+        status(phase="cancelled", restarts=gang.restarts)
+        return 128 + signal.SIGTERM
     except GetTimeoutError:
+        gang.stop(gang.live(), grace_s=1.0)
         status(phase="failed", exit_code=None, cause="node_failure", restarts=gang.restarts,
                stderr_tail=["the gang's lost replicas found no node within the reschedule timeout"])
         print("torchx: the gang's lost replicas found no node within the reschedule timeout", file=sys.stderr,
               flush=True)
         return 1
     finally:
-        if gang.pg is not None and not gang.stopping:
-            remove_placement_group(gang.pg)
+        if gang.pg is not None:
+            try:
+                remove_placement_group(gang.pg)
+            except RayError:
+                pass
 
 
 if __name__ == "__main__":

@@ -155,7 +155,8 @@ FailureReport ClassifyRayFailure(std::string_view status, std::string_view error
   if (gang.phase == GangPhase::kFailed && gang.failure_cause == "node_failure") {
     return {FailureCause::kNodeFailure, "the gang's lost replicas found no node within the reschedule timeout"};
   }
-  std::string words = fmt::format("{}{}{}", error_type, error_type.empty() ? "" : ": ", message.substr(0, 300));
+  std::string words =
+      fmt::format("{}{}{}", error_type, error_type.empty() ? "" : ": ", ReadableLog(message.substr(0, 300)));
   if (error_type == "JOB_SUPERVISOR_ACTOR_DIED" || error_type == "JOB_SUPERVISOR_ACTOR_START_FAILURE" ||
       error_type == "JOB_SUPERVISOR_ACTOR_START_TIMEOUT" || error_type == "JOB_SUPERVISOR_ACTOR_UNSCHEDULABLE" ||
       error_type == kJobLost) {
@@ -163,6 +164,25 @@ FailureReport ClassifyRayFailure(std::string_view status, std::string_view error
   }
   if (error_type == "RUNTIME_ENV_SETUP_FAILURE") return {FailureCause::kUserError, words};
   return {FailureCause::kUnknown, words};
+}
+
+std::string ReadableLog(std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end;
+    if (line.starts_with("\x1eS ")) continue;
+    if (auto r = ParseReplicaLine(line)) {
+      out += fmt::format("{}/{} {}", r->role, r->replica, r->text);
+      if (!r->text.ends_with('\n') && nl != std::string_view::npos) out += '\n';
+      continue;
+    }
+    out.append(line);
+  }
+  return out;
 }
 
 std::unique_ptr<LineDecoder> MakeReplicaLineDecoder(std::string role, int replica, LogStream stream) {

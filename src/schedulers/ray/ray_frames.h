@@ -62,6 +62,10 @@ inline constexpr std::string_view kJobLost = "TORCHX_JOB_LOST";
 FailureReport ClassifyRayFailure(std::string_view status, std::string_view error_type, std::string_view message,
                                  const GangStatus& gang);
 
+/// `text` (Ray's message, which ends with the log's last part) as a person reads it: status frames
+/// dropped, a replica's line as "<role>/<replica> <line>".
+std::string ReadableLog(std::string_view text);
+
 /// Splits fed log text into the lines of one replica's stream(s), unframed.
 std::unique_ptr<LineDecoder> MakeReplicaLineDecoder(std::string role, int replica, LogStream stream);
 

@@ -1,6 +1,7 @@
 #include "schedulers/ray/ray_request.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -46,7 +47,18 @@ Result<std::pair<std::string, std::string>> ParseRayAppId(std::string_view app_i
     size_t end = colon + 1;
     while (end < app_id.size() && app_id[end] >= '0' && app_id[end] <= '9') ++end;
     if (end > colon + 1 && end < app_id.size() && app_id[end] == '-' && end + 1 < app_id.size() && colon > 0) {
-      return std::make_pair(std::string(app_id.substr(0, end)), std::string(app_id.substr(end + 1)));
+      // The id names a file of this launcher's (the job's record) and the host gets the auth token:
+      // both only in the forms this scheduler makes.
+      std::string_view host = app_id.substr(0, colon), sid = app_id.substr(end + 1);
+      auto host_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-'; };
+      auto id_char = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+      };
+      if (!std::all_of(host.begin(), host.end(), host_char) || !std::all_of(sid.begin(), sid.end(), id_char) ||
+          sid.front() == '.') {
+        break;
+      }
+      return std::make_pair(std::string(app_id.substr(0, end)), std::string(sid));
     }
   }
   return InvalidArgumentError(fmt::format("ray: app id `{}` is not `<dashboard host:port>-<submission id>`", app_id));
@@ -74,7 +86,13 @@ Result<std::vector<std::string>> ReadRequirements(const std::string& path) {
   if (!in) return InvalidArgumentError(fmt::format("ray: requirements `{}` cannot be read", path));
   std::vector<std::string> out;
   for (std::string line; std::getline(in, line);) {
-    if (size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    // pip's comments: a '#' that starts the line or follows whitespace (not `...#egg=`, `--hash`).
+    for (size_t hash = line.find('#'); hash != std::string::npos; hash = line.find('#', hash + 1)) {
+      if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') {
+        line.erase(hash);
+        break;
+      }
+    }
     line.erase(0, line.find_first_not_of(" \t\r"));
     line.erase(line.find_last_not_of(" \t\r") + 1);
     if (!line.empty()) out.push_back(line);

@@ -212,7 +212,16 @@ class RayScheduler : public Scheduler {
       return FailedPreconditionError(
           fmt::format("ray: job {} is {}, not terminal: cancel it first", parts.second, job->status));
     }
-    TORCHX_RETURN_IF_ERROR(client.Delete(parts.second));
+    // A job just stopped may still be ending on Ray's side (`deleted: false`): asked again for a while.
+    for (int attempt = 0;; ++attempt) {
+      TORCHX_ASSIGN_OR_RETURN(bool deleted, client.Delete(parts.second));
+      if (deleted) break;
+      if (attempt == 40) {
+        return UnavailableError(
+            fmt::format("ray: job {} was not deleted (Ray answered deleted: false for 20 s)", parts.second));
+      }
+      clock_->SleepFor(std::chrono::milliseconds(500));
+    }
     Forget(parts.first, parts.second);
     return OkStatus();
   }
@@ -257,6 +266,8 @@ class RayScheduler : public Scheduler {
         if (logs->size() > offset) {
           if (!on_data(std::string_view(*logs).substr(offset))) return OkStatus();
           offset = logs->size();
+        } else if (!on_data({})) {
+          return OkStatus();  // the reader is gone: stop polling a quiet job
         }
         if (ended) return OkStatus();
         clock->SleepFor(kFollowPoll);
@@ -274,7 +285,12 @@ class RayScheduler : public Scheduler {
     }
     options.requirements = cfg.Str("requirements");
     options.placement_strategy = cfg.Str("placement_strategy").value_or("SPREAD");
-    options.reschedule_timeout_s = static_cast<int>(cfg.Int("reschedule_timeout").value_or(120));
+    int64_t reschedule = cfg.Int("reschedule_timeout").value_or(120);
+    if (reschedule < 1 || reschedule > 7 * 24 * 3600) {
+      return InvalidArgumentError(fmt::format(
+          "ray: reschedule_timeout `{}` must be a number of seconds from 1 to 604800 (a week)", reschedule));
+    }
+    options.reschedule_timeout_s = static_cast<int>(reschedule);
     std::string sid = specs::MakeUnique(specs::NormalizeName(app.name));
     TORCHX_ASSIGN_OR_RETURN(RayRequest req, BuildRayRequest(app, options, sid, session_name()));
     req.cluster_config_file = cfg.Str("cluster_config_file").value_or("");
@@ -313,12 +329,15 @@ class RayScheduler : public Scheduler {
     JobView v;
     v.address = parts.first;
     v.job = std::move(*job);
-    TORCHX_ASSIGN_OR_RETURN(auto logs, client.Logs(parts.second));
-    if (logs) v.logs = std::move(*logs);
+    // The log is read from the driver's node, which may be unreachable while Ray still knows the job:
+    // then Ray's status alone.
+    auto logs = client.Logs(parts.second);
+    if (logs.ok() && *logs) v.logs = std::move(**logs);
     v.gang = ReadGangStatus(v.logs);
     v.state = RayJobState(v.job.status);
     // Ray runs the driver while the placement group waits for room: the gang is pending until it starts.
-    if (v.state == AppState::kRunning && (v.gang.phase == GangPhase::kNone || v.gang.phase == GangPhase::kPending)) {
+    if (logs.ok() && v.state == AppState::kRunning &&
+        (v.gang.phase == GangPhase::kNone || v.gang.phase == GangPhase::kPending)) {
       v.state = AppState::kPending;
     }
     if (auto it = v.job.metadata.find(std::string(kMetadataApp)); it != v.job.metadata.end()) {
@@ -381,7 +400,7 @@ class RayScheduler : public Scheduler {
       for (const std::string& line : g.stderr_tail) msg += "\n" + line;
       return msg;
     }
-    if (specs::IsTerminal(v.state) && v.state != AppState::kSucceeded) return v.job.message;
+    if (specs::IsTerminal(v.state) && v.state != AppState::kSucceeded) return ReadableLog(v.job.message);
     return "";
   }
 

@@ -171,6 +171,25 @@ TEST_F(RaySchedulerTest, SubmitsOneJobWithTheDriverAndTheWorkingDirectory) {
   for (const Request& r : ray.http->requests()) EXPECT_TRUE(r.headers.empty());
 }
 
+TEST_F(RaySchedulerTest, AnUnreadableLogLeavesRaysStatus) {
+  std::string app_id = Submit();
+  std::string sid = app_id.substr(15);
+  ray.Set(sid, "RUNNING", kRunning);
+  ray.OnStop(sid);
+  ray.http->On("GET", "/api/jobs/" + sid + "/logs", 500, "the driver's node agent cannot be reached");
+  auto d = sched->Describe(app_id);
+  ASSERT_THAT(d, IsOk());
+  EXPECT_EQ((*d)->state, AppState::kRunning);
+  EXPECT_THAT(sched->Cancel(app_id), IsOk());
+}
+
+TEST_F(RaySchedulerTest, RescheduleTimeoutIsBounded) {
+  EXPECT_THAT(sched->SubmitDryRun(App(), specs::Cfg{{"reschedule_timeout", int64_t{0}}}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("reschedule_timeout `0`")));
+  EXPECT_THAT(sched->SubmitDryRun(App(), specs::Cfg{{"reschedule_timeout", int64_t{1} << 40}}),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("from 1 to 604800")));
+}
+
 TEST_F(RaySchedulerTest, AnEmptyDirectoryIsNoWorkingDir) {
   std::string sid = Submit().substr(15);  // `dir` holds nothing
   EXPECT_FALSE(ray.jobs.at(sid)["runtime_env"].contains("working_dir"));
@@ -300,7 +319,16 @@ TEST_F(RaySchedulerTest, CancelDeleteAndListOnlyThisLaunchersJobs) {
   EXPECT_EQ((*list)[0].name, "echo");
   EXPECT_EQ((*list)[0].state, AppState::kCancelled);
 
+  // Ray answers `deleted: false` while a stopped job's supervisor ends: asked again.
+  int deletes = 0;
+  ray.http->On("DELETE", "/api/jobs/" + sid, [&](const Request& r) -> Result<HttpResponse> {
+    if (++deletes < 3) return HttpResponse{200, R"({"deleted": false})"};
+    std::lock_guard lock(ray.mu);
+    ray.jobs.erase(r.path.substr(std::string("/api/jobs/").size()));
+    return HttpResponse{200, R"({"deleted": true})"};
+  });
   EXPECT_THAT(sched->Delete(app_id), IsOk());
+  EXPECT_EQ(deletes, 3);
   auto gone = sched->Describe(app_id);
   ASSERT_THAT(gone, IsOk());
   EXPECT_FALSE(*gone);

@@ -130,6 +130,13 @@ TEST(RayFramesTest, GangStatusFollowsTheDriversFrames) {
   EXPECT_EQ(ReadGangStatus("").phase, GangPhase::kNone);
 }
 
+TEST(RayFramesTest, ReadableLogShowsReplicaLinesAndDropsStatus) {
+  EXPECT_EQ(ReadableLog("Job failed, last logs:\n\x1eS {\"phase\":\"running\"}\n\x1eL t 1 e\x1f"
+                        "boom\n"
+                        "\x1eL t 0 O\x1fpartial\ntail"),
+            "Job failed, last logs:\nt/1 boom\nt/0 partial\ntail");
+}
+
 TEST(RayFramesTest, FailureCauses) {
   GangStatus none;
   EXPECT_EQ(ClassifyRayFailure("STOPPED", "", "", none).cause, FailureCause::kCancelled);
@@ -178,7 +185,9 @@ TEST(RayRequestTest, AppIdsCarryTheDashboardAddress) {
   parts = ParseRayAppId("ray-head-1.example.com:8265-a-b");
   ASSERT_THAT(parts, IsOk());
   EXPECT_EQ(parts->first, "ray-head-1.example.com:8265");
-  for (const char* bad : {"train-abc", "127.0.0.1:8265-", ":8265-x", "host:port-x"}) {
+  // The id names a file of the launcher's and the host gets the auth token: nothing else passes.
+  for (const char* bad : {"train-abc", "127.0.0.1:8265-", ":8265-x", "host:port-x", "h:1-/home/u/.ssh/x",
+                          "h:1-../../etc/passwd", "h:1-..", "a@evil:80-x", "ev/il:80-x", "h:1-a b"}) {
     EXPECT_THAT(ParseRayAppId(bad), StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not `<dashboard"))) << bad;
   }
 }
@@ -272,12 +281,13 @@ TEST(RayRequestTest, RefusesWhatRayCannotRunNamingTheField) {
 
 TEST(RayRequestTest, RequirementsComeFromTheFileOrTheWorkingDirectory) {
   testing::ScopedTempDir dir;
-  std::ofstream(std::filesystem::path(dir.path()) / "requirements.txt") << "# pinned\nnumpy==2.0  # why\n\n  tqdm\n";
+  std::ofstream(std::filesystem::path(dir.path()) / "requirements.txt")
+      << "# pinned\nnumpy==2.0  # why\n\n  tqdm\ngit+https://x/y.git#egg=y\n";
   RayOptions o;
   o.address = "h:1";
   auto req = BuildRayRequest(TwoRoleApp(dir.path()), o, "x", "s");
   ASSERT_THAT(req, IsOk());
-  EXPECT_THAT(req->pip, ElementsAre("numpy==2.0", "tqdm"));
+  EXPECT_THAT(req->pip, ElementsAre("numpy==2.0", "tqdm", "git+https://x/y.git#egg=y"));
   o.requirements = dir.path() + "/missing.txt";
   EXPECT_THAT(BuildRayRequest(TwoRoleApp(dir.path()), o, "x", "s"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("missing.txt` cannot be read")));

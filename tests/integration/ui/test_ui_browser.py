@@ -289,8 +289,9 @@ def test_a_finished_sweeps_page_shows_its_trials_sortable_and_plotted(ui, browse
     # Best first (the objective's order), every trial a row linking to its app.
     wait.until(lambda d: [r.get_attribute("data-index") for r in d.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")]
                [:1] == ["3"])
-    rows = browser.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")
-    assert len(rows) == 6 and "best" in rows[0].get_attribute("class")
+    # Read in one wait: the table may be drawn again (a refresh) between finding a row and reading it.
+    wait.until(lambda d: (lambda rows: len(rows) == 6 and "best" in (rows[0].get_attribute("class") or ""))(
+        d.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")))
     # The objective against x, and over time with the best so far.
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sweep-plot-x circle.pt")) == 6)
     assert browser.find_elements(By.CSS_SELECTOR, "#sweep-plot-time polyline.best-line")
