@@ -474,7 +474,15 @@ TEST_F(LocalSchedulerTest, SupervisorIdlesWithoutCpu) {
   };
   long before = cpu_ticks();
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  EXPECT_EQ(cpu_ticks() - before, 0) << "the supervisor used CPU while its replica slept";
+  // Under ThreadSanitizer its runtime's own background thread wakes now and then: one tick (10 ms
+  // in 3 s) is that thread, not the supervisor's loop (a fresh-clone tsan stage saw it once).
+  long allowed = 0;
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  allowed = 1;
+#endif
+#endif
+  EXPECT_LE(cpu_ticks() - before, allowed) << "the supervisor used CPU while its replica slept";
   ASSERT_THAT(runner_.Cancel(*handle), IsOk());
   testing::WaitTerminal(runner_, *handle);
 }
