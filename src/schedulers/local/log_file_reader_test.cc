@@ -103,6 +103,42 @@ TEST(LogFileReader, AVeryLongLineComesInBoundedPiecesWithItsBytesIntact) {
   }
 }
 
+// A file of 8 MiB or more, read once, is read ahead on a thread in 1 MiB chunks: lines across
+// chunk boundaries, a line longer than the room kept before a chunk (64 KiB) and one longer than
+// a chunk come out whole and in order, by every way of reading, and the last line without its newline.
+TEST(LogFileReader, ALargeFileReadAheadHandsOutEveryLineIntact) {
+  testing::ScopedTempDir dir;
+  std::vector<std::string> lines;
+  std::string text;
+  for (int i = 0; text.size() < (10u << 20); ++i) {
+    std::string line = std::to_string(i) + std::string(static_cast<size_t>(i * 7919 % 211), 'a' + i % 26) + "\n";
+    if (i == 20000) line = std::string(100 << 10, 'w') + "\n";        // past the 64 KiB headroom
+    if (i == 60000) line = std::string((1 << 20) + 300, 'W') + "\n";  // past a whole chunk
+    lines.push_back(line);
+    text += line;
+  }
+  lines.push_back("the end, unterminated");
+  std::string path = dir.Write("combined.log", text + lines.back());
+  std::string expected;
+  for (const std::string& l : lines) expected += l;
+  auto never = [] { return false; };
+  for (int how : {0, 1, 2}) {
+    auto reader = MakeLogFileReader(path, false, never);
+    std::vector<std::string> got = how == 0 ? ByNext(*reader) : how == 1 ? ByBatch(*reader) : ByBlock(*reader);
+    std::string joined;
+    for (const std::string& g : got) joined += g;
+    EXPECT_EQ(joined.size(), expected.size()) << how;
+    EXPECT_TRUE(joined == expected) << how;
+    // Lines up to 1 MiB come whole; the longer one in pieces (ByBlock may end one with its newline).
+    size_t whole = 0;
+    for (const std::string& g : got) whole += g.size() < (1 << 20) && g.find('\n') == g.size() - 1;
+    EXPECT_GE(whole, lines.size() - 3) << how;
+  }
+  // Dropped half-way: the read-ahead thread stops with it.
+  auto reader = MakeLogFileReader(path, false, never);
+  ASSERT_TRUE(reader->Next().ok());
+}
+
 // The Runner's filter over this reader keeps the reader's batching: many kept lines per call.
 TEST(LogFileReader, FilteredBatchesKeepTheMatchingLines) {
   testing::ScopedTempDir dir;
