@@ -70,9 +70,9 @@ void ReplicaLogs::Create() {
   if (created_) return;
   created_ = true;
   fs::path dir(dir_);
-  for (const char* name : {"stdout.log", "stderr.log", "combined.log"}) {
-    int fd = ::open((dir / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0600);
-    if (fd >= 0) ::close(fd);
+  for (auto [fd, name] : {std::pair{&out_file_, "stdout.log"}, std::pair{&err_file_, "stderr.log"},
+                          std::pair{&combined_file_, "combined.log"}}) {
+    if (*fd < 0) *fd = ::open((dir / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0600);
   }
 }
 
@@ -82,6 +82,7 @@ int ReplicaLogs::Fd(int& fd, const char* name) {
 }
 
 void ReplicaLogs::Append(Stream stream, std::string_view data) {
+  Create();
   bool is_err = stream == Stream::kStderr;
   WriteAll(is_err ? Fd(err_file_, "stderr.log") : Fd(out_file_, "stdout.log"), data.data(), data.size());
   AppendCombined(is_err ? err_partial_ : out_partial_, data);

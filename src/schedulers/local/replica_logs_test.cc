@@ -32,14 +32,16 @@ class ReplicaLogsTest : public ::testing::Test {
   testing::ScopedTempDir tmp_;
 };
 
-TEST_F(ReplicaLogsTest, CreatesTheThreeFilesForAQuietReplica) {
+// A quiet replica costs no file (a create is as dear as a spawn on a slow disk); its first
+// output, on either stream, creates all three, as TorchX's layout has them.
+TEST_F(ReplicaLogsTest, TheFirstOutputCreatesTheThreeFilesAndAQuietReplicaHasNone) {
   ReplicaLogs logs = Logs();
   logs.StartAttempt(0);
-  logs.Create();
-  for (const char* name : {"stdout.log", "stderr.log", "combined.log"}) {
-    EXPECT_TRUE(fs::exists(dir() / name)) << name;
-    EXPECT_EQ(Read(dir() / name), "") << name;
-  }
+  for (const char* name : {"stdout.log", "stderr.log", "combined.log"}) EXPECT_FALSE(fs::exists(dir() / name)) << name;
+  logs.Append(Stream::kStderr, "warning\n");
+  EXPECT_EQ(Read(dir() / "stdout.log"), "");
+  EXPECT_EQ(Read(dir() / "stderr.log"), "warning\n");
+  EXPECT_EQ(Read(dir() / "combined.log"), "warning\n");
 }
 
 TEST_F(ReplicaLogsTest, CombinedGetsWholeLinesOnly) {

@@ -7,6 +7,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -76,11 +79,67 @@ CREATE TABLE IF NOT EXISTS usage_meta (
 );
 )sql";
 
-// A prepared statement that finalizes itself.
+}  // namespace
+
+// Statements prepared once per connection, keyed by their SQL text's address (each a literal at
+// one call site): preparing cost more than running the statement, and a 500-replica app writes
+// three per replica row. An entry in use is lent out; a second user of the same text at once
+// (none today) prepares its own.
+class StatementCache {
+ public:
+  explicit StatementCache(sqlite3* db) : db_(db) {}
+  ~StatementCache() {
+    for (auto& [sql, entry] : entries_) sqlite3_finalize(entry.stmt);
+  }
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+
+  /// A ready statement for `sql` (nullptr where it does not prepare) and whether it is the cache's.
+  std::pair<sqlite3_stmt*, bool> Lend(const char* sql, int& rc) {
+    Entry& entry = entries_[sql];
+    if (entry.stmt != nullptr && !entry.in_use) {
+      entry.in_use = true;
+      rc = SQLITE_OK;
+      return {entry.stmt, true};
+    }
+    sqlite3_stmt* stmt = nullptr;
+    bool cache = entry.stmt == nullptr;
+    rc = sqlite3_prepare_v3(db_, sql, -1, cache ? SQLITE_PREPARE_PERSISTENT : 0, &stmt, nullptr);
+    if (rc != SQLITE_OK || !cache) return {stmt, false};
+    entry = {stmt, true};
+    return {stmt, true};
+  }
+  /// Takes a lent statement back, reset and with its bindings cleared.
+  void Return(const char* sql, sqlite3_stmt* stmt) {
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    entries_[sql].in_use = false;
+  }
+
+ private:
+  struct Entry {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+  sqlite3* db_;
+  std::unordered_map<const char*, Entry> entries_;
+};
+
+namespace {
+
+// A statement of the connection's cache for the scope of one use.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(StatementCache& cache, const char* sql) : cache_(cache), sql_(sql) {
+    std::tie(stmt_, cached_) = cache.Lend(sql, rc_);
+  }
+  ~Stmt() {
+    if (cached_) {
+      cache_.Return(sql_, stmt_);
+    } else {
+      sqlite3_finalize(stmt_);
+    }
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   bool ok() const { return rc_ == SQLITE_OK; }
@@ -100,7 +159,7 @@ class Stmt {
     sqlite3_bind_null(stmt_, i);
     return *this;
   }
-  int Step() { return sqlite3_step(stmt_); }
+  int Step() { return stmt_ ? sqlite3_step(stmt_) : SQLITE_MISUSE; }
   std::string Text(int col) {
     const unsigned char* t = sqlite3_column_text(stmt_, col);
     return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
@@ -111,8 +170,11 @@ class Stmt {
   bool IsNull(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
  private:
+  StatementCache& cache_;
+  const char* sql_;
   sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
+  bool cached_ = false;
+  int rc_ = SQLITE_OK;
 };
 
 Status DbError(sqlite3* db, std::string_view what) {
@@ -212,7 +274,13 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   return store;
 }
 
-StateStore::~StateStore() { sqlite3_close(db_); }
+StateStore::StateStore(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)), statements_(std::make_unique<StatementCache>(db)) {}
+
+StateStore::~StateStore() {
+  statements_.reset();  // finalized before the connection closes
+  sqlite3_close(db_);
+}
 
 Status StateStore::Exec(const char* sql) {
   char* err = nullptr;
@@ -225,7 +293,7 @@ Status StateStore::Exec(const char* sql) {
 }
 
 Status StateStore::InsertApp(const AppRecord& a) {
-  Stmt s(db_,
+  Stmt s(*statements_,
          "INSERT INTO apps (app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
          " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested)"
          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)");
@@ -251,7 +319,7 @@ Status StateStore::InsertApp(const AppRecord& a) {
 }
 
 Result<std::optional<AppRecord>> StateStore::GetApp(const std::string& app_id) {
-  Stmt s(db_,
+  Stmt s(*statements_,
          "SELECT app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
          " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested"
          " FROM apps WHERE app_id = ?");
@@ -264,7 +332,7 @@ Result<std::optional<AppRecord>> StateStore::GetApp(const std::string& app_id) {
 }
 
 Result<std::vector<ReplicaRecord>> StateStore::GetReplicas(const std::string& app_id) {
-  Stmt s(db_,
+  Stmt s(*statements_,
          "SELECT app_id, role, replica_id, attempt, pid, proc_start, state, exit_code, structured_error_msg"
          " FROM replicas WHERE app_id = ? ORDER BY role, replica_id");
   if (!s.ok()) return DbError(db_, "get replicas");
@@ -291,7 +359,7 @@ Result<std::vector<ReplicaRecord>> StateStore::GetReplicas(const std::string& ap
 Result<std::vector<AppRecord>> StateStore::ListApps() {
   // Newest first. Rows are inserted as apps are created, so rowid order is creation order, and
   // reading the table backwards needs no sort (a sort of 10,000 rows was a tenth of `list`).
-  Stmt s(db_,
+  Stmt s(*statements_,
          "SELECT app_id, session, name, app_dir, state, num_restarts, msg, structured_error_msg,"
          " supervisor_pid, supervisor_start, created, updated, cancel_requested FROM apps ORDER BY rowid DESC");
   if (!s.ok()) return DbError(db_, "list apps");
@@ -303,7 +371,7 @@ Result<std::vector<AppRecord>> StateStore::ListApps() {
 }
 
 Status StateStore::SetSupervisor(const std::string& app_id, int pid, const std::string& start) {
-  Stmt s(db_, "UPDATE apps SET supervisor_pid = ?, supervisor_start = ?, updated = ? WHERE app_id = ?");
+  Stmt s(*statements_, "UPDATE apps SET supervisor_pid = ?, supervisor_start = ?, updated = ? WHERE app_id = ?");
   s.Bind(1, pid).Bind(2, start).Bind(3, NowSeconds()).Bind(4, app_id);
   if (s.Step() != SQLITE_DONE) return DbError(db_, "set supervisor");
   return OkStatus();
@@ -311,9 +379,14 @@ Status StateStore::SetSupervisor(const std::string& app_id, int pid, const std::
 
 Result<bool> StateStore::SetAppState(const std::string& app_id, specs::AppState state, int num_restarts,
                                      const std::string& msg, const std::string& structured_error_msg) {
+  return WriteAppState(app_id, state, num_restarts, msg, structured_error_msg);
+}
+
+Result<bool> StateStore::WriteAppState(const std::string& app_id, specs::AppState state, int num_restarts,
+                                       const std::string& msg, const std::string& structured_error_msg) {
   // Terminal states are final: a late writer (a reader that detected a lost supervisor racing the
   // supervisor's own last write) must not overwrite the first terminal state.
-  Stmt s(db_,
+  Stmt s(*statements_,
          "UPDATE apps SET state = ?, num_restarts = ?, msg = ?, structured_error_msg = ?, updated = ?"
          " WHERE app_id = ? AND state NOT IN (4, 5, 6)");
   s.Bind(1, static_cast<int>(state))
@@ -326,8 +399,24 @@ Result<bool> StateStore::SetAppState(const std::string& app_id, specs::AppState 
   return sqlite3_changes(db_) > 0;
 }
 
+Result<bool> StateStore::SetSupervisorAndCheckCancel(const std::string& app_id, int pid, const std::string& start) {
+  Transaction tx(db_);
+  if (!tx.ok()) return DbError(db_, "begin");
+  TORCHX_RETURN_IF_ERROR(SetSupervisor(app_id, pid, start));
+  bool cancel = false;
+  {
+    Stmt s(*statements_, "SELECT cancel_requested FROM apps WHERE app_id = ?");
+    s.Bind(1, app_id);
+    int rc = s.Step();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return DbError(db_, "read cancel request");
+    cancel = rc == SQLITE_ROW && s.Int(0) != 0;
+  }
+  TORCHX_RETURN_IF_ERROR(tx.Commit());
+  return cancel;
+}
+
 Status StateStore::RequestCancel(const std::string& app_id) {
-  Stmt s(db_, "UPDATE apps SET cancel_requested = 1, updated = ? WHERE app_id = ?");
+  Stmt s(*statements_, "UPDATE apps SET cancel_requested = 1, updated = ? WHERE app_id = ?");
   s.Bind(1, NowSeconds()).Bind(2, app_id);
   if (s.Step() != SQLITE_DONE) return DbError(db_, "request cancel");
   return OkStatus();
@@ -336,8 +425,23 @@ Status StateStore::RequestCancel(const std::string& app_id) {
 Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
   Transaction tx(db_);
   if (!tx.ok()) return DbError(db_, "begin");
+  TORCHX_RETURN_IF_ERROR(WriteReplicas(replicas));
+  return tx.Commit();
+}
+
+Status StateStore::PutReplicasAndState(const std::vector<ReplicaRecord>& replicas, const std::string& app_id,
+                                       specs::AppState state, int num_restarts, const std::string& msg,
+                                       const std::string& structured_error_msg) {
+  Transaction tx(db_);
+  if (!tx.ok()) return DbError(db_, "begin");
+  TORCHX_RETURN_IF_ERROR(WriteReplicas(replicas));
+  TORCHX_RETURN_IF_ERROR(WriteAppState(app_id, state, num_restarts, msg, structured_error_msg).status());
+  return tx.Commit();
+}
+
+Status StateStore::WriteReplicas(const std::vector<ReplicaRecord>& replicas) {
   for (const ReplicaRecord& r : replicas) {
-    Stmt row(db_,
+    Stmt row(*statements_,
              "INSERT OR REPLACE INTO replicas (app_id, role, replica_id, attempt, pid, proc_start, state,"
              " exit_code, structured_error_msg) VALUES (?,?,?,?,?,?,?,?,?)");
     row.Bind(1, r.app_id)
@@ -355,7 +459,7 @@ Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
     if (row.Step() != SQLITE_DONE) return DbError(db_, "put replica");
     TORCHX_RETURN_IF_ERROR(RecordAttempt(r));
   }
-  return tx.Commit();
+  return OkStatus();
 }
 
 // The retry history, kept beside the replica rows in the same transaction: an attempt starts when
@@ -363,7 +467,7 @@ Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
 Status StateStore::RecordAttempt(const ReplicaRecord& r) {
   double now = NowSeconds();
   bool terminal = specs::IsTerminal(r.state);
-  Stmt up(db_,
+  Stmt up(*statements_,
           "INSERT INTO attempts (app_id, role, replica_id, attempt, state, exit_code, started, ended)"
           " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (app_id, role, replica_id, attempt) DO UPDATE SET"
           " state = excluded.state, exit_code = excluded.exit_code, ended = COALESCE(ended, excluded.ended)");
@@ -382,7 +486,7 @@ Status StateStore::RecordAttempt(const ReplicaRecord& r) {
   else
     up.BindNull(8);
   if (up.Step() != SQLITE_DONE) return DbError(db_, "record attempt");
-  Stmt older(db_,
+  Stmt older(*statements_,
              "UPDATE attempts SET ended = ? WHERE app_id = ? AND role = ? AND replica_id = ? AND attempt < ?"
              " AND ended IS NULL");
   older.Bind(1, now).Bind(2, r.app_id).Bind(3, r.role).Bind(4, r.replica_id).Bind(5, r.attempt);
@@ -391,7 +495,7 @@ Status StateStore::RecordAttempt(const ReplicaRecord& r) {
 }
 
 Result<std::vector<AttemptRecord>> StateStore::GetAttempts(const std::string& app_id) {
-  Stmt s(db_,
+  Stmt s(*statements_,
          "SELECT role, replica_id, attempt, state, exit_code, started, ended FROM attempts WHERE app_id = ?"
          " ORDER BY role, replica_id, attempt");
   if (!s.ok()) return DbError(db_, "get attempts");
@@ -416,15 +520,15 @@ Result<std::vector<AttemptRecord>> StateStore::GetAttempts(const std::string& ap
 Status StateStore::DeleteApp(const std::string& app_id) {
   Transaction tx(db_);
   if (!tx.ok()) return DbError(db_, "begin");
-  Stmt a(db_, "DELETE FROM apps WHERE app_id = ?");
+  Stmt a(*statements_, "DELETE FROM apps WHERE app_id = ?");
   a.Bind(1, app_id);
-  Stmt r(db_, "DELETE FROM replicas WHERE app_id = ?");
+  Stmt r(*statements_, "DELETE FROM replicas WHERE app_id = ?");
   r.Bind(1, app_id);
-  Stmt h(db_, "DELETE FROM attempts WHERE app_id = ?");
+  Stmt h(*statements_, "DELETE FROM attempts WHERE app_id = ?");
   h.Bind(1, app_id);
-  Stmt u(db_, "DELETE FROM usage_samples WHERE app_id = ?");
+  Stmt u(*statements_, "DELETE FROM usage_samples WHERE app_id = ?");
   u.Bind(1, app_id);
-  Stmt m(db_, "DELETE FROM usage_meta WHERE app_id = ?");
+  Stmt m(*statements_, "DELETE FROM usage_meta WHERE app_id = ?");
   m.Bind(1, app_id);
   if (a.Step() != SQLITE_DONE || r.Step() != SQLITE_DONE || h.Step() != SQLITE_DONE || u.Step() != SQLITE_DONE ||
       m.Step() != SQLITE_DONE) {
@@ -435,7 +539,7 @@ Status StateStore::DeleteApp(const std::string& app_id) {
 
 Status StateStore::PutUsageMeta(const std::string& app_id, double interval, const std::string& host,
                                 const std::string& gpu_note) {
-  Stmt s(db_, "INSERT OR REPLACE INTO usage_meta (app_id, interval, host, gpu_note) VALUES (?,?,?,?)");
+  Stmt s(*statements_, "INSERT OR REPLACE INTO usage_meta (app_id, interval, host, gpu_note) VALUES (?,?,?,?)");
   s.Bind(1, app_id).Bind(2, interval).Bind(3, host).Bind(4, gpu_note);
   if (s.Step() != SQLITE_DONE) return DbError(db_, "put usage meta");
   return OkStatus();
@@ -445,11 +549,11 @@ Status StateStore::PutUsage(const std::string& app_id, const std::vector<UsageRo
   Transaction tx(db_);
   if (!tx.ok()) return DbError(db_, "begin");
   for (const UsageRow& r : rows) {
-    Stmt s(db_, "INSERT INTO usage_samples (app_id, role, replica_id, time, sample) VALUES (?,?,?,?,?)");
+    Stmt s(*statements_, "INSERT INTO usage_samples (app_id, role, replica_id, time, sample) VALUES (?,?,?,?,?)");
     s.Bind(1, app_id).Bind(2, r.role).Bind(3, r.replica_id).Bind(4, r.time).Bind(5, r.sample_json);
     if (s.Step() != SQLITE_DONE) return DbError(db_, "put usage");
   }
-  Stmt old(db_, "DELETE FROM usage_samples WHERE app_id = ? AND time < ?");
+  Stmt old(*statements_, "DELETE FROM usage_samples WHERE app_id = ? AND time < ?");
   old.Bind(1, app_id).Bind(2, drop_before);
   if (old.Step() != SQLITE_DONE) return DbError(db_, "put usage");
   return tx.Commit();
@@ -458,7 +562,7 @@ Status StateStore::PutUsage(const std::string& app_id, const std::vector<UsageRo
 Result<std::optional<UsageRecord>> StateStore::GetUsage(const std::string& app_id, double since) {
   UsageRecord out;
   {
-    Stmt m(db_, "SELECT interval, host, gpu_note FROM usage_meta WHERE app_id = ?");
+    Stmt m(*statements_, "SELECT interval, host, gpu_note FROM usage_meta WHERE app_id = ?");
     m.Bind(1, app_id);
     int rc = m.Step();
     if (rc == SQLITE_DONE) return std::optional<UsageRecord>();
@@ -467,7 +571,7 @@ Result<std::optional<UsageRecord>> StateStore::GetUsage(const std::string& app_i
     out.host = m.Text(1);
     out.gpu_note = m.Text(2);
   }
-  Stmt s(db_,
+  Stmt s(*statements_,
          "SELECT role, replica_id, time, sample FROM usage_samples WHERE app_id = ? AND time >= ?"
          " ORDER BY time, role, replica_id");
   s.Bind(1, app_id).Bind(2, since);
@@ -478,14 +582,14 @@ Result<std::optional<UsageRecord>> StateStore::GetUsage(const std::string& app_i
 }
 
 Status StateStore::PutRedirect(const std::string& app_id, const std::string& state_dir) {
-  Stmt s(db_, "INSERT OR REPLACE INTO redirects (app_id, state_dir) VALUES (?, ?)");
+  Stmt s(*statements_, "INSERT OR REPLACE INTO redirects (app_id, state_dir) VALUES (?, ?)");
   s.Bind(1, app_id).Bind(2, state_dir);
   if (s.Step() != SQLITE_DONE) return DbError(db_, "put redirect");
   return OkStatus();
 }
 
 Result<std::optional<std::string>> StateStore::GetRedirect(const std::string& app_id) {
-  Stmt s(db_, "SELECT state_dir FROM redirects WHERE app_id = ?");
+  Stmt s(*statements_, "SELECT state_dir FROM redirects WHERE app_id = ?");
   s.Bind(1, app_id);
   int rc = s.Step();
   if (rc == SQLITE_DONE) return std::optional<std::string>();
@@ -494,7 +598,7 @@ Result<std::optional<std::string>> StateStore::GetRedirect(const std::string& ap
 }
 
 Status StateStore::DeleteRedirect(const std::string& app_id) {
-  Stmt s(db_, "DELETE FROM redirects WHERE app_id = ?");
+  Stmt s(*statements_, "DELETE FROM redirects WHERE app_id = ?");
   s.Bind(1, app_id);
   if (s.Step() != SQLITE_DONE) return DbError(db_, "delete redirect");
   return OkStatus();

@@ -74,6 +74,8 @@ struct UsageRecord {
   std::vector<UsageRow> rows;  ///< oldest first
 };
 
+class StatementCache;
+
 class StateStore {
  public:
   /// Opens (creating the directory, file and schema as needed) `<state_dir>/local.db`.
@@ -98,6 +100,14 @@ class StateStore {
   /// Inserts or replaces the replicas' rows in one transaction, and records each attempt's start,
   /// end and outcome in the retry history.
   Status PutReplicas(const std::vector<ReplicaRecord>& replicas);
+  /// The replicas' rows (as PutReplicas) and then the app's state (as SetAppState), in one
+  /// transaction: what the supervisor records when its replicas have started and when the app ends.
+  Status PutReplicasAndState(const std::vector<ReplicaRecord>& replicas, const std::string& app_id,
+                             specs::AppState state, int num_restarts, const std::string& msg,
+                             const std::string& structured_error_msg);
+  /// Records the supervisor's pid and identity, and answers whether a cancel was requested before
+  /// (RequestCancel, which could not signal a supervisor not yet recorded), in one transaction.
+  Result<bool> SetSupervisorAndCheckCancel(const std::string& app_id, int pid, const std::string& start);
   /// The retry history: every attempt of every replica, by role, replica and attempt.
   Result<std::vector<AttemptRecord>> GetAttempts(const std::string& app_id);
   Status DeleteApp(const std::string& app_id);
@@ -117,12 +127,16 @@ class StateStore {
   Status DeleteRedirect(const std::string& app_id);
 
  private:
-  StateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  StateStore(sqlite3* db, std::string path);
   Status Exec(const char* sql);
   Status RecordAttempt(const ReplicaRecord& replica);
+  Status WriteReplicas(const std::vector<ReplicaRecord>& replicas);  // inside a transaction
+  Result<bool> WriteAppState(const std::string& app_id, specs::AppState state, int num_restarts, const std::string& msg,
+                             const std::string& structured_error_msg);
 
   sqlite3* db_;
   std::string path_;
+  std::unique_ptr<StatementCache> statements_;
 };
 
 /// Seconds since the epoch, as a double.

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -28,6 +29,7 @@
 #include "schedulers/local/event_loop.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/process_launcher.h"
+#include "schedulers/local/replica_dirs.h"
 #include "schedulers/local/replica_logs.h"
 #include "schedulers/local/state_store.h"
 #include "schedulers/local/supervisor_policy.h"
@@ -56,6 +58,18 @@ std::string ReadFileOr(const std::string& path, const std::string& fallback) {
 // Tells the launcher (SupervisorMain's first process) that the app is under way.
 void SignalReady(int ready_fd) { internal::ReportReady(ready_fd, true); }
 
+// From here on the supervisor's own diagnostics go to <app_dir>/supervisor.log (until then, to
+// /dev/null: a failure to start is recorded as the app's message). It never holds the launcher's
+// stdout open (a caller reading `$(torchx run ...)` would never see EOF).
+void RedirectDiagnostics(const std::string& app_dir) {
+  int log = ::open((fs::path(app_dir) / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log >= 0) {
+    dup2(log, 1);
+    dup2(log, 2);
+    ::close(log);
+  }
+}
+
 class Supervisor {
  public:
   Supervisor(StateStore& state, std::string state_dir, AppRecord app, AppPlan plan, ProcessLauncher& launcher,
@@ -79,27 +93,31 @@ class Supervisor {
       store_.SetAppState(AppState::kFailed, 0, s.message(), "<NONE>");
       return 1;
     }
-    (void)(state_.SetSupervisor(app_.app_id, getpid(), ProcessIdentity(getpid())));
-    for (const auto& [role, _] : plan_.roles)
-      (void)internal::CreatePrivateDirs((fs::path(plan_.app_dir) / role).string());
-    // A cancel that arrived before the pid above was recorded could not signal us; it left a
-    // flag. Reading it after recording the pid closes that window: one side sees the other.
-    if (auto fresh = state_.GetApp(app_.app_id); fresh && *fresh && (*fresh)->cancel_requested) {
+    // A cancel that arrived before the pid was recorded could not signal us; it left a flag. Both
+    // in one transaction: one side sees the other.
+    auto cancelled = state_.SetSupervisorAndCheckCancel(app_.app_id, getpid(), ProcessIdentity(getpid()));
+    if (cancelled.ok() && *cancelled) {
       store_.SetAppState(AppState::kCancelled, 0, "cancelled before it started", "<NONE>");
       SignalReady(ready_fd);
       watchdog_.Done();
       return 0;
     }
-    // The log files are created once every replica is started, so that creating them overlaps
-    // the replicas' start-up; they exist before the app is recorded RUNNING.
-    std::vector<size_t> started;
-    defer_log_creation_ = &started;
+    for (const auto& [role, _] : plan_.roles)
+      (void)internal::CreatePrivateDirs((fs::path(plan_.app_dir) / role).string());
+    // What the launcher waits for is the replicas started and recorded RUNNING, in one
+    // transaction; this process's own diagnostics file is created after it is told, and a
+    // replica's log files with its first output (ReplicaLogs).
+    if (plan_.replicas.size() > 1) {
+      std::vector<std::string> dirs;
+      dirs.reserve(plan_.replicas.size());
+      for (const ReplicaPlan& rp : plan_.replicas) dirs.push_back(rp.log_dir);
+      dirs_ahead_ = std::make_unique<ReplicaDirs>(std::move(dirs));
+    }
     Apply(policy_.Start());
-    defer_log_creation_ = nullptr;
-    for (size_t i : started) logs_[i].Create();
-    FlushRecords();
-    Apply(policy_.OnLaunched());
+    dirs_ahead_.reset();
+    RecordStart(policy_.OnLaunched());
     SignalReady(ready_fd);
+    RedirectDiagnostics(plan_.app_dir);
     // The first sample soon after the start, so that a short job has one too.
     if (plan_.resource_interval > 0)
       loop_->StartTicker(std::min(1.0, plan_.resource_interval), plan_.resource_interval);
@@ -151,14 +169,30 @@ class Supervisor {
     }
   }
 
+  // The replicas' rows with the app's RUNNING (OnLaunched's RecordApp) in one write; any other
+  // action as Apply carries it out.
+  void RecordStart(SupervisorActions actions) {
+    auto record = std::find_if(actions.begin(), actions.end(),
+                               [](const SupervisorAction& a) { return std::holds_alternative<action::RecordApp>(a); });
+    if (record == actions.end()) {
+      FlushRecords();
+    } else {
+      action::RecordApp app = std::get<action::RecordApp>(*record);
+      actions.erase(record);
+      store_.RecordReplicasAndState(policy_.TakeReplicaRecords(), app.state, app.num_restarts, app.msg,
+                                    app.structured_error);
+    }
+    Apply(actions);
+  }
+
   void Spawn(const action::Spawn& s) {
     size_t i = s.replica;
     const ReplicaPlan& rp = plan_.replicas[i];
     if (s.attempt > 0) CloseOutput(i);
+    if (dirs_ahead_ && s.attempt == 0) dirs_ahead_->WaitFor(i);
     logs_[i].StartAttempt(s.attempt);
     auto launched = launcher_.Launch(rp);
     if (!launched) {
-      CreateLogs(i);  // the layout promises the files even for a replica that never ran
       Apply(policy_.OnSpawnFailed(i, launched.error().message()));
       return;
     }
@@ -176,18 +210,7 @@ class Supervisor {
     }
     if (!launched->exec_error.empty())
       logs_[i].WriteStderrLine(fmt::format("{}: {}", ReplicaLabel(rp), launched->exec_error));
-    CreateLogs(i);
     Apply(policy_.OnSpawned(i, p.pid, p.identity, launched->exec_error));
-  }
-
-  // Right after the spawn, so that the files exist before the pipes are read; while Run starts
-  // the replicas, once all are started.
-  void CreateLogs(size_t i) {
-    if (defer_log_creation_) {
-      defer_log_creation_->push_back(i);
-    } else {
-      logs_[i].Create();
-    }
   }
 
   void Loop() {
@@ -385,14 +408,14 @@ class Supervisor {
   Watchdog watchdog_;
   std::vector<ReplicaLogs> logs_;
   std::vector<Process> procs_;
-  std::map<int, Output> pipes_;                        // read end -> whose output
-  std::map<pid_t, size_t> by_pid_;                     // running leader -> replica
-  std::vector<size_t>* defer_log_creation_ = nullptr;  // while Run starts the replicas
+  std::map<int, Output> pipes_;     // read end -> whose output
+  std::map<pid_t, size_t> by_pid_;  // running leader -> replica
   bool done_ = false;
   static constexpr double kKeptSamples = 720;
   SystemProcSource procs_source_;
   std::unique_ptr<devices::GpuMetrics> gpus_;
   std::optional<UsageSampler> sampler_;
+  std::unique_ptr<ReplicaDirs> dirs_ahead_;  // while Run starts the replicas
 };
 
 }  // namespace
@@ -413,16 +436,7 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
     (void)(*store)->SetAppState(app_id, AppState::kFailed, 0, plan.error().message(), "<NONE>");
     return 1;
   }
-  // From here on the supervisor's own diagnostics go to <app_dir>/supervisor.log; it must not
-  // hold the launcher's stdout open (a caller reading `$(torchx run ...)` would never see EOF).
   (void)internal::CreatePrivateDirs(plan->app_dir);
-  int log =
-      ::open((fs::path(plan->app_dir) / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (log >= 0) {
-    dup2(log, 1);
-    dup2(log, 2);
-    ::close(log);
-  }
   CloneLauncher launcher;
   StateStoreWriter writer(**store, app_id);
   SystemClock clock;

@@ -21,6 +21,13 @@ class SupervisorStore {
   virtual void SetAppState(specs::AppState state, int num_restarts, const std::string& msg,
                            const std::string& structured_error) = 0;
   virtual void PutReplicas(const std::vector<ReplicaRecord>& replicas) = 0;
+  /// The replicas' rows and then the app's state, together: the start (the started replicas and
+  /// RUNNING, what the launcher waits for). Default: the two calls above.
+  virtual void RecordReplicasAndState(const std::vector<ReplicaRecord>& replicas, specs::AppState state,
+                                      int num_restarts, const std::string& msg, const std::string& structured_error) {
+    PutReplicas(replicas);
+    SetAppState(state, num_restarts, msg, structured_error);
+  }
   /// The app's end: its replicas' last rows and its terminal state, which users and tools wait
   /// for. Default: the two calls above.
   virtual void RecordEnd(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
@@ -51,12 +58,17 @@ class StateStoreWriter final : public SupervisorStore {
   void PutReplicas(const std::vector<ReplicaRecord>& replicas) override {
     if (!replicas.empty()) (void)store_.PutReplicas(replicas);
   }
+  // One transaction each (the store's PutReplicasAndState).
+  void RecordReplicasAndState(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
+                              const std::string& msg, const std::string& structured_error) override {
+    (void)store_.PutReplicasAndState(replicas, app_id_, state, num_restarts, msg, structured_error);
+  }
   void RecordEnd(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
                  const std::string& msg, const std::string& structured_error) override {
     auto deadline = std::chrono::steady_clock::now() + give_up_after_;
-    if (!replicas.empty()) UntilWritten(deadline, [&] { return store_.PutReplicas(replicas); });
-    UntilWritten(deadline,
-                 [&] { return store_.SetAppState(app_id_, state, num_restarts, msg, structured_error).status(); });
+    UntilWritten(deadline, [&] {
+      return store_.PutReplicasAndState(replicas, app_id_, state, num_restarts, msg, structured_error);
+    });
   }
 
  private:

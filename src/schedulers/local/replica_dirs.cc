@@ -1,0 +1,33 @@
+#include "schedulers/local/replica_dirs.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "core/state_dir.h"
+
+namespace torchx::schedulers::local {
+
+ReplicaDirs::ReplicaDirs(std::vector<std::string> dirs) : dirs_(std::move(dirs)), thread_([this] { Run(); }) {}
+
+ReplicaDirs::~ReplicaDirs() { thread_.join(); }
+
+void ReplicaDirs::Run() {
+  for (size_t i = 0; i < dirs_.size(); ++i) {
+    // One mkdir in the common case (the role's directory exists); the full walk otherwise.
+    if (::mkdir(dirs_[i].c_str(), 0700) != 0 && errno != EEXIST) (void)internal::CreatePrivateDirs(dirs_[i]);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      made_ = i + 1;
+    }
+    cv_.notify_all();
+  }
+}
+
+void ReplicaDirs::WaitFor(size_t i) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return made_ > i; });
+}
+
+}  // namespace torchx::schedulers::local
