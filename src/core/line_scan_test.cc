@@ -38,9 +38,15 @@ Split Scanned(const std::string& text) {
 }
 
 TEST(LineScan, EdgesOfThe64ByteSteps) {
-  std::vector<std::string> cases = {"", "\n", "no newline", std::string(64, 'a'), std::string(63, 'a') + "\n",
-                                    std::string(64, 'a') + "\n", "\n" + std::string(63, 'b') + "\n",
-                                    std::string(130, '\n'), std::string(200, 'x') + "\ntail"};
+  std::vector<std::string> cases = {"",
+                                    "\n",
+                                    "no newline",
+                                    std::string(64, 'a'),
+                                    std::string(63, 'a') + "\n",
+                                    std::string(64, 'a') + "\n",
+                                    "\n" + std::string(63, 'b') + "\n",
+                                    std::string(130, '\n'),
+                                    std::string(200, 'x') + "\ntail"};
   for (const std::string& text : cases) EXPECT_TRUE(Scanned(text) == Plain(text)) << text.size();
 }
 

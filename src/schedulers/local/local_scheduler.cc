@@ -475,14 +475,22 @@ bool LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milli
   }
   std::error_code ec;
   pollfd pfd{fd, POLLIN, 0};
-  if (!fs::exists(fs::path(dir) / "SUCCESS", ec)) {
-    ::poll(&pfd, 1, static_cast<int>(max_wait.count()));
-  } else {
-    // The summary is there but the record above is not terminal: the supervisor is retrying
-    // its last write (a locked store, a full disk). Nothing will change sooner than the store
-    // does: wait out max_wait rather than have the caller spin.
-    ::poll(nullptr, 0, static_cast<int>(max_wait.count()));
+  if (fs::exists(fs::path(dir) / "SUCCESS", ec)) {
+    // The summary is there but the record above is not terminal: the supervisor writes the
+    // summary first and the state next (a few ms later), or it is retrying that write (a locked
+    // store, a full disk). Woken by the store's next commit, which writes its WAL: not a fixed
+    // wait (up to 200 ms at `run --wait`'s pace), nor a spin while the store is stuck.
+    std::string wal = (*found)->store->path() + "-wal";
+    if (inotify_add_watch(fd, wal.c_str(), IN_MODIFY) >= 0) {
+      // Watch first, then look: a commit in between is seen either way.
+      auto again = (*found)->store->GetApp(app_id);
+      if (again.ok() && (!*again || specs::IsTerminal((*again)->state))) {
+        ::close(fd);
+        return true;
+      }
+    }
   }
+  ::poll(&pfd, 1, static_cast<int>(max_wait.count()));
   ::close(fd);
   return true;
 }

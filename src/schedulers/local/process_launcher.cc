@@ -2,12 +2,14 @@
 #include "schedulers/local/process_launcher.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -40,6 +42,7 @@ struct ChildArgs {
   int out_fd;
   int err_fd;
   pid_t supervisor;
+  unsigned copy_below = 0;  ///< a CLONE_FILES child takes a table of the descriptors below this
   int error = 0;
   int error_fd = -1;  ///< a forked child writes `error` here (TORCHX_LAUNCH_WITH_FORK)
 };
@@ -54,6 +57,12 @@ struct ChildArgs {
 // suspended until exec or exit), so it only makes system calls.
 int ChildMain(void* p) {
   auto* a = static_cast<ChildArgs*>(p);
+  // Started sharing the supervisor's descriptor table (CLONE_FILES): its own copy of the low
+  // descriptors only (its pipes are there; every long-lived one is at kHighFds or above) before
+  // anything changes a descriptor. Where the kernel cannot (before 5.9), a copy of the whole table.
+  if (a->copy_below > 0 && close_range(a->copy_below, ~0U, CLOSE_RANGE_UNSHARE) != 0 && unshare(CLONE_FILES) != 0) {
+    _exit(127);  // still sharing: nothing below may run
+  }
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // replica leaders never outlive a killed supervisor
   if (getppid() != a->supervisor) _exit(127);
@@ -71,6 +80,14 @@ int ChildMain(void* p) {
 }
 
 }  // namespace
+
+int MoveFdHigh(int fd) {
+  if (fd < 0 || fd >= kHighFds) return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, kHighFds);
+  if (high < 0) return fd;  // no room up there (a low open-file limit): it stays where it is
+  ::close(fd);
+  return high;
+}
 
 // Resolved once per (name, PATH, cwd) instead of probing every PATH directory in every replica.
 std::string ResolveProgram(const std::string& name, const std::string& path_var, const std::string& cwd) {
@@ -141,6 +158,10 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   auto cached = resolved_.find(key);
   if (cached == resolved_.end()) cached = resolved_.emplace(key, ResolveProgram(p.argv[0], path_var, p.cwd)).first;
 
+  // The read ends live as long as the replica: up among the high descriptors, out of what the
+  // next replica's child copies.
+  out[0] = MoveFdHigh(out[0]);
+  err[0] = MoveFdHigh(err[0]);
   ChildArgs child{cached->second.c_str(), argv.data(), envp.data(), p.cwd.c_str(), out[1], err[1], getpid()};
 #ifdef TORCHX_LAUNCH_WITH_FORK
   int errpipe[2] = {-1, -1};
@@ -154,9 +175,13 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   if (errpipe[0] >= 0) ::close(errpipe[0]);
 #else
   // CLONE_VFORK: we resume once the child has exec'd (or failed), so `child` stays valid and
-  // holds the exec error; CLONE_VM: no page tables to copy, unlike fork.
+  // holds the exec error; CLONE_VM: no page tables to copy, unlike fork; CLONE_FILES: no
+  // descriptor table to copy either. With a replica's two pipes per running replica, copying the
+  // table (and closing it again at exec) made each start cost in proportion to the replicas
+  // already running: the child takes a copy of the low descriptors only (ChildMain).
+  child.copy_below = static_cast<unsigned>(std::max(out[1], err[1])) + 1;
   char* stack_top = child_stack_.data() + child_stack_.size();
-  pid_t pid = clone(&ChildMain, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
+  pid_t pid = clone(&ChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
 #endif
   ::close(out[1]);
   ::close(err[1]);

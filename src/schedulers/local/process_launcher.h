@@ -47,6 +47,13 @@ class CloneLauncher final : public ProcessLauncher {
   std::vector<char> child_stack_;
 };
 
+/// Descriptors the supervisor keeps while replicas run (their pipes' read ends, their log files)
+/// go at or above this, so that a replica's child copies only the few below it (CloneLauncher).
+inline constexpr int kHighFds = 256;
+/// `fd` moved to the lowest free number at or above kHighFds (close-on-exec); `fd` itself where
+/// it is already there or there is no room (the open-file limit).
+int MoveFdHigh(int fd);
+
 /// The program execvp would run for `name` on `path_var`; relative PATH entries are relative to
 /// `cwd`. `name` itself when it has a '/' or is not found (execve then reports ENOENT).
 std::string ResolveProgram(const std::string& name, const std::string& path_var, const std::string& cwd);

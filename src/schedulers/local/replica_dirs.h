@@ -32,7 +32,7 @@ class ReplicaDirs {
   std::vector<std::string> dirs_;
   std::mutex mu_;
   std::condition_variable cv_;
-  size_t made_ = 0;  // dirs_[0, made_) are done
+  size_t made_ = 0;     // dirs_[0, made_) are done
   std::thread thread_;  // last: it starts once the members it uses exist
 };
 

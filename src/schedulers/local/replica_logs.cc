@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/state_dir.h"
+#include "schedulers/local/process_launcher.h"
 
 namespace torchx::schedulers::local {
 namespace {
@@ -72,12 +73,14 @@ void ReplicaLogs::Create() {
   fs::path dir(dir_);
   for (auto [fd, name] : {std::pair{&out_file_, "stdout.log"}, std::pair{&err_file_, "stderr.log"},
                           std::pair{&combined_file_, "combined.log"}}) {
-    if (*fd < 0) *fd = ::open((dir / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0600);
+    if (*fd < 0)
+      *fd = MoveFdHigh(::open((dir / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0600));
   }
 }
 
 int ReplicaLogs::Fd(int& fd, const char* name) {
-  if (fd < 0) fd = ::open((fs::path(dir_) / name).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  // Up among the high descriptors, out of what a replica's child copies (process_launcher.h).
+  if (fd < 0) fd = MoveFdHigh(::open((fs::path(dir_) / name).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
   return fd;
 }
 

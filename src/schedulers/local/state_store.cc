@@ -78,6 +78,9 @@ CREATE TABLE IF NOT EXISTS usage_meta (
   gpu_note TEXT NOT NULL
 );
 )sql";
+// Bumped with every change to kSchema (each statement stays idempotent: older databases run it all).
+constexpr int kSchemaVersion = 1;
+constexpr const char* kSetSchemaVersion = "PRAGMA user_version = 1";
 
 }  // namespace
 
@@ -270,7 +273,18 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   int persist = 1;
   (void)sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
   (void)sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-  TORCHX_RETURN_IF_ERROR(store->Exec(kSchema));
+  // The schema is made once per database: its version in user_version, read with one pragma,
+  // where running the seven CREATE ... IF NOT EXISTS cost every `torchx` call (and every
+  // supervisor, before its replicas start) a parse of each.
+  int version = 0;
+  {
+    Stmt v(*store->statements_, "PRAGMA user_version");
+    if (v.Step() == SQLITE_ROW) version = v.Int(0);
+  }
+  if (version < kSchemaVersion) {
+    TORCHX_RETURN_IF_ERROR(store->Exec(kSchema));
+    TORCHX_RETURN_IF_ERROR(store->Exec(kSetSchemaVersion));
+  }
   return store;
 }
 
