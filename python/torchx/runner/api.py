@@ -8,7 +8,6 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 
 import contextlib
 import json
-import logging
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
@@ -32,7 +31,16 @@ from torchx.specs.api import (
     status_from_core,
 )
 
-logger: logging.Logger = logging.getLogger(__name__)
+
+def __getattr__(name: str) -> Any:
+    # TorchX's module logger, made on first use: logging (with traceback, threading and string)
+    # is a tenth of this module's import time, and nothing here logs.
+    if name == "logger":
+        import logging
+
+        globals()["logger"] = logging.getLogger(__name__)
+        return globals()["logger"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # The package's own listing: Runner tells it apart from a replacement (see Runner.__init__).
 _core_scheduler_factories = get_scheduler_factories
@@ -227,7 +235,7 @@ class Runner:
                 )
         with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
             info = self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
-            return info if dryrun else self.schedule(info)
+            return info if dryrun else self._schedule(info, _first_image(app))
 
     def name(self) -> str:
         """The session name (the middle part of the handles this Runner makes)."""
@@ -305,7 +313,11 @@ class Runner:
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
         """Submits a dry run's request (possibly edited by the caller through ``request``)."""
-        with log_event("schedule", dryrun_info._scheduler, app_image=_first_image(dryrun_info._app)) as ev:
+        return self._schedule(dryrun_info, _first_image(dryrun_info._app))
+
+    def _schedule(self, dryrun_info: AppDryRunInfo, app_image: Optional[str]) -> AppHandle:
+        # run() names the image from the app it was given: the dry run's copy is not rebuilt.
+        with log_event("schedule", dryrun_info._scheduler, app_image=app_image) as ev:
             if getattr(dryrun_info, "_core", None) is None:
                 raise ValueError("schedule: this AppDryRunInfo was not made by Runner.dryrun")
             handle = self._core.schedule(dryrun_info._core)
@@ -498,7 +510,7 @@ def _ws_text(workspace: Any) -> Optional[str]:
 
 def _dryrun_info(info: Any) -> AppDryRunInfo:
     out: AppDryRunInfo = AppDryRunInfo(info.request)
-    out._app = from_json(json.loads(info.app_json))
+    out._app_json = info.app_json  # made into the AppDef when first read
     out._cfg = info.cfg
     out._scheduler = info.scheduler
     out._core = info

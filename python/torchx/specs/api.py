@@ -13,12 +13,28 @@ import inspect
 import json
 from json import dumps as _json_dumps  # bound at import: callers patch json.dumps in tests
 import os
-import pathlib
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, Dict, Generic, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Type, TypeVar, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Generic,
+    Iterator,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+)
+
+if TYPE_CHECKING:
+    import pathlib
 
 from torchx._core import core
 from torchx._exceptions import (
@@ -550,10 +566,25 @@ class AppDryRunInfo(Generic[T]):
     def __init__(self, request: T, fmt: Any = str) -> None:
         self.request = request
         self._fmt = fmt
-        self._app: Optional[AppDef] = None
+        self._app_value: Optional[AppDef] = None
+        self._app_json: Optional[str] = None  # the core's AppDef, made into _app when first read
         self._cfg: Mapping[str, CfgVal] = {}
         self._scheduler: Optional[str] = None
         self._core: Any = None  # the core's DryRunInfo, submitted by Runner.schedule
+
+    @property
+    def _app(self) -> Optional[AppDef]:
+        # TorchX's attribute, which tools read. Built from the core's JSON when first read:
+        # `Runner.run` submits without reading it.
+        if self._app_value is None and self._app_json is not None:
+            self._app_value = from_json(json.loads(self._app_json))
+            self._app_json = None
+        return self._app_value
+
+    @_app.setter
+    def _app(self, app: Optional[AppDef]) -> None:
+        self._app_value = app
+        self._app_json = None
 
     @property
     def app(self) -> Optional[AppDef]:

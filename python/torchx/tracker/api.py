@@ -3,7 +3,6 @@
 configuration on every dry run."""
 
 import abc
-import logging
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
@@ -11,7 +10,18 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 from torchx import settings
 from torchx.util.torchxconfig import find_configs
 
-logger: logging.Logger = logging.getLogger(__name__)
+
+def _logger() -> Any:
+    # Made on first use: logging is a tenth of `import torchx.runner`'s time, and a warning rare.
+    import logging
+
+    return logging.getLogger(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "logger":  # the module attribute TorchX has
+        return _logger()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -100,7 +110,7 @@ def _tracker_factory(name: str, plugins: Mapping[str, Callable[..., Any]]) -> Op
     try:
         factory = load_module(name)
     except Exception as e:  # noqa: BLE001 - a bad name is reported, the other trackers still load
-        logger.warning("tracker `%s`: cannot load it: %s", name, e)
+        _logger().warning("tracker `%s`: cannot load it: %s", name, e)
         return None
     return factory if callable(factory) else None
 
@@ -116,7 +126,7 @@ def build_trackers(factory_and_config: Mapping[str, Optional[str]]) -> Iterable[
     for name, config in factory_and_config.items():
         factory = _tracker_factory(name, plugins)
         if factory is None:
-            logger.warning("tracker `%s`: no torchx.tracker plugin or importable factory has this name", name)
+            _logger().warning("tracker `%s`: no torchx.tracker plugin or importable factory has this name", name)
             continue
         trackers.append(factory(config))
     return trackers
@@ -145,7 +155,7 @@ class AppRun:
         if _from_env is None:
             job_id = os.environ.get(settings.ENV_TORCHX_JOB_ID)
             if job_id is None:
-                logger.warning("%s is not set: not in a torchx job, nothing is tracked", settings.ENV_TORCHX_JOB_ID)
+                _logger().warning("%s is not set: not in a torchx job, nothing is tracked", settings.ENV_TORCHX_JOB_ID)
                 _from_env = AppRun(id="<UNDEFINED>", backends=[])
             else:
                 _from_env = AppRun(id=job_id, backends=list(trackers_from_environ()))

@@ -10,14 +10,14 @@ CLI's, so the same lines are accepted or refused).
 
 import os
 import sys
-from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from torchx import settings
 
 CONFIG_FILE = ".torchxconfig"
 CONFIG_PREFIX_DELIM = ":"
-DEFAULT_CONFIG_DIRS: List[str] = [str(Path.home()), str(Path.cwd())]
+# os.path, not pathlib: pathlib (with urllib.parse) was a tenth of `import torchx.runner`.
+DEFAULT_CONFIG_DIRS: List[str] = [os.path.expanduser("~"), os.getcwd()]
 
 
 def default_dirs() -> List[str]:
@@ -42,14 +42,14 @@ def find_configs(dirs: Optional[Iterable[str]] = None) -> List[str]:
     if env is not None:
         if not env:
             return []
-        if not Path(env).is_file():
+        if not os.path.isfile(env):
             raise FileNotFoundError(f"`{settings.ENV_TORCHXCONFIG}={env}` does not exist or is not a file.")
         return [env]
     found = []
     for d in dirs or default_dirs():
-        path = Path(d) / CONFIG_FILE
+        path = os.path.join(d, CONFIG_FILE)
         if os.access(path, os.R_OK):
-            found.append(str(path))
+            found.append(path)
     return found
 
 

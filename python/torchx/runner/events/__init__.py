@@ -39,7 +39,11 @@ def _logger(destination: str) -> Any:
 
 def record(event: TorchxEvent, destination: str = "null") -> None:
     """Logs ``event`` (as JSON) to ``destination``'s logger; an event that cannot be serialized
-    is reported and dropped."""
+    is reported and dropped. Nothing is serialized for a logger that would drop it (the default
+    destination's, whose only handler is a NullHandler)."""
+    logger = _logger(destination)
+    if not _emits(logger):
+        return
     try:
         text = event.serialize()
     except Exception:  # noqa: BLE001 - recording must never fail the call it records
@@ -47,7 +51,15 @@ def record(event: TorchxEvent, destination: str = "null") -> None:
 
         logging.getLogger(__name__).exception("failed to serialize event, will not record event")
         return
-    _logger(destination).info(text)
+    logger.info(text)
+
+
+def _emits(logger: Any) -> bool:
+    import logging
+
+    if not logger.isEnabledFor(logging.INFO):
+        return False
+    return any(not isinstance(h, logging.NullHandler) for h in logger.handlers) or logger.propagate
 
 
 class log_event:
