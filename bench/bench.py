@@ -29,12 +29,46 @@ import time
 REPO = pathlib.Path(__file__).resolve().parent.parent
 HELPERS = REPO / "build" / "release" / "bench"
 REFS = {"0.7.0": REPO / ".venv-torchx-ref", "nightly": REPO / ".venv-torchx-nightly"}
+# Ours in a venv like the references' (torch and numpy installed): the Python rows run there.
+TORCH_VENV = REPO / ".venv-bench-torch"
+
+
+def spread(samples):
+    """(low, high) of repeated measurements: the 10th and 90th percentiles from 10 runs up, else
+    the least and the most."""
+    s = sorted(samples)
+    if len(s) < 10:
+        return s[0], s[-1]
+    return s[len(s) // 10], s[(len(s) * 9) // 10]
+
+
+def ours_in_torch_venv():
+    """TORCH_VENV's interpreter with the package `pip install .` installed for this interpreter
+    linked into its site-packages (the package directory and its dist-info, as pip lays them out),
+    so that it runs exactly what the other rows run; None when setup_reference.sh has not made it."""
+    python = TORCH_VENV / "bin" / "python"
+    if not python.exists():
+        return None
+    import torchx
+    package = pathlib.Path(torchx.__file__).resolve().parent
+    site = pathlib.Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                       capture_output=True, text=True, check=True).stdout.strip())
+    for old in [*site.glob("torchx"), *site.glob("torchx-*.dist-info")]:
+        if old.is_symlink() or old.is_file():
+            old.unlink()
+        else:
+            shutil.rmtree(old)
+    for src in [package, *package.parent.glob("torchx-*.dist-info")]:
+        (site / src.name).symlink_to(src)
+    return str(python)
 
 
 class Bench:
     def __init__(self, ours_cli, quick):
         self.ours = str(ours_cli)
+        self.ours_python = ours_in_torch_venv() or sys.executable
         self.refs = {k: v for k, v in REFS.items() if (v / "bin" / "torchx").exists()}
+        self.spread = None  # (low, high) seconds of the last timeit
         self.quick = quick
         self.rows = []
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="torchx-bench-"))
@@ -61,7 +95,12 @@ class Bench:
                 if not check:
                     return None
                 raise RuntimeError(f"{cmd} failed: {res.stderr.decode()[-2000:]}")
+        self.spread = spread(times)
         return statistics.median(times)
+
+    def spread_of(self, scale=1000):
+        """The last timeit's spread, scaled like its median (default: ms)."""
+        return (self.spread[0] * scale, self.spread[1] * scale)
 
     def peak_rss_kib(self, cmd):
         """Peak RSS of `cmd` (KiB), started by the small peak_rss helper (see peak_rss.cc for why)."""
@@ -69,22 +108,24 @@ class Bench:
                              text=True, check=True)
         return int(out.stdout)
 
-    def row(self, name, ours, unit, peers, goal, met):
-        """peers: {ref: value}; values in `unit` ("ms", "MiB", "x" ...)."""
-        self.rows.append((name, ours, unit, peers, goal, met))
+    def row(self, name, ours, unit, peers, goal, met, spread=None):
+        """peers: {ref: value}; values in `unit` ("ms", "MiB", "x" ...); spread: ours' (low, high)."""
+        self.rows.append((name, ours, unit, peers, goal, met, spread))
 
     # --- the benchmarks ----------------------------------------------------------------------
     def cli(self):
         ms = 1000
         ours = self.timeit([self.ours, "--version"], self.n(30)) * ms
+        sp = self.spread_of()
         peers = {r: self.timeit([self.ref_cli(r), "--version"], self.n(5), check=False) for r in self.refs}
-        self.row("`torchx --version`", ours, "ms", {r: v * ms for r, v in peers.items() if v}, "<= 2 ms", ours <= 2)
+        self.row("`torchx --version`", ours, "ms", {r: v * ms for r, v in peers.items() if v}, "<= 2 ms", ours <= 2, sp)
 
         dry = ["run", "--dryrun", "-s", "local_cwd", "utils.echo", "--msg", "hi"]
         ours = self.timeit([self.ours, *dry], self.n(30)) * ms
+        sp = self.spread_of()
         peers = {r: self.timeit([self.ref_cli(r), *dry], self.n(5)) * ms for r in self.refs}
         ref = peers.get("0.7.0")
-        self.row("CLI dry run, `utils.echo`", ours, "ms", peers, "<= 1/200 of 0.7.0", bool(ref) and ours <= ref / 200)
+        self.row("CLI dry run, `utils.echo`", ours, "ms", peers, "<= 1/200 of 0.7.0", bool(ref) and ours <= ref / 200, sp)
 
         k8s = ["run", "--dryrun", "-s", "kubernetes", "-cfg", "queue=default", "dist.ddp", "-j", "4x8", "--script",
                "train.py"]
@@ -107,9 +148,11 @@ class Bench:
         subprocess.run([str(HELPERS / "populate_store"), str(store), "10000"], check=True)
         env = dict(self.env, TORCHX_STATE_DIR=str(store))
         ours = self.timeit([self.ours, "status", "local_cwd://torchx/bench-5000"], self.n(30), env) * 1000
-        self.row("status, 10,000 apps recorded", ours, "ms", {}, "<= 3 ms (TorchX keeps no local state)", ours <= 3)
+        self.row("status, 10,000 apps recorded", ours, "ms", {}, "<= 3 ms (TorchX keeps no local state)", ours <= 3,
+                 self.spread_of())
         ours = self.timeit([self.ours, "list", "-s", "local_cwd"], self.n(10), env) * 1000
-        self.row("list, 10,000 apps recorded", ours, "ms", {}, "<= 50 ms (TorchX's local list raises)", ours <= 50)
+        self.row("list, 10,000 apps recorded", ours, "ms", {}, "<= 50 ms (TorchX's local list raises)", ours <= 50,
+                 self.spread_of())
 
     def ui(self):
         """`torchx ui` over 10,000 recorded apps: the apps page's API call, and (with chromium and
@@ -187,6 +230,8 @@ class Bench:
             driver.quit()
 
     def python(self):
+        """Python rows, each interpreter in a venv with torch and numpy (setup_reference.sh): ours in
+        .venv-bench-torch, TorchX in its reference venvs."""
         def interpreter_ms(python, code, n):
             base, full = [], []
             for _ in range(n):  # interleaved with the bare interpreter, so both see the same machine
@@ -194,30 +239,35 @@ class Bench:
                     t = time.perf_counter()
                     subprocess.run([python, "-c", c], check=True, stdout=subprocess.DEVNULL)
                     out.append(time.perf_counter() - t)
-            return (statistics.median(full) - statistics.median(base)) * 1000
+            b = statistics.median(base)
+            lo, hi = spread(full)
+            return (statistics.median(full) - b) * 1000, ((lo - b) * 1000, (hi - b) * 1000)
 
-        ours = interpreter_ms(sys.executable, "import torchx", self.n(30))
-        peers = {r: interpreter_ms(self.ref_python(r), "import torchx", self.n(20)) for r in self.refs}
-        self.row("`import torchx` over the interpreter", ours, "ms", peers, "<= 20 ms (issue 5)", ours <= 20)
+        where = "venvs with torch" if self.ours_python != sys.executable else "ours without a torch venv"
+        ours, s = interpreter_ms(self.ours_python, "import torchx", self.n(30))
+        peers = {r: interpreter_ms(self.ref_python(r), "import torchx", self.n(20))[0] for r in self.refs}
+        self.row(f"`import torchx` over the interpreter ({where})", ours, "ms", peers, "<= 20 ms (issue 5)",
+                 ours <= 20, s)
 
         code = "import torchx.runner, torchx.specs"
-        ours = interpreter_ms(sys.executable, code, self.n(30))
-        peers = {r: interpreter_ms(self.ref_python(r), code, self.n(20)) for r in self.refs}
-        self.row("`import torchx.runner, torchx.specs` over the interpreter", ours, "ms", peers,
-                 "<= 1/4 of TorchX's", bool(peers) and all(ours <= p / 4 for p in peers.values()))
+        ours, s = interpreter_ms(self.ours_python, code, self.n(30))
+        peers = {r: interpreter_ms(self.ref_python(r), code, self.n(20))[0] for r in self.refs}
+        self.row(f"`import torchx.runner, torchx.specs` over the interpreter ({where})", ours, "ms", peers,
+                 "<= 1/4 of TorchX's", bool(peers) and all(ours <= p / 4 for p in peers.values()), s)
 
         snippet = RUN_SNIPPET
-        ours = self.run_stats(sys.executable, snippet, self.n(50), "ours")
-        peers = {r: self.run_stats(self.ref_python(r), snippet, self.n(20), r) for r in self.refs}
+        ours, s = self.run_stats(self.ours_python, snippet, self.n(50), "ours")
+        peers = {r: self.run_stats(self.ref_python(r), snippet, self.n(20), r)[0] for r in self.refs}
         ref = peers.get("0.7.0")
         self.row("Python `get_runner().run(app)`, local_cwd", ours, "ms", peers, "<= 0.7.0's",
-                 bool(ref) and ours <= ref)
+                 bool(ref) and ours <= ref, s)
 
     def run_stats(self, python, snippet, n, tag):
         env = dict(self.env, TORCHX_STATE_DIR=str(self.tmp / f"py-{tag}"))
         out = subprocess.run([python, "-c", snippet, str(n)], env=env, cwd=self.tmp, check=True, capture_output=True,
                              text=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])["run"] * 1000
+        res = json.loads(out.stdout.strip().splitlines()[-1])
+        return res["run"] * 1000, (res["low"] * 1000, res["high"] * 1000)
 
     def fanout(self):
         n = 500
@@ -235,8 +285,9 @@ class Bench:
             shutil.rmtree(d, ignore_errors=True)
             raw, our = statistics.median(raws), statistics.median(ours)
             goal = "<= 1.5x raw" if where == "disk" else "(informative)"
+            lo, hi = spread(ours)
             self.row(f"{n}-replica fan-out of `true`, `run --wait` ({where}), x raw spawn+wait ({raw * 1000:.0f} ms)",
-                     our / raw, "x", {}, goal, our <= 1.5 * raw if where == "disk" else None)
+                     our / raw, "x", {}, goal, our <= 1.5 * raw if where == "disk" else None, (lo / raw, hi / raw))
         peers = {}
         for r in self.refs:
             t = self.timeit([self.ref_cli(r), "run", "-s", "local_cwd", "utils.binary", "--entrypoint", "true",
@@ -257,13 +308,14 @@ class Bench:
         app_dir = self.tmp / "state" / "logs" / "torchx" / handle.rsplit("/", 1)[1]
         combined = app_dir / "sh" / "0" / "combined.log"
         cats, ours = [], []
-        for _ in range(3):
+        for _ in range(self.n(7)):  # interleaved, so both see the same machine
             cats.append(self.timeit(["cat", str(combined)], 1))
             ours.append(self.timeit([self.ours, "log", handle], 1))
         cat, our = statistics.median(cats), statistics.median(ours)
         mib = size / 2**20
+        lo, hi = spread(ours)
         self.row(f"`torchx log` of a {mib:.0f} MiB log (prefixed), throughput x `cat` ({mib / cat:.0f} MiB/s)",
-                 cat / our, "x", {}, ">= 0.5x cat", cat / our >= 0.5)
+                 cat / our, "x", {}, ">= 0.5x cat", cat / our >= 0.5, (cat / hi, cat / lo))
         subprocess.run([self.ours, "delete", handle], env=self.env, check=True, capture_output=True)
 
         # run --log: each line stamped when written, read back as the CLI prints it.
@@ -458,11 +510,12 @@ class Bench:
     # --- output ------------------------------------------------------------------------------
     def table(self):
         refs = list(REFS)
-        head = ["benchmark", "ours", *[f"torchx {r}" for r in refs], *[f"ours/{r}" for r in refs], "goal", ""]
+        head = ["benchmark", "ours", "ours' spread", *[f"torchx {r}" for r in refs], *[f"ours/{r}" for r in refs],
+                "goal", ""]
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for name, ours, unit, peers, goal, met in self.rows:
+        for name, ours, unit, peers, goal, met, s in self.rows:
             fmt = (lambda v, unit=unit: f"{v:.2f} {unit}") if unit != "x" else (lambda v: f"{v:.2f}x")
-            cells = [name, fmt(ours) if ours == ours else "n/a"]
+            cells = [name, fmt(ours) if ours == ours else "n/a", f"{s[0]:.2f}-{s[1]:.2f}" if s else ""]
             cells += [fmt(peers[r]) if r in peers else "n/a" for r in refs]
             cells += [f"{ours / peers[r]:.3f}" if peers.get(r) else "" for r in refs]
             cells += [goal, "" if met is None else ("met" if met else "NOT met")]
@@ -493,7 +546,9 @@ for _ in range(int(sys.argv[1])):
     t = time.perf_counter()
     runner.run(app, "local_cwd")
     times.append(time.perf_counter() - t)
-print(json.dumps({"run": sorted(times)[len(times) // 2]}))
+times.sort()
+low, high = (times[0], times[-1]) if len(times) < 10 else (times[len(times) // 10], times[len(times) * 9 // 10])
+print(json.dumps({"run": times[len(times) // 2], "low": low, "high": high}))
 """
 
 
@@ -528,7 +583,13 @@ def main():
     bench = Bench(args.ours, args.quick)
     versions = {r: subprocess.run([bench.ref_python(r), "-c", "import torchx; print(torchx.__version__)"],
                                   capture_output=True, text=True).stdout.strip() for r in bench.refs}
+    def torch_of(python):
+        out = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
+        return f"torch {out.stdout.strip()}" if out.returncode == 0 else "no torch"
+
     header = [f"machine: {machine()}",
+              f"Python rows: ours in {bench.ours_python} ({torch_of(bench.ours_python)}), the references in their "
+              f"venvs ({', '.join(f'{r}: {torch_of(bench.ref_python(r))}' for r in bench.refs)})",
               f"ours: {args.ours} (torchx {torchx.__version__}, {pathlib.Path(torchx.__file__).parent})",
               *[f"reference {r}: torchx {v} ({REFS[r]})" for r, v in versions.items()],
               *[f"reference {r}: missing, run bench/setup_reference.sh" for r in REFS if r not in bench.refs]]
