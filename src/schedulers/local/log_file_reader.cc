@@ -64,7 +64,6 @@ class Buffer {
     size_ -= std::min(prefix, size_);
   }
   void Clear() { size_ = 0; }
-  void Resize(size_t n) { size_ = n; }  // within capacity(): the bytes were written through data()
   char* mutable_data() { return data_.get(); }
   // Shifts the bytes so that they end on a 64-byte boundary: the next read lands aligned, which
   // the kernel copies at about twice the speed of an unaligned one. Returns the shift.

@@ -1,11 +1,8 @@
 #include "schedulers/local/replica_dirs.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <utility>
 
-#include "core/state_dir.h"
+#include "schedulers/local/replica_logs.h"
 
 namespace torchx::schedulers::local {
 
@@ -15,8 +12,7 @@ ReplicaDirs::~ReplicaDirs() { thread_.join(); }
 
 void ReplicaDirs::Run() {
   for (size_t i = 0; i < dirs_.size(); ++i) {
-    // One mkdir in the common case (the role's directory exists); the full walk otherwise.
-    if (::mkdir(dirs_[i].c_str(), 0700) != 0 && errno != EEXIST) (void)internal::CreatePrivateDirs(dirs_[i]);
+    MakeReplicaDir(dirs_[i]);
     {
       std::lock_guard<std::mutex> lock(mu_);
       made_ = i + 1;

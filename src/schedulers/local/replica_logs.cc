@@ -34,6 +34,11 @@ constexpr size_t kMaxPartialLine = 1 << 20;  // a megabyte with no newline is wr
 
 }  // namespace
 
+void MakeReplicaDir(const std::string& dir) {
+  // One mkdir in the common case (the role's directory exists); the full walk only when a parent is missing.
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) (void)internal::CreatePrivateDirs(dir);
+}
+
 ReplicaLogs::ReplicaLogs(std::string log_dir, std::string error_file)
     : dir_(std::move(log_dir)), error_file_(std::move(error_file)) {}
 
@@ -49,11 +54,10 @@ ReplicaLogs::ReplicaLogs(ReplicaLogs&& o) noexcept
       err_partial_(std::move(o.err_partial_)),
       created_(o.created_) {}
 
-void ReplicaLogs::StartAttempt(int attempt) {
+void ReplicaLogs::StartAttempt(int attempt, bool dir_made) {
   fs::path dir(dir_);
   std::error_code ec;
-  // One mkdir in the common case; the full walk only when a parent is missing.
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) (void)internal::CreatePrivateDirs(dir.string());
+  if (!dir_made) MakeReplicaDir(dir_);
   if (attempt > 0) {
     fs::path dst = dir / fmt::format("attempt_{}", attempt - 1);
     (void)internal::CreatePrivateDirs(dst.string());

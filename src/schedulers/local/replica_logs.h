@@ -12,6 +12,9 @@
 
 namespace torchx::schedulers::local {
 
+/// Makes a replica's directory (0700, with any missing parents).
+void MakeReplicaDir(const std::string& dir);
+
 class ReplicaLogs {
  public:
   enum class Stream { kStdout, kStderr };
@@ -25,7 +28,8 @@ class ReplicaLogs {
 
   /// Before attempt `attempt` starts: makes the replica dir; for a retry, moves the previous
   /// attempt's logs (and error file) to attempt_<attempt - 1>/ and removes the error file.
-  void StartAttempt(int attempt);
+  /// `dir_made`: the replica dir exists already (the supervisor made it ahead, ReplicaDirs).
+  void StartAttempt(int attempt, bool dir_made = false);
   /// Creates (truncating) and opens the three files of this attempt, once; Append and
   /// WriteStderrLine call it with the attempt's first output.
   void Create();

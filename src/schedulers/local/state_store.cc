@@ -80,7 +80,6 @@ CREATE TABLE IF NOT EXISTS usage_meta (
 )sql";
 // Bumped with every change to kSchema (each statement stays idempotent: older databases run it all).
 constexpr int kSchemaVersion = 1;
-constexpr const char* kSetSchemaVersion = "PRAGMA user_version = 1";
 
 }  // namespace
 
@@ -283,7 +282,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   }
   if (version < kSchemaVersion) {
     TORCHX_RETURN_IF_ERROR(store->Exec(kSchema));
-    TORCHX_RETURN_IF_ERROR(store->Exec(kSetSchemaVersion));
+    TORCHX_RETURN_IF_ERROR(store->Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()));
   }
   return store;
 }

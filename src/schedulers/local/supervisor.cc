@@ -189,8 +189,9 @@ class Supervisor {
     size_t i = s.replica;
     const ReplicaPlan& rp = plan_.replicas[i];
     if (s.attempt > 0) CloseOutput(i);
-    if (dirs_ahead_ && s.attempt == 0) dirs_ahead_->WaitFor(i);
-    logs_[i].StartAttempt(s.attempt);
+    bool dir_made = dirs_ahead_ && s.attempt == 0;
+    if (dir_made) dirs_ahead_->WaitFor(i);
+    logs_[i].StartAttempt(s.attempt, dir_made);
     auto launched = launcher_.Launch(rp);
     if (!launched) {
       Apply(policy_.OnSpawnFailed(i, launched.error().message()));
