@@ -46,13 +46,19 @@ fi
 log "ray $("$VENV/bin/python3" -c 'import ray; print(ray.__version__)') in $VENV"
 
 # ---------------------------------------------------------------- the cluster
+# Ray pushes the GCS's error messages (a node marked dead, say) to a driver's stdout: the count is
+# taken from its marked line only.
 alive_nodes() {
-  "$VENV/bin/python3" - "$GCS_PORT" <<'EOF' 2>/dev/null || echo 0
+  local out
+  out="$("$VENV/bin/python3" - "$GCS_PORT" <<'EOF' 2>/dev/null
 import sys, logging
 import ray
 ray.init(address=f"127.0.0.1:{sys.argv[1]}", logging_level=logging.ERROR, log_to_driver=False)
-print(sum(1 for n in ray.nodes() if n["Alive"]))
+print("alive_nodes=%d" % sum(1 for n in ray.nodes() if n["Alive"]))
 EOF
+)" || true
+  out="$(sed -n 's/^alive_nodes=\([0-9][0-9]*\)$/\1/p' <<<"$out" | tail -n1)"
+  echo "${out:-0}"
 }
 dashboard_up() { curl -fsS -m 2 "http://127.0.0.1:$DASH_PORT/api/version" >/dev/null 2>&1; }
 

@@ -15,6 +15,7 @@ TORCHX_REQUIRE_ENGINES names ray."""
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import time
@@ -104,9 +105,12 @@ VENV_PYTHON = "/var/cache/engines/ray-venv/bin/python3"
 
 def alive_nodes() -> int:
     code = ("import logging, ray; ray.init(address='127.0.0.1:6380', logging_level=logging.ERROR, log_to_driver=False);"
-            "print(sum(1 for n in ray.nodes() if n['Alive']))")
+            "print('alive_nodes=%d' % sum(1 for n in ray.nodes() if n['Alive']))")
     res = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, timeout=120)
-    return int(res.stdout.strip() or 0)
+    # Ray pushes the GCS's error messages (a node marked dead, say) to a driver's stdout, so the
+    # count is read from its marked line rather than from the whole output.
+    found = re.search(r"^alive_nodes=(\d+)$", res.stdout, re.MULTILINE)
+    return int(found.group(1)) if found else 0
 
 
 @pytest.fixture
