@@ -7,7 +7,6 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 """
 
 import contextlib
-import json
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
@@ -307,6 +306,8 @@ class Runner:
             deprecation = builtin_deprecation(component)
             if deprecation:  # what calling the component's function warns (TorchX calls it)
                 warnings.warn(deprecation, UserWarning, stacklevel=2)
+            import json
+
             args: Any = json.dumps(component_args) if isinstance(component_args, dict) else component_args
             app = from_json(json.loads(self._core.component_app(component, args)))
         return self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
@@ -356,7 +357,11 @@ class Runner:
         """The app as submitted, or None when unknown."""
         with log_event("describe", *_event_target(app_handle)):
             text = self._core.describe(app_handle)
-            return None if text is None else from_json(json.loads(text))
+            if text is None:
+                return None
+            import json
+
+            return from_json(json.loads(text))
 
     def describe_native(self, app_handle: AppHandle) -> Optional[AppDryRunInfo]:
         """The request as the scheduler now holds it for a submitted app (the read-side twin of
@@ -377,7 +382,11 @@ class Runner:
         that does not sample (not in TorchX: this launcher's own)."""
         with log_event("resource_usage", *_event_target(app_handle)):
             text = self._core.resource_usage(app_handle, since, max_samples)
-            return None if text is None else json.loads(text)
+            if text is None:
+                return None
+            import json
+
+            return json.loads(text)
 
     def log_lines(
         self,
@@ -501,7 +510,11 @@ def _first_image(app: Any) -> Optional[str]:
 
 
 def _cfg_text(cfg: Optional[Mapping[str, CfgVal]]) -> Optional[str]:
-    return json.dumps(dict(cfg), default=str) if cfg else None
+    if not cfg:
+        return None
+    import json  # here: `import torchx.runner` does not pay for json
+
+    return json.dumps(dict(cfg), default=str)
 
 
 def _ws_text(workspace: Any) -> Optional[str]:

@@ -2,11 +2,14 @@
 
 import abc
 import re
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, TypeVar, Union
 
 from torchx._core import core
+if TYPE_CHECKING:  # type checkers know dataclasses, and records behave as they do
+    from dataclasses import dataclass as record, field
+else:
+    from torchx._record import field, record
 from torchx.specs.api import (
     NONE,
     NULL_RESOURCE,
@@ -42,7 +45,7 @@ class Stream(str, Enum):
     COMBINED = "combined"
 
 
-@dataclass
+@record
 class DescribeAppResponse:
     app_id: str = "<NOT_SET>"
     state: AppState = AppState.UNSUBMITTED
@@ -55,7 +58,7 @@ class DescribeAppResponse:
     roles: List[object] = field(default_factory=list)
 
 
-@dataclass
+@record
 class ListAppResponse:
     app_id: str
     state: AppState

@@ -4,7 +4,6 @@ Same names as TorchX's torchx.specs, so component files written for TorchX impor
 """
 
 import contextlib
-import json
 import sys
 from typing import Callable, Iterator, Optional
 
@@ -94,6 +93,8 @@ class _NamedResourcesLibrary:
         with self._lookup(key):
             if key in ("NULL", "MISSING"):
                 return Resource(cpu=-1, gpu=-1, memMB=-1)
+            import json
+
             return resource_from_json(json.loads(core().named_resource(key)))
 
     def __contains__(self, key: object) -> bool:

@@ -1,20 +1,16 @@
 """The job model: AppDef, Role, Resource, mounts, AppState/AppStatus, macros, runopts, handles.
 
-These are plain dataclasses with TorchX's names, fields and defaults, so that component files
-written for TorchX build them unchanged. Everything with rules behind it (validation, macro
+These are records with TorchX's names, fields and defaults, so that component files written for
+TorchX build them unchanged; the ``dataclasses`` module reads them as dataclasses
+(``torchx._record`` says why they are not made by it). Everything with rules behind it (validation, macro
 substitution, handle parsing, status formatting, cfg resolution) is done by the C++ core; the
 objects cross into it as the canonical AppDef JSON (``to_json`` / ``from_json`` below).
 """
 
+import _thread
 import contextlib
-import copy
 import functools
-import inspect
-import json
-from json import dumps as _json_dumps  # bound at import: callers patch json.dumps in tests
 import os
-import threading
-from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from types import MappingProxyType
 from typing import (
@@ -37,6 +33,11 @@ if TYPE_CHECKING:
     import pathlib
 
 from torchx._core import core
+from torchx._record import fields_of
+if TYPE_CHECKING:  # type checkers know dataclasses, and records behave as they do
+    from dataclasses import dataclass as record, field
+else:
+    from torchx._record import field, record
 from torchx._exceptions import (
     AppStatusError,
     InvalidRunConfigException,
@@ -85,7 +86,7 @@ class resource_tags:
     IS_FRACTIONAL: str = "torchx/named_resources.is_fractional"
 
 
-@dataclass
+@record
 class Resource:
     """Resources one replica asks for. ``capabilities`` are scheduler-specific (e.g. instance
     type); ``devices`` maps a device name (``vpc.amazonaws.com/efa``) to a count."""
@@ -125,7 +126,7 @@ NULL_RESOURCE: Resource = Resource(cpu=-1, gpu=-1, memMB=-1)
 
 
 def _null_resource() -> Resource:
-    return copy.deepcopy(NULL_RESOURCE)
+    return Resource(cpu=-1, gpu=-1, memMB=-1)  # NULL_RESOURCE's values, in containers of its own
 
 
 class macros:
@@ -138,7 +139,7 @@ class macros:
     replica_id = "${replica_id}"
     rank0_env = "${rank0_env}"
 
-    @dataclass
+    @record
     class Values:
         img_root: str
         app_id: str
@@ -148,6 +149,8 @@ class macros:
 
         def apply(self, role: "Role") -> "Role":
             """A copy of ``role`` with the macros substituted (args, env values, metadata)."""
+            import json
+
             app = AppDef(name="macros", roles=[role])
             out = from_json(
                 json.loads(
@@ -163,7 +166,7 @@ class macros:
             return out
 
         def to_dict(self) -> Dict[str, Any]:
-            return asdict(self)
+            return _fields_dict(self)
 
         def substitute(self, arg: str) -> str:
             """``string.Template.safe_substitute`` of the macros in ``arg``."""
@@ -184,28 +187,28 @@ class MountType(str, Enum):
     DEVICE = "device"
 
 
-@dataclass
+@record
 class BindMount:
     src_path: str
     dst_path: str
     read_only: bool = False
 
 
-@dataclass
+@record
 class VolumeMount:
     src: str
     dst_path: str
     read_only: bool = False
 
 
-@dataclass
+@record
 class DeviceMount:
     src_path: str
     dst_path: str
     permissions: str = "rwm"
 
 
-@dataclass
+@record
 class Workspace:
     """Local project directories mirrored into a job: ``{local_path: remote_subdir}`` ("" puts the
     project at the root of the job's workspace)."""
@@ -275,7 +278,7 @@ class Workspace:
 
 _NO_OVERRIDE: Any = object()
 _OVERRIDES_LOCK_KEY: str = "<overrides resolution lock>"
-_lock_minting = threading.Lock()  # held only to put a dict's lock in place, never while resolving
+_lock_minting = _thread.allocate_lock()  # held only to put a dict's lock in place, never while resolving
 
 
 class _OverridesLock:
@@ -284,7 +287,7 @@ class _OverridesLock:
     __slots__ = ("lock",)
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
+        self.lock = _thread.RLock()
 
     def __deepcopy__(self, memo: Dict[int, object]) -> "_OverridesLock":
         # A lock cannot be copied; a deep copy of the dict keeps resolving in step with its source.
@@ -367,6 +370,8 @@ def _resolve_override(ov: Dict[str, Any], attrname: str) -> Any:
         producer = ov[attrname]
         if isinstance(producer, _ResolvedOverride):  # another reader got here first
             return producer.value
+        import inspect  # only here: overrides are rare, and inspect costs import time
+
         # A producer that raises stays in the dict for the next read.
         if inspect.isawaitable(producer):
             value = _resolve_awaitable(attrname, producer)
@@ -381,7 +386,7 @@ def _resolve_override(ov: Dict[str, Any], attrname: str) -> Any:
 _object_getattribute = object.__getattribute__
 
 
-@dataclass
+@record
 class Role:
     """A set of identical replicas: what runs (image, entrypoint, args, env), how many, with
     what resources and retry behaviour. Fields, order and defaults as TorchX HEAD's."""
@@ -426,7 +431,7 @@ class Role:
         return dryrun_info
 
 
-@dataclass
+@record
 class AppDef:
     """An application: a name and its roles."""
 
@@ -469,7 +474,7 @@ def is_started(state: AppState) -> bool:
 ReplicaState = AppState
 
 
-@dataclass
+@record
 class ReplicaStatus:
     """One replica's state. ``id`` is the node index in the role (not the rank); ``hostaddr`` is
     the name or IP other replicas reach it by, the hostname unless a scheduler knows better."""
@@ -486,16 +491,16 @@ class ReplicaStatus:
             self.hostaddr = self.hostname
 
 
-@dataclass
+@record
 class RoleStatus:
     role: str
     replicas: List[ReplicaStatus]
 
     def to_json(self) -> Dict[str, Any]:
-        return {"role": self.role, "replicas": [asdict(r) for r in self.replicas]}
+        return {"role": self.role, "replicas": [_fields_dict(r) for r in self.replicas]}
 
 
-@dataclass
+@record
 class AppStatus:
     """What a scheduler reports about an app."""
 
@@ -512,6 +517,9 @@ class AppStatus:
     def __repr__(self) -> str:
         # TorchX's form: YAML of the fields, the state as `FAILED (5)`, an error file's JSON
         # embedded as data (or as text when it is not JSON).
+        import json
+        from dataclasses import asdict
+
         import yaml  # only here: it is the slowest import of all and only repr needs it
 
         fields_ = asdict(self)
@@ -553,6 +561,8 @@ class AppStatus:
 
     def format(self, filter_roles: Optional[List[str]] = None) -> str:
         """TorchX's human-readable status block (``torchx status`` prints the same)."""
+        import json
+
         return core().format_app_status(json.dumps(self.to_json(), default=str), list(filter_roles or []))
 
 
@@ -577,6 +587,8 @@ class AppDryRunInfo(Generic[T]):
         # TorchX's attribute, which tools read. Built from the core's JSON when first read:
         # `Runner.run` submits without reading it.
         if self._app_value is None and self._app_json is not None:
+            import json
+
             self._app_value = from_json(json.loads(self._app_json))
             self._app_json = None
         return self._app_value
@@ -633,7 +645,7 @@ _CFG_TYPE_NAMES.update({list: "typing.List[str]", dict: "typing.Dict[str, str]",
                         list[str]: "typing.List[str]", dict[str, str]: "typing.Dict[str, str]"})
 
 
-@dataclass
+@record
 class runopt:
     """One run option: its default, type, whether it is required, and its help."""
 
@@ -656,6 +668,8 @@ class runopt:
         dicts ``k:v,k2:v2``; ValueError naming the text otherwise."""
         if self.opt_type is None:
             raise ValueError("runopt's opt_type cannot be `None`")
+        import json
+
         one = json.dumps([{"name": "value", "type": _type_name(self.opt_type), "help": "", "default": None,
                            "required": False}])
         return core().runopt_cast(one, value)
@@ -755,6 +769,8 @@ class runopts:
 
     def cfg_from_json_repr(self, json_repr: str) -> Dict[str, CfgVal]:
         """A cfg from its JSON: declared options only, list and dict items as strings."""
+        import json
+
         cfg: Dict[str, CfgVal] = {}
         for key, value in json.loads(json_repr).items():
             opt = self.get(key)
@@ -771,6 +787,8 @@ class runopts:
         return core().runopts_render(self._to_json())
 
     def _to_json(self) -> str:
+        import json
+
         return json.dumps(
             [
                 {
@@ -786,6 +804,8 @@ class runopts:
 
     @staticmethod
     def _from_json(text: str) -> "runopts":
+        import json
+
         opts = runopts()
         for o in json.loads(text):
             opts._opts[o["name"]] = runopt(o["default"], _CFG_TYPES[o["type"]], o["required"], o["help"])
@@ -809,7 +829,7 @@ def make_app_handle(scheduler_backend: str, session_name: str, app_id: str) -> A
 
 # ---- canonical JSON form (the core's AppDef JSON) ----
 #
-# The field lists are the dataclasses' own (``dataclasses.fields``): a field added to a dataclass
+# The field lists are the records' own (``fields_of``): a field added to a record class
 # crosses with no edit here, and the tables below hold only what a field list cannot say. The
 # core is the judge of the result (unknown keys and wrong types are errors naming the path), and
 # python/tests/test_specs.py checks these field sets against the core's canonical JSON, so a
@@ -854,7 +874,7 @@ _MOUNT_TYPES: Dict[type, MountType] = {BindMount: MountType.BIND, VolumeMount: M
 
 @functools.lru_cache(maxsize=None)
 def _model_class(tp: type) -> type:
-    """The model dataclass a type is or derives from; a user subclass (a Role overriding
+    """The model record a type is or derives from; a user subclass (a Role overriding
     ``pre_proc``) crosses with its base's fields, the only ones the core knows."""
     for cls in tp.__mro__:
         if cls in _MODEL_CLASSES:
@@ -863,15 +883,15 @@ def _model_class(tp: type) -> type:
 
 
 def carried_fields(cls: type) -> List[str]:
-    """The fields of a model dataclass that cross into the core, in declaration order."""
+    """The fields of a model record that cross into the core, in declaration order."""
     return [name for name, _ in _plan(cls)]
 
 
 @functools.lru_cache(maxsize=None)
 def _plan(cls: type) -> Tuple[Tuple[str, Optional[Tuple[Any, Any]]], ...]:
-    # Per class, once (the dataclasses are fixed at import): each carried field and its conversion.
+    # Per class, once (the records are fixed at import): each carried field and its conversion.
     skip = _PYTHON_ONLY.get(cls, ())
-    return tuple((f.name, _CONVERSIONS.get((cls, f.name))) for f in fields(cls) if f.name not in skip)
+    return tuple((f.name, _CONVERSIONS.get((cls, f.name))) for f in fields_of(cls) if f.name not in skip)
 
 
 def _plain(v: Any) -> Any:
@@ -901,7 +921,7 @@ def _obj_from_json(cls: type, j: Mapping[str, Any], path: str) -> Any:
     if unknown:
         raise ValueError(
             f"{path}: field(s) {', '.join(unknown)} of the core's JSON are not carried by torchx.specs."
-            f"{cls.__name__} (it carries {', '.join(plan)}): add them to the dataclass"
+            f"{cls.__name__} (it carries {', '.join(plan)}): add them to the record"
         )
     kwargs = {}
     for name, value in j.items():
@@ -968,7 +988,7 @@ def to_json(app: AppDef) -> Dict[str, Any]:
 
 
 def from_json(j: Dict[str, Any]) -> AppDef:
-    """The core's AppDef JSON as an AppDef; missing fields take the dataclasses' defaults."""
+    """The core's AppDef JSON as an AppDef; missing fields take the records' defaults."""
     return _obj_from_json(AppDef, j, "AppDef")
 
 
@@ -978,10 +998,14 @@ def app_to_core(app: AppDef, resolve_overrides: bool = True) -> str:
     Python scheduler object, which TorchX leaves them to)."""
     if not isinstance(app, AppDef):
         raise TypeError(f"expected an AppDef, got {type(app).__name__}")
+    # An encoder, not json.dumps: tests patch json.dumps, and the AppDef must cross intact anyway.
+    from json import JSONEncoder
+
+    encoder = JSONEncoder(default=_json_default)
     if resolve_overrides:
-        return _json_dumps(to_json(app), default=_json_default)
+        return encoder.encode(to_json(app))
     with _overrides_detached(app):
-        return _json_dumps(to_json(app), default=_json_default)
+        return encoder.encode(to_json(app))
 
 
 @contextlib.contextmanager
@@ -1000,11 +1024,18 @@ def _overrides_detached(app: AppDef) -> Iterator[List[Dict[str, Any]]]:
 def _copy_app(app: AppDef) -> AppDef:
     """A deep copy of ``app`` whose roles share the caller's ``overrides`` dicts (they may hold
     values deepcopy cannot copy, such as futures; resolving one through either side serves both)."""
+    import copy
+
     with _overrides_detached(app) as detached:
         out = copy.deepcopy(app)
     for role, overrides in zip(out.roles, detached):
         role.overrides = overrides
     return out
+
+
+def _fields_dict(obj: Any) -> Dict[str, Any]:
+    """A flat record's fields as a dict (``dataclasses.asdict`` for fields that hold no records)."""
+    return {f.name: getattr(obj, f.name) for f in fields_of(type(obj))}
 
 
 def _json_default(o: Any) -> Any:
@@ -1016,6 +1047,8 @@ def _json_default(o: Any) -> Any:
 def status_from_core(text: Optional[str]) -> Optional[AppStatus]:
     if text is None:
         return None
+    import json
+
     j = json.loads(text)
     roles = [
         RoleStatus(

@@ -3,8 +3,6 @@ torchx.specs.builders). Arguments are parsed by the core against the function's 
 (the same parser ``torchx run file.py:fn ...`` uses); this module adds TorchX's Python API over it:
 ``parse_args`` (a Namespace), ``component_args_from_str``, ``materialize_appdef``."""
 
-import inspect
-import json
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Union
 
@@ -46,6 +44,8 @@ def _create_args_parser(
         add_help=False,  # -h may be a component parameter
     )
     parser.add_argument("--help", action="help", default=argparse.SUPPRESS, help="show this help message and exit")
+    import inspect
+
     for name, p in inspect.signature(cmpnt_fn).parameters.items():
         kwargs: Dict[str, Any] = {"help": helps.get(name, " "), "type": get_argparse_param_type(p)}
         if p.default is not inspect.Parameter.empty:
@@ -76,6 +76,8 @@ def _core_parse(cmpnt_fn: Callable[..., AppDef], cmpnt_args: List[str], preset: 
     for p in spec["params"]:
         if p["name"] in preset:
             p.update(required=False, optional=True, default=None)
+    import json
+
     try:
         parsed = json.loads(core().parse_component_args(json.dumps(spec), list(cmpnt_args)))
         keep_dict_order(parsed["values"], list(cmpnt_args))
@@ -96,6 +98,7 @@ def parse_args(
     ``config`` > ``cmpnt_defaults`` (strings, as .torchxconfig gives them) > the declared
     defaults. A bad command line prints the error and exits 2, as TorchX's argparse does."""
     import argparse
+    import inspect
 
     from torchx.specs._component_args import convert_value
     from torchx.util.types import decode
@@ -130,6 +133,8 @@ def component_args_from_str(
 ) -> ComponentArgs:
     """``parse_args`` split into positional (and positional-or-keyword) values, ``*args`` and
     keyword-only values, each of the type its annotation declares. TypeError for ``**kwargs``."""
+    import inspect
+
     from torchx.specs._component_args import convert_value
 
     ns = parse_args(cmpnt_fn, cmpnt_args, cmpnt_args_defaults, config)
@@ -181,6 +186,8 @@ def parse_mounts(opts: List[str]) -> List[Union[BindMount, VolumeMount, DeviceMo
     """``--mounts`` tokens (``type=bind,src=/a,dst=/b,readonly``, ...) -> mount objects. A bad
     option (unknown, before ``type=``, or missing) raises MountOptionError, a bad type ValueError;
     both name the token and the valid choices."""
+    import json
+
     try:
         return [_mount_from_json(m) for m in json.loads(core().parse_mounts(list(opts)))]
     except ValueError as e:

@@ -4,10 +4,13 @@ configuration on every dry run."""
 
 import abc
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 from torchx import settings
+if TYPE_CHECKING:  # type checkers know dataclasses, and records behave as they do
+    from dataclasses import dataclass as record, field
+else:
+    from torchx._record import field, record
 from torchx.util.torchxconfig import find_configs
 
 
@@ -24,7 +27,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass
+@record
 class TrackerSource:
     """A run that another run came from (``source_run_id``), optionally through one of its
     artifacts."""
@@ -33,14 +36,14 @@ class TrackerSource:
     artifact_name: Optional[str]
 
 
-@dataclass
+@record
 class TrackerArtifact:
     name: str
     path: str
     metadata: Optional[Mapping[str, object]]
 
 
-@dataclass
+@record
 class AppRunTrackableSource:
     parent: "AppRun"
     artifact_name: Optional[str]
@@ -142,7 +145,7 @@ def trackers_from_environ() -> Iterable[TrackerBase]:
     )
 
 
-@dataclass
+@record
 class AppRun:
     """A job's run (its id is its app handle, ``TORCHX_JOB_ID``) and the trackers it reports to."""
 
