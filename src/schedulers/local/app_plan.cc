@@ -1,6 +1,8 @@
 #include "schedulers/local/app_plan.h"
 
 #include <filesystem>
+#include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -100,47 +102,219 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
   return plan;
 }
 
-std::string AppPlanToJson(const AppPlan& plan) {
-  Json replicas = Json::array();
-  for (const ReplicaPlan& r : plan.replicas) {
-    replicas.push_back({{"role", r.role},
-                        {"replica_id", r.replica_id},
-                        {"argv", r.argv},
-                        {"env", r.env},
-                        {"cwd", r.cwd},
-                        {"log_dir", r.log_dir},
-                        {"error_file", r.error_file}});
-  }
-  Json roles = Json::object();
-  for (const auto& [name, p] : plan.roles) {
-    roles[name] = {{"max_retries", p.max_retries}, {"retry_policy", specs::RetryPolicyName(p.retry_policy)}};
-  }
-  return Json{{"app_id", plan.app_id},
-              {"app_dir", plan.app_dir},
-              {"kill_grace_seconds", plan.kill_grace_seconds},
-              {"resource_interval", plan.resource_interval},
-              {"replicas", replicas},
-              {"roles", roles}}
-      .dump(-1, ' ', false, Json::error_handler_t::replace);
+namespace {
+
+// The stored plan (version 2, AppPlanToStoredJson) writes each replica as the differences from what the previous
+// replica of its role predicts (ExpectedAfter): a role of identical replicas costs a few bytes per replica instead of
+// its whole command and environment, which both the submitter and the supervisor would otherwise write, store and parse
+// on every start. Version 1 plans (every field of every replica) still read.
+constexpr int kPlanVersion = 2;
+
+std::string StandardLogDir(const std::string& app_dir, const std::string& role, int replica_id) {
+  return (std::filesystem::path(app_dir) / role / std::to_string(replica_id)).string();
 }
+
+// Replica `replica_id` of `prev`'s role as `prev` predicts it: the same command, working directory and
+// environment; its own log directory and error file where `prev` had the standard ones, and any
+// variable that named `prev`'s error file or log directory naming its own.
+ReplicaPlan ExpectedAfter(const ReplicaPlan& prev, int replica_id, const std::string& app_dir) {
+  ReplicaPlan next = prev;
+  next.replica_id = replica_id;
+  std::string prev_standard = StandardLogDir(app_dir, prev.role, prev.replica_id);
+  if (prev.log_dir == prev_standard) next.log_dir = StandardLogDir(app_dir, prev.role, replica_id);
+  if (prev.error_file == (std::filesystem::path(prev_standard) / "error.json").string())
+    next.error_file = (std::filesystem::path(next.log_dir) / "error.json").string();
+  for (auto& [k, v] : next.env) {
+    if (v == prev.error_file) {
+      v = next.error_file;
+    } else if (v == prev.log_dir) {
+      v = next.log_dir;
+    }
+  }
+  return next;
+}
+
+// The plan's JSON is written as text (a fan-out's is thousands of strings): nlohmann escapes each
+// string, so the text is what dumping the equivalent object would give, keys in its sorted order.
+class PlanWriter {
+ public:
+  std::string& out() { return out_; }
+  void Str(const std::string& s) { out_ += Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
+  void Key(std::string_view key) {
+    out_ += first_ ? "\"" : ",\"";
+    out_ += key;
+    out_ += "\":";
+    first_ = false;
+  }
+  void Open() {
+    out_ += '{';
+    first_ = true;
+  }
+  void Close() {
+    out_ += '}';
+    first_ = false;
+  }
+  void Strings(const std::vector<std::string>& v) {
+    out_ += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out_ += ',';
+      Str(v[i]);
+    }
+    out_ += ']';
+  }
+  void Env(const std::map<std::string, std::string>& env) {
+    Open();
+    for (const auto& [k, v] : env) {
+      out_ += first_ ? "" : ",";
+      Str(k);
+      out_ += ':';
+      Str(v);
+      first_ = false;
+    }
+    Close();
+  }
+
+ private:
+  std::string out_;
+  bool first_ = true;
+};
+
+void WriteReplica(PlanWriter& w, const ReplicaPlan& r, const ReplicaPlan* expected) {
+  w.Open();
+  if (!expected || r.argv != expected->argv) {
+    w.Key("argv");
+    w.Strings(r.argv);
+  }
+  if (!expected || r.cwd != expected->cwd) {
+    w.Key("cwd");
+    w.Str(r.cwd);
+  }
+  if (!expected) {
+    w.Key("env");
+    w.Env(r.env);
+  } else {
+    std::map<std::string, std::string> set;
+    std::vector<std::string> unset;
+    for (const auto& [k, v] : r.env) {
+      auto it = expected->env.find(k);
+      if (it == expected->env.end() || it->second != v) set.emplace(k, v);
+    }
+    for (const auto& [k, _] : expected->env) {
+      if (!r.env.count(k)) unset.push_back(k);
+    }
+    if (!set.empty()) {
+      w.Key("env");
+      w.Env(set);
+    }
+    if (!unset.empty()) {
+      w.Key("env_unset");
+      w.Strings(unset);
+    }
+  }
+  if (!expected || r.error_file != expected->error_file) {
+    w.Key("error_file");
+    w.Str(r.error_file);
+  }
+  if (!expected || r.log_dir != expected->log_dir) {
+    w.Key("log_dir");
+    w.Str(r.log_dir);
+  }
+  w.Key("replica_id");
+  w.out() += std::to_string(r.replica_id);
+  w.Key("role");
+  w.Str(r.role);
+  w.Close();
+}
+
+std::string PlanJson(const AppPlan& plan, bool stored) {
+  PlanWriter w;
+  w.out().reserve(stored ? 4096 + plan.replicas.size() * 48 : 1024 + plan.replicas.size() * 700);
+  w.Open();
+  w.Key("app_dir");
+  w.Str(plan.app_dir);
+  w.Key("app_id");
+  w.Str(plan.app_id);
+  w.Key("kill_grace_seconds");
+  w.out() += Json(plan.kill_grace_seconds).dump();
+  if (stored) {
+    w.Key("plan_version");
+    w.out() += std::to_string(kPlanVersion);
+  }
+  w.Key("replicas");
+  w.out() += '[';
+  std::map<std::string, const ReplicaPlan*> last;  // role -> its previous replica
+  for (size_t i = 0; i < plan.replicas.size(); ++i) {
+    const ReplicaPlan& r = plan.replicas[i];
+    if (i) w.out() += ',';
+    const ReplicaPlan*& prev = last[r.role];
+    if (stored && prev) {
+      ReplicaPlan expected = ExpectedAfter(*prev, r.replica_id, plan.app_dir);
+      WriteReplica(w, r, &expected);
+    } else {
+      WriteReplica(w, r, nullptr);
+    }
+    prev = &r;
+  }
+  w.out() += ']';
+  w.Key("resource_interval");
+  w.out() += Json(plan.resource_interval).dump();
+  w.Key("roles");
+  w.Open();
+  for (const auto& [name, p] : plan.roles) {
+    w.out() += w.out().back() == '{' ? "" : ",";
+    w.Str(name);
+    w.out() += fmt::format(":{{\"max_retries\":{},\"retry_policy\":", p.max_retries);
+    w.Str(std::string(specs::RetryPolicyName(p.retry_policy)));
+    w.out() += '}';
+  }
+  w.Close();
+  w.Close();
+  return std::move(w.out());
+}
+
+}  // namespace
+
+std::string AppPlanToJson(const AppPlan& plan) { return PlanJson(plan, false); }
+
+std::string AppPlanToStoredJson(const AppPlan& plan) { return PlanJson(plan, true); }
 
 Result<AppPlan> AppPlanFromJson(const std::string& json) {
   try {
     Json j = Json::parse(json);
     AppPlan plan;
+    int version = j.value("plan_version", 1);
+    if (version < 1 || version > kPlanVersion) {
+      return InternalError(
+          fmt::format("local: app plan version {} is newer than this torchx reads ({})", version, kPlanVersion));
+    }
     plan.app_id = j.at("app_id");
     plan.app_dir = j.at("app_dir");
     plan.kill_grace_seconds = j.at("kill_grace_seconds");
     plan.resource_interval = j.value("resource_interval", 0.0);  // plans written before sampling: none
+    std::map<std::string, size_t> last;  // role -> index of its previous replica in plan.replicas
     for (const Json& r : j.at("replicas")) {
-      ReplicaPlan rp;
-      rp.role = r.at("role");
-      rp.replica_id = r.at("replica_id");
-      rp.argv = r.at("argv").get<std::vector<std::string>>();
-      rp.env = r.at("env").get<std::map<std::string, std::string>>();
-      rp.cwd = r.at("cwd");
-      rp.log_dir = r.at("log_dir");
-      rp.error_file = r.at("error_file");
+      std::string role = r.at("role");
+      int replica_id = r.at("replica_id");
+      auto prev = last.find(role);
+      bool delta = version >= 2 && prev != last.end();
+      ReplicaPlan rp = delta ? ExpectedAfter(plan.replicas[prev->second], replica_id, plan.app_dir) : ReplicaPlan{};
+      rp.role = role;
+      rp.replica_id = replica_id;
+      if (!delta || r.contains("argv")) rp.argv = r.at("argv").get<std::vector<std::string>>();
+      if (!delta || r.contains("cwd")) rp.cwd = r.at("cwd");
+      if (!delta || r.contains("log_dir")) rp.log_dir = r.at("log_dir");
+      if (!delta || r.contains("error_file")) rp.error_file = r.at("error_file");
+      if (!delta) {
+        rp.env = r.at("env").get<std::map<std::string, std::string>>();
+      } else {
+        if (r.contains("env")) {
+          for (const auto& [k, v] : r.at("env").items()) rp.env[k] = v.get<std::string>();
+        }
+        if (r.contains("env_unset")) {
+          for (const Json& k : r.at("env_unset")) rp.env.erase(k.get<std::string>());
+        }
+      }
+      last[role] = plan.replicas.size();
       plan.replicas.push_back(std::move(rp));
     }
     for (const auto& [name, p] : j.at("roles").items()) {

@@ -25,6 +25,7 @@ struct ReplicaPlan {
   std::string cwd;
   std::string log_dir;     ///< <app_dir>/<role>/<replica_id>
   std::string error_file;  ///< TORCHELASTIC_ERROR_FILE
+  bool operator==(const ReplicaPlan&) const = default;
 };
 
 struct RolePolicy {
@@ -69,7 +70,12 @@ struct PlanInputs {
 /// replicas than the device has chips (naming both numbers).
 Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in);
 
+/// Every field of every replica: the dry run's request (`--dryrun --json`, Python's PopenRequest).
 std::string AppPlanToJson(const AppPlan& plan);
+/// What the store keeps: each replica as its differences from the previous one of its role, so that
+/// a fan-out of identical replicas is written, stored and read in a few bytes per replica.
+std::string AppPlanToStoredJson(const AppPlan& plan);
+/// Either form.
 Result<AppPlan> AppPlanFromJson(const std::string& json);
 
 /// Human-readable form for `--dryrun`: per replica, the command, cwd, env and log dir.

@@ -68,6 +68,87 @@ TEST(AppPlan, RefusesMoreReplicasThanTheSchedulerCanHold) {
                                                                "scheduler can run at most 1000")));
 }
 
+// The request's JSON as the equivalent nlohmann object dumps it (what the writer must give).
+std::string ObjectDump(const AppPlan& plan) {
+  nlohmann::json replicas = nlohmann::json::array();
+  for (const ReplicaPlan& r : plan.replicas) {
+    replicas.push_back({{"role", r.role},
+                        {"replica_id", r.replica_id},
+                        {"argv", r.argv},
+                        {"env", r.env},
+                        {"cwd", r.cwd},
+                        {"log_dir", r.log_dir},
+                        {"error_file", r.error_file}});
+  }
+  nlohmann::json roles = nlohmann::json::object();
+  for (const auto& [name, p] : plan.roles) {
+    roles[name] = {{"max_retries", p.max_retries}, {"retry_policy", specs::RetryPolicyName(p.retry_policy)}};
+  }
+  return nlohmann::json{{"app_id", plan.app_id},
+                        {"app_dir", plan.app_dir},
+                        {"kill_grace_seconds", plan.kill_grace_seconds},
+                        {"resource_interval", plan.resource_interval},
+                        {"replicas", replicas},
+                        {"roles", roles}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Two roles, interleaved as a caller may edit them, with what a delta must carry: per-replica
+// macros in argv and env, a GPU list per replica, a variable one replica lacks, a log directory
+// off the standard layout, and strings JSON must escape (quotes, control bytes, non-ASCII, bytes
+// that are not UTF-8).
+AppPlan Irregular() {
+  specs::AppDef app{"a", {GpuRole("trainer", 4, 1), GpuRole("ps", 3, 0)}, {}};
+  app.roles[0].env["RANK_HINT"] = "r${replica_id}";
+  app.roles[1].args.push_back("quote\" back\\slash\n tab\t \x01 caf\xc3\xa9 bad\xff");
+  PlanInputs in = Inputs();
+  in.auto_set_cuda_visible_devices = true;
+  in.visible_gpus = 4;
+  auto plan = BuildAppPlan(app, in);
+  EXPECT_THAT(plan, IsOk());
+  plan->replicas[2].env.erase("RANK_HINT");
+  plan->replicas[5].log_dir = "/elsewhere/ps/1";
+  plan->replicas[5].error_file = "/elsewhere/ps/1/err.json";
+  std::swap(plan->replicas[3], plan->replicas[4]);  // trainer/3 after ps/0
+  return *plan;
+}
+
+TEST(AppPlan, TheRequestIsTheObjectsJsonAndReadsBack) {
+  AppPlan plan = Irregular();
+  std::string text = AppPlanToJson(plan);
+  EXPECT_EQ(text, ObjectDump(plan));
+  auto back = AppPlanFromJson(text);
+  ASSERT_THAT(back, IsOk());
+  // Not UTF-8 is replaced in the text, so compare through the text.
+  EXPECT_EQ(AppPlanToJson(*back), text);
+}
+
+TEST(AppPlan, TheStoredFormReadsBackAsThePlanAndIsSmall) {
+  AppPlan plan = Irregular();
+  for (ReplicaPlan& r : plan.replicas) r.argv.back() = "plain";  // exact equality below needs UTF-8
+  auto back = AppPlanFromJson(AppPlanToStoredJson(plan));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->replicas, plan.replicas);
+  EXPECT_EQ(back->app_dir, plan.app_dir);
+  EXPECT_EQ(back->roles.at("ps").max_retries, plan.roles.at("ps").max_retries);
+
+  specs::AppDef fan{"f", {GpuRole("w", 500, 0)}, {}};
+  fan.roles[0].args = {"-c", "same for all"};
+  auto big = BuildAppPlan(fan, Inputs());
+  ASSERT_THAT(big, IsOk());
+  std::string stored = AppPlanToStoredJson(*big);
+  EXPECT_LT(stored.size() * 10, AppPlanToJson(*big).size());
+  auto fan_back = AppPlanFromJson(stored);
+  ASSERT_THAT(fan_back, IsOk());
+  EXPECT_EQ(fan_back->replicas, big->replicas);
+}
+
+TEST(AppPlan, APlanFromANewerTorchxIsRefusedByVersion) {
+  nlohmann::json j = nlohmann::json::parse(AppPlanToStoredJson(Irregular()));
+  j["plan_version"] = 3;
+  EXPECT_THAT(AppPlanFromJson(j.dump()), StatusIs(StatusCode::kInternal, HasSubstr("version 3")));
+}
+
 TEST(AppPlan, MacrosPathsAndLayout) {
   specs::AppDef app{"a", {GpuRole("t", 2, 0)}, {}};
   app.roles[0].env["PATH"] = "/opt/bin";

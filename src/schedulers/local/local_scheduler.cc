@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -22,7 +23,9 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -156,6 +159,8 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
   info.app_id_is_final = true;  // Schedule records the app under it
   info.request = RenderAppPlan(plan);
   info.payload = AppPlanToJson(plan);
+  planned_payload_ = info.payload;
+  planned_ = std::move(plan);
   return info;
 }
 
@@ -164,7 +169,14 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   if (state_dir.empty()) state_dir = default_state_dir_;
   TORCHX_ASSIGN_OR_RETURN(std::string supervisor, FindSupervisor());
   TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(state_dir));
-  TORCHX_ASSIGN_OR_RETURN(AppPlan plan, AppPlanFromJson(info.payload));
+  std::optional<AppPlan> planned;
+  if (planned_ && info.payload == planned_payload_) {
+    planned.swap(planned_);
+    planned_payload_.clear();
+  } else {
+    TORCHX_ASSIGN_OR_RETURN(planned, AppPlanFromJson(info.payload));
+  }
+  const AppPlan& plan = *planned;
   // The replicas' output goes there: a directory that cannot be made (log_dir under a file, a
   // read-only file system) is an error now, not an app whose output silently goes nowhere.
   if (!internal::CreatePrivateDirs(plan.app_dir)) {
@@ -176,7 +188,7 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   rec.session = session_name();
   rec.name = info.app.name;
   rec.appdef_json = specs::AppDefToJson(info.app, -1);
-  rec.plan_json = info.payload;
+  rec.plan_json = AppPlanToStoredJson(plan);
   rec.app_dir = plan.app_dir;
   rec.state = AppState::kSubmitted;
   rec.created = rec.updated = NowSeconds();
@@ -286,16 +298,17 @@ Result<std::optional<DescribeAppResponse>> LocalScheduler::Describe(const std::s
   if (app) d.app = std::move(*app);
   TORCHX_ASSIGN_OR_RETURN(auto replicas, found->store->GetReplicas(app_id));
   if (d.app) {
+    std::map<std::pair<std::string_view, int>, const ReplicaRecord*> by_replica;  // the last row of each wins
+    for (const ReplicaRecord& rec : replicas) by_replica[{rec.role, rec.replica_id}] = &rec;
     for (const specs::Role& role : d.app->roles) {
       specs::RoleStatus rs{role.name, {}};
+      rs.replicas.reserve(static_cast<size_t>(std::max(0, role.num_replicas)));
       for (int i = 0; i < role.num_replicas; ++i) {
         specs::ReplicaStatus r{i, a.state == AppState::kRunning ? AppState::kPending : a.state, role.name, kHostname,
                                "<NONE>"};
-        for (const ReplicaRecord& rec : replicas) {
-          if (rec.role == role.name && rec.replica_id == i) {
-            r.state = rec.state;
-            r.structured_error_msg = rec.structured_error_msg;
-          }
+        if (auto rec = by_replica.find({role.name, i}); rec != by_replica.end()) {
+          r.state = rec->second->state;
+          r.structured_error_msg = rec->second->structured_error_msg;
         }
         rs.replicas.push_back(std::move(r));
       }
@@ -312,7 +325,7 @@ Result<std::optional<DryRunInfo>> LocalScheduler::DescribeNative(const std::stri
   DryRunInfo info;
   info.app_id = app_id;
   info.request = RenderAppPlan(plan);
-  info.payload = found->app.plan_json;
+  info.payload = AppPlanToJson(plan);  // the request's form, whichever form the store holds
   if (auto app = specs::AppDefFromJson(found->app.appdef_json)) info.app = std::move(*app);
   return std::optional<DryRunInfo>(std::move(info));
 }

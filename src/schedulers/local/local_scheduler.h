@@ -5,9 +5,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "schedulers/local/app_plan.h"
 #include "schedulers/local/state_store.h"
 #include "torchx/schedulers/scheduler.h"
 
@@ -65,6 +67,10 @@ class LocalScheduler : public Scheduler {
   std::string default_state_dir_;
   const devices::DeviceSource* devices_;
   std::map<std::string, std::unique_ptr<StateStore>> stores_;
+  // The last dry run's request and the plan it was made from: Schedule of that request (what `run`
+  // does) takes the plan as is instead of parsing it back; an edited request is parsed.
+  std::string planned_payload_;
+  std::optional<AppPlan> planned_;
 };
 
 /// local_cwd and its alias local, for the build's table of linked-in back-ends.
