@@ -117,6 +117,25 @@ CloneLauncher::CloneLauncher() : child_stack_(256 * 1024) {
   }
 }
 
+// The supervisor's variables a replica inherits: all but those its plan sets (and PATH, which
+// Launch composes). Every replica of a role sets the same names, so this is worked out once per
+// set of names, not per replica.
+const std::vector<char*>& CloneLauncher::InheritedEnv(const std::map<std::string, std::string>& replica_env) {
+  std::string names;
+  for (const auto& [k, _] : replica_env) {
+    names += k;
+    names += '\0';
+  }
+  auto cached = inherited_.find(names);
+  if (cached != inherited_.end()) return cached->second;
+  std::vector<char*> entries;
+  entries.reserve(base_env_.size());
+  for (auto& [key, entry] : base_env_) {
+    if (!replica_env.count(key) && key != "PATH") entries.push_back(entry.data());
+  }
+  return inherited_.emplace(std::move(names), std::move(entries)).first->second;
+}
+
 Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) return InternalError(fmt::format("cannot create pipes: {}", strerror(errno)));
@@ -144,15 +163,15 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   if (path_it != p.env.end() || base_path != base_env_.end()) overrides.push_back("PATH=" + path_var);
   if (!p.env.count("PYTHONUNBUFFERED") && !base_env_.count("PYTHONUNBUFFERED"))
     overrides.push_back("PYTHONUNBUFFERED=x");
+  const std::vector<char*>& inherited = InheritedEnv(p.env);
   std::vector<char*> envp, argv;
-  envp.reserve(base_env_.size() + overrides.size() + 1);
-  for (auto& [key, entry] : base_env_) {
-    if (!p.env.count(key) && key != "PATH") envp.push_back(entry.data());
-  }
+  envp.reserve(inherited.size() + overrides.size() + 1);
+  envp.insert(envp.end(), inherited.begin(), inherited.end());
   for (std::string& e : overrides) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::vector<std::string> args = p.argv;
-  for (std::string& a : args) argv.push_back(a.data());
+  // execve takes `char* const*` but writes nothing through it.
+  argv.reserve(p.argv.size() + 1);
+  for (const std::string& a : p.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::string key = p.argv[0] + '\0' + path_var + '\0' + p.cwd;
   auto cached = resolved_.find(key);

@@ -42,8 +42,11 @@ class CloneLauncher final : public ProcessLauncher {
   void SignalGroup(int pgid, const std::string& identity, int sig) override;
 
  private:
-  std::map<std::string, std::string> base_env_;  // the supervisor's environment: name -> "NAME=value"
-  std::map<std::string, std::string> resolved_;  // program lookups, see ResolveProgram
+  const std::vector<char*>& InheritedEnv(const std::map<std::string, std::string>& replica_env);
+
+  std::map<std::string, std::string> base_env_;          // the supervisor's environment: name -> "NAME=value"
+  std::map<std::string, std::vector<char*>> inherited_;  // replica env names -> base_env_ entries kept
+  std::map<std::string, std::string> resolved_;          // program lookups, see ResolveProgram
   std::vector<char> child_stack_;
 };
 

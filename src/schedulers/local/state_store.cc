@@ -262,8 +262,8 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   // process crash (the case that matters here); only a power loss can drop the last commits.
   // A small autocheckpoint: the first connection of every `torchx` call rebuilds the WAL index by
   // reading the whole WAL (1,000 pages, 4 MB, at SQLite's default: ~2 ms of a 3 ms `status`).
-  TORCHX_RETURN_IF_ERROR(
-      store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=64;"));
+  TORCHX_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  store->SetWalCheckpointPages(kWalCheckpointPages);
   // The WAL outlives each process: the last connection to close neither checkpoints nor deletes
   // it, so the next `torchx` call does not recreate it (which costs a WAL-header and a directory
   // fsync per call). Checkpoints still run when the WAL reaches 64 pages.
@@ -293,6 +293,12 @@ StateStore::StateStore(sqlite3* db, std::string path)
 StateStore::~StateStore() {
   statements_.reset();  // finalized before the connection closes
   sqlite3_close(db_);
+}
+
+void StateStore::SetWalCheckpointPages(int pages) { (void)sqlite3_wal_autocheckpoint(db_, pages); }
+
+void StateStore::CheckpointWal() {
+  (void)sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
 }
 
 Status StateStore::Exec(const char* sql) {
@@ -499,6 +505,7 @@ Status StateStore::RecordAttempt(const ReplicaRecord& r) {
   else
     up.BindNull(8);
   if (up.Step() != SQLITE_DONE) return DbError(db_, "record attempt");
+  if (r.attempt == 0) return OkStatus();  // no older attempt to end
   Stmt older(*statements_,
              "UPDATE attempts SET ended = ? WHERE app_id = ? AND role = ? AND replica_id = ? AND attempt < ?"
              " AND ended IS NULL");

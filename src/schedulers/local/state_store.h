@@ -45,6 +45,7 @@ struct ReplicaRecord {
   specs::AppState state = specs::AppState::kPending;
   std::optional<int> exit_code;
   std::string structured_error_msg = "<NONE>";
+  bool operator==(const ReplicaRecord&) const = default;
 };
 
 /// One run of a replica (the retry history).
@@ -83,6 +84,15 @@ class StateStore {
   ~StateStore();
 
   const std::string& path() const { return path_; }
+
+  /// Every connection checkpoints the WAL once it reaches this many pages (see Open).
+  static constexpr int kWalCheckpointPages = 64;
+  /// This connection's checkpoint threshold: a writer about to make a burst of commits (the
+  /// supervisor starting and ending a fan-out) raises it and checkpoints once the burst is over,
+  /// off the path of whoever waits for those commits.
+  void SetWalCheckpointPages(int pages);
+  /// A passive checkpoint (it waits for no reader); best effort.
+  void CheckpointWal();
 
   /// kAlreadyExists if the id is taken.
   Status InsertApp(const AppRecord& app);

@@ -113,7 +113,9 @@ class Supervisor {
       for (const ReplicaPlan& rp : plan_.replicas) dirs.push_back(rp.log_dir);
       dirs_ahead_ = std::make_unique<ReplicaDirs>(std::move(dirs));
     }
+    watchdog_.Hold();
     Apply(policy_.Start());
+    watchdog_.Flush();
     dirs_ahead_.reset();
     RecordStart(policy_.OnLaunched());
     SignalReady(ready_fd);
@@ -327,6 +329,8 @@ class Supervisor {
         gpu_note = nvml.error().message();
       }
       sampler_.emplace(procs_source_, gpus_.get());
+      // The start's burst is over: back to the store's usual checkpoints (RunSupervisor).
+      state_.SetWalCheckpointPages(StateStore::kWalCheckpointPages);
       char host[256] = {0};
       if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
       (void)state_.PutUsageMeta(app_.app_id, plan_.resource_interval, host, gpu_note);
@@ -366,30 +370,41 @@ class Supervisor {
     // The summary goes first: a reader that sees the terminal state must find it.
     WriteSummary(f);
     store_.RecordEnd(f.replicas, f.state, f.num_restarts, f.msg, f.structured_error);
+    state_.CheckpointWal();  // the start's and end's bursts of rows, now that no one waits for them
     watchdog_.Done();
     done_ = true;
   }
 
-  // TorchX's local scheduler leaves a summary JSON named SUCCESS in the app dir when it ends.
+  // TorchX's local scheduler leaves a summary JSON named SUCCESS in the app dir when it ends. Written
+  // as text (a fan-out's has thousands of fields), laid out as nlohmann's dump(2) of the object:
+  // keys sorted, two-space indents; strings escaped by nlohmann.
   void WriteSummary(const action::Finish& f) {
-    nlohmann::json roles = nlohmann::json::object();
-    for (size_t i = 0; i < f.replicas.size() && i < plan_.replicas.size(); ++i) {
-      const ReplicaRecord& r = f.replicas[i];
-      const ReplicaPlan& rp = plan_.replicas[i];
-      const fs::path dir(rp.log_dir);
-      roles[rp.role].push_back({{"replica_id", rp.replica_id},
-                                {"pid", r.pid},
-                                {"exitcode", r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json()},
-                                {"stdout", (dir / "stdout.log").string()},
-                                {"stderr", (dir / "stderr.log").string()},
-                                {"error_file", rp.error_file}});
+    auto str = [](const std::string& v) {
+      return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
+    std::map<std::string, std::vector<size_t>> by_role;
+    for (size_t i = 0; i < f.replicas.size() && i < plan_.replicas.size(); ++i)
+      by_role[plan_.replicas[i].role].push_back(i);
+    std::string text = fmt::format(
+        "{{\n  \"app_id\": {},\n  \"final_state\": {},\n  \"last_updated\": {},\n  \"log_dir\": {},\n  \"roles\": {{",
+        str(app_.app_id), str(std::string(specs::AppStateName(f.state))), nlohmann::json(clock_.EpochSeconds()).dump(),
+        str(plan_.app_dir));
+    bool first_role = true;
+    for (const auto& [role, indices] : by_role) {
+      text += fmt::format("{}\n    {}: [", first_role ? "" : ",", str(role));
+      first_role = false;
+      for (size_t k = 0; k < indices.size(); ++k) {
+        const ReplicaRecord& r = f.replicas[indices[k]];
+        const ReplicaPlan& rp = plan_.replicas[indices[k]];
+        text += fmt::format(
+            "{}\n      {{\n        \"error_file\": {},\n        \"exitcode\": {},\n        \"pid\": {},\n"
+            "        \"replica_id\": {},\n        \"stderr\": {},\n        \"stdout\": {}\n      }}",
+            k ? "," : "", str(rp.error_file), r.exit_code ? std::to_string(*r.exit_code) : "null", r.pid, rp.replica_id,
+            str(rp.log_dir + "/stderr.log"), str(rp.log_dir + "/stdout.log"));
+      }
+      text += indices.empty() ? "]" : "\n    ]";
     }
-    nlohmann::json j = {{"app_id", app_.app_id},
-                        {"log_dir", plan_.app_dir},
-                        {"final_state", std::string(specs::AppStateName(f.state))},
-                        {"last_updated", clock_.EpochSeconds()},
-                        {"roles", roles}};
-    std::string text = j.dump(2) + "\n";
+    text += by_role.empty() ? "}\n}\n" : "\n  }\n}\n";
     if (int fd = ::open((fs::path(plan_.app_dir) / "SUCCESS").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         fd >= 0) {
       (void)!::write(fd, text.data(), text.size());
@@ -421,6 +436,8 @@ class Supervisor {
 
 }  // namespace
 
+constexpr int kBurstCheckpointPages = 2000;
+
 int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd) {
   auto store = StateStore::Open(state_dir);
   if (!store) {
@@ -438,6 +455,10 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
     return 1;
   }
   (void)internal::CreatePrivateDirs(plan->app_dir);
+  // The start writes a row per replica two or three times: checkpointing the WAL in the middle
+  // would put its fsyncs between the launcher and RUNNING. Back to the usual threshold at the first
+  // resource sample, and a checkpoint after the end (Supervisor).
+  (*store)->SetWalCheckpointPages(kBurstCheckpointPages);
   CloneLauncher launcher;
   StateStoreWriter writer(**store, app_id);
   SystemClock clock;

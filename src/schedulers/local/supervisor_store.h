@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "schedulers/local/state_store.h"
@@ -56,42 +58,64 @@ class StateStoreWriter final : public SupervisorStore {
     (void)store_.SetAppState(app_id_, state, num_restarts, msg, structured_error).status();
   }
   void PutReplicas(const std::vector<ReplicaRecord>& replicas) override {
-    if (!replicas.empty()) (void)store_.PutReplicas(replicas);
+    std::vector<ReplicaRecord> rows = Unwritten(replicas);
+    if (!rows.empty() && store_.PutReplicas(rows).ok()) Written(rows);
   }
   // One transaction each (the store's PutReplicasAndState).
   void RecordReplicasAndState(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
                               const std::string& msg, const std::string& structured_error) override {
-    (void)store_.PutReplicasAndState(replicas, app_id_, state, num_restarts, msg, structured_error);
+    std::vector<ReplicaRecord> rows = Unwritten(replicas);
+    if (store_.PutReplicasAndState(rows, app_id_, state, num_restarts, msg, structured_error).ok()) Written(rows);
   }
+  // The end carries every replica's last row; most were written as each replica ended, and only
+  // the others are written again.
   void RecordEnd(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
                  const std::string& msg, const std::string& structured_error) override {
+    std::vector<ReplicaRecord> rows = Unwritten(replicas);
     auto deadline = std::chrono::steady_clock::now() + give_up_after_;
-    UntilWritten(deadline, [&] {
-      return store_.PutReplicasAndState(replicas, app_id_, state, num_restarts, msg, structured_error);
-    });
+    if (UntilWritten(deadline, [&] {
+          return store_.PutReplicasAndState(rows, app_id_, state, num_restarts, msg, structured_error);
+        })) {
+      Written(rows);
+    }
   }
 
  private:
   template <typename Write>
-  void UntilWritten(std::chrono::steady_clock::time_point deadline, const Write& write) {
+  bool UntilWritten(std::chrono::steady_clock::time_point deadline, const Write& write) {
     std::chrono::milliseconds backoff(100);
     for (Status s = write(); !s.ok(); s = write()) {
       if (std::chrono::steady_clock::now() >= deadline) {
         std::fprintf(stderr, "torchx-supervisor: %s: gave up recording the app's end: %s\n", app_id_.c_str(),
                      s.message().c_str());
-        return;
+        return false;
       }
       std::fprintf(stderr, "torchx-supervisor: %s: cannot record the app's end yet (retrying): %s\n", app_id_.c_str(),
                    s.message().c_str());
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, max_backoff_);
     }
+    return true;
+  }
+
+  std::vector<ReplicaRecord> Unwritten(const std::vector<ReplicaRecord>& replicas) const {
+    std::vector<ReplicaRecord> out;
+    out.reserve(replicas.size());
+    for (const ReplicaRecord& r : replicas) {
+      auto it = written_.find({r.role, r.replica_id});
+      if (it == written_.end() || !(it->second == r)) out.push_back(r);
+    }
+    return out;
+  }
+  void Written(const std::vector<ReplicaRecord>& rows) {
+    for (const ReplicaRecord& r : rows) written_[{r.role, r.replica_id}] = r;
   }
 
   StateStore& store_;
   std::string app_id_;
   std::chrono::milliseconds max_backoff_;
   std::chrono::milliseconds give_up_after_;
+  std::map<std::pair<std::string, int>, ReplicaRecord> written_;  // each replica's last row in the store
 };
 
 }  // namespace torchx::schedulers::local

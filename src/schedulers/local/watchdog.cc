@@ -88,13 +88,36 @@ void Watchdog::Start(const std::string& state_dir, const std::string& app_id, in
   fd_ = fds[1];
 }
 
-void Watchdog::ReplicaStarted(int pgid, const std::string& identity) { Tell(WatchdogReplicaLine(pgid, identity)); }
+void Watchdog::ReplicaStarted(int pgid, const std::string& identity) {
+  std::string line = WatchdogReplicaLine(pgid, identity) + "\n";
+  if (!held_) {
+    Tell(line);
+    return;
+  }
+  pending_ += line;
+  if (++pending_lines_ >= kBatchLines) {
+    Tell(pending_);
+    pending_.clear();
+    pending_lines_ = 0;
+  }
+}
 
-void Watchdog::Done() { Tell(kWatchdogDoneLine); }
+void Watchdog::Hold() { held_ = true; }
 
-void Watchdog::Tell(std::string_view line) {
+void Watchdog::Flush() {
+  held_ = false;
+  if (!pending_.empty()) Tell(pending_);
+  pending_.clear();
+  pending_lines_ = 0;
+}
+
+void Watchdog::Done() {
+  Flush();
+  Tell(std::string(kWatchdogDoneLine) + "\n");
+}
+
+void Watchdog::Tell(std::string_view text) {
   if (fd_ < 0) return;
-  std::string text = std::string(line) + "\n";
   const char* data = text.data();
   size_t n = text.size();
   while (n > 0) {

@@ -45,11 +45,21 @@ class Watchdog {
   /// fork) the supervisor still runs: readers detect its loss themselves.
   void Start(const std::string& state_dir, const std::string& app_id, int ready_fd);
   void ReplicaStarted(int pgid, const std::string& identity);
+  /// From Hold() to Flush(), replicas are told in batches of kBatchLines: starting many replicas
+  /// wakes the watchdog a few times rather than once per replica. A replica not yet told when
+  /// the supervisor is killed still dies with it (PDEATHSIG), only its children are not reached.
+  void Hold();
+  void Flush();
   void Done();
 
+  static constexpr int kBatchLines = 64;
+
  private:
-  void Tell(std::string_view line);
+  void Tell(std::string_view text);
   int fd_ = -1;
+  bool held_ = false;
+  std::string pending_;
+  int pending_lines_ = 0;
 };
 
 }  // namespace torchx::schedulers::local
