@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "core/pystr.h"
 #include "torchx/specs/macros.h"
 
@@ -134,12 +135,12 @@ ReplicaPlan ExpectedAfter(const ReplicaPlan& prev, int replica_id, const std::st
   return next;
 }
 
-// The plan's JSON is written as text (a fan-out's is thousands of strings): nlohmann escapes each
-// string, so the text is what dumping the equivalent object would give, keys in its sorted order.
+// The plan's JSON is written as text (a fan-out's is thousands of strings), each string as nlohmann
+// dumps it, so the text is what dumping the equivalent object would give, keys in its sorted order.
 class PlanWriter {
  public:
   std::string& out() { return out_; }
-  void Str(const std::string& s) { out_ += Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
+  void Str(const std::string& s) { ::torchx::internal::AppendJsonString(out_, s); }
   void Key(std::string_view key) {
     out_ += first_ ? "\"" : ",\"";
     out_ += key;

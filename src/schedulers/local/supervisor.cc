@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/daemon.h"
+#include "core/json_text.h"
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/event_loop.h"
@@ -377,10 +378,12 @@ class Supervisor {
 
   // TorchX's local scheduler leaves a summary JSON named SUCCESS in the app dir when it ends. Written
   // as text (a fan-out's has thousands of fields), laid out as nlohmann's dump(2) of the object:
-  // keys sorted, two-space indents; strings escaped by nlohmann.
+  // keys sorted, two-space indents, strings as it writes them (AppendJsonString).
   void WriteSummary(const action::Finish& f) {
     auto str = [](const std::string& v) {
-      return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      std::string out;
+      ::torchx::internal::AppendJsonString(out, v);
+      return out;
     };
     std::map<std::string, std::vector<size_t>> by_role;
     for (size_t i = 0; i < f.replicas.size() && i < plan_.replicas.size(); ++i)
