@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <string_view>
 
 #include <fstream>
@@ -46,6 +47,23 @@ std::string ProcessIdentity(int pid) {
   }
   size_t end = rest.find(' ', pos);
   return BootId() + ":" + std::string(rest.substr(pos, end - pos));
+}
+
+long long BoottimeNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+std::string NewChildIdentity(int pid, long long before_ns, long long after_ns) {
+  static const long long ns_per_tick = [] {
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 && 1000000000L % hz == 0 ? 1000000000LL / hz : 0LL;
+  }();
+  if (pid > 0 && ns_per_tick > 0 && before_ns >= 0 && before_ns / ns_per_tick == after_ns / ns_per_tick) {
+    return BootId() + ":" + std::to_string(before_ns / ns_per_tick);
+  }
+  return ProcessIdentity(pid);
 }
 
 bool IsSameProcess(int pid, const std::string& identity) {

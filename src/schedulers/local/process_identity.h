@@ -12,6 +12,16 @@ const std::string& BootId();
 /// The identity of a running (not zombie) process, or "" if there is none with that pid.
 std::string ProcessIdentity(int pid);
 
+/// The boot-time clock (CLOCK_BOOTTIME, what a process's start time in /proc is measured on), ns.
+long long BoottimeNs();
+
+/// The identity of child `pid`, created by a clone between BoottimeNs() readings `before_ns` and
+/// `after_ns`: the kernel stamped its start inside that interval, so when both readings fall in
+/// the same clock tick that tick is its start time, with no /proc read (a fan-out's starts read
+/// 500 fresh /proc entries otherwise); else ProcessIdentity(pid). Unlike ProcessIdentity, a
+/// child that has already exited (not yet reaped) still has its identity.
+std::string NewChildIdentity(int pid, long long before_ns, long long after_ns);
+
 /// Whether `pid` is still the process that had `identity`.
 bool IsSameProcess(int pid, const std::string& identity);
 

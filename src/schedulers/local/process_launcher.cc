@@ -182,9 +182,11 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   out[0] = MoveFdHigh(out[0]);
   err[0] = MoveFdHigh(err[0]);
   ChildArgs child{cached->second.c_str(), argv.data(), envp.data(), p.cwd.c_str(), out[1], err[1], getpid()};
+  long long started_before = -1;  // see NewChildIdentity
 #ifdef TORCHX_LAUNCH_WITH_FORK
   int errpipe[2] = {-1, -1};
   if (pipe2(errpipe, O_CLOEXEC) == 0) child.error_fd = errpipe[1];
+  started_before = BoottimeNs();
   pid_t pid = fork();
   if (pid == 0) ChildMain(&child);
   if (errpipe[1] >= 0) ::close(errpipe[1]);
@@ -200,6 +202,7 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   // already running: the child takes a copy of the low descriptors only (ChildMain).
   child.copy_below = static_cast<unsigned>(std::max(out[1], err[1])) + 1;
   char* stack_top = child_stack_.data() + child_stack_.size();
+  started_before = BoottimeNs();
   pid_t pid = clone(&ChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
 #endif
   ::close(out[1]);
@@ -212,7 +215,7 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   }
   LaunchedProcess proc;
   proc.pid = pid;
-  proc.identity = ProcessIdentity(pid);
+  proc.identity = NewChildIdentity(pid, started_before, BoottimeNs());
   proc.out_fd = out[0];
   proc.err_fd = err[0];
   fcntl(proc.out_fd, F_SETFL, O_NONBLOCK);
