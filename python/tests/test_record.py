@@ -114,3 +114,26 @@ def test_importing_the_runner_loads_no_dataclasses_inspect_or_json():
             "print(sorted(m for m in ('dataclasses', 'inspect', 'json', 'copy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_records_and_dataclasses_mixed_in_a_hierarchy():
+    @dataclasses.dataclass
+    class Middle(Point):
+        w: int = 5
+
+    @record
+    class Bottom(Middle):
+        v: int = 7
+
+    assert [f.name for f in fields_of(Bottom)] == ["x", "y", "tags", "label", "w", "v"]
+    b = Bottom(1, w=6)
+    assert (b.x, b.w, b.v) == (1, 6, 7)
+    assert [f.name for f in dataclasses.fields(b)] == ["x", "y", "tags", "label", "w", "v"]
+
+
+def test_copy_replace_and_a_record_holding_itself():
+    p = Point(1, tags=["a"])
+    assert p.__replace__(y=3) == Point(1, 3, ["a"])  # what copy.replace calls (3.13+)
+    q = Point(2)
+    q.tags.append(q)
+    assert repr(q) == "Point(x=2, y=0, tags=[...], label=None)"

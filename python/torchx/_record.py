@@ -18,6 +18,7 @@ made here instead:
 A method the class defines itself is kept, as ``@dataclass`` does.
 """
 
+import reprlib
 from typing import Any, Callable, ClassVar, Dict, List, Tuple
 
 _MISSING: Any = object()
@@ -83,12 +84,40 @@ def _is_classvar(tp: Any) -> bool:
     return tp is ClassVar or getattr(tp, "__origin__", None) is ClassVar
 
 
+def _from_dataclass(base: type) -> Tuple[Field, ...]:
+    # A @dataclass between records (a record subclassing a dataclass subclass of a record): its
+    # own fields, as records keep them.
+    import dataclasses
+
+    out = []
+    for f in dataclasses.fields(base):
+        mine = Field(f.default if f.default is not dataclasses.MISSING else _MISSING,
+                     f.default_factory if f.default_factory is not dataclasses.MISSING else _MISSING,
+                     bool(f.kw_only))
+        mine.name, mine.type = f.name, f.type
+        out.append(mine)
+    return tuple(out)
+
+
+def _own_annotations(cls: type) -> Dict[str, Any]:
+    # The class's own annotations: in its __dict__ up to 3.13; from 3.14 they are made on first
+    # read of the attribute (which, since 3.10, never falls through to a base class's).
+    own = cls.__dict__.get("__annotations__")
+    return dict(own) if own is not None else dict(getattr(cls, "__annotations__", None) or {})
+
+
 def _collect(cls: type) -> Tuple[Field, ...]:
     by_name: Dict[str, Field] = {}
     for base in reversed(cls.__mro__[1:]):
-        for f in base.__dict__.get("__record_fields__", ()):
+        if "__record_fields__" in base.__dict__:
+            inherited: Tuple[Field, ...] = base.__dict__["__record_fields__"]
+        elif isinstance(base.__dict__.get("__dataclass_fields__"), dict):
+            inherited = _from_dataclass(base)
+        else:
+            continue
+        for f in inherited:
             by_name[f.name] = f
-    for name, tp in cls.__dict__.get("__annotations__", {}).items():
+    for name, tp in _own_annotations(cls).items():
         if _is_classvar(tp):
             continue
         value = cls.__dict__.get(name, _MISSING)
@@ -187,6 +216,7 @@ class _LazyDataclassFields:
         return out
 
 
+@reprlib.recursive_repr()  # a record that holds itself prints "..." there, as a dataclass does
 def _repr(self: Any) -> str:
     parts = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields_of(type(self)))
     return f"{type(self).__qualname__}({parts})"
@@ -197,6 +227,12 @@ def _eq(self: Any, other: Any) -> Any:
         return NotImplemented
     names = [f.name for f in fields_of(type(self))]
     return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+
+
+def _replace(self: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(self, **changes)
 
 
 def record(cls: type) -> type:
@@ -212,6 +248,8 @@ def record(cls: type) -> type:
         cls.__eq__ = _eq  # type: ignore[assignment]
     if not explicit_hash:
         cls.__hash__ = None  # type: ignore[assignment]
+    if "__replace__" not in own:  # copy.replace (3.13)
+        cls.__replace__ = _replace  # type: ignore[attr-defined]
     if "__match_args__" not in own:
         cls.__match_args__ = tuple(f.name for f in fields_of(cls) if not f.kw_only)  # type: ignore[attr-defined,misc]
     cls.__dataclass_fields__ = _LazyDataclassFields(cls)  # type: ignore[attr-defined]
