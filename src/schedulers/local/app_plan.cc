@@ -284,10 +284,11 @@ Result<AppPlan> AppPlanFromJson(const std::string& json) {
     Json j = Json::parse(json);
     AppPlan plan;
     int version = j.value("plan_version", 1);
-    if (version < 1 || version > kPlanVersion) {
+    if (version > kPlanVersion) {
       return InternalError(
           fmt::format("local: app plan version {} is newer than this torchx reads ({})", version, kPlanVersion));
     }
+    if (version < 1) return InternalError(fmt::format("local: corrupt app plan: plan_version {}", version));
     plan.app_id = j.at("app_id");
     plan.app_dir = j.at("app_dir");
     plan.kill_grace_seconds = j.at("kill_grace_seconds");

@@ -121,9 +121,13 @@ class Supervisor {
     RecordStart(policy_.OnLaunched());
     SignalReady(ready_fd);
     RedirectDiagnostics(plan_.app_dir);
-    // The first sample soon after the start, so that a short job has one too.
-    if (plan_.resource_interval > 0)
+    // The first sample soon after the start, so that a short job has one too. It also ends the
+    // start's burst of writes (RunSupervisor): without samples, that is now.
+    if (plan_.resource_interval > 0) {
       loop_->StartTicker(std::min(1.0, plan_.resource_interval), plan_.resource_interval);
+    } else {
+      state_.SetWalCheckpointPages(StateStore::kWalCheckpointPages);
+    }
     Loop();
     return 0;
   }
@@ -371,8 +375,9 @@ class Supervisor {
     // The summary goes first: a reader that sees the terminal state must find it.
     WriteSummary(f);
     store_.RecordEnd(f.replicas, f.state, f.num_restarts, f.msg, f.structured_error);
-    state_.CheckpointWal();  // the start's and end's bursts of rows, now that no one waits for them
+    // The watchdog first: it records a supervisor that dies before "done" as FAILED.
     watchdog_.Done();
+    state_.CheckpointWal();  // the start's and end's bursts of rows, now that no one waits for them
     done_ = true;
   }
 

@@ -98,12 +98,22 @@ class StateStoreWriter final : public SupervisorStore {
     return true;
   }
 
+  // The rows that change the store, in order: each compared with the row before it for the same
+  // replica, in this batch or else the last one written.
   std::vector<ReplicaRecord> Unwritten(const std::vector<ReplicaRecord>& replicas) const {
     std::vector<ReplicaRecord> out;
     out.reserve(replicas.size());
+    std::map<std::pair<std::string, int>, const ReplicaRecord*> in_batch;
     for (const ReplicaRecord& r : replicas) {
-      auto it = written_.find({r.role, r.replica_id});
-      if (it == written_.end() || !(it->second == r)) out.push_back(r);
+      std::pair<std::string, int> key{r.role, r.replica_id};
+      const ReplicaRecord* before = nullptr;
+      if (auto b = in_batch.find(key); b != in_batch.end()) {
+        before = b->second;
+      } else if (auto w = written_.find(key); w != written_.end()) {
+        before = &w->second;
+      }
+      if (!before || !(*before == r)) out.push_back(r);
+      in_batch[key] = &r;
     }
     return out;
   }

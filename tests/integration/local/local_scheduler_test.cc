@@ -15,6 +15,7 @@
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/local_scheduler.h"
 #include "schedulers/local/state_store.h"
+#include "schedulers/local/supervisor_store.h"
 #include "testing/local_env.h"
 #include "testing/registry.h"
 #include "testing/status_matchers.h"
@@ -314,6 +315,21 @@ struct Pids {
   std::vector<int> replicas;
 };
 
+// An app's record as a test writes it straight into the store (no plan, no supervisor).
+schedulers::local::AppRecord Recorded(const testing::LocalSchedulerEnv& env, const std::string& app_id,
+                                      const specs::AppDef& app, AppState state) {
+  schedulers::local::AppRecord a;
+  a.app_id = app_id;
+  a.session = "torchx";
+  a.name = app.name;
+  a.appdef_json = specs::AppDefToJson(app);
+  a.plan_json = "{}";
+  a.app_dir = env.state_dir() + "/logs/torchx/" + app_id;
+  a.state = state;
+  a.created = a.updated = schedulers::local::NowSeconds();
+  return a;
+}
+
 Pids PidsOf(const testing::LocalSchedulerEnv& env, const std::string& handle) {
   auto store = schedulers::local::StateStore::Open(env.state_dir());
   Pids p;
@@ -406,17 +422,10 @@ TEST_F(LocalSchedulerTest, AppFromBeforeARebootIsReportedFailed) {
   // What a reboot leaves behind: a RUNNING record whose supervisor identity has another boot id.
   auto store = schedulers::local::StateStore::Open(env_.state_dir());
   ASSERT_THAT(store, IsOk());
-  schedulers::local::AppRecord a;
-  a.app_id = "rebooted-1";
-  a.session = "torchx";
-  a.name = "rebooted";
-  a.appdef_json = specs::AppDefToJson(App({ShRole("s", "sleep 100")}, "rebooted"));
-  a.plan_json = "{}";
-  a.app_dir = env_.state_dir() + "/logs/torchx/rebooted-1";
-  a.state = AppState::kRunning;
+  schedulers::local::AppRecord a =
+      Recorded(env_, "rebooted-1", App({ShRole("s", "sleep 100")}, "rebooted"), AppState::kRunning);
   a.supervisor_pid = getpid();  // a live pid: only the boot id tells it is not ours
   a.supervisor_start = "00000000-0000-0000-0000-000000000000:12345";
-  a.created = a.updated = schedulers::local::NowSeconds();
   ASSERT_THAT((*store)->InsertApp(a), IsOk());
   auto status = runner_.Status("local_cwd://torchx/rebooted-1");
   ASSERT_THAT(status, IsOk());
@@ -456,6 +465,44 @@ TEST_F(LocalSchedulerTest, CancelBeforeTheSupervisorStartsIsNotLost) {
   ASSERT_TRUE(status);
   EXPECT_EQ(status->state, AppState::kCancelled);
   EXPECT_FALSE(fs::exists(marker)) << "a replica ran after the cancel";
+}
+
+// The supervisor's writer leaves out rows the store already has, and a batch that moves a replica
+// through two rows ends at the second whatever was written before.
+TEST_F(LocalSchedulerTest, TheStoreWriterSkipsOnlyRowsTheStoreHas) {
+  auto store = schedulers::local::StateStore::Open(env_.state_dir());
+  ASSERT_THAT(store, IsOk());
+  ASSERT_THAT((*store)->InsertApp(Recorded(env_, "rows-1", App({ShRole("s", "true")}, "rows"), AppState::kRunning)),
+              IsOk());
+  schedulers::local::StateStoreWriter writer(**store, "rows-1");
+  auto row = [](AppState state, std::optional<int> code) {
+    schedulers::local::ReplicaRecord r;
+    r.app_id = "rows-1";
+    r.role = "s";
+    r.pid = 4242;
+    r.state = state;
+    r.exit_code = code;
+    return r;
+  };
+  auto stored = [&] {
+    auto rows = (*store)->GetReplicas("rows-1");
+    EXPECT_THAT(rows, IsOk());
+    EXPECT_EQ(rows->size(), 1u);
+    return rows->empty() ? AppState::kUnknown : rows->front().state;
+  };
+  writer.RecordReplicasAndState({row(AppState::kRunning, std::nullopt)}, AppState::kRunning, 0, "", "<NONE>");
+  EXPECT_EQ(stored(), AppState::kRunning);
+  writer.PutReplicas({row(AppState::kSucceeded, 0)});
+  EXPECT_EQ(stored(), AppState::kSucceeded);
+  // RUNNING then SUCCEEDED again in one batch: the RUNNING row differs from what was written, and
+  // the SUCCEEDED after it from the RUNNING before it: both go, the last one stays.
+  writer.PutReplicas({row(AppState::kRunning, std::nullopt), row(AppState::kSucceeded, 0)});
+  EXPECT_EQ(stored(), AppState::kSucceeded);
+  writer.RecordEnd({row(AppState::kSucceeded, 0)}, AppState::kSucceeded, 0, "", "<NONE>");
+  EXPECT_EQ(stored(), AppState::kSucceeded);
+  auto app = (*store)->GetApp("rows-1");
+  ASSERT_TRUE(app.ok() && *app);
+  EXPECT_EQ((*app)->state, AppState::kSucceeded);
 }
 
 TEST_F(LocalSchedulerTest, SupervisorIdlesWithoutCpu) {
