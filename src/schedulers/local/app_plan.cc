@@ -16,6 +16,13 @@ namespace {
 
 using Json = nlohmann::json;
 
+// TorchX's layout: <app_dir>/<role>/<replica_id>, the error file in it.
+std::string StandardLogDir(const std::string& app_dir, const std::string& role, int replica_id) {
+  return (std::filesystem::path(app_dir) / role / std::to_string(replica_id)).string();
+}
+
+std::string ErrorFileIn(const std::string& log_dir) { return (std::filesystem::path(log_dir) / "error.json").string(); }
+
 std::string JoinPath(std::vector<std::string> parts) {
   std::string out;
   for (const std::string& p : parts) {
@@ -71,8 +78,8 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
       rp.role = role.name;
       rp.replica_id = i;
       rp.cwd = cwd;
-      rp.log_dir = (std::filesystem::path(plan.app_dir) / role.name / std::to_string(i)).string();
-      rp.error_file = (std::filesystem::path(rp.log_dir) / "error.json").string();
+      rp.log_dir = StandardLogDir(plan.app_dir, role.name, i);
+      rp.error_file = ErrorFileIn(rp.log_dir);
       rp.argv.push_back(r.entrypoint);
       rp.argv.insert(rp.argv.end(), r.args.begin(), r.args.end());
       rp.env = r.env;
@@ -111,10 +118,6 @@ namespace {
 // on every start. Version 1 plans (every field of every replica) still read.
 constexpr int kPlanVersion = 2;
 
-std::string StandardLogDir(const std::string& app_dir, const std::string& role, int replica_id) {
-  return (std::filesystem::path(app_dir) / role / std::to_string(replica_id)).string();
-}
-
 // Replica `replica_id` of `prev`'s role as `prev` predicts it: the same command, working directory and
 // environment; its own log directory and error file where `prev` had the standard ones, and any
 // variable that named `prev`'s error file or log directory naming its own.
@@ -123,8 +126,7 @@ ReplicaPlan ExpectedAfter(const ReplicaPlan& prev, int replica_id, const std::st
   next.replica_id = replica_id;
   std::string prev_standard = StandardLogDir(app_dir, prev.role, prev.replica_id);
   if (prev.log_dir == prev_standard) next.log_dir = StandardLogDir(app_dir, prev.role, replica_id);
-  if (prev.error_file == (std::filesystem::path(prev_standard) / "error.json").string())
-    next.error_file = (std::filesystem::path(next.log_dir) / "error.json").string();
+  if (prev.error_file == ErrorFileIn(prev_standard)) next.error_file = ErrorFileIn(next.log_dir);
   for (auto& [k, v] : next.env) {
     if (v == prev.error_file) {
       v = next.error_file;
@@ -141,10 +143,16 @@ class PlanWriter {
  public:
   std::string& out() { return out_; }
   void Str(const std::string& s) { ::torchx::internal::AppendJsonString(out_, s); }
-  void Key(std::string_view key) {
+  void Key(std::string_view key) {  // a key that needs no escaping
     out_ += first_ ? "\"" : ",\"";
     out_ += key;
     out_ += "\":";
+    first_ = false;
+  }
+  void StrKey(const std::string& key) {
+    if (!first_) out_ += ',';
+    Str(key);
+    out_ += ':';
     first_ = false;
   }
   void Open() {
@@ -166,11 +174,8 @@ class PlanWriter {
   void Env(const std::map<std::string, std::string>& env) {
     Open();
     for (const auto& [k, v] : env) {
-      out_ += first_ ? "" : ",";
-      Str(k);
-      out_ += ':';
+      StrKey(k);
       Str(v);
-      first_ = false;
     }
     Close();
   }
@@ -180,16 +185,20 @@ class PlanWriter {
   bool first_ = true;
 };
 
+// Every field without `expected`; with it, only what differs from it (the stored form).
 void WriteReplica(PlanWriter& w, const ReplicaPlan& r, const ReplicaPlan* expected) {
+  auto differs = [&](auto member) { return !expected || r.*member != expected->*member; };
+  auto str = [&](std::string_view key, std::string ReplicaPlan::*member) {
+    if (!differs(member)) return;
+    w.Key(key);
+    w.Str(r.*member);
+  };
   w.Open();
-  if (!expected || r.argv != expected->argv) {
+  if (differs(&ReplicaPlan::argv)) {
     w.Key("argv");
     w.Strings(r.argv);
   }
-  if (!expected || r.cwd != expected->cwd) {
-    w.Key("cwd");
-    w.Str(r.cwd);
-  }
+  str("cwd", &ReplicaPlan::cwd);
   if (!expected) {
     w.Key("env");
     w.Env(r.env);
@@ -212,14 +221,8 @@ void WriteReplica(PlanWriter& w, const ReplicaPlan& r, const ReplicaPlan* expect
       w.Strings(unset);
     }
   }
-  if (!expected || r.error_file != expected->error_file) {
-    w.Key("error_file");
-    w.Str(r.error_file);
-  }
-  if (!expected || r.log_dir != expected->log_dir) {
-    w.Key("log_dir");
-    w.Str(r.log_dir);
-  }
+  str("error_file", &ReplicaPlan::error_file);
+  str("log_dir", &ReplicaPlan::log_dir);
   w.Key("replica_id");
   w.out() += std::to_string(r.replica_id);
   w.Key("role");
@@ -262,11 +265,13 @@ std::string PlanJson(const AppPlan& plan, bool stored) {
   w.Key("roles");
   w.Open();
   for (const auto& [name, p] : plan.roles) {
-    w.out() += w.out().back() == '{' ? "" : ",";
-    w.Str(name);
-    w.out() += fmt::format(":{{\"max_retries\":{},\"retry_policy\":", p.max_retries);
+    w.StrKey(name);
+    w.Open();
+    w.Key("max_retries");
+    w.out() += std::to_string(p.max_retries);
+    w.Key("retry_policy");
     w.Str(std::string(specs::RetryPolicyName(p.retry_policy)));
-    w.out() += '}';
+    w.Close();
   }
   w.Close();
   w.Close();

@@ -410,7 +410,7 @@ class Supervisor {
             k ? "," : "", str(rp.error_file), r.exit_code ? std::to_string(*r.exit_code) : "null", r.pid, rp.replica_id,
             str(rp.log_dir + "/stderr.log"), str(rp.log_dir + "/stdout.log"));
       }
-      text += indices.empty() ? "]" : "\n    ]";
+      text += "\n    ]";  // a role here has a replica
     }
     text += by_role.empty() ? "}\n}\n" : "\n  }\n}\n";
     if (int fd = ::open((fs::path(plan_.app_dir) / "SUCCESS").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -442,9 +442,9 @@ class Supervisor {
   std::unique_ptr<ReplicaDirs> dirs_ahead_;  // while Run starts the replicas
 };
 
-}  // namespace
+constexpr int kBurstCheckpointPages = 2000;  // the WAL's checkpoint threshold while a start's rows are written
 
-constexpr int kBurstCheckpointPages = 2000;
+}  // namespace
 
 int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd) {
   auto store = StateStore::Open(state_dir);
