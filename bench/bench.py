@@ -603,7 +603,7 @@ def main():
             sections[name]()
             print(f"[{name}: {time.perf_counter() - t:.0f} s]", file=sys.stderr, flush=True)
     finally:
-        subprocess.run(["pkill", "-f", f"torchx-supervisor {bench.tmp}"], check=False)
+        subprocess.run(["pkill", "-f", f"torchx-supervisor .*{bench.tmp}"], check=False)
         shutil.rmtree(bench.tmp, ignore_errors=True)
     table = bench.table()
     print(table)

@@ -32,10 +32,12 @@
 #include "core/helper_exe.h"
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
+#include "schedulers/local/detached_start.h"
 #include "schedulers/local/failure_cause.h"
 #include "schedulers/local/helpers.h"
 #include "schedulers/local/log_file_reader.h"
 #include "schedulers/local/process_identity.h"
+#include "schedulers/local/replica_logs.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
 
@@ -101,6 +103,9 @@ Result<StateStore*> LocalScheduler::Store(const std::string& state_dir) {
   auto it = stores_.find(state_dir);
   if (it != stores_.end()) return it->second.get();
   TORCHX_ASSIGN_OR_RETURN(auto store, StateStore::Open(state_dir));
+  // Checkpoints are the supervisors' (they write the most, off anyone's path): a `run` commits
+  // its app without checkpointing the WAL unless it has grown to four times their threshold.
+  store->SetWalCheckpointPages(4 * StateStore::kWalCheckpointPages);
   return stores_.emplace(state_dir, std::move(store)).first->second.get();
 }
 
@@ -167,7 +172,10 @@ Result<DryRunInfo> LocalScheduler::DoDryRun(const specs::AppDef& app, const spec
 Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   std::string state_dir = RecordedStateDir(info.cfg);
   if (state_dir.empty()) state_dir = default_state_dir_;
-  TORCHX_ASSIGN_OR_RETURN(std::string supervisor, FindSupervisor());
+  if (supervisor_.empty()) {
+    TORCHX_ASSIGN_OR_RETURN(supervisor_, FindSupervisor());
+  }
+  const std::string& supervisor = supervisor_;
   TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(state_dir));
   std::optional<AppPlan> planned;
   if (planned_ && info.payload == planned_payload_) {
@@ -192,11 +200,13 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   rec.app_dir = plan.app_dir;
   rec.state = AppState::kSubmitted;
   rec.created = rec.updated = NowSeconds();
-  TORCHX_RETURN_IF_ERROR(store->InsertApp(rec));
+  // A redirect to an app that is not there yet (or never will be) finds nothing.
   if (state_dir != default_state_dir_) {
     TORCHX_ASSIGN_OR_RETURN(StateStore * def, Store(default_state_dir_));
     TORCHX_RETURN_IF_ERROR(def->PutRedirect(rec.app_id, state_dir));
   }
+  if (StartsDetached(plan)) return ScheduleDetached(*store, supervisor, state_dir, plan, std::move(rec));
+  TORCHX_RETURN_IF_ERROR(store->InsertApp(rec));
 
   // The supervisor starts in its own session with no terminal and no inherited stdio, forks
   // once more, and its first process exits as soon as the app is running: reaping it here
@@ -227,6 +237,30 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
     (void)store->SetAppState(rec.app_id, AppState::kFailed, 0, why, "<NONE>");
     return UnavailableError(fmt::format("local: {}", why));
   }
+  return rec.app_id;
+}
+
+// A small app: its replicas and supervisor started here (detached_start.h), then the app recorded
+// RUNNING with both in one transaction, then the supervisor told to take over. Until then nothing
+// runs that could outlive a failure here: the supervisor stops the replicas unless told.
+Result<std::string> LocalScheduler::ScheduleDetached(StateStore& store, const std::string& supervisor,
+                                                     const std::string& state_dir, const AppPlan& plan, AppRecord rec) {
+  // The replica's error file is in its directory: there before it starts.
+  for (const auto& [role, _] : plan.roles) (void)internal::CreatePrivateDirs((fs::path(plan.app_dir) / role).string());
+  for (const ReplicaPlan& rp : plan.replicas) MakeReplicaDir(rp.log_dir);
+  TORCHX_ASSIGN_OR_RETURN(auto started, StartDetached(supervisor, state_dir, rec.app_id, plan));
+  rec.state = AppState::kRunning;
+  rec.supervisor_pid = started->supervisor_pid();
+  rec.supervisor_start = started->supervisor_identity();
+  std::vector<ReplicaRecord> rows;
+  rows.reserve(plan.replicas.size());
+  for (size_t i = 0; i < plan.replicas.size(); ++i) {
+    const DetachedReplica& r = started->replicas()[i];
+    rows.push_back({rec.app_id, plan.replicas[i].role, plan.replicas[i].replica_id, 0, r.pid, r.identity,
+                    AppState::kRunning, std::nullopt, "<NONE>"});
+  }
+  TORCHX_RETURN_IF_ERROR(store.InsertStartedApp(rec, rows));  // else abandoned: the supervisor stops them
+  started->Commit();
   return rec.app_id;
 }
 

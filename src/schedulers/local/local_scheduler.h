@@ -59,6 +59,8 @@ class LocalScheduler : public Scheduler {
     AppRecord app;
   };
   Result<StateStore*> Store(const std::string& state_dir);
+  Result<std::string> ScheduleDetached(StateStore& store, const std::string& supervisor, const std::string& state_dir,
+                                       const AppPlan& plan, AppRecord rec);
   Result<std::optional<Found>> Find(const std::string& app_id);
   /// Marks a non-terminal app whose supervisor is gone (killed, or the host rebooted) as FAILED
   /// with the reason, and stops its replicas. Re-reads the record.
@@ -67,6 +69,7 @@ class LocalScheduler : public Scheduler {
   std::string default_state_dir_;
   const devices::DeviceSource* devices_;
   std::map<std::string, std::unique_ptr<StateStore>> stores_;
+  std::string supervisor_;  // FindSupervisor's answer, once found
   // The last dry run's request and the plan it was made from: Schedule of that request (what `run`
   // does) takes the plan as is instead of parsing it back; an edited request is parsed.
   std::string planned_payload_;

@@ -2,10 +2,8 @@
 #include "schedulers/local/process_launcher.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "schedulers/local/process_identity.h"
+#include "schedulers/local/replica_child.h"
 
 extern char** environ;
 
@@ -30,56 +29,6 @@ extern char** environ;
 #endif
 
 namespace torchx::schedulers::local {
-namespace {
-
-// What the child of Launch needs; it lives in the supervisor's memory, which a CLONE_VM child
-// shares, so the child reports an exec failure by writing `error` before it exits.
-struct ChildArgs {
-  const char* path;
-  char* const* argv;
-  char* const* envp;
-  const char* cwd;
-  int out_fd;
-  int err_fd;
-  pid_t supervisor;
-  unsigned copy_below = 0;  ///< a CLONE_FILES child takes a table of the descriptors below this
-  int error = 0;
-  int error_fd = -1;  ///< a forked child writes `error` here (TORCHX_LAUNCH_WITH_FORK)
-};
-
-[[noreturn]] void ChildFailed(ChildArgs* a) {
-  a->error = errno;
-  if (a->error_fd >= 0) (void)!::write(a->error_fd, &a->error, sizeof(a->error));
-  _exit(127);
-}
-
-// Runs in the child between clone and exec. It shares the parent's memory (the parent is
-// suspended until exec or exit), so it only makes system calls.
-int ChildMain(void* p) {
-  auto* a = static_cast<ChildArgs*>(p);
-  // Started sharing the supervisor's descriptor table (CLONE_FILES): its own copy of the low
-  // descriptors only (its pipes are there; every long-lived one is at kHighFds or above) before
-  // anything changes a descriptor. Where the kernel cannot (before 5.9), a copy of the whole table.
-  if (a->copy_below > 0 && close_range(a->copy_below, ~0U, CLOSE_RANGE_UNSHARE) != 0 && unshare(CLONE_FILES) != 0) {
-    _exit(127);  // still sharing: nothing below may run
-  }
-  setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // replica leaders never outlive a killed supervisor
-  if (getppid() != a->supervisor) _exit(127);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigaction(SIGPIPE, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0) ChildFailed(a);
-  if (chdir(a->cwd) != 0) ChildFailed(a);
-  execve(a->path, a->argv, a->envp);
-  ChildFailed(a);
-}
-
-}  // namespace
 
 int MoveFdHigh(int fd) {
   if (fd < 0 || fd >= kHighFds) return fd;
@@ -136,15 +85,7 @@ const std::vector<char*>& CloneLauncher::InheritedEnv(const std::map<std::string
   return inherited_.emplace(std::move(names), std::move(entries)).first->second;
 }
 
-Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return InternalError(fmt::format("cannot create pipes: {}", strerror(errno)));
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    int saved = errno;
-    ::close(out[0]);
-    ::close(out[1]);
-    return InternalError(fmt::format("cannot create pipes: {}", strerror(saved)));
-  }
+void CloneLauncher::Prepare(const ReplicaPlan& p, ReplicaExec& exec) {
   // The supervisor's environment (the submitter's) with the replica's variables on top, as
   // TorchX's Popen: the replica's PATH goes before the environment's, and Python output is
   // unbuffered unless someone said otherwise.
@@ -155,40 +96,53 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
                          : env_path.empty()        ? path_it->second
                          : path_it->second.empty() ? env_path
                                                    : path_it->second + ":" + env_path;
-  std::vector<std::string> overrides;
-  overrides.reserve(p.env.size() + 2);
+  exec.overrides.reserve(p.env.size() + 2);
   for (const auto& [k, v] : p.env) {
-    if (k != "PATH") overrides.push_back(k + "=" + v);
+    if (k != "PATH") exec.overrides.push_back(k + "=" + v);
   }
-  if (path_it != p.env.end() || base_path != base_env_.end()) overrides.push_back("PATH=" + path_var);
+  if (path_it != p.env.end() || base_path != base_env_.end()) exec.overrides.push_back("PATH=" + path_var);
   if (!p.env.count("PYTHONUNBUFFERED") && !base_env_.count("PYTHONUNBUFFERED"))
-    overrides.push_back("PYTHONUNBUFFERED=x");
+    exec.overrides.push_back("PYTHONUNBUFFERED=x");
   const std::vector<char*>& inherited = InheritedEnv(p.env);
-  std::vector<char*> envp, argv;
-  envp.reserve(inherited.size() + overrides.size() + 1);
-  envp.insert(envp.end(), inherited.begin(), inherited.end());
-  for (std::string& e : overrides) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  exec.envp.reserve(inherited.size() + exec.overrides.size() + 1);
+  exec.envp.insert(exec.envp.end(), inherited.begin(), inherited.end());
+  for (std::string& e : exec.overrides) exec.envp.push_back(e.data());
+  exec.envp.push_back(nullptr);
   // execve takes `char* const*` but writes nothing through it.
-  argv.reserve(p.argv.size() + 1);
-  for (const std::string& a : p.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  exec.argv.reserve(p.argv.size() + 1);
+  for (const std::string& a : p.argv) exec.argv.push_back(const_cast<char*>(a.c_str()));
+  exec.argv.push_back(nullptr);
   std::string key = p.argv[0] + '\0' + path_var + '\0' + p.cwd;
   auto cached = resolved_.find(key);
   if (cached == resolved_.end()) cached = resolved_.emplace(key, ResolveProgram(p.argv[0], path_var, p.cwd)).first;
+  exec.path = cached->second;
+}
+
+Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return InternalError(fmt::format("cannot create pipes: {}", strerror(errno)));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    int saved = errno;
+    ::close(out[0]);
+    ::close(out[1]);
+    return InternalError(fmt::format("cannot create pipes: {}", strerror(saved)));
+  }
+  ReplicaExec exec;
+  Prepare(p, exec);
 
   // The read ends live as long as the replica: up among the high descriptors, out of what the
   // next replica's child copies.
   out[0] = MoveFdHigh(out[0]);
   err[0] = MoveFdHigh(err[0]);
-  ChildArgs child{cached->second.c_str(), argv.data(), envp.data(), p.cwd.c_str(), out[1], err[1], getpid()};
+  ReplicaChildArgs child{exec.path.c_str(), exec.argv.data(), exec.envp.data(), p.cwd.c_str(), out[1], err[1],
+                         getpid()};
   long long started_before = -1;  // see NewChildIdentity
 #ifdef TORCHX_LAUNCH_WITH_FORK
   int errpipe[2] = {-1, -1};
   if (pipe2(errpipe, O_CLOEXEC) == 0) child.error_fd = errpipe[1];
   started_before = BoottimeNs();
   pid_t pid = fork();
-  if (pid == 0) ChildMain(&child);
+  if (pid == 0) ReplicaChildMain(&child);
   if (errpipe[1] >= 0) ::close(errpipe[1]);
   if (pid > 0 && errpipe[0] >= 0 && ::read(errpipe[0], &child.error, sizeof(child.error)) != sizeof(child.error)) {
     child.error = 0;  // the pipe closed at exec: the program started
@@ -199,11 +153,11 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   // holds the exec error; CLONE_VM: no page tables to copy, unlike fork; CLONE_FILES: no
   // descriptor table to copy either. With a replica's two pipes per running replica, copying the
   // table (and closing it again at exec) made each start cost in proportion to the replicas
-  // already running: the child takes a copy of the low descriptors only (ChildMain).
+  // already running: the child takes a copy of the low descriptors only (ReplicaChildMain).
   child.copy_below = static_cast<unsigned>(std::max(out[1], err[1])) + 1;
   char* stack_top = child_stack_.data() + child_stack_.size();
   started_before = BoottimeNs();
-  pid_t pid = clone(&ChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
+  pid_t pid = clone(&ReplicaChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
 #endif
   ::close(out[1]);
   ::close(err[1]);
@@ -220,9 +174,19 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   proc.err_fd = err[0];
   fcntl(proc.out_fd, F_SETFL, O_NONBLOCK);
   fcntl(proc.err_fd, F_SETFL, O_NONBLOCK);
-  if (child.error != 0) {
-    proc.exec_error = fmt::format("cannot start `{}` in {}: {}", p.argv[0], p.cwd, strerror(child.error));
-  }
+  if (child.error != 0) proc.exec_error = ExecErrorText(p, child.error);
+  return proc;
+}
+
+std::string ExecErrorText(const ReplicaPlan& replica, int err) {
+  return fmt::format("cannot start `{}` in {}: {}", replica.argv[0], replica.cwd, strerror(err));
+}
+
+Result<LaunchedProcess> AdoptingLauncher::Launch(const ReplicaPlan& replica) {
+  auto it = adopted_.find({replica.role, replica.replica_id});
+  if (it == adopted_.end()) return next_.Launch(replica);
+  LaunchedProcess proc = std::move(it->second);
+  adopted_.erase(it);
   return proc;
 }
 

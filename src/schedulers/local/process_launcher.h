@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedulers/local/app_plan.h"
@@ -35,10 +36,25 @@ class ProcessLauncher {
   virtual void SignalGroup(int pgid, const std::string& identity, int sig) = 0;
 };
 
+/// What execve needs to start one replica: the program its PATH finds, its argv (pointing into the
+/// plan's strings) and its environment. Filled in place: `envp` points into `overrides`.
+struct ReplicaExec {
+  ReplicaExec() = default;
+  ReplicaExec(const ReplicaExec&) = delete;
+  ReplicaExec& operator=(const ReplicaExec&) = delete;
+  std::string path;
+  std::vector<char*> argv;
+  std::vector<std::string> overrides;  ///< the replica's variables, its PATH, PYTHONUNBUFFERED
+  std::vector<char*> envp;
+};
+
 class CloneLauncher final : public ProcessLauncher {
  public:
   CloneLauncher();
   Result<LaunchedProcess> Launch(const ReplicaPlan& replica) override;
+  /// The exec of `replica` as Launch makes it: this process's environment (the submitter's) with
+  /// the replica's variables on top, its PATH before the environment's, as TorchX's Popen.
+  void Prepare(const ReplicaPlan& replica, ReplicaExec& exec);
   void SignalGroup(int pgid, const std::string& identity, int sig) override;
 
  private:
@@ -49,6 +65,25 @@ class CloneLauncher final : public ProcessLauncher {
   std::map<std::string, std::string> resolved_;          // program lookups, see ResolveProgram
   std::vector<char> child_stack_;
 };
+
+/// Hands out processes started before the supervisor (a small app's replicas, started by the
+/// caller of `run`: detached_start.h) for their replicas' first launch; every other launch goes
+/// to `next`.
+class AdoptingLauncher final : public ProcessLauncher {
+ public:
+  /// `adopted`: by (role, replica id).
+  AdoptingLauncher(ProcessLauncher& next, std::map<std::pair<std::string, int>, LaunchedProcess> adopted)
+      : next_(next), adopted_(std::move(adopted)) {}
+  Result<LaunchedProcess> Launch(const ReplicaPlan& replica) override;
+  void SignalGroup(int pgid, const std::string& identity, int sig) override { next_.SignalGroup(pgid, identity, sig); }
+
+ private:
+  ProcessLauncher& next_;
+  std::map<std::pair<std::string, int>, LaunchedProcess> adopted_;
+};
+
+/// LaunchedProcess::exec_error for a replica whose exec failed with `err`.
+std::string ExecErrorText(const ReplicaPlan& replica, int err);
 
 /// Descriptors the supervisor keeps while replicas run (their pipes' read ends, their log files)
 /// go at or above this, so that a replica's child copies only the few below it (CloneLauncher).

@@ -295,9 +295,25 @@ StateStore::~StateStore() {
   sqlite3_close(db_);
 }
 
-void StateStore::SetWalCheckpointPages(int pages) { (void)sqlite3_wal_autocheckpoint(db_, pages); }
+// SQLite's autocheckpoint, with the WAL's size kept for CheckpointWal.
+int StateStore::OnWalCommit(void* self, sqlite3* db, const char* name, int frames) {
+  auto* store = static_cast<StateStore*>(self);
+  store->wal_frames_ = frames;
+  if (store->checkpoint_pages_ > 0 && frames >= store->checkpoint_pages_) {
+    (void)sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+  return SQLITE_OK;
+}
+
+void StateStore::SetWalCheckpointPages(int pages) {
+  checkpoint_pages_ = pages;
+  sqlite3_wal_hook(db_, &StateStore::OnWalCommit, this);
+}
 
 void StateStore::CheckpointWal() {
+  // A WAL checkpointed to its end is started again by the next writer, which syncs its header:
+  // a small WAL is left to the threshold, so that this does not happen after every app.
+  if (wal_frames_ < kWalCheckpointPages) return;
   (void)sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
 }
 
@@ -335,6 +351,14 @@ Status StateStore::InsertApp(const AppRecord& a) {
   if (rc == SQLITE_CONSTRAINT) return AlreadyExistsError(fmt::format("local: app {} already exists", a.app_id));
   if (rc != SQLITE_DONE) return DbError(db_, "insert app");
   return OkStatus();
+}
+
+Status StateStore::InsertStartedApp(const AppRecord& app, const std::vector<ReplicaRecord>& replicas) {
+  Transaction tx(db_);
+  if (!tx.ok()) return DbError(db_, "begin");
+  TORCHX_RETURN_IF_ERROR(InsertApp(app));
+  TORCHX_RETURN_IF_ERROR(WriteReplicas(replicas));
+  return tx.Commit();
 }
 
 Result<std::optional<AppRecord>> StateStore::GetApp(const std::string& app_id) {

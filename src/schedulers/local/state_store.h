@@ -91,11 +91,15 @@ class StateStore {
   /// supervisor starting and ending a fan-out) raises it and checkpoints once the burst is over,
   /// off the path of whoever waits for those commits.
   void SetWalCheckpointPages(int pages);
-  /// A passive checkpoint (it waits for no reader); best effort.
+  /// A passive checkpoint (it waits for no reader) when the WAL was at kWalCheckpointPages or more
+  /// at this connection's last commit; best effort.
   void CheckpointWal();
 
   /// kAlreadyExists if the id is taken.
   Status InsertApp(const AppRecord& app);
+  /// The app and its replicas' rows (as PutReplicas) in one transaction: an app whose replicas
+  /// the caller started (detached_start.h). kAlreadyExists if the id is taken.
+  Status InsertStartedApp(const AppRecord& app, const std::vector<ReplicaRecord>& replicas);
   Result<std::optional<AppRecord>> GetApp(const std::string& app_id);
   Result<std::vector<ReplicaRecord>> GetReplicas(const std::string& app_id);
   /// All apps, newest first (without the JSON blobs).
@@ -144,8 +148,12 @@ class StateStore {
   Result<bool> WriteAppState(const std::string& app_id, specs::AppState state, int num_restarts, const std::string& msg,
                              const std::string& structured_error_msg);
 
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int frames);
+
   sqlite3* db_;
   std::string path_;
+  int checkpoint_pages_ = 0;
+  int wal_frames_ = 0;  // the WAL's size at this connection's last commit
   std::unique_ptr<StatementCache> statements_;
 };
 

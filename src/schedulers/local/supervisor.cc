@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,7 @@
 #include "core/json_text.h"
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
+#include "schedulers/local/detached_start.h"
 #include "schedulers/local/event_loop.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/process_launcher.h"
@@ -88,15 +90,19 @@ class Supervisor {
     for (const ReplicaPlan& rp : plan_.replicas) logs_.emplace_back(rp.log_dir, rp.error_file);
   }
 
-  int Run(int ready_fd) {
+  // `adopted`: the replicas were started before this process (detached_start.h); the launcher
+  // hands them out, and the app and this process are recorded already.
+  int Run(int ready_fd, bool adopted) {
     watchdog_.Start(state_dir_, app_.app_id, ready_fd);
     if (Status s = Setup(); !s.ok()) {
+      // Adopted replicas die with this process (PDEATHSIG), and the watchdog stops their children.
       store_.SetAppState(AppState::kFailed, 0, s.message(), "<NONE>");
       return 1;
     }
     // A cancel that arrived before the pid was recorded could not signal us; it left a flag. Both
-    // in one transaction: one side sees the other.
-    auto cancelled = state_.SetSupervisorAndCheckCancel(app_.app_id, getpid(), ProcessIdentity(getpid()));
+    // in one transaction: one side sees the other. (An adopted start was recorded with the pid.)
+    auto cancelled = adopted ? Result<bool>(false)
+                             : state_.SetSupervisorAndCheckCancel(app_.app_id, getpid(), ProcessIdentity(getpid()));
     if (cancelled.ok() && *cancelled) {
       store_.SetAppState(AppState::kCancelled, 0, "cancelled before it started", "<NONE>");
       SignalReady(ready_fd);
@@ -444,21 +450,62 @@ class Supervisor {
 
 constexpr int kBurstCheckpointPages = 2000;  // the WAL's checkpoint threshold while a start's rows are written
 
+// The replicas started before this process, as its launcher hands them out. Their identities are
+// the ones the caller recorded (a replica that has exited already has none left to read); those
+// rows are in the store, so the writer does not write them again.
+std::map<std::pair<std::string, int>, LaunchedProcess> Adopt(StateStore& store, const std::string& app_id,
+                                                             const AppPlan& plan,
+                                                             const std::vector<AdoptedReplica>& adopted,
+                                                             StateStoreWriter& writer) {
+  std::map<std::pair<std::string, int>, LaunchedProcess> out;
+  if (adopted.empty()) return out;
+  std::map<int, std::string> recorded;  // pid -> identity
+  if (auto rows = store.GetReplicas(app_id); rows.ok()) {
+    for (const ReplicaRecord& r : *rows) recorded[r.pid] = r.proc_start;
+    writer.AlreadyWritten(*rows);
+  }
+  for (size_t i = 0; i < adopted.size(); ++i) {
+    const AdoptedReplica& a = adopted[i];
+    const ReplicaPlan& rp = plan.replicas[i];
+    LaunchedProcess p;
+    p.pid = a.pid;
+    auto known = recorded.find(a.pid);
+    p.identity = known != recorded.end() ? known->second : ProcessIdentity(a.pid);
+    p.out_fd = MoveFdHigh(a.out_fd);
+    p.err_fd = MoveFdHigh(a.err_fd);
+    for (int fd : {p.out_fd, p.err_fd}) {
+      fcntl(fd, F_SETFD, FD_CLOEXEC);
+      fcntl(fd, F_SETFL, O_NONBLOCK);
+    }
+    if (a.exec_errno != 0) p.exec_error = ExecErrorText(rp, a.exec_errno);
+    out.emplace(std::pair{rp.role, rp.replica_id}, std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
-int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd) {
+int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd,
+                  const std::vector<AdoptedReplica>& adopted) {
   auto store = StateStore::Open(state_dir);
   if (!store) {
     std::fprintf(stderr, "torchx-supervisor: %s\n", store.error().message().c_str());
+    StopAdopted(adopted);
     return 1;
   }
   auto app = (*store)->GetApp(app_id);
   if (!app || !*app) {
     std::fprintf(stderr, "torchx-supervisor: app %s not found in %s\n", app_id.c_str(), state_dir.c_str());
+    StopAdopted(adopted);
     return 1;
   }
   auto plan = AppPlanFromJson((**app).plan_json);
+  if (plan && !adopted.empty() && adopted.size() != plan->replicas.size()) {
+    plan = InternalError(
+        fmt::format("torchx-supervisor: {} replicas started for a plan of {}", adopted.size(), plan->replicas.size()));
+  }
   if (!plan) {
+    StopAdopted(adopted);
     (void)(*store)->SetAppState(app_id, AppState::kFailed, 0, plan.error().message(), "<NONE>");
     return 1;
   }
@@ -467,14 +514,30 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
   // would put its fsyncs between the launcher and RUNNING. Back to the usual threshold at the first
   // resource sample, and a checkpoint after the end (Supervisor).
   (*store)->SetWalCheckpointPages(kBurstCheckpointPages);
-  CloneLauncher launcher;
+  CloneLauncher clone_launcher;
   StateStoreWriter writer(**store, app_id);
+  AdoptingLauncher launcher(clone_launcher, Adopt(**store, app_id, *plan, adopted, writer));
   SystemClock clock;
   Supervisor sup(**store, state_dir, std::move(**app), std::move(*plan), launcher, writer, clock);
-  return sup.Run(ready_fd);
+  return sup.Run(ready_fd, !adopted.empty());
 }
 
 int SupervisorMain(int argc, char** argv) {
+  if (argc == 5 && std::string_view(argv[1]) == "--adopt") {
+    // Started by the caller of `run` with the replicas already running (detached_start.h): in its
+    // own session with stdio on /dev/null already. The store is the caller's until it says the
+    // app is recorded.
+    int fd = -1;
+    std::string_view arg(argv[2]);
+    if (std::from_chars(arg.data(), arg.data() + arg.size(), fd).ec != std::errc() || fd < 0) return 2;
+    auto adoption = AwaitAdoption(fd);
+    if (!adoption) return 1;  // the replicas, if any, die with this process (PDEATHSIG)
+    if (!adoption->recorded) {
+      StopAdopted(adoption->replicas);
+      return 1;
+    }
+    return RunSupervisor(argv[3], argv[4], -1, adoption->replicas);
+  }
   if (argc != 3) {
     std::fprintf(stderr, "usage: torchx-supervisor <state_dir> <app_id>\n");
     return 2;

@@ -8,17 +8,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "schedulers/local/detached_start.h"
 
 namespace torchx::schedulers::local {
 
 /// Runs app `app_id` of the store in `state_dir` to a terminal state. Writes one byte to
 /// `ready_fd` (when >= 0) once it has recorded itself in the store and started the replicas,
-/// then closes it. Returns the process exit code (0 unless the supervisor itself failed).
-int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd);
+/// then closes it. `adopted`: the replicas were started already, as this process's children, and
+/// recorded with it (detached_start.h), in the plan's order. Returns the process exit code (0
+/// unless the supervisor itself failed).
+int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd,
+                  const std::vector<AdoptedReplica>& adopted = {});
 
-/// Entry point of the torchx-supervisor executable: `torchx-supervisor <state_dir> <app_id>`.
-/// Forks once so the caller can reap it at once; the child runs the app, the parent exits when
-/// the child is ready.
+/// Entry point of the torchx-supervisor executable: `torchx-supervisor <state_dir> <app_id>`
+/// forks once so the caller can reap it at once; the child runs the app, the parent exits when
+/// the child is ready. `torchx-supervisor --adopt <fd> <state_dir> <app_id>` takes over the
+/// replicas a caller started (detached_start.h), once the caller says on `fd` that it recorded them.
 int SupervisorMain(int argc, char** argv);
 
 }  // namespace torchx::schedulers::local

@@ -53,6 +53,9 @@ class StateStoreWriter final : public SupervisorStore {
                    std::chrono::milliseconds give_up_after = std::chrono::minutes(30))
       : store_(store), app_id_(std::move(app_id)), max_backoff_(max_backoff), give_up_after_(give_up_after) {}
 
+  /// Rows the store holds already (written by someone else): not written again unless they change.
+  void AlreadyWritten(const std::vector<ReplicaRecord>& rows) { Written(rows); }
+
   void SetAppState(specs::AppState state, int num_restarts, const std::string& msg,
                    const std::string& structured_error) override {
     (void)store_.SetAppState(app_id_, state, num_restarts, msg, structured_error).status();

@@ -20,6 +20,9 @@ namespace {
   signal(SIGTERM, SIG_IGN);  // a cancel signals the supervisor, not its guard
   signal(SIGINT, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
+  sigset_t none;  // a supervisor started by the caller of `run` blocks its signals from birth
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   WatchdogLog log;
   char chunk[4096];
   while (true) {

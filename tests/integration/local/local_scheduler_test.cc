@@ -2,7 +2,11 @@
 // concurrency. Each test has its own state directory.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include <filesystem>
@@ -13,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "schedulers/local/app_plan.h"
+#include "schedulers/local/detached_start.h"
 #include "schedulers/local/local_scheduler.h"
 #include "schedulers/local/state_store.h"
 #include "schedulers/local/supervisor_store.h"
@@ -310,6 +315,21 @@ bool GroupAlive(int pgid) {
   return false;
 }
 
+// What /proc says of a process: its parent and its command line (arguments space-separated).
+struct ProcInfo {
+  int ppid = -1;
+  std::string cmdline;
+};
+ProcInfo ProcOf(int pid) {
+  ProcInfo info;
+  std::string stat = Read(fs::path("/proc") / std::to_string(pid) / "stat");
+  size_t close = stat.rfind(')');
+  if (close != std::string::npos) std::sscanf(stat.c_str() + close + 2, "%*c %d", &info.ppid);
+  info.cmdline = Read(fs::path("/proc") / std::to_string(pid) / "cmdline");
+  std::replace(info.cmdline.begin(), info.cmdline.end(), '\0', ' ');
+  return info;
+}
+
 struct Pids {
   int supervisor = 0;
   std::vector<int> replicas;
@@ -381,11 +401,23 @@ TEST_F(LocalSchedulerTest, CancelEscalatesToSigkillAfterGrace) {
   EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
 }
 
+// Whether the supervisor runs the app: its watchdog (a fork of it) is there.
+bool SupervisorUp(int supervisor) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    int pid = std::atoi(e.path().filename().c_str());
+    if (pid <= 0) continue;
+    ProcInfo info = ProcOf(pid);
+    if (info.ppid == supervisor && info.cmdline.find("torchx-supervisor") != std::string::npos) return true;
+  }
+  return false;
+}
+
 TEST_F(LocalSchedulerTest, KilledSupervisorIsReportedAndNothingOutlivesIt) {
   auto handle = runner_.Run(App({ShRole("s", "sleep 100; true")}), "local_cwd");
   ASSERT_THAT(handle, IsOk());
   Pids pids = PidsOf(env_, *handle);
   ASSERT_GT(pids.supervisor, 0);
+  ASSERT_TRUE(Eventually([&] { return SupervisorUp(pids.supervisor); }));
   ASSERT_EQ(::kill(pids.supervisor, SIGKILL), 0);
   // `sh` dies with its parent (PDEATHSIG); its child `sleep` is reached through the group.
   EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
@@ -393,6 +425,22 @@ TEST_F(LocalSchedulerTest, KilledSupervisorIsReportedAndNothingOutlivesIt) {
   EXPECT_EQ(status->state, AppState::kFailed);
   EXPECT_THAT(status->msg, HasSubstr("supervisor"));
   EXPECT_THAT(status->msg, HasSubstr("died unexpectedly"));
+}
+
+// Killed at once, before its watchdog exists (a small app's supervisor takes over after `run`
+// returns): the replica's leader dies with it, and the first reader finds the supervisor gone,
+// records the app FAILED and stops what is left of the replica's group.
+TEST_F(LocalSchedulerTest, SupervisorKilledAsRunReturnsIsCleanedUpByTheNextReader) {
+  auto handle = runner_.Run(App({ShRole("s", "sleep 100; true")}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  Pids pids = PidsOf(env_, *handle);
+  ASSERT_GT(pids.supervisor, 0);
+  ASSERT_EQ(::kill(pids.supervisor, SIGKILL), 0);
+  auto status = testing::WaitTerminal(runner_, *handle);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->state, AppState::kFailed);
+  EXPECT_THAT(status->msg, HasSubstr("died unexpectedly"));
+  EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
 }
 
 TEST_F(LocalSchedulerTest, ReaderDetectsLostSupervisorWhenItsWatchdogIsGoneToo) {
@@ -465,6 +513,93 @@ TEST_F(LocalSchedulerTest, CancelBeforeTheSupervisorStartsIsNotLost) {
   ASSERT_TRUE(status);
   EXPECT_EQ(status->state, AppState::kCancelled);
   EXPECT_FALSE(fs::exists(marker)) << "a replica ran after the cancel";
+}
+
+schedulers::local::AppPlan PlanOf(const testing::LocalSchedulerEnv& env, const specs::AppDef& app,
+                                  const std::string& app_id) {
+  schedulers::local::PlanInputs in;
+  in.app_id = app_id;
+  in.session = "torchx";
+  in.cwd = fs::current_path().string();
+  in.log_dir = env.state_dir() + "/logs";
+  auto plan = schedulers::local::BuildAppPlan(app, in);
+  EXPECT_THAT(plan, IsOk());
+  return plan ? *plan : schedulers::local::AppPlan{};
+}
+
+// A small app's replicas are started by the caller, as children of a supervisor that is nobody's
+// child of ours (detached_start.h), recorded RUNNING before `run` returns.
+TEST_F(LocalSchedulerTest, ASmallAppIsStartedByTheCallerAndAdoptedByItsSupervisor) {
+  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
+    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
+  }
+  auto handle = runner_.Run(App({ShRole("s", "sleep 100", 2)}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = runner_.Status(*handle);
+  ASSERT_THAT(status, IsOk());
+  EXPECT_EQ((*status)->state, AppState::kRunning);
+  Pids pids = PidsOf(env_, *handle);
+  ASSERT_EQ(pids.replicas.size(), 2u);
+  ProcInfo sup = ProcOf(pids.supervisor);
+  EXPECT_THAT(sup.cmdline, AllOf(HasSubstr("torchx-supervisor --adopt "), HasSubstr(env_.state_dir())));
+  EXPECT_NE(sup.ppid, getpid());
+  EXPECT_EQ(getsid(pids.supervisor), pids.supervisor);  // its own session, as a daemon
+  for (int replica : pids.replicas) {
+    EXPECT_EQ(ProcOf(replica).ppid, pids.supervisor);
+    EXPECT_EQ(getpgid(replica), replica);
+    EXPECT_EQ(getsid(replica), pids.supervisor);
+  }
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "the start left a child of the caller behind";
+  ASSERT_THAT(runner_.Cancel(*handle), IsOk());
+  auto ended = testing::WaitTerminal(runner_, *handle);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->state, AppState::kCancelled);
+  for (int replica : pids.replicas) EXPECT_TRUE(Eventually([&] { return !GroupAlive(replica); }));
+}
+
+// A start the caller does not record (it failed to, or died) leaves nothing running: the
+// supervisor stops the replicas and exits without touching the store.
+TEST_F(LocalSchedulerTest, AnUnrecordedStartLeavesNothingRunning) {
+  specs::AppDef app = App({ShRole("s", "sleep 100", 2)}, "abandoned");
+  schedulers::local::AppPlan plan = PlanOf(env_, app, "abandoned-1");
+  if (!schedulers::local::StartsDetached(plan)) GTEST_SKIP() << "no detached start in this build";
+  for (const auto& rp : plan.replicas) fs::create_directories(rp.log_dir);
+  auto supervisor = schedulers::local::FindSupervisor();
+  ASSERT_THAT(supervisor, IsOk());
+  auto started = schedulers::local::StartDetached(*supervisor, env_.state_dir(), "abandoned-1", plan);
+  ASSERT_THAT(started, IsOk());
+  int sup = (*started)->supervisor_pid();
+  std::vector<int> replicas;
+  for (const auto& r : (*started)->replicas()) {
+    EXPECT_EQ(r.exec_errno, 0);
+    EXPECT_TRUE(GroupAlive(r.pid));
+    replicas.push_back(r.pid);
+  }
+  started->reset();  // abandoned
+  for (int replica : replicas) EXPECT_TRUE(Eventually([&] { return !GroupAlive(replica); }));
+  EXPECT_TRUE(Eventually([&] { return ::kill(sup, 0) != 0 || ProcOf(sup).cmdline.empty(); }));
+  auto store = schedulers::local::StateStore::Open(env_.state_dir());
+  ASSERT_THAT(store, IsOk());
+  auto found = (*store)->GetApp("abandoned-1");
+  ASSERT_THAT(found, IsOk());
+  EXPECT_FALSE(found->has_value());
+}
+
+// A replica whose program is missing is reported by its exec's error, as the supervisor's own
+// launcher reports it.
+TEST_F(LocalSchedulerTest, AStartedReplicaThatCannotExecSaysWhy) {
+  specs::Role role = ShRole("s", "");
+  role.entrypoint = "no-such-program-here";
+  role.args = {};
+  schedulers::local::AppPlan plan = PlanOf(env_, App({role}, "noexec"), "noexec-1");
+  if (!schedulers::local::StartsDetached(plan)) GTEST_SKIP() << "no detached start in this build";
+  for (const auto& rp : plan.replicas) fs::create_directories(rp.log_dir);
+  auto supervisor = schedulers::local::FindSupervisor();
+  ASSERT_THAT(supervisor, IsOk());
+  auto started = schedulers::local::StartDetached(*supervisor, env_.state_dir(), "noexec-1", plan);
+  ASSERT_THAT(started, IsOk());
+  ASSERT_EQ((*started)->replicas().size(), 1u);
+  EXPECT_EQ((*started)->replicas()[0].exec_errno, ENOENT);
 }
 
 // The supervisor's writer leaves out rows the store already has, and a batch that moves a replica
