@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,6 +117,12 @@ TORCHX_CHILD_CODE int SupervisorToBe(void* p) {
   if (devnull > 2) ::close(devnull);
   // Nothing the caller holds open reaches the replicas or the supervisor.
   close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  // The open-file limit the supervisor gives the replicas it starts (Setup), for these too.
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
   pid_t self = getpid();
   char* line = c->line.data();
   line = PutNumber(line, static_cast<long>(c->n));
@@ -340,19 +347,36 @@ std::optional<Adoption> ParseAdoption(std::string_view text) {
   return a;
 }
 
-std::optional<Adoption> AwaitAdoption(int fd) {
-  std::string text;
+AdoptionReader::~AdoptionReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool AdoptionReader::ReadSome() {
   char buf[4096];
   while (true) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+    ssize_t n = ::read(fd_, buf, sizeof(buf));
     if (n > 0) {
-      text.append(buf, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
+      text_.append(buf, static_cast<size_t>(n));
+      return true;
     }
+    if (n == 0 || errno != EINTR) return false;
   }
-  ::close(fd);
-  return ParseAdoption(text);
+}
+
+std::optional<std::vector<AdoptedReplica>> AdoptionReader::Replicas() {
+  while (text_.find('\n') == std::string::npos) {
+    if (!ReadSome()) return std::nullopt;
+  }
+  auto adoption = ParseAdoption(text_);
+  if (!adoption) return std::nullopt;
+  return std::move(adoption->replicas);
+}
+
+bool AdoptionReader::Committed() {
+  while (ReadSome()) {
+  }
+  auto adoption = ParseAdoption(text_);
+  return adoption && adoption->recorded;
 }
 
 void StopAdopted(const std::vector<AdoptedReplica>& replicas) {

@@ -95,8 +95,25 @@ struct Adoption {
 /// nullopt when the line is missing or malformed.
 std::optional<Adoption> ParseAdoption(std::string_view text);
 
-/// Reads `fd` to its end (closing it) and parses it.
-std::optional<Adoption> AwaitAdoption(int fd);
+/// The supervisor's reading of the socket (`fd`, closed with it): the supervisor-to-be's line is
+/// there from the start, the caller's commit comes later.
+class AdoptionReader {
+ public:
+  explicit AdoptionReader(int fd) : fd_(fd) {}
+  ~AdoptionReader();
+  AdoptionReader(const AdoptionReader&) = delete;
+  AdoptionReader& operator=(const AdoptionReader&) = delete;
+
+  /// The started replicas; nullopt when the socket ends or says something malformed first.
+  std::optional<std::vector<AdoptedReplica>> Replicas();
+  /// Waits for the caller: whether it committed (false when the socket ended without it).
+  bool Committed();
+
+ private:
+  bool ReadSome();  // false at the end (or an error)
+  int fd_;
+  std::string text_;
+};
 
 /// An abandoned start: each replica's process group killed and the replica reaped.
 void StopAdopted(const std::vector<AdoptedReplica>& replicas);

@@ -76,7 +76,7 @@ void RedirectDiagnostics(const std::string& app_dir) {
 class Supervisor {
  public:
   Supervisor(StateStore& state, std::string state_dir, AppRecord app, AppPlan plan, ProcessLauncher& launcher,
-             SupervisorStore& store, const Clock& clock)
+             SupervisorStore& store, const Clock& clock, Watchdog& watchdog)
       : state_(state),
         state_dir_(std::move(state_dir)),
         app_(std::move(app)),
@@ -84,6 +84,7 @@ class Supervisor {
         launcher_(launcher),
         store_(store),
         clock_(clock),
+        watchdog_(watchdog),
         policy_(app_.app_id, plan_),
         procs_(plan_.replicas.size()) {
     logs_.reserve(plan_.replicas.size());
@@ -93,7 +94,7 @@ class Supervisor {
   // `adopted`: the replicas were started before this process (detached_start.h); the launcher
   // hands them out, and the app and this process are recorded already.
   int Run(int ready_fd, bool adopted) {
-    watchdog_.Start(state_dir_, app_.app_id, ready_fd);
+    if (!watchdog_.started()) watchdog_.Start(state_dir_, app_.app_id, ready_fd);
     if (Status s = Setup(); !s.ok()) {
       // Adopted replicas die with this process (PDEATHSIG), and the watchdog stops their children.
       store_.SetAppState(AppState::kFailed, 0, s.message(), "<NONE>");
@@ -124,7 +125,18 @@ class Supervisor {
     Apply(policy_.Start());
     watchdog_.Flush();
     dirs_ahead_.reset();
-    RecordStart(policy_.OnLaunched());
+    if (adopted) {
+      // The caller recorded the replicas and RUNNING: only a row that changed since is written.
+      SupervisorActions actions = policy_.OnLaunched();
+      std::erase_if(actions, [](const SupervisorAction& a) {
+        const auto* rec = std::get_if<action::RecordApp>(&a);
+        return rec && rec->state == AppState::kRunning && rec->num_restarts == 0 && rec->msg.empty();
+      });
+      FlushRecords();
+      Apply(actions);
+    } else {
+      RecordStart(policy_.OnLaunched());
+    }
     SignalReady(ready_fd);
     RedirectDiagnostics(plan_.app_dir);
     // The first sample soon after the start, so that a short job has one too. It also ends the
@@ -249,7 +261,8 @@ class Supervisor {
             break;
         }
       }
-      FlushRecords();
+      // The rows of the event that ends the app go with its end record (Finish), in one write.
+      if (!policy_.ShouldFinish()) FlushRecords();
     }
   }
 
@@ -380,7 +393,9 @@ class Supervisor {
     for (size_t i = 0; i < procs_.size(); ++i) CloseOutput(i);
     // The summary goes first: a reader that sees the terminal state must find it.
     WriteSummary(f);
-    store_.RecordEnd(f.replicas, f.state, f.num_restarts, f.msg, f.structured_error);
+    std::vector<ReplicaRecord> rows = policy_.TakeReplicaRecords();  // what the last events left
+    rows.insert(rows.end(), f.replicas.begin(), f.replicas.end());
+    store_.RecordEnd(rows, f.state, f.num_restarts, f.msg, f.structured_error);
     // The watchdog first: it records a supervisor that dies before "done" as FAILED.
     watchdog_.Done();
     state_.CheckpointWal();  // the start's and end's bursts of rows, now that no one waits for them
@@ -433,9 +448,9 @@ class Supervisor {
   ProcessLauncher& launcher_;
   SupervisorStore& store_;
   const Clock& clock_;
+  Watchdog& watchdog_;
   SupervisorPolicy policy_;
   std::unique_ptr<EventLoop> loop_;
-  Watchdog watchdog_;
   std::vector<ReplicaLogs> logs_;
   std::vector<Process> procs_;
   std::map<int, Output> pipes_;     // read end -> whose output
@@ -486,7 +501,9 @@ std::map<std::pair<std::string, int>, LaunchedProcess> Adopt(StateStore& store, 
 }  // namespace
 
 int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd,
-                  const std::vector<AdoptedReplica>& adopted) {
+                  const std::vector<AdoptedReplica>& adopted, Watchdog* watchdog) {
+  Watchdog own;
+  if (!watchdog) watchdog = &own;
   auto store = StateStore::Open(state_dir);
   if (!store) {
     std::fprintf(stderr, "torchx-supervisor: %s\n", store.error().message().c_str());
@@ -518,7 +535,7 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
   StateStoreWriter writer(**store, app_id);
   AdoptingLauncher launcher(clone_launcher, Adopt(**store, app_id, *plan, adopted, writer));
   SystemClock clock;
-  Supervisor sup(**store, state_dir, std::move(**app), std::move(*plan), launcher, writer, clock);
+  Supervisor sup(**store, state_dir, std::move(**app), std::move(*plan), launcher, writer, clock, *watchdog);
   return sup.Run(ready_fd, !adopted.empty());
 }
 
@@ -530,13 +547,21 @@ int SupervisorMain(int argc, char** argv) {
     int fd = -1;
     std::string_view arg(argv[2]);
     if (std::from_chars(arg.data(), arg.data() + arg.size(), fd).ec != std::errc() || fd < 0) return 2;
-    auto adoption = AwaitAdoption(fd);
-    if (!adoption) return 1;  // the replicas, if any, die with this process (PDEATHSIG)
-    if (!adoption->recorded) {
-      StopAdopted(adoption->replicas);
+    AdoptionReader reader(fd);
+    auto replicas = reader.Replicas();
+    if (!replicas) return 1;  // the replicas, if any, die with this process (PDEATHSIG)
+    // The watchdog first: from here a killed supervisor takes its replicas' groups with it.
+    Watchdog watchdog;
+    watchdog.Start(argv[3], argv[4], -1);
+    for (const AdoptedReplica& r : *replicas) {
+      if (std::string identity = ProcessIdentity(r.pid); !identity.empty()) watchdog.ReplicaStarted(r.pid, identity);
+    }
+    if (!reader.Committed()) {
+      StopAdopted(*replicas);
+      watchdog.Done();
       return 1;
     }
-    return RunSupervisor(argv[3], argv[4], -1, adoption->replicas);
+    return RunSupervisor(argv[3], argv[4], -1, *replicas, &watchdog);
   }
   if (argc != 3) {
     std::fprintf(stderr, "usage: torchx-supervisor <state_dir> <app_id>\n");

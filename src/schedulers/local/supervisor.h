@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "schedulers/local/detached_start.h"
+#include "schedulers/local/watchdog.h"
 
 namespace torchx::schedulers::local {
 
@@ -19,8 +20,10 @@ namespace torchx::schedulers::local {
 /// then closes it. `adopted`: the replicas were started already, as this process's children, and
 /// recorded with it (detached_start.h), in the plan's order. Returns the process exit code (0
 /// unless the supervisor itself failed).
+/// `watchdog`: one started already (an adopted start's, before the caller's commit), else the
+/// supervisor starts its own.
 int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd,
-                  const std::vector<AdoptedReplica>& adopted = {});
+                  const std::vector<AdoptedReplica>& adopted = {}, Watchdog* watchdog = nullptr);
 
 /// Entry point of the torchx-supervisor executable: `torchx-supervisor <state_dir> <app_id>`
 /// forks once so the caller can reap it at once; the child runs the app, the parent exits when

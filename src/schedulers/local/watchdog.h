@@ -44,6 +44,7 @@ class Watchdog {
   /// watchdog (the launcher must see EOF if the supervisor fails). Without a watchdog (no pipe or
   /// fork) the supervisor still runs: readers detect its loss themselves.
   void Start(const std::string& state_dir, const std::string& app_id, int ready_fd);
+  bool started() const { return fd_ >= 0; }
   void ReplicaStarted(int pgid, const std::string& identity);
   /// From Hold() to Flush(), replicas are told in batches of kBatchLines: starting many replicas
   /// wakes the watchdog a few times rather than once per replica. A replica not yet told when
