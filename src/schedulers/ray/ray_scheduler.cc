@@ -222,6 +222,13 @@ class RayScheduler : public Scheduler {
       }
       clock_->SleepFor(std::chrono::milliseconds(500));
     }
+    // Ray's dashboard can still answer for a job for a moment after deleting it: `delete`
+    // returns once it no longer does, so that a `status` right after finds nothing.
+    for (int attempt = 0; attempt < 40; ++attempt) {
+      TORCHX_ASSIGN_OR_RETURN(auto still, client.Job(parts.second));
+      if (!still) break;
+      clock_->SleepFor(std::chrono::milliseconds(250));
+    }
     Forget(parts.first, parts.second);
     return OkStatus();
   }

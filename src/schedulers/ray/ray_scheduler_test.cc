@@ -319,16 +319,25 @@ TEST_F(RaySchedulerTest, CancelDeleteAndListOnlyThisLaunchersJobs) {
   EXPECT_EQ((*list)[0].name, "echo");
   EXPECT_EQ((*list)[0].state, AppState::kCancelled);
 
-  // Ray answers `deleted: false` while a stopped job's supervisor ends: asked again.
+  // Ray answers `deleted: false` while a stopped job's supervisor ends: asked again. Deleted, it
+  // may still answer for the job a moment: `delete` returns once it no longer does.
   int deletes = 0;
-  ray.http->On("DELETE", "/api/jobs/" + sid, [&](const Request& r) -> Result<HttpResponse> {
+  int lingering = 0;
+  ray.http->On("DELETE", "/api/jobs/" + sid, [&](const Request&) -> Result<HttpResponse> {
     if (++deletes < 3) return HttpResponse{200, R"({"deleted": false})"};
-    std::lock_guard lock(ray.mu);
-    ray.jobs.erase(r.path.substr(std::string("/api/jobs/").size()));
+    lingering = 2;
     return HttpResponse{200, R"({"deleted": true})"};
+  });
+  ray.http->On("GET", "/api/jobs/" + sid, [&](const Request&) -> Result<HttpResponse> {
+    std::lock_guard lock(ray.mu);
+    if (!ray.jobs.contains(sid)) return HttpResponse{404, "Job " + sid + " does not exist"};
+    if (deletes < 3 || lingering-- > 0) return HttpResponse{200, ray.jobs[sid].dump()};
+    ray.jobs.erase(sid);
+    return HttpResponse{404, "Job " + sid + " does not exist"};
   });
   EXPECT_THAT(sched->Delete(app_id), IsOk());
   EXPECT_EQ(deletes, 3);
+  EXPECT_EQ(lingering, -1);  // asked until it was gone
   auto gone = sched->Describe(app_id);
   ASSERT_THAT(gone, IsOk());
   EXPECT_FALSE(*gone);
