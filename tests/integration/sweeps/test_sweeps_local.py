@@ -150,7 +150,8 @@ def test_driver_killed_mid_sweep_resumes_without_running_a_trial_twice(torchx):
 
 
 def test_cancel_leaves_no_trial_running(torchx):
-    res = torchx("sweep", "run", "--max_parallel", "2", "-p", "t=60,61,62,63", "utils.sh", "sleep", "@{t}")
+    # Durations no other suite's replicas sleep (a concurrent suite's `sleep 60` is not ours).
+    res = torchx("sweep", "run", "--max_parallel", "2", "-p", "t=60.71,60.72,60.73,60.74", "utils.sh", "sleep", "@{t}")
     handle = res.stdout.split()[0]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -165,7 +166,7 @@ def test_cancel_leaves_no_trial_running(torchx):
     for t in started:
         status = json.loads(torchx("status", "--json", t["handle"]).stdout)
         assert status["state"] == "CANCELLED", status
-    ps = subprocess.run(["pgrep", "-f", "sleep 6[0-3]"], capture_output=True, text=True)
+    ps = subprocess.run(["pgrep", "-f", r"sleep 60\.7[1-4]"], capture_output=True, text=True)
     assert ps.stdout.strip() == "", ps.stdout
 
 
