@@ -352,6 +352,7 @@ AdoptionReader::~AdoptionReader() {
 }
 
 bool AdoptionReader::ReadSome() {
+  if (fd_ < 0) return false;
   char buf[4096];
   while (true) {
     ssize_t n = ::read(fd_, buf, sizeof(buf));
@@ -375,6 +376,10 @@ std::optional<std::vector<AdoptedReplica>> AdoptionReader::Replicas() {
 bool AdoptionReader::Committed() {
   while (ReadSome()) {
   }
+  // Done with the socket: it is not close-on-exec, and a replica the supervisor starts later
+  // must not inherit it.
+  ::close(fd_);
+  fd_ = -1;
   auto adoption = ParseAdoption(text_);
   return adoption && adoption->recorded;
 }

@@ -106,7 +106,8 @@ class AdoptionReader {
 
   /// The started replicas; nullopt when the socket ends or says something malformed first.
   std::optional<std::vector<AdoptedReplica>> Replicas();
-  /// Waits for the caller: whether it committed (false when the socket ended without it).
+  /// Waits for the caller: whether it committed (false when the socket ended without it). The
+  /// socket is closed then.
   bool Committed();
 
  private:

@@ -557,6 +557,22 @@ TEST_F(LocalSchedulerTest, ASmallAppIsStartedByTheCallerAndAdoptedByItsSuperviso
   for (int replica : pids.replicas) EXPECT_TRUE(Eventually([&] { return !GroupAlive(replica); }));
 }
 
+// A replica holds its stdin, stdout and stderr and nothing else of its launchers', whether the
+// caller started it or the supervisor did (its retry).
+TEST_F(LocalSchedulerTest, AReplicaInheritsOnlyItsStdio) {
+  specs::Role role = ShRole("r", "ls /proc/self/fd | tr '\\n' ' '; echo; exit 1");
+  role.max_retries = 1;
+  auto handle = runner_.Run(App({role}), "local_cwd");
+  ASSERT_THAT(handle, IsOk());
+  auto status = testing::WaitTerminal(runner_, *handle);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->state, AppState::kFailed);
+  fs::path dir = fs::path(AppDir(env_, *handle)) / "r" / "0";
+  // `ls` sees its three and the directory it lists.
+  EXPECT_EQ(Read(dir / "attempt_0" / "stdout.log"), "0 1 2 3 \n");
+  EXPECT_EQ(Read(dir / "stdout.log"), "0 1 2 3 \n");
+}
+
 // A start the caller does not record (it failed to, or died) leaves nothing running: the
 // supervisor stops the replicas and exits without touching the store.
 TEST_F(LocalSchedulerTest, AnUnrecordedStartLeavesNothingRunning) {
