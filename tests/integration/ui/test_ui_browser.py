@@ -318,8 +318,10 @@ def test_a_managed_jobs_page_draws_its_attempts_on_a_timeline_with_their_causes(
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#managed-timeline rect.bar")) == 2)
     assert browser.find_elements(By.CSS_SELECTOR, "#managed-timeline rect.bar.FAILED")
     assert browser.find_elements(By.CSS_SELECTOR, "#managed-timeline rect.bar.SUCCEEDED")
-    cause = browser.find_element(By.CSS_SELECTOR, '#managed-attempts tr[data-attempt="0"] td.cause').text
+    # Read through the wait: the page redraws while it refreshes, and a row found just before a
+    # redraw is stale by the time its text is read.
+    cause = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, '#managed-attempts tr[data-attempt="0"] td.cause').text)
     assert cause.startswith("user_error: sh/0 exited with code 1"), cause
-    why = browser.find_element(By.CSS_SELECTOR, '#managed-attempts tr[data-attempt="1"]').text
+    why = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, '#managed-attempts tr[data-attempt="1"]').text)
     assert "recovery 1 after user_error" in why, why
     save(browser, shots, "app-managed.png")
