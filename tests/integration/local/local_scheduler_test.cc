@@ -527,6 +527,14 @@ schedulers::local::AppPlan PlanOf(const testing::LocalSchedulerEnv& env, const s
   return plan ? *plan : schedulers::local::AppPlan{};
 }
 
+// A small app's start as the caller makes it, without the record and the commit that follow.
+Result<std::unique_ptr<schedulers::local::DetachedStart>> StartUnrecorded(const testing::LocalSchedulerEnv& env,
+                                                                          const schedulers::local::AppPlan& plan) {
+  for (const auto& rp : plan.replicas) fs::create_directories(rp.log_dir);
+  TORCHX_ASSIGN_OR_RETURN(std::string supervisor, schedulers::local::FindSupervisor());
+  return schedulers::local::StartDetached(supervisor, env.state_dir(), plan.app_id, plan);
+}
+
 // A small app's replicas are started by the caller, as children of a supervisor that is nobody's
 // child of ours (detached_start.h), recorded RUNNING before `run` returns.
 TEST_F(LocalSchedulerTest, ASmallAppIsStartedByTheCallerAndAdoptedByItsSupervisor) {
@@ -579,10 +587,7 @@ TEST_F(LocalSchedulerTest, AnUnrecordedStartLeavesNothingRunning) {
   specs::AppDef app = App({ShRole("s", "sleep 100", 2)}, "abandoned");
   schedulers::local::AppPlan plan = PlanOf(env_, app, "abandoned-1");
   if (!schedulers::local::StartsDetached(plan)) GTEST_SKIP() << "no detached start in this build";
-  for (const auto& rp : plan.replicas) fs::create_directories(rp.log_dir);
-  auto supervisor = schedulers::local::FindSupervisor();
-  ASSERT_THAT(supervisor, IsOk());
-  auto started = schedulers::local::StartDetached(*supervisor, env_.state_dir(), "abandoned-1", plan);
+  auto started = StartUnrecorded(env_, plan);
   ASSERT_THAT(started, IsOk());
   int sup = (*started)->supervisor_pid();
   std::vector<int> replicas;
@@ -609,10 +614,7 @@ TEST_F(LocalSchedulerTest, AStartedReplicaThatCannotExecSaysWhy) {
   role.args = {};
   schedulers::local::AppPlan plan = PlanOf(env_, App({role}, "noexec"), "noexec-1");
   if (!schedulers::local::StartsDetached(plan)) GTEST_SKIP() << "no detached start in this build";
-  for (const auto& rp : plan.replicas) fs::create_directories(rp.log_dir);
-  auto supervisor = schedulers::local::FindSupervisor();
-  ASSERT_THAT(supervisor, IsOk());
-  auto started = schedulers::local::StartDetached(*supervisor, env_.state_dir(), "noexec-1", plan);
+  auto started = StartUnrecorded(env_, plan);
   ASSERT_THAT(started, IsOk());
   ASSERT_EQ((*started)->replicas().size(), 1u);
   EXPECT_EQ((*started)->replicas()[0].exec_errno, ENOENT);
