@@ -43,6 +43,11 @@ TORCHX_CHILD_CODE int ReplicaChildMain(void* p) {
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0) ChildFailed(a);
   if (chdir(a->cwd) != 0) ChildFailed(a);
+  // Nothing the supervisor inherited from whoever started it reaches the replica (a caller's
+  // open files, a terminal's descriptors): its stdio only, as Popen's close_fds gives. The error
+  // pipe is close-on-exec already, so it stays usable until the exec. Kernels before 5.11 lack
+  // the flag; there, what the supervisor inherited stays as it was.
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   execve(a->path, a->argv, a->envp);
   ChildFailed(a);
 }
