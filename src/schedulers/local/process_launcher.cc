@@ -57,13 +57,20 @@ std::string ResolveProgram(const std::string& name, const std::string& path_var,
   return name;
 }
 
-CloneLauncher::CloneLauncher() : child_stack_(256 * 1024) {
-  // The supervisor's own environment (the submitter's), parsed once.
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) base_env_[kv.substr(0, eq)] = kv;
+CloneLauncher::CloneLauncher() = default;
+
+// The supervisor's own environment (the submitter's), parsed at the first replica it starts: an
+// adopted app's supervisor (detached_start.h) may never start one.
+const std::map<std::string, std::string>& CloneLauncher::BaseEnv() {
+  if (!base_env_parsed_) {
+    for (char** e = environ; *e; ++e) {
+      std::string kv(*e);
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) base_env_[kv.substr(0, eq)] = kv;
+    }
+    base_env_parsed_ = true;
   }
+  return base_env_;
 }
 
 // The supervisor's variables a replica inherits: all but those its plan sets (and PATH, which
@@ -89,8 +96,9 @@ void CloneLauncher::Prepare(const ReplicaPlan& p, ReplicaExec& exec) {
   // The supervisor's environment (the submitter's) with the replica's variables on top, as
   // TorchX's Popen: the replica's PATH goes before the environment's, and Python output is
   // unbuffered unless someone said otherwise.
-  auto base_path = base_env_.find("PATH");
-  std::string env_path = base_path != base_env_.end() ? base_path->second.substr(5) : "";
+  const std::map<std::string, std::string>& base_env = BaseEnv();
+  auto base_path = base_env.find("PATH");
+  std::string env_path = base_path != base_env.end() ? base_path->second.substr(5) : "";
   auto path_it = p.env.find("PATH");
   std::string path_var = path_it == p.env.end()    ? env_path
                          : env_path.empty()        ? path_it->second
@@ -100,8 +108,8 @@ void CloneLauncher::Prepare(const ReplicaPlan& p, ReplicaExec& exec) {
   for (const auto& [k, v] : p.env) {
     if (k != "PATH") exec.overrides.push_back(k + "=" + v);
   }
-  if (path_it != p.env.end() || base_path != base_env_.end()) exec.overrides.push_back("PATH=" + path_var);
-  if (!p.env.count("PYTHONUNBUFFERED") && !base_env_.count("PYTHONUNBUFFERED"))
+  if (path_it != p.env.end() || base_path != base_env.end()) exec.overrides.push_back("PATH=" + path_var);
+  if (!p.env.count("PYTHONUNBUFFERED") && !base_env.count("PYTHONUNBUFFERED"))
     exec.overrides.push_back("PYTHONUNBUFFERED=x");
   const std::vector<char*>& inherited = InheritedEnv(p.env);
   exec.envp.reserve(inherited.size() + exec.overrides.size() + 1);
@@ -155,7 +163,10 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   // table (and closing it again at exec) made each start cost in proportion to the replicas
   // already running: the child takes a copy of the low descriptors only (ReplicaChildMain).
   child.copy_below = static_cast<unsigned>(std::max(out[1], err[1])) + 1;
-  char* stack_top = child_stack_.data() + child_stack_.size();
+  // Allocated at the first start and never written here: only the pages the child touches are
+  // ever faulted in (a zeroed vector made every supervisor fault in all 64 of them).
+  if (!child_stack_) child_stack_ = std::make_unique_for_overwrite<char[]>(kChildStackBytes);
+  char* stack_top = child_stack_.get() + kChildStackBytes;
   started_before = BoottimeNs();
   pid_t pid = clone(&ReplicaChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
 #endif

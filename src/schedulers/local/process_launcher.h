@@ -5,7 +5,9 @@
 // which copies no page tables however large the supervisor's memory.
 #pragma once
 
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,12 +60,15 @@ class CloneLauncher final : public ProcessLauncher {
   void SignalGroup(int pgid, const std::string& identity, int sig) override;
 
  private:
+  const std::map<std::string, std::string>& BaseEnv();
   const std::vector<char*>& InheritedEnv(const std::map<std::string, std::string>& replica_env);
 
+  static constexpr size_t kChildStackBytes = 256 * 1024;
+  bool base_env_parsed_ = false;
   std::map<std::string, std::string> base_env_;          // the supervisor's environment: name -> "NAME=value"
   std::map<std::string, std::vector<char*>> inherited_;  // replica env names -> base_env_ entries kept
   std::map<std::string, std::string> resolved_;          // program lookups, see ResolveProgram
-  std::vector<char> child_stack_;
+  std::unique_ptr<char[]> child_stack_;
 };
 
 /// Hands out processes started before the supervisor (a small app's replicas, started by the
