@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <tuple>
 #include <unordered_map>
@@ -229,6 +231,26 @@ AppRecord ReadApp(Stmt& s, bool with_blobs) {
   return a;
 }
 
+// What the first 100 bytes of a database file say (SQLite's file format, section 1.3): the
+// read and write versions are 2 in WAL mode; user_version is a big-endian integer at 60. A file
+// too short (new, empty) says neither.
+struct DatabaseHeader {
+  bool wal = false;
+  int user_version = 0;
+};
+
+DatabaseHeader ReadDatabaseHeader(int fd) {
+  unsigned char h[100];
+  DatabaseHeader out;
+  if (::pread(fd, h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) || std::memcmp(h, "SQLite format 3", 16) != 0) {
+    return out;
+  }
+  out.wal = h[18] == 2 && h[19] == 2;
+  out.user_version =
+      static_cast<int>((uint32_t{h[60]} << 24) | (uint32_t{h[61]} << 16) | (uint32_t{h[62]} << 8) | h[63]);
+  return out;
+}
+
 }  // namespace
 
 double NowSeconds() {
@@ -241,7 +263,11 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   std::string path = (std::filesystem::path(state_dir) / "local.db").string();
   // The database is made 0600 before SQLite opens it (SQLite gives the -wal and -shm files the
   // database's mode); one an older version made wider is narrowed.
-  if (int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) ::close(fd);
+  DatabaseHeader header;
+  if (int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
+    header = ReadDatabaseHeader(fd);
+    ::close(fd);
+  }
   for (const std::string& file : {path, path + "-wal", path + "-shm"}) {  // the WAL outlives each call
     struct stat st {};
     if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0 && st.st_uid == ::geteuid()) {
@@ -262,7 +288,10 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   // process crash (the case that matters here); only a power loss can drop the last commits.
   // A small autocheckpoint: the first connection of every `torchx` call rebuilds the WAL index by
   // reading the whole WAL (1,000 pages, 4 MB, at SQLite's default: ~2 ms of a 3 ms `status`).
-  TORCHX_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  // The journal mode is kept in the file: set once, not parsed again by every process (a
+  // supervisor's first statement read the schema for it).
+  TORCHX_RETURN_IF_ERROR(
+      store->Exec(header.wal ? "PRAGMA synchronous=NORMAL;" : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
   store->SetWalCheckpointPages(kWalCheckpointPages);
   // The WAL outlives each process: the last connection to close neither checkpoints nor deletes
   // it, so the next `torchx` call does not recreate it (which costs a WAL-header and a directory
@@ -275,8 +304,10 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   // The schema is made once per database: its version in user_version, read with one pragma,
   // where running the seven CREATE ... IF NOT EXISTS cost every `torchx` call (and every
   // supervisor, before its replicas start) a parse of each.
-  int version = 0;
-  {
+  // The header's copy can lag a version still only in the WAL (a database just made): then
+  // the pragma reads the current one.
+  int version = header.user_version;
+  if (version < kSchemaVersion) {
     Stmt v(*store->statements_, "PRAGMA user_version");
     if (v.Step() == SQLITE_ROW) version = v.Int(0);
   }
