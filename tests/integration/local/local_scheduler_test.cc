@@ -773,7 +773,11 @@ TEST_F(LocalSchedulerTest, ManyConcurrentClientsLoseNoRecord) {
       runner::Runner r(*registry_);
       for (int i = 0; i < kAppsEach; ++i) {
         auto h = r.Run(App({ShRole("s", "echo " + std::to_string(t * 100 + i), 2)}), "local_cwd");
-        if (h) handles[t].push_back(*h);
+        if (h) {
+          handles[t].push_back(*h);
+        } else {
+          ADD_FAILURE() << "run " << t << "/" << i << ": " << h.error().message();
+        }
         (void)r.List("local_cwd");
         for (const auto& prev : handles[t]) (void)r.Status(prev);
       }
