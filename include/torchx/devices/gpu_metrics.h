@@ -1,7 +1,8 @@
 // GPU figures for the resource view: utilisation and memory per device, and the memory each
 // process holds on it. Read through NVML, which the NVIDIA driver installs (libnvidia-ml.so.1):
 // opened with dlopen the first time a sampler asks, never linked, so a host without the driver
-// runs everything else and says why its GPU columns are empty.
+// runs everything else and says why its GPU columns are empty. OpenNvml is linked only into the
+// helper executable, torchx-gpu-metrics; everything else reads through StartGpuMetricsHelper.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,13 @@ class GpuMetrics {
   virtual ~GpuMetrics() = default;
   virtual Result<std::vector<GpuDeviceSample>> Sample() = 0;
 };
+
+/// NVML read in a helper process, torchx-gpu-metrics (found beside this program, in the build
+/// tree or on PATH; $TORCHX_GPU_METRICS names it), which this starts: the caller never loads the
+/// driver's library, so the local supervisor links statically (dlopen needs the dynamic loader).
+/// kUnavailable with the helper's reason (OpenNvml's) when it has no NVML, or when it cannot be
+/// found or started. A helper that stops answering makes every later Sample kUnavailable.
+Result<std::unique_ptr<GpuMetrics>> StartGpuMetricsHelper();
 
 /// NVML from `library` (default: $TORCHX_NVML_LIBRARY, else libnvidia-ml.so.1). kUnavailable
 /// with the reason when there is no driver ("libnvidia-ml.so.1 not found"), its initialisation

@@ -343,11 +343,11 @@ class Supervisor {
   void FlushRecords() { store_.PutReplicas(policy_.TakeReplicaRecords()); }
 
   // One sample of every running replica (and the host's GPUs) into the store's bounded series.
-  // The GPU driver is opened at the first sample, after the launcher was told the app is up.
+  // The GPU helper (NVML) is started at the first sample, after the launcher was told the app is up.
   void SampleUsage() {
     if (!sampler_) {
       std::string gpu_note;
-      if (auto nvml = devices::OpenNvml(); nvml) {
+      if (auto nvml = devices::StartGpuMetricsHelper(); nvml) {
         gpus_ = std::move(*nvml);
       } else {
         gpu_note = nvml.error().message();
