@@ -222,12 +222,22 @@ class RayScheduler : public Scheduler {
       }
       clock_->SleepFor(std::chrono::milliseconds(500));
     }
-    // Ray's dashboard can still answer for a job for a moment after deleting it: `delete`
-    // returns once it no longer does, so that a `status` right after finds nothing.
-    for (int attempt = 0; attempt < 40; ++attempt) {
+    // Ray's dashboard can still answer for a job for a moment after deleting it, and its job
+    // monitor, finding a just-stopped job's supervisor actor dead and no record left, writes the
+    // job again as FAILED ("Job supervisor actor died"): seen 0.5-1.2 s after the delete on Ray
+    // 2.x (the monitor looks once a second). `delete` returns once the job has stayed gone for
+    // 2 s, deleting a record that came back, so that a `status` right after finds nothing.
+    constexpr int kGoneChecks = 8;  // 250 ms apart
+    int gone = 0;
+    for (int attempt = 0; attempt < 80 && gone < kGoneChecks; ++attempt) {
       TORCHX_ASSIGN_OR_RETURN(auto still, client.Job(parts.second));
-      if (!still) break;
-      clock_->SleepFor(std::chrono::milliseconds(250));
+      if (!still) {
+        ++gone;
+      } else {
+        if (gone > 0) (void)client.Delete(parts.second);  // written again after it was gone
+        gone = 0;
+      }
+      if (gone < kGoneChecks) clock_->SleepFor(std::chrono::milliseconds(250));
     }
     Forget(parts.first, parts.second);
     return OkStatus();

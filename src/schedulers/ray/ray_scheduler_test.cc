@@ -341,6 +341,30 @@ TEST_F(RaySchedulerTest, CancelDeleteAndListOnlyThisLaunchersJobs) {
   auto gone = sched->Describe(app_id);
   ASSERT_THAT(gone, IsOk());
   EXPECT_FALSE(*gone);
+
+  // Ray's job monitor writes a stopped job's record again after the delete (its supervisor
+  // actor's end, seen a second later): deleted again, and `delete` returns once it stays gone.
+  std::string again = Submit();
+  std::string sid2 = again.substr(15);
+  ray.Set(sid2, "STOPPED", kRunning);
+  int deletes2 = 0, gets_after_delete = 0;
+  ray.http->On("DELETE", "/api/jobs/" + sid2, [&](const Request&) -> Result<HttpResponse> {
+    ++deletes2;
+    return HttpResponse{200, R"({"deleted": true})"};
+  });
+  ray.http->On("GET", "/api/jobs/" + sid2, [&](const Request&) -> Result<HttpResponse> {
+    std::lock_guard lock(ray.mu);
+    if (deletes2 == 0) return HttpResponse{200, ray.jobs[sid2].dump()};  // before the delete
+    ++gets_after_delete;
+    // gone, then written again by the monitor, then gone for good once deleted again
+    if (deletes2 == 1 && gets_after_delete == 2) return HttpResponse{200, ray.jobs[sid2].dump()};
+    return HttpResponse{404, "Job " + sid2 + " does not exist"};
+  });
+  EXPECT_THAT(sched->Delete(again), IsOk());
+  EXPECT_EQ(deletes2, 2);
+  gone = sched->Describe(again);
+  ASSERT_THAT(gone, IsOk());
+  EXPECT_FALSE(*gone);
   EXPECT_THAT(sched->Delete(app_id), StatusIs(StatusCode::kNotFound, HasSubstr("no job")));
   EXPECT_THAT(sched->Delete("no-address"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not `<dashboard")));
 }
