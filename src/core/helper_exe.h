@@ -1,5 +1,6 @@
-// Finding the project's helper executables (torchx-supervisor, torchx-device-probe) from any
-// host: the CLI, a Python process (the extension), a test binary.
+// Finding the project's helper executables (torchx-supervisor, torchx-device-probe,
+// torchx-gpu-metrics, torchx-pipeline-driver, torchx-ui) from any host: the CLI, a Python process
+// (the extension), the supervisor, a test binary.
 #pragma once
 
 #include <filesystem>

@@ -4,9 +4,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -29,13 +31,14 @@ constexpr int kSampleTimeoutMs = 10'000;
 
 class GpuMetricsHelper final : public GpuMetrics {
  public:
-  GpuMetricsHelper(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  GpuMetricsHelper(int fd, int pidfd, std::string path) : fd_(fd), pidfd_(pidfd), path_(std::move(path)) {}
   GpuMetricsHelper(const GpuMetricsHelper&) = delete;
   GpuMetricsHelper& operator=(const GpuMetricsHelper&) = delete;
   // The helper exits at EOF; whoever reaps this process's children reaps it (the supervisor's
   // loop reaps every child).
   ~GpuMetricsHelper() override {
     if (fd_ >= 0) ::close(fd_);
+    if (pidfd_ >= 0) ::close(pidfd_);
   }
 
   Result<std::vector<GpuDeviceSample>> Sample() override {
@@ -58,7 +61,11 @@ class GpuMetricsHelper final : public GpuMetrics {
       pollfd p{fd_, POLLIN, 0};
       int ready = ::poll(&p, 1, timeout_ms);
       if (ready < 0 && errno == EINTR) continue;
-      if (ready == 0) return Broken(fmt::format("{} did not answer within {} s", path_, timeout_ms / 1000));
+      if (ready == 0) {
+        // Hung (in the driver): stopped through its pidfd, which names it even once reaped.
+        if (pidfd_ >= 0) (void)::syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
+        return Broken(fmt::format("{} did not answer within {} s", path_, timeout_ms / 1000));
+      }
       char chunk[4096];
       ssize_t n = ready > 0 ? ::read(fd_, chunk, sizeof chunk) : -1;
       if (n < 0 && errno == EINTR) continue;
@@ -81,14 +88,27 @@ class GpuMetricsHelper final : public GpuMetrics {
   }
 
   int fd_;
+  int pidfd_;  // -1 where the kernel has no pidfd_open (before 5.3): a hung helper then lives on
   std::string path_;
   std::string buffer_;
   Status broken_ = OkStatus();
 };
 
+bool HasNvidiaDriver() {
+  for (const char* path : {"/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg"}) {
+    if (::access(path, F_OK) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<GpuMetrics>> StartGpuMetricsHelper() {
+  // A host with no NVIDIA driver at all (no device node, no /proc entry, no WSL GPU) is told so
+  // without a process started for it: every app that lives past its first sample asks once.
+  if (const char* lib = std::getenv("TORCHX_NVML_LIBRARY"); (!lib || !*lib) && !HasNvidiaDriver()) {
+    return UnavailableError("no NVIDIA driver on this host (no /dev/nvidiactl, /proc/driver/nvidia or /dev/dxg)");
+  }
 #ifdef TORCHX_GPU_METRICS_BUILD_PATH
   const char* build_path = TORCHX_GPU_METRICS_BUILD_PATH;
 #else
@@ -125,7 +145,9 @@ Result<std::unique_ptr<GpuMetrics>> StartGpuMetricsHelper() {
     ::close(sv[0]);
     return UnavailableError(fmt::format("cannot start {}: {}", *path, strerror(rc)));
   }
-  auto helper = std::make_unique<GpuMetricsHelper>(sv[0], *path);
+  // Before anything can reap it (this thread runs the caller's loop), so the pid is still the helper's.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  auto helper = std::make_unique<GpuMetricsHelper>(sv[0], pidfd, *path);
   if (Status opened = helper->Opened(); !opened.ok()) return opened;
   return std::unique_ptr<GpuMetrics>(std::move(helper));
 }

@@ -2,12 +2,15 @@
 // GPU figures (the local supervisor) never loads the driver's library and can be linked
 // statically. It writes one line when NVML is open (or why it is not, and exits 1), then one
 // reading per line it reads on stdin; it exits at EOF, and with its parent.
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -19,10 +22,18 @@
 
 namespace {
 
-void WriteLine(const std::string& line) {
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
+// The replies' descriptor: the socket the parent gave as stdout, moved off fd 1 so that what the
+// driver's library itself prints there goes to stderr, not into the protocol.
+int reply_fd = -1;
+
+void WriteLine(std::string line) {
+  line += '\n';
+  for (size_t done = 0; done < line.size();) {
+    ssize_t n = ::write(reply_fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) std::exit(1);  // the parent is gone
+    done += static_cast<size_t>(n);
+  }
 }
 
 }  // namespace
@@ -37,6 +48,8 @@ int main(int argc, char** argv) {
   // A parent that dies mid-reading (killed) does not leave this holding the driver open.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;
+  reply_fd = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (reply_fd < 0 || ::dup2(2, 1) < 0) return 1;
   using torchx::devices::internal::GpuReadingToLine;
   auto nvml = torchx::devices::OpenNvml();
   if (!nvml) {

@@ -25,7 +25,9 @@ void GetIfThere(const Json& j, const char* key, std::optional<T>& v) {
 }  // namespace
 
 std::string GpuReadingToLine(const Result<std::vector<GpuDeviceSample>>& reading) {
-  if (!reading) return Json{{"ok", false}, {"message", reading.error().message()}}.dump();
+  // Invalid UTF-8 (a device's name, a library path in a message) is replaced, not thrown on.
+  constexpr auto kReplace = Json::error_handler_t::replace;
+  if (!reading) return Json{{"ok", false}, {"message", reading.error().message()}}.dump(-1, ' ', false, kReplace);
   Json devices = Json::array();
   for (const GpuDeviceSample& d : *reading) {
     Json dev = {{"index", d.index}, {"name", d.name}};
@@ -42,8 +44,7 @@ std::string GpuReadingToLine(const Result<std::vector<GpuDeviceSample>>& reading
     dev["processes"] = std::move(procs);
     devices.push_back(std::move(dev));
   }
-  // Invalid UTF-8 in a device's name is replaced, not thrown on.
-  return Json{{"ok", true}, {"devices", std::move(devices)}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return Json{{"ok", true}, {"devices", std::move(devices)}}.dump(-1, ' ', false, kReplace);
 }
 
 Result<std::vector<GpuDeviceSample>> GpuReadingFromLine(std::string_view line) {

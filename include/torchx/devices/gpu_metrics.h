@@ -37,11 +37,13 @@ class GpuMetrics {
   virtual Result<std::vector<GpuDeviceSample>> Sample() = 0;
 };
 
-/// NVML read in a helper process, torchx-gpu-metrics (found beside this program, in the build
-/// tree or on PATH; $TORCHX_GPU_METRICS names it), which this starts: the caller never loads the
-/// driver's library, so the local supervisor links statically (dlopen needs the dynamic loader).
-/// kUnavailable with the helper's reason (OpenNvml's) when it has no NVML, or when it cannot be
-/// found or started. A helper that stops answering makes every later Sample kUnavailable.
+/// NVML read in a helper process, torchx-gpu-metrics (found as internal::FindHelperExecutable
+/// finds the project's helpers; $TORCHX_GPU_METRICS names it), which this starts: the caller
+/// never loads the driver's library, so the local supervisor links statically (dlopen needs the
+/// dynamic loader). kUnavailable with the helper's reason (OpenNvml's) when it has no NVML, when
+/// it cannot be found or started, or at once, with no helper, on a host with no NVIDIA device
+/// node (unless $TORCHX_NVML_LIBRARY names a library). A helper that stops answering is killed
+/// and makes every later Sample kUnavailable.
 Result<std::unique_ptr<GpuMetrics>> StartGpuMetricsHelper();
 
 /// NVML from `library` (default: $TORCHX_NVML_LIBRARY, else libnvidia-ml.so.1). kUnavailable

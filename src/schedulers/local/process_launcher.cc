@@ -127,6 +127,12 @@ void CloneLauncher::Prepare(const ReplicaPlan& p, ReplicaExec& exec) {
 }
 
 Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
+#ifndef TORCHX_LAUNCH_WITH_FORK
+  // Allocated at the first start (before any descriptor that a failure would leak) and never
+  // written here: only the pages the child touches are faulted in (a zeroed vector made every
+  // supervisor fault in all 64 of them).
+  if (!child_stack_) child_stack_ = std::make_unique_for_overwrite<char[]>(kChildStackBytes);
+#endif
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) return InternalError(fmt::format("cannot create pipes: {}", strerror(errno)));
   if (pipe2(err, O_CLOEXEC) != 0) {
@@ -163,9 +169,6 @@ Result<LaunchedProcess> CloneLauncher::Launch(const ReplicaPlan& p) {
   // table (and closing it again at exec) made each start cost in proportion to the replicas
   // already running: the child takes a copy of the low descriptors only (ReplicaChildMain).
   child.copy_below = static_cast<unsigned>(std::max(out[1], err[1])) + 1;
-  // Allocated at the first start and never written here: only the pages the child touches are
-  // ever faulted in (a zeroed vector made every supervisor fault in all 64 of them).
-  if (!child_stack_) child_stack_ = std::make_unique_for_overwrite<char[]>(kChildStackBytes);
   char* stack_top = child_stack_.get() + kChildStackBytes;
   started_before = BoottimeNs();
   pid_t pid = clone(&ReplicaChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
