@@ -239,6 +239,10 @@ class RayScheduler : public Scheduler {
       }
       if (gone < kGoneChecks) clock_->SleepFor(std::chrono::milliseconds(250));
     }
+    if (gone == 0) {
+      return UnavailableError(
+          fmt::format("ray: job {} was deleted but Ray still answers for it after 20 s", parts.second));
+    }
     Forget(parts.first, parts.second);
     return OkStatus();
   }

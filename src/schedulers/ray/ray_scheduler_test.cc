@@ -362,6 +362,13 @@ TEST_F(RaySchedulerTest, CancelDeleteAndListOnlyThisLaunchersJobs) {
   });
   EXPECT_THAT(sched->Delete(again), IsOk());
   EXPECT_EQ(deletes2, 2);
+
+  // One that Ray keeps answering for, however often it is deleted, is an error, not a success.
+  std::string stuck = Submit();
+  std::string sid3 = stuck.substr(15);
+  ray.Set(sid3, "STOPPED", kRunning);
+  ray.http->On("DELETE", "/api/jobs/" + sid3, 200, R"({"deleted": true})");
+  EXPECT_THAT(sched->Delete(stuck), StatusIs(StatusCode::kUnavailable, HasSubstr("still answers")));
   gone = sched->Describe(again);
   ASSERT_THAT(gone, IsOk());
   EXPECT_FALSE(*gone);
