@@ -222,8 +222,6 @@ void DetachedStart::Commit() {
   // A supervisor gone by now is found dead by the next reader of the app; no SIGPIPE for the caller.
   while (::send(recorded_fd_, &c, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
   }
-  ::close(recorded_fd_);
-  recorded_fd_ = -1;
 }
 
 void DetachedStart::Abandon() {
@@ -374,14 +372,20 @@ std::optional<std::vector<AdoptedReplica>> AdoptionReader::Replicas() {
 }
 
 bool AdoptionReader::Committed() {
-  while (ReadSome()) {
+  // The caller keeps its end open after the commit (a warm supervisor's link): read up to it.
+  std::optional<Adoption> adoption;
+  while (!(adoption = ParseAdoption(text_)) || !adoption->recorded) {
+    if (!ReadSome()) break;
   }
-  // Done with the socket: it is not close-on-exec, and a replica the supervisor starts later
-  // must not inherit it.
-  ::close(fd_);
-  fd_ = -1;
-  auto adoption = ParseAdoption(text_);
-  return adoption && adoption->recorded;
+  if (!adoption || !adoption->recorded) {
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  // Not close-on-exec until now (it crossed the supervisor's exec): a replica started later must
+  // not inherit it.
+  fcntl(fd_, F_SETFD, FD_CLOEXEC);
+  return true;
 }
 
 void StopAdopted(const std::vector<AdoptedReplica>& replicas) {

@@ -58,10 +58,17 @@ class DetachedStart {
   /// In the plan's order.
   const std::vector<DetachedReplica>& replicas() const { return replicas_; }
 
-  /// The app is recorded: the supervisor takes over.
+  /// The app is recorded: the supervisor takes over. The socket stays open for TakeLink.
   void Commit();
   /// It is not: the supervisor stops the replicas and exits.
   void Abandon();
+  /// After Commit: the caller's end of the socket, a warm supervisor's link (warm_supervisor.h);
+  /// closing it lets the supervisor exit once its app has ended.
+  int TakeLink() {
+    int fd = recorded_fd_;
+    recorded_fd_ = -1;
+    return fd;
+  }
 
  private:
   int recorded_fd_;
@@ -106,9 +113,16 @@ class AdoptionReader {
 
   /// The started replicas; nullopt when the socket ends or says something malformed first.
   std::optional<std::vector<AdoptedReplica>> Replicas();
-  /// Waits for the caller: whether it committed (false when the socket ended without it). The
-  /// socket is closed then.
+  /// Waits for the caller: whether it committed (false when the socket ended without it, and
+  /// the socket is closed then). A committed socket stays open, close-on-exec, as the link a
+  /// warm supervisor waits on for the caller's next app (warm_supervisor.h).
   bool Committed();
+  /// The socket, after Committed: the caller's to close.
+  int TakeLink() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   bool ReadSome();  // false at the end (or an error)

@@ -114,7 +114,12 @@ std::vector<EventLoop::Ready> EventLoop::Wait(int timeout_ms) {
 std::vector<int> EventLoop::TakeSignals() {
   std::vector<int> signals;
   signalfd_siginfo si;
-  while (::read(sigfd_, &si, sizeof(si)) == sizeof(si)) signals.push_back(static_cast<int>(si.ssi_signo));
+  while (::read(sigfd_, &si, sizeof(si)) == sizeof(si)) {
+    if (si.ssi_signo == SIGTERM && si.ssi_code == SI_QUEUE && cancel_token_ >= 0 && si.ssi_int != cancel_token_) {
+      continue;
+    }
+    signals.push_back(static_cast<int>(si.ssi_signo));
+  }
   return signals;
 }
 

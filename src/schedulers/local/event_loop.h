@@ -41,14 +41,18 @@ class EventLoop {
   /// timer is acknowledged here. Empty on timeout or interruption.
   std::vector<Ready> Wait(int timeout_ms);
 
-  /// The pending signals, in arrival order (drains the signalfd).
+  /// The pending signals, in arrival order (drains the signalfd). A SIGTERM queued with a value
+  /// (a cancel, sigqueue) other than the one IgnoreCancelsOtherThan names is dropped: it was
+  /// meant for an app this process ran before.
   std::vector<int> TakeSignals();
+  void IgnoreCancelsOtherThan(int token) { cancel_token_ = token; }
 
  private:
   EventLoop(int epfd, int sigfd, int timerfd) : epfd_(epfd), sigfd_(sigfd), timerfd_(timerfd) {}
 
   int epfd_, sigfd_, timerfd_;
   int tickerfd_ = -1;
+  int cancel_token_ = -1;  // -1: every SIGTERM counts
 };
 
 }  // namespace torchx::schedulers::local

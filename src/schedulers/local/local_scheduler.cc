@@ -9,6 +9,7 @@
 #include <spawn.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include "core/daemon.h"
 #include "core/helper_exe.h"
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
@@ -205,9 +207,19 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
     TORCHX_ASSIGN_OR_RETURN(StateStore * def, Store(default_state_dir_));
     TORCHX_RETURN_IF_ERROR(def->PutRedirect(rec.app_id, state_dir));
   }
-  if (StartsDetached(plan)) return ScheduleDetached(*store, supervisor, state_dir, plan, std::move(rec));
+  if (StartsDetached(plan)) {
+    std::string context = LaunchContext();
+    if (auto warm = warm_.Claim(state_dir, supervisor, context)) {
+      return ScheduleWarm(*store, supervisor, state_dir, std::move(*warm), std::move(rec));
+    }
+    return ScheduleDetached(*store, supervisor, state_dir, plan, std::move(rec), std::move(context));
+  }
   TORCHX_RETURN_IF_ERROR(store->InsertApp(rec));
+  return SpawnSupervisor(*store, supervisor, state_dir, rec.app_id);
+}
 
+Result<std::string> LocalScheduler::SpawnSupervisor(StateStore& store, const std::string& supervisor,
+                                                    const std::string& state_dir, const std::string& app_id) {
   // The supervisor starts in its own session with no terminal and no inherited stdio, forks
   // once more, and its first process exits as soon as the app is running: reaping it here
   // leaves no zombie behind in long-lived callers (a Python process, Ax).
@@ -218,7 +230,7 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   posix_spawn_file_actions_init(&actions);
   for (int fd : {0, 1, 2})
     posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
-  std::vector<std::string> args = {supervisor, state_dir, rec.app_id};
+  std::vector<std::string> args = {supervisor, state_dir, app_id};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -234,17 +246,56 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string why = rc != 0 ? fmt::format("cannot start {}: {}", supervisor, strerror(rc))
                               : fmt::format("{} exited before the app started", supervisor);
-    (void)store->SetAppState(rec.app_id, AppState::kFailed, 0, why, "<NONE>");
+    (void)store.SetAppState(app_id, AppState::kFailed, 0, why, "<NONE>");
     return UnavailableError(fmt::format("local: {}", why));
   }
-  return rec.app_id;
+  return app_id;
+}
+
+// A small app handed to a supervisor of this process's that is idle: recorded SUBMITTED, then
+// asked for with the caller's environment; the supervisor starts and records it as one started
+// for it would, and says when it is running. A supervisor gone before it read the request has
+// refused it (the send fails): a new one starts the recorded app.
+Result<std::string> LocalScheduler::ScheduleWarm(StateStore& store, const std::string& supervisor,
+                                                 const std::string& state_dir, WarmSupervisors::Entry warm,
+                                                 AppRecord rec) {
+  if (Status s = store.InsertApp(rec); !s.ok()) {
+    warm_.Add(std::move(warm));  // still idle: its idle byte was read, but it waits all the same
+    return s;
+  }
+  std::string request = EncodeWarmRequest(rec.app_id, environ);
+  size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = ::send(warm.fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  if (sent < request.size()) {
+    ::close(warm.fd);
+    return SpawnSupervisor(store, supervisor, state_dir, rec.app_id);
+  }
+  char c = 0;
+  ssize_t n;
+  while ((n = ::read(warm.fd, &c, 1)) < 0 && errno == EINTR) {
+  }
+  if (n == 1 && c == internal::kReadyByte) {
+    warm_.Add(std::move(warm));
+    return rec.app_id;
+  }
+  ::close(warm.fd);
+  // What it recorded (a failure to start says why) stays: a terminal state is final.
+  std::string why = fmt::format("the supervisor (pid {}) stopped before the app started", warm.pid);
+  (void)store.SetAppState(rec.app_id, AppState::kFailed, 0, why, "<NONE>");
+  return UnavailableError(fmt::format("local: {}", why));
 }
 
 // A small app: its replicas and supervisor started here (detached_start.h), then the app recorded
 // RUNNING with both in one transaction, then the supervisor told to take over. Until then nothing
 // runs that could outlive a failure here: the supervisor stops the replicas unless told.
 Result<std::string> LocalScheduler::ScheduleDetached(StateStore& store, const std::string& supervisor,
-                                                     const std::string& state_dir, const AppPlan& plan, AppRecord rec) {
+                                                     const std::string& state_dir, const AppPlan& plan, AppRecord rec,
+                                                     std::string context) {
   // The replica's error file is in its directory: there before it starts.
   for (const auto& [role, _] : plan.roles) (void)internal::CreatePrivateDirs((fs::path(plan.app_dir) / role).string());
   for (const ReplicaPlan& rp : plan.replicas) MakeReplicaDir(rp.log_dir);
@@ -261,6 +312,8 @@ Result<std::string> LocalScheduler::ScheduleDetached(StateStore& store, const st
   }
   TORCHX_RETURN_IF_ERROR(store.InsertStartedApp(rec, rows));  // else abandoned: the supervisor stops them
   started->Commit();
+  warm_.Add({started->TakeLink(), started->supervisor_pid(), started->supervisor_identity(), state_dir, supervisor,
+             std::move(context), getpid()});
   return rec.app_id;
 }
 
@@ -369,7 +422,14 @@ Status LocalScheduler::DoCancel(const std::string& app_id) {
   if (!found) return OkStatus();
   TORCHX_RETURN_IF_ERROR(found->store->RequestCancel(app_id));
   const AppRecord& a = found->app;
-  if (IsSameProcess(a.supervisor_pid, a.supervisor_start)) ::kill(a.supervisor_pid, SIGTERM);
+  if (specs::IsTerminal(a.state)) return OkStatus();
+  // Queued with the app's token: a supervisor that has moved on to another app (a warm one)
+  // ignores it.
+  if (IsSameProcess(a.supervisor_pid, a.supervisor_start)) {
+    sigval value{};
+    value.sival_int = CancelToken(app_id);
+    ::sigqueue(a.supervisor_pid, SIGTERM, value);
+  }
   return OkStatus();
 }
 

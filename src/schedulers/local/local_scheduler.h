@@ -11,6 +11,7 @@
 
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/state_store.h"
+#include "schedulers/local/warm_supervisor.h"
 #include "torchx/schedulers/scheduler.h"
 
 namespace torchx::schedulers::local {
@@ -60,7 +61,13 @@ class LocalScheduler : public Scheduler {
   };
   Result<StateStore*> Store(const std::string& state_dir);
   Result<std::string> ScheduleDetached(StateStore& store, const std::string& supervisor, const std::string& state_dir,
-                                       const AppPlan& plan, AppRecord rec);
+                                       const AppPlan& plan, AppRecord rec, std::string context);
+  /// A small app handed to an idle supervisor this scheduler started (warm_supervisor.h).
+  Result<std::string> ScheduleWarm(StateStore& store, const std::string& supervisor, const std::string& state_dir,
+                                   WarmSupervisors::Entry warm, AppRecord rec);
+  /// An app recorded SUBMITTED, started by a new supervisor process (a large app's way).
+  Result<std::string> SpawnSupervisor(StateStore& store, const std::string& supervisor, const std::string& state_dir,
+                                      const std::string& app_id);
   Result<std::optional<Found>> Find(const std::string& app_id);
   /// Marks a non-terminal app whose supervisor is gone (killed, or the host rebooted) as FAILED
   /// with the reason, and stops its replicas. Re-reads the record.
@@ -74,6 +81,7 @@ class LocalScheduler : public Scheduler {
   // does) takes the plan as is instead of parsing it back; an edited request is parsed.
   std::string planned_payload_;
   std::optional<AppPlan> planned_;
+  WarmSupervisors warm_;  // the small apps' supervisors, which take this process's next apps
 };
 
 /// local_cwd and its alias local, for the build's table of linked-in back-ends.

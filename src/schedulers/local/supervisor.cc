@@ -38,6 +38,7 @@
 #include "schedulers/local/supervisor_policy.h"
 #include "schedulers/local/supervisor_store.h"
 #include "schedulers/local/usage_sampler.h"
+#include "schedulers/local/warm_supervisor.h"
 #include "schedulers/local/watchdog.h"
 #include "torchx/clock.h"
 #include "torchx/devices/gpu_metrics.h"
@@ -56,6 +57,12 @@ std::string ReadFileOr(const std::string& path, const std::string& fallback) {
   buf << in.rdbuf();
   std::string s = buf.str();
   return s.empty() ? fallback : s;
+}
+
+// This process's identity (constant: a warm supervisor records it for every app it runs).
+const std::string& SelfIdentity() {
+  static const std::string identity = ProcessIdentity(getpid());
+  return identity;
 }
 
 // Tells the launcher (SupervisorMain's first process) that the app is under way.
@@ -93,8 +100,12 @@ class Supervisor {
 
   // `adopted`: the replicas were started before this process (detached_start.h); the launcher
   // hands them out, and the app and this process are recorded already.
-  int Run(int ready_fd, bool adopted) {
-    if (!watchdog_.started()) watchdog_.Start(state_dir_, app_.app_id, ready_fd);
+  // `warm`: a warm supervisor's next app (warm_supervisor.h), whose caller waits for the start:
+  // its guard is forked once the caller is told, with the replicas' lines held until then (a
+  // supervisor killed in between takes the replica leaders with it, and the next reader stops
+  // the rest, as for an adopted start before its watchdog).
+  int Run(int ready_fd, bool adopted, bool warm = false) {
+    if (!watchdog_.started() && !warm) watchdog_.Start(state_dir_, app_.app_id, ready_fd);
     if (Status s = Setup(); !s.ok()) {
       // Adopted replicas die with this process (PDEATHSIG), and the watchdog stops their children.
       store_.SetAppState(AppState::kFailed, 0, s.message(), "<NONE>");
@@ -102,8 +113,8 @@ class Supervisor {
     }
     // A cancel that arrived before the pid was recorded could not signal us; it left a flag. Both
     // in one transaction: one side sees the other. (An adopted start was recorded with the pid.)
-    auto cancelled = adopted ? Result<bool>(false)
-                             : state_.SetSupervisorAndCheckCancel(app_.app_id, getpid(), ProcessIdentity(getpid()));
+    auto cancelled =
+        adopted ? Result<bool>(false) : state_.SetSupervisorAndCheckCancel(app_.app_id, getpid(), SelfIdentity());
     if (cancelled.ok() && *cancelled) {
       store_.SetAppState(AppState::kCancelled, 0, "cancelled before it started", "<NONE>");
       SignalReady(ready_fd);
@@ -123,7 +134,7 @@ class Supervisor {
     }
     watchdog_.Hold();
     Apply(policy_.Start());
-    watchdog_.Flush();
+    if (!warm) watchdog_.Flush();
     dirs_ahead_.reset();
     if (adopted) {
       // The caller recorded the replicas and RUNNING: only a row that changed since is written.
@@ -138,6 +149,10 @@ class Supervisor {
       RecordStart(policy_.OnLaunched());
     }
     SignalReady(ready_fd);
+    if (warm) {
+      watchdog_.Start(state_dir_, app_.app_id, -1);
+      watchdog_.Flush();
+    }
     RedirectDiagnostics(plan_.app_dir);
     // The first sample soon after the start, so that a short job has one too. It also ends the
     // start's burst of writes (RunSupervisor): without samples, that is now.
@@ -171,6 +186,7 @@ class Supervisor {
     auto loop = EventLoop::Create({SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT});
     if (!loop) return loop.error();
     loop_ = std::move(*loop);
+    loop_->IgnoreCancelsOtherThan(CancelToken(app_.app_id));
     signal(SIGPIPE, SIG_IGN);
     return OkStatus();
   }
@@ -498,19 +514,12 @@ std::map<std::pair<std::string, int>, LaunchedProcess> Adopt(StateStore& store, 
   return out;
 }
 
-}  // namespace
-
-int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd,
-                  const std::vector<AdoptedReplica>& adopted, Watchdog* watchdog) {
+// One app, on a store already open (a warm supervisor runs several on one connection).
+int RunApp(StateStore& store, const std::string& state_dir, const std::string& app_id, int ready_fd,
+           const std::vector<AdoptedReplica>& adopted, Watchdog* watchdog, bool warm = false) {
   Watchdog own;
   if (!watchdog) watchdog = &own;
-  auto store = StateStore::Open(state_dir);
-  if (!store) {
-    std::fprintf(stderr, "torchx-supervisor: %s\n", store.error().message().c_str());
-    StopAdopted(adopted);
-    return 1;
-  }
-  auto app = (*store)->GetApp(app_id);
+  auto app = store.GetApp(app_id);
   if (!app || !*app) {
     std::fprintf(stderr, "torchx-supervisor: app %s not found in %s\n", app_id.c_str(), state_dir.c_str());
     StopAdopted(adopted);
@@ -523,20 +532,55 @@ int RunSupervisor(const std::string& state_dir, const std::string& app_id, int r
   }
   if (!plan) {
     StopAdopted(adopted);
-    (void)(*store)->SetAppState(app_id, AppState::kFailed, 0, plan.error().message(), "<NONE>");
+    (void)store.SetAppState(app_id, AppState::kFailed, 0, plan.error().message(), "<NONE>");
     return 1;
   }
   (void)internal::CreatePrivateDirs(plan->app_dir);
   // The start writes a row per replica two or three times: checkpointing the WAL in the middle
   // would put its fsyncs between the launcher and RUNNING. Back to the usual threshold at the first
   // resource sample, and a checkpoint after the end (Supervisor).
-  (*store)->SetWalCheckpointPages(kBurstCheckpointPages);
+  store.SetWalCheckpointPages(kBurstCheckpointPages);
   CloneLauncher clone_launcher;
-  StateStoreWriter writer(**store, app_id);
-  AdoptingLauncher launcher(clone_launcher, Adopt(**store, app_id, *plan, adopted, writer));
+  StateStoreWriter writer(store, app_id);
+  AdoptingLauncher launcher(clone_launcher, Adopt(store, app_id, *plan, adopted, writer));
   SystemClock clock;
-  Supervisor sup(**store, state_dir, std::move(**app), std::move(*plan), launcher, writer, clock, *watchdog);
-  return sup.Run(ready_fd, !adopted.empty());
+  Supervisor sup(store, state_dir, std::move(**app), std::move(*plan), launcher, writer, clock, *watchdog);
+  return sup.Run(ready_fd, !adopted.empty(), warm);
+}
+
+// After its first app, a supervisor started by the caller of `run` takes that caller's next
+// apps while it waits for them (warm_supervisor.h); it exits when none comes, or when one of
+// them could not be run.
+int ServeWarmApps(StateStore& store, const std::string& state_dir, int link) {
+  while (true) {
+    // Between apps, its diagnostics belong to no app's log.
+    if (int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC); devnull >= 0) {
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      ::close(devnull);
+    }
+    std::optional<WarmRequest> next = AwaitNextApp(link, kWarmLingerMs);
+    if (!next) return 0;
+    ReplaceEnvironment(next->env);
+    int ready_fd = fcntl(link, F_DUPFD_CLOEXEC, 3);
+    if (ready_fd < 0) return 1;
+    // A non-zero exit leaves the readiness unsaid when it failed early: this process's exit
+    // closes the link, which the caller reads as the supervisor gone before the app started.
+    if (int rc = RunApp(store, state_dir, next->app_id, ready_fd, {}, nullptr, true); rc != 0) return rc;
+  }
+}
+
+}  // namespace
+
+int RunSupervisor(const std::string& state_dir, const std::string& app_id, int ready_fd,
+                  const std::vector<AdoptedReplica>& adopted, Watchdog* watchdog) {
+  auto store = StateStore::Open(state_dir);
+  if (!store) {
+    std::fprintf(stderr, "torchx-supervisor: %s\n", store.error().message().c_str());
+    StopAdopted(adopted);
+    return 1;
+  }
+  return RunApp(**store, state_dir, app_id, ready_fd, adopted, watchdog);
 }
 
 int SupervisorMain(int argc, char** argv) {
@@ -561,7 +605,19 @@ int SupervisorMain(int argc, char** argv) {
       watchdog.Done();
       return 1;
     }
-    return RunSupervisor(argv[3], argv[4], -1, *replicas, &watchdog);
+    auto store = StateStore::Open(argv[3]);
+    if (!store) {
+      std::fprintf(stderr, "torchx-supervisor: %s\n", store.error().message().c_str());
+      StopAdopted(*replicas);
+      return 1;
+    }
+    int rc = RunApp(**store, argv[3], argv[4], -1, *replicas, &watchdog);
+    watchdog.Close();
+    if (rc != 0) return rc;
+    int link = reader.TakeLink();
+    rc = ServeWarmApps(**store, argv[3], link);
+    ::close(link);
+    return rc;
   }
   if (argc != 3) {
     std::fprintf(stderr, "usage: torchx-supervisor <state_dir> <app_id>\n");

@@ -2,6 +2,7 @@
 #include "schedulers/local/watchdog.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -79,9 +80,14 @@ void Watchdog::Start(const std::string& state_dir, const std::string& app_id, in
   if (pipe2(fds, O_CLOEXEC) != 0) return;
   pid_t pid = fork();
   if (pid == 0) {
-    ::close(fds[1]);
-    if (ready_fd >= 0) ::close(ready_fd);
-    RunWatchdog(fds[0], state_dir, app_id);
+    // The guard holds nothing of the supervisor's but stdio: not the launcher's readiness pipe,
+    // not a warm supervisor's link to its caller (whose end must see EOF when the supervisor
+    // dies), not the store's descriptors (it opens its own).
+    (void)ready_fd;
+    int keep = fds[0];
+    if (keep > 3) close_range(3, static_cast<unsigned>(keep - 1), 0);
+    close_range(static_cast<unsigned>(keep + 1), ~0U, 0);
+    RunWatchdog(keep, state_dir, app_id);
   }
   ::close(fds[0]);
   if (pid < 0) {
@@ -117,6 +123,11 @@ void Watchdog::Flush() {
 void Watchdog::Done() {
   Flush();
   Tell(std::string(kWatchdogDoneLine) + "\n");
+}
+
+void Watchdog::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 void Watchdog::Tell(std::string_view text) {

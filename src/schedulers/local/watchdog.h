@@ -52,6 +52,8 @@ class Watchdog {
   void Hold();
   void Flush();
   void Done();
+  /// Lets the guard go (after Done: it exits at the pipe's end).
+  void Close();
 
   static constexpr int kBatchLines = 64;
 

@@ -21,6 +21,7 @@
 #include "schedulers/local/local_scheduler.h"
 #include "schedulers/local/state_store.h"
 #include "schedulers/local/supervisor_store.h"
+#include "schedulers/local/warm_supervisor.h"
 #include "testing/local_env.h"
 #include "testing/registry.h"
 #include "testing/status_matchers.h"
@@ -604,6 +605,111 @@ TEST_F(LocalSchedulerTest, AnUnrecordedStartLeavesNothingRunning) {
   auto found = (*store)->GetApp("abandoned-1");
   ASSERT_THAT(found, IsOk());
   EXPECT_FALSE(found->has_value());
+}
+
+// Whether `pid` is a live process (an exited one that its parent has not reaped yet is not).
+bool Alive(int pid) {
+  std::string stat = Read(fs::path("/proc") / std::to_string(pid) / "stat");
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// The supervisor of a small app, idle once its app has ended, says so on its link to the caller
+// a moment after the app's end is recorded: what a test waits before it runs the next app.
+void LetItIdle() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
+
+// Back-to-back runs of one process: the supervisor of the app that ended takes the next app
+// (warm_supervisor.h), with the caller's environment as it is at that run.
+TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
+  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
+    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
+  }
+  auto first = runner_.Run(App({ShRole("s", "echo first")}), "local_cwd");
+  ASSERT_THAT(first, IsOk());
+  ASSERT_EQ(testing::WaitTerminal(runner_, *first)->state, AppState::kSucceeded);
+  int sup = PidsOf(env_, *first).supervisor;
+  LetItIdle();
+  ASSERT_EQ(::setenv("TORCHX_WARM_TEST", "second run", 1), 0);
+  auto second = runner_.Run(App({ShRole("s", "echo $TORCHX_WARM_TEST; echo oops >&2; exit 3")}), "local_cwd");
+  ::unsetenv("TORCHX_WARM_TEST");
+  ASSERT_THAT(second, IsOk());
+  auto ended = testing::WaitTerminal(runner_, *second);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->state, AppState::kFailed);
+  EXPECT_EQ(PidsOf(env_, *second).supervisor, sup) << "the idle supervisor was not reused";
+  fs::path dir = AppDir(env_, *second);
+  EXPECT_EQ(Read(dir / "s" / "0" / "stdout.log"), "second run\n");
+  EXPECT_EQ(Read(dir / "s" / "0" / "stderr.log"), "oops\n");
+  EXPECT_THAT(Read(dir / "SUCCESS"), HasSubstr("\"final_state\": \"FAILED\""));
+  EXPECT_TRUE(fs::exists(dir / "supervisor.log"));
+  // A third, with the umask changed: the replicas would inherit the old one from the idle
+  // supervisor, so a new supervisor starts it.
+  LetItIdle();
+  mode_t old = ::umask(0027);
+  auto third = runner_.Run(App({ShRole("s", "umask")}), "local_cwd");
+  ::umask(old);
+  ASSERT_THAT(third, IsOk());
+  ASSERT_EQ(testing::WaitTerminal(runner_, *third)->state, AppState::kSucceeded);
+  EXPECT_NE(PidsOf(env_, *third).supervisor, sup);
+  EXPECT_EQ(Read(fs::path(AppDir(env_, *third)) / "s" / "0" / "stdout.log"), "0027\n");
+}
+
+// A cancel of an app that has ended, or one still on its way to the supervisor that ran it,
+// does not reach the app that supervisor runs now.
+TEST_F(LocalSchedulerTest, ACancelOfAnEndedAppSparesTheNextAppOfItsSupervisor) {
+  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
+    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
+  }
+  auto first = runner_.Run(App({ShRole("s", "true")}), "local_cwd");
+  ASSERT_THAT(first, IsOk());
+  ASSERT_EQ(testing::WaitTerminal(runner_, *first)->state, AppState::kSucceeded);
+  int sup = PidsOf(env_, *first).supervisor;
+  LetItIdle();
+  auto second = runner_.Run(App({ShRole("s", "sleep 100")}), "local_cwd");
+  ASSERT_THAT(second, IsOk());
+  ASSERT_EQ(PidsOf(env_, *second).supervisor, sup);
+  ASSERT_THAT(runner_.Cancel(*first), IsOk());
+  sigval stale{};
+  stale.sival_int = schedulers::local::CancelToken(specs::ParseAppHandle(*first)->app_id);
+  ASSERT_EQ(::sigqueue(sup, SIGTERM, stale), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto status = runner_.Status(*second);
+  ASSERT_THAT(status, IsOk());
+  EXPECT_EQ((*status)->state, AppState::kRunning);
+  ASSERT_THAT(runner_.Cancel(*second), IsOk());
+  auto ended = testing::WaitTerminal(runner_, *second);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->state, AppState::kCancelled);
+}
+
+// An idle supervisor goes when the process that could hand it an app lets it go, and by itself
+// once it has waited kWarmLingerMs.
+TEST_F(LocalSchedulerTest, AnIdleSupervisorExitsWithItsCallerOrAfterItsLinger) {
+  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
+    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
+  }
+  int released = 0;
+  {
+    runner::Runner r{*registry_};
+    auto h = r.Run(App({ShRole("s", "true")}), "local_cwd");
+    ASSERT_THAT(h, IsOk());
+    ASSERT_EQ(testing::WaitTerminal(r, *h)->state, AppState::kSucceeded);
+    released = PidsOf(env_, *h).supervisor;
+    LetItIdle();
+    EXPECT_TRUE(Alive(released)) << "the supervisor did not wait for a next app";
+  }
+  EXPECT_TRUE(Eventually([&] { return !Alive(released); }));
+  auto h = runner_.Run(App({ShRole("s", "true")}), "local_cwd");
+  ASSERT_THAT(h, IsOk());
+  ASSERT_EQ(testing::WaitTerminal(runner_, *h)->state, AppState::kSucceeded);
+  int lingering = PidsOf(env_, *h).supervisor;
+  std::this_thread::sleep_for(std::chrono::milliseconds(schedulers::local::kWarmLingerMs + 1000));
+  EXPECT_FALSE(Alive(lingering));
+  // The next run finds it gone and starts another.
+  auto next = runner_.Run(App({ShRole("s", "true")}), "local_cwd");
+  ASSERT_THAT(next, IsOk());
+  ASSERT_EQ(testing::WaitTerminal(runner_, *next)->state, AppState::kSucceeded);
+  EXPECT_NE(PidsOf(env_, *next).supervisor, lingering);
 }
 
 // A replica whose program is missing is reported by its exec's error, as the supervisor's own

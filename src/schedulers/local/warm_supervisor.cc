@@ -1,0 +1,269 @@
+// Warm supervisors (see warm_supervisor.h).
+#include "schedulers/local/warm_supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace torchx::schedulers::local {
+namespace {
+
+// A small /proc file, whole ("" when it cannot be read).
+std::string ReadSmallFile(const char* path) {
+  std::string out;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+void ReapChildren() {
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+}  // namespace
+
+std::string LaunchContext() {
+  std::string out;
+  // The calling thread's: a clone from it inherits its affinity, not the main thread's.
+  std::string status = ReadSmallFile("/proc/thread-self/status");
+  static constexpr std::array<std::string_view, 14> kFields = {
+      "Uid:",    "Gid:",    "Groups:",     "Umask:",   "CapInh:",       "CapPrm:",       "CapEff:",
+      "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:", "Cpus_allowed:", "Mems_allowed:", "Seccomp_filters:"};
+  size_t pos = 0;
+  while (pos < status.size()) {
+    size_t eol = status.find('\n', pos);
+    if (eol == std::string::npos) eol = status.size();
+    std::string_view line(status.data() + pos, eol - pos);
+    for (std::string_view f : kFields) {
+      if (line.substr(0, f.size()) == f) {
+        out.append(line);
+        out.push_back('\n');
+        break;
+      }
+    }
+    pos = eol + 1;
+  }
+  for (int r = 0; r < RLIM_NLIMITS; ++r) {
+    struct rlimit lim {};
+    getrlimit(static_cast<__rlimit_resource>(r), &lim);
+    out += std::to_string(lim.rlim_cur) + ' ' + std::to_string(lim.rlim_max) + '\n';
+  }
+  errno = 0;
+  out +=
+      "nice " + std::to_string(getpriority(PRIO_PROCESS, 0)) + " sched " + std::to_string(sched_getscheduler(0)) + '\n';
+  out += ReadSmallFile("/proc/self/oom_score_adj");
+  out += ReadSmallFile("/proc/self/cgroup");
+  char target[128];
+  for (const char* ns : {"cgroup", "ipc", "mnt", "net", "pid_for_children", "time_for_children", "user", "uts"}) {
+    std::string path = std::string("/proc/thread-self/ns/") + ns;
+    ssize_t n = ::readlink(path.c_str(), target, sizeof(target));
+    if (n > 0) out.append(target, static_cast<size_t>(n));
+    out.push_back('\n');
+  }
+  return out;
+}
+
+int CancelToken(std::string_view app_id) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (char c : app_id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  return static_cast<int>(h & 0x7fffffff);
+}
+
+std::string EncodeWarmRequest(std::string_view app_id, const char* const* env) {
+  std::string body;
+  for (const char* const* e = env; e && *e; ++e) {
+    body.append(*e);
+    body.push_back('\0');
+  }
+  std::string out(app_id);
+  out += '\n' + std::to_string(body.size()) + '\n';
+  out += body;
+  return out;
+}
+
+std::optional<std::pair<WarmRequest, size_t>> ParseWarmRequest(std::string_view text, bool& malformed) {
+  malformed = false;
+  size_t first = text.find('\n');
+  if (first == std::string_view::npos) {
+    malformed = text.size() > 4096;
+    return std::nullopt;
+  }
+  size_t second = text.find('\n', first + 1);
+  if (second == std::string_view::npos) {
+    malformed = text.size() - first > 32;
+    return std::nullopt;
+  }
+  WarmRequest req;
+  req.app_id = std::string(text.substr(0, first));
+  std::string_view count = text.substr(first + 1, second - first - 1);
+  size_t n = 0;
+  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+  if (req.app_id.empty() || count.empty() || ec != std::errc() || end != count.data() + count.size() ||
+      n > (size_t{64} << 20)) {
+    malformed = true;
+    return std::nullopt;
+  }
+  if (text.size() - (second + 1) < n) return std::nullopt;
+  std::string_view body = text.substr(second + 1, n);
+  if (!body.empty() && body.back() != '\0') {
+    malformed = true;
+    return std::nullopt;
+  }
+  while (!body.empty()) {
+    size_t nul = body.find('\0');
+    req.env.emplace_back(body.substr(0, nul));
+    body.remove_prefix(nul + 1);
+  }
+  return std::pair{std::move(req), second + 1 + n};
+}
+
+WarmSupervisors::~WarmSupervisors() {
+  for (const Entry& e : entries_) ::close(e.fd);
+}
+
+void WarmSupervisors::Add(Entry e) {
+  std::lock_guard<std::mutex> hold(mu_);
+  if (entries_.size() >= kWarmPoolSize) {
+    ::close(entries_.front().fd);
+    entries_.erase(entries_.begin());
+  }
+  entries_.push_back(std::move(e));
+}
+
+std::optional<WarmSupervisors::Entry> WarmSupervisors::Claim(const std::string& state_dir,
+                                                             const std::string& supervisor,
+                                                             const std::string& context) {
+  std::lock_guard<std::mutex> hold(mu_);
+  pid_t self = getpid();
+  std::optional<Entry> claimed;
+  for (size_t i = 0; i < entries_.size();) {
+    Entry& e = entries_[i];
+    bool drop = e.owner != self || e.context != context;
+    bool take = false;
+    if (!drop && !claimed && e.state_dir == state_dir && e.supervisor == supervisor) {
+      char c = 0;
+      ssize_t n = ::recv(e.fd, &c, 1, MSG_DONTWAIT);
+      if (n == 1 && c == kWarmIdle) {
+        // Idle, unless it has gone since it said so (its linger ended): then the link is at EOF.
+        ssize_t more = ::recv(e.fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+        take = more < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        drop = !take;
+      } else {
+        drop = !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));  // else busy with its app
+      }
+    }
+    if (take) {
+      claimed = std::move(e);
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (drop) {
+      ::close(e.fd);
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  return claimed;
+}
+
+std::optional<WarmRequest> AwaitNextApp(int link, int linger_ms) {
+  char idle = kWarmIdle;
+  if (::send(link, &idle, 1, MSG_NOSIGNAL) != 1) return std::nullopt;
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, sig);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  int sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) return std::nullopt;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } close_sigfd{sigfd};
+  ReapChildren();
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::milliseconds(linger_ms);
+  std::string text;
+  auto take = [&]() -> std::optional<std::optional<WarmRequest>> {  // outer nullopt: not yet
+    bool malformed = false;
+    auto parsed = ParseWarmRequest(text, malformed);
+    if (malformed) return std::optional<WarmRequest>();
+    if (!parsed) return std::nullopt;
+    if (parsed->second != text.size()) return std::optional<WarmRequest>();  // more than one request
+    return std::optional<WarmRequest>(std::move(parsed->first));
+  };
+  char buf[16384];
+  while (true) {
+    int wait_ms = -1;
+    if (text.empty()) {  // once a request has begun, its end is waited for
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      wait_ms = left > 0 ? static_cast<int>(left) : 0;
+    }
+    pollfd fds[2] = {{link, POLLIN, 0}, {sigfd, POLLIN, 0}};
+    int ready = wait_ms == 0 ? 0 : ::poll(fds, 2, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return std::nullopt;
+    if (ready == 0) {
+      // The linger is over. Close the door first, then serve what came in before it closed.
+      ::shutdown(link, SHUT_RD);
+      ssize_t n;
+      while ((n = ::recv(link, buf, sizeof(buf), MSG_DONTWAIT)) > 0) text.append(buf, static_cast<size_t>(n));
+      if (text.empty()) return std::nullopt;
+      auto got = take();
+      return got ? *got : std::nullopt;
+    }
+    if (fds[1].revents & POLLIN) {
+      signalfd_siginfo si;
+      while (::read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD) continue;
+        // A cancel queued for the app that just ended; anything else asks this process to go.
+        if (si.ssi_signo == SIGTERM && si.ssi_code == SI_QUEUE) continue;
+        return std::nullopt;
+      }
+      ReapChildren();
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::recv(link, buf, sizeof(buf), MSG_DONTWAIT);
+      if (n == 0) return std::nullopt;
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) continue;
+        return std::nullopt;
+      }
+      text.append(buf, static_cast<size_t>(n));
+      if (auto got = take()) return *got;
+    }
+  }
+}
+
+void ReplaceEnvironment(const std::vector<std::string>& env) {
+  static std::vector<std::string> storage;  // putenv keeps the strings themselves
+  clearenv();
+  storage = env;
+  for (std::string& e : storage) {
+    if (e.find('=') != std::string::npos) putenv(e.data());
+  }
+}
+
+}  // namespace torchx::schedulers::local
