@@ -8,8 +8,8 @@
 namespace torchx::internal {
 
 namespace {
-constexpr char kReady = kReadyByte;
-constexpr char kFailed = kFailedByte;
+constexpr char kReady = 'y';
+constexpr char kFailed = 'n';
 }  // namespace
 
 int ForkUntilReady(int& parent_exit) {

@@ -6,10 +6,6 @@
 
 namespace torchx::internal {
 
-/// The bytes ReportReady writes.
-inline constexpr char kReadyByte = 'y';
-inline constexpr char kFailedByte = 'n';
-
 /// Forks. In the child, returns the write end of the readiness pipe (close-on-exec), for
 /// ReportReady. In the parent, waits for that report (or the child's end) and returns -1 with
 /// `parent_exit` set: 0 when the child reported ready, 1 when it reported failure or died first.

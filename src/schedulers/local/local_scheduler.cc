@@ -30,7 +30,6 @@
 
 #include <fmt/format.h>
 
-#include "core/daemon.h"
 #include "core/helper_exe.h"
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
@@ -210,7 +209,7 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
   if (StartsDetached(plan)) {
     std::string context = LaunchContext();
     if (auto warm = warm_.Claim(state_dir, supervisor, context)) {
-      return ScheduleWarm(*store, supervisor, state_dir, std::move(*warm), std::move(rec));
+      return ScheduleWarm(*store, supervisor, state_dir, plan, std::move(*warm), std::move(rec), std::move(context));
     }
     return ScheduleDetached(*store, supervisor, state_dir, plan, std::move(rec), std::move(context));
   }
@@ -252,18 +251,23 @@ Result<std::string> LocalScheduler::SpawnSupervisor(StateStore& store, const std
   return app_id;
 }
 
-// A small app handed to a supervisor of this process's that is idle: recorded SUBMITTED, then
-// asked for with the caller's environment; the supervisor starts and records it as one started
-// for it would, and says when it is running. A supervisor gone before it read the request has
-// refused it (the send fails): a new one starts the recorded app.
+// A small app handed to a supervisor of this process's that is idle (warm_supervisor.h): its
+// record and the caller's environment sent, the supervisor starts the replicas and records the
+// app RUNNING, then answers. A supervisor gone before it read the request has refused it (the
+// send fails): the app is started here instead, as a new one.
 Result<std::string> LocalScheduler::ScheduleWarm(StateStore& store, const std::string& supervisor,
-                                                 const std::string& state_dir, WarmSupervisors::Entry warm,
-                                                 AppRecord rec) {
-  if (Status s = store.InsertApp(rec); !s.ok()) {
-    warm_.Add(std::move(warm));  // still idle: its idle byte was read, but it waits all the same
-    return s;
-  }
-  std::string request = EncodeWarmRequest(rec.app_id, environ);
+                                                 const std::string& state_dir, const AppPlan& plan,
+                                                 WarmSupervisors::Entry warm, AppRecord rec, std::string context) {
+  WarmRequest req;
+  req.app_id = rec.app_id;
+  req.session = rec.session;
+  req.name = rec.name;
+  req.appdef_json = rec.appdef_json;
+  req.plan_json = rec.plan_json;
+  req.app_dir = rec.app_dir;
+  req.created = rec.created;
+  req.env = EnvironmentOf(environ);
+  std::string request = EncodeWarmRequest(req);
   size_t sent = 0;
   while (sent < request.size()) {
     ssize_t n = ::send(warm.fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -273,21 +277,31 @@ Result<std::string> LocalScheduler::ScheduleWarm(StateStore& store, const std::s
   }
   if (sent < request.size()) {
     ::close(warm.fd);
-    return SpawnSupervisor(store, supervisor, state_dir, rec.app_id);
+    return ScheduleDetached(store, supervisor, state_dir, plan, std::move(rec), std::move(context));
   }
-  char c = 0;
-  ssize_t n;
-  while ((n = ::read(warm.fd, &c, 1)) < 0 && errno == EINTR) {
+  std::string answer;
+  char buf[512];
+  while (answer.empty() || (answer[0] == kWarmRefused && answer.back() != '\n')) {
+    ssize_t n = ::read(warm.fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
   }
-  if (n == 1 && c == internal::kReadyByte) {
+  if (answer.size() == 1 && answer[0] == kWarmStarted) {
     warm_.Add(std::move(warm));
     return rec.app_id;
   }
   ::close(warm.fd);
-  // What it recorded (a failure to start says why) stays: a terminal state is final.
-  std::string why = fmt::format("the supervisor (pid {}) stopped before the app started", warm.pid);
-  (void)store.SetAppState(rec.app_id, AppState::kFailed, 0, why, "<NONE>");
-  return UnavailableError(fmt::format("local: {}", why));
+  if (!answer.empty() && answer[0] == kWarmRefused) {
+    std::string why = answer.substr(1);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    return UnavailableError(fmt::format("local: {}", why));
+  }
+  // Gone without a word: if it recorded the app first, the app is there, and the next reader
+  // finds its supervisor dead; else nothing was recorded.
+  if (auto found = store.GetApp(rec.app_id); found.ok() && found->has_value()) return rec.app_id;
+  return UnavailableError(
+      fmt::format("local: the supervisor (pid {}) stopped before app {} started", warm.pid, rec.app_id));
 }
 
 // A small app: its replicas and supervisor started here (detached_start.h), then the app recorded

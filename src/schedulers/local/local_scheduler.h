@@ -64,7 +64,8 @@ class LocalScheduler : public Scheduler {
                                        const AppPlan& plan, AppRecord rec, std::string context);
   /// A small app handed to an idle supervisor this scheduler started (warm_supervisor.h).
   Result<std::string> ScheduleWarm(StateStore& store, const std::string& supervisor, const std::string& state_dir,
-                                   WarmSupervisors::Entry warm, AppRecord rec);
+                                   const AppPlan& plan, WarmSupervisors::Entry warm, AppRecord rec,
+                                   std::string context);
   /// An app recorded SUBMITTED, started by a new supervisor process (a large app's way).
   Result<std::string> SpawnSupervisor(StateStore& store, const std::string& supervisor, const std::string& state_dir,
                                       const std::string& app_id);

@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -514,9 +515,27 @@ std::map<std::pair<std::string, int>, LaunchedProcess> Adopt(StateStore& store, 
   return out;
 }
 
-// One app, on a store already open (a warm supervisor runs several on one connection).
+// Runs a loaded app to its end: `adopted` (may be empty) are replicas started already, whose
+// rows the writer has.
+int RunLoaded(StateStore& store, const std::string& state_dir, AppRecord app, AppPlan plan,
+              std::map<std::pair<std::string, int>, LaunchedProcess> adopted, StateStoreWriter& writer, int ready_fd,
+              Watchdog& watchdog, bool warm) {
+  (void)internal::CreatePrivateDirs(plan.app_dir);
+  // The start writes a row per replica two or three times: checkpointing the WAL in the middle
+  // would put its fsyncs between the launcher and RUNNING. Back to the usual threshold at the first
+  // resource sample, and a checkpoint after the end (Supervisor).
+  store.SetWalCheckpointPages(kBurstCheckpointPages);
+  bool was_adopted = !adopted.empty();
+  CloneLauncher clone_launcher;
+  AdoptingLauncher launcher(clone_launcher, std::move(adopted));
+  SystemClock clock;
+  Supervisor sup(store, state_dir, std::move(app), std::move(plan), launcher, writer, clock, watchdog);
+  return sup.Run(ready_fd, was_adopted, warm);
+}
+
+// One app of the store, on a store already open.
 int RunApp(StateStore& store, const std::string& state_dir, const std::string& app_id, int ready_fd,
-           const std::vector<AdoptedReplica>& adopted, Watchdog* watchdog, bool warm = false) {
+           const std::vector<AdoptedReplica>& adopted, Watchdog* watchdog) {
   Watchdog own;
   if (!watchdog) watchdog = &own;
   auto app = store.GetApp(app_id);
@@ -535,17 +554,95 @@ int RunApp(StateStore& store, const std::string& state_dir, const std::string& a
     (void)store.SetAppState(app_id, AppState::kFailed, 0, plan.error().message(), "<NONE>");
     return 1;
   }
-  (void)internal::CreatePrivateDirs(plan->app_dir);
-  // The start writes a row per replica two or three times: checkpointing the WAL in the middle
-  // would put its fsyncs between the launcher and RUNNING. Back to the usual threshold at the first
-  // resource sample, and a checkpoint after the end (Supervisor).
-  store.SetWalCheckpointPages(kBurstCheckpointPages);
-  CloneLauncher clone_launcher;
   StateStoreWriter writer(store, app_id);
-  AdoptingLauncher launcher(clone_launcher, Adopt(store, app_id, *plan, adopted, writer));
-  SystemClock clock;
-  Supervisor sup(store, state_dir, std::move(**app), std::move(*plan), launcher, writer, clock, *watchdog);
-  return sup.Run(ready_fd, !adopted.empty(), warm);
+  auto handed = Adopt(store, app_id, *plan, adopted, writer);
+  return RunLoaded(store, state_dir, std::move(**app), std::move(*plan), std::move(handed), writer, ready_fd, *watchdog,
+                   false);
+}
+
+// Tells a warm supervisor's caller how its request went.
+void Answer(int link, std::string_view answer) {
+  size_t sent = 0;
+  while (sent < answer.size()) {
+    ssize_t n = ::send(link, answer.data() + sent, answer.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    sent += static_cast<size_t>(n);
+  }
+}
+
+void StopLaunched(std::vector<LaunchedProcess>& launched) {
+  for (LaunchedProcess& p : launched) {
+    // Our unreaped children: their pids (and groups' ids) cannot have been reused.
+    kill(-p.pid, SIGKILL);
+    kill(p.pid, SIGKILL);
+    while (waitpid(p.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    for (int fd : {p.out_fd, p.err_fd}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  launched.clear();
+}
+
+// A warm supervisor's next app (warm_supervisor.h): its replicas started here, the app recorded
+// RUNNING with them and this process in one transaction, the caller told, then the app run as
+// an adopted one. Refused (and said why) with nothing left running or recorded. Returns the exit
+// code the process would have; non-zero ends the warm service.
+int RunWarmApp(StateStore& store, const std::string& state_dir, WarmRequest req, int link) {
+  AppRecord rec;
+  rec.app_id = req.app_id;
+  rec.session = req.session;
+  rec.name = req.name;
+  rec.appdef_json = std::move(req.appdef_json);
+  rec.plan_json = std::move(req.plan_json);
+  rec.app_dir = req.app_dir;
+  rec.state = AppState::kRunning;
+  rec.created = rec.updated = req.created;
+  rec.supervisor_pid = getpid();
+  rec.supervisor_start = SelfIdentity();
+  auto refuse = [&](const std::string& why) {
+    Answer(link, std::string(1, kWarmRefused) + why + "\n");
+    return 1;
+  };
+  auto plan = AppPlanFromJson(rec.plan_json);
+  if (!plan) return refuse(plan.error().message());
+  if (plan->app_dir != rec.app_dir || plan->replicas.empty() || plan->replicas.size() > kDetachedStartMaxReplicas) {
+    return refuse(fmt::format("torchx-supervisor: app {}: not a plan a warm supervisor takes", rec.app_id));
+  }
+  ReplaceEnvironment(req.env);
+  // The replica's error file is in its directory: there before it starts.
+  for (const auto& [role, _] : plan->roles)
+    (void)internal::CreatePrivateDirs((fs::path(plan->app_dir) / role).string());
+  for (const ReplicaPlan& rp : plan->replicas) MakeReplicaDir(rp.log_dir);
+  CloneLauncher launcher;
+  std::vector<LaunchedProcess> launched;
+  std::vector<ReplicaRecord> rows;
+  for (const ReplicaPlan& rp : plan->replicas) {
+    auto p = launcher.Launch(rp);
+    if (!p) {
+      StopLaunched(launched);
+      return refuse(p.error().message());
+    }
+    rows.push_back(
+        {rec.app_id, rp.role, rp.replica_id, 0, p->pid, p->identity, AppState::kRunning, std::nullopt, "<NONE>"});
+    launched.push_back(std::move(*p));
+  }
+  store.SetWalCheckpointPages(kBurstCheckpointPages);
+  if (Status s = store.InsertStartedApp(rec, rows); !s.ok()) {
+    StopLaunched(launched);
+    return refuse(s.message());
+  }
+  Answer(link, std::string(1, kWarmStarted));
+  std::map<std::pair<std::string, int>, LaunchedProcess> adopted;
+  for (size_t i = 0; i < launched.size(); ++i) {
+    const ReplicaPlan& rp = plan->replicas[i];
+    adopted.emplace(std::pair{rp.role, rp.replica_id}, std::move(launched[i]));
+  }
+  StateStoreWriter writer(store, rec.app_id);
+  writer.AlreadyWritten(rows);
+  Watchdog watchdog;
+  return RunLoaded(store, state_dir, std::move(rec), std::move(*plan), std::move(adopted), writer, -1, watchdog, true);
 }
 
 // After its first app, a supervisor started by the caller of `run` takes that caller's next
@@ -561,12 +658,7 @@ int ServeWarmApps(StateStore& store, const std::string& state_dir, int link) {
     }
     std::optional<WarmRequest> next = AwaitNextApp(link, kWarmLingerMs);
     if (!next) return 0;
-    ReplaceEnvironment(next->env);
-    int ready_fd = fcntl(link, F_DUPFD_CLOEXEC, 3);
-    if (ready_fd < 0) return 1;
-    // A non-zero exit leaves the readiness unsaid when it failed early: this process's exit
-    // closes the link, which the caller reads as the supervisor gone before the app started.
-    if (int rc = RunApp(store, state_dir, next->app_id, ready_fd, {}, nullptr, true); rc != 0) return rc;
+    if (int rc = RunWarmApp(store, state_dir, std::move(*next), link); rc != 0) return rc;
   }
 }
 

@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace torchx::schedulers::local {
 namespace {
 
@@ -93,52 +95,85 @@ int CancelToken(std::string_view app_id) {
   return static_cast<int>(h & 0x7fffffff);
 }
 
-std::string EncodeWarmRequest(std::string_view app_id, const char* const* env) {
-  std::string body;
-  for (const char* const* e = env; e && *e; ++e) {
-    body.append(*e);
-    body.push_back('\0');
+namespace {
+
+void PutField(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += '\n';
+  out += field;
+}
+
+// One "<length>\n<bytes>" field at `pos`: 1 taken, 0 not all there yet, -1 malformed.
+int TakeField(std::string_view text, size_t& pos, std::string_view& field) {
+  size_t eol = text.find('\n', pos);
+  if (eol == std::string_view::npos) return text.size() - pos > 20 ? -1 : 0;
+  std::string_view digits = text.substr(pos, eol - pos);
+  size_t n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || n > (size_t{64} << 20)) return -1;
+  if (text.size() - (eol + 1) < n) return 0;
+  field = text.substr(eol + 1, n);
+  pos = eol + 1 + n;
+  return 1;
+}
+
+}  // namespace
+
+std::vector<std::string> EnvironmentOf(const char* const* env) {
+  std::vector<std::string> out;
+  for (const char* const* e = env; e && *e; ++e) out.emplace_back(*e);
+  return out;
+}
+
+std::string EncodeWarmRequest(const WarmRequest& r) {
+  std::string env;
+  for (const std::string& e : r.env) {
+    env += e;
+    env.push_back('\0');
   }
-  std::string out(app_id);
-  out += '\n' + std::to_string(body.size()) + '\n';
-  out += body;
+  std::string out;
+  out.reserve(env.size() + r.appdef_json.size() + r.plan_json.size() + 256);
+  for (std::string_view f :
+       {std::string_view(r.app_id), std::string_view(r.session), std::string_view(r.name),
+        std::string_view(r.appdef_json), std::string_view(r.plan_json), std::string_view(r.app_dir)}) {
+    PutField(out, f);
+  }
+  PutField(out, fmt::format("{:.6f}", r.created));
+  PutField(out, env);
   return out;
 }
 
 std::optional<std::pair<WarmRequest, size_t>> ParseWarmRequest(std::string_view text, bool& malformed) {
   malformed = false;
-  size_t first = text.find('\n');
-  if (first == std::string_view::npos) {
-    malformed = text.size() > 4096;
-    return std::nullopt;
+  std::array<std::string_view, 8> fields;
+  size_t pos = 0;
+  for (std::string_view& f : fields) {
+    int got = TakeField(text, pos, f);
+    if (got < 0) malformed = true;
+    if (got <= 0) return std::nullopt;
   }
-  size_t second = text.find('\n', first + 1);
-  if (second == std::string_view::npos) {
-    malformed = text.size() - first > 32;
-    return std::nullopt;
-  }
-  WarmRequest req;
-  req.app_id = std::string(text.substr(0, first));
-  std::string_view count = text.substr(first + 1, second - first - 1);
-  size_t n = 0;
-  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
-  if (req.app_id.empty() || count.empty() || ec != std::errc() || end != count.data() + count.size() ||
-      n > (size_t{64} << 20)) {
+  WarmRequest r;
+  r.app_id = std::string(fields[0]);
+  r.session = std::string(fields[1]);
+  r.name = std::string(fields[2]);
+  r.appdef_json = std::string(fields[3]);
+  r.plan_json = std::string(fields[4]);
+  r.app_dir = std::string(fields[5]);
+  std::string created(fields[6]);
+  char* end = nullptr;
+  r.created = std::strtod(created.c_str(), &end);
+  std::string_view env = fields[7];
+  if (r.app_id.empty() || r.app_dir.empty() || created.empty() || end != created.c_str() + created.size() ||
+      (!env.empty() && env.back() != '\0')) {
     malformed = true;
     return std::nullopt;
   }
-  if (text.size() - (second + 1) < n) return std::nullopt;
-  std::string_view body = text.substr(second + 1, n);
-  if (!body.empty() && body.back() != '\0') {
-    malformed = true;
-    return std::nullopt;
+  while (!env.empty()) {
+    size_t nul = env.find('\0');
+    r.env.emplace_back(env.substr(0, nul));
+    env.remove_prefix(nul + 1);
   }
-  while (!body.empty()) {
-    size_t nul = body.find('\0');
-    req.env.emplace_back(body.substr(0, nul));
-    body.remove_prefix(nul + 1);
-  }
-  return std::pair{std::move(req), second + 1 + n};
+  return std::pair{std::move(r), pos};
 }
 
 WarmSupervisors::~WarmSupervisors() {

@@ -10,12 +10,15 @@
 //
 // The exchange, on the start's socket pair once the first app is running:
 //   supervisor: 'I' (idle: its app has ended), then waits up to kWarmLingerMs
-//   caller:     claims an idle supervisor, records the app SUBMITTED, sends the request (one send)
-//   supervisor: runs the app as a supervisor started for it would (RunSupervisor), and sends the
-//               readiness byte (daemon.h) once the replicas are started and recorded RUNNING
+//   caller:     claims an idle supervisor and sends the app's record and its own environment
+//               (one send); it records nothing itself
+//   supervisor: starts the replicas as its children, inserts the app RUNNING with them and
+//               itself in one transaction (as the caller of a detached start does), answers
+//               kWarmStarted, and runs the app as an adopted one. Refused (kWarmRefused and why):
+//               nothing started, nothing recorded.
 // A supervisor whose linger ends shuts its reading side first, then serves a request already
 // queued: a caller's send either lands before that (and is served) or fails with EPIPE (and the
-// caller starts a supervisor for the recorded app as for a large app). Nothing recorded is lost.
+// caller starts the app itself, detached_start.h). Nothing is recorded twice or lost.
 #pragma once
 
 #include <sys/types.h>
@@ -45,16 +48,31 @@ std::string LaunchContext();
 /// app ignores a cancel meant for the one it ran before.
 int CancelToken(std::string_view app_id);
 
+/// The next app: its record as the caller would insert it (the supervisor inserts it, RUNNING,
+/// with its replicas) and the caller's environment.
 struct WarmRequest {
   std::string app_id;
-  std::vector<std::string> env;  ///< the caller's environment, "KEY=VALUE" each
+  std::string session;
+  std::string name;
+  std::string appdef_json;
+  std::string plan_json;  ///< AppPlanToStoredJson's form
+  std::string app_dir;
+  double created = 0;
+  std::vector<std::string> env;  ///< "KEY=VALUE" each
 };
 
-/// "<app_id>\n<n>\n" then n bytes: the environment's entries, each ending in a NUL.
-std::string EncodeWarmRequest(std::string_view app_id, const char* const* env);
+/// The fields, each as "<length>\n<bytes>" (the environment as its entries each ending in a NUL).
+std::string EncodeWarmRequest(const WarmRequest& request);
+/// The environment block of a request, from `environ`'s form.
+std::vector<std::string> EnvironmentOf(const char* const* env);
 /// A whole request and its length in `text`; nullopt when `text` holds only part of one.
 /// `malformed` set when it can never become one.
 std::optional<std::pair<WarmRequest, size_t>> ParseWarmRequest(std::string_view text, bool& malformed);
+
+/// The supervisor's answer once the app is recorded and its replicas started: kWarmStarted, or
+/// kWarmRefused followed by the reason and a newline (nothing was started or recorded).
+inline constexpr char kWarmStarted = 'y';
+inline constexpr char kWarmRefused = 'n';
 
 /// The caller's side: the supervisors it started that may take another app. Thread-safe (a
 /// Python runner schedules without the GIL).

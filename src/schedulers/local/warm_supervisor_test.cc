@@ -17,35 +17,63 @@ namespace {
 
 using namespace std::string_literals;
 
-TEST(WarmRequestTest, RoundTripsTheAppAndTheEnvironment) {
+WarmRequest Request() {
+  WarmRequest r;
+  r.app_id = "app-1";
+  r.session = "torchx";
+  r.name = "app";
+  r.appdef_json = R"({"name": "app", "roles": []})";
+  r.plan_json = "{\"line\nbreak\": 1}";
+  r.app_dir = "/state/logs/torchx/app-1";
+  r.created = 1764000000.25;
   const char* env[] = {"A=1", "PATH=/bin:/usr/bin", "EMPTY=", "MULTI=a\nb", nullptr};
-  std::string wire = EncodeWarmRequest("app-1", env);
+  r.env = EnvironmentOf(env);
+  return r;
+}
+
+TEST(WarmRequestTest, RoundTripsTheRecordAndTheEnvironment) {
+  WarmRequest in = Request();
+  std::string wire = EncodeWarmRequest(in);
   bool malformed = true;
   auto parsed = ParseWarmRequest(wire, malformed);
   ASSERT_TRUE(parsed);
   EXPECT_FALSE(malformed);
   EXPECT_EQ(parsed->second, wire.size());
-  EXPECT_EQ(parsed->first.app_id, "app-1");
-  EXPECT_EQ(parsed->first.env, (std::vector<std::string>{"A=1", "PATH=/bin:/usr/bin", "EMPTY=", "MULTI=a\nb"}));
+  const WarmRequest& out = parsed->first;
+  EXPECT_EQ(out.app_id, in.app_id);
+  EXPECT_EQ(out.session, in.session);
+  EXPECT_EQ(out.name, in.name);
+  EXPECT_EQ(out.appdef_json, in.appdef_json);
+  EXPECT_EQ(out.plan_json, in.plan_json);
+  EXPECT_EQ(out.app_dir, in.app_dir);
+  EXPECT_DOUBLE_EQ(out.created, in.created);
+  EXPECT_EQ(out.env, (std::vector<std::string>{"A=1", "PATH=/bin:/usr/bin", "EMPTY=", "MULTI=a\nb"}));
   // Every proper prefix is a request still coming, not a malformed one.
   for (size_t n = 0; n < wire.size(); ++n) {
     EXPECT_FALSE(ParseWarmRequest(wire.substr(0, n), malformed)) << n;
     EXPECT_FALSE(malformed) << n;
   }
-  const char* none[] = {nullptr};
-  auto empty = ParseWarmRequest(EncodeWarmRequest("app-2", none), malformed);
+  in.env.clear();
+  auto empty = ParseWarmRequest(EncodeWarmRequest(in), malformed);
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty->first.env.empty());
 }
 
 TEST(WarmRequestTest, MalformedRequestsAreRefused) {
   bool malformed = false;
-  for (const std::string& bad : {"\n0\n"s, "app\nx\n"s, "app\n-1\n"s, "app\n3\nabc"s, "app\n99999999999999\n"s}) {
+  WarmRequest no_id = Request();
+  no_id.app_id.clear();
+  WarmRequest no_dir = Request();
+  no_dir.app_dir.clear();
+  for (const std::string& bad : {"x\n"s, "-1\nab"s, "99999999999999\n"s, EncodeWarmRequest(no_id),
+                                 EncodeWarmRequest(no_dir), std::string(40, '1')}) {
     EXPECT_FALSE(ParseWarmRequest(bad, malformed)) << bad;
     EXPECT_TRUE(malformed) << bad;
   }
-  EXPECT_FALSE(ParseWarmRequest(std::string(5000, 'a'), malformed));
-  EXPECT_TRUE(malformed) << "an app id line that never ends";
+  std::string wire = EncodeWarmRequest(Request());
+  std::string unterminated_env = wire.substr(0, wire.size() - 1) + "x";
+  EXPECT_FALSE(ParseWarmRequest(unterminated_env, malformed));
+  EXPECT_TRUE(malformed) << "an environment entry without its NUL";
 }
 
 TEST(CancelTokenTest, StableNonNegativeAndDistinct) {
@@ -143,8 +171,10 @@ TEST(AwaitNextAppTest, TakesARequestOrEndsAtTheLingerOrEof) {
   } restore{&mask};
   int fds[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  const char* env[] = {"K=V", nullptr};
-  std::string wire = EncodeWarmRequest("app-9", env);
+  WarmRequest req = Request();
+  req.app_id = "app-9";
+  req.env = {"K=V"};
+  std::string wire = EncodeWarmRequest(req);
   ASSERT_EQ(::send(fds[0], wire.data(), wire.size(), 0), static_cast<ssize_t>(wire.size()));
   auto got = AwaitNextApp(fds[1], 0);  // queued before the linger ended: served
   ASSERT_TRUE(got);

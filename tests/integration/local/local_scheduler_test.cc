@@ -642,6 +642,28 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
   EXPECT_EQ(Read(dir / "s" / "0" / "stderr.log"), "oops\n");
   EXPECT_THAT(Read(dir / "SUCCESS"), HasSubstr("\"final_state\": \"FAILED\""));
   EXPECT_TRUE(fs::exists(dir / "supervisor.log"));
+  // A program that is not there, and two replicas with a retry: as any supervisor reports them.
+  LetItIdle();
+  specs::Role missing = ShRole("x", "");
+  missing.entrypoint = "/nonexistent/program";
+  missing.args = {};
+  auto absent = runner_.Run(App({missing}), "local_cwd");
+  ASSERT_THAT(absent, IsOk());
+  auto failed = testing::WaitTerminal(runner_, *absent);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->state, AppState::kFailed);
+  EXPECT_THAT(failed->msg, HasSubstr("cannot start `/nonexistent/program`"));
+  EXPECT_EQ(PidsOf(env_, *absent).supervisor, sup);
+  LetItIdle();
+  specs::Role retried = ShRole("r", FlakyOnce((fs::path(env_.state_dir()) / "flaky").string()), 2);
+  retried.max_retries = 1;
+  auto twice = runner_.Run(App({retried}), "local_cwd");
+  ASSERT_THAT(twice, IsOk());
+  auto done = testing::WaitTerminal(runner_, *twice);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, AppState::kSucceeded);
+  EXPECT_EQ(done->num_restarts, 1);
+  EXPECT_EQ(PidsOf(env_, *twice).supervisor, sup);
   // A third, with the umask changed: the replicas would inherit the old one from the idle
   // supervisor, so a new supervisor starts it.
   LetItIdle();
