@@ -9,6 +9,17 @@ function(torchx_set_warnings target)
   endif()
 endfunction()
 
+# torchx_pack_relocations(target): relative relocations packed (DT_RELR) where the linker and
+# glibc support it. The CLI and the Python extension are loaded on every call and every import:
+# their ~7,500 RELA entries (180 KB read and applied by the loader) become a few KB of bitmap.
+include(CheckLinkerFlag)
+check_linker_flag(CXX "-Wl,-z,pack-relative-relocs" TORCHX_HAVE_PACK_RELATIVE_RELOCS)
+function(torchx_pack_relocations target)
+  if(TORCHX_HAVE_PACK_RELATIVE_RELOCS)
+    target_link_options(${target} PRIVATE "-Wl,-z,pack-relative-relocs")
+  endif()
+endfunction()
+
 # torchx_cc_library(NAME torchx_foo SRCS a.cc b.cc [PUBLIC_DEPS lib...] [PRIVATE_DEPS lib...]
 #                   [PRIVATE_INCLUDES dir...])
 # One layer (or part of one) as a static library with the project's warnings. Each folder's
