@@ -279,14 +279,7 @@ Result<std::string> LocalScheduler::ScheduleWarm(StateStore& store, const std::s
     ::close(warm.fd);
     return ScheduleDetached(store, supervisor, state_dir, plan, std::move(rec), std::move(context));
   }
-  std::string answer;
-  char buf[512];
-  while (answer.empty() || (answer[0] == kWarmRefused && answer.back() != '\n')) {
-    ssize_t n = ::read(warm.fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    answer.append(buf, static_cast<size_t>(n));
-  }
+  std::string answer = ReadWarmAnswer(warm.fd);
   if (answer.size() == 1 && answer[0] == kWarmStarted) {
     warm_.Add(std::move(warm));
     return rec.app_id;

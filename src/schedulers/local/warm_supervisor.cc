@@ -176,6 +176,18 @@ std::optional<std::pair<WarmRequest, size_t>> ParseWarmRequest(std::string_view 
   return std::pair{std::move(r), pos};
 }
 
+std::string ReadWarmAnswer(int fd) {
+  std::string answer;
+  char c = 0;
+  while (answer.empty() || (answer[0] == kWarmRefused && answer.back() != '\n')) {
+    ssize_t n = ::read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    answer.push_back(c);
+  }
+  return answer;
+}
+
 WarmSupervisors::~WarmSupervisors() {
   for (const Entry& e : entries_) ::close(e.fd);
 }

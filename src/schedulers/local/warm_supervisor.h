@@ -74,6 +74,11 @@ std::optional<std::pair<WarmRequest, size_t>> ParseWarmRequest(std::string_view 
 inline constexpr char kWarmStarted = 'y';
 inline constexpr char kWarmRefused = 'n';
 
+/// The caller's read of that answer on `fd`: "y", "n<why>\n", or what came before EOF. Nothing
+/// past it is read: an app that ends at once has its supervisor say idle right after it says
+/// started, and that byte is the next claim's.
+std::string ReadWarmAnswer(int fd);
+
 /// The caller's side: the supervisors it started that may take another app. Thread-safe (a
 /// Python runner schedules without the GIL).
 class WarmSupervisors {

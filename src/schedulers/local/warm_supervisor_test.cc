@@ -160,6 +160,25 @@ TEST_F(WarmPoolTest, KeepsAtMostThePoolSizeAndClosesTheOldest) {
   EXPECT_TRUE(PeerClosed(oldest));
 }
 
+// "started" with the idle byte right behind it (an app that ended at once): the answer is the
+// first byte alone, and the idle byte is left for the next claim.
+TEST(ReadWarmAnswerTest, ReadsNoFurtherThanTheAnswer) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  std::string started{kWarmStarted, kWarmIdle};
+  ASSERT_EQ(::send(fds[1], started.data(), started.size(), 0), 2);
+  EXPECT_EQ(ReadWarmAnswer(fds[0]), std::string(1, kWarmStarted));
+  char c = 0;
+  ASSERT_EQ(::recv(fds[0], &c, 1, MSG_DONTWAIT), 1);
+  EXPECT_EQ(c, kWarmIdle);
+  std::string refused = std::string(1, kWarmRefused) + "no such plan\n";
+  ASSERT_EQ(::send(fds[1], refused.data(), refused.size(), 0), static_cast<ssize_t>(refused.size()));
+  EXPECT_EQ(ReadWarmAnswer(fds[0]), refused);
+  ::close(fds[1]);
+  EXPECT_EQ(ReadWarmAnswer(fds[0]), "") << "EOF";
+  ::close(fds[0]);
+}
+
 // The supervisor's side: it says idle, and a request sent whole is served even when it lands
 // just as the linger ends; nothing or a partial request ends the wait.
 TEST(AwaitNextAppTest, TakesARequestOrEndsAtTheLingerOrEof) {
