@@ -111,18 +111,21 @@ int main(int argc, char** argv) {
         {"ui", AddUiCommand},           {"pipeline", AddPipelineCommand},   {"sweep", AddSweepCommand}};
     std::vector<std::string> args = NormalizeArgs(argc, argv);
     std::string_view first = args.empty() ? std::string_view() : std::string_view(args[0]);
-    std::vector<std::string> verbs = {"completion", "__complete"};
+    std::string_view verb = first == "stop" ? std::string_view("cancel") : first;  // cancel's alias
+    std::vector<std::string> verbs = {"completion", "__complete", "stop"};
     for (const Verb& v : kVerbs) verbs.emplace_back(v.name);
-    bool named = std::find(verbs.begin() + 2, verbs.end(), first) != verbs.end();
+    std::sort(verbs.begin(), verbs.end());
+    bool named =
+        verb != "completion" && verb != "__complete" && std::find(verbs.begin(), verbs.end(), verb) != verbs.end();
     std::map<std::string, Handler> handlers;
     for (const Verb& v : kVerbs) {
-      if (!named || first == v.name) handlers[v.name] = v.add(app, registry);
+      if (!named || verb == v.name) handlers[v.name] = v.add(app, registry);
     }
     if (!named) handlers["completion"] = handlers["__complete"] = AddCompletionCommand(app, registry);
     app.add_subcommand("version", "Print the version");
 
     // An unknown command is named, with the closest one (CLI11 would list it as an extra).
-    if (!first.empty() && first[0] != '-' && !handlers.count(args[0]) && first != "version") {
+    if (!first.empty() && first[0] != '-' && !handlers.count(std::string(verb)) && first != "version") {
       std::fprintf(stderr, "torchx: error: unknown command `%s`.%s\nSee `torchx --help`.\n", args[0].c_str(),
                    torchx::internal::SuggestionSuffix(args[0], verbs).c_str());
       return kExitUsage;

@@ -116,6 +116,7 @@ std::vector<int> EventLoop::TakeSignals() {
   signalfd_siginfo si;
   while (::read(sigfd_, &si, sizeof(si)) == sizeof(si)) {
     if (si.ssi_signo == SIGTERM && si.ssi_code == SI_QUEUE && cancel_token_ >= 0 && si.ssi_int != cancel_token_) {
+      ++dropped_cancels_;
       continue;
     }
     signals.push_back(static_cast<int>(si.ssi_signo));

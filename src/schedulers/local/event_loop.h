@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "torchx/status.h"
@@ -46,6 +47,10 @@ class EventLoop {
   /// meant for an app this process ran before.
   std::vector<int> TakeSignals();
   void IgnoreCancelsOtherThan(int token) { cancel_token_ = token; }
+  /// How many SIGTERMs TakeSignals dropped since the last call. SIGTERM does not queue: a cancel
+  /// of this app sent while a stale one was pending was merged into it, so the caller checks
+  /// the store's cancel flag when this is not zero.
+  int TakeDroppedCancels() { return std::exchange(dropped_cancels_, 0); }
 
  private:
   EventLoop(int epfd, int sigfd, int timerfd) : epfd_(epfd), sigfd_(sigfd), timerfd_(timerfd) {}
@@ -53,6 +58,7 @@ class EventLoop {
   int epfd_, sigfd_, timerfd_;
   int tickerfd_ = -1;
   int cancel_token_ = -1;  // -1: every SIGTERM counts
+  int dropped_cancels_ = 0;
 };
 
 }  // namespace torchx::schedulers::local

@@ -101,12 +101,8 @@ class Supervisor {
 
   // `adopted`: the replicas were started before this process (detached_start.h); the launcher
   // hands them out, and the app and this process are recorded already.
-  // `warm`: a warm supervisor's next app (warm_supervisor.h), whose caller waits for the start:
-  // its guard is forked once the caller is told, with the replicas' lines held until then (a
-  // supervisor killed in between takes the replica leaders with it, and the next reader stops
-  // the rest, as for an adopted start before its watchdog).
-  int Run(int ready_fd, bool adopted, bool warm = false) {
-    if (!watchdog_.started() && !warm) watchdog_.Start(state_dir_, app_.app_id, ready_fd);
+  int Run(int ready_fd, bool adopted) {
+    if (!watchdog_.started()) watchdog_.Start(state_dir_, app_.app_id, ready_fd);
     if (Status s = Setup(); !s.ok()) {
       // Adopted replicas die with this process (PDEATHSIG), and the watchdog stops their children.
       store_.SetAppState(AppState::kFailed, 0, s.message(), "<NONE>");
@@ -135,7 +131,7 @@ class Supervisor {
     }
     watchdog_.Hold();
     Apply(policy_.Start());
-    if (!warm) watchdog_.Flush();
+    watchdog_.Flush();
     dirs_ahead_.reset();
     if (adopted) {
       // The caller recorded the replicas and RUNNING: only a row that changed since is written.
@@ -150,10 +146,6 @@ class Supervisor {
       RecordStart(policy_.OnLaunched());
     }
     SignalReady(ready_fd);
-    if (warm) {
-      watchdog_.Start(state_dir_, app_.app_id, -1);
-      watchdog_.Flush();
-    }
     RedirectDiagnostics(plan_.app_dir);
     // The first sample soon after the start, so that a short job has one too. It also ends the
     // start's burst of writes (RunSupervisor): without samples, that is now.
@@ -290,6 +282,13 @@ class Supervisor {
         child = true;
       } else {
         Apply(policy_.OnCancel(sig));
+      }
+    }
+    // A cancel of this app merged into a stale one (meant for the app this process ran before)
+    // was dropped with it: the store's flag, which every cancel sets first, says whether it came.
+    if (loop_->TakeDroppedCancels() > 0) {
+      if (auto app = state_.GetApp(app_.app_id); app.ok() && *app && (**app).cancel_requested) {
+        Apply(policy_.OnCancel(SIGTERM));
       }
     }
     if (!child) return;
@@ -519,7 +518,7 @@ std::map<std::pair<std::string, int>, LaunchedProcess> Adopt(StateStore& store, 
 // rows the writer has.
 int RunLoaded(StateStore& store, const std::string& state_dir, AppRecord app, AppPlan plan,
               std::map<std::pair<std::string, int>, LaunchedProcess> adopted, StateStoreWriter& writer, int ready_fd,
-              Watchdog& watchdog, bool warm) {
+              Watchdog& watchdog) {
   (void)internal::CreatePrivateDirs(plan.app_dir);
   // The start writes a row per replica two or three times: checkpointing the WAL in the middle
   // would put its fsyncs between the launcher and RUNNING. Back to the usual threshold at the first
@@ -530,7 +529,7 @@ int RunLoaded(StateStore& store, const std::string& state_dir, AppRecord app, Ap
   AdoptingLauncher launcher(clone_launcher, std::move(adopted));
   SystemClock clock;
   Supervisor sup(store, state_dir, std::move(app), std::move(plan), launcher, writer, clock, watchdog);
-  return sup.Run(ready_fd, was_adopted, warm);
+  return sup.Run(ready_fd, was_adopted);
 }
 
 // One app of the store, on a store already open.
@@ -556,8 +555,8 @@ int RunApp(StateStore& store, const std::string& state_dir, const std::string& a
   }
   StateStoreWriter writer(store, app_id);
   auto handed = Adopt(store, app_id, *plan, adopted, writer);
-  return RunLoaded(store, state_dir, std::move(**app), std::move(*plan), std::move(handed), writer, ready_fd, *watchdog,
-                   false);
+  return RunLoaded(store, state_dir, std::move(**app), std::move(*plan), std::move(handed), writer, ready_fd,
+                   *watchdog);
 }
 
 // Tells a warm supervisor's caller how its request went.
@@ -642,7 +641,7 @@ int RunWarmApp(StateStore& store, const std::string& state_dir, WarmRequest req,
   StateStoreWriter writer(store, rec.app_id);
   writer.AlreadyWritten(rows);
   Watchdog watchdog;
-  return RunLoaded(store, state_dir, std::move(rec), std::move(*plan), std::move(adopted), writer, -1, watchdog, true);
+  return RunLoaded(store, state_dir, std::move(rec), std::move(*plan), std::move(adopted), writer, -1, watchdog);
 }
 
 // After its first app, a supervisor started by the caller of `run` takes that caller's next

@@ -2,7 +2,6 @@
 #include "schedulers/local/watchdog.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -80,14 +79,13 @@ void Watchdog::Start(const std::string& state_dir, const std::string& app_id, in
   if (pipe2(fds, O_CLOEXEC) != 0) return;
   pid_t pid = fork();
   if (pid == 0) {
-    // The guard holds nothing of the supervisor's but stdio: not the launcher's readiness pipe,
-    // not a warm supervisor's link to its caller (whose end must see EOF when the supervisor
-    // dies), not the store's descriptors (it opens its own).
-    (void)ready_fd;
-    int keep = fds[0];
-    if (keep > 3) close_range(3, static_cast<unsigned>(keep - 1), 0);
-    close_range(static_cast<unsigned>(keep + 1), ~0U, 0);
-    RunWatchdog(keep, state_dir, app_id);
+    // The supervisor's other descriptors stay open here: SQLite's table of open files, which
+    // this child inherits, names them, and the store this child opens if the supervisor dies
+    // shares its WAL index with that table. (A warm supervisor's link to its caller stays
+    // open here too, until this guard exits after the supervisor.)
+    ::close(fds[1]);
+    if (ready_fd >= 0) ::close(ready_fd);
+    RunWatchdog(fds[0], state_dir, app_id);
   }
   ::close(fds[0]);
   if (pid < 0) {

@@ -614,9 +614,19 @@ bool Alive(int pid) {
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
 
-// The supervisor of a small app, idle once its app has ended, says so on its link to the caller
-// a moment after the app's end is recorded: what a test waits before it runs the next app.
-void LetItIdle() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
+// The supervisor `sup` of a small app says it is idle on its link a moment after its app's end
+// is recorded, and then waits with no child left (its watchdog gone and reaped) and asleep:
+// what a test waits for before it runs the next app.
+void LetItIdle(int sup) {
+  fs::path task = fs::path("/proc") / std::to_string(sup) / "task" / std::to_string(sup);
+  EXPECT_TRUE(Eventually([&] {
+    std::string stat = Read(task / "stat");
+    size_t close = stat.rfind(')');
+    return Read(task / "children").empty() && close != std::string::npos && close + 2 < stat.size() &&
+           stat[close + 2] == 'S';
+  })) << "supervisor "
+      << sup << " did not become idle";
+}
 
 // Back-to-back runs of one process: the supervisor of the app that ended takes the next app
 // (warm_supervisor.h), with the caller's environment as it is at that run.
@@ -630,12 +640,12 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
   int sup = PidsOf(env_, *first).supervisor;
   // Apps that end at once: their supervisor says idle right after it says started.
   for (int i = 0; i < 6; ++i) {
-    LetItIdle();
+    LetItIdle(sup);
     auto quick = runner_.Run(App({ShRole("s", "true")}), "local_cwd");
     ASSERT_THAT(quick, IsOk());
     EXPECT_EQ(PidsOf(env_, *quick).supervisor, sup) << "run " << i;
   }
-  LetItIdle();
+  LetItIdle(sup);
   ASSERT_EQ(::setenv("TORCHX_WARM_TEST", "second run", 1), 0);
   auto second = runner_.Run(App({ShRole("s", "echo $TORCHX_WARM_TEST; echo oops >&2; exit 3")}), "local_cwd");
   ::unsetenv("TORCHX_WARM_TEST");
@@ -650,7 +660,7 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
   EXPECT_THAT(Read(dir / "SUCCESS"), HasSubstr("\"final_state\": \"FAILED\""));
   EXPECT_TRUE(fs::exists(dir / "supervisor.log"));
   // A program that is not there, and two replicas with a retry: as any supervisor reports them.
-  LetItIdle();
+  LetItIdle(sup);
   specs::Role missing = ShRole("x", "");
   missing.entrypoint = "/nonexistent/program";
   missing.args = {};
@@ -661,7 +671,7 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
   EXPECT_EQ(failed->state, AppState::kFailed);
   EXPECT_THAT(failed->msg, HasSubstr("cannot start `/nonexistent/program`"));
   EXPECT_EQ(PidsOf(env_, *absent).supervisor, sup);
-  LetItIdle();
+  LetItIdle(sup);
   specs::Role retried = ShRole("r", FlakyOnce((fs::path(env_.state_dir()) / "flaky").string()), 2);
   retried.max_retries = 1;
   auto twice = runner_.Run(App({retried}), "local_cwd");
@@ -673,7 +683,7 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
   EXPECT_EQ(PidsOf(env_, *twice).supervisor, sup);
   // A third, with the umask changed: the replicas would inherit the old one from the idle
   // supervisor, so a new supervisor starts it.
-  LetItIdle();
+  LetItIdle(sup);
   mode_t old = ::umask(0027);
   auto third = runner_.Run(App({ShRole("s", "umask")}), "local_cwd");
   ::umask(old);
@@ -693,7 +703,7 @@ TEST_F(LocalSchedulerTest, ACancelOfAnEndedAppSparesTheNextAppOfItsSupervisor) {
   ASSERT_THAT(first, IsOk());
   ASSERT_EQ(testing::WaitTerminal(runner_, *first)->state, AppState::kSucceeded);
   int sup = PidsOf(env_, *first).supervisor;
-  LetItIdle();
+  LetItIdle(sup);
   auto second = runner_.Run(App({ShRole("s", "sleep 100")}), "local_cwd");
   ASSERT_THAT(second, IsOk());
   ASSERT_EQ(PidsOf(env_, *second).supervisor, sup);
@@ -705,7 +715,12 @@ TEST_F(LocalSchedulerTest, ACancelOfAnEndedAppSparesTheNextAppOfItsSupervisor) {
   auto status = runner_.Status(*second);
   ASSERT_THAT(status, IsOk());
   EXPECT_EQ((*status)->state, AppState::kRunning);
-  ASSERT_THAT(runner_.Cancel(*second), IsOk());
+  // SIGTERM does not queue: a cancel of the second app sent while the stale one was pending is
+  // merged into it. Its flag in the store (set before any signal) makes it count all the same.
+  auto store = schedulers::local::StateStore::Open(env_.state_dir());
+  ASSERT_THAT(store, IsOk());
+  ASSERT_THAT((*store)->RequestCancel(specs::ParseAppHandle(*second)->app_id), IsOk());
+  ASSERT_EQ(::sigqueue(sup, SIGTERM, stale), 0);
   auto ended = testing::WaitTerminal(runner_, *second);
   ASSERT_TRUE(ended);
   EXPECT_EQ(ended->state, AppState::kCancelled);
@@ -724,7 +739,7 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorExitsWithItsCallerOrAfterItsLinger) {
     ASSERT_THAT(h, IsOk());
     ASSERT_EQ(testing::WaitTerminal(r, *h)->state, AppState::kSucceeded);
     released = PidsOf(env_, *h).supervisor;
-    LetItIdle();
+    LetItIdle(released);
     EXPECT_TRUE(Alive(released)) << "the supervisor did not wait for a next app";
   }
   EXPECT_TRUE(Eventually([&] { return !Alive(released); }));
@@ -732,8 +747,9 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorExitsWithItsCallerOrAfterItsLinger) {
   ASSERT_THAT(h, IsOk());
   ASSERT_EQ(testing::WaitTerminal(runner_, *h)->state, AppState::kSucceeded);
   int lingering = PidsOf(env_, *h).supervisor;
-  std::this_thread::sleep_for(std::chrono::milliseconds(schedulers::local::kWarmLingerMs + 1000));
-  EXPECT_FALSE(Alive(lingering));
+  LetItIdle(lingering);
+  std::this_thread::sleep_for(std::chrono::milliseconds(schedulers::local::kWarmLingerMs));
+  EXPECT_TRUE(Eventually([&] { return !Alive(lingering); }));
   // The next run finds it gone and starts another.
   auto next = runner_.Run(App({ShRole("s", "true")}), "local_cwd");
   ASSERT_THAT(next, IsOk());
