@@ -267,15 +267,7 @@ Result<std::string> LocalScheduler::ScheduleWarm(StateStore& store, const std::s
   req.app_dir = rec.app_dir;
   req.created = rec.created;
   req.env = EnvironmentOf(environ);
-  std::string request = EncodeWarmRequest(req);
-  size_t sent = 0;
-  while (sent < request.size()) {
-    ssize_t n = ::send(warm.fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
-  if (sent < request.size()) {
+  if (!SendAll(warm.fd, EncodeWarmRequest(req))) {
     ::close(warm.fd);
     return ScheduleDetached(store, supervisor, state_dir, plan, std::move(rec), std::move(context));
   }

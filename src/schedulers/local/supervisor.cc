@@ -559,17 +559,6 @@ int RunApp(StateStore& store, const std::string& state_dir, const std::string& a
                    *watchdog);
 }
 
-// Tells a warm supervisor's caller how its request went.
-void Answer(int link, std::string_view answer) {
-  size_t sent = 0;
-  while (sent < answer.size()) {
-    ssize_t n = ::send(link, answer.data() + sent, answer.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    sent += static_cast<size_t>(n);
-  }
-}
-
 void StopLaunched(std::vector<LaunchedProcess>& launched) {
   for (LaunchedProcess& p : launched) {
     // Our unreaped children: their pids (and groups' ids) cannot have been reused.
@@ -601,7 +590,7 @@ int RunWarmApp(StateStore& store, const std::string& state_dir, WarmRequest req,
   rec.supervisor_pid = getpid();
   rec.supervisor_start = SelfIdentity();
   auto refuse = [&](const std::string& why) {
-    Answer(link, std::string(1, kWarmRefused) + why + "\n");
+    (void)SendAll(link, std::string(1, kWarmRefused) + why + "\n");
     return 1;
   };
   auto plan = AppPlanFromJson(rec.plan_json);
@@ -632,7 +621,7 @@ int RunWarmApp(StateStore& store, const std::string& state_dir, WarmRequest req,
     StopLaunched(launched);
     return refuse(s.message());
   }
-  Answer(link, std::string(1, kWarmStarted));
+  (void)SendAll(link, std::string_view(&kWarmStarted, 1));
   std::map<std::pair<std::string, int>, LaunchedProcess> adopted;
   for (size_t i = 0; i < launched.size(); ++i) {
     const ReplicaPlan& rp = plan->replicas[i];

@@ -176,6 +176,16 @@ std::optional<std::pair<WarmRequest, size_t>> ParseWarmRequest(std::string_view 
   return std::pair{std::move(r), pos};
 }
 
+bool SendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
 std::string ReadWarmAnswer(int fd) {
   std::string answer;
   char c = 0;
@@ -237,8 +247,7 @@ std::optional<WarmSupervisors::Entry> WarmSupervisors::Claim(const std::string& 
 }
 
 std::optional<WarmRequest> AwaitNextApp(int link, int linger_ms) {
-  char idle = kWarmIdle;
-  if (::send(link, &idle, 1, MSG_NOSIGNAL) != 1) return std::nullopt;
+  if (!SendAll(link, std::string_view(&kWarmIdle, 1))) return std::nullopt;
   sigset_t mask;
   sigemptyset(&mask);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, sig);

@@ -74,6 +74,9 @@ std::optional<std::pair<WarmRequest, size_t>> ParseWarmRequest(std::string_view 
 inline constexpr char kWarmStarted = 'y';
 inline constexpr char kWarmRefused = 'n';
 
+/// Sends all of `bytes` on the link (no SIGPIPE); false when the other end has gone.
+bool SendAll(int fd, std::string_view bytes);
+
 /// The caller's read of that answer on `fd`: "y", "n<why>\n", or what came before EOF. Nothing
 /// past it is read: an app that ends at once has its supervisor say idle right after it says
 /// started, and that byte is the next claim's.
