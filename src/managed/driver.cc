@@ -129,10 +129,14 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
       if (!cur.submit_retry_since) cur.submit_retry_since = now;
       cur.msg = fmt::format("attempt {}: {} cannot be reached, trying again: {}", a.index, target.label,
                             handle.error().message());
+      cur.msg_transient = true;
       return OkStatus();
     }
     cur.submit_retry_since.reset();
-    if (cur.msg.find(" cannot be reached, trying again: ") != std::string::npos) cur.msg.clear();
+    if (cur.msg_transient) {
+      cur.msg.clear();
+      cur.msg_transient = false;
+    }
     AttemptRecord& mine = cur.attempts.at(a.index);
     if (!handle) {
       mine.phase = AttemptPhase::kRefused;
@@ -202,6 +206,7 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
                   a.state = AppState::kUnknown;
                   a.ended = now;
                   cur.final_state = AppState::kFailed;
+                  cur.msg_transient = false;
                   cur.msg = fmt::format(
                       "the managed job's driver stopped while submitting attempt {} to {}, and that scheduler is not "
                       "known to keep the id chosen before submitting: it was not submitted again, so as not to run it "
@@ -236,6 +241,7 @@ Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBa
         if (cur.final_state) return OkStatus();
         cur.final_state = action.final_state;
         cur.msg = action.msg;
+        cur.msg_transient = false;
         return OkStatus();
       });
     case ActionKind::kCancel: {

@@ -220,6 +220,24 @@ TEST(Observe, RecordsStartEndAndCauseKeepingTheDriversOwn) {
   EXPECT_EQ(r.msg, "");
 }
 
+// A note on an unreachable engine is cleared by its flag, not by what its words say: a message
+// that merely reads like one stays, and the flag survives the record's round trip.
+TEST(Observe, ClearsTheUnreachableNoteByItsFlag) {
+  ManagedRecord r = Record();
+  r.attempts = {Live(0, 0, AppState::kRunning, 1)};
+  Observe(r, {std::nullopt, std::nullopt, "connection refused"}, 9);
+  EXPECT_TRUE(r.msg_transient);
+  auto back = ManagedRecordFromJson(ManagedRecordToJson(r));
+  ASSERT_THAT(back.status(), IsOk());
+  EXPECT_TRUE(back->msg_transient);
+  Observe(*back, {AppState::kRunning, std::nullopt, ""}, 10);
+  EXPECT_EQ(back->msg, "");
+  EXPECT_FALSE(back->msg_transient);
+  back->msg = "attempt 0: its scheduler cannot be reached: said by someone else";
+  Observe(*back, {AppState::kRunning, std::nullopt, ""}, 11);
+  EXPECT_EQ(back->msg, "attempt 0: its scheduler cannot be reached: said by someone else");
+}
+
 TEST(Record, RoundTripsAndAttemptAppCarriesTheEnv) {
   ManagedRecord r = Record(2);
   r.start_timeout = 90;

@@ -58,9 +58,13 @@ void Observe(ManagedRecord& r, const Observation& seen, double now) {
   if (a.phase != AttemptPhase::kSubmitted) return;
   if (!seen.unreachable.empty()) {
     r.msg = fmt::format("attempt {}: its scheduler cannot be reached: {}", a.index, seen.unreachable);
+    r.msg_transient = true;
     return;
   }
-  if (r.msg.starts_with(fmt::format("attempt {}: its scheduler cannot be reached", a.index))) r.msg.clear();
+  if (r.msg_transient) {
+    r.msg.clear();
+    r.msg_transient = false;
+  }
   if (!seen.state) {
     a.state = AppState::kFailed;
     a.phase = AttemptPhase::kDone;

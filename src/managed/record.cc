@@ -64,6 +64,7 @@ std::string ManagedRecordToJson(const ManagedRecord& r) {
             {"cancel_requested", r.cancel_requested},
             {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
             {"msg", r.msg},
+            {"msg_transient", r.msg_transient},
             {"submit_retry_since", OptNumber(r.submit_retry_since)},
             {"attempts", std::move(attempts)}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -92,6 +93,7 @@ Result<ManagedRecord> ManagedRecordFromJson(const std::string& text) {
       r.final_state = st;
     }
     r.msg = j.at("msg").get<std::string>();
+    r.msg_transient = j.value("msg_transient", false);
     r.submit_retry_since = NumberOr(j, "submit_retry_since");
     for (const Json& a : j.at("attempts")) {
       AttemptRecord ar;

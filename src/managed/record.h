@@ -65,6 +65,9 @@ struct ManagedRecord {
   bool cancel_requested = false;
   std::optional<specs::AppState> final_state;
   std::string msg;
+  /// `msg` is a note that lasts only while an engine cannot be reached (a submission retried, an
+  /// attempt's scheduler not answering): cleared, by this flag, once it answers.
+  bool msg_transient = false;
   /// Since when submissions of the next attempt fail for want of the engine (kUnavailable): they
   /// are tried again until kSubmitRetrySeconds have passed, then the attempt counts as refused.
   std::optional<double> submit_retry_since;

@@ -245,7 +245,7 @@ Result<std::string> LocalScheduler::SpawnSupervisor(StateStore& store, const std
   if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string why = rc != 0 ? fmt::format("cannot start {}: {}", supervisor, strerror(rc))
                               : fmt::format("{} exited before the app started", supervisor);
-    (void)store.SetAppState(app_id, AppState::kFailed, 0, why, "<NONE>");
+    (void)store.SetAppState(app_id, AppState::kFailed, 0, why, "<NONE>", FailureCause::kSupervisorLost);
     return UnavailableError(fmt::format("local: {}", why));
   }
   return app_id;
@@ -333,13 +333,15 @@ Result<std::optional<LocalScheduler::Found>> LocalScheduler::Find(const std::str
 Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
   if (specs::IsTerminal(app.state)) return OkStatus();
   std::string why;
+  FailureCause cause = FailureCause::kSupervisorLost;
   if (app.supervisor_pid == 0) {
     if (NowSeconds() - app.created < 60) return OkStatus();  // still starting
     why = kSupervisorNeverStarted;
   } else if (FromEarlierBoot(app.supervisor_start)) {
     why = kHostRebooted;
+    cause = FailureCause::kNodeFailure;
   } else if (!IsSameProcess(app.supervisor_pid, app.supervisor_start)) {
-    why = fmt::format("{}{}) died unexpectedly; its replicas were stopped", kSupervisorDiedPrefix, app.supervisor_pid);
+    why = fmt::format("the app's supervisor (pid {}) died unexpectedly; its replicas were stopped", app.supervisor_pid);
   } else {
     return OkStatus();
   }
@@ -351,7 +353,7 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
   }
   TORCHX_RETURN_IF_ERROR(store.PutReplicas(replicas));
   TORCHX_RETURN_IF_ERROR(
-      store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg).status());
+      store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg, cause).status());
   TORCHX_ASSIGN_OR_RETURN(auto fresh, store.GetApp(app.app_id));
   if (fresh) app = std::move(*fresh);
   return OkStatus();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS apps (
   supervisor_start TEXT NOT NULL DEFAULT '',
   created REAL NOT NULL,
   updated REAL NOT NULL,
-  cancel_requested INTEGER NOT NULL DEFAULT 0
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  end_cause TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS replicas (
   app_id TEXT NOT NULL,
@@ -80,8 +82,29 @@ CREATE TABLE IF NOT EXISTS usage_meta (
   gpu_note TEXT NOT NULL
 );
 )sql";
-// Bumped with every change to kSchema (each statement stays idempotent: older databases run it all).
-constexpr int kSchemaVersion = 1;
+// Bumped with every change to kSchema (each statement stays idempotent: older databases run it
+// all, then the ALTERs below that they lack). 2: apps.end_cause.
+constexpr int kSchemaVersion = 2;
+// Columns added since version 1, each with the ALTER that adds it to an older `apps` table. Older
+// binaries (a supervisor started before an upgrade) name their columns, so they keep working.
+struct AddedColumn {
+  const char* name;
+  const char* alter;
+};
+constexpr AddedColumn kAddedAppColumns[] = {
+    {"end_cause", "ALTER TABLE apps ADD COLUMN end_cause TEXT NOT NULL DEFAULT ''"},
+};
+
+// The cause as stored: its name, '' for none. A name this build does not know (a newer one
+// wrote it) reads as unknown.
+std::string CauseText(const std::optional<FailureCause>& cause) {
+  return cause ? std::string(FailureCauseName(*cause)) : std::string();
+}
+std::optional<FailureCause> CauseOf(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  auto c = ParseFailureCause(text);
+  return c ? *c : FailureCause::kUnknown;
+}
 
 }  // namespace
 
@@ -228,6 +251,7 @@ AppRecord ReadApp(Stmt& s, bool with_blobs) {
   a.created = s.Double(c++);
   a.updated = s.Double(c++);
   a.cancel_requested = s.Int(c++) != 0;
+  a.end_cause = CauseOf(s.Text(c++));
   return a;
 }
 
@@ -311,11 +335,30 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
     Stmt v(*store->statements_, "PRAGMA user_version");
     if (v.Step() == SQLITE_ROW) version = v.Int(0);
   }
-  if (version < kSchemaVersion) {
-    TORCHX_RETURN_IF_ERROR(store->Exec(kSchema));
-    TORCHX_RETURN_IF_ERROR(store->Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()));
-  }
+  if (version < kSchemaVersion) TORCHX_RETURN_IF_ERROR(store->MigrateSchema());
   return store;
+}
+
+// Once per database and version: in one write transaction, so that two processes opening an
+// older database at once do not both add a column (the second sees the new version).
+Status StateStore::MigrateSchema() {
+  Transaction tx(db_);
+  if (!tx.ok()) return DbError(db_, "begin schema change");
+  {
+    Stmt v(*statements_, "PRAGMA user_version");
+    if (v.Step() == SQLITE_ROW && v.Int(0) >= kSchemaVersion) return tx.Commit();
+  }
+  TORCHX_RETURN_IF_ERROR(Exec(kSchema));
+  std::set<std::string> columns;
+  {
+    Stmt info(*statements_, "PRAGMA table_info(apps)");
+    while (info.Step() == SQLITE_ROW) columns.insert(info.Text(1));
+  }
+  for (const AddedColumn& c : kAddedAppColumns) {
+    if (!columns.contains(c.name)) TORCHX_RETURN_IF_ERROR(Exec(c.alter));
+  }
+  TORCHX_RETURN_IF_ERROR(Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()));
+  return tx.Commit();
 }
 
 StateStore::StateStore(sqlite3* db, std::string path)
@@ -361,8 +404,8 @@ Status StateStore::Exec(const char* sql) {
 Status StateStore::InsertApp(const AppRecord& a) {
   Stmt s(*statements_,
          "INSERT INTO apps (app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
-         " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested)"
-         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)");
+         " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested, end_cause)"
+         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)");
   if (!s.ok()) return DbError(db_, "insert app");
   s.Bind(1, a.app_id)
       .Bind(2, a.session)
@@ -377,7 +420,8 @@ Status StateStore::InsertApp(const AppRecord& a) {
       .Bind(11, a.supervisor_pid)
       .Bind(12, a.supervisor_start)
       .Bind(13, a.created)
-      .Bind(14, a.updated);
+      .Bind(14, a.updated)
+      .Bind(15, CauseText(a.end_cause));
   int rc = s.Step();
   if (rc == SQLITE_CONSTRAINT) return AlreadyExistsError(fmt::format("local: app {} already exists", a.app_id));
   if (rc != SQLITE_DONE) return DbError(db_, "insert app");
@@ -395,7 +439,7 @@ Status StateStore::InsertStartedApp(const AppRecord& app, const std::vector<Repl
 Result<std::optional<AppRecord>> StateStore::GetApp(const std::string& app_id) {
   Stmt s(*statements_,
          "SELECT app_id, session, name, appdef_json, plan_json, app_dir, state, num_restarts, msg,"
-         " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested"
+         " structured_error_msg, supervisor_pid, supervisor_start, created, updated, cancel_requested, end_cause"
          " FROM apps WHERE app_id = ?");
   if (!s.ok()) return DbError(db_, "get app");
   s.Bind(1, app_id);
@@ -435,7 +479,8 @@ Result<std::vector<AppRecord>> StateStore::ListApps() {
   // reading the table backwards needs no sort (a sort of 10,000 rows was a tenth of `list`).
   Stmt s(*statements_,
          "SELECT app_id, session, name, app_dir, state, num_restarts, msg, structured_error_msg,"
-         " supervisor_pid, supervisor_start, created, updated, cancel_requested FROM apps ORDER BY rowid DESC");
+         " supervisor_pid, supervisor_start, created, updated, cancel_requested, end_cause FROM apps"
+         " ORDER BY rowid DESC");
   if (!s.ok()) return DbError(db_, "list apps");
   std::vector<AppRecord> out;
   int rc;
@@ -452,23 +497,26 @@ Status StateStore::SetSupervisor(const std::string& app_id, int pid, const std::
 }
 
 Result<bool> StateStore::SetAppState(const std::string& app_id, specs::AppState state, int num_restarts,
-                                     const std::string& msg, const std::string& structured_error_msg) {
-  return WriteAppState(app_id, state, num_restarts, msg, structured_error_msg);
+                                     const std::string& msg, const std::string& structured_error_msg,
+                                     std::optional<FailureCause> cause) {
+  return WriteAppState(app_id, state, num_restarts, msg, structured_error_msg, cause);
 }
 
 Result<bool> StateStore::WriteAppState(const std::string& app_id, specs::AppState state, int num_restarts,
-                                       const std::string& msg, const std::string& structured_error_msg) {
+                                       const std::string& msg, const std::string& structured_error_msg,
+                                       std::optional<FailureCause> cause) {
   // Terminal states are final: a late writer (a reader that detected a lost supervisor racing the
   // supervisor's own last write) must not overwrite the first terminal state.
   Stmt s(*statements_,
-         "UPDATE apps SET state = ?, num_restarts = ?, msg = ?, structured_error_msg = ?, updated = ?"
+         "UPDATE apps SET state = ?, num_restarts = ?, msg = ?, structured_error_msg = ?, updated = ?, end_cause = ?"
          " WHERE app_id = ? AND state NOT IN (4, 5, 6)");
   s.Bind(1, static_cast<int>(state))
       .Bind(2, num_restarts)
       .Bind(3, msg)
       .Bind(4, structured_error_msg)
       .Bind(5, NowSeconds())
-      .Bind(6, app_id);
+      .Bind(6, CauseText(cause))
+      .Bind(7, app_id);
   if (s.Step() != SQLITE_DONE) return DbError(db_, "set app state");
   return sqlite3_changes(db_) > 0;
 }
@@ -505,11 +553,11 @@ Status StateStore::PutReplicas(const std::vector<ReplicaRecord>& replicas) {
 
 Status StateStore::PutReplicasAndState(const std::vector<ReplicaRecord>& replicas, const std::string& app_id,
                                        specs::AppState state, int num_restarts, const std::string& msg,
-                                       const std::string& structured_error_msg) {
+                                       const std::string& structured_error_msg, std::optional<FailureCause> cause) {
   Transaction tx(db_);
   if (!tx.ok()) return DbError(db_, "begin");
   TORCHX_RETURN_IF_ERROR(WriteReplicas(replicas));
-  TORCHX_RETURN_IF_ERROR(WriteAppState(app_id, state, num_restarts, msg, structured_error_msg).status());
+  TORCHX_RETURN_IF_ERROR(WriteAppState(app_id, state, num_restarts, msg, structured_error_msg, cause).status());
   return tx.Commit();
 }
 

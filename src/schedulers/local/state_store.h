@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "torchx/schedulers/failure_cause.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
 
@@ -33,6 +34,11 @@ struct AppRecord {
   double created = 0;
   double updated = 0;
   bool cancel_requested = false;
+  /// Why it ended other than SUCCEEDED, recorded by whoever decided the end (its supervisor, the
+  /// watchdog, a reader that found the supervisor gone); nullopt while it runs, when it
+  /// succeeded, and in records written before causes were (FailureReport reads those from the
+  /// state and the replicas' exit codes). The fact that failure_cause.h reads: never `msg`.
+  std::optional<FailureCause> end_cause;
 };
 
 struct ReplicaRecord {
@@ -106,10 +112,11 @@ class StateStore {
   Result<std::vector<AppRecord>> ListApps();
 
   Status SetSupervisor(const std::string& app_id, int pid, const std::string& start);
-  /// Sets state / restarts / msg / error, unless the app is already terminal (a terminal state is
-  /// final). Returns whether it changed anything.
+  /// Sets state / restarts / msg / error / end cause, unless the app is already terminal (a
+  /// terminal state is final). Returns whether it changed anything. `cause`: why a FAILED or
+  /// CANCELLED app ended (AppRecord::end_cause); nullopt for the other states.
   Result<bool> SetAppState(const std::string& app_id, specs::AppState state, int num_restarts, const std::string& msg,
-                           const std::string& structured_error_msg);
+                           const std::string& structured_error_msg, std::optional<FailureCause> cause);
   Status RequestCancel(const std::string& app_id);
   /// Inserts or replaces the replicas' rows in one transaction, and records each attempt's start,
   /// end and outcome in the retry history.
@@ -118,7 +125,7 @@ class StateStore {
   /// transaction: what the supervisor records when its replicas have started and when the app ends.
   Status PutReplicasAndState(const std::vector<ReplicaRecord>& replicas, const std::string& app_id,
                              specs::AppState state, int num_restarts, const std::string& msg,
-                             const std::string& structured_error_msg);
+                             const std::string& structured_error_msg, std::optional<FailureCause> cause);
   /// Records the supervisor's pid and identity, and answers whether a cancel was requested before
   /// (RequestCancel, which could not signal a supervisor not yet recorded), in one transaction.
   Result<bool> SetSupervisorAndCheckCancel(const std::string& app_id, int pid, const std::string& start);
@@ -143,10 +150,11 @@ class StateStore {
  private:
   StateStore(sqlite3* db, std::string path);
   Status Exec(const char* sql);
+  Status MigrateSchema();
   Status RecordAttempt(const ReplicaRecord& replica);
   Status WriteReplicas(const std::vector<ReplicaRecord>& replicas);  // inside a transaction
   Result<bool> WriteAppState(const std::string& app_id, specs::AppState state, int num_restarts, const std::string& msg,
-                             const std::string& structured_error_msg);
+                             const std::string& structured_error_msg, std::optional<FailureCause> cause);
 
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int frames);
 

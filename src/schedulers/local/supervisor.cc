@@ -105,7 +105,7 @@ class Supervisor {
     if (!watchdog_.started()) watchdog_.Start(state_dir_, app_.app_id, ready_fd);
     if (Status s = Setup(); !s.ok()) {
       // Adopted replicas die with this process (PDEATHSIG), and the watchdog stops their children.
-      store_.SetAppState(AppState::kFailed, 0, s.message(), "<NONE>");
+      store_.SetAppState(AppState::kFailed, 0, s.message(), "<NONE>", FailureCause::kSupervisorLost);
       return 1;
     }
     // A cancel that arrived before the pid was recorded could not signal us; it left a flag. Both
@@ -113,7 +113,7 @@ class Supervisor {
     auto cancelled =
         adopted ? Result<bool>(false) : state_.SetSupervisorAndCheckCancel(app_.app_id, getpid(), SelfIdentity());
     if (cancelled.ok() && *cancelled) {
-      store_.SetAppState(AppState::kCancelled, 0, "cancelled before it started", "<NONE>");
+      store_.SetAppState(AppState::kCancelled, 0, "cancelled before it started", "<NONE>", FailureCause::kCancelled);
       SignalReady(ready_fd);
       watchdog_.Done();
       return 0;
@@ -196,7 +196,7 @@ class Supervisor {
       } else if (std::holds_alternative<action::DisarmGrace>(a)) {
         loop_->DisarmTimer();
       } else if (const auto* rec = std::get_if<action::RecordApp>(&a)) {
-        store_.SetAppState(rec->state, rec->num_restarts, rec->msg, rec->structured_error);
+        store_.SetAppState(rec->state, rec->num_restarts, rec->msg, rec->structured_error, std::nullopt);
       } else if (const auto* fin = std::get_if<action::Finish>(&a)) {
         Finish(*fin);
       }
@@ -411,7 +411,7 @@ class Supervisor {
     WriteSummary(f);
     std::vector<ReplicaRecord> rows = policy_.TakeReplicaRecords();  // what the last events left
     rows.insert(rows.end(), f.replicas.begin(), f.replicas.end());
-    store_.RecordEnd(rows, f.state, f.num_restarts, f.msg, f.structured_error);
+    store_.RecordEnd(rows, f.state, f.num_restarts, f.msg, f.structured_error, f.cause);
     // The watchdog first: it records a supervisor that dies before "done" as FAILED.
     watchdog_.Done();
     state_.CheckpointWal();  // the start's and end's bursts of rows, now that no one waits for them
@@ -550,7 +550,7 @@ int RunApp(StateStore& store, const std::string& state_dir, const std::string& a
   }
   if (!plan) {
     StopAdopted(adopted);
-    (void)store.SetAppState(app_id, AppState::kFailed, 0, plan.error().message(), "<NONE>");
+    (void)store.SetAppState(app_id, AppState::kFailed, 0, plan.error().message(), "<NONE>", FailureCause::kUnknown);
     return 1;
   }
   StateStoreWriter writer(store, app_id);

@@ -2,6 +2,8 @@
 // effect is an action returned to the caller.
 #include "schedulers/local/supervisor_policy.h"
 
+#include "schedulers/local/failure_cause.h"
+
 #include <signal.h>
 
 #include <fmt/format.h>
@@ -88,7 +90,7 @@ SupervisorActions SupervisorPolicy::OnExited(const ReplicaExit& exit) {
 
 SupervisorActions SupervisorPolicy::OnCancel(int signal) {
   SupervisorActions out;
-  BeginStop(AppState::kCancelled, fmt::format("cancelled (signal {})", signal), out);
+  BeginStop(AppState::kCancelled, FailureCause::kCancelled, fmt::format("cancelled (signal {})", signal), out);
   return out;
 }
 
@@ -112,7 +114,7 @@ void SupervisorPolicy::OnExit(size_t i, SupervisorActions& out) {
       r.counted_success = true;
       ++succeeded_;
     }
-    if (succeeded_ == replicas_.size()) BeginStop(AppState::kSucceeded, "", out);
+    if (succeeded_ == replicas_.size()) BeginStop(AppState::kSucceeded, std::nullopt, "", out);
     return;
   }
   const RolePolicy& policy = plan_.roles.at(r.plan->role);
@@ -120,7 +122,7 @@ void SupervisorPolicy::OnExit(size_t i, SupervisorActions& out) {
                         ? fmt::format("{} exited with code {}", ReplicaLabel(*r.plan), r.exit_code.value_or(-1))
                         : spawn_error_;
   if (role_restarts_[r.plan->role] >= policy.max_retries) {
-    BeginStop(AppState::kFailed, why, out);
+    BeginStop(AppState::kFailed, CauseOfReplicaExit(r.exit_code.value_or(-1)), why, out);
     return;
   }
   role_restarts_[r.plan->role]++;
@@ -160,9 +162,11 @@ void SupervisorPolicy::MaybeRestart(SupervisorActions& out) {
   }
 }
 
-void SupervisorPolicy::BeginStop(AppState final_state, const std::string& msg, SupervisorActions& out) {
+void SupervisorPolicy::BeginStop(AppState final_state, std::optional<FailureCause> cause, const std::string& msg,
+                                 SupervisorActions& out) {
   if (final_state_) return;
   final_state_ = final_state;
+  final_cause_ = cause;
   final_msg_ = msg;
   restart_set_.clear();
   for (size_t i = 0; i < replicas_.size(); ++i) {
@@ -236,7 +240,7 @@ SupervisorActions SupervisorPolicy::Finish() {
   finished_ = true;
   // Whatever the leaders left behind in their groups goes too.
   for (size_t i = 0; i < replicas_.size(); ++i) SignalReplica(i, SIGKILL, out);
-  action::Finish finish{*final_state_, num_restarts_, final_msg_, "<NONE>", {}};
+  action::Finish finish{*final_state_, num_restarts_, final_msg_, "<NONE>", {}, final_cause_};
   for (size_t i = 0; i < replicas_.size(); ++i) {
     Replica& r = replicas_[i];
     if (r.state == AppState::kRunning || r.state == AppState::kPending) {

@@ -71,6 +71,8 @@ struct Finish {
   std::string msg;
   std::string structured_error;
   std::vector<ReplicaRecord> replicas;
+  /// Why it ended other than SUCCEEDED (AppRecord::end_cause); nullopt when it succeeded.
+  std::optional<FailureCause> cause = std::nullopt;
 };
 
 }  // namespace action
@@ -142,7 +144,8 @@ class SupervisorPolicy {
   void SpawnReplica(size_t i, SupervisorActions& out);
   void OnExit(size_t i, SupervisorActions& out);
   void MaybeRestart(SupervisorActions& out);
-  void BeginStop(specs::AppState final_state, const std::string& msg, SupervisorActions& out);
+  void BeginStop(specs::AppState final_state, std::optional<FailureCause> cause, const std::string& msg,
+                 SupervisorActions& out);
   void SignalReplica(size_t i, int sig, SupervisorActions& out) const;
   void RecordAppState(specs::AppState state, const std::string& msg, SupervisorActions& out) const;
   std::string AppStructuredError() const;
@@ -158,6 +161,7 @@ class SupervisorPolicy {
   std::map<std::string, int> role_restarts_;
   int num_restarts_ = 0;
   std::optional<specs::AppState> final_state_;
+  std::optional<FailureCause> final_cause_;
   std::string final_msg_;
   std::string spawn_error_;  // the first start failure since the last restart: the app's message
   bool finished_ = false;

@@ -69,9 +69,11 @@ class FakeStore final : public SupervisorStore {
     int num_restarts;
     std::string msg;
     std::string structured_error;
+    std::optional<FailureCause> cause;
   };
-  void SetAppState(AppState state, int num_restarts, const std::string& msg, const std::string& err) override {
-    apps.push_back({state, num_restarts, msg, err});
+  void SetAppState(AppState state, int num_restarts, const std::string& msg, const std::string& err,
+                   std::optional<FailureCause> cause) override {
+    apps.push_back({state, num_restarts, msg, err, cause});
   }
   void PutReplicas(const std::vector<ReplicaRecord>& rows) override {
     if (rows.empty()) return;
@@ -234,14 +236,14 @@ class Sim {
         grace_deadline_.reset();
       } else if (const auto* rec = std::get_if<action::RecordApp>(&a)) {
         trace_.push_back(fmt::format("app {} {} '{}'", specs::AppStateName(rec->state), rec->num_restarts, rec->msg));
-        store.SetAppState(rec->state, rec->num_restarts, rec->msg, rec->structured_error);
+        store.SetAppState(rec->state, rec->num_restarts, rec->msg, rec->structured_error, std::nullopt);
       } else if (const auto* fin = std::get_if<action::Finish>(&a)) {
         trace_.push_back(
             fmt::format("finish {} {} '{}'", specs::AppStateName(fin->state), fin->num_restarts, fin->msg));
         EXPECT_FALSE(finish_) << "finished twice";
         finish_ = *fin;
         store.PutReplicas(fin->replicas);
-        store.SetAppState(fin->state, fin->num_restarts, fin->msg, fin->structured_error);
+        store.SetAppState(fin->state, fin->num_restarts, fin->msg, fin->structured_error, fin->cause);
       }
     }
   }
@@ -287,6 +289,7 @@ TEST(SupervisorPolicy, SucceedsOnceEveryReplicaHasSucceeded) {
   // Nothing is running, so no grace timer; the leftovers of both groups are killed at the end.
   EXPECT_THAT(sim.TakeTrace(), ElementsAre("signal r/0 KILL", "signal r/1 KILL", "finish SUCCEEDED 0 ''"));
   EXPECT_EQ(sim.store.apps.back().state, AppState::kSucceeded);
+  EXPECT_EQ(sim.store.apps.back().cause, std::nullopt);
   for (const ReplicaRecord& r : sim.finish().replicas) {
     EXPECT_EQ(r.state, AppState::kSucceeded);
     EXPECT_EQ(r.exit_code, 0);
@@ -370,6 +373,7 @@ TEST(SupervisorPolicy, RetriesExhaustedFailsWithTheExitMessage) {
   sim.Exit(0, 2);
   ASSERT_TRUE(sim.finished());
   EXPECT_THAT(sim.TakeTrace(), ElementsAre("signal r/0 KILL", "finish FAILED 2 'r/0 exited with code 2'"));
+  EXPECT_EQ(sim.store.apps.back().cause, FailureCause::kUserError);
   EXPECT_EQ(sim.store.Replica("r", 0).state, AppState::kFailed);
   EXPECT_EQ(sim.store.Replica("r", 0).exit_code, 2);
   EXPECT_EQ(sim.store.Replica("r", 0).attempt, 2);
@@ -429,6 +433,7 @@ TEST(SupervisorPolicy, CancelStopsEveryReplicaAndKillsAtGraceExpiry) {
   ASSERT_TRUE(sim.finished());
   EXPECT_EQ(sim.finish().state, AppState::kCancelled);
   EXPECT_EQ(sim.finish().msg, "cancelled (signal 15)");
+  EXPECT_EQ(sim.finish().cause, FailureCause::kCancelled);
   for (const ReplicaRecord& r : sim.finish().replicas) EXPECT_EQ(r.state, AppState::kCancelled);
 }
 
@@ -486,6 +491,7 @@ TEST(SupervisorPolicy, ExecFailureExitsWith127AndNamesTheSpawnError) {
   ASSERT_TRUE(sim.finished());
   EXPECT_EQ(sim.finish().state, AppState::kFailed);
   EXPECT_EQ(sim.finish().msg, "r/0: cannot start `prog` in /w: No such file or directory");
+  EXPECT_EQ(sim.finish().cause, FailureCause::kUserError);
   EXPECT_EQ(sim.store.Replica("r", 0).exit_code, 127);
 }
 
@@ -578,17 +584,40 @@ TEST(WatchdogLog, ALaterAttemptReplacesTheGroupAndJunkIsIgnored) {
   EXPECT_FALSE(log.done());
 }
 
-// A managed job's view of local_cwd's ends: a dead supervisor or a reboot is infrastructure.
-TEST(ClassifyLocalEnd, EachEnd) {
+// A managed job's view of local_cwd's ends: the recorded cause, whatever the message says (the
+// watchdog's and a reader's sentences for a dead supervisor differ; neither is read back).
+TEST(ClassifyLocalEnd, ReadsTheRecordedCauseNotTheMessage) {
   AppRecord app;
   app.state = AppState::kFailed;
-  app.msg = fmt::format("{}42) died unexpectedly; its replicas were stopped", kSupervisorDiedPrefix);
-  EXPECT_EQ(ClassifyLocalEnd(app, {}).cause, FailureCause::kSupervisorLost);
-  app.msg = std::string(kSupervisorNeverStarted);
-  EXPECT_EQ(ClassifyLocalEnd(app, {}).cause, FailureCause::kSupervisorLost);
-  app.msg = std::string(kHostRebooted);
-  EXPECT_EQ(ClassifyLocalEnd(app, {}).cause, FailureCause::kNodeFailure);
-  app.msg = "";
+  struct Case {
+    std::string msg;
+    FailureCause cause;
+  };
+  for (const Case& c : std::vector<Case>{
+           {std::string(kSupervisorDiedWatchdog), FailureCause::kSupervisorLost},
+           {"the app's supervisor (pid 42) died unexpectedly; its replicas were stopped", FailureCause::kSupervisorLost},
+           {std::string(kSupervisorNeverStarted), FailureCause::kSupervisorLost},
+           {std::string(kHostRebooted), FailureCause::kNodeFailure},
+           {"any words at all", FailureCause::kSupervisorLost},
+           {"trainer/0 exited with code 3", FailureCause::kUserError},
+       }) {
+    app.msg = c.msg;
+    app.end_cause = c.cause;
+    FailureReport report = ClassifyLocalEnd(app, {});
+    EXPECT_EQ(report.cause, c.cause) << c.msg;
+    EXPECT_EQ(report.reason, c.msg);
+  }
+  // The same sentences with no cause recorded (a record from before causes were): unknown.
+  app.end_cause.reset();
+  app.msg = std::string(kSupervisorDiedWatchdog);
+  EXPECT_EQ(ClassifyLocalEnd(app, {}).cause, FailureCause::kUnknown);
+}
+
+// A record from before causes were recorded: its replicas' exit codes (the kernel's facts) still
+// tell a user's exit from a kill.
+TEST(ClassifyLocalEnd, OlderRecordsReadTheExitCodes) {
+  AppRecord app;
+  app.state = AppState::kFailed;
   ReplicaRecord r;
   r.role = "trainer";
   r.state = AppState::kFailed;
@@ -597,9 +626,28 @@ TEST(ClassifyLocalEnd, EachEnd) {
   EXPECT_EQ(report.cause, FailureCause::kUserError);
   EXPECT_EQ(report.reason, "trainer/0 exited with code 3");
   r.exit_code = -9;
-  EXPECT_EQ(ClassifyLocalEnd(app, {r}).cause, FailureCause::kUnknown);
+  report = ClassifyLocalEnd(app, {r});
+  EXPECT_EQ(report.cause, FailureCause::kUnknown);
+  EXPECT_EQ(report.reason, "trainer/0 was killed by signal 9 (not by the launcher)");
   app.state = AppState::kCancelled;
   EXPECT_EQ(ClassifyLocalEnd(app, {r}).cause, FailureCause::kCancelled);
+}
+
+// What the supervisor records at each end: the cause comes with the state, from the exit code.
+TEST(ClassifyLocalEnd, SignalledReplicaReadsInWords) {
+  AppRecord app;
+  app.state = AppState::kFailed;
+  app.end_cause = CauseOfReplicaExit(-9);
+  app.msg = "trainer/0 exited with code -9";
+  ReplicaRecord r;
+  r.role = "trainer";
+  r.state = AppState::kFailed;
+  r.exit_code = -9;
+  FailureReport report = ClassifyLocalEnd(app, {r});
+  EXPECT_EQ(report.cause, FailureCause::kUnknown);
+  EXPECT_EQ(report.reason, "trainer/0 was killed by signal 9 (not by the launcher)");
+  EXPECT_EQ(CauseOfReplicaExit(1), FailureCause::kUserError);
+  EXPECT_EQ(CauseOfReplicaExit(127), FailureCause::kUserError);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -20,22 +21,24 @@ namespace torchx::schedulers::local {
 class SupervisorStore {
  public:
   virtual ~SupervisorStore() = default;
+  /// `cause`: why a FAILED or CANCELLED app ended (AppRecord::end_cause); nullopt otherwise.
   virtual void SetAppState(specs::AppState state, int num_restarts, const std::string& msg,
-                           const std::string& structured_error) = 0;
+                           const std::string& structured_error, std::optional<FailureCause> cause) = 0;
   virtual void PutReplicas(const std::vector<ReplicaRecord>& replicas) = 0;
   /// The replicas' rows and then the app's state, together: the start (the started replicas and
   /// RUNNING, what the launcher waits for). Default: the two calls above.
   virtual void RecordReplicasAndState(const std::vector<ReplicaRecord>& replicas, specs::AppState state,
                                       int num_restarts, const std::string& msg, const std::string& structured_error) {
     PutReplicas(replicas);
-    SetAppState(state, num_restarts, msg, structured_error);
+    SetAppState(state, num_restarts, msg, structured_error, std::nullopt);
   }
   /// The app's end: its replicas' last rows and its terminal state, which users and tools wait
   /// for. Default: the two calls above.
   virtual void RecordEnd(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
-                         const std::string& msg, const std::string& structured_error) {
+                         const std::string& msg, const std::string& structured_error,
+                         std::optional<FailureCause> cause) {
     PutReplicas(replicas);
-    SetAppState(state, num_restarts, msg, structured_error);
+    SetAppState(state, num_restarts, msg, structured_error, cause);
   }
 };
 
@@ -56,9 +59,9 @@ class StateStoreWriter final : public SupervisorStore {
   /// Rows the store holds already (written by someone else): not written again unless they change.
   void AlreadyWritten(const std::vector<ReplicaRecord>& rows) { Written(rows); }
 
-  void SetAppState(specs::AppState state, int num_restarts, const std::string& msg,
-                   const std::string& structured_error) override {
-    (void)store_.SetAppState(app_id_, state, num_restarts, msg, structured_error).status();
+  void SetAppState(specs::AppState state, int num_restarts, const std::string& msg, const std::string& structured_error,
+                   std::optional<FailureCause> cause) override {
+    (void)store_.SetAppState(app_id_, state, num_restarts, msg, structured_error, cause).status();
   }
   void PutReplicas(const std::vector<ReplicaRecord>& replicas) override {
     std::vector<ReplicaRecord> rows = Unwritten(replicas);
@@ -68,16 +71,19 @@ class StateStoreWriter final : public SupervisorStore {
   void RecordReplicasAndState(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
                               const std::string& msg, const std::string& structured_error) override {
     std::vector<ReplicaRecord> rows = Unwritten(replicas);
-    if (store_.PutReplicasAndState(rows, app_id_, state, num_restarts, msg, structured_error).ok()) Written(rows);
+    if (store_.PutReplicasAndState(rows, app_id_, state, num_restarts, msg, structured_error, std::nullopt).ok()) {
+      Written(rows);
+    }
   }
   // The end carries every replica's last row; most were written as each replica ended, and only
   // the others are written again.
   void RecordEnd(const std::vector<ReplicaRecord>& replicas, specs::AppState state, int num_restarts,
-                 const std::string& msg, const std::string& structured_error) override {
+                 const std::string& msg, const std::string& structured_error,
+                 std::optional<FailureCause> cause) override {
     std::vector<ReplicaRecord> rows = Unwritten(replicas);
     auto deadline = std::chrono::steady_clock::now() + give_up_after_;
     if (UntilWritten(deadline, [&] {
-          return store_.PutReplicasAndState(rows, app_id_, state, num_restarts, msg, structured_error);
+          return store_.PutReplicasAndState(rows, app_id_, state, num_restarts, msg, structured_error, cause);
         })) {
       Written(rows);
     }

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/local/failure_cause.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/state_store.h"
 
@@ -44,8 +45,8 @@ namespace {
       // its retries needs to see that it was retried).
       int restarts = 0;
       if (auto app = (*store)->GetApp(app_id); app && *app) restarts = (*app)->num_restarts;
-      (void)(*store)->SetAppState(app_id, specs::AppState::kFailed, restarts,
-                                  "the app's supervisor died unexpectedly; its replicas were stopped", "<NONE>");
+      (void)(*store)->SetAppState(app_id, specs::AppState::kFailed, restarts, std::string(kSupervisorDiedWatchdog),
+                                  "<NONE>", FailureCause::kSupervisorLost);
     }
   }
   _exit(0);

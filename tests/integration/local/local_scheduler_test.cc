@@ -15,6 +15,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/detached_start.h"
@@ -402,6 +403,14 @@ TEST_F(LocalSchedulerTest, CancelEscalatesToSigkillAfterGrace) {
   EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
 }
 
+// The failure cause the store recorded for `handle`'s end (Runner::ClassifyFailure).
+void ExpectCause(runner::Runner& runner, const std::string& handle, schedulers::FailureCause want) {
+  auto report = runner.ClassifyFailure(handle);
+  ASSERT_THAT(report, IsOk());
+  ASSERT_TRUE(report->has_value()) << handle;
+  EXPECT_EQ(schedulers::FailureCauseName((*report)->cause), schedulers::FailureCauseName(want)) << (*report)->reason;
+}
+
 // Whether the supervisor runs the app: its watchdog (a fork of it) is there.
 bool SupervisorUp(int supervisor) {
   for (const auto& e : fs::directory_iterator("/proc")) {
@@ -426,6 +435,7 @@ TEST_F(LocalSchedulerTest, KilledSupervisorIsReportedAndNothingOutlivesIt) {
   EXPECT_EQ(status->state, AppState::kFailed);
   EXPECT_THAT(status->msg, HasSubstr("supervisor"));
   EXPECT_THAT(status->msg, HasSubstr("died unexpectedly"));
+  ExpectCause(runner_, *handle, schedulers::FailureCause::kSupervisorLost);
 }
 
 // Killed at once, before its watchdog exists (a small app's supervisor takes over after `run`
@@ -442,6 +452,7 @@ TEST_F(LocalSchedulerTest, SupervisorKilledAsRunReturnsIsCleanedUpByTheNextReade
   EXPECT_EQ(status->state, AppState::kFailed);
   EXPECT_THAT(status->msg, HasSubstr("died unexpectedly"));
   EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
+  ExpectCause(runner_, *handle, schedulers::FailureCause::kSupervisorLost);
 }
 
 TEST_F(LocalSchedulerTest, ReaderDetectsLostSupervisorWhenItsWatchdogIsGoneToo) {
@@ -465,6 +476,7 @@ TEST_F(LocalSchedulerTest, ReaderDetectsLostSupervisorWhenItsWatchdogIsGoneToo) 
   // The reader's message names the pid (the watchdog's does not).
   EXPECT_THAT(status->msg, HasSubstr("supervisor (pid " + std::to_string(pids.supervisor) + ") died unexpectedly"));
   EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
+  ExpectCause(runner_, *handle, schedulers::FailureCause::kSupervisorLost);
 }
 
 TEST_F(LocalSchedulerTest, AppFromBeforeARebootIsReportedFailed) {
@@ -481,6 +493,54 @@ TEST_F(LocalSchedulerTest, AppFromBeforeARebootIsReportedFailed) {
   ASSERT_TRUE(status->has_value());
   EXPECT_EQ((*status)->state, AppState::kFailed);
   EXPECT_EQ((*status)->msg, "the host rebooted while the app was running");
+  ExpectCause(runner_, "local_cwd://torchx/rebooted-1", schedulers::FailureCause::kNodeFailure);
+}
+
+// A state directory written before causes were recorded (schema 1: no apps.end_cause): opening
+// it adds the column once; its records read with no cause (their state and exit codes decide),
+// and new ends record theirs.
+TEST_F(LocalSchedulerTest, AStoreFromBeforeCausesIsMigratedOnce) {
+  std::string db_path = env_.state_dir() + "/local.db";
+  fs::create_directories(env_.state_dir());
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+    const char* v1 =
+        "CREATE TABLE apps (app_id TEXT PRIMARY KEY, session TEXT NOT NULL, name TEXT NOT NULL,"
+        " appdef_json TEXT NOT NULL, plan_json TEXT NOT NULL, app_dir TEXT NOT NULL, state INTEGER NOT NULL,"
+        " num_restarts INTEGER NOT NULL DEFAULT 0, msg TEXT NOT NULL DEFAULT '',"
+        " structured_error_msg TEXT NOT NULL DEFAULT '<NONE>', supervisor_pid INTEGER NOT NULL DEFAULT 0,"
+        " supervisor_start TEXT NOT NULL DEFAULT '', created REAL NOT NULL, updated REAL NOT NULL,"
+        " cancel_requested INTEGER NOT NULL DEFAULT 0);"
+        "INSERT INTO apps (app_id, session, name, appdef_json, plan_json, app_dir, state, msg, created, updated)"
+        " VALUES ('old-1', 'torchx', 'old', '{}', '{}', '/nowhere', 5,"
+        " 'the app''s supervisor died unexpectedly; its replicas were stopped', 1, 1);"
+        "PRAGMA journal_mode=WAL; PRAGMA user_version = 1;";
+    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  for (int open = 0; open < 2; ++open) {  // the second open finds the new version and changes nothing
+    auto store = schedulers::local::StateStore::Open(env_.state_dir());
+    ASSERT_THAT(store, IsOk());
+    auto old = (*store)->GetApp("old-1");
+    ASSERT_THAT(old, IsOk());
+    ASSERT_TRUE(old->has_value());
+    EXPECT_EQ((*old)->state, AppState::kFailed);
+    EXPECT_EQ((*old)->end_cause, std::nullopt);
+  }
+  ExpectCause(runner_, "local_cwd://torchx/old-1", schedulers::FailureCause::kUnknown);
+  auto store = schedulers::local::StateStore::Open(env_.state_dir());
+  ASSERT_THAT(store, IsOk());
+  schedulers::local::AppRecord a = Recorded(env_, "new-1", App({ShRole("s", "true")}, "new"), AppState::kRunning);
+  ASSERT_THAT((*store)->InsertApp(a), IsOk());
+  ASSERT_THAT((*store)->SetAppState("new-1", AppState::kFailed, 0, "any words", "<NONE>",
+                                    schedulers::FailureCause::kSupervisorLost),
+              IsOk());
+  ExpectCause(runner_, "local_cwd://torchx/new-1", schedulers::FailureCause::kSupervisorLost);
+  auto listed = (*store)->ListApps();
+  ASSERT_THAT(listed, IsOk());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ(listed->front().end_cause, schedulers::FailureCause::kSupervisorLost);
 }
 
 TEST_F(LocalSchedulerTest, CancelBeforeTheSupervisorStartsIsNotLost) {
@@ -802,7 +862,7 @@ TEST_F(LocalSchedulerTest, TheStoreWriterSkipsOnlyRowsTheStoreHas) {
   // the SUCCEEDED after it from the RUNNING before it: both go, the last one stays.
   writer.PutReplicas({row(AppState::kRunning, std::nullopt), row(AppState::kSucceeded, 0)});
   EXPECT_EQ(stored(), AppState::kSucceeded);
-  writer.RecordEnd({row(AppState::kSucceeded, 0)}, AppState::kSucceeded, 0, "", "<NONE>");
+  writer.RecordEnd({row(AppState::kSucceeded, 0)}, AppState::kSucceeded, 0, "", "<NONE>", std::nullopt);
   EXPECT_EQ(stored(), AppState::kSucceeded);
   auto app = (*store)->GetApp("rows-1");
   ASSERT_TRUE(app.ok() && *app);
