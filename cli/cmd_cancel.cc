@@ -15,18 +15,18 @@ Handler AddCancelCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_option("app_handle", *handle, "scheduler://session/app_id")->required();
   return [handle, &registry] {
     runner::Runner runner(registry);
-    auto status = runner.Status(*handle);
-    if (!status) return ReportError(status.error());
-    if (!*status) {
+    auto outcome = runner.RequestCancel(*handle);
+    if (!outcome) return ReportError(outcome.error());
+    using Kind = runner::Runner::CancelOutcome::Kind;
+    if (outcome->kind == Kind::kNotFound) {
       ReportError(AppNotFound(*handle));
       return kExitFailure;
     }
-    if (specs::IsTerminal((*status)->state)) {  // TorchX: a no-op; say so rather than "requested"
+    if (outcome->kind == Kind::kAlreadyEnded) {  // TorchX: a no-op; say so rather than "requested"
       std::fprintf(stderr, "torchx: %s already ended (%s); nothing to cancel\n", handle->c_str(),
-                   std::string(specs::AppStateName((*status)->state)).c_str());
+                   std::string(specs::AppStateName(outcome->state)).c_str());
       return kExitOk;
     }
-    if (Status s = runner.Cancel(*handle); !s.ok()) return ReportError(s);
     std::fprintf(stderr, "torchx: cancel requested for %s\n", handle->c_str());
     return kExitOk;
   };

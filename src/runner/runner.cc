@@ -277,6 +277,24 @@ void Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds 
   return sa.first->Cancel(sa.second);
 }
 
+Result<Runner::CancelOutcome> Runner::RequestCancel(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  using Kind = CancelOutcome::Kind;
+  if (sa.first->capabilities().Has(schedulers::Capability::kComposite)) {
+    TORCHX_RETURN_IF_ERROR(sa.first->Cancel(sa.second));
+    TORCHX_ASSIGN_OR_RETURN(auto after, Status(handle));
+    if (!after) return CancelOutcome{Kind::kNotFound, specs::AppState::kUnknown};
+    bool ended_before = specs::IsTerminal(after->state) && after->state != specs::AppState::kCancelled;
+    return CancelOutcome{ended_before ? Kind::kAlreadyEnded : Kind::kRequested, after->state};
+  }
+  TORCHX_ASSIGN_OR_RETURN(auto before, Status(handle));
+  if (!before) return CancelOutcome{Kind::kNotFound, specs::AppState::kUnknown};
+  if (specs::IsTerminal(before->state)) return CancelOutcome{Kind::kAlreadyEnded, before->state};
+  TORCHX_RETURN_IF_ERROR(sa.first->Cancel(sa.second));
+  auto after = Status(handle);
+  return CancelOutcome{Kind::kRequested, after && *after ? (*after)->state : before->state};
+}
+
 ::torchx::Status Runner::Delete(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kDelete));

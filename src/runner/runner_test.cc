@@ -36,6 +36,7 @@ class FakeScheduler : public schedulers::Scheduler {
   // app-1 runs for `running_polls` describes, then succeeds (forever_running: never ends); any
   // other app is unknown.
   Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string& app_id) override {
+    calls.push_back("describe " + app_id);
     if (app_id != "app-1") return std::optional<schedulers::DescribeAppResponse>();
     schedulers::DescribeAppResponse d;
     d.app_id = app_id;
@@ -73,6 +74,7 @@ class FakeScheduler : public schedulers::Scheduler {
   bool failed = false;                    // app-1 FAILED, its replica r/1 failed
   bool no_stderr = false;                 // LogIter refuses the stderr stream
   std::vector<std::string> streams_asked;
+  std::vector<std::string> calls;  // Describe and DoCancel, in order
 
   schedulers::Capabilities capabilities() const override { return caps; }
   bool applies_log_filter() const override { return own_filter; }
@@ -103,7 +105,11 @@ class FakeScheduler : public schedulers::Scheduler {
     info.request = "fake request";
     return info;
   }
-  Status DoCancel(const std::string&) override { return OkStatus(); }
+  Status DoCancel(const std::string& app_id) override {
+    calls.push_back("cancel " + app_id);
+    return app_id == "app-1" || !caps.Has(schedulers::Capability::kComposite) ? OkStatus()
+                                                                             : NotFoundError("fake: no " + app_id);
+  }
 };
 
 RunnerOptions Options(std::string session, std::shared_ptr<const Clock> clock) {
@@ -410,6 +416,41 @@ TEST_F(RunnerTest, GivenSchedulersReplaceTheRegistrys) {
   Runner none(registry_, options);
   EXPECT_THAT(none.SchedulerBackends(), ::testing::IsEmpty());
   EXPECT_THAT(none.Status("local_cwd://given/x"), StatusIs(StatusCode::kNotFound, ::testing::_));
+}
+
+// A composite's Describe revives a dead driver, which would start the next child: its cancel is
+// recorded before anything reads it. Any other back-end is read first (an ended app is a no-op).
+TEST_F(RunnerTest, ACompositesCancelIsRecordedBeforeItsStateIsRead) {
+  Runner r(registry_, Options("s", nullptr));
+  ASSERT_THAT(r.SchedulerCapabilities("fake").status(), IsOk());
+  last_->forever_running = true;
+  auto outcome = r.RequestCancel("fake://s/app-1");
+  ASSERT_THAT(outcome, IsOk());
+  EXPECT_EQ(outcome->kind, Runner::CancelOutcome::Kind::kRequested);
+  EXPECT_THAT(last_->calls, ElementsAre("describe app-1", "describe app-1", "cancel app-1", "describe app-1"));
+
+  last_->calls.clear();
+  last_->caps = {schedulers::Capability::kComposite};
+  outcome = r.RequestCancel("fake://s/app-1");
+  ASSERT_THAT(outcome, IsOk());
+  EXPECT_EQ(outcome->kind, Runner::CancelOutcome::Kind::kRequested);
+  ASSERT_FALSE(last_->calls.empty());
+  EXPECT_EQ(last_->calls.front(), "cancel app-1");
+  last_->calls.clear();
+  ASSERT_THAT(r.Cancel("fake://s/app-1"), IsOk());
+  EXPECT_THAT(last_->calls, ElementsAre("cancel app-1"));
+
+  // An unknown composite: nothing found, no error; an ended one says how it ended.
+  outcome = r.RequestCancel("fake://s/gone");
+  ASSERT_THAT(outcome, IsOk());
+  EXPECT_EQ(outcome->kind, Runner::CancelOutcome::Kind::kNotFound);
+  EXPECT_THAT(r.Cancel("fake://s/gone"), IsOk());
+  last_->forever_running = false;
+  last_->failed = true;
+  outcome = r.RequestCancel("fake://s/app-1");
+  ASSERT_THAT(outcome, IsOk());
+  EXPECT_EQ(outcome->kind, Runner::CancelOutcome::Kind::kAlreadyEnded);
+  EXPECT_EQ(outcome->state, specs::AppState::kFailed);
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ Result<DryRunInfo> Scheduler::SubmitResolved(const specs::AppDef& app, const spe
 }
 
 Status Scheduler::Cancel(const std::string& app_id) {
+  if (capabilities().Has(Capability::kComposite)) {
+    Status s = DoCancel(app_id);
+    return s.code() == StatusCode::kNotFound ? OkStatus() : s;
+  }
   TORCHX_ASSIGN_OR_RETURN(auto desc, Describe(app_id));
   if (!desc || specs::IsTerminal(desc->state)) return OkStatus();
   return DoCancel(app_id);

@@ -395,11 +395,12 @@ ApiResponse Api::GetResources(const std::string& handle, const Query& query) con
 
 ApiResponse Api::CancelApp(const std::string& handle) const {
   auto runner = MakeRunner();
-  if (auto app = ExistingApp(*runner, handle); !app) return ErrorResponse(app.error());
-  if (::torchx::Status s = runner->Cancel(handle); !s.ok()) return ErrorResponse(s);
-  auto after = runner->Status(handle);
-  std::string state = after && *after ? std::string(specs::AppStateName((*after)->state)) : "UNKNOWN";
-  return Ok({{"app_handle", handle}, {"state", state}}, 202);
+  auto outcome = runner->RequestCancel(handle);
+  if (!outcome) return ErrorResponse(outcome.error());
+  if (outcome->kind == runner::Runner::CancelOutcome::Kind::kNotFound) {
+    return ErrorResponse(NotFoundError("app not found: " + handle));
+  }
+  return Ok({{"app_handle", handle}, {"state", std::string(specs::AppStateName(outcome->state))}}, 202);
 }
 
 ApiResponse Api::DeleteApp(const std::string& handle) const {

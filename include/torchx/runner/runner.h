@@ -123,6 +123,17 @@ class Runner {
   ::torchx::Status Cancel(const std::string& handle);
   /// TorchX's deprecated alias of Cancel (Ax calls it).
   ::torchx::Status Stop(const std::string& handle) { return Cancel(handle); }
+  /// What RequestCancel found: no such app, an app that had ended already (`state` is how), or a
+  /// cancel requested (`state` is the app's state after the request).
+  struct CancelOutcome {
+    enum class Kind { kNotFound, kAlreadyEnded, kRequested };
+    Kind kind = Kind::kNotFound;
+    specs::AppState state = specs::AppState::kUnknown;
+  };
+  /// Cancel, telling the caller (`torchx cancel`, the dashboard) what it found. A composite's
+  /// cancel is recorded before its state is read: reading it first would revive a dead driver,
+  /// which starts the next child before the cancel is seen.
+  Result<CancelOutcome> RequestCancel(const std::string& handle);
   /// Removes a terminal app (record and logs). kFailedPrecondition while it runs; kUnimplemented
   /// for a scheduler that cannot delete.
   ::torchx::Status Delete(const std::string& handle);

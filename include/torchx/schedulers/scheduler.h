@@ -247,7 +247,10 @@ class Scheduler {
   virtual Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) = 0;
 
   /// Requests cancellation. OK (and nothing done) when the app does not exist or is terminal.
-  /// Does not wait for the app to stop.
+  /// Does not wait for the app to stop. A composite (Capability::kComposite), whose Describe
+  /// revives a dead driver that would start the next child, records the cancel first: its
+  /// DoCancel is called at once and must itself be a no-op for an ended app (kNotFound for an
+  /// unknown one, which this answers OK).
   Status Cancel(const std::string& app_id);
 
   /// Removes a terminal app's record (and, where the back-end owns them, its logs).
@@ -318,7 +321,7 @@ class Scheduler {
  protected:
   /// Builds the request; info.cfg and info.scheduler are filled by SubmitDryRun.
   virtual Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) = 0;
-  /// REQUIRES: the app exists and is not terminal.
+  /// REQUIRES: the app exists and is not terminal (a composite's: see Cancel).
   virtual Status DoCancel(const std::string& app_id) = 0;
   Status Unsupported(std::string_view what) const;
 

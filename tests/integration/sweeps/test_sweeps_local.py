@@ -170,6 +170,35 @@ def test_cancel_leaves_no_trial_running(torchx):
     assert ps.stdout.strip() == "", ps.stdout
 
 
+def test_cancel_right_after_the_driver_died_starts_no_new_trial(torchx):
+    # The driver is killed while trial 0 runs, and trial 0 ends with no driver to start trial 1. A
+    # cancel then is recorded before anything reads the sweep (a read revives the driver, which
+    # would start trial 1 first): trial 1 never runs.
+    torchx.write("trial.sh", 'echo "$TORCHX_TRIAL_INDEX" >> ran.txt; sleep "$1"\n')
+    res = torchx("sweep", "run", "--max_parallel", "1", "-p", "t=1.5,1.51,1.52,1.53", "--name", "cancelled",
+                 "utils.sh", "sh", "trial.sh", "@{t}")
+    handle = res.stdout.split()[0]
+    sweep_id = handle.rsplit("/", 1)[1]
+    deadline = time.monotonic() + 60
+    trial0 = None
+    while trial0 is None:
+        assert time.monotonic() < deadline, "trial 0 never started"
+        trial0 = next((t["handle"] for t in torchx.sweep(handle)["trials"] if t["handle"]), None)
+        time.sleep(0.05)
+    for pid in driver_pids(sweep_id):
+        os.kill(pid, signal.SIGKILL)
+    while json.loads(torchx("status", "--json", trial0).stdout)["state"] != SUCCEEDED:  # a local_cwd status: no revival
+        assert time.monotonic() < deadline, "trial 0 never ended"
+        time.sleep(0.1)
+    assert driver_pids(sweep_id) == []
+    torchx("cancel", handle)
+    view = torchx.wait_sweep(handle, {"CANCELLED", "FAILED", SUCCEEDED}, timeout=60)
+    assert view["state"] == "CANCELLED", view
+    time.sleep(1)
+    assert (torchx.cwd / "ran.txt").read_text().split() == ["0"]
+    assert [t["index"] for t in view["trials"] if t["handle"]] == [0], view
+
+
 @pytest.mark.parametrize("args,want", [
     (["-p", "lr=0.1", "utils.sh", "echo", "@{lx}"], "args[1]: placeholder `@{lx}` names no swept parameter"),
     (["-p", "zz=1", "utils.sh", "echo", "hi"], "space.parameters.zz: `zz` is neither a parameter of component utils.sh"),
