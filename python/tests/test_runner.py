@@ -329,3 +329,38 @@ def test_describe_native_reads_the_request_back(tmp_path):
         assert r.describe_native("local_cwd://torchx/nope-1") is None
     finally:
         r.cancel(handle)
+
+
+def test_one_runner_shared_by_threads_runs_and_waits_without_error():
+    # A thread pool around one runner (Ax's parallelism): 8 threads, each 50 run()+wait() on
+    # the same Runner, 10 rounds. Every app ends as its script says; no call raises, crashes or
+    # hangs (each round is bounded by the join below).
+    import os
+    rounds = int(os.environ.get("TORCHX_SHARED_RUNNER_ROUNDS", "10"))
+    ok = specs.AppDef("ok", roles=[specs.Role("r", image="", entrypoint="true")])
+    bad = specs.AppDef("bad", roles=[specs.Role("r", image="", entrypoint="false")])
+    runner = get_runner()
+    for round_ in range(rounds):
+        errors, states = [], []
+
+        def worker(t):
+            try:
+                for i in range(50):
+                    app = bad if (t + i) % 5 == 0 else ok
+                    handle = runner.run(app, "local_cwd")
+                    status = runner.wait(handle, wait_interval=0.05)
+                    states.append((app.name, status.state if status else None, handle))
+            except BaseException as e:  # noqa: BLE001 - every error is the test's finding
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=300)
+        assert not any(th.is_alive() for th in threads), f"round {round_}: a thread hung"
+        assert errors == [], f"round {round_}: {errors[:3]}"
+        assert len(states) == 400, round_
+        for name, state, handle in states:
+            want = specs.AppState.FAILED if name == "bad" else specs.AppState.SUCCEEDED
+            assert state == want, (round_, handle, state)

@@ -162,6 +162,8 @@ class ManagedScheduler : public schedulers::Scheduler {
         backend_(MakeRunnerAttemptBackend(runner_)) {}
 
   specs::RunOpts run_opts() const override { return {}; }
+  // Its state is in its engine (or on disk): a thread may have an instance of its own.
+  bool instance_per_thread() const override { return true; }
   schedulers::Capabilities capabilities() const override {
     using schedulers::Capability;
     return {Capability::kLogs,   Capability::kFollowLogs,    Capability::kList,

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -49,16 +51,79 @@ std::string RunnerSessionId() {
   return id;
 }
 
+// The schedulers a Runner made: one per name for back-ends that keep state in their instance,
+// else one per (thread, name). Instances live in map nodes, so a pointer handed out stays valid
+// until its thread exits (per-thread ones) or the Runner goes.
+struct Runner::SchedulerCache {
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<schedulers::Scheduler>> shared;
+  std::map<std::pair<std::thread::id, std::string>, std::unique_ptr<schedulers::Scheduler>> per_thread;
+
+  schedulers::Scheduler* Find(const std::string& name) {
+    std::lock_guard lock(mu);
+    if (auto it = shared.find(name); it != shared.end()) return it->second.get();
+    auto it = per_thread.find({std::this_thread::get_id(), name});
+    return it == per_thread.end() ? nullptr : it->second.get();
+  }
+  // Keeps `made` unless another thread kept a shared instance of the name first (then `made` is
+  // dropped, by the caller, outside the lock).
+  schedulers::Scheduler* Keep(const std::string& name, std::unique_ptr<schedulers::Scheduler>& made) {
+    std::lock_guard lock(mu);
+    if (auto it = shared.find(name); it != shared.end()) return it->second.get();
+    auto& slot = made->instance_per_thread() ? per_thread[{std::this_thread::get_id(), name}] : shared[name];
+    slot = std::move(made);
+    return slot.get();
+  }
+  // A thread's instances, taken out to be destroyed outside the lock (a destructor may block:
+  // a local scheduler's idle supervisors are told to go).
+  std::vector<std::unique_ptr<schedulers::Scheduler>> TakeThread(std::thread::id id) {
+    std::vector<std::unique_ptr<schedulers::Scheduler>> out;
+    std::lock_guard lock(mu);
+    for (auto it = per_thread.begin(); it != per_thread.end();) {
+      if (it->first.first == id) {
+        out.push_back(std::move(it->second));
+        it = per_thread.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return out;
+  }
+};
+
+namespace {
+
+// The caches a thread made instances in: each is told when the thread exits, so a short-lived
+// thread leaves no scheduler (and no store connection) behind. A Runner gone first is skipped.
+struct ThreadsCaches {
+  std::vector<std::weak_ptr<Runner::SchedulerCache>> caches;
+  ~ThreadsCaches() {
+    for (auto& weak : caches) {
+      if (auto cache = weak.lock()) (void)cache->TakeThread(std::this_thread::get_id());
+    }
+  }
+  void Note(const std::shared_ptr<Runner::SchedulerCache>& cache) {
+    std::erase_if(caches, [](const auto& w) { return w.expired(); });
+    for (const auto& w : caches) {
+      if (!w.owner_before(cache) && !cache.owner_before(w)) return;
+    }
+    caches.push_back(cache);
+  }
+};
+thread_local ThreadsCaches t_caches;
+
+}  // namespace
+
 Runner::Runner(plugins::PluginRegistry& registry, RunnerOptions options)
     : registry_(registry),
       options_(std::move(options)),
-      clock_(options_.clock ? options_.clock : std::make_shared<SystemClock>()) {}
+      clock_(options_.clock ? options_.clock : std::make_shared<SystemClock>()),
+      schedulers_(std::make_shared<SchedulerCache>()) {}
 
 Runner::~Runner() = default;
 
 Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
-  auto it = schedulers_.find(name);
-  if (it != schedulers_.end()) return it->second.get();
+  if (schedulers::Scheduler* found = schedulers_->Find(name)) return found;
   // A built-in is found without discovering plugins; any other name discovers them first.
   std::optional<schedulers::SchedulerFactory> factory;
   if (options_.schedulers) {
@@ -76,8 +141,12 @@ Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   context.session_name = options_.session_name;
   context.devices = &registry_.devices();
   context.clock = clock_;
+  // Made without the cache's lock: a Python plugin's factory takes the GIL, which a thread
+  // waiting for the lock may hold.
   TORCHX_ASSIGN_OR_RETURN(auto sched, (*factory)(context));
-  return schedulers_.emplace(name, std::move(sched)).first->second.get();
+  schedulers::Scheduler* kept = schedulers_->Keep(name, sched);
+  if (kept->instance_per_thread()) t_caches.Note(schedulers_);
+  return kept;
 }
 
 ::torchx::Status Runner::ValidateApp(const specs::AppDef& app, const std::string& scheduler) {

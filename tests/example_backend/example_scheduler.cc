@@ -70,6 +70,8 @@ class ExampleScheduler : public Scheduler {
     (void)o.Add("after", specs::CfgType::kListStr, "apps of this engine to wait for (set by DependencyCfg)");
     return o;
   }
+  // Its state is in its engine (or on disk): a thread may have an instance of its own.
+  bool instance_per_thread() const override { return true; }
   Capabilities capabilities() const override {
     return {Capability::kLogs, Capability::kList, Capability::kNativeDependencies};
   }

@@ -12,7 +12,11 @@
 // composition root: the CLI's main, the Python module). Back-ends and components are handed the
 // registry's lookup views, never the registry.
 //
-// Thread-safety: one Runner per thread (schedulers are cached inside); the registry may be shared.
+// Thread-safety: a Runner may be shared by threads (Ax's thread pool around one runner). Each
+// thread gets its own instance of a back-end that allows it (Scheduler::instance_per_thread: the
+// built-ins, whose state is in the engine or on disk; a local_cwd instance owns a store
+// connection, which is one thread's), made on the thread's first call and dropped when the
+// thread exits; other back-ends have one instance for all threads. The registry may be shared.
 #pragma once
 
 #include <chrono>
@@ -67,6 +71,9 @@ class Runner {
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
+  /// Where a Runner keeps the scheduler instances it made, by thread where the back-end allows
+  /// (runner.cc; public only so that a thread's exit can hand its instances back).
+  struct SchedulerCache;
 
   /// Resolves `cfg` against the scheduler's runopts (kInvalidArgument with TorchX's messages;
   /// kNotFound for an unknown scheduler). A run resolves once: what this returns goes to DryRun.
@@ -226,7 +233,7 @@ class Runner {
   plugins::PluginRegistry& registry_;
   RunnerOptions options_;
   std::shared_ptr<const Clock> clock_;
-  std::map<std::string, std::unique_ptr<schedulers::Scheduler>> schedulers_;
+  std::shared_ptr<SchedulerCache> schedulers_;
 };
 
 /// How the message of the kNotFound for an unknown scheduler starts (the name follows, in

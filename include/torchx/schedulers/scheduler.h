@@ -7,7 +7,8 @@
 // delete, workspaces, native dependencies...) are declared in capabilities(), which the Runner
 // checks before calling them; their default bodies return kUnimplemented naming the back-end.
 //
-// Thread-safety: a Scheduler instance is used from one thread at a time. Every call that takes
+// Thread-safety: a Scheduler instance is used from one thread at a time (a Runner shared by
+// threads gives each its own instance where instance_per_thread() allows). Every call that takes
 // an app_id works from any process: state lives in the engine (or, for local_cwd, on disk).
 #pragma once
 
@@ -232,6 +233,11 @@ class Scheduler {
   /// a Python scheduler object, whose _validate TorchX calls; false: the Runner applies
   /// specs::ValidateAppDef (names, duplicates, resources, ports).
   virtual bool checks_app_itself() const { return false; }
+  /// Whether everything this back-end knows lives outside the instance (in the engine, on disk),
+  /// so that a Runner shared by threads may build one instance per calling thread and no two
+  /// threads use one instance at once: true for the built-ins. False (the default: a plugin that
+  /// may keep apps in memory): the Runner builds one instance and every thread uses it.
+  virtual bool instance_per_thread() const { return false; }
 
   /// Validates the app for this back-end and builds the request, reading options resolved
   /// against run_opts() (the Runner resolves them once per run). Does not contact the engine.

@@ -125,6 +125,8 @@ class DockerScheduler : public Scheduler {
     (void)o.Add("quiet", specs::CfgType::kBool, "whether to suppress verbose output for image building", false);
     return o;
   }
+  // Its state is in its engine (or on disk): a thread may have an instance of its own.
+  bool instance_per_thread() const override { return true; }
   Capabilities capabilities() const override {
     return {Capability::kLogs,           Capability::kFollowLogs,    Capability::kLogTimestamps,
             Capability::kList,           Capability::kDelete,        Capability::kWorkspace,

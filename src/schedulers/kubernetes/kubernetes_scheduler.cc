@@ -202,6 +202,8 @@ class KubernetesScheduler : public Scheduler {
     return o;
   }
 
+  // Its state is in its engine (or on disk): a thread may have an instance of its own.
+  bool instance_per_thread() const override { return true; }
   Capabilities capabilities() const override {
     return {Capability::kLogs,           Capability::kFollowLogs,    Capability::kLogTimestamps,
             Capability::kList,           Capability::kDelete,        Capability::kWorkspace,

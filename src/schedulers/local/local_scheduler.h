@@ -28,6 +28,8 @@ class LocalScheduler : public Scheduler {
 
   specs::RunOpts run_opts() const override;
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override;
+  // Its state is in its engine (or on disk): a thread may have an instance of its own.
+  bool instance_per_thread() const override { return true; }
   Capabilities capabilities() const override {
     return {Capability::kLogs,          Capability::kFollowLogs,           Capability::kList,
             Capability::kDelete,        Capability::kAttemptHistory,       Capability::kDescribeNative,

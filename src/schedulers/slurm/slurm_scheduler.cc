@@ -56,6 +56,8 @@ class SlurmScheduler : public Scheduler {
         engine_http_(std::move(engine_http)) {}
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
+  // Its state is in its engine (or on disk): a thread may have an instance of its own.
+  bool instance_per_thread() const override { return true; }
   Capabilities capabilities() const override {
     return {Capability::kLogs,
             Capability::kFollowLogs,

@@ -1009,5 +1009,41 @@ TEST_F(LocalSchedulerTest, ManyConcurrentClientsLoseNoRecord) {
   EXPECT_EQ(r.List("local_cwd")->size(), static_cast<size_t>(total));
 }
 
+// One Runner shared by threads (Ax's thread pool around one runner): each thread gets its own
+// local_cwd instance (its own store connection), so no run or wait sees another's half-made
+// statement, and every app ends as its script says. A thread's instances go when it exits.
+TEST_F(LocalSchedulerTest, OneRunnerSharedByThreads) {
+  constexpr int kThreads = 8, kAppsEach = 10;
+  runner::Runner shared(*registry_);
+  std::vector<std::vector<std::pair<std::string, AppState>>> ended(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kAppsEach; ++i) {
+        bool fail = (t + i) % 3 == 0;
+        auto h = shared.Run(App({ShRole("s", fail ? "exit 3" : "true")}), "local_cwd");
+        if (!h) {
+          ADD_FAILURE() << "run " << t << "/" << i << ": " << h.error().message();
+          continue;
+        }
+        auto s = shared.Wait(*h, std::chrono::milliseconds(50), std::chrono::seconds(60));
+        if (!s || !*s) {
+          ADD_FAILURE() << "wait " << *h << ": " << (s ? "no such app" : s.error().message());
+          continue;
+        }
+        ended[t].emplace_back(*h, (*s)->state);
+        EXPECT_EQ((*s)->state, fail ? AppState::kFailed : AppState::kSucceeded) << *h << " " << (*s)->msg;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  size_t total = 0;
+  for (const auto& e : ended) total += e.size();
+  EXPECT_EQ(total, static_cast<size_t>(kThreads * kAppsEach));
+  auto listed = shared.List("local_cwd");
+  ASSERT_THAT(listed, IsOk());
+  EXPECT_EQ(listed->size(), total);
+}
+
 }  // namespace
 }  // namespace torchx
