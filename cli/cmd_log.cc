@@ -1,9 +1,12 @@
 // `torchx log [-t] [-n N] [--since T] [--until T] [--regex R] [--streams S] [--json]
 //  SCHED://[SESSION]/APP_ID[/ROLE[/I,J,...]]`.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <memory>
-#include <regex>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,17 +26,50 @@ struct Target {
   std::vector<int> replicas;  // empty: every replica of the role
 };
 
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// SCHEDULER://[SESSION]/APP_ID[/ROLE[/REPLICA_IDS]][/]: SCHEDULER word characters, ROLE and
+// APP_ID non-empty, REPLICA_IDS digits separated by commas. Read by splitting, in one pass: no
+// pattern engine, so an identifier of any length costs linear time and no stack.
 Result<Target> ParseTarget(const std::string& id) {
-  static const std::regex re(R"(^(\w+)://([^/]*)/([^/]+)(/([^/]+)(/([0-9]+(,[0-9]+)*))?)?/?$)");
-  std::smatch m;
-  if (!std::regex_match(id, m, re)) {
+  auto bad = [&id] {
+    std::string shown = id.size() > 80 ? id.substr(0, 80) + "..." : id;
     return InvalidArgumentError(
-        fmt::format("log: `{}` is not of the form SCHEDULER://[SESSION]/APP_ID[/ROLE[/REPLICA_IDS,...]]", id));
+        fmt::format("log: `{}` is not of the form SCHEDULER://[SESSION]/APP_ID[/ROLE[/REPLICA_IDS,...]]", shown));
+  };
+  if (id.size() > specs::kMaxAppHandleBytes) {
+    return InvalidArgumentError(fmt::format("log: the identifier is {} bytes, over the limit of {} bytes", id.size(),
+                                            specs::kMaxAppHandleBytes));
+  }
+  size_t sep = id.find("://");
+  if (sep == std::string::npos || sep == 0 || !std::all_of(id.begin(), id.begin() + sep, IsWordChar)) return bad();
+  std::string_view rest = std::string_view(id).substr(sep + 3);
+  if (rest.ends_with('/')) rest.remove_suffix(1);
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    size_t slash = rest.find('/', start);
+    parts.push_back(rest.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() < 2 || parts.size() > 4 || parts[1].empty() || (parts.size() > 2 && parts[2].empty())) return bad();
+  std::string ids = parts.size() > 3 ? std::string(parts[3]) : std::string();
+  if (parts.size() > 3) {
+    bool digit_before = false;
+    for (char c : ids) {
+      if (c == ',' && digit_before) {
+        digit_before = false;
+      } else if (c >= '0' && c <= '9') {
+        digit_before = true;
+      } else {
+        return bad();
+      }
+    }
+    if (!digit_before) return bad();
   }
   Target t;
-  t.handle = specs::MakeAppHandle(m[1].str(), m[2].str(), m[3].str());
-  t.role = m[5].str();
-  std::string ids = m[7].str();
+  t.handle = specs::MakeAppHandle(id.substr(0, sep), parts[0], parts[1]);
+  t.role = parts.size() > 2 ? std::string(parts[2]) : std::string();
   size_t start = 0;
   while (!ids.empty() && start <= ids.size()) {
     size_t comma = ids.find(',', start);

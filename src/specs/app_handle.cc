@@ -12,6 +12,10 @@ Result<ParsedAppHandle> ParseAppHandle(std::string_view handle) {
   // TorchX matches `(?P<scheduler>.+)://(?P<session>.*)/(?P<app_id>.+)` with greedy groups. The
   // equivalent without a regex engine: the scheduler ends at the LAST "://" after which a "/" with
   // a non-empty remainder exists; the session ends at the last such "/".
+  if (handle.size() > kMaxAppHandleBytes) {
+    return InvalidArgumentError(fmt::format("app handle: {} bytes (`{}...`), over the limit of {} bytes", handle.size(),
+                                            handle.substr(0, 40), kMaxAppHandleBytes));
+  }
   if (handle.find('\n') == std::string_view::npos) {
     for (size_t sep = handle.rfind("://"); sep != std::string_view::npos && sep > 0;
          sep = handle.rfind("://", sep - 1)) {

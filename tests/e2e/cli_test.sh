@@ -167,6 +167,18 @@ check "list --since in the future lists none" 0 "--------" -- "$TORCHX" list --s
 check "unknown app" 1 "does not exist or has been removed from local_cwd's data plane" -- "$TORCHX" status local_cwd://torchx/nope-1
 check "malformed handle" 2 "is not of the form" -- "$TORCHX" status nope
 check "log replica id out of range" 2 "out of range" -- "$TORCHX" log "$H/sh/99999999999"
+# Hostile identifiers: 100,000 characters (Linux takes up to 128 KiB per argument) and 10,000
+# '(' are refused with one line and exit 2 by every verb that takes a handle.
+HUGE=$(python3 -c 'print("a" * 100000)'); PARENS=$(python3 -c 'print("(" * 10000)')
+for verb in log status describe cancel; do
+  check "$verb of a 100,000-character handle" 2 "over the limit of 4096 bytes" -- "$TORCHX" $verb "local_cwd://torchx/$HUGE"
+  check "$verb of a 100,000-character bare id" 2 "over the limit of 4096 bytes" -- "$TORCHX" $verb "$HUGE"
+  check "$verb of 10,000 parentheses" 2 "over the limit of 4096 bytes" -- "$TORCHX" $verb "$PARENS"
+  check "$verb of 4,000 parentheses" 2 "is not of the form" -- "$TORCHX" $verb "${PARENS:0:4000}"
+done
+check "log of a handle with an empty role" 2 "is not of the form" -- "$TORCHX" log "$H//0"
+check "log of replica ids that are not digits" 2 "is not of the form" -- "$TORCHX" log "$H/sh/0,x"
+check "log of replica ids with an empty one" 2 "is not of the form" -- "$TORCHX" log "$H/sh/0,,1"
 check "absurd replica count is refused" 2 "the local scheduler can run at most" -- "$TORCHX" run --dryrun utils.echo --num_replicas 2000000000
 check "log of unknown role" 1 "roles: [sh]" -- "$TORCHX" log "$H/nope"
 check "log with a bad regex names it" 2 "regex: invalid pattern '('" -- "$TORCHX" log --regex '(' "$H"
