@@ -88,6 +88,14 @@ void BindPlugins(py::module_& m, PluginRegistry& registry) {
     for (const auto& p : info) out.append(py::make_tuple(p.name, p.source));
     return out;
   });
+  // The schedulers in registration order with where each came from and whether it runs composite
+  // jobs: read from the registry, constructing none (get_scheduler_factories).
+  m.def("scheduler_entries", [&registry] {
+    auto info = Released([&] { return registry.Info(plugins::PluginType::kScheduler); });
+    py::list out;
+    for (const auto& p : info) out.append(py::make_tuple(p.name, p.source, p.composite));
+    return out;
+  });
   m.def("plugins_errors", [&registry] {
     auto errors = Released([&] { return registry.Errors(); });
     py::list out;

@@ -283,6 +283,38 @@ def test_entry_points_are_merged_unless_disabled(tmp_path):
     assert disabled["default"] == []
 
 
+def test_scheduler_factories_construct_no_plugin_and_take_group_and_skip_defaults(tmp_path):
+    # NeMo-Run's `skypilot` entry point raises when built without SkyPilot installed; listing the
+    # factories (what nemo_run.Experiment does first) must not build it. Plugins come first;
+    # skip_defaults lists them alone; another group's entry points are returned as loaded.
+    site = tmp_path / "site"
+    (site / "sky_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "sky_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: sky-plugin\nVersion: 1.0\n")
+    (site / "sky_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[torchx.schedulers]\nskyish = sky_module:create_scheduler\n"
+        "[my.schedulers]\nmine = sky_module:create_scheduler\n")
+    (site / "sky_module.py").write_text(
+        "def create_scheduler(session_name, **kwargs):\n    raise ModuleNotFoundError('Skypilot is not installed')\n")
+    code = """
+        import json, warnings
+        warnings.simplefilter("ignore")
+        from torchx.schedulers import get_scheduler_factories
+        import sky_module
+        every = list(get_scheduler_factories())
+        only = list(get_scheduler_factories(skip_defaults=True))
+        other = get_scheduler_factories(group="my.schedulers")
+        print(json.dumps({"every": every, "only": only, "other": list(other),
+                          "other_is_the_entry_point": other["mine"] is sky_module.create_scheduler,
+                          "other_only": list(get_scheduler_factories(group="my.schedulers", skip_defaults=True))}))
+    """
+    got = json.loads(run_py(code, tmp_path, pythonpath=(str(site),)))
+    assert got["every"][0] == "skyish" and "local_cwd" in got["every"], got
+    assert not {"pipeline", "sweep", "managed"} & set(got["every"]), got
+    assert got["only"] == ["skyish"], got
+    assert got["other"][0] == "mine" and "local_cwd" in got["other"] and "skyish" not in got["other"], got
+    assert got["other_is_the_entry_point"] and got["other_only"] == ["mine"], got
+
+
 def test_registration_errors_load_errors_clear_and_plugin_sources(tmp_path):
     """TorchX HEAD's registry API: errors (what discovery so far recorded), load_errors()
     (discovering first, filtered by type), clear() and registry.cache_clear() (discover again:

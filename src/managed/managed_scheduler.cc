@@ -317,7 +317,7 @@ class ManagedScheduler : public schedulers::Scheduler {
 }  // namespace
 
 void RegisterManagedScheduler(plugins::PluginRegistry& registry) {
-  (void)registry.AddScheduler(
+  (void)registry.AddCompositeScheduler(
       std::string(kSchedulerName), "builtin",
       [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
         return std::unique_ptr<schedulers::Scheduler>(std::make_unique<ManagedScheduler>(registry, context));

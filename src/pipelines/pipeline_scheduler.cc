@@ -190,7 +190,7 @@ class PipelineScheduler : public schedulers::Scheduler {
 }  // namespace
 
 void RegisterPipelineScheduler(plugins::PluginRegistry& registry) {
-  (void)registry.AddScheduler(
+  (void)registry.AddCompositeScheduler(
       std::string(kSchedulerName), "builtin",
       [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
         return std::unique_ptr<schedulers::Scheduler>(std::make_unique<PipelineScheduler>(registry, context));

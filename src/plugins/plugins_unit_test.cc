@@ -189,6 +189,27 @@ TEST(PluginRegistryTest, DuplicatesKeepTheFirstAndAreReported) {
   EXPECT_THAT(reg.Report(), HasSubstr("[duplicate] native:/p.so"));
 }
 
+// Which schedulers run composite jobs is known from the registration, so that listing what an
+// AppDef can be submitted to builds none of them (a plugin may not be buildable here).
+TEST(PluginRegistryTest, CompositeSchedulersAreMarkedWithoutBeingBuilt) {
+  PluginRegistry reg(NoNatives());
+  int built = 0;
+  auto factory = [&built](const schedulers::SchedulerContext&) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+    ++built;
+    return UnavailableError("not buildable here");
+  };
+  ASSERT_THAT(reg.AddScheduler("plain", "entrypoint:x", factory), IsOk());
+  ASSERT_THAT(reg.AddCompositeScheduler("many", "builtin", factory), IsOk());
+  EXPECT_EQ(reg.AddCompositeScheduler("plain", "builtin", factory).code(), StatusCode::kAlreadyExists);
+  auto info = reg.Info(PluginType::kScheduler);
+  ASSERT_EQ(info.size(), 2u);
+  EXPECT_EQ(info[0].name, "plain");
+  EXPECT_FALSE(info[0].composite);
+  EXPECT_EQ(info[1].name, "many");
+  EXPECT_TRUE(info[1].composite);
+  EXPECT_EQ(built, 0);
+}
+
 TEST(PluginRegistryTest, BuiltinsAreRegistered) {
   PluginRegistry reg(NoNatives());
   RegisterBuiltins(reg);

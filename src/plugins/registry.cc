@@ -60,6 +60,7 @@ struct PluginRegistry::Impl {
   std::map<std::string, std::pair<std::string, NamedResourceFactory>> named_resources;
   std::map<std::string, std::pair<std::string, std::shared_ptr<const components::Component>>> components;
   std::vector<std::string> scheduler_order;  // registration order: built-ins first, the default first
+  std::set<std::string> composite_schedulers;
   std::map<std::string, DevicePlugin> devices;
   std::map<std::string, std::pair<std::string, TrackerDescription>> trackers;
   std::vector<PluginError> errors;
@@ -150,6 +151,15 @@ Status PluginRegistry::AddScheduler(std::string name, std::string source, schedu
   TORCHX_RETURN_IF_ERROR(AddUnique(impl_->schedulers, impl_->errors, PluginType::kScheduler, std::move(name),
                                    std::move(source), std::move(factory)));
   impl_->scheduler_order.push_back(std::move(key));
+  return OkStatus();
+}
+
+Status PluginRegistry::AddCompositeScheduler(std::string name, std::string source,
+                                             schedulers::SchedulerFactory factory) {
+  std::lock_guard lock(impl_->mu);
+  std::string key = name;
+  TORCHX_RETURN_IF_ERROR(AddScheduler(std::move(name), std::move(source), std::move(factory)));
+  impl_->composite_schedulers.insert(std::move(key));
   return OkStatus();
 }
 
@@ -304,7 +314,7 @@ std::vector<PluginInfo> PluginRegistry::Info(PluginType type) {
   switch (type) {
     case PluginType::kScheduler:
       for (const std::string& name : impl_->scheduler_order) {
-        out.push_back({type, name, impl_->schedulers.at(name).first});
+        out.push_back({type, name, impl_->schedulers.at(name).first, impl_->composite_schedulers.contains(name)});
       }
       break;
     case PluginType::kTracker:

@@ -209,7 +209,7 @@ std::string Number(double v) { return fmt::format("{:.6g}", v); }
 }  // namespace
 
 void RegisterSweepScheduler(plugins::PluginRegistry& registry) {
-  (void)registry.AddScheduler(
+  (void)registry.AddCompositeScheduler(
       std::string(kSchedulerName), "builtin",
       [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
         return std::unique_ptr<schedulers::Scheduler>(std::make_unique<SweepScheduler>(registry, context));

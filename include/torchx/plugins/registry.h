@@ -53,6 +53,9 @@ struct PluginInfo {
   PluginType type = PluginType::kScheduler;
   std::string name;
   std::string source;  ///< "builtin", "native:<path>", "python:<module>", "entrypoint:<dist>"
+  /// A scheduler of composite jobs (AddCompositeScheduler): known without building it, so that
+  /// listing what an AppDef can be submitted to constructs no plugin (TorchX constructs none).
+  bool composite = false;
 };
 
 /// A plugin (or a plugin library) that could not be loaded.
@@ -85,6 +88,9 @@ class PluginRegistry {
   // kAlreadyExists for a name already registered for that type (the first one stays; the
   // duplicate is also recorded as an error of kind "duplicate").
   Status AddScheduler(std::string name, std::string source, schedulers::SchedulerFactory factory);
+  /// As AddScheduler, for a scheduler of composite jobs (Capability::kComposite: pipelines,
+  /// sweeps, managed jobs), marked as one in Info.
+  Status AddCompositeScheduler(std::string name, std::string source, schedulers::SchedulerFactory factory);
   Status AddNamedResource(std::string name, std::string source, NamedResourceFactory factory);
   Status AddComponent(std::string source, std::shared_ptr<const components::Component> component);
   Status AddDevice(std::string source, DevicePlugin device);

@@ -30,20 +30,35 @@ __all__ = [
 
 def get_scheduler_factories(group: str = "torchx.schedulers", skip_defaults: bool = False) -> Dict[str, Callable[..., SchedulerInfo]]:
     """Name -> factory(session_name, **kwargs) for every registered scheduler an AppDef can be
-    submitted to, the default first. Composite back-ends (``pipeline``: a handle scheme for
-    pipelines of apps, not a scheduler of one AppDef) are left out, as TorchX has none."""
-    return {name: _factory(name) for name in core().scheduler_names() if not _is_composite(name)}
+    submitted to: plugins first, then the built-ins (TorchX's order since its #1448), or only the
+    plugins with ``skip_defaults``. ``group`` names the entry point group plugins come from; for
+    another group than ``torchx.schedulers`` its entry points' own factories are returned, loaded
+    but not called. Nothing is constructed: a plugin that cannot be built here (NeMo-Run's
+    ``skypilot`` without SkyPilot installed) is listed, and fails only when used. Composite
+    back-ends (``pipeline``, ``sweep``, ``managed``: handle schemes for many apps, not schedulers of
+    one AppDef) are left out, as TorchX has none."""
+    entries = [(name, source) for name, source, composite in core().scheduler_entries() if not composite]
+    builtins = [name for name, source in entries if source == "builtin"]
+    if group != "torchx.schedulers":
+        out: Dict[str, Callable[..., SchedulerInfo]] = dict(_entry_point_factories(group))
+        if not skip_defaults:
+            for name in builtins:
+                out.setdefault(name, _factory(name))
+        return out
+    plugins = [name for name, source in entries if source != "builtin"]
+    return {name: _factory(name) for name in (plugins if skip_defaults else plugins + builtins)}
 
 
-_COMPOSITE: Dict[str, bool] = {}
+def _entry_point_factories(group: str) -> Dict[str, Callable[..., SchedulerInfo]]:
+    # Loading an entry point imports its module; calling it (building the scheduler) is left to
+    # the caller, as TorchX leaves it.
+    from importlib import metadata
 
-
-def _is_composite(name: str) -> bool:
-    # Asking a back-end for its capabilities makes it (loading a module); `composite` is fixed per
-    # back-end, so each name is asked once per process.
-    if name not in _COMPOSITE:
-        _COMPOSITE[name] = "composite" in core().scheduler_capabilities(name)
-    return _COMPOSITE[name]
+    try:
+        eps = metadata.entry_points(group=group)
+    except TypeError:  # Python < 3.10
+        eps = metadata.entry_points().get(group, [])  # type: ignore[attr-defined,arg-type]
+    return {ep.name: ep.load() for ep in eps}
 
 
 def get_default_scheduler_name() -> str:
