@@ -343,7 +343,7 @@ def test_one_runner_shared_by_threads_runs_and_waits_without_error():
     for round_ in range(rounds):
         errors, states = [], []
 
-        def worker(t):
+        def worker(t, errors=errors, states=states):
             try:
                 for i in range(50):
                     app = bad if (t + i) % 5 == 0 else ok

@@ -108,7 +108,7 @@ class FakeScheduler : public schedulers::Scheduler {
   Status DoCancel(const std::string& app_id) override {
     calls.push_back("cancel " + app_id);
     return app_id == "app-1" || !caps.Has(schedulers::Capability::kComposite) ? OkStatus()
-                                                                             : NotFoundError("fake: no " + app_id);
+                                                                              : NotFoundError("fake: no " + app_id);
   }
 };
 

@@ -18,7 +18,8 @@ namespace torchx::schedulers::local {
 inline constexpr std::string_view kSupervisorNeverStarted = "the supervisor never started";
 inline constexpr std::string_view kHostRebooted = "the host rebooted while the app was running";
 /// What the watchdog records, with kSupervisorLost, when the supervisor dies before the app's end.
-inline constexpr std::string_view kSupervisorDiedWatchdog = "the app's supervisor died unexpectedly; its replicas were stopped";
+inline constexpr std::string_view kSupervisorDiedWatchdog =
+    "the app's supervisor died unexpectedly; its replicas were stopped";
 
 /// Why a replica's exit ends its app, as the supervisor records it: a non-zero code is the
 /// user's (kUserError, 127 included: the program could not be started); a signal the launcher

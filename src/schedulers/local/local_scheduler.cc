@@ -353,7 +353,8 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
   }
   TORCHX_RETURN_IF_ERROR(store.PutReplicas(replicas));
   TORCHX_RETURN_IF_ERROR(
-      store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg, cause).status());
+      store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg, cause)
+          .status());
   TORCHX_ASSIGN_OR_RETURN(auto fresh, store.GetApp(app.app_id));
   if (fresh) app = std::move(*fresh);
   return OkStatus();

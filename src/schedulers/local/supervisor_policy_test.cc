@@ -595,7 +595,8 @@ TEST(ClassifyLocalEnd, ReadsTheRecordedCauseNotTheMessage) {
   };
   for (const Case& c : std::vector<Case>{
            {std::string(kSupervisorDiedWatchdog), FailureCause::kSupervisorLost},
-           {"the app's supervisor (pid 42) died unexpectedly; its replicas were stopped", FailureCause::kSupervisorLost},
+           {"the app's supervisor (pid 42) died unexpectedly; its replicas were stopped",
+            FailureCause::kSupervisorLost},
            {std::string(kSupervisorNeverStarted), FailureCause::kSupervisorLost},
            {std::string(kHostRebooted), FailureCause::kNodeFailure},
            {"any words at all", FailureCause::kSupervisorLost},
