@@ -101,6 +101,14 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
     return InvalidArgumentError(
         fmt::format("space: {} trials; a sweep runs at most {}", TrialCount(spec.space), kMaxTrials));
   }
+  std::set<std::string> names;
+  for (const ParamSpec& p : spec.space.params) {
+    if (!names.insert(p.name).second) {
+      return InvalidArgumentError(
+          fmt::format("space.parameters.{}: given twice (each parameter once: -p {}=a,b,... or one entry in the file)",
+                      p.name, p.name));
+    }
+  }
   Plan plan;
   std::string base = !spec.component.empty() ? fs::path(spec.component).stem().string() : "sweep";
   plan.name = !request.name.empty() ? request.name : !spec.name.empty() ? spec.name : base + "-sweep";

@@ -80,7 +80,14 @@ Result<std::vector<Value>> ValueList(const OrderedJson& v, const std::string& wh
   return out;
 }
 
+// The widest randint a trial can draw exactly: its values are doubles on the way to the trial's
+// arguments, which hold every integer up to 2^53.
+constexpr double kMaxRandIntWidth = 9007199254740992.0;  // 2^53
+
 Status CheckBounds(const ParamSpec& p, const std::string& where) {
+  if (!std::isfinite(p.low) || !std::isfinite(p.high)) {
+    return InvalidArgumentError(fmt::format("{}: low ({}) and high ({}) must be finite numbers", where, p.low, p.high));
+  }
   if (!(p.low < p.high) && !(p.kind == Kind::kRandInt && p.low == p.high)) {
     return InvalidArgumentError(fmt::format("{}: low ({}) must be below high ({})", where, p.low, p.high));
   }
@@ -89,6 +96,19 @@ Status CheckBounds(const ParamSpec& p, const std::string& where) {
   }
   if (p.kind == Kind::kRandInt && (p.low != std::floor(p.low) || p.high != std::floor(p.high))) {
     return InvalidArgumentError(fmt::format("{}: randint bounds must be integers", where));
+  }
+  // In long double, exact for these magnitudes: high - low + 1 overflows no int64 and no double.
+  long double width = static_cast<long double>(p.high) - static_cast<long double>(p.low) + 1.0L;
+  if (p.kind == Kind::kRandInt && (std::fabs(p.low) > kMaxRandIntWidth || std::fabs(p.high) > kMaxRandIntWidth ||
+                                   width > static_cast<long double>(kMaxRandIntWidth))) {
+    return InvalidArgumentError(fmt::format(
+        "{}: randint({:.0f}, {:.0f}) is wider than 2^53 values (or its bounds beyond +-2^53): no trial could draw "
+        "each value exactly",
+        where, p.low, p.high));
+  }
+  if (p.kind != Kind::kRandInt && !std::isfinite(p.high - p.low)) {
+    return InvalidArgumentError(
+        fmt::format("{}: the width high - low ({} - {}) is not a finite number", where, p.high, p.low));
   }
   return OkStatus();
 }

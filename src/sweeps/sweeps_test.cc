@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@ namespace torchx::sweeps {
 namespace {
 
 using specs::AppState;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -243,6 +245,41 @@ TEST(ParseSweepTest, InlineParameters) {
   EXPECT_THAT(ParseInlineParam("lr"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("name=v1,v2")));
   EXPECT_THAT(ParseInlineParam("lr=gauss(0,1)"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("must be one of")));
   EXPECT_THAT(ParseInlineParam("lr=uniform(1)"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("two bounds")));
+}
+
+// Values no trial could draw exactly, or at all, are refused naming the parameter: a randint wider
+// than 2^53 (or past int64: every draw was INT64_MIN), a uniform whose width overflows to inf,
+// NaN and infinite bounds.
+TEST(ParseSweepTest, ImpossibleDistributionsAreRefused) {
+  auto refused = [](const char* text, const char* says) {
+    EXPECT_THAT(ParseInlineParam(text),
+                StatusIs(StatusCode::kInvalidArgument, AllOf(HasSubstr("-p "), HasSubstr(says))))
+        << text;
+  };
+  refused("x=randint(0,9223372036854775806)", "wider than 2^53");
+  refused("x=randint(-9007199254740993,0)", "wider than 2^53");
+  refused("x=randint(0,9007199254740992)", "wider than 2^53");  // 2^53 + 1 values
+  refused("x=uniform(-1.79e308,1.79e308)", "not a finite number");
+  refused("x=loguniform(1e-300,inf)", "must be a number");
+  refused("x=uniform(.nan,1)", "must be a number");
+  EXPECT_THAT(ParseInlineParam("x=randint(0,9007199254740991)"), IsOk());  // exactly 2^53 values
+  EXPECT_THAT(ParseInlineParam("x=uniform(-1e300,1e300)"), IsOk());
+  // NaN and infinities written out (YAML's .nan, .inf; 1e999) are not numbers here: refused too.
+  refused("x=uniform(0,1e999)", "must be a number");
+  for (const char* bounds : {"low: .nan, high: 1", "low: 0, high: .inf", "low: -.inf, high: 0"}) {
+    auto s = ParseSweep(fmt::format(R"(
+component: utils.echo
+space:
+  type: random
+  trials: 2
+  parameters:
+    x: {{distribution: uniform, {}}}
+)",
+                                    bounds));
+    EXPECT_THAT(s, StatusIs(StatusCode::kInvalidArgument,
+                            AllOf(HasSubstr("space.parameters.x"), HasSubstr("must be a number"))))
+        << bounds;
+  }
 }
 
 // ---- reports ----

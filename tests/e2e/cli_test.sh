@@ -177,6 +177,12 @@ for verb in log status describe cancel; do
   check "$verb of 4,000 parentheses" 2 "is not of the form" -- "$TORCHX" $verb "${PARENS:0:4000}"
 done
 check "log of a handle with an empty role" 2 "is not of the form" -- "$TORCHX" log "$H//0"
+# Sweep values no trial could take are refused by a run and a dry run alike, naming the parameter.
+for dry in "" --dryrun; do
+  check "sweep run $dry: a parameter given twice" 2 "space.parameters.x: given twice" -- "$TORCHX" sweep run $dry -p x=1 -p x=2 utils.sh echo "@{x}"
+  check "sweep run $dry: randint past 2^53" 2 "-p x=randint(0,9223372036854775806): randint(0, 9223372036854775808) is wider than 2^53" -- "$TORCHX" sweep run $dry --trials 2 -p "x=randint(0,9223372036854775806)" utils.sh echo "@{x}"
+  check "sweep run $dry: a uniform of infinite width" 2 "is not a finite number" -- "$TORCHX" sweep run $dry --trials 2 -p "x=uniform(-1.79e308,1.79e308)" utils.sh echo "@{x}"
+done
 check "log of replica ids that are not digits" 2 "is not of the form" -- "$TORCHX" log "$H/sh/0,x"
 check "log of replica ids with an empty one" 2 "is not of the form" -- "$TORCHX" log "$H/sh/0,,1"
 check "absurd replica count is refused" 2 "the local scheduler can run at most" -- "$TORCHX" run --dryrun utils.echo --num_replicas 2000000000
