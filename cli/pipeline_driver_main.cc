@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 
+#include "torchx/composite/driver.h"
 #include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
   }
   // The process the launcher waits for exits as soon as the driver holds the composite's lock.
   int exit_code = 0;
-  int ready_fd = torchx::pipelines::DaemonizeDriver(exit_code);
+  int ready_fd = torchx::composite::DaemonizeDriver(exit_code);
   if (ready_fd < 0) return exit_code;
   try {
     // The same composition as the CLI's: children may run on any scheduler it knows.

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "composite/children.h"
+#include "composite/driver_loop.h"
+#include "composite/driver_process.h"
 #include "core/daemon.h"
 #include "managed/policy.h"
-#include "pipelines/children.h"
-#include "pipelines/driver_process.h"
-#include "pipelines/engine.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
 
@@ -270,40 +270,52 @@ Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBa
   return r;
 }
 
+namespace {
+
+// A managed job's turn of the driver loop: resume an attempt left `submitting` (one whose
+// submission this driver, or a dead one, could not record; none is in flight between turns),
+// observe the current attempt and act on the policy's decision; wait on a running attempt.
+class ManagedTurns final : public composite::DriverTurns {
+ public:
+  ManagedTurns(ManagedStore& store, std::string id, AttemptBackend& backend)
+      : store_(store), id_(std::move(id)), backend_(backend) {}
+
+  Result<composite::TurnResult> Turn() override {
+    TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store_, id_, backend_, composite::EpochNow()));
+    TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, managed::Turn(store_, id_, backend_, composite::EpochNow()));
+    if (r.final_state) return composite::TurnResult{true, std::nullopt};
+    composite::TurnResult out;
+    const AttemptRecord* last = r.attempts.empty() ? nullptr : &r.attempts.back();
+    if (last && last->phase == AttemptPhase::kSubmitted && !specs::IsTerminal(last->state)) out.wait_on = last->handle;
+    return out;
+  }
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    backend_.WaitForUpdate(handle, max_wait);
+  }
+
+ private:
+  ManagedStore& store_;
+  std::string id_;
+  AttemptBackend& backend_;
+};
+
+}  // namespace
+
 int RunManagedDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                      int ready_fd) {
   ManagedStore store(ManagedDir(state_dir));
-  pipelines::DriverStart start("managed", id, ready_fd);
+  composite::DriverStart start("managed", id, ready_fd);
   auto lock = start.TakeLock(store.dir());
   if (!lock) return start.exit_code();
   auto record = store.Get(id);
   if (!record) return start.Fail(record.error().message());
   if (!*record) return start.Fail("does not exist");
-  runner::Runner runner(registry, pipelines::ChildRunnerOptions((*record)->session, nullptr));
+  runner::Runner runner(registry, composite::ChildRunnerOptions((*record)->session, nullptr));
   auto backend = MakeRunnerAttemptBackend(runner);
   start.Ready();
-  int errors = 0;
-  while (true) {
-    // Every turn: an attempt left `submitting` is one whose submission this driver (or a dead one)
-    // could not record; no submission is in flight between turns.
-    Status resumed = ResumeSubmitting(store, id, *backend, pipelines::EpochNow());
-    auto r = resumed.ok() ? Turn(store, id, *backend, pipelines::EpochNow()) : Result<ManagedRecord>(resumed);
-    if (!r) {
-      if (r.error().code() == StatusCode::kNotFound) return 0;  // deleted
-      std::fprintf(stderr, "torchx-pipeline-driver: %s\n", r.error().message().c_str());
-      if (++errors > 120) return 1;  // a status call starts a driver again
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
-    }
-    errors = 0;
-    if (r->final_state) return 0;
-    const AttemptRecord* last = r->attempts.empty() ? nullptr : &r->attempts.back();
-    if (last && last->phase == AttemptPhase::kSubmitted && !specs::IsTerminal(last->state)) {
-      backend->WaitForUpdate(last->handle, std::chrono::milliseconds(1000));
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
+  ManagedTurns turns(store, id, *backend);
+  SystemClock clock;
+  return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
 }
 
 }  // namespace torchx::managed

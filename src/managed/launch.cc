@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "composite/children.h"
+#include "composite/driver_process.h"
 #include "core/state_dir.h"
 #include "managed/policy.h"
 #include "managed/record.h"
-#include "pipelines/driver_process.h"
-#include "pipelines/engine.h"
 #include "torchx/config/run_cfg.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
@@ -165,7 +165,7 @@ std::string RenderPlan(const Plan& plan) {
 
 Result<std::string> LaunchManaged(const Plan& plan) {
   TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(plan.record_json));
-  r.created = pipelines::EpochNow();
+  r.created = composite::EpochNow();
   std::error_code ec;
   bool made = !fs::exists(r.checkpoint_dir, ec);
   if (!fs::create_directories(r.checkpoint_dir, ec) && ec) {
@@ -182,7 +182,7 @@ Result<std::string> LaunchManaged(const Plan& plan) {
     undo();
     return created;
   }
-  if (Status s = pipelines::StartDriver(state_dir, store.dir(), r.id, r.cwd, "managed"); !s.ok()) {
+  if (Status s = composite::StartDriver(state_dir, store.dir(), r.id, r.cwd, "managed"); !s.ok()) {
     (void)store.Remove(r.id);
     undo();
     return s;

@@ -8,14 +8,13 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "composite/children.h"
+#include "composite/driver_process.h"
 #include "core/json_yaml.h"
 #include "core/state_dir.h"
 #include "managed/driver.h"
 #include "managed/policy.h"
 #include "managed/record.h"
-#include "pipelines/children.h"
-#include "pipelines/driver_process.h"
-#include "pipelines/engine.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -35,13 +34,13 @@ using specs::AppState;
 Result<std::optional<ManagedRecord>> CurrentRecord(ManagedStore& store, const std::string& state_dir,
                                                    const std::string& id, AttemptBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
-  if (!record || record->final_state || pipelines::DriverRunning(store.dir(), id)) return record;
-  Status started = pipelines::StartDriver(state_dir, store.dir(), id, record->cwd, "managed");
+  if (!record || record->final_state || composite::DriverRunning(store.dir(), id)) return record;
+  Status started = composite::StartDriver(state_dir, store.dir(), id, record->cwd, "managed");
   if (started.ok()) return record;
-  auto taken = pipelines::DriverLock::TryTake(store.dir(), id);
+  auto taken = composite::DriverLock::TryTake(store.dir(), id);
   if (!taken || !*taken) return record;
-  TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store, id, backend, pipelines::EpochNow()));
-  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, Turn(store, id, backend, pipelines::EpochNow()));
+  TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store, id, backend, composite::EpochNow()));
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, Turn(store, id, backend, composite::EpochNow()));
   if (!r.final_state) r.msg = "the managed job's driver cannot start: " + started.message();
   return std::optional(std::move(r));
 }
@@ -99,7 +98,7 @@ class AttemptsLog final : public schedulers::LogIterator {
  public:
   AttemptsLog(plugins::PluginRegistry& registry, std::string session, std::string state_dir, std::string id,
               schedulers::LogOptions options)
-      : runner_(registry, pipelines::ChildRunnerOptions(session, nullptr)),
+      : runner_(registry, composite::ChildRunnerOptions(session, nullptr)),
         backend_(MakeRunnerAttemptBackend(runner_)),
         state_dir_(std::move(state_dir)),
         id_(std::move(id)),
@@ -158,7 +157,7 @@ class ManagedScheduler : public schedulers::Scheduler {
         registry_(registry),
         state_dir_(internal::DefaultStateDir()),
         store_(ManagedDir(state_dir_)),
-        runner_(registry, pipelines::ChildRunnerOptions(context.session_name, context.clock)),
+        runner_(registry, composite::ChildRunnerOptions(context.session_name, context.clock)),
         backend_(MakeRunnerAttemptBackend(runner_)) {}
 
   specs::RunOpts run_opts() const override { return {}; }
@@ -255,10 +254,10 @@ class ManagedScheduler : public schedulers::Scheduler {
       return FailedPreconditionError(
           fmt::format("managed job {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
     }
-    std::vector<pipelines::LabelledChild> children;
+    std::vector<composite::LabelledChild> children;
     for (const AttemptRecord& a : record->attempts) children.push_back({fmt::format("attempt {}", a.index), a.handle});
     TORCHX_RETURN_IF_ERROR(
-        pipelines::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
+        composite::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
     return store_.Remove(app_id);
   }
 

@@ -1,5 +1,5 @@
 // The record of each managed run: one JSON document per run under <state_dir>/managed (a
-// pipelines::DocumentStore: atomic replacement under one lock): the app once, where it may run,
+// composite::DocumentStore: atomic replacement under one lock): the app once, where it may run,
 // how it recovers, and every attempt with why it was made and how it ended.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pipelines/record_store.h"
+#include "composite/record_store.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -87,7 +87,7 @@ Result<ManagedRecord> ManagedRecordFromJson(const std::string& text);
 /// <state_dir>/managed.
 std::string ManagedDir(const std::string& state_dir);
 
-class ManagedStore : public pipelines::RecordStore<ManagedRecord, ManagedRecordToJson, ManagedRecordFromJson> {
+class ManagedStore : public composite::RecordStore<ManagedRecord, ManagedRecordToJson, ManagedRecordFromJson> {
  public:
   /// `dir`: <state_dir>/managed.
   explicit ManagedStore(std::string dir) : RecordStore(std::move(dir), "managed job") {}

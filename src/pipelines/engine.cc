@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "pipelines/children.h"
+#include "composite/children.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
@@ -112,7 +112,7 @@ void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::op
     }
   }
   for (StepRecord& s : r.steps) {  // what ran is timed; a step that never ran has no end
-    if (s.phase == StepPhase::kDone && s.submitted && !s.ended) s.ended = EpochNow();
+    if (s.phase == StepPhase::kDone && s.submitted && !s.ended) s.ended = composite::EpochNow();
   }
   Finish(r);
 }
@@ -185,7 +185,7 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
       s->phase = StepPhase::kSubmitted;
       s->handle = *handle;
       s->state = AppState::kSubmitted;
-      s->submitted = EpochNow();
+      s->submitted = composite::EpochNow();
       cancel_now = cur.cancel_requested;
     } else {
       s->phase = StepPhase::kDone;
@@ -267,7 +267,7 @@ Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, Step
     return OkStatus();
   });
   if (!updated) return updated.error();
-  return CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
+  return composite::CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
 }
 
 specs::AppState LiveState(const PipelineRecord& r) {
@@ -294,8 +294,6 @@ std::string PipelineRoleName(const StepRecord& s, const std::string& role, size_
 }
 
 }  // namespace
-
-double EpochNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 schedulers::MemberApp StepMember(const StepRecord& s) {
   schedulers::MemberApp m;

@@ -72,9 +72,6 @@ schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& record, S
 /// The synthesized AppDef DescribePipeline reports: the steps' roles, renamed as above.
 specs::AppDef PipelineAppDef(const PipelineRecord& record);
 
-/// Now, in epoch seconds (records' times).
-double EpochNow();
-
 /// A step as a member of its pipeline (MemberApp), from the record: its last known state, no
 /// AppDef (DescribePipeline adds the live state and the AppDef).
 schedulers::MemberApp StepMember(const StepRecord& step);

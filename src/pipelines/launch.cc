@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "composite/driver_process.h"
 #include "core/spelling.h"
 #include "core/state_dir.h"
-#include "pipelines/driver_process.h"
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
 #include "torchx/config/run_cfg.h"
@@ -134,7 +134,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
   record.session = plan.session;
   std::error_code ec;
   record.cwd = fs::current_path(ec).string();
-  record.created = EpochNow();
+  record.created = composite::EpochNow();
   record.sequenced_by = plan.sequenced_by;
   for (const PlannedStep& s : plan.steps) {
     StepRecord step;
@@ -154,7 +154,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
     // that finds the lock free with steps unsubmitted (the launcher was killed mid-launch) marks
     // them not run rather than waiting forever, and must not do so while the launch goes on.
     TORCHX_RETURN_IF_ERROR(store.EnsureDir());
-    TORCHX_ASSIGN_OR_RETURN(auto lock, DriverLock::TryTake(store.dir(), plan.id));
+    TORCHX_ASSIGN_OR_RETURN(auto lock, composite::DriverLock::TryTake(store.dir(), plan.id));
     if (!lock) return FailedPreconditionError(fmt::format("pipeline {}: another process holds its lock", plan.id));
     TORCHX_RETURN_IF_ERROR(store.Create(record));
     auto backend = MakeRunnerStepBackend(runner);
@@ -179,7 +179,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
   }
 
   TORCHX_RETURN_IF_ERROR(store.Create(record));
-  if (Status s = StartDriver(internal::DefaultStateDir(), store.dir(), plan.id, record.cwd); !s.ok()) {
+  if (Status s = composite::StartDriver(internal::DefaultStateDir(), store.dir(), plan.id, record.cwd); !s.ok()) {
     (void)store.Remove(plan.id);
     return s;
   }

@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
-#include "core/daemon.h"
+#include "composite/children.h"
+#include "composite/deferred_log.h"
+#include "composite/driver_loop.h"
+#include "composite/driver_process.h"
 #include "core/state_dir.h"
-#include "pipelines/children.h"
-#include "pipelines/deferred_log.h"
-#include "pipelines/driver_process.h"
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
 #include "torchx/pipelines/pipeline.h"
@@ -37,10 +37,10 @@ using schedulers::ListAppResponse;
 Result<std::optional<PipelineRecord>> CurrentRecord(PipelineStore& store, const std::string& state_dir,
                                                     const std::string& id, StepBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
-  if (!record || record->final_state || DriverRunning(store.dir(), id)) return record;
+  if (!record || record->final_state || composite::DriverRunning(store.dir(), id)) return record;
   std::string stuck;
   if (record->sequenced_by == Sequencer::kDriver) {
-    Status started = StartDriver(state_dir, store.dir(), id, record->cwd);
+    Status started = composite::StartDriver(state_dir, store.dir(), id, record->cwd);
     if (started.ok()) return record;
     stuck = "the pipeline's driver cannot start: " + started.message();
   }
@@ -69,7 +69,7 @@ class PipelineScheduler : public schedulers::Scheduler {
         clock_(context.clock),
         state_dir_(internal::DefaultStateDir()),
         store_((fs::path(state_dir_) / "pipelines").string()),
-        runner_(registry, ChildRunnerOptions(context.session_name, context.clock)),
+        runner_(registry, composite::ChildRunnerOptions(context.session_name, context.clock)),
         backend_(MakeRunnerStepBackend(runner_)) {}
 
   specs::RunOpts run_opts() const override { return {}; }
@@ -122,9 +122,10 @@ class PipelineScheduler : public schedulers::Scheduler {
           fmt::format("pipeline {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
     }
     // The steps' own records go too (where their schedulers keep any), as deleting an app does.
-    std::vector<LabelledChild> children;
+    std::vector<composite::LabelledChild> children;
     for (const StepRecord& s : record->steps) children.push_back({"steps." + s.name, s.handle});
-    TORCHX_RETURN_IF_ERROR(DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
+    TORCHX_RETURN_IF_ERROR(
+        composite::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
     return store_.Remove(app_id);
   }
 
@@ -139,16 +140,16 @@ class PipelineScheduler : public schedulers::Scheduler {
     // A step that has not started has no lines yet; followed, its lines come once it starts.
     if (!options.follow) return schedulers::MakeLinesIterator({});
     auto look = [state_dir = state_dir_, id = app_id, step = found.step->name,
-                 role = found.role](runner::Runner& runner) -> Result<ChildLook> {
+                 role = found.role](runner::Runner& runner) -> Result<composite::ChildLook> {
       PipelineStore store((fs::path(state_dir) / "pipelines").string());
       auto backend = MakeRunnerStepBackend(runner);
       TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, id, *backend));
       const StepRecord* s = record ? record->Step(step) : nullptr;
-      ChildLook found_now{s ? s->handle : "", role, false};
+      composite::ChildLook found_now{s ? s->handle : "", role, false};
       found_now.never = !s || s->phase == StepPhase::kSkipped || s->phase == StepPhase::kDone || record->final_state;
       return found_now;
     };
-    return MakeDeferredChildLog(registry_, session_name(), clock_, step_options, std::move(look));
+    return composite::MakeDeferredChildLog(registry_, session_name(), clock_, step_options, std::move(look));
   }
 
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
@@ -197,16 +198,55 @@ void RegisterPipelineScheduler(plugins::PluginRegistry& registry) {
       });
 }
 
+namespace {
+
+// A pipeline's turn of the driver loop: advance (refresh the steps, submit those whose
+// dependencies succeeded), and wait on the last running step.
+class PipelineTurns final : public composite::DriverTurns {
+ public:
+  PipelineTurns(PipelineStore& store, std::string id, StepBackend& backend)
+      : store_(store), id_(std::move(id)), backend_(backend) {}
+
+  Result<composite::TurnResult> Turn() override {
+    TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Advance(store_, id_, backend_));
+    if (r.final_state) return composite::TurnResult{true, std::nullopt};
+    // Once per driver, when it first sees a cancel: cancel every step still running, in case the
+    // canceller's own cancel of a step failed or missed one recorded while it ran (idempotent).
+    if (r.cancel_requested && !swept_) {
+      swept_ = true;
+      for (const StepRecord& s : r.steps) {
+        if (s.phase == StepPhase::kSubmitted) (void)backend_.Cancel(s.handle);
+      }
+    }
+    composite::TurnResult out;
+    for (const StepRecord& s : r.steps) {
+      if (s.phase == StepPhase::kSubmitted) out.wait_on = s.handle;
+    }
+    return out;
+  }
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    backend_.WaitForUpdate(handle, max_wait);
+  }
+
+ private:
+  PipelineStore& store_;
+  std::string id_;
+  StepBackend& backend_;
+  bool swept_ = false;
+};
+
+}  // namespace
+
 int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                       int ready_fd) {
   PipelineStore store((fs::path(state_dir) / "pipelines").string());
-  DriverStart start("pipeline", id, ready_fd);
+  composite::DriverStart start("pipeline", id, ready_fd);
   auto lock = start.TakeLock(store.dir());
   if (!lock) return start.exit_code();
   auto record = store.Get(id);
   if (!record) return start.Fail(record.error().message());
   if (!*record) return start.Fail("does not exist");
-  runner::Runner runner(registry, ChildRunnerOptions((*record)->session, nullptr));
+  runner::Runner runner(registry, composite::ChildRunnerOptions((*record)->session, nullptr));
   auto backend = MakeRunnerStepBackend(runner);
   // A step left "submitting" means a driver died between claiming it and recording its handle:
   // it may or may not have been submitted, and submitting it again could run it twice.
@@ -219,37 +259,9 @@ int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& stat
   });
   if (!resumed) return start.Fail(resumed.error().message());
   start.Ready();
-  bool swept = false;
-  int errors = 0;
-  while (true) {
-    auto r = Advance(store, id, *backend);
-    if (!r) {
-      if (r.error().code() == StatusCode::kNotFound) return 0;  // deleted
-      std::fprintf(stderr, "torchx-pipeline-driver: %s\n", r.error().message().c_str());
-      if (++errors > 60) return 1;  // the store has been failing for a minute: a status call restarts us
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
-    }
-    errors = 0;
-    if (r->final_state) return 0;
-    // Once per driver, when it first sees a cancel: cancel every step still running, in case the
-    // canceller's own cancel of a step failed or missed one recorded while it ran (idempotent).
-    if (r->cancel_requested && !swept) {
-      swept = true;
-      for (const StepRecord& s : r->steps) {
-        if (s.phase == StepPhase::kSubmitted) (void)backend->Cancel(s.handle);
-      }
-    }
-    std::string active;
-    for (const StepRecord& s : r->steps) {
-      if (s.phase == StepPhase::kSubmitted) active = s.handle;
-    }
-    if (active.empty()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    } else {
-      backend->WaitForUpdate(active, std::chrono::milliseconds(500));
-    }
-  }
+  PipelineTurns turns(store, id, *backend);
+  SystemClock clock;
+  return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
 }
 
 }  // namespace torchx::pipelines

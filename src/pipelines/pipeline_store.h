@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pipelines/record_store.h"
+#include "composite/record_store.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -54,7 +54,7 @@ struct PipelineRecord {
 std::string PipelineRecordToJson(const PipelineRecord& record);
 Result<PipelineRecord> PipelineRecordFromJson(const std::string& text);
 
-class PipelineStore : public RecordStore<PipelineRecord, PipelineRecordToJson, PipelineRecordFromJson> {
+class PipelineStore : public composite::RecordStore<PipelineRecord, PipelineRecordToJson, PipelineRecordFromJson> {
  public:
   /// `dir`: <state_dir>/pipelines (created on first write).
   explicit PipelineStore(std::string dir) : RecordStore(std::move(dir), "pipeline") {}

@@ -6,8 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "pipelines/children.h"
-#include "pipelines/engine.h"
+#include "composite/children.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
@@ -109,7 +108,7 @@ void Apply(SweepRecord& r, const std::map<int, Seen>& seen) {
         t.msg = status->msg;
       }
     }
-    if (t.phase == TrialPhase::kDone && !t.ended) t.ended = pipelines::EpochNow();
+    if (t.phase == TrialPhase::kDone && !t.ended) t.ended = composite::EpochNow();
   }
   // Stop early: once `max_failures` trials failed, what has not started never will.
   if (auto why = StopReason(r)) {
@@ -277,7 +276,7 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
           t->phase = TrialPhase::kSubmitted;
           t->handle = *handle;
           t->state = AppState::kSubmitted;
-          t->submitted = pipelines::EpochNow();
+          t->submitted = composite::EpochNow();
         } else {
           t->phase = TrialPhase::kDone;
           t->state = AppState::kFailed;
@@ -342,7 +341,7 @@ void AbandonWaiting(SweepRecord& r, const std::string& why) {
     return OkStatus();
   });
   if (!updated) return updated.error();
-  return pipelines::CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
+  return composite::CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
 }
 
 specs::AppState LiveState(const SweepRecord& r) {

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "composite/children.h"
+#include "composite/driver_process.h"
 #include "core/spelling.h"
 #include "core/state_dir.h"
-#include "pipelines/driver_process.h"
-#include "pipelines/engine.h"
 #include "sweeps/engine.h"
 #include "sweeps/sweep_store.h"
 #include "torchx/config/run_cfg.h"
@@ -227,7 +227,7 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
   TORCHX_ASSIGN_OR_RETURN(SweepRecord r, SweepRecordFromJson(plan.record_json));
   std::error_code ec;
   r.cwd = fs::current_path(ec).string();
-  r.created = pipelines::EpochNow();
+  r.created = composite::EpochNow();
   std::string state_dir = internal::DefaultStateDir();
   SweepStore store(SweepsDir(state_dir));
   TORCHX_RETURN_IF_ERROR(store.EnsureDir());
@@ -251,10 +251,10 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
   // An array is submitted by this process, which holds the sweep's driver lock from before the
   // record exists until the handles are recorded: a status or list call meanwhile finds it held
   // and starts no driver (one would fail the trials being submitted as unrecorded).
-  std::optional<pipelines::DriverLock> lock;
+  std::optional<composite::DriverLock> lock;
   if (!plan.array_tasks.empty()) {
     for (TrialRecord& t : r.trials) t.phase = TrialPhase::kSubmitting;
-    auto taken = pipelines::DriverLock::TryTake(store.dir(), r.id);
+    auto taken = composite::DriverLock::TryTake(store.dir(), r.id);
     if (!taken || !*taken) return UnavailableError(fmt::format("sweep {}: another process holds its lock", r.id));
     lock.emplace(std::move(**taken));
   }
@@ -272,7 +272,7 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
       cleanup();
       return handles.error();
     }
-    double now = pipelines::EpochNow();
+    double now = composite::EpochNow();
     auto recorded = store.Update(r.id, [&](SweepRecord& cur) {
       for (TrialRecord& t : cur.trials) {
         if (fallback) {  // the trials cannot be one array (other resources): the driver submits them
@@ -296,7 +296,7 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
     }
   }
   lock.reset();  // the driver takes it
-  if (Status s = pipelines::StartDriver(state_dir, store.dir(), r.id, r.cwd, "sweep"); !s.ok()) {
+  if (Status s = composite::StartDriver(state_dir, store.dir(), r.id, r.cwd, "sweep"); !s.ok()) {
     if (!plan.array_tasks.empty()) return plan.handle;  // submitted: a status call starts the driver again
     cleanup();
     return s;

@@ -9,11 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "composite/children.h"
+#include "composite/deferred_log.h"
+#include "composite/driver_loop.h"
+#include "composite/driver_process.h"
 #include "core/daemon.h"
 #include "core/state_dir.h"
-#include "pipelines/children.h"
-#include "pipelines/deferred_log.h"
-#include "pipelines/driver_process.h"
 #include "sweeps/engine.h"
 #include "sweeps/sweep_store.h"
 #include "torchx/specs/app_handle.h"
@@ -34,8 +35,8 @@ using schedulers::ListAppResponse;
 Result<std::optional<SweepRecord>> CurrentRecord(SweepStore& store, const std::string& state_dir, const std::string& id,
                                                  TrialBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
-  if (!record || record->final_state || pipelines::DriverRunning(store.dir(), id)) return record;
-  Status started = pipelines::StartDriver(state_dir, store.dir(), id, record->cwd, "sweep");
+  if (!record || record->final_state || composite::DriverRunning(store.dir(), id)) return record;
+  Status started = composite::StartDriver(state_dir, store.dir(), id, record->cwd, "sweep");
   if (started.ok()) return record;
   auto abandoned = store.Update(id, [&](SweepRecord& cur) {
     AbandonWaiting(cur, "the sweep's driver cannot start: " + started.message());
@@ -66,7 +67,7 @@ class SweepScheduler : public schedulers::Scheduler {
         clock_(context.clock),
         state_dir_(internal::DefaultStateDir()),
         store_(SweepsDir(state_dir_)),
-        runner_(registry, pipelines::ChildRunnerOptions(context.session_name, context.clock)),
+        runner_(registry, composite::ChildRunnerOptions(context.session_name, context.clock)),
         backend_(MakeRunnerTrialBackend(runner_)) {}
 
   specs::RunOpts run_opts() const override { return {}; }
@@ -118,10 +119,10 @@ class SweepScheduler : public schedulers::Scheduler {
       return FailedPreconditionError(
           fmt::format("sweep {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
     }
-    std::vector<pipelines::LabelledChild> children;
+    std::vector<composite::LabelledChild> children;
     for (const TrialRecord& t : record->trials) children.push_back({fmt::format("trial {}", t.index), t.handle});
     TORCHX_RETURN_IF_ERROR(
-        pipelines::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
+        composite::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
     std::error_code ec;
     fs::remove_all(record->results_dir, ec);
     fs::remove(TrackerConfigPath(*record), ec);
@@ -142,13 +143,13 @@ class SweepScheduler : public schedulers::Scheduler {
     if (!options.follow) return schedulers::MakeLinesIterator({});  // not started: no lines yet
     // Followed: its lines once the driver submits it.
     auto look = [state_dir = state_dir_, id = app_id,
-                 role = options.role](runner::Runner& runner) -> Result<pipelines::ChildLook> {
+                 role = options.role](runner::Runner& runner) -> Result<composite::ChildLook> {
       SweepStore store(SweepsDir(state_dir));
       auto backend = MakeRunnerTrialBackend(runner);
       TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, id, *backend));
-      if (!record) return pipelines::ChildLook{"", "", true};
+      if (!record) return composite::ChildLook{"", "", true};
       TORCHX_ASSIGN_OR_RETURN(TrialRole now, FindTrialRole(*record, role));
-      pipelines::ChildLook look;
+      composite::ChildLook look;
       if (!now.trial->handle.empty()) {
         look.handle = now.trial->handle;
         TORCHX_ASSIGN_OR_RETURN(look.role, TrialAppRole(runner, now));
@@ -157,7 +158,7 @@ class SweepScheduler : public schedulers::Scheduler {
           now.trial->phase == TrialPhase::kSkipped || now.trial->phase == TrialPhase::kDone || record->final_state;
       return look;
     };
-    return pipelines::MakeDeferredChildLog(registry_, session_name(), clock_, options, std::move(look));
+    return composite::MakeDeferredChildLog(registry_, session_name(), clock_, options, std::move(look));
   }
 
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
@@ -216,16 +217,70 @@ void RegisterSweepScheduler(plugins::PluginRegistry& registry) {
       });
 }
 
+namespace {
+
+// A sweep's turn of the driver loop: advance (refresh the trials and their reports, submit while
+// fewer than max_parallel run), and wait on the first running trial.
+class SweepTurns final : public composite::DriverTurns {
+ public:
+  SweepTurns(SweepStore& store, std::string id, TrialBackend& backend)
+      : store_(store), id_(std::move(id)), backend_(backend) {}
+
+  Result<composite::TurnResult> Turn() override {
+    TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Advance(store_, id_, backend_));
+    if (r.final_state) return composite::TurnResult{true, std::nullopt};
+    // Trials left claimed (their handles could not be recorded, nor they be failed then): no
+    // claim is in flight between turns, so they are failed now rather than hold their slots.
+    if (std::any_of(r.trials.begin(), r.trials.end(),
+                    [](const TrialRecord& t) { return t.phase == TrialPhase::kSubmitting; })) {
+      TORCHX_RETURN_IF_ERROR(store_
+                                 .Update(id_,
+                                         [](SweepRecord& cur) {
+                                           FailUnrecorded(
+                                               cur, "its handle could not be recorded; check the trials' scheduler");
+                                           return OkStatus();
+                                         })
+                                 .status());
+      return composite::TurnResult{};  // the next turn at once, after an idle
+    }
+    if (r.cancel_requested && !swept_) {  // once: cancel what the canceller may have missed
+      swept_ = true;
+      for (const TrialRecord& t : r.trials) {
+        if (t.phase == TrialPhase::kSubmitted) (void)backend_.Cancel(t.handle);
+      }
+    }
+    composite::TurnResult out;
+    for (const TrialRecord& t : r.trials) {
+      if (t.phase == TrialPhase::kSubmitted) {
+        out.wait_on = t.handle;
+        break;
+      }
+    }
+    return out;
+  }
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    backend_.WaitForUpdate(handle, max_wait);
+  }
+
+ private:
+  SweepStore& store_;
+  std::string id_;
+  TrialBackend& backend_;
+  bool swept_ = false;
+};
+
+}  // namespace
+
 int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                    int ready_fd) {
   SweepStore store(SweepsDir(state_dir));
-  pipelines::DriverStart start("sweep", id, ready_fd);
+  composite::DriverStart start("sweep", id, ready_fd);
   auto lock = start.TakeLock(store.dir());
   if (!lock) return start.exit_code();
   auto record = store.Get(id);
   if (!record) return start.Fail(record.error().message());
   if (!*record) return start.Fail("does not exist");
-  runner::RunnerOptions options = pipelines::ChildRunnerOptions((*record)->session, nullptr);
+  runner::RunnerOptions options = composite::ChildRunnerOptions((*record)->session, nullptr);
   if (!(*record)->component.empty()) options.component_defaults[(*record)->component] = (*record)->component_defaults;
   runner::Runner runner(registry, options);
   auto backend = MakeRunnerTrialBackend(runner);
@@ -238,48 +293,9 @@ int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_d
   });
   if (!resumed) return start.Fail(resumed.error().message());
   start.Ready();
-  bool swept = false;
-  int errors = 0;
-  while (true) {
-    auto r = Advance(store, id, *backend);
-    if (!r) {
-      if (r.error().code() == StatusCode::kNotFound) return 0;  // deleted
-      std::fprintf(stderr, "torchx-pipeline-driver: %s\n", r.error().message().c_str());
-      if (++errors > 60) return 1;  // a status call restarts us
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
-    }
-    errors = 0;
-    if (r->final_state) return 0;
-    // Trials left claimed (their handles could not be recorded, nor they be failed then): no
-    // claim is in flight between iterations, so they are failed now rather than hold their slots.
-    if (std::any_of(r->trials.begin(), r->trials.end(),
-                    [](const TrialRecord& t) { return t.phase == TrialPhase::kSubmitting; })) {
-      (void)store.Update(id, [](SweepRecord& cur) {
-        FailUnrecorded(cur, "its handle could not be recorded; check the trials' scheduler");
-        return OkStatus();
-      });
-      continue;
-    }
-    if (r->cancel_requested && !swept) {  // once: cancel what the canceller may have missed
-      swept = true;
-      for (const TrialRecord& t : r->trials) {
-        if (t.phase == TrialPhase::kSubmitted) (void)backend->Cancel(t.handle);
-      }
-    }
-    std::string active;
-    for (const TrialRecord& t : r->trials) {
-      if (t.phase == TrialPhase::kSubmitted) {
-        active = t.handle;
-        break;
-      }
-    }
-    if (active.empty()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    } else {
-      backend->WaitForUpdate(active, std::chrono::milliseconds(500));
-    }
-  }
+  SweepTurns turns(store, id, *backend);
+  SystemClock clock;
+  return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
 }
 
 Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {

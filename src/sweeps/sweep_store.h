@@ -1,5 +1,5 @@
 // The record of each sweep: one JSON document per sweep under <state_dir>/sweeps (a
-// pipelines::DocumentStore: atomic replacement under one lock). The record holds the trials'
+// composite::DocumentStore: atomic replacement under one lock). The record holds the trials'
 // template once (component and arguments, or an AppDef) and each trial's values, so a trial's
 // AppDef is rebuilt from the two when it is submitted and a 1,000-trial record stays small.
 #pragma once
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipelines/record_store.h"
+#include "composite/record_store.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
 #include "torchx/sweeps/sweep.h"
@@ -72,7 +72,7 @@ struct SweepRecord {
 std::string SweepRecordToJson(const SweepRecord& record);
 Result<SweepRecord> SweepRecordFromJson(const std::string& text);
 
-class SweepStore : public pipelines::RecordStore<SweepRecord, SweepRecordToJson, SweepRecordFromJson> {
+class SweepStore : public composite::RecordStore<SweepRecord, SweepRecordToJson, SweepRecordFromJson> {
  public:
   /// `dir`: <state_dir>/sweeps.
   explicit SweepStore(std::string dir) : RecordStore(std::move(dir), "sweep") {}

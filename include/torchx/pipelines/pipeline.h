@@ -106,11 +106,6 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan);
 /// over `registry` (which must outlive every scheduler it builds).
 void RegisterPipelineScheduler(plugins::PluginRegistry& registry);
 
-/// Daemonizes torchx-pipeline-driver (forks; the launcher reaps the first process once the
-/// driver is ready). Returns the write end of the readiness pipe in the driver, or -1 in the first
-/// process with `exit_code` set.
-int DaemonizeDriver(int& exit_code);
-
 /// The body of torchx-pipeline-driver: takes pipeline `id`'s lock (writes 'y' to `ready_fd` once
 /// it holds it, or once it finds another driver holding it, then closes it) and runs the pipeline
 /// of the store in `state_dir` to a terminal state. Returns a process exit code.

@@ -1,6 +1,10 @@
-#include "pipelines/children.h"
+#include "composite/children.h"
 
-namespace torchx::pipelines {
+#include <chrono>
+
+namespace torchx::composite {
+
+double EpochNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 runner::RunnerOptions ChildRunnerOptions(const std::string& session, std::shared_ptr<const Clock> clock) {
   runner::RunnerOptions o;
@@ -31,4 +35,4 @@ Status DeleteChildren(const std::vector<LabelledChild>& children,
   return OkStatus();
 }
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

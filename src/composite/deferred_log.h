@@ -12,7 +12,7 @@
 #include "torchx/runner/runner.h"
 #include "torchx/schedulers/scheduler.h"
 
-namespace torchx::pipelines {
+namespace torchx::composite {
 
 /// What a look at the composite's record found of the child.
 struct ChildLook {
@@ -30,4 +30,4 @@ std::unique_ptr<schedulers::LogIterator> MakeDeferredChildLog(plugins::PluginReg
                                                               schedulers::LogOptions options,
                                                               std::function<Result<ChildLook>(runner::Runner&)> look);
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

@@ -13,7 +13,7 @@
 
 #include "torchx/status.h"
 
-namespace torchx::pipelines {
+namespace torchx::composite {
 
 class DocumentStore {
  public:
@@ -44,4 +44,4 @@ class DocumentStore {
   std::string kind_;
 };
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

@@ -1,4 +1,4 @@
-#include "pipelines/document_store.h"
+#include "composite/document_store.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -14,7 +14,7 @@
 
 #include "core/state_dir.h"
 
-namespace torchx::pipelines {
+namespace torchx::composite {
 namespace {
 
 namespace fs = std::filesystem;
@@ -147,4 +147,4 @@ Status DocumentStore::Remove(const std::string& id) {
   return OkStatus();
 }
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

@@ -11,7 +11,10 @@
 #include "torchx/runner/runner.h"
 #include "torchx/status.h"
 
-namespace torchx::pipelines {
+namespace torchx::composite {
+
+/// Seconds since the epoch (the wall clock): the times a composite's record holds.
+double EpochNow();
 
 /// A Runner's options for a composite's children: the composite's session, and `clock` (null:
 /// the system's).
@@ -33,4 +36,4 @@ Status DeleteChildren(const std::vector<LabelledChild>& children, const std::fun
 /// naming its handle.
 Status CancelChildren(const std::vector<std::string>& handles, const std::function<Status(const std::string&)>& cancel);
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

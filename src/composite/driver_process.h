@@ -11,7 +11,7 @@
 
 #include "torchx/status.h"
 
-namespace torchx::pipelines {
+namespace torchx::composite {
 
 class DriverLock {
  public:
@@ -63,4 +63,4 @@ bool DriverRunning(const std::string& pipelines_dir, const std::string& id);
 Status StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
                    const std::string& cwd, const std::string& kind = "pipeline");
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

@@ -1,4 +1,4 @@
-#include "pipelines/driver_process.h"
+#include "composite/driver_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -18,11 +18,11 @@
 
 #include "core/daemon.h"
 #include "core/helper_exe.h"
-#include "torchx/pipelines/pipeline.h"
+#include "torchx/composite/driver.h"
 
 extern char** environ;
 
-namespace torchx::pipelines {
+namespace torchx::composite {
 namespace {
 
 namespace fs = std::filesystem;
@@ -146,4 +146,4 @@ int DriverStart::Fail(const std::string& why) {
 
 void DriverStart::Ready() { internal::ReportReady(ready_fd_, true); }
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

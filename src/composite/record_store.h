@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "pipelines/document_store.h"
+#include "composite/document_store.h"
 #include "torchx/status.h"
 
-namespace torchx::pipelines {
+namespace torchx::composite {
 
 /// `Record` has `id` and `created` (epoch seconds); ToJson / FromJson are its text forms.
 template <typename Record, std::string (*ToJson)(const Record&), Result<Record> (*FromJson)(const std::string&)>
@@ -68,4 +68,4 @@ class RecordStore {
   DocumentStore docs_;
 };
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

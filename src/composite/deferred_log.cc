@@ -1,10 +1,10 @@
-#include "pipelines/deferred_log.h"
+#include "composite/deferred_log.h"
 
 #include <chrono>
 
-#include "pipelines/children.h"
+#include "composite/children.h"
 
-namespace torchx::pipelines {
+namespace torchx::composite {
 namespace {
 
 class DeferredChildLog : public schedulers::LogIterator {
@@ -62,4 +62,4 @@ std::unique_ptr<schedulers::LogIterator> MakeDeferredChildLog(plugins::PluginReg
   return std::make_unique<DeferredChildLog>(registry, session, std::move(clock), std::move(options), std::move(look));
 }
 
-}  // namespace torchx::pipelines
+}  // namespace torchx::composite

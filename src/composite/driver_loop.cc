@@ -1,0 +1,34 @@
+#include "composite/driver_loop.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace torchx::composite {
+
+int RunDriverLoop(DriverTurns& turns, const Clock& clock, const std::string& who, const DriverLoopOptions& options) {
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
+  std::chrono::milliseconds backoff = options.backoff_first;
+  while (true) {
+    auto turn = turns.Turn();
+    if (!turn) {
+      if (turn.error().code() == StatusCode::kNotFound) return 0;  // deleted
+      std::fprintf(stderr, "%s: %s\n", who.c_str(), turn.error().message().c_str());
+      auto now = clock.Now();
+      if (!failing_since) failing_since = now;
+      if (now - *failing_since >= options.error_budget) return 1;
+      clock.SleepFor(backoff);
+      backoff = std::min(backoff * 2, options.backoff_max);
+      continue;
+    }
+    failing_since.reset();
+    backoff = options.backoff_first;
+    if (turn->ended) return 0;
+    if (turn->wait_on) {
+      turns.WaitForUpdate(*turn->wait_on, options.wait);
+    } else {
+      clock.SleepFor(options.idle);
+    }
+  }
+}
+
+}  // namespace torchx::composite

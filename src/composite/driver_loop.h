@@ -1,0 +1,52 @@
+// The one loop every composite's detached driver runs (pipelines, sweeps, managed jobs): a turn
+// (the kind's: refresh the children, decide, act), then a wait: on a running child's scheduler
+// when there is one, else a short idle on the clock. One error budget and one back-off for every
+// kind, on the injected Clock, so tests drive it with a fake.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "torchx/clock.h"
+#include "torchx/status.h"
+
+namespace torchx::composite {
+
+/// What a turn leaves: the composite ended (the driver exits), or a child to wait on (nullopt:
+/// none runs, the driver idles).
+struct TurnResult {
+  bool ended = false;
+  std::optional<std::string> wait_on;
+};
+
+/// A kind's side of the loop.
+class DriverTurns {
+ public:
+  virtual ~DriverTurns() = default;
+  /// One turn. kNotFound: the record was deleted (the driver exits 0); any other error counts
+  /// against the loop's error budget.
+  virtual Result<TurnResult> Turn() = 0;
+  /// Blocks until the child `handle` may have changed, at most `max_wait` (its scheduler's wait).
+  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+};
+
+struct DriverLoopOptions {
+  /// No child runs: the next turn after this.
+  std::chrono::milliseconds idle{200};
+  /// A child runs: its scheduler is waited on for at most this.
+  std::chrono::milliseconds wait{1000};
+  /// After a failed turn: the first pause, doubled per failure up to `backoff_max`.
+  std::chrono::milliseconds backoff_first{250};
+  std::chrono::milliseconds backoff_max{5000};
+  /// Turns that have failed for this long in a row end the driver with exit 1 (the store is gone
+  /// or read-only): the next call that reads the composite starts a driver again.
+  std::chrono::milliseconds error_budget{120000};
+};
+
+/// Runs turns until the composite ends (0), its record is deleted (0) or turns have failed for
+/// the error budget (1). Each failure is written to stderr as "<who>: <message>".
+int RunDriverLoop(DriverTurns& turns, const Clock& clock, const std::string& who,
+                  const DriverLoopOptions& options = {});
+
+}  // namespace torchx::composite
