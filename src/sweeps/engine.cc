@@ -123,24 +123,6 @@ bool Queued(const TrialRecord& t) {
   return t.phase == TrialPhase::kSubmitted && (t.state == AppState::kSubmitted || t.state == AppState::kPending);
 }
 
-// Claims up to `n` waiting trials (index order) under the lock.
-Result<std::vector<int>> Claim(SweepStore& store, const std::string& id, int n, SweepRecord& out) {
-  std::vector<int> claimed;
-  auto updated = store.Update(id, [&](SweepRecord& r) {
-    if (r.cancel_requested || r.final_state) return OkStatus();
-    for (TrialRecord& t : r.trials) {
-      if (static_cast<int>(claimed.size()) >= n) break;
-      if (t.phase != TrialPhase::kWaiting || (r.space.type == SpaceType::kAx && t.values.empty())) continue;
-      t.phase = TrialPhase::kSubmitting;
-      claimed.push_back(t.index);
-    }
-    return OkStatus();
-  });
-  if (!updated) return updated.error();
-  out = std::move(*updated);
-  return claimed;
-}
-
 TrialRecord* TrialAt(SweepRecord& r, int index) {
   if (index >= 0 && index < static_cast<int>(r.trials.size()) && r.trials[index].index == index)
     return &r.trials[index];
@@ -148,6 +130,46 @@ TrialRecord* TrialAt(SweepRecord& r, int index) {
     if (t.index == index) return &t;
   }
   return nullptr;
+}
+
+bool Claimable(const SweepRecord& r, const TrialRecord& t) {
+  return t.phase == TrialPhase::kWaiting && !(r.space.type == SpaceType::kAx && t.values.empty());
+}
+
+// Plans up to `n` waiting trials (index order; each built and dry-run outside the lock), then
+// claims them under the lock with the handles their dry runs chose. A trial that cannot be
+// built or dry-run fails here, as its submission would have.
+Result<std::map<int, TrialDryRun>> Claim(SweepStore& store, const std::string& id, TrialBackend& backend,
+                                         const SweepRecord& before, int n, SweepRecord& out) {
+  std::map<int, Result<TrialDryRun>> plans;
+  for (const TrialRecord& t : before.trials) {
+    if (static_cast<int>(plans.size()) >= n) break;
+    if (Claimable(before, t)) plans.emplace(t.index, backend.Plan(before, t));
+  }
+  std::map<int, TrialDryRun> claimed;
+  auto updated = store.Update(id, [&](SweepRecord& r) {
+    claimed.clear();
+    if (r.cancel_requested || r.final_state) return OkStatus();
+    for (auto& [index, plan] : plans) {
+      TrialRecord* t = TrialAt(r, index);
+      if (!t || !Claimable(r, *t)) continue;
+      if (!plan) {
+        t->phase = TrialPhase::kDone;
+        t->state = AppState::kFailed;
+        t->msg = "submission failed: " + plan.error().message();
+        continue;
+      }
+      t->phase = TrialPhase::kSubmitting;
+      t->planned = plan->planned;
+      t->planned.claimed = composite::EpochNow();
+      claimed.emplace(index, *plan);
+    }
+    Apply(r, {});
+    return OkStatus();
+  });
+  if (!updated) return updated.error();
+  out = std::move(*updated);
+  return claimed;
 }
 
 // The most a driver claims at once: each batch is two writes of the record, whatever its size.
@@ -264,14 +286,15 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
       if (r.final_state) break;
     }
     SweepRecord claimed_in;
-    TORCHX_ASSIGN_OR_RETURN(std::vector<int> claimed, Claim(store, id, std::min(slots, kBatch), claimed_in));
+    TORCHX_ASSIGN_OR_RETURN(auto claimed, Claim(store, id, backend, r, std::min(slots, kBatch), claimed_in));
     if (claimed.empty()) return claimed_in;
     std::map<int, Result<std::string>> handles;
-    for (int index : claimed) handles.emplace(index, backend.Submit(claimed_in, *TrialAt(claimed_in, index)));
+    for (const auto& [index, plan] : claimed) handles.emplace(index, backend.Schedule(plan.info));
     bool cancel_now = false;
     auto recorded = store.Update(id, [&](SweepRecord& cur) {
       for (auto& [index, handle] : handles) {
         TrialRecord* t = TrialAt(cur, index);
+        t->planned = {};
         if (handle) {
           t->phase = TrialPhase::kSubmitted;
           t->handle = *handle;
@@ -307,6 +330,47 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
     r = std::move(*recorded);
   }
   return r;
+}
+
+Status ResolveClaims(SweepStore& store, const std::string& id, TrialBackend& backend, const std::string& why_unknown) {
+  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
+  if (!record) return NotFoundError(fmt::format("sweep {} does not exist", id));
+  std::map<int, composite::ClaimFate> fates;
+  for (const TrialRecord& t : record->trials) {
+    if (t.phase != TrialPhase::kSubmitting) continue;
+    TORCHX_ASSIGN_OR_RETURN(
+        composite::ClaimFate fate,
+        composite::ResolveClaim(t.planned, composite::EpochNow(), [&](const std::string& h) -> Result<bool> {
+          TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(h));
+          return status.has_value();
+        }));
+    if (fate != composite::ClaimFate::kWait) fates.emplace(t.index, fate);
+  }
+  if (fates.empty()) return OkStatus();
+  return store
+      .Update(id,
+              [&](SweepRecord& r) {
+                for (auto& [index, fate] : fates) {
+                  TrialRecord* t = TrialAt(r, index);
+                  if (!t || t->phase != TrialPhase::kSubmitting) continue;
+                  if (fate == composite::ClaimFate::kAdopt) {
+                    t->phase = TrialPhase::kSubmitted;
+                    t->handle = t->planned.handle;
+                    t->state = AppState::kSubmitted;
+                    t->submitted = composite::EpochNow();
+                  } else if (fate == composite::ClaimFate::kNotSubmitted) {
+                    t->phase = TrialPhase::kWaiting;  // claimed again, with a new dry run
+                  } else {
+                    t->phase = TrialPhase::kDone;
+                    t->state = AppState::kFailed;
+                    t->msg = why_unknown;
+                  }
+                  t->planned = {};
+                }
+                Apply(r, {});
+                return OkStatus();
+              })
+      .status();
 }
 
 void FailUnrecorded(SweepRecord& r, const std::string& why) {

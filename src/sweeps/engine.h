@@ -28,11 +28,20 @@ struct Proposal {
   std::string generator;
 };
 
+/// A trial built and dry-run, not yet submitted.
+struct TrialDryRun {
+  schedulers::DryRunInfo info;
+  composite::PlannedChild planned;
+};
+
 class TrialBackend {
  public:
   virtual ~TrialBackend() = default;
-  /// Builds trial `trial` of `sweep` and submits it; returns its handle.
-  virtual Result<std::string> Submit(const SweepRecord& sweep, const TrialRecord& trial) = 0;
+  /// Builds trial `trial` of `sweep` and dry-runs it: what Schedule submits, and the handle the
+  /// dry run chose (recorded with the claim, composite/claims.h).
+  virtual Result<TrialDryRun> Plan(const SweepRecord& sweep, const TrialRecord& trial) = 0;
+  /// Submits a Plan's dry run; returns the trial's handle.
+  virtual Result<std::string> Schedule(const schedulers::DryRunInfo& info) = 0;
   /// nullopt when the scheduler no longer knows the app.
   virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
   virtual ::torchx::Status Cancel(const std::string& handle) = 0;
@@ -72,7 +81,12 @@ Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBacke
 /// sweep's trials get their values from TrialBackend::Propose first.
 Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBackend& backend);
 
-/// Fails the trials left `submitting` (a driver died between claiming and recording them).
+/// The trials left `submitting` by a driver that died between claiming and recording them,
+/// resolved by their planned handles (composite::ResolveClaim): adopted where their scheduler has
+/// them, claimed again where it never had them, failed with `why_unknown` where it cannot tell.
+Status ResolveClaims(SweepStore& store, const std::string& id, TrialBackend& backend, const std::string& why_unknown);
+
+/// Fails the trials left `submitting` whose handles this driver could not record (it cancelled them).
 void FailUnrecorded(SweepRecord& r, const std::string& why);
 
 /// Marks every waiting trial not run (`why`).

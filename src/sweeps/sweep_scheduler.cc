@@ -223,25 +223,19 @@ namespace {
 // fewer than max_parallel run), and wait on the first running trial.
 class SweepTurns final : public composite::DriverTurns {
  public:
-  SweepTurns(SweepStore& store, std::string id, TrialBackend& backend)
-      : store_(store), id_(std::move(id)), backend_(backend) {}
+  SweepTurns(SweepStore& store, std::string id, TrialBackend& backend, std::string why_unknown)
+      : store_(store), id_(std::move(id)), backend_(backend), why_unknown_(std::move(why_unknown)) {}
 
   Result<composite::TurnResult> Turn() override {
     TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Advance(store_, id_, backend_));
     if (r.final_state) return composite::TurnResult{true, std::nullopt};
-    // Trials left claimed (their handles could not be recorded, nor they be failed then): no
-    // claim is in flight between turns, so they are failed now rather than hold their slots.
+    // Trials still claimed after a turn (no claim of this driver's is in flight between turns):
+    // a dead driver's claims waiting for a start that may still be recorded, or this driver's
+    // whose handles could not be recorded. Resolved by their planned handles, as at the start.
     if (std::any_of(r.trials.begin(), r.trials.end(),
                     [](const TrialRecord& t) { return t.phase == TrialPhase::kSubmitting; })) {
-      TORCHX_RETURN_IF_ERROR(store_
-                                 .Update(id_,
-                                         [](SweepRecord& cur) {
-                                           FailUnrecorded(
-                                               cur, "its handle could not be recorded; check the trials' scheduler");
-                                           return OkStatus();
-                                         })
-                                 .status());
-      return composite::TurnResult{};  // the next turn at once, after an idle
+      TORCHX_RETURN_IF_ERROR(ResolveClaims(store_, id_, backend_, why_unknown_));
+      return composite::TurnResult{};  // the next turn after an idle
     }
     if (r.cancel_requested && !swept_) {  // once: cancel what the canceller may have missed
       swept_ = true;
@@ -266,6 +260,7 @@ class SweepTurns final : public composite::DriverTurns {
   SweepStore& store_;
   std::string id_;
   TrialBackend& backend_;
+  std::string why_unknown_;
   bool swept_ = false;
 };
 
@@ -284,16 +279,17 @@ int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_d
   if (!(*record)->component.empty()) options.component_defaults[(*record)->component] = (*record)->component_defaults;
   runner::Runner runner(registry, options);
   auto backend = MakeRunnerTrialBackend(runner);
-  // A trial left "submitting": a driver died between claiming it and recording its handle. It may
-  // or may not have been submitted; submitting it again could run it twice.
-  auto resumed = store.Update(id, [](SweepRecord& r) {
-    FailUnrecorded(r, fmt::format("the sweep's driver stopped while submitting this trial; check `torchx list -s {}`",
-                                  r.scheduler));
-    return OkStatus();
-  });
-  if (!resumed) return start.Fail(resumed.error().message());
+  // A trial left "submitting": a driver died between claiming it and recording its handle. Its
+  // planned handle tells whether it was submitted (adopted), was not (claimed again), or cannot
+  // tell (failed: submitting it again could run it twice).
+  std::string why_unknown = fmt::format(
+      "its submission was not recorded (the sweep's driver stopped, or the record could not be written), and {} "
+      "cannot tell whether it happened: not submitted again; check `torchx list -s {}`",
+      (*record)->scheduler, (*record)->scheduler);
+  Status resumed = ResolveClaims(store, id, *backend, why_unknown);
+  if (!resumed.ok()) return start.Fail(resumed.message());
   start.Ready();
-  SweepTurns turns(store, id, *backend);
+  SweepTurns turns(store, id, *backend, std::move(why_unknown));
   SystemClock clock;
   return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
 }

@@ -94,6 +94,11 @@ std::string SweepRecordToJson(const SweepRecord& r) {
                       {"objective", OptNumber(t.objective)},
                       {"generator", t.generator},
                       {"ax_index", t.ax_index}});
+    if (!t.planned.handle.empty()) {  // only while claimed: a 10,000-trial record carries none after
+      trials.back()["planned_handle"] = t.planned.handle;
+      trials.back()["planned_final"] = t.planned.id_is_final;
+      trials.back()["claimed"] = t.planned.claimed;
+    }
   }
   Json defaults = Json::array();
   for (const auto& [k, v] : r.component_defaults) defaults.push_back({k, v});
@@ -186,6 +191,9 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
       if (t.at("ended").is_number()) tr.ended = t["ended"].get<double>();
       for (const auto& [k, v] : t.at("metrics").items()) tr.metrics.emplace_back(k, v.get<double>());
       if (t.at("objective").is_number()) tr.objective = t["objective"].get<double>();
+      tr.planned.handle = t.value("planned_handle", "");
+      tr.planned.id_is_final = t.value("planned_final", false);
+      tr.planned.claimed = t.value("claimed", 0.0);
       tr.generator = t.value("generator", "");
       tr.ax_index = t.value("ax_index", -1);
       r.trials.push_back(std::move(tr));

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "composite/claims.h"
 #include "composite/record_store.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -25,6 +26,9 @@ struct TrialRecord {
   Assignment values;
   TrialPhase phase = TrialPhase::kWaiting;
   std::string handle;  ///< once submitted
+  /// While kSubmitting: the handle its dry run chose and whether the scheduler keeps it
+  /// (composite/claims.h: how a driver that finds the claim unrecorded resolves it).
+  composite::PlannedChild planned;
   specs::AppState state = specs::AppState::kUnsubmitted;
   std::string msg;
   std::optional<double> submitted;  ///< epoch seconds, once its handle is recorded

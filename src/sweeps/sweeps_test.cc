@@ -342,11 +342,20 @@ TEST(MetricsTest, ReadsTheTrackersFilesInOrder) {
 
 class FakeTrials : public TrialBackend {
  public:
-  Result<std::string> Submit(const SweepRecord&, const TrialRecord& t) override {
-    if (refuse.count(t.index)) return UnavailableError("queue full");
-    std::string h = "fake://s/t" + std::to_string(t.index);
+  Result<TrialDryRun> Plan(const SweepRecord&, const TrialRecord& t) override {
+    TrialDryRun p;
+    p.info.scheduler = "fake";
+    p.info.app_id = "t" + std::to_string(t.index);
+    p.info.app_id_is_final = true;
+    p.planned = {"fake://s/" + p.info.app_id, true};
+    return p;
+  }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
+    int index = std::stoi(info.app_id.substr(1));
+    if (refuse.count(index)) return UnavailableError("queue full");
+    std::string h = "fake://s/" + info.app_id;
     states[h] = AppState::kRunning;
-    submitted.push_back(t.index);
+    submitted.push_back(index);
     return h;
   }
   Result<std::optional<specs::AppStatus>> Status(const std::string& h) override {
@@ -523,23 +532,54 @@ TEST_F(EngineTest, CancelSkipsTheWaitingAndCancelsTheRunning) {
   EXPECT_THAT(r->trials[3].msg, HasSubstr("not run: the sweep was cancelled"));
 }
 
-TEST_F(EngineTest, ATrialClaimedByADeadDriverIsFailedNotSubmittedAgain) {
-  Make(2, 1);
+// A driver killed between claiming trials and recording their handles: the next driver asks the
+// scheduler for each planned handle. Submitted: adopted (watched, never submitted again); never
+// submitted on a scheduler that keeps its dry runs' ids: claimed again; no way to tell: failed.
+TEST_F(EngineTest, TrialsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
+  Make(4, 4);
   ASSERT_THAT(store_.Update("sw",
                             [](SweepRecord& r) {
-                              r.trials[0].phase = TrialPhase::kSubmitting;  // claimed, then the driver was killed
+                              for (int i = 0; i < 3; ++i) r.trials[i].phase = TrialPhase::kSubmitting;
+                              r.trials[0].planned = {"fake://s/t0", true};   // it had been submitted
+                              r.trials[1].planned = {"fake://s/t1", true};   // it had not
+                              r.trials[2].planned = {"fake://s/t2", false};  // the id is a proposal
                               return OkStatus();
                             }),
               IsOk());
-  ASSERT_THAT(store_.Update("sw",
-                            [](SweepRecord& r) {
-                              FailUnrecorded(r, "the driver stopped");
-                              return OkStatus();
-                            }),
-              IsOk());
+  fake_.states["fake://s/t0"] = AppState::kRunning;  // what the dead driver submitted
+  ASSERT_THAT(ResolveClaims(store_, "sw", fake_, "cannot tell"), IsOk());
+  SweepRecord r = Get();
+  EXPECT_EQ(r.trials[0].phase, TrialPhase::kSubmitted);
+  EXPECT_EQ(r.trials[0].handle, "fake://s/t0");
+  EXPECT_EQ(r.trials[1].phase, TrialPhase::kWaiting);
+  EXPECT_EQ(r.trials[2].phase, TrialPhase::kDone);
+  EXPECT_EQ(r.trials[2].state, AppState::kFailed);
+  EXPECT_EQ(r.trials[2].msg, "cannot tell");
+  for (const TrialRecord& t : r.trials) EXPECT_TRUE(t.planned.handle.empty()) << t.index;
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(1));
-  EXPECT_EQ(Get().trials[0].state, AppState::kFailed);
+  EXPECT_THAT(fake_.submitted, ElementsAre(1, 3));  // t0 was adopted, not submitted again
+  r = Get();
+  EXPECT_EQ(r.trials[0].state, AppState::kRunning);
+  // The claim's planned handles go into the record with the claim, and out with the handles.
+  auto back = SweepRecordFromJson(SweepRecordToJson(r));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_TRUE(back->trials[1].planned.handle.empty());
+}
+
+TEST_F(EngineTest, AClaimCarriesItsPlannedHandleUntilItsHandleIsRecorded) {
+  Make(1, 1);
+  SweepRecord seen;
+  ASSERT_THAT(store_.Update("sw",
+                            [](SweepRecord& r) {
+                              r.trials[0].phase = TrialPhase::kSubmitting;
+                              r.trials[0].planned = {"fake://s/t0", true};
+                              return OkStatus();
+                            }),
+              IsOk());
+  auto back = SweepRecordFromJson(SweepRecordToJson(Get()));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->trials[0].planned.handle, "fake://s/t0");
+  EXPECT_TRUE(back->trials[0].planned.id_is_final);
 }
 
 TEST_F(EngineTest, ARunningTrialsReportsAreRecordedAsTheyCome) {

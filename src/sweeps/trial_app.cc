@@ -10,6 +10,7 @@
 
 #include "sweeps/engine.h"
 #include "sweeps/metrics.h"
+#include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
 
@@ -32,15 +33,21 @@ class RunnerTrialBackend : public TrialBackend {
  public:
   explicit RunnerTrialBackend(runner::Runner& runner) : runner_(runner) {}
 
-  Result<std::string> Submit(const SweepRecord& sweep, const TrialRecord& trial) override {
+  Result<TrialDryRun> Plan(const SweepRecord& sweep, const TrialRecord& trial) override {
     TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, BuildTrialApp(runner_, sweep, trial));
     TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(sweep.scheduler));
     TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(sweep.cfg_json));
     TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, runner_.ResolveCfg(sweep.scheduler, cfg));
-    TORCHX_ASSIGN_OR_RETURN(auto info,
+    TrialDryRun out;
+    TORCHX_ASSIGN_OR_RETURN(out.info,
                             runner_.DryRun(std::move(app), sweep.scheduler, resolved, {}, TrialTracking(sweep)));
-    return runner_.Schedule(info);
+    if (!out.info.app_id.empty()) {
+      out.planned = {specs::MakeAppHandle(sweep.scheduler, runner_.session_name(), out.info.app_id),
+                     out.info.app_id_is_final};
+    }
+    return out;
   }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }
   Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
   ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
   void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {

@@ -1,0 +1,14 @@
+#include "composite/claims.h"
+
+namespace torchx::composite {
+
+Result<ClaimFate> ResolveClaim(const PlannedChild& planned, double now,
+                               const std::function<Result<bool>(const std::string&)>& exists) {
+  if (planned.handle.empty()) return ClaimFate::kUnknowable;
+  TORCHX_ASSIGN_OR_RETURN(bool there, exists(planned.handle));
+  if (there) return ClaimFate::kAdopt;  // adopting what is there is always safe
+  if (!planned.id_is_final) return ClaimFate::kUnknowable;
+  return now - planned.claimed < kClaimSettleSeconds ? ClaimFate::kWait : ClaimFate::kNotSubmitted;
+}
+
+}  // namespace torchx::composite

@@ -1,0 +1,42 @@
+// The claimed-but-unrecorded rule, once for every composite kind. A driver claims a child (under
+// the record's lock) with the handle its dry run chose, submits it, then records the handle it
+// got. A driver that dies between the two leaves a claim; the next driver resolves it here, by
+// asking the child's scheduler for the planned handle: the app is there (adopt it: it runs, and
+// is watched from now on), or it is not and the scheduler keeps the ids its dry runs choose (it
+// was never submitted: the child may be submitted again, once the claim is older than any start
+// still in flight could take to be recorded), or nothing can be known (it may have been submitted
+// under another id: the child is failed, never submitted twice).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "torchx/status.h"
+
+namespace torchx::composite {
+
+/// What a claim recorded before its submission.
+struct PlannedChild {
+  std::string handle;        ///< the handle its dry run chose ("" where the scheduler picks at submission)
+  bool id_is_final = false;  ///< the scheduler submits under exactly that id (DryRunInfo::app_id_is_final)
+  double claimed = 0;        ///< when it was claimed (epoch seconds)
+};
+
+/// How long a start that the dead driver began may still take to reach its scheduler's record (a
+/// local app handed to a warm supervisor is started by that supervisor after its caller died): a
+/// claim whose app is not there is claimed again only once it is this old.
+inline constexpr double kClaimSettleSeconds = 5;
+
+enum class ClaimFate {
+  kAdopt,         ///< submitted: record the planned handle as the child's
+  kNotSubmitted,  ///< never submitted: the child may be submitted again (with a new dry run)
+  kWait,          ///< not there yet, and a start may still be in flight: ask again later
+  kUnknowable,    ///< may have been submitted: fail the child, never submit it twice
+};
+
+/// `exists(handle)`: whether the child's scheduler knows the app now; `now`: epoch seconds. An
+/// error from `exists` is returned (the claim stays for the next driver turn).
+Result<ClaimFate> ResolveClaim(const PlannedChild& planned, double now,
+                               const std::function<Result<bool>(const std::string&)>& exists);
+
+}  // namespace torchx::composite
