@@ -1,12 +1,14 @@
 #include "torchx/components/declarative.h"
 
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <re2/re2.h>
 
 #include "components/function_component.h"
 #include "core/pystr.h"
@@ -18,13 +20,17 @@ namespace {
 
 using internal::FunctionComponent;
 
-const std::regex& WholePlaceholder() {
-  static const std::regex re(R"(^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$)");
+// `{{ name }}`: matched whole (FullMatch) or found within a scalar (RE2: linear time, no
+// recursion, whatever the file holds).
+const re2::RE2& Placeholder() {
+  static const re2::RE2 re(R"(\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\})");
   return re;
 }
-const std::regex& AnyPlaceholder() {
-  static const std::regex re(R"(\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\})");
-  return re;
+// The parameter a scalar that is one placeholder names; nullopt for any other scalar.
+std::optional<std::string> WholePlaceholder(const std::string& text) {
+  std::string name;
+  if (re2::RE2::FullMatch(text, Placeholder(), &name)) return name;
+  return std::nullopt;
 }
 
 std::string ValueText(const Value& v) {
@@ -73,19 +79,20 @@ Status CheckName(const std::string& name, const Bindings& b, const std::string& 
 Result<YAML::Node> Substitute(const YAML::Node& n, const Bindings& b, const std::string& where) {
   if (n.IsScalar()) {
     const std::string& text = n.Scalar();
-    std::smatch m;
-    if (std::regex_match(text, m, WholePlaceholder())) {
-      TORCHX_RETURN_IF_ERROR(CheckName(m[1], b, where));
-      return TypedNode(b.at(m[1]));
+    if (auto whole = WholePlaceholder(text)) {
+      TORCHX_RETURN_IF_ERROR(CheckName(*whole, b, where));
+      return TypedNode(b.at(*whole));
     }
     std::string out;
-    auto begin = std::sregex_iterator(text.begin(), text.end(), AnyPlaceholder());
     size_t last = 0;
     bool any = false;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-      TORCHX_RETURN_IF_ERROR(CheckName((*it)[1], b, where));
-      out += text.substr(last, static_cast<size_t>(it->position()) - last) + ValueText(b.at((*it)[1]));
-      last = static_cast<size_t>(it->position() + it->length());
+    re2::StringPiece match[2];
+    while (last <= text.size() && Placeholder().Match(text, last, text.size(), re2::RE2::UNANCHORED, match, 2)) {
+      std::string name(match[1].data(), match[1].size());
+      TORCHX_RETURN_IF_ERROR(CheckName(name, b, where));
+      auto at = static_cast<size_t>(match[0].data() - text.data());
+      out += text.substr(last, at - last) + ValueText(b.at(name));
+      last = at + match[0].size();
       any = true;
     }
     if (!any) return YAML::Clone(n);
@@ -99,11 +106,11 @@ Result<YAML::Node> Substitute(const YAML::Node& n, const Bindings& b, const std:
     size_t i = 0;
     for (const auto& item : n) {
       std::string item_where = fmt::format("{}[{}]", where, i++);
-      std::smatch m;
       std::string text = item.IsScalar() ? item.Scalar() : "";
-      if (item.IsScalar() && std::regex_match(text, m, WholePlaceholder())) {
-        TORCHX_RETURN_IF_ERROR(CheckName(m[1], b, item_where));
-        const Value& v = b.at(m[1]);
+      std::optional<std::string> whole = item.IsScalar() ? WholePlaceholder(text) : std::nullopt;
+      if (whole) {
+        TORCHX_RETURN_IF_ERROR(CheckName(*whole, b, item_where));
+        const Value& v = b.at(*whole);
         if (v.is_null()) continue;  // an unset optional drops the item
         if (v.is_list()) {
           for (const Value& x : v.as_list()) seq.push_back(TypedNode(x));
@@ -242,7 +249,8 @@ Result<std::unique_ptr<Component>> ParseDeclarativeComponent(std::string_view ya
           fmt::format("{}: params: expected a mapping of name: {{type, default, help}}", origin));
     for (const auto& kv : params) {
       std::string name = kv.first.Scalar();
-      if (!std::regex_match(name, std::regex("[A-Za-z_][A-Za-z0-9_]*")) || name == "help") {
+      static const re2::RE2 kName("[A-Za-z_][A-Za-z0-9_]*");
+      if (!re2::RE2::FullMatch(name, kName) || name == "help") {
         return InvalidArgumentError(
             fmt::format("{}: params.{}: not a valid parameter name (letters, digits, _; not `help`)", origin, name));
       }

@@ -3,11 +3,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <re2/re2.h>
 
 #include "container_engine/build_context.h"
 #include "core/strings.h"
@@ -66,9 +67,8 @@ Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::s
     if (!m.contains("stream") || !m["stream"].is_string()) continue;
     std::string text = m["stream"];
     // Quiet builds print just the image id (docker: "sha256:<hex>", podman: "<hex>").
-    static const std::regex kId(R"(^\s*((sha256:)?[0-9a-f]{64})\s*$)");
-    std::smatch match;
-    if (std::regex_match(text, match, kId)) id = match[1];
+    static const re2::RE2 kId(R"(\s*((?:sha256:)?[0-9a-f]{64})\s*)");
+    if (std::string found; re2::RE2::FullMatch(text, kId, &found)) id = found;
     if (auto pos = text.find("Successfully built "); pos != std::string::npos) {
       id = text.substr(pos + 19, text.find_first_of("\r\n", pos) - pos - 19);
     }
@@ -101,9 +101,9 @@ Status CheckImageRepo(std::string_view repo, std::string_view option, std::strin
         who, option, option));
   }
   // A repository without tag or digest, lower case as registries require (host part aside).
-  static const std::regex kRepo(
-      R"(^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
-  if (!std::regex_match(std::string(repo), kRepo)) {
+  static const re2::RE2 kRepo(
+      R"(([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*)");
+  if (!re2::RE2::FullMatch(re2::StringPiece(repo.data(), repo.size()), kRepo)) {
     return InvalidArgumentError(fmt::format(
         "{}: {} `{}` is not an image repository (lower-case [host[:port]/]path, no tag or digest)", who, option, repo));
   }
@@ -189,8 +189,8 @@ Status PushImage(const EngineClient& engine, const std::string& repo, const std:
   EngineMessages read = ReadMessages(resp.body);
   if (resp.status >= 300 || !read.error.empty()) {
     std::string reason = read.error.empty() ? resp.body.substr(0, 500) : read.error;
-    static const std::regex kAuthProblem("unauthorized|denied|authenticat", std::regex::icase);
-    std::string hint = std::regex_search(reason, kAuthProblem)
+    static const re2::RE2 kAuthProblem("(?i)unauthorized|denied|authenticat");
+    std::string hint = re2::RE2::PartialMatch(reason, kAuthProblem)
                            ? fmt::format(
                                  " (credentials come from the auths that `docker login` writes to {}; "
                                  "credential helpers are not consulted)",

@@ -1,9 +1,10 @@
 // dist.torchrun and its deprecated aliases dist.ddp and dist.spmd: torchrun-launched distributed
 // apps, with TorchX's exact command line.
+#include <re2/re2.h>
+
 #include "components/builtins/dist.h"
 
 #include <cstdlib>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -134,8 +135,8 @@ DdpOptions CommonOptions(const ComponentArgs& a) {
 }  // namespace
 
 Result<NNodes> ParseNNodes(const std::string& j_in, const devices::DeviceSource* devices) {
-  static const std::regex kElastic(R"((\d+):(\d+)x(\d+))"), kFixed(R"((\d+)x(\d+))"), kProcs(R"(\d+)");
-  std::smatch m;
+  static const re2::RE2 kElastic(R"((\d+):(\d+)x(\d+))"), kFixed(R"((\d+)x(\d+))"), kProcs(R"(\d+)");
+  std::string m1, m2, m3;
   NNodes out;
   auto num = [](const std::string& s) { return ToInt(s, "-j"); };
   std::string j = j_in;
@@ -149,17 +150,17 @@ Result<NNodes> ParseNNodes(const std::string& j_in, const devices::DeviceSource*
     if (*chips < 1) return InvalidArgumentError("-j: `auto`: the selected device reports no chips on this host");
     j = j == "auto" ? std::to_string(*chips) : j.substr(0, j.size() - 4) + std::to_string(*chips);
   }
-  if (j.size() <= 32 && std::regex_match(j, m, kElastic)) {
-    TORCHX_ASSIGN_OR_RETURN(out.min_nodes, num(m[1]));
-    TORCHX_ASSIGN_OR_RETURN(out.max_nodes, num(m[2]));
-    TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(m[3]));
-    out.nnodes = m[1].str() + ":" + m[2].str();
-  } else if (j.size() <= 32 && std::regex_match(j, m, kFixed)) {
-    TORCHX_ASSIGN_OR_RETURN(out.max_nodes, num(m[1]));
+  if (j.size() <= 32 && re2::RE2::FullMatch(j, kElastic, &m1, &m2, &m3)) {
+    TORCHX_ASSIGN_OR_RETURN(out.min_nodes, num(m1));
+    TORCHX_ASSIGN_OR_RETURN(out.max_nodes, num(m2));
+    TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(m3));
+    out.nnodes = m1 + ":" + m2;
+  } else if (j.size() <= 32 && re2::RE2::FullMatch(j, kFixed, &m1, &m2)) {
+    TORCHX_ASSIGN_OR_RETURN(out.max_nodes, num(m1));
     out.min_nodes = out.max_nodes;
-    TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(m[2]));
-    out.nnodes = m[1].str();
-  } else if (j.size() <= 32 && std::regex_match(j, kProcs)) {
+    TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(m2));
+    out.nnodes = m1;
+  } else if (j.size() <= 32 && re2::RE2::FullMatch(j, kProcs)) {
     TORCHX_ASSIGN_OR_RETURN(out.nproc_per_node, num(j));
     out.nnodes = "1";
   } else {

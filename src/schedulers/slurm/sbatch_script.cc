@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <re2/re2.h>
 
 #include "core/pystr.h"
 #include "torchx/specs/macros.h"
@@ -36,10 +37,10 @@ std::string ShellWord(const std::string& s) {
 }  // namespace
 
 std::optional<SlurmVersion> ParseSlurmVersion(const std::string& text) {
-  static const std::regex kVersion(R"((\d+)\.(\d+))");
-  std::smatch m;
-  if (!std::regex_search(text, m, kVersion)) return std::nullopt;
-  return SlurmVersion{std::stoi(m[1]), std::stoi(m[2])};
+  static const re2::RE2 kVersion(R"((\d+)\.(\d+))");
+  int major = 0, minor = 0;  // RE2 refuses a number that does not fit: no version then
+  if (!re2::RE2::PartialMatch(text, kVersion, &major, &minor)) return std::nullopt;
+  return SlurmVersion{major, minor};
 }
 
 specs::RunOpts SlurmRunOpts() {
