@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "composite/children.h"
+#include "composite/claims.h"
 #include "composite/driver_loop.h"
 #include "composite/driver_process.h"
 #include "core/daemon.h"
@@ -98,6 +99,7 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
   if (!info) return refuse(info.error().message());
   a.planned_id = info->app_id;
   a.planned_final = info->app_id_is_final;
+  a.claimed = now;
   // Claimed before it is sent, so a driver that dies in between is found out by the next one.
   bool claimed = false;
   TORCHX_RETURN_IF_ERROR(store
@@ -179,12 +181,17 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
     auto parsed = specs::ParseAppHandle(a.handle);
     confirmed = confirmed || (parsed && parsed->app_id == a.planned_id);
   }
-  if (!last.planned_id.empty()) {
-    std::string handle = specs::MakeAppHandle(target.scheduler, record->session, last.planned_id);
-    TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
-    if (status) found = handle;  // adopting what is there is always safe
-  }
-  bool unknowable = last.planned_id.empty() || !confirmed;
+  composite::PlannedChild planned{
+      last.planned_id.empty() ? "" : specs::MakeAppHandle(target.scheduler, record->session, last.planned_id),
+      confirmed, last.claimed.value_or(0)};
+  TORCHX_ASSIGN_OR_RETURN(composite::ClaimFate fate,
+                          composite::ResolveClaim(planned, now, [&](const std::string& handle) -> Result<bool> {
+                            TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
+                            return status.has_value();
+                          }));
+  if (fate == composite::ClaimFate::kWait) return OkStatus();  // a start may still be recorded: next turn
+  if (fate == composite::ClaimFate::kAdopt) found = planned.handle;
+  bool unknowable = fate == composite::ClaimFate::kUnknowable;
   return store
       .Update(id,
               [&](ManagedRecord& cur) {

@@ -474,6 +474,34 @@ TEST_F(DriverTest, APlannedIdItsSchedulerKeepsThatIsNotThereIsSubmittedAgain) {
   EXPECT_EQ(backend.submitted.size(), 1u);
 }
 
+// A claim younger than a start still in flight could take (a warm supervisor may still be
+// serving the dead driver's request): not there yet is not "never submitted" yet.
+TEST_F(DriverTest, AFreshClaimWhoseAppIsNotThereYetWaitsThenIsSubmittedAgain) {
+  ASSERT_THAT(store
+                  .Update("train-x1",
+                          [](ManagedRecord& r) {
+                            AttemptRecord a;
+                            a.planned_id = "app3";
+                            a.planned_final = true;
+                            a.claimed = 100;
+                            r.attempts.push_back(a);
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 101), IsOk());
+  ManagedRecord r = TurnAt(101);
+  ASSERT_EQ(r.attempts.size(), 1u);
+  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitting);
+  EXPECT_TRUE(backend.submitted.empty());
+  backend.apps["slurm://s/app3"] = AppState::kRunning;  // the start in flight was recorded
+  ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 102), IsOk());
+  r = TurnAt(102);
+  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitted);
+  EXPECT_EQ(r.attempts[0].handle, "slurm://s/app3");
+  EXPECT_TRUE(backend.submitted.empty());
+}
+
 TEST_F(DriverTest, AnUnconfirmedPlannedIdThatIsNotThereEndsTheRunRatherThanRiskTwoRuns) {
   ManagedRecord r = ResumeClaimOf("app3", /*planned_final=*/false);  // a plugin may have chosen its own id
   EXPECT_EQ(r.final_state, AppState::kFailed);

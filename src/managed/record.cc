@@ -48,7 +48,8 @@ std::string ManagedRecordToJson(const ManagedRecord& r) {
                         {"submitted", OptNumber(a.submitted)},
                         {"started", OptNumber(a.started)},
                         {"ended", OptNumber(a.ended)},
-                        {"seen", OptNumber(a.seen)}});
+                        {"seen", OptNumber(a.seen)},
+                        {"claimed", OptNumber(a.claimed)}});
   }
   Json j = {{"id", r.id},
             {"name", r.name},
@@ -119,6 +120,7 @@ Result<ManagedRecord> ManagedRecordFromJson(const std::string& text) {
       ar.started = NumberOr(a, "started");
       ar.ended = NumberOr(a, "ended");
       ar.seen = NumberOr(a, "seen");
+      ar.claimed = NumberOr(a, "claimed");
       r.attempts.push_back(std::move(ar));
     }
     return r;

@@ -42,6 +42,9 @@ struct AttemptRecord {
   /// When its scheduler last answered for it: an app its scheduler no longer knows is called lost
   /// (and recovered) only if it was seen alive recently, not one that may have ended long ago.
   std::optional<double> seen;
+  /// When a driver claimed it (kSubmitting): a claim whose app is not there yet is resolved only
+  /// once it is older than a start still in flight could take (composite/claims.h).
+  std::optional<double> claimed;
 };
 
 struct TargetRecord {
