@@ -121,7 +121,7 @@ class RunnerStepBackend : public StepBackend {
  public:
   explicit RunnerStepBackend(runner::Runner& runner) : runner_(runner) {}
 
-  Result<std::string> Submit(const StepRecord& step, const std::vector<std::string>& after) override {
+  Result<StepDryRun> Plan(const StepRecord& step, const std::vector<std::string>& after) override {
     auto resources = runner_.build_context().named_resources;
     TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromJson(step.app_json, resources));
     TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(step.scheduler));
@@ -129,9 +129,15 @@ class RunnerStepBackend : public StepBackend {
     if (!after.empty()) {
       TORCHX_ASSIGN_OR_RETURN(cfg, runner_.DependencyCfg(step.scheduler, after, std::move(cfg)));
     }
-    TORCHX_ASSIGN_OR_RETURN(auto info, runner_.DryRun(std::move(app), step.scheduler, cfg));
-    return runner_.Schedule(info);
+    StepDryRun out;
+    TORCHX_ASSIGN_OR_RETURN(out.info, runner_.DryRun(std::move(app), step.scheduler, cfg));
+    if (!out.info.app_id.empty()) {
+      out.planned = {specs::MakeAppHandle(step.scheduler, runner_.session_name(), out.info.app_id),
+                     out.info.app_id_is_final};
+    }
+    return out;
   }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }
   Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
   ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
   void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
@@ -165,6 +171,15 @@ Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, Step
 
 Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id, const std::string& name,
                                                  StepBackend& backend, const std::vector<std::string>& after) {
+  // Built and dry-run first, so that the claim records the handle the dry run chose: a driver
+  // that dies before it records the step's handle leaves the next one a way to find the step.
+  TORCHX_ASSIGN_OR_RETURN(auto before, store.Get(id));
+  if (!before) return NotFoundError(fmt::format("pipeline {} does not exist", id));
+  const StepRecord* waiting = before->Step(name);
+  if (before->cancel_requested || !waiting || waiting->phase != StepPhase::kWaiting) {
+    return std::optional<PipelineRecord>();
+  }
+  auto plan = backend.Plan(*waiting, after);
   // Claimed under the lock, so a cancel arriving now either sees the step as waiting (and marks
   // it not run, and we do not submit) or sees it submitting (and we cancel it once recorded).
   bool claimed = false;
@@ -172,15 +187,20 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
     StepRecord* s = cur.Step(name);
     if (cur.cancel_requested || !s || s->phase != StepPhase::kWaiting) return OkStatus();
     s->phase = StepPhase::kSubmitting;
+    if (plan) {
+      s->planned = plan->planned;
+      s->planned.claimed = composite::EpochNow();
+    }
     claimed = true;
     return OkStatus();
   });
   if (!claim) return claim.error();
   if (!claimed) return std::optional<PipelineRecord>();
-  auto handle = backend.Submit(*claim->Step(name), after);
+  Result<std::string> handle = plan ? backend.Schedule(plan->info) : Result<std::string>(plan.error());
   bool cancel_now = false;
   auto record = [&](PipelineRecord& cur) {
     StepRecord* s = cur.Step(name);
+    s->planned = {};
     if (handle) {
       s->phase = StepPhase::kSubmitted;
       s->handle = *handle;
@@ -209,6 +229,48 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
   }
   if (cancel_now) (void)backend.Cancel(*handle);
   return std::optional(std::move(*recorded));
+}
+
+Status ResolveClaims(PipelineStore& store, const std::string& id, StepBackend& backend,
+                     const std::function<std::string(const StepRecord&)>& why_unknown) {
+  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
+  if (!record) return NotFoundError(fmt::format("pipeline {} does not exist", id));
+  std::map<std::string, composite::ClaimFate> fates;
+  for (const StepRecord& s : record->steps) {
+    if (s.phase != StepPhase::kSubmitting) continue;
+    TORCHX_ASSIGN_OR_RETURN(
+        composite::ClaimFate fate,
+        composite::ResolveClaim(s.planned, composite::EpochNow(), [&](const std::string& h) -> Result<bool> {
+          TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(h));
+          return status.has_value();
+        }));
+    if (fate != composite::ClaimFate::kWait) fates.emplace(s.name, fate);
+  }
+  if (fates.empty()) return OkStatus();
+  return store
+      .Update(id,
+              [&](PipelineRecord& r) {
+                for (auto& [name, fate] : fates) {
+                  StepRecord* s = r.Step(name);
+                  if (!s || s->phase != StepPhase::kSubmitting) continue;
+                  if (fate == composite::ClaimFate::kAdopt) {
+                    s->phase = StepPhase::kSubmitted;
+                    s->handle = s->planned.handle;
+                    s->state = AppState::kSubmitted;
+                    s->submitted = composite::EpochNow();
+                  } else if (fate == composite::ClaimFate::kNotSubmitted) {
+                    s->phase = StepPhase::kWaiting;  // claimed again, with a new dry run
+                  } else {
+                    s->phase = StepPhase::kDone;
+                    s->state = AppState::kFailed;
+                    s->msg = why_unknown(*s);
+                  }
+                  s->planned = {};
+                }
+                ApplyStatuses(r, {});
+                return OkStatus();
+              })
+      .status();
 }
 
 void FailUnrecorded(PipelineRecord& r, const std::string& why) {

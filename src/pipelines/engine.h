@@ -18,13 +18,22 @@
 
 namespace torchx::pipelines {
 
+/// A step built and dry-run, not yet submitted.
+struct StepDryRun {
+  schedulers::DryRunInfo info;
+  composite::PlannedChild planned;
+};
+
 /// The steps' schedulers, as the pipeline needs them.
 class StepBackend {
  public:
   virtual ~StepBackend() = default;
-  /// Submits a recorded step; `after`: handles of jobs on the step's scheduler that it must wait
-  /// for (Runner::DependencyCfg), empty when the pipeline itself waits. Returns the step's handle.
-  virtual Result<std::string> Submit(const StepRecord& step, const std::vector<std::string>& after) = 0;
+  /// Builds a recorded step and dry-runs it; `after`: handles of jobs on the step's scheduler that
+  /// it must wait for (Runner::DependencyCfg), empty when the pipeline itself waits. Returns what
+  /// Schedule submits, with the handle the dry run chose (recorded with the claim).
+  virtual Result<StepDryRun> Plan(const StepRecord& step, const std::vector<std::string>& after) = 0;
+  /// Submits a Plan's dry run; returns the step's handle.
+  virtual Result<std::string> Schedule(const schedulers::DryRunInfo& info) = 0;
   /// nullopt when the scheduler no longer knows the app.
   virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
   virtual ::torchx::Status Cancel(const std::string& handle) = 0;
@@ -50,6 +59,13 @@ Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, Step
 /// cannot be recorded the job is cancelled and the step failed.
 Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std::string& id, const std::string& name,
                                                  StepBackend& backend, const std::vector<std::string>& after);
+
+/// The steps left `submitting` by a driver that died between claiming and recording them,
+/// resolved by their planned handles (composite::ResolveClaim): adopted where their scheduler has
+/// them, claimed again where it never had them (once the claim has settled), failed with
+/// `why_unknown` where it cannot tell.
+Status ResolveClaims(PipelineStore& store, const std::string& id, StepBackend& backend,
+                     const std::function<std::string(const StepRecord&)>& why_unknown);
 
 /// Fails the steps left `submitting` (whoever claimed them died, or could not record the
 /// handle): they may or may not have been submitted, and submitting again could run them twice.

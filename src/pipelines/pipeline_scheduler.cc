@@ -204,12 +204,20 @@ namespace {
 // dependencies succeeded), and wait on the last running step.
 class PipelineTurns final : public composite::DriverTurns {
  public:
-  PipelineTurns(PipelineStore& store, std::string id, StepBackend& backend)
-      : store_(store), id_(std::move(id)), backend_(backend) {}
+  PipelineTurns(PipelineStore& store, std::string id, StepBackend& backend,
+                std::function<std::string(const StepRecord&)> why_unknown)
+      : store_(store), id_(std::move(id)), backend_(backend), why_unknown_(std::move(why_unknown)) {}
 
   Result<composite::TurnResult> Turn() override {
     TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Advance(store_, id_, backend_));
     if (r.final_state) return composite::TurnResult{true, std::nullopt};
+    // Steps still claimed after a turn (none of this driver's is in flight between turns): a dead
+    // driver's claims waiting for a start that may still be recorded. Resolved as at the start.
+    if (std::any_of(r.steps.begin(), r.steps.end(),
+                    [](const StepRecord& s) { return s.phase == StepPhase::kSubmitting; })) {
+      TORCHX_RETURN_IF_ERROR(ResolveClaims(store_, id_, backend_, why_unknown_));
+      return composite::TurnResult{};
+    }
     // Once per driver, when it first sees a cancel: cancel every step still running, in case the
     // canceller's own cancel of a step failed or missed one recorded while it ran (idempotent).
     if (r.cancel_requested && !swept_) {
@@ -232,6 +240,7 @@ class PipelineTurns final : public composite::DriverTurns {
   PipelineStore& store_;
   std::string id_;
   StepBackend& backend_;
+  std::function<std::string(const StepRecord&)> why_unknown_;
   bool swept_ = false;
 };
 
@@ -248,18 +257,19 @@ int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& stat
   if (!*record) return start.Fail("does not exist");
   runner::Runner runner(registry, composite::ChildRunnerOptions((*record)->session, nullptr));
   auto backend = MakeRunnerStepBackend(runner);
-  // A step left "submitting" means a driver died between claiming it and recording its handle:
-  // it may or may not have been submitted, and submitting it again could run it twice.
-  auto resumed = store.Update(id, [](PipelineRecord& r) {
-    FailUnrecorded(r, [](const StepRecord& s) {
-      return fmt::format("the pipeline's driver stopped while submitting this step; check `torchx list -s {}`",
-                         s.scheduler);
-    });
-    return OkStatus();
-  });
-  if (!resumed) return start.Fail(resumed.error().message());
+  // A step left "submitting": a driver died between claiming it and recording its handle. Its
+  // planned handle tells whether it was submitted (adopted), was not (claimed again), or cannot
+  // tell (failed: submitting it again could run it twice).
+  auto why_unknown = [](const StepRecord& s) {
+    return fmt::format(
+        "the pipeline's driver stopped while submitting this step, and {} cannot tell whether it was: not "
+        "submitted again; check `torchx list -s {}`",
+        s.scheduler, s.scheduler);
+  };
+  Status resumed = ResolveClaims(store, id, *backend, why_unknown);
+  if (!resumed.ok()) return start.Fail(resumed.message());
   start.Ready();
-  PipelineTurns turns(store, id, *backend);
+  PipelineTurns turns(store, id, *backend, why_unknown);
   SystemClock clock;
   return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
 }

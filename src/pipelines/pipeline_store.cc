@@ -44,6 +44,11 @@ std::string PipelineRecordToJson(const PipelineRecord& r) {
                      {"msg", s.msg},
                      {"submitted", s.submitted ? Json(*s.submitted) : Json(nullptr)},
                      {"ended", s.ended ? Json(*s.ended) : Json(nullptr)}});
+    if (!s.planned.handle.empty()) {  // only while claimed
+      steps.back()["planned_handle"] = s.planned.handle;
+      steps.back()["planned_final"] = s.planned.id_is_final;
+      steps.back()["claimed"] = s.planned.claimed;
+    }
   }
   Json j = {{"id", r.id},
             {"name", r.name},
@@ -99,6 +104,9 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
       // Records written before steps were timed have neither.
       if (s.contains("submitted") && s["submitted"].is_number()) step.submitted = s["submitted"].get<double>();
       if (s.contains("ended") && s["ended"].is_number()) step.ended = s["ended"].get<double>();
+      step.planned.handle = s.value("planned_handle", "");
+      step.planned.id_is_final = s.value("planned_final", false);
+      step.planned.claimed = s.value("claimed", 0.0);
       r.steps.push_back(std::move(step));
     }
     return r;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "composite/claims.h"
 #include "composite/record_store.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_state.h"
@@ -26,6 +27,9 @@ struct StepRecord {
   std::string cfg_json;  ///< the step's options (specs::CfgToJson)
   StepPhase phase = StepPhase::kWaiting;
   std::string handle;  ///< once submitted
+  /// While kSubmitting: the handle its dry run chose, whether its scheduler keeps it, and when it
+  /// was claimed (composite/claims.h: how a driver that finds the claim unrecorded resolves it).
+  composite::PlannedChild planned;
   /// Last known state: terminal once kDone; CANCELLED once kSkipped.
   specs::AppState state = specs::AppState::kUnsubmitted;
   std::string msg;

@@ -227,11 +227,19 @@ TEST(PipelineStoreTest, ADamagedRecordIsAnErrorNotACrash) {
 
 class FakeSteps : public StepBackend {
  public:
-  Result<std::string> Submit(const StepRecord& step, const std::vector<std::string>& after) override {
-    if (fail_submit == step.name) return UnavailableError("engine down");
-    std::string handle = "fake://torchx/" + step.name;
-    submitted.push_back(step.name);
+  Result<StepDryRun> Plan(const StepRecord& step, const std::vector<std::string>& after) override {
+    StepDryRun p;
+    p.info.scheduler = "fake";
+    p.info.app_id = step.name;
+    p.info.app_id_is_final = true;
+    p.planned = {"fake://torchx/" + step.name, true};
     afters[step.name] = after;
+    return p;
+  }
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
+    if (fail_submit == info.app_id) return UnavailableError("engine down");
+    std::string handle = "fake://torchx/" + info.app_id;
+    submitted.push_back(info.app_id);
     states[handle] = AppState::kRunning;
     return handle;
   }
@@ -394,6 +402,33 @@ TEST(SequencedBySchedulerTest, StepsItCancelledForAFailedDependencyAreNotRun) {
   EXPECT_EQ(r->Step("evaluate")->phase, StepPhase::kSkipped);
   EXPECT_EQ(r->Step("evaluate")->msg, "not run: step `train` FAILED");
   EXPECT_TRUE(steps.submitted.empty());  // Refresh never submits
+}
+
+// A driver killed between claiming steps and recording their handles: the next one adopts the
+// step its scheduler has, claims again the one it never had, and fails the one it cannot tell.
+TEST_F(EngineTest, StepsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
+  ASSERT_THAT(store_
+                  .Update("flow-1",
+                          [](PipelineRecord& r) {
+                            for (StepRecord& s : r.steps) s.phase = StepPhase::kSubmitting;
+                            r.steps[0].planned = {"fake://torchx/prepare", true};    // it was submitted
+                            r.steps[1].planned = {"fake://torchx/train", true};      // it was not
+                            r.steps[2].planned = {"fake://torchx/evaluate", false};  // the id is a proposal
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  steps_.states["fake://torchx/prepare"] = AppState::kRunning;
+  ASSERT_THAT(ResolveClaims(store_, "flow-1", steps_, [](const StepRecord& s) { return "cannot tell: " + s.name; }),
+              IsOk());
+  auto r = store_.Get("flow-1");
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ((*r)->Step("prepare")->phase, StepPhase::kSubmitted);
+  EXPECT_EQ((*r)->Step("prepare")->handle, "fake://torchx/prepare");
+  EXPECT_EQ((*r)->Step("train")->phase, StepPhase::kWaiting);
+  EXPECT_EQ((*r)->Step("evaluate")->state, AppState::kFailed);
+  EXPECT_EQ((*r)->Step("evaluate")->msg, "cannot tell: evaluate");
+  EXPECT_TRUE(steps_.submitted.empty());  // nothing submitted twice
 }
 
 // Through the scheduler a composition root registers: what status says of a pipeline its
