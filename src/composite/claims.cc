@@ -1,6 +1,14 @@
 #include "composite/claims.h"
 
+#include "torchx/specs/app_handle.h"
+
 namespace torchx::composite {
+
+PlannedChild PlannedOf(const std::string& scheduler, const std::string& session, const std::string& app_id,
+                       bool app_id_is_final) {
+  if (app_id.empty()) return {};
+  return {specs::MakeAppHandle(scheduler, session, app_id), app_id_is_final};
+}
 
 Result<ClaimFate> ResolveClaim(const PlannedChild& planned, double now,
                                const std::function<Result<bool>(const std::string&)>& exists) {

@@ -34,6 +34,11 @@ enum class ClaimFate {
   kUnknowable,    ///< may have been submitted: fail the child, never submit it twice
 };
 
+/// What a claim records of a child's dry run: the handle it chose (in `session`) and whether its
+/// scheduler keeps it. An empty handle where the scheduler picks ids at submission.
+PlannedChild PlannedOf(const std::string& scheduler, const std::string& session, const std::string& app_id,
+                       bool app_id_is_final);
+
 /// `exists(handle)`: whether the child's scheduler knows the app now; `now`: epoch seconds. An
 /// error from `exists` is returned (the claim stays for the next driver turn).
 Result<ClaimFate> ResolveClaim(const PlannedChild& planned, double now,

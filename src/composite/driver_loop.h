@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "torchx/clock.h"
 #include "torchx/status.h"
@@ -29,6 +30,22 @@ class DriverTurns {
   virtual Result<TurnResult> Turn() = 0;
   /// Blocks until the child `handle` may have changed, at most `max_wait` (its scheduler's wait).
   virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+};
+
+/// What every kind's turns hold: its store, the composite's id and its children's backend (whose
+/// scheduler wait is the loop's wait on a running child).
+template <typename Store, typename Backend>
+class TurnsOver : public DriverTurns {
+ public:
+  TurnsOver(Store& store, std::string id, Backend& backend) : store_(store), id_(std::move(id)), backend_(backend) {}
+  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    backend_.WaitForUpdate(handle, max_wait);
+  }
+
+ protected:
+  Store& store_;
+  std::string id_;
+  Backend& backend_;
 };
 
 struct DriverLoopOptions {

@@ -181,9 +181,8 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
     auto parsed = specs::ParseAppHandle(a.handle);
     confirmed = confirmed || (parsed && parsed->app_id == a.planned_id);
   }
-  composite::PlannedChild planned{
-      last.planned_id.empty() ? "" : specs::MakeAppHandle(target.scheduler, record->session, last.planned_id),
-      confirmed, last.claimed.value_or(0)};
+  composite::PlannedChild planned = composite::PlannedOf(target.scheduler, record->session, last.planned_id, confirmed);
+  planned.claimed = last.claimed.value_or(0);
   TORCHX_ASSIGN_OR_RETURN(composite::ClaimFate fate,
                           composite::ResolveClaim(planned, now, [&](const std::string& handle) -> Result<bool> {
                             TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
@@ -282,10 +281,9 @@ namespace {
 // A managed job's turn of the driver loop: resume an attempt left `submitting` (one whose
 // submission this driver, or a dead one, could not record; none is in flight between turns),
 // observe the current attempt and act on the policy's decision; wait on a running attempt.
-class ManagedTurns final : public composite::DriverTurns {
+class ManagedTurns final : public composite::TurnsOver<ManagedStore, AttemptBackend> {
  public:
-  ManagedTurns(ManagedStore& store, std::string id, AttemptBackend& backend)
-      : store_(store), id_(std::move(id)), backend_(backend) {}
+  using TurnsOver::TurnsOver;
 
   Result<composite::TurnResult> Turn() override {
     TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store_, id_, backend_, composite::EpochNow()));
@@ -296,14 +294,6 @@ class ManagedTurns final : public composite::DriverTurns {
     if (last && last->phase == AttemptPhase::kSubmitted && !specs::IsTerminal(last->state)) out.wait_on = last->handle;
     return out;
   }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    backend_.WaitForUpdate(handle, max_wait);
-  }
-
- private:
-  ManagedStore& store_;
-  std::string id_;
-  AttemptBackend& backend_;
 };
 
 }  // namespace

@@ -131,10 +131,8 @@ class RunnerStepBackend : public StepBackend {
     }
     StepDryRun out;
     TORCHX_ASSIGN_OR_RETURN(out.info, runner_.DryRun(std::move(app), step.scheduler, cfg));
-    if (!out.info.app_id.empty()) {
-      out.planned = {specs::MakeAppHandle(step.scheduler, runner_.session_name(), out.info.app_id),
-                     out.info.app_id_is_final};
-    }
+    out.planned =
+        composite::PlannedOf(step.scheduler, runner_.session_name(), out.info.app_id, out.info.app_id_is_final);
     return out;
   }
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }

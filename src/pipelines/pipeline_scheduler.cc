@@ -202,11 +202,11 @@ namespace {
 
 // A pipeline's turn of the driver loop: advance (refresh the steps, submit those whose
 // dependencies succeeded), and wait on the last running step.
-class PipelineTurns final : public composite::DriverTurns {
+class PipelineTurns final : public composite::TurnsOver<PipelineStore, StepBackend> {
  public:
   PipelineTurns(PipelineStore& store, std::string id, StepBackend& backend,
                 std::function<std::string(const StepRecord&)> why_unknown)
-      : store_(store), id_(std::move(id)), backend_(backend), why_unknown_(std::move(why_unknown)) {}
+      : TurnsOver(store, std::move(id), backend), why_unknown_(std::move(why_unknown)) {}
 
   Result<composite::TurnResult> Turn() override {
     TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Advance(store_, id_, backend_));
@@ -232,14 +232,8 @@ class PipelineTurns final : public composite::DriverTurns {
     }
     return out;
   }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    backend_.WaitForUpdate(handle, max_wait);
-  }
 
  private:
-  PipelineStore& store_;
-  std::string id_;
-  StepBackend& backend_;
   std::function<std::string(const StepRecord&)> why_unknown_;
   bool swept_ = false;
 };

@@ -221,10 +221,10 @@ namespace {
 
 // A sweep's turn of the driver loop: advance (refresh the trials and their reports, submit while
 // fewer than max_parallel run), and wait on the first running trial.
-class SweepTurns final : public composite::DriverTurns {
+class SweepTurns final : public composite::TurnsOver<SweepStore, TrialBackend> {
  public:
   SweepTurns(SweepStore& store, std::string id, TrialBackend& backend, std::string why_unknown)
-      : store_(store), id_(std::move(id)), backend_(backend), why_unknown_(std::move(why_unknown)) {}
+      : TurnsOver(store, std::move(id), backend), why_unknown_(std::move(why_unknown)) {}
 
   Result<composite::TurnResult> Turn() override {
     TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Advance(store_, id_, backend_));
@@ -252,14 +252,8 @@ class SweepTurns final : public composite::DriverTurns {
     }
     return out;
   }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    backend_.WaitForUpdate(handle, max_wait);
-  }
 
  private:
-  SweepStore& store_;
-  std::string id_;
-  TrialBackend& backend_;
   std::string why_unknown_;
   bool swept_ = false;
 };

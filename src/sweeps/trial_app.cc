@@ -41,10 +41,8 @@ class RunnerTrialBackend : public TrialBackend {
     TrialDryRun out;
     TORCHX_ASSIGN_OR_RETURN(out.info,
                             runner_.DryRun(std::move(app), sweep.scheduler, resolved, {}, TrialTracking(sweep)));
-    if (!out.info.app_id.empty()) {
-      out.planned = {specs::MakeAppHandle(sweep.scheduler, runner_.session_name(), out.info.app_id),
-                     out.info.app_id_is_final};
-    }
+    out.planned =
+        composite::PlannedOf(sweep.scheduler, runner_.session_name(), out.info.app_id, out.info.app_id_is_final);
     return out;
   }
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }
