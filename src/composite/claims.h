@@ -9,8 +9,12 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "torchx/specs/app_state.h"
 #include "torchx/status.h"
 
 namespace torchx::composite {
@@ -43,5 +47,39 @@ PlannedChild PlannedOf(const std::string& scheduler, const std::string& session,
 /// error from `exists` is returned (the claim stays for the next driver turn).
 Result<ClaimFate> ResolveClaim(const PlannedChild& planned, double now,
                                const std::function<Result<bool>(const std::string&)>& exists);
+
+/// The fates of `claims` (a child's key and what its claim recorded), asking `exists` for each
+/// planned handle; claims still waiting (kWait) are left out, to be asked again later.
+template <typename Key>
+Result<std::map<Key, ClaimFate>> ResolveClaims(const std::vector<std::pair<Key, PlannedChild>>& claims, double now,
+                                               const std::function<Result<bool>(const std::string&)>& exists) {
+  std::map<Key, ClaimFate> out;
+  for (const auto& [key, planned] : claims) {
+    TORCHX_ASSIGN_OR_RETURN(ClaimFate fate, ResolveClaim(planned, now, exists));
+    if (fate != ClaimFate::kWait) out.emplace(key, fate);
+  }
+  return out;
+}
+
+/// Applies a claim's fate to a kind's child record (its phase enum has kWaiting, kSubmitted and
+/// kDone): adopted under its planned handle, waiting to be claimed again, or FAILED with
+/// `why_unknown`. The claim's planned fields are cleared.
+template <typename Child>
+void ApplyClaimFate(Child& child, ClaimFate fate, double now, const std::string& why_unknown) {
+  using Phase = decltype(child.phase);
+  if (fate == ClaimFate::kAdopt) {
+    child.phase = Phase::kSubmitted;
+    child.handle = child.planned.handle;
+    child.state = specs::AppState::kSubmitted;
+    child.submitted = now;
+  } else if (fate == ClaimFate::kNotSubmitted) {
+    child.phase = Phase::kWaiting;  // claimed again, with a new dry run
+  } else if (fate == ClaimFate::kUnknowable) {
+    child.phase = Phase::kDone;
+    child.state = specs::AppState::kFailed;
+    child.msg = why_unknown;
+  }
+  child.planned = {};
+}
 
 }  // namespace torchx::composite

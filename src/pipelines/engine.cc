@@ -233,37 +233,25 @@ Status ResolveClaims(PipelineStore& store, const std::string& id, StepBackend& b
                      const std::function<std::string(const StepRecord&)>& why_unknown) {
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
   if (!record) return NotFoundError(fmt::format("pipeline {} does not exist", id));
-  std::map<std::string, composite::ClaimFate> fates;
+  std::vector<std::pair<std::string, composite::PlannedChild>> claims;
   for (const StepRecord& s : record->steps) {
-    if (s.phase != StepPhase::kSubmitting) continue;
-    TORCHX_ASSIGN_OR_RETURN(
-        composite::ClaimFate fate,
-        composite::ResolveClaim(s.planned, composite::EpochNow(), [&](const std::string& h) -> Result<bool> {
-          TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(h));
-          return status.has_value();
-        }));
-    if (fate != composite::ClaimFate::kWait) fates.emplace(s.name, fate);
+    if (s.phase == StepPhase::kSubmitting) claims.emplace_back(s.name, s.planned);
   }
+  if (claims.empty()) return OkStatus();
+  auto exists = [&backend](const std::string& handle) -> Result<bool> {
+    TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
+    return status.has_value();
+  };
+  TORCHX_ASSIGN_OR_RETURN(auto fates, composite::ResolveClaims(claims, composite::EpochNow(), exists));
   if (fates.empty()) return OkStatus();
   return store
       .Update(id,
               [&](PipelineRecord& r) {
                 for (auto& [name, fate] : fates) {
                   StepRecord* s = r.Step(name);
-                  if (!s || s->phase != StepPhase::kSubmitting) continue;
-                  if (fate == composite::ClaimFate::kAdopt) {
-                    s->phase = StepPhase::kSubmitted;
-                    s->handle = s->planned.handle;
-                    s->state = AppState::kSubmitted;
-                    s->submitted = composite::EpochNow();
-                  } else if (fate == composite::ClaimFate::kNotSubmitted) {
-                    s->phase = StepPhase::kWaiting;  // claimed again, with a new dry run
-                  } else {
-                    s->phase = StepPhase::kDone;
-                    s->state = AppState::kFailed;
-                    s->msg = why_unknown(*s);
+                  if (s && s->phase == StepPhase::kSubmitting) {
+                    composite::ApplyClaimFate(*s, fate, composite::EpochNow(), why_unknown(*s));
                   }
-                  s->planned = {};
                 }
                 ApplyStatuses(r, {});
                 return OkStatus();

@@ -132,6 +132,14 @@ TrialRecord* TrialAt(SweepRecord& r, int index) {
   return nullptr;
 }
 
+// Whether a trial's scheduler knows `handle` (a claim's planned handle).
+std::function<Result<bool>(const std::string&)> Exists(TrialBackend& backend) {
+  return [&backend](const std::string& handle) -> Result<bool> {
+    TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
+    return status.has_value();
+  };
+}
+
 bool Claimable(const SweepRecord& r, const TrialRecord& t) {
   return t.phase == TrialPhase::kWaiting && !(r.space.type == SpaceType::kAx && t.values.empty());
 }
@@ -335,37 +343,21 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
 Status ResolveClaims(SweepStore& store, const std::string& id, TrialBackend& backend, const std::string& why_unknown) {
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
   if (!record) return NotFoundError(fmt::format("sweep {} does not exist", id));
-  std::map<int, composite::ClaimFate> fates;
+  std::vector<std::pair<int, composite::PlannedChild>> claims;
   for (const TrialRecord& t : record->trials) {
-    if (t.phase != TrialPhase::kSubmitting) continue;
-    TORCHX_ASSIGN_OR_RETURN(
-        composite::ClaimFate fate,
-        composite::ResolveClaim(t.planned, composite::EpochNow(), [&](const std::string& h) -> Result<bool> {
-          TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(h));
-          return status.has_value();
-        }));
-    if (fate != composite::ClaimFate::kWait) fates.emplace(t.index, fate);
+    if (t.phase == TrialPhase::kSubmitting) claims.emplace_back(t.index, t.planned);
   }
+  if (claims.empty()) return OkStatus();
+  TORCHX_ASSIGN_OR_RETURN(auto fates, composite::ResolveClaims(claims, composite::EpochNow(), Exists(backend)));
   if (fates.empty()) return OkStatus();
   return store
       .Update(id,
               [&](SweepRecord& r) {
                 for (auto& [index, fate] : fates) {
                   TrialRecord* t = TrialAt(r, index);
-                  if (!t || t->phase != TrialPhase::kSubmitting) continue;
-                  if (fate == composite::ClaimFate::kAdopt) {
-                    t->phase = TrialPhase::kSubmitted;
-                    t->handle = t->planned.handle;
-                    t->state = AppState::kSubmitted;
-                    t->submitted = composite::EpochNow();
-                  } else if (fate == composite::ClaimFate::kNotSubmitted) {
-                    t->phase = TrialPhase::kWaiting;  // claimed again, with a new dry run
-                  } else {
-                    t->phase = TrialPhase::kDone;
-                    t->state = AppState::kFailed;
-                    t->msg = why_unknown;
+                  if (t && t->phase == TrialPhase::kSubmitting) {
+                    composite::ApplyClaimFate(*t, fate, composite::EpochNow(), why_unknown);
                   }
-                  t->planned = {};
                 }
                 Apply(r, {});
                 return OkStatus();
