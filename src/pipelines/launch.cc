@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "composite/children.h"
 #include "composite/driver_process.h"
 #include "core/spelling.h"
 #include "core/state_dir.h"
