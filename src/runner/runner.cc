@@ -53,17 +53,29 @@ std::string RunnerSessionId() {
 
 // The schedulers a Runner made: one per name for back-ends that keep state in their instance,
 // else one per (thread, name). Instances live in map nodes, so a pointer handed out stays valid
-// until its thread exits (per-thread ones) or the Runner goes.
+// for as long as the Runner: what was made from one (a log a reader thread still follows) may
+// outlive the call and the thread that made it.
 struct Runner::SchedulerCache {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<schedulers::Scheduler>> shared;
   std::map<std::pair<std::thread::id, std::string>, std::unique_ptr<schedulers::Scheduler>> per_thread;
+  // Instances whose thread has exited, by name: the next new thread takes one over rather than
+  // make another, so threads that come and go leave at most as many as ran at once.
+  std::multimap<std::string, std::unique_ptr<schedulers::Scheduler>> idle;
 
-  schedulers::Scheduler* Find(const std::string& name) {
+  // The instance this thread uses, and whether it was just taken over from an exited thread.
+  std::pair<schedulers::Scheduler*, bool> Find(const std::string& name) {
     std::lock_guard lock(mu);
-    if (auto it = shared.find(name); it != shared.end()) return it->second.get();
-    auto it = per_thread.find({std::this_thread::get_id(), name});
-    return it == per_thread.end() ? nullptr : it->second.get();
+    if (auto it = shared.find(name); it != shared.end()) return {it->second.get(), false};
+    std::pair<std::thread::id, std::string> key{std::this_thread::get_id(), name};
+    if (auto it = per_thread.find(key); it != per_thread.end()) return {it->second.get(), false};
+    if (auto it = idle.find(name); it != idle.end()) {
+      schedulers::Scheduler* adopted = it->second.get();
+      per_thread.emplace(std::move(key), std::move(it->second));
+      idle.erase(it);
+      return {adopted, true};
+    }
+    return {nullptr, false};
   }
   // Keeps `made` unless another thread kept a shared instance of the name first (then `made` is
   // dropped, by the caller, outside the lock).
@@ -74,32 +86,31 @@ struct Runner::SchedulerCache {
     slot = std::move(made);
     return slot.get();
   }
-  // A thread's instances, taken out to be destroyed outside the lock (a destructor may block:
-  // a local scheduler's idle supervisors are told to go).
-  std::vector<std::unique_ptr<schedulers::Scheduler>> TakeThread(std::thread::id id) {
-    std::vector<std::unique_ptr<schedulers::Scheduler>> out;
+  // A thread has exited: its instances go idle (not destroyed: what was made from them may still
+  // be in use), for the next new thread to take over.
+  void ThreadExited(std::thread::id id) {
     std::lock_guard lock(mu);
     for (auto it = per_thread.begin(); it != per_thread.end();) {
       if (it->first.first == id) {
-        out.push_back(std::move(it->second));
+        idle.emplace(it->first.second, std::move(it->second));
         it = per_thread.erase(it);
       } else {
         ++it;
       }
     }
-    return out;
   }
 };
 
 namespace {
 
-// The caches a thread made instances in: each is told when the thread exits, so a short-lived
-// thread leaves no scheduler (and no store connection) behind. A Runner gone first is skipped.
+// The caches a thread made instances in: each is told when the thread exits, so a thread id the
+// system reuses finds nothing of the old thread's, and a short-lived thread's instances serve the
+// next one. A Runner gone first is skipped.
 struct ThreadsCaches {
   std::vector<std::weak_ptr<Runner::SchedulerCache>> caches;
   ~ThreadsCaches() {
     for (auto& weak : caches) {
-      if (auto cache = weak.lock()) (void)cache->TakeThread(std::this_thread::get_id());
+      if (auto cache = weak.lock()) cache->ThreadExited(std::this_thread::get_id());
     }
   }
   void Note(const std::shared_ptr<Runner::SchedulerCache>& cache) {
@@ -123,7 +134,10 @@ Runner::Runner(plugins::PluginRegistry& registry, RunnerOptions options)
 Runner::~Runner() = default;
 
 Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
-  if (schedulers::Scheduler* found = schedulers_->Find(name)) return found;
+  if (auto [found, adopted] = schedulers_->Find(name); found) {
+    if (adopted) t_caches.Note(schedulers_);
+    return found;
+  }
   // A built-in is found without discovering plugins; any other name discovers them first.
   std::optional<schedulers::SchedulerFactory> factory;
   if (options_.schedulers) {

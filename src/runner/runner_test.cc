@@ -2,6 +2,8 @@
 // what it was built with and asked for, so name resolution is checked without any engine.
 #include "torchx/runner/runner.h"
 
+#include <thread>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -77,6 +79,8 @@ class FakeScheduler : public schedulers::Scheduler {
   std::vector<std::string> calls;  // Describe and DoCancel, in order
 
   schedulers::Capabilities capabilities() const override { return caps; }
+  bool instance_per_thread() const override { return per_thread; }
+  bool per_thread = false;
   bool applies_log_filter() const override { return own_filter; }
   Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string&,
                                                            const schedulers::LogOptions& o) override {
@@ -125,6 +129,8 @@ class RunnerTest : public ::testing::Test {
     plugins::RegisterBuiltins(registry_);
     (void)registry_.AddScheduler("fake", "test", [this](const schedulers::SchedulerContext& context) {
       auto s = std::make_unique<FakeScheduler>(context);
+      s->per_thread = per_thread_;
+      ++made_;
       last_ = s.get();
       return Result<std::unique_ptr<schedulers::Scheduler>>(std::move(s));
     });
@@ -138,6 +144,8 @@ class RunnerTest : public ::testing::Test {
   }
   plugins::PluginRegistry registry_;
   FakeScheduler* last_ = nullptr;
+  bool per_thread_ = false;
+  int made_ = 0;
 };
 
 TEST_F(RunnerTest, BuildsAPluginSchedulerWithTheSessionAndTheRegistrysDevices) {
@@ -451,6 +459,28 @@ TEST_F(RunnerTest, ACompositesCancelIsRecordedBeforeItsStateIsRead) {
   ASSERT_THAT(outcome, IsOk());
   EXPECT_EQ(outcome->kind, Runner::CancelOutcome::Kind::kAlreadyEnded);
   EXPECT_EQ(outcome->state, specs::AppState::kFailed);
+}
+
+// A Runner shared by threads: a back-end that allows it gets an instance per thread. What a
+// thread's instance made (a log a reader still follows) may outlive the thread, so its instance
+// is kept, idle, for the Runner's life, and the next new thread takes it over.
+TEST_F(RunnerTest, AThreadsInstanceOutlivesItsThreadAndServesTheNextOne) {
+  per_thread_ = true;
+  Runner r(registry_, Options("s", nullptr));
+  ASSERT_THAT(r.SchedulerCapabilities("fake").status(), IsOk());  // this thread's
+  FakeScheduler* mine = last_;
+  FakeScheduler* theirs = nullptr;
+  std::thread([&] {
+    ASSERT_THAT(r.SchedulerCapabilities("fake").status(), IsOk());
+    theirs = last_;
+  }).join();
+  EXPECT_EQ(made_, 2);
+  EXPECT_NE(mine, theirs);
+  theirs->calls.push_back("still in use after its thread exited");  // ASan: no use after free
+  std::thread([&] { ASSERT_THAT(r.SchedulerCapabilities("fake").status(), IsOk()); }).join();
+  EXPECT_EQ(made_, 2);  // the exited thread's instance was taken over
+  ASSERT_THAT(r.SchedulerCapabilities("fake").status(), IsOk());
+  EXPECT_EQ(made_, 2);  // this thread keeps its own
 }
 
 }  // namespace

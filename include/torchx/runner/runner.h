@@ -15,8 +15,10 @@
 // Thread-safety: a Runner may be shared by threads (Ax's thread pool around one runner). Each
 // thread gets its own instance of a back-end that allows it (Scheduler::instance_per_thread: the
 // built-ins, whose state is in the engine or on disk; a local_cwd instance owns a store
-// connection, which is one thread's), made on the thread's first call and dropped when the
-// thread exits; other back-ends have one instance for all threads. The registry may be shared.
+// connection, which is one thread's), made on the thread's first call; when the thread exits it
+// is kept, idle (a log it made may still be read), for the next new thread to take over, and
+// dropped with the Runner. Other back-ends have one instance for all threads. The registry may
+// be shared.
 #pragma once
 
 #include <chrono>
