@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "interrupt_watch.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "wait_display.h"
@@ -43,7 +44,11 @@ int RunPipeline(const PipelineRunOptions& opts, plugins::PluginRegistry& registr
   std::printf("%s\n", handle->c_str());
   std::fflush(stdout);
   if (!opts.wait) return kExitOk;
+  std::vector<std::string> where;
+  for (const pipelines::PlannedStep& step : plan->steps) where.push_back(step.scheduler);
+  InterruptWatch interrupt(runner, *handle, InterruptCancels(runner, where));
   auto status = WaitWithDisplay(runner, *handle);
+  interrupt.SettleIfInterrupted();
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
   if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());

@@ -17,6 +17,7 @@
 #include "core/spelling.h"
 #include "core/strings.h"
 #include "exit_codes.h"
+#include "interrupt_watch.h"
 #include "log_stream.h"
 #include "torchx/managed/managed.h"
 #include "torchx/plugins/registry.h"
@@ -120,10 +121,19 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   auto config = LoadConfig();
   if (!config) return ReportError(config.error());
   if (opts.scheduler.empty())
-    opts.scheduler = config->CliDefault("run", "scheduler").value_or(plugins::DefaultSchedulerName());
+    opts.scheduler = config->CliDefault("run", "scheduler").value_or(registry.DefaultScheduler());
+  // `torchx run [options] -- [COMPONENT] ARGS` (TorchX's form): what follows `--` is the component
+  // and its arguments, or only arguments (the first is an option) for `[cli:run] component`.
+  bool separated = !opts.rest.empty() && opts.rest[0] == kRunArgsSeparator;
+  if (separated) opts.rest.erase(opts.rest.begin());
   // `[cli:run] component` supplies the component when the first argument is an option.
   if (opts.rest.empty() || opts.rest[0].rfind("-", 0) == 0) {
     auto def = config->CliDefault("run", "component");
+    if (!def && separated) {
+      return ReportError(InvalidArgumentError(
+          "run: missing component: name it (`torchx run [options] COMPONENT ARGS`) or set `component` under "
+          "[cli:run] in .torchxconfig, whose component takes the arguments after `--`"));
+    }
     if (!def && !opts.rest.empty()) {  // an option `run` does not have, before the component
       std::string name = opts.rest[0].substr(0, opts.rest[0].find('='));
       return ReportError(InvalidArgumentError(fmt::format(
@@ -228,6 +238,12 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     return kExitOk;
   }
 
+  // Ctrl-C or SIGTERM from here on: an app on this host is cancelled with the launcher.
+  std::vector<std::string> where = {opts.scheduler};
+  if (managed_plan) {
+    for (const schedulers::DryRunInfo& target : managed_plan->dry_runs) where.push_back(target.scheduler);
+  }
+  InterruptWatch interrupt(runner, *handle, InterruptCancels(runner, where));
   if (opts.log) {
     auto replicas = AllReplicas(runner, *handle);
     if (!replicas) return ReportError(replicas.error());
@@ -239,6 +255,7 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     }
   }
   auto status = opts.log ? runner.Wait(*handle) : WaitWithDisplay(runner, *handle);
+  interrupt.SettleIfInterrupted();
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
   if (opts.json) std::printf("%s\n", RunResultJson(*handle, *status).c_str());

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
+#include "interrupt_watch.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/sweeps/sweep.h"
 #include "wait_display.h"
@@ -115,7 +116,10 @@ int RunSweep(const SweepOptions& o, plugins::PluginRegistry& registry) {
   std::printf("%s\n", handle->c_str());
   std::fflush(stdout);
   if (!o.wait) return kExitOk;
+  std::vector<std::string> where = {plan->scheduler};
+  InterruptWatch interrupt(runner, *handle, InterruptCancels(runner, where));
   auto status = WaitWithDisplay(runner, *handle);
+  interrupt.SettleIfInterrupted();
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
   if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());

@@ -12,6 +12,11 @@ namespace torchx::cli {
 
 using Handler = std::function<int()>;
 
+/// `torchx run [options] -- ARGS`: TorchX's `--` before the component hands ARGS to the component
+/// `[cli:run] component=` names. CLI11 ends a subcommand at `--`, so main.cc passes it to `run` as
+/// this token (CLI11 keeps it, and what follows, as run's remaining arguments).
+inline constexpr char kRunArgsSeparator[] = "\x1f--";
+
 Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddBuiltinsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry);

@@ -22,13 +22,18 @@ namespace {
 
 // TorchX spells `run`'s scheduler options `-cfg`, a single-dash long name that CLI11 cannot
 // declare. Rewrite it to `--cfg` within `run`'s own options only: the component and its
-// arguments (from the first non-option on) are passed through untouched.
+// arguments (from the first non-option on) are passed through untouched. A `--` among run's
+// options becomes kRunArgsSeparator (commands.h).
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto run = std::find(args.begin(), args.end(), "run");
   if (run == args.end()) return args;
   for (auto it = run + 1; it != args.end(); ++it) {
-    if (*it == "--" || it->empty() || (*it)[0] != '-') break;
+    if (*it == "--") {
+      *it = torchx::cli::kRunArgsSeparator;
+      break;
+    }
+    if (it->empty() || (*it)[0] != '-') break;
     if (*it == "-cfg") *it = "--cfg";
     if (it->rfind("-cfg=", 0) == 0) *it = "-" + *it;
     bool takes_value = *it == "-s" || *it == "--scheduler" || *it == "--cfg" || *it == "--scheduler_args" ||

@@ -161,6 +161,8 @@ std::string_view CapabilityName(Capability c) {
       return "failure_classification";
     case Capability::kDescribeNative:
       return "describe_native";
+    case Capability::kInterruptCancels:
+      return "interrupt_cancels";
     case Capability::kComposite:
       return "composite";
   }
@@ -193,6 +195,8 @@ std::string_view CapabilityDescription(Capability c) {
       return "failure classification";
     case Capability::kDescribeNative:
       return "native descriptions";
+    case Capability::kInterruptCancels:
+      return "cancelling on interrupt";
     case Capability::kComposite:
       return "composite jobs";
   }

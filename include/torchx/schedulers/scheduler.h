@@ -172,6 +172,7 @@ enum class Capability : unsigned {
   kResourceUsage,          ///< per-replica resource samples
   kFailureClassification,  ///< why an app failed: node loss, preemption, time limit, user error
   kDescribeNative,         ///< the engine's own description of an app
+  kInterruptCancels,       ///< its apps run on this host: a launcher interrupted while waiting on one cancels it
   kComposite,              ///< answers for composite jobs (pipelines); takes no AppDef of its own
 };
 inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kComposite) + 1;

@@ -31,9 +31,15 @@ class LocalScheduler : public Scheduler {
   // Its state is in its engine (or on disk): a thread may have an instance of its own.
   bool instance_per_thread() const override { return true; }
   Capabilities capabilities() const override {
-    return {Capability::kLogs,          Capability::kFollowLogs,           Capability::kList,
-            Capability::kDelete,        Capability::kAttemptHistory,       Capability::kDescribeNative,
-            Capability::kResourceUsage, Capability::kFailureClassification};
+    return {Capability::kLogs,
+            Capability::kFollowLogs,
+            Capability::kList,
+            Capability::kDelete,
+            Capability::kAttemptHistory,
+            Capability::kDescribeNative,
+            Capability::kResourceUsage,
+            Capability::kFailureClassification,
+            Capability::kInterruptCancels};
   }
   /// ClassifyLocalEnd over the store's record (a dead supervisor found first, as Describe does).
   Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override;
