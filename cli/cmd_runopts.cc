@@ -29,7 +29,18 @@ Handler AddRunoptsCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     nlohmann::json all = nlohmann::json::object();
     for (const std::string& name : names) {
       auto opts = runner.SchedulerRunOpts(name);
-      if (!opts) return ReportError(opts.error());
+      // Listing every scheduler: one that cannot be made (a plugin whose factory raises) is named
+      // as broken, with its own error, and the others are listed; asked for by name, it fails.
+      if (!opts && !o->scheduler.empty()) return ReportError(opts.error());
+      if (!opts) {
+        if (o->json) {
+          std::fprintf(stderr, "torchx: warning: scheduler `%s` is broken: %s\n", name.c_str(),
+                       opts.error().message().c_str());
+        } else {
+          std::printf("%s:\n    broken: %s\n\n", name.c_str(), opts.error().message().c_str());
+        }
+        continue;
+      }
       if (o->json) {
         nlohmann::json j = nlohmann::json::object();
         for (const auto& [key, opt] : opts->options()) {
@@ -68,7 +79,12 @@ Handler AddConfigureCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     std::vector<std::pair<std::string, specs::RunOpts>> sections;
     for (const std::string& name : names) {
       auto opts = runner.SchedulerRunOpts(name);
-      if (!opts) return ReportError(opts.error());
+      if (!opts && !o->schedulers.empty()) return ReportError(opts.error());
+      if (!opts) {  // every scheduler: a broken plugin is left out, and said so
+        std::fprintf(stderr, "torchx: warning: scheduler `%s` is broken and left out: %s\n", name.c_str(),
+                     opts.error().message().c_str());
+        continue;
+      }
       sections.emplace_back(name, *opts);
     }
     std::string text = config::DumpConfig(sections, o->all);

@@ -139,7 +139,11 @@ void BindPlugins(py::module_& m, PluginRegistry& registry) {
   });
   m.def("set_python_provider", [&registry](py::object provider) {
     auto* held = new py::object(std::move(provider));  // lives as long as the registry
-    registry.AddProvider("python", [held](PluginType t, PluginRegistry& r) { AddPythonEntries(r, t, *held); });
+    // Python runs already: its discovery is asked before a built-in scheduler's name is answered,
+    // so that a plugin of that name wins (TorchX #1448).
+    registry.AddProvider(
+        "python", [held](PluginType t, PluginRegistry& r) { AddPythonEntries(r, t, *held); },
+        [](PluginType t, std::string_view) { return t == PluginType::kScheduler; });
   });
 }
 

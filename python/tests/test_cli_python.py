@@ -28,6 +28,19 @@ def cli(tmp_path):
     return run
 
 
+def test_the_default_scheduler_is_the_first_plugin(cli, tmp_path):
+    # TorchX #1448: plugins come first, so a scheduler plugin (here plugin_fixtures_local's
+    # demo_inline and wrapped_local) becomes where `torchx run` goes without -s; .torchxconfig still wins.
+    import json
+
+    dry = cli("run", "--dryrun", "--json", "utils.echo")
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["scheduler"] in ("demo_inline", "wrapped_local")  # the fixture's two
+    (tmp_path / ".torchxconfig").write_text("[cli:run]\nscheduler = local_cwd\n")
+    dry = cli("run", "--dryrun", "--json", "utils.echo")
+    assert dry.returncode == 0 and json.loads(dry.stdout)["scheduler"] == "local_cwd", dry.stderr
+
+
 def test_version_dryrun_and_bad_input(cli):
     assert cli("--version").stdout.startswith("torchx-")
     dry = cli("run", "--dryrun", "utils.echo", "--msg", "hi there")
@@ -45,7 +58,7 @@ def test_version_dryrun_and_bad_input(cli):
 
 
 def test_run_then_follow_with_python_verbs(cli):
-    run = cli("run", "--wait", "utils.echo", "--msg", "from python")
+    run = cli("run", "-s", "local_cwd", "--wait", "utils.echo", "--msg", "from python")
     assert run.returncode == 0, run.stderr
     handle = next(line for line in run.stdout.splitlines() if line.startswith("local_cwd://"))
     status = cli("status", handle, in_process=True)
@@ -61,7 +74,7 @@ def test_tracker_configured_injected_and_listed(cli, tmp_path):
     store = tmp_path / "tracker.json"
     trackers = {"TORCHX_TRACKERS": "demo_json", "TORCHX_TRACKER_DEMO_JSON_CONFIG": str(store)}
     script = "from torchx.tracker import app_run_from_env as r; r().add_metadata(lr=0.1)"
-    run = cli("run", "--wait", "utils.python", "-c", script, extra_env=trackers)
+    run = cli("run", "-s", "local_cwd", "--wait", "utils.python", "-c", script, extra_env=trackers)
     assert run.returncode == 0, run.stderr
     handle = next(line for line in run.stdout.splitlines() if line.startswith("local_cwd://"))
     jobs = cli("tracker", "list", "jobs", extra_env=trackers)

@@ -124,7 +124,9 @@ def test_scheduler_listings_agree_on_builtin_native_and_python_plugins(tmp_path)
     got = json.loads(out)
     assert got["factories"] == got["runner"]
     assert {"local_cwd", "local_docker", "slurm", "kubernetes", "example_nohup", "demo_inline"} <= set(got["factories"])
-    assert got["default"] == "local_cwd"
+    # TorchX #1448: plugins first (the native one is loaded first), so the default is a plugin.
+    assert got["factories"][0] == got["default"] == "example_nohup"
+    assert got["factories"].index("demo_inline") < got["factories"].index("local_cwd")
     assert "root" in got["opts"]["example_nohup"] and "greeting" in got["opts"]["demo_inline"]
     assert "log_dir" in got["opts"]["local_cwd"]
 
@@ -283,18 +285,25 @@ def test_entry_points_are_merged_unless_disabled(tmp_path):
     assert disabled["default"] == []
 
 
+def sky_plugin_site(tmp_path, more_entry_points=""):
+    """A site directory with an installed distribution whose `[torchx.schedulers]` entry point
+    `skyish` raises when its factory is called (NeMo-Run's `skypilot` without SkyPilot)."""
+    site = tmp_path / "site"
+    info = site / "sky_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sky-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[torchx.schedulers]\nskyish = sky_module:create_scheduler\n"
+                                           + more_entry_points)
+    (site / "sky_module.py").write_text(
+        "def create_scheduler(session_name, **kwargs):\n    raise ModuleNotFoundError('Skypilot is not installed')\n")
+    return site
+
+
 def test_scheduler_factories_construct_no_plugin_and_take_group_and_skip_defaults(tmp_path):
     # NeMo-Run's `skypilot` entry point raises when built without SkyPilot installed; listing the
     # factories (what nemo_run.Experiment does first) must not build it. Plugins come first;
     # skip_defaults lists them alone; another group's entry points are returned as loaded.
-    site = tmp_path / "site"
-    (site / "sky_plugin-1.0.dist-info").mkdir(parents=True)
-    (site / "sky_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: sky-plugin\nVersion: 1.0\n")
-    (site / "sky_plugin-1.0.dist-info" / "entry_points.txt").write_text(
-        "[torchx.schedulers]\nskyish = sky_module:create_scheduler\n"
-        "[my.schedulers]\nmine = sky_module:create_scheduler\n")
-    (site / "sky_module.py").write_text(
-        "def create_scheduler(session_name, **kwargs):\n    raise ModuleNotFoundError('Skypilot is not installed')\n")
+    site = sky_plugin_site(tmp_path, "[my.schedulers]\nmine = sky_module:create_scheduler\n")
     code = """
         import json, warnings
         warnings.simplefilter("ignore")
@@ -430,3 +439,37 @@ def test_structured_opts_and_line_helpers():
 
     assert split_lines("a\nb\r\nc") == ["a\n", "b\r\n", "c"] and split_lines("") == []
     assert list(split_lines_iterator(["a\nb", "c\n"])) == ["a\n", "b", "c\n"]
+
+
+def test_a_scheduler_plugin_whose_factory_raises_breaks_only_itself(tmp_path, torchx_bin):
+    """NeMo-Run's `skypilot` entry point without SkyPilot: its factory raises. Listing schedulers,
+    their options, a run on another scheduler and the dashboard's scheduler list keep working, and
+    the plugin is named as broken, with its own error, where it is listed."""
+    site = sky_plugin_site(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(site), TORCHX_STATE_DIR=str(tmp_path / "state"))
+
+    def cli(*args):
+        return subprocess.run([torchx_bin, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    listed = cli("runopts")
+    assert listed.returncode == 0, listed.stderr
+    assert "skyish:\n    broken: " in listed.stdout and "Skypilot is not installed" in listed.stdout
+    assert "local_cwd:" in listed.stdout
+    named = cli("runopts", "skyish")
+    assert named.returncode != 0 and "Skypilot is not installed" in named.stderr
+    ran = cli("run", "-s", "local_cwd", "--wait", "utils.echo", "--msg", "hi")
+    assert ran.returncode == 0, ran.stderr
+    code = """
+        import json, warnings
+        warnings.simplefilter("ignore")
+        from torchx.components.utils import echo
+        from torchx.runner import get_runner
+        from torchx.schedulers import get_scheduler_factories
+        names = list(get_scheduler_factories())
+        with get_runner() as runner:
+            handle = runner.run(echo(msg="hi"), "local_cwd")
+            state = runner.wait(handle, wait_interval=0.1).state.name
+        print(json.dumps({"names": names, "state": state}))
+    """
+    got = json.loads(run_py(code, tmp_path, pythonpath=(str(site),)))
+    assert got["names"][0] == "skyish" and "local_cwd" in got["names"] and got["state"] == "SUCCEEDED", got

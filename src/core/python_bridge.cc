@@ -35,7 +35,9 @@ constexpr const char* kBootstrap =
     "runpy.run_module(m, run_name='__main__', alter_sys=True)\n";
 constexpr int kModuleMissing = 3;
 
-std::string FindPython() {
+}  // namespace
+
+std::string PythonInterpreter() {
   if (const char* env = std::getenv("TORCHX_PYTHON"); env && *env) return env;
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -45,8 +47,6 @@ std::string FindPython() {
   }
   return "python3";
 }
-
-}  // namespace
 
 PythonBridge::~PythonBridge() {
   if (to_child_) std::fclose(to_child_);
@@ -68,7 +68,7 @@ Status PythonBridge::Start(const std::string& module, const std::string& purpose
     ::close(req[1]);
     return InternalError(fmt::format("python bridge: pipe: {}", std::strerror(errno)));
   }
-  python_ = FindPython();
+  python_ = PythonInterpreter();
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, req[0], 0);

@@ -14,6 +14,10 @@
 
 namespace torchx::internal {
 
+/// The interpreter the bridge starts: $TORCHX_PYTHON, else the python3 beside this executable,
+/// else "python3" (found on PATH when started).
+std::string PythonInterpreter();
+
 class PythonBridge {
  public:
   PythonBridge() = default;

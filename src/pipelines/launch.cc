@@ -54,7 +54,7 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
   std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);
   std::string default_scheduler = !request.scheduler.empty() ? request.scheduler
                                   : !spec.scheduler.empty()  ? spec.scheduler
-                                                             : plugins::DefaultSchedulerName();
+                                                             : runner.DefaultScheduler();
   auto scheduler_of = [&](const StepSpec& step) { return step.scheduler.empty() ? default_scheduler : step.scheduler; };
   // Sequenced by the scheduler when every step is on one scheduler that can
   // (Capability::kNativeDependencies); else by the driver. An unknown scheduler is reported below.

@@ -1,8 +1,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "plugins/python_plugin_hints.h"
 #include "testing/status_matchers.h"
 #include "torchx/plugins/fractionals.h"
 #include "torchx/plugins/registry.h"
@@ -248,7 +253,7 @@ TEST(PluginRegistryTest, ABuiltinNameIsFoundWithoutDiscoveringPlugins) {
   EXPECT_EQ(asked, 1);
 }
 
-TEST(PluginRegistryTest, SchedulersKeepRegistrationOrderSoTheDefaultComesFirst) {
+TEST(PluginRegistryTest, SchedulersKeepRegistrationOrderPluginsFirstThenBuiltinsWithTheDefaultFirst) {
   PluginRegistry reg(NoNatives());
   RegisterBuiltins(reg);
   ASSERT_THAT(reg.AddScheduler("aaa_plugin", "test",
@@ -258,8 +263,8 @@ TEST(PluginRegistryTest, SchedulersKeepRegistrationOrderSoTheDefaultComesFirst) 
               IsOk());
   std::vector<std::string> names = reg.Names(PluginType::kScheduler);
   ASSERT_GE(names.size(), 3u);
-  EXPECT_EQ(names.front(), "local_cwd");
-  EXPECT_EQ(names.back(), "aaa_plugin");
+  EXPECT_EQ(names[0], "aaa_plugin");  // TorchX #1448: plugins first
+  EXPECT_EQ(names[1], "local_cwd");   // then the built-ins, the built-in default first
   // The named resources stay sorted.
   std::vector<std::string> resources = reg.Names(PluginType::kNamedResource);
   EXPECT_TRUE(std::is_sorted(resources.begin(), resources.end()));
@@ -281,6 +286,80 @@ TEST(PluginRegistryTest, ViewsAnswerForTheLowerLayers) {
   // specs resolves plugin names only through the view it is handed.
   EXPECT_THAT(specs::GetNamedResource("custom.box"), StatusIs(StatusCode::kNotFound, HasSubstr("custom.box")));
   EXPECT_THAT(specs::GetNamedResource("custom.box", &reg.named_resources()), IsOk());
+}
+
+}  // namespace
+}  // namespace torchx::plugins
+
+namespace torchx::plugins {
+namespace {
+
+schedulers::SchedulerFactory NoScheduler() {
+  return [](const schedulers::SchedulerContext&) -> Result<std::unique_ptr<schedulers::Scheduler>> {
+    return InternalError("not made in this test");
+  };
+}
+
+// TorchX #1448: plugins first, a plugin wins a name clash with a built-in; a provider that says
+// it may have a built-in's name is asked before that name is answered, one that says it has no
+// scheduler is never started for a built-in name or the default.
+TEST(PluginRegistryTest, ASchedulerPluginShadowsABuiltinAndPluginsComeFirst) {
+  PluginRegistry reg(NoNatives());
+  (void)reg.AddScheduler("local_cwd", "builtin", NoScheduler());
+  (void)reg.AddScheduler("slurm", "builtin", NoScheduler());
+  int asked = 0;
+  bool may = false;
+  reg.AddProvider(
+      "python",
+      [&](PluginType t, PluginRegistry& r) {
+        if (t != PluginType::kScheduler) return;
+        ++asked;
+        (void)r.AddScheduler("mine", "entrypoint:dist", NoScheduler());
+        (void)r.AddScheduler("slurm", "entrypoint:dist", NoScheduler());
+      },
+      [&](PluginType t, std::string_view name) { return may && t == PluginType::kScheduler && name != "local_cwd"; });
+  EXPECT_TRUE(reg.Scheduler("slurm").has_value());
+  EXPECT_EQ(reg.DefaultScheduler(), DefaultSchedulerName());
+  EXPECT_EQ(asked, 0);  // nothing may shadow: the built-in answers, no discovery
+  may = true;
+  EXPECT_TRUE(reg.Scheduler("local_cwd").has_value());
+  EXPECT_EQ(asked, 0);  // the provider has no `local_cwd`
+  EXPECT_TRUE(reg.Scheduler("slurm").has_value());
+  EXPECT_EQ(asked, 1);
+  std::vector<std::string> sources;
+  for (const PluginInfo& p : reg.Info(PluginType::kScheduler)) sources.push_back(p.name + "=" + p.source);
+  EXPECT_THAT(sources, ElementsAre("slurm=entrypoint:dist", "mine=entrypoint:dist", "local_cwd=builtin"));
+  EXPECT_EQ(reg.DefaultScheduler(), "slurm");  // the first plugin
+  EXPECT_THAT(reg.Errors(), IsEmpty());        // a plugin replacing a built-in is no error
+  EXPECT_EQ(asked, 1);
+}
+
+TEST(PythonPluginHintsTest, EntryPointNamesReadOneGroup) {
+  EXPECT_THAT(EntryPointNames("[console_scripts]\nx = a:b\n\n[torchx.schedulers]\n# a comment\nsky = m:f\n"
+                              " lepton=m:g \n[torchx.schedulers.extra]\nno = m:h\n",
+                              "torchx.schedulers"),
+              ElementsAre("sky", "lepton"));
+  EXPECT_THAT(EntryPointNames("", "torchx.schedulers"), IsEmpty());
+}
+
+TEST(PythonPluginHintsTest, ScanReadsDistributionsAndPluginPackages) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("torchx-hints-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "sky-1.0.dist-info");
+  fs::create_directories(dir / "old.egg-info");
+  std::ofstream(dir / "sky-1.0.dist-info" / "entry_points.txt") << "[torchx.schedulers]\nsky = m:f\n";
+  std::ofstream(dir / "old.egg-info" / "entry_points.txt") << "[torchx.schedulers]\nold = m:f\n";
+  PythonPluginHints hints = ScanPythonPluginHints({dir.string(), (dir / "missing").string()}, true);
+  EXPECT_THAT(hints.scheduler_entry_points, ElementsAre("old", "sky"));
+  EXPECT_FALSE(hints.plugin_packages);
+  EXPECT_TRUE(hints.MayHaveScheduler("sky"));
+  EXPECT_FALSE(hints.MayHaveScheduler("local_cwd"));
+  EXPECT_TRUE(hints.MayHaveScheduler(""));
+  EXPECT_THAT(ScanPythonPluginHints({dir.string()}, false).scheduler_entry_points, IsEmpty());
+  fs::create_directories(dir / "torchx_plugins" / "schedulers");
+  hints = ScanPythonPluginHints({dir.string()}, false);
+  EXPECT_TRUE(hints.plugin_packages && hints.MayHaveScheduler("local_cwd"));
+  fs::remove_all(dir);
 }
 
 }  // namespace

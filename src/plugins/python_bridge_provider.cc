@@ -4,6 +4,8 @@
 // then driven through the same process. Nothing starts while only built-ins are used.
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 
 #include "core/python_bridge.h"
 #include "plugins/json_scheduler.h"
+#include "plugins/python_plugin_hints.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/specs/serialize.h"
 
@@ -114,7 +117,18 @@ void Provide(const std::shared_ptr<Bridge>& bridge, PluginType type, PluginRegis
 
 void AddPythonBridgeProvider(PluginRegistry& registry) {
   auto bridge = std::make_shared<Bridge>();
-  registry.AddProvider("python-bridge", [bridge](PluginType t, PluginRegistry& r) { Provide(bridge, t, r); });
+  // Whether Python may have a scheduler of a built-in's name (or any, for the default): read from
+  // the installed distributions' entry points and the plugin packages' directories, once.
+  auto hints = std::make_shared<std::optional<PythonPluginHints>>();
+  auto mu = std::make_shared<std::mutex>();
+  registry.AddProvider(
+      "python-bridge", [bridge](PluginType t, PluginRegistry& r) { Provide(bridge, t, r); },
+      [hints, mu](PluginType t, std::string_view name) {
+        if (t != PluginType::kScheduler) return false;
+        std::lock_guard lock(*mu);
+        if (!*hints) *hints = CachedPythonPluginHints();
+        return (*hints)->MayHaveScheduler(name);
+      });
 }
 
 }  // namespace torchx::plugins

@@ -12,6 +12,11 @@
 
 namespace torchx::plugins {
 
+namespace {
+// What RegisterBuiltins and the composite kinds register under; every other source is a plugin.
+constexpr std::string_view kBuiltinSource = "builtin";
+}  // namespace
+
 std::string_view PluginTypeName(PluginType t) {
   switch (t) {
     case PluginType::kScheduler:
@@ -67,8 +72,15 @@ struct PluginRegistry::Impl {
   struct ProviderEntry {
     std::string name;
     Provider provider;
+    MayProvide may_provide;
     std::set<PluginType> asked;  // types this provider has already answered
   };
+  // Whether a provider not yet asked for `type` may register `name` (empty: any).
+  bool Unasked(PluginType type, std::string_view name) const {
+    return std::any_of(providers.begin(), providers.end(), [&](const ProviderEntry& p) {
+      return p.may_provide && !p.asked.contains(type) && p.may_provide(type, name);
+    });
+  }
   std::vector<ProviderEntry> providers;
   std::set<PluginType> discovered;
   bool natives_loaded = false;
@@ -147,6 +159,12 @@ Status AddUnique(Map& map, std::vector<PluginError>& errors, PluginType type, st
 
 Status PluginRegistry::AddScheduler(std::string name, std::string source, schedulers::SchedulerFactory factory) {
   std::lock_guard lock(impl_->mu);
+  if (auto it = impl_->schedulers.find(name);
+      it != impl_->schedulers.end() && it->second.first == kBuiltinSource && source != kBuiltinSource) {
+    it->second = {std::move(source), std::move(factory)};  // the plugin wins; Info lists it with the plugins
+    impl_->composite_schedulers.erase(name);
+    return OkStatus();
+  }
   std::string key = name;
   TORCHX_RETURN_IF_ERROR(AddUnique(impl_->schedulers, impl_->errors, PluginType::kScheduler, std::move(name),
                                    std::move(source), std::move(factory)));
@@ -201,9 +219,9 @@ void PluginRegistry::AddError(PluginError error) {
   impl_->errors.push_back(std::move(error));
 }
 
-void PluginRegistry::AddProvider(std::string name, Provider provider) {
+void PluginRegistry::AddProvider(std::string name, Provider provider, MayProvide may_provide) {
   std::lock_guard lock(impl_->mu);
-  impl_->providers.push_back({std::move(name), std::move(provider), {}});
+  impl_->providers.push_back({std::move(name), std::move(provider), std::move(may_provide), {}});
   // Types discovered before this provider existed are asked of it on their next access.
   impl_->discovered.clear();
 }
@@ -265,11 +283,32 @@ std::invoke_result_t<Fn, PluginRegistry::Impl&> PluginRegistry::Lookup(PluginTyp
 }
 
 std::optional<schedulers::SchedulerFactory> PluginRegistry::Scheduler(std::string_view name) {
+  bool shadowed = false;
+  {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->schedulers.find(std::string(name));
+    shadowed = it != impl_->schedulers.end() && it->second.first == kBuiltinSource &&
+               impl_->Unasked(PluginType::kScheduler, name);
+  }
+  if (shadowed) Discover(PluginType::kScheduler);  // a plugin of a built-in's name replaces it
   return Lookup(PluginType::kScheduler, [&](Impl& impl) -> std::optional<schedulers::SchedulerFactory> {
     auto it = impl.schedulers.find(std::string(name));
     if (it == impl.schedulers.end()) return std::nullopt;
     return it->second.second;
   });
+}
+
+std::string PluginRegistry::DefaultScheduler() {
+  bool ask = false;
+  {
+    std::lock_guard lock(impl_->mu);
+    ask = impl_->discovered.contains(PluginType::kScheduler) || impl_->Unasked(PluginType::kScheduler, "");
+  }
+  if (!ask) return DefaultSchedulerName();
+  for (const PluginInfo& p : Info(PluginType::kScheduler)) {
+    if (!p.composite) return p.name;  // a composite takes no app of its own
+  }
+  return DefaultSchedulerName();
 }
 
 std::optional<Result<specs::Resource>> PluginRegistry::NamedResource(std::string_view name) {
@@ -313,8 +352,13 @@ std::vector<PluginInfo> PluginRegistry::Info(PluginType type) {
   };
   switch (type) {
     case PluginType::kScheduler:
-      for (const std::string& name : impl_->scheduler_order) {
-        out.push_back({type, name, impl_->schedulers.at(name).first, impl_->composite_schedulers.contains(name)});
+      // TorchX #1448's merged order: the plugins, then the built-ins they left.
+      for (bool builtin : {false, true}) {
+        for (const std::string& name : impl_->scheduler_order) {
+          const std::string& source = impl_->schedulers.at(name).first;
+          if ((source == kBuiltinSource) != builtin) continue;
+          out.push_back({type, name, source, impl_->composite_schedulers.contains(name)});
+        }
       }
       break;
     case PluginType::kTracker:

@@ -611,6 +611,10 @@ Result<specs::Cfg> Runner::RecoveryHandoverCfg(const std::string& scheduler, spe
   return sched->RecoveryHandoverCfg(std::move(cfg));
 }
 
+std::string Runner::DefaultScheduler() const {
+  return options_.schedulers ? plugins::DefaultSchedulerName() : registry_.DefaultScheduler();
+}
+
 std::vector<std::string> Runner::SchedulerBackends() const {
   if (!options_.schedulers) return registry_.Names(plugins::PluginType::kScheduler);
   std::vector<std::string> names;

@@ -216,8 +216,11 @@ TEST_F(RunnerTest, AnInvalidAppIsReportedBeforeItsOptions) {
 
 TEST_F(RunnerTest, UnknownSchedulerListsEveryBackendInOrder) {
   Runner r(registry_);
-  EXPECT_EQ(r.SchedulerBackends().front(), "local_cwd");
-  EXPECT_EQ(r.SchedulerBackends().back(), "fake");
+  // TorchX #1448's order: the plugins (the test's `fake`), then the built-ins, the default first.
+  ASSERT_GE(r.SchedulerBackends().size(), 2u);
+  EXPECT_EQ(r.SchedulerBackends()[0], "fake");
+  EXPECT_EQ(r.SchedulerBackends()[1], "local_cwd");
+  EXPECT_EQ(r.DefaultScheduler(), "fake");
   EXPECT_THAT(r.SchedulerRunOpts("fakee"),
               StatusIs(StatusCode::kNotFound, AllOf(HasSubstr("local_cwd, local"), HasSubstr("Did you mean `fake`?"))));
   EXPECT_THAT(r.SchedulerRunOpts("fake"), IsOk());
@@ -226,7 +229,7 @@ TEST_F(RunnerTest, UnknownSchedulerListsEveryBackendInOrder) {
   ASSERT_FALSE(far.ok());
   const std::string& msg = far.error().message();
   EXPECT_EQ(msg.find("Valid choices"), msg.rfind("Valid choices")) << msg;
-  EXPECT_THAT(msg, HasSubstr("unknown scheduler `zzzzzzzz`. Valid choices: local_cwd"));
+  EXPECT_THAT(msg, HasSubstr("unknown scheduler `zzzzzzzz`. Valid choices: fake, local_cwd"));
 }
 
 TEST_F(RunnerTest, ComponentsResolveThroughTheRegistryWithItsNamedResources) {

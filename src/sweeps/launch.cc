@@ -116,7 +116,7 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
   plan.session = runner.session_name();
   plan.scheduler = !request.scheduler.empty() ? request.scheduler
                    : !spec.scheduler.empty()  ? spec.scheduler
-                                              : plugins::DefaultSchedulerName();
+                                              : runner.DefaultScheduler();
   plan.handle = specs::MakeAppHandle(std::string(kSchedulerName), plan.session, plan.id);
   auto caps = runner.SchedulerCapabilities(plan.scheduler);
   if (!caps) return caps.error().WithContext("scheduler");

@@ -86,7 +86,8 @@ class PluginRegistry {
 
   // ---- registration (built-ins, native loader, providers) ----
   // kAlreadyExists for a name already registered for that type (the first one stays; the
-  // duplicate is also recorded as an error of kind "duplicate").
+  // duplicate is also recorded as an error of kind "duplicate"). A scheduler plugin (any source
+  // but "builtin") named as a built-in replaces it (TorchX #1448: a plugin wins a name clash).
   Status AddScheduler(std::string name, std::string source, schedulers::SchedulerFactory factory);
   /// As AddScheduler, for a scheduler of composite jobs (Capability::kComposite: pipelines,
   /// sweeps, managed jobs), marked as one in Info.
@@ -99,7 +100,12 @@ class PluginRegistry {
 
   /// A discovery step run once per type, on first access (after native plugins are loaded).
   using Provider = std::function<void(PluginType, PluginRegistry&)>;
-  void AddProvider(std::string name, Provider provider);
+  /// Whether a provider may register `name` of a type (an empty name: any), answered cheaply
+  /// (without the provider's discovery): asked before a built-in scheduler's name, or the default
+  /// scheduler, is answered without discovery, so that a plugin of that name wins and plugins come
+  /// first. Null: the provider never shadows a built-in.
+  using MayProvide = std::function<bool(PluginType, std::string_view)>;
+  void AddProvider(std::string name, Provider provider, MayProvide may_provide = nullptr);
   /// Drops what the provider `name` added (the entries and errors whose source starts with one
   /// of `source_prefixes`) and asks it again on each type's next access: Python's
   /// `registry().clear()` after sys.path or the installed plugins changed.
@@ -107,10 +113,15 @@ class PluginRegistry {
 
   // ---- lookups (discover the type on first use) ----
   std::optional<schedulers::SchedulerFactory> Scheduler(std::string_view name);
+  /// The scheduler a run without `-s` goes to: the first plugin scheduler when there is one
+  /// (TorchX #1448's merged order: plugins first), else DefaultSchedulerName(). Starts no
+  /// discovery unless a provider may have a scheduler.
+  std::string DefaultScheduler();
   std::optional<Result<specs::Resource>> NamedResource(std::string_view name);
   std::shared_ptr<const components::Component> Component(std::string_view name);
   std::optional<DevicePlugin> Device(std::string_view name);
-  /// Names of one type: sorted, except schedulers, in registration order (the default first).
+  /// Names of one type: sorted, except schedulers: plugins first, then the built-ins, each in
+  /// registration order (the default first).
   std::vector<std::string> Names(PluginType type);
 
   /// The registry as the lower layers' lookup interfaces (components, spec files and back-ends

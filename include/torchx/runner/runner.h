@@ -204,6 +204,10 @@ class Runner {
   Result<std::vector<std::string>> ScheduleArray(const std::vector<schedulers::DryRunInfo>& tasks, int max_parallel);
   /// Every scheduler: built-ins in the build's order (the default first), then plugins.
   std::vector<std::string> SchedulerBackends() const;
+  /// Where an app goes when no scheduler is named: the registry's DefaultScheduler (the first
+  /// plugin scheduler, else the built-in default); the built-in default for a Runner given its
+  /// own schedulers.
+  std::string DefaultScheduler() const;
   const std::string& session_name() const { return options_.session_name; }
 
   /// A component by what `torchx run` takes: a registered name (builtin or plugin), a

@@ -62,7 +62,8 @@ def _entry_point_factories(group: str) -> Dict[str, Callable[..., SchedulerInfo]
 
 
 def get_default_scheduler_name() -> str:
-    """The scheduler ``torchx run`` uses without ``-s`` (TorchX's: local_cwd)."""
+    """The scheduler ``torchx run`` uses without ``-s``: the first plugin scheduler (TorchX #1448's
+    merged order), else local_cwd."""
     return core().scheduler_names()[0]
 
 
