@@ -57,6 +57,8 @@ def test_workspace_and_images_to_push_survive_the_round_trip():
     assert back.images_to_push == {"reg.example.com/t/x:abc": ("reg.example.com/t/x", "abc")}
     assert SlurmBatchRequest.from_json(SlurmBatchRequest(cmd=["sbatch"], replicas={}).to_json()).images_to_push is None
     assert create_scheduler("s").run_opts().get("image_repo") is not None
+    quiet = create_scheduler("s").run_opts().get("quiet")  # torchx-nightly's, from its docker workspace
+    assert quiet is not None and quiet.opt_type is bool and quiet.default is False
 
 
 def test_runner_over_the_python_class_injects_the_job_id():

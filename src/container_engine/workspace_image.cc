@@ -1,5 +1,6 @@
 #include "container_engine/workspace_image.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -53,12 +54,18 @@ std::string DockerConfigPath() {
 
 }  // namespace
 
+std::FILE* BuildLogFor(bool quiet) { return quiet ? nullptr : stderr; }
+
 Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::string& workspace,
-                                        const std::string& base_image, std::string_view who) {
+                                        const std::string& base_image, std::string_view who, std::FILE* build_log) {
   TORCHX_ASSIGN_OR_RETURN(BuildContext ctx, MakeBuildContext(workspace, base_image));
   std::string args = Json{{"IMAGE", base_image}, {"WORKSPACE", workspace}}.dump();
-  std::string path = fmt::format("/build?dockerfile={}&buildargs={}&rm=1&forcerm=1&pull=0&q=1",
-                                 UrlEncode(ctx.dockerfile), UrlEncode(args));
+  if (build_log) {
+    std::fprintf(build_log, "%.*s: building the workspace %s on %s (this may take a while)\n",
+                 static_cast<int>(who.size()), who.data(), workspace.c_str(), base_image.c_str());
+  }
+  std::string path = fmt::format("/build?dockerfile={}&buildargs={}&rm=1&forcerm=1&pull=0&q={}",
+                                 UrlEncode(ctx.dockerfile), UrlEncode(args), build_log ? 0 : 1);
   TORCHX_ASSIGN_OR_RETURN(auto resp, engine.Request("POST", path, ctx.tar, 600000, "application/x-tar"));
   EngineMessages read = ReadMessages(resp.body);
   std::string id;
@@ -66,6 +73,11 @@ Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::s
     if (m.contains("aux") && m["aux"].is_object()) id = m["aux"].value("ID", id);
     if (!m.contains("stream") || !m["stream"].is_string()) continue;
     std::string text = m["stream"];
+    if (build_log) {  // the engine's own lines (steps, their output), trimmed as TorchX logs them
+      auto first = text.find_first_not_of(" \t\r\n");
+      auto last = text.find_last_not_of(" \t\r\n");
+      if (first != std::string::npos) std::fprintf(build_log, "%s\n", text.substr(first, last - first + 1).c_str());
+    }
     // Quiet builds print just the image id (docker: "sha256:<hex>", podman: "<hex>").
     static const re2::RE2 kId(R"(\s*((?:sha256:)?[0-9a-f]{64})\s*)");
     if (std::string found; re2::RE2::FullMatch(text, kId, &found)) id = found;
@@ -111,13 +123,13 @@ Status CheckImageRepo(std::string_view repo, std::string_view option, std::strin
 }
 
 Result<std::set<std::string>> BuildWorkspaceImagesFor(const EngineClient& engine, const std::string& workspace,
-                                                      const std::string& repo, specs::AppDef& app,
-                                                      std::string_view who) {
+                                                      const std::string& repo, specs::AppDef& app, std::string_view who,
+                                                      std::FILE* build_log) {
   std::map<std::string, std::string> built;  // base image -> pushed name
   std::set<std::string> push;
   for (specs::Role& role : app.roles) {
     if (auto it = built.find(role.image); it == built.end()) {
-      TORCHX_ASSIGN_OR_RETURN(std::string id, BuildWorkspaceImage(engine, workspace, role.image, who));
+      TORCHX_ASSIGN_OR_RETURN(std::string id, BuildWorkspaceImage(engine, workspace, role.image, who, build_log));
       std::string tag = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;  // TorchX's tag: the image id's hash
       TORCHX_RETURN_IF_ERROR(TagImage(engine, id, repo, tag, who));
       built[role.image] = repo + ":" + tag;

@@ -3,6 +3,7 @@
 // and, for back-ends whose nodes pull from a registry (kubernetes), tagging and pushing it.
 #pragma once
 
+#include <cstdio>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,9 +17,10 @@ namespace torchx::container_engine {
 /// Builds `workspace` on top of `base_image` (Dockerfile.torchx with the build args IMAGE and
 /// WORKSPACE, else `FROM <image>` + `COPY . .`; .dockerignore honoured; never pulls). Returns the
 /// engine's id of the new image (docker: "sha256:<hex>", podman: "<hex>"). `who` names the
-/// back-end in errors.
+/// back-end in errors. `build_log`: where the engine's build output goes, line by line, as TorchX's
+/// docker workspace logs it (null: a quiet build, the run option `quiet=true`).
 Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::string& workspace,
-                                        const std::string& base_image, std::string_view who);
+                                        const std::string& base_image, std::string_view who, std::FILE* build_log);
 
 /// kInvalidArgument naming `option` unless `repo` is an image repository a registry takes: lower
 /// case [host[:port]/]path, no tag or digest (an empty one: "needs the run option").
@@ -28,8 +30,12 @@ Status CheckImageRepo(std::string_view repo, std::string_view option, std::strin
 /// rebuilt with `workspace` on top, tagged `<repo>:<image id's hash>`, and the roles pointed at
 /// it. Returns the names to push (`repo:tag`) before the job is sent.
 Result<std::set<std::string>> BuildWorkspaceImagesFor(const EngineClient& engine, const std::string& workspace,
-                                                      const std::string& repo, specs::AppDef& app,
-                                                      std::string_view who);
+                                                      const std::string& repo, specs::AppDef& app, std::string_view who,
+                                                      std::FILE* build_log);
+
+/// Where a back-end's workspace build writes its output: stderr, unless the run option `quiet`
+/// (TorchX's docker workspace option) is true.
+std::FILE* BuildLogFor(bool quiet);
 
 /// Tags the local `image` as `repo:tag`.
 Status TagImage(const EngineClient& engine, const std::string& image, const std::string& repo, const std::string& tag,

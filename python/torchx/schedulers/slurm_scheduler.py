@@ -85,6 +85,8 @@ class SlurmOpts(StructuredOpts):
     image_repo: Optional[str] = None
     """(workspace_type=docker) The repository a --workspace image is pushed to and the nodes'
     container plugin pulls from."""
+    quiet: bool = False
+    """(workspace_type=docker) Whether to suppress verbose output for image building."""
     dependency: Optional[str] = None
     """Start the job only once these jobs have ended as said (sbatch --dependency, e.g.
     afterok:123:124); the job is cancelled when its dependency can no longer be met."""

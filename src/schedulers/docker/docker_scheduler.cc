@@ -128,9 +128,16 @@ class DockerScheduler : public Scheduler {
   // Its state is in its engine (or on disk): a thread may have an instance of its own.
   bool instance_per_thread() const override { return true; }
   Capabilities capabilities() const override {
-    return {Capability::kLogs,           Capability::kFollowLogs,    Capability::kLogTimestamps,
-            Capability::kList,           Capability::kDelete,        Capability::kWorkspace,
-            Capability::kDescribeNative, Capability::kResourceUsage, Capability::kFailureClassification};
+    return {Capability::kLogs,
+            Capability::kFollowLogs,
+            Capability::kLogTimestamps,
+            Capability::kList,
+            Capability::kDelete,
+            Capability::kWorkspace,
+            Capability::kDescribeNative,
+            Capability::kResourceUsage,
+            Capability::kFailureClassification,
+            Capability::kInterruptCancels};
   }
 
   // Each replica's container as the engine's inspect says it ended: ClassifyContainerEnds.
@@ -391,11 +398,13 @@ class DockerScheduler : public Scheduler {
 
   // TorchX's docker workspace: each role's image becomes an image built from the workspace
   // (docker/workspace_image), run locally as it is. Images are never pulled.
-  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg&) override {
+  Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
+    bool quiet = cfg.Bool("quiet").value_or(false);
     std::map<std::string, std::string> built;  // base image -> built image id
     for (specs::Role& role : app.roles) {
       if (auto it = built.find(role.image); it == built.end()) {
-        TORCHX_ASSIGN_OR_RETURN(std::string id, BuildWorkspaceImage(client_, workspace, role.image, "local_docker"));
+        TORCHX_ASSIGN_OR_RETURN(std::string id, BuildWorkspaceImage(client_, workspace, role.image, "local_docker",
+                                                                    container_engine::BuildLogFor(quiet)));
         built[role.image] = std::move(id);
       }
       role.image = built[role.image];

@@ -255,8 +255,9 @@ class KubernetesScheduler : public Scheduler {
   Status BuildWorkspace(const std::string& workspace, specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     std::string repo = cfg.Str("image_repo").value_or("");
     TORCHX_RETURN_IF_ERROR(container_engine::CheckImageRepo(repo, "image_repo", "kubernetes"));
-    TORCHX_ASSIGN_OR_RETURN(auto built, container_engine::BuildWorkspaceImagesFor(container_engine::EngineClient(http_),
-                                                                                  workspace, repo, app, "kubernetes"));
+    TORCHX_ASSIGN_OR_RETURN(auto built, container_engine::BuildWorkspaceImagesFor(
+                                            container_engine::EngineClient(http_), workspace, repo, app, "kubernetes",
+                                            container_engine::BuildLogFor(cfg.Bool("quiet").value_or(false))));
     workspace_images_.insert(built.begin(), built.end());
     return OkStatus();
   }

@@ -76,6 +76,10 @@ specs::RunOpts SlurmRunOpts() {
   (void)o.Add("image_repo", specs::CfgType::kStr,
               "(workspace_type=docker) the repository a --workspace image is pushed to (push access needed) and the "
               "nodes' container plugin pulls from, e.g. registry.example.com/team/trainer");
+  (void)o.Add("quiet", specs::CfgType::kBool,
+              "(workspace_type=docker) whether to suppress verbose output for image building (the engine's build "
+              "log on stderr)",
+              false);
   return o;
 }
 

@@ -141,8 +141,9 @@ class SlurmScheduler : public Scheduler {
     }
     std::string repo = cfg.Str("image_repo").value_or("");
     TORCHX_RETURN_IF_ERROR(container_engine::CheckImageRepo(repo, "image_repo", "slurm"));
-    TORCHX_ASSIGN_OR_RETURN(auto built,
-                            container_engine::BuildWorkspaceImagesFor(Engine(), workspace, repo, app, "slurm"));
+    TORCHX_ASSIGN_OR_RETURN(auto built, container_engine::BuildWorkspaceImagesFor(
+                                            Engine(), workspace, repo, app, "slurm",
+                                            container_engine::BuildLogFor(cfg.Bool("quiet").value_or(false))));
     workspace_images_.insert(built.begin(), built.end());
     return OkStatus();
   }
