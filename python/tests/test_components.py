@@ -215,3 +215,29 @@ def test_class_based_components(torchx_bin, tmp_path):
                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert __import__("json").loads(out.stdout)["app"]["roles"][0]["args"] == ["lr=2.0", "epochs=2", "tag=None"]
+
+
+def test_class_components_through_the_finder_api(tmp_path, monkeypatch):
+    """torchx-nightly's `get_component("file.py:Cls").fn(**kwargs)` returns the AppDef (the class
+    built and `build()` called), and `materialize_appdef(fn, argv)` takes it; the module forms
+    `module:Cls` and `module.Cls` find it too."""
+    from torchx.specs.builders import materialize_appdef
+    from torchx.specs.finder import get_component
+
+    path = tmp_path / "classes.py"
+    path.write_text(CLASS_COMPONENT)
+    component = get_component(f"{path}:Trainer")
+    assert component.fn_name == "Trainer" and component.validation_errors == []
+    assert component.description.startswith("Trains a model")
+    assert list(inspect.signature(component.fn).parameters) == ["lr", "epochs", "tag"]
+    app = component.fn(lr=0.5)
+    assert isinstance(app, specs.AppDef) and app.roles[0].args == ["lr=0.5", "epochs=2", "tag=None"]
+    app = materialize_appdef(component.fn, ["--lr", "1", "--epochs", "4"])
+    assert app.roles[0].args == ["lr=1.0", "epochs=4", "tag=None"]
+    with pytest.raises(ComponentValidationException, match="must define a `build"):
+        get_component(f"{path}:NoBuild")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("classes:Trainer", "classes.Trainer"):
+        assert get_component(name).fn(lr=3).roles[0].args[0] == "lr=3"
+    with pytest.raises(ComponentNotFoundException):
+        get_component("classes:Missing")

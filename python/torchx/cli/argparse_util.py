@@ -2,13 +2,20 @@
 section (TorchX's torchx.cli.argparse_util), and refuse an option given twice."""
 
 import argparse
-from typing import Any, Dict, Optional, Sequence, Union
+import logging
+import sys
+import weakref
+from typing import Any, Dict, Optional, Sequence, Set, Union
 
 from torchx.runner.config import get_configs
 
+logger: logging.Logger = logging.getLogger(__name__)
+
 
 class ArgOnceAction(argparse.Action):
-    """Stores the value; an option given twice in one command line is an error (exit 1)."""
+    """Stores the value; the same option string given twice in one command line is an error
+    (logged, exit 1, as TorchX's). What was seen is kept beside the namespace, not in it, so that
+    ``vars(args)`` holds only the options."""
 
     def __call__(
         self,
@@ -17,11 +24,23 @@ class ArgOnceAction(argparse.Action):
         values: Union[str, Sequence[Any], None],
         option_string: Optional[str] = None,
     ) -> None:
-        seen = namespace.__dict__.setdefault("_torchx_seen_options", set())
-        if self.dest in seen:
-            parser.error(f"{option_string or self.dest}: given more than once")
-        seen.add(self.dest)
+        _check_specified_once(namespace, option_string or self.dest)
         setattr(namespace, self.dest, values)
+
+
+# id(namespace) -> the option strings given so far; an entry goes with its namespace.
+_seen_options: Dict[int, Set[str]] = {}
+
+
+def _check_specified_once(namespace: argparse.Namespace, option: str) -> None:
+    key = id(namespace)
+    if key not in _seen_options:
+        _seen_options[key] = set()
+        weakref.finalize(namespace, _seen_options.pop, key, None)
+    if option in _seen_options[key]:
+        logger.error(f"Cannot specify {option} more than once")
+        sys.exit(1)
+    _seen_options[key].add(option)
 
 
 class torchxconfig(ArgOnceAction):

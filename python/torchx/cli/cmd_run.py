@@ -3,6 +3,7 @@ TorchX's run-argument record (``TorchXRunArgs``) that tools build runs from."""
 
 import argparse
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -10,6 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from torchx.cli.cmd_core import CoreSubCommand
 from torchx.runner import config
 from torchx.specs.api import CfgVal
+from torchx.specs.metadata_keys import TORCHX_CONTEXT_NAME
 
 
 @dataclass
@@ -111,10 +113,17 @@ class CmdRun(CoreSubCommand):
         self._subparser: Optional[argparse.ArgumentParser] = None
 
     def add_arguments(self, subparser: argparse.ArgumentParser) -> None:
+        from torchx.cli.argparse_util import ArgOnceAction, torchxconfig_run
+        from torchx.schedulers import get_default_scheduler_name
+
         self._subparser = subparser
-        subparser.add_argument("-s", "--scheduler", type=str, default=None,
-                               help="Name of the scheduler to use (default: [cli:run] scheduler, else local_cwd).")
-        subparser.add_argument("-cfg", "--scheduler_args", type=str, default=None,
+        # TorchX's defaults, marked (_Default) so that `run` hands the binary only what was given:
+        # the binary resolves the same defaults itself, and takes no workspace unless one is named.
+        subparser.add_argument("-s", "--scheduler", action=torchxconfig_run,
+                               default=_Default(get_default_scheduler_name()),
+                               help="Name of the scheduler to use (default: [cli:run] scheduler, else the first "
+                                    "plugin's, else local_cwd).")
+        subparser.add_argument("-cfg", "--scheduler_args", action=ArgOnceAction, default=None,
                                help="Arguments to pass to the scheduler (Ex:`cluster=foo,user=bar`). For a list of "
                                     "scheduler run options run: `torchx runopts`")
         subparser.add_argument("--dryrun", action="store_true", default=False,
@@ -122,8 +131,9 @@ class CmdRun(CoreSubCommand):
         subparser.add_argument("--wait", action="store_true", default=False, help="Wait for the app to finish.")
         subparser.add_argument("--log", action="store_true", default=False,
                                help="Stream logs while waiting for app to finish.")
-        subparser.add_argument("--workspace", "--buck-target", default=None,
-                               help="local workspace to build into the app (on a scheduler with workspaces)")
+        subparser.add_argument("--workspace", "--buck-target", action=torchxconfig_run, default=_Default(Path.cwd()),
+                               help="local workspace to build into the app (on a scheduler with workspaces; "
+                                    "named explicitly: this package builds none by default)")
         subparser.add_argument("--parent_run_id", type=str, default=None,
                                help="optional parent run ID that this run belongs to (experiment tracking)")
         subparser.add_argument("--tee_logs", action="store_true", default=False,
@@ -134,12 +144,49 @@ class CmdRun(CoreSubCommand):
                                help="Print a single JSON object to stdout instead of the human-readable output.")
         subparser.add_argument("component_name_and_args", nargs=argparse.REMAINDER)
 
-    def run(self, args: argparse.Namespace) -> None:
-        if getattr(args, "stdin", False):
-            import json
-            import sys
+    def verify_no_extra_args(self, args: argparse.Namespace) -> None:
+        """With ``--stdin`` the JSON is the whole request: any other option given (one whose value
+        differs from its default; ``--dryrun`` and ``--json`` aside) is a usage error."""
+        if not getattr(args, "stdin", False) or self._subparser is None:
+            return
+        given = []
+        for action in self._subparser._actions:
+            if action.dest in ("stdin", "help", "dryrun", "json"):
+                continue
+            value = getattr(args, action.dest, action.default)
+            if action.dest == "component_name_and_args" and value == []:
+                continue
+            if value != action.default:
+                given.append(action.option_strings[-1] if action.option_strings else action.dest)
+        if given:
+            self._subparser.error(
+                f"Cannot specify {', '.join(given)} when using --stdin: the JSON on stdin is the whole request "
+                "(only --dryrun and --json may go with it)"
+            )
 
-            run_args = torchx_run_args_from_json(json.load(sys.stdin))
+    def torchx_json_from_stdin(self, args: Optional[argparse.Namespace] = None) -> Dict[str, Any]:
+        """The run request read from stdin: a JSON object (exit 1 naming the problem otherwise),
+        with ``dryrun`` set when ``--dryrun`` was given."""
+        import json
+        import sys
+
+        try:
+            data = json.load(sys.stdin)
+        except (json.JSONDecodeError, EOFError) as e:
+            print(f"torchx: error: --stdin: the input is not JSON ({e})", file=sys.stderr)
+            sys.exit(1)
+        if not isinstance(data, dict):
+            print(f"torchx: error: --stdin: expected a JSON object, got {type(data).__name__}", file=sys.stderr)
+            sys.exit(1)
+        if args is not None and getattr(args, "dryrun", False):
+            data["dryrun"] = True
+        return data
+
+    def run(self, args: argparse.Namespace) -> None:
+        os.environ.setdefault(TORCHX_CONTEXT_NAME, "cli_run")  # TorchX's: what trackers read
+        if getattr(args, "stdin", False):
+            self.verify_no_extra_args(args)
+            run_args = torchx_run_args_from_json(self.torchx_json_from_stdin(args))
             self.run_argv(_argv_of(run_args, json_output=bool(getattr(args, "json", False))))
             return
         if not hasattr(args, "component_name_and_args"):  # the pass-through parser: argv as given
@@ -148,7 +195,7 @@ class CmdRun(CoreSubCommand):
         argv: List[str] = []
         for flag, value in (("--scheduler", args.scheduler), ("--scheduler_args", args.scheduler_args),
                             ("--workspace", args.workspace), ("--parent_run_id", args.parent_run_id)):
-            if value:
+            if value and not isinstance(value, _Default):
                 argv += [flag, str(value)]
         argv += [f"--{name}" for name in ("dryrun", "wait", "log", "tee_logs", "json") if getattr(args, name, False)]
         self.run_argv(argv + list(args.component_name_and_args))
@@ -208,6 +255,11 @@ def _cli_value(value: Any) -> str:
     return str(value)
 
 
+class _Default(str):
+    """An option's default as ``run``'s parser holds it: equal to the value, and known as a default
+    (not given) when the arguments are handed to the binary."""
+
+
 class CmdBuiltins(CoreSubCommand):
     """``torchx builtins [--print NAME]``: the builtin components, or one's definition."""
 
@@ -216,6 +268,12 @@ class CmdBuiltins(CoreSubCommand):
 
     def add_arguments(self, subparser: argparse.ArgumentParser) -> None:
         subparser.add_argument("--print", type=str, help="print the definition of this builtin component")
+
+    def _builtins(self) -> Dict[str, Any]:
+        """Every named component without linter errors (TorchX's ``CmdBuiltins._builtins``)."""
+        from torchx.specs.finder import get_components
+
+        return get_components()
 
     def run(self, args: argparse.Namespace) -> None:
         self.run_argv(["--print", args.print] if getattr(args, "print", None) else [])

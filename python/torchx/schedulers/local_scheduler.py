@@ -23,13 +23,14 @@ import os
 import pprint
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set, cast
 
-from torchx._core import backend_helper, core
+from torchx._core import backend_helper
 from torchx.schedulers._core_backend import CoreBackend
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
 from torchx.schedulers.ids import make_unique
@@ -323,7 +324,10 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
             "visible_gpus": self._cuda_device_count() if opts.auto_set_cuda_visible_devices else 0,
             "role_dirs": role_dirs,
         }
-        plan = backend_helper("local_cwd", "plan", {"app": plan_app, "inputs": inputs})["plan"]
+        planned_reply = backend_helper("local_cwd", "plan", {"app": plan_app, "inputs": inputs})
+        for warning in planned_reply.get("warnings", []):
+            log.warning(warning)
+        plan = planned_reply["plan"]
         request = _popen_request(plan, cwds)
         # Not dataclass fields: what `schedule` needs besides the editable request.
         request.__dict__["_plan"] = plan
@@ -335,8 +339,23 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         return _popen_request(payload, {})
 
     def _cuda_device_count(self) -> int:
-        """GPUs on this host: the core's CUDA device plugin count (``nvidia-smi -L``; 0 without it)."""
-        return core().device_chip_count("CUDA")
+        """GPUs on this host: the ``GPU `` lines of ``nvidia-smi -L`` (as the core's CUDA device
+        plugin counts them: a MIG device is not a GPU index); 0 without the tool or when it fails.
+        Read through ``subprocess.run``, as TorchX's LocalScheduler does, so tests can mock it."""
+        try:
+            result = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=True)
+        except FileNotFoundError:
+            log.warning("nvidia-smi not found: assuming this host has no GPUs")
+            return 0
+        except subprocess.CalledProcessError as e:
+            log.warning("nvidia-smi -L failed (%s): assuming this host has no GPUs", e)
+            return 0
+        return sum(1 for line in (result.stdout or "").splitlines() if line.startswith("GPU "))
+
+    def _get_app_log_dir(self, app_id: str, cfg: Opts) -> str:
+        """Where the app's logs go (TorchX's): ``<log_dir or a temporary directory>/<session>/<app_id>``;
+        only a temporary base is removed by ``close()``."""
+        return os.path.join(self._log_base(cfg), self.session_name, app_id)
 
     # ---- submit ----
 

@@ -4,8 +4,9 @@ Same names as TorchX's torchx.specs, so component files written for TorchX impor
 """
 
 import contextlib
+import os
 import sys
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 from torchx._core import core
 from torchx.specs.api import (
@@ -89,22 +90,44 @@ class _NamedResourcesLibrary:
                 "while plugins were being discovered (at its import); look it up inside the factory instead")
         yield
 
+    @staticmethod
+    def _custom() -> Dict[str, Any]:
+        """TorchX's ``TORCHX_CUSTOM_NAMED_RESOURCES``: a module whose ``NAMED_RESOURCES`` maps names
+        to Resource factories, imported at each lookup (so ``sys.modules`` is honoured); a module
+        that does not import is an error naming the variable."""
+        module_name = os.environ.get("TORCHX_CUSTOM_NAMED_RESOURCES")
+        if not module_name:
+            return {}
+        import importlib
+
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            raise ModuleNotFoundError(
+                f"TORCHX_CUSTOM_NAMED_RESOURCES={module_name}: the module does not import ({e})") from e
+        return dict(getattr(module, "NAMED_RESOURCES", {}) or {})
+
     def __getitem__(self, key: str) -> Resource:
         with self._lookup(key):
             if key in ("NULL", "MISSING"):
                 return Resource(cpu=-1, gpu=-1, memMB=-1)
+            custom = self._custom()
+            if key in custom:
+                return custom[key]()
             import json
 
             return resource_from_json(json.loads(core().named_resource(key)))
 
     def __contains__(self, key: object) -> bool:
         with self._lookup(key):
-            return isinstance(key, str) and (key in ("NULL", "MISSING") or key in core().named_resource_names())
+            return isinstance(key, str) and (
+                key in ("NULL", "MISSING") or key in self._custom() or key in core().named_resource_names())
 
     def __iter__(self) -> Iterator[str]:
-        """The registered names: the core's table and every plugin's."""
+        """The registered names: the core's table, every plugin's and TORCHX_CUSTOM_NAMED_RESOURCES's."""
         with self._lookup("*"):
-            return iter(core().named_resource_names())
+            names = list(core().named_resource_names())
+            return iter(names + [n for n in self._custom() if n not in names])
 
     def reset(self) -> None:
         """Forgets the plugins' named resources: the next lookup discovers them again (nothing to

@@ -117,9 +117,43 @@ class CustomComponentsFinder(ComponentsFinder):
         fn = namespace.get(self._function_name)
         if fn is None:
             raise ComponentNotFoundException(f"Function {self._function_name} does not exist in file {self._filepath}")
+        fn = _as_component_fn(fn, self._function_name)
         description, _ = get_fn_docstring(fn)  # type: ignore[arg-type]
         name = f"{self._filepath}:{self._function_name}"
         return [_Component(name, description, self._function_name, fn, errors)]  # type: ignore[arg-type]
+
+
+def _as_component_fn(obj: object, name: str) -> Callable[..., AppDef]:
+    """A component function as found, or a class component (torchx-nightly: a class with a
+    ``build(self) -> AppDef`` method) as the function that builds the class and calls ``build``,
+    with the constructor's parameters as its own."""
+    if not inspect.isclass(obj):
+        return obj  # type: ignore[return-value]
+    if not callable(getattr(obj, "build", None)):
+        raise ComponentValidationException(f"Class component `{name}` must define a `build(self) -> AppDef` method")
+    from torchx.components._loader import _component_fn_from_class
+
+    return _component_fn_from_class(obj)
+
+
+def _module_component(name: str) -> Optional[_Component]:
+    """``pkg.module:fn`` or ``pkg.module.fn`` (a function or a class component in an importable
+    module), or None when no module of that name imports."""
+    path, sep, fn_name = name.rpartition(":") if ":" in name else name.rpartition(".")
+    if not path or not fn_name:
+        return None
+    try:
+        module = importlib.import_module(path)
+    except ImportError:
+        return None
+    obj = getattr(module, fn_name, None)
+    if obj is None:
+        raise ComponentNotFoundException(f"Function {fn_name} does not exist in module {path}")
+    fn = _as_component_fn(obj, fn_name)
+    source = getattr(module, "__file__", None)
+    errors = [m.description for m in validate(source, fn_name)] if source and source.endswith(".py") else []
+    description, _ = get_fn_docstring(fn)
+    return _Component(name, description, fn_name, fn, errors)
 
 
 def _registered_components() -> List[_Component]:
@@ -164,11 +198,18 @@ def get_component(name: str, validators: Optional[List[ComponentFunctionValidato
     when there is none, ComponentValidationException (the linter's messages) when it is invalid."""
     if ":" in name:
         path, _, fn_name = name.rpartition(":")
-        if not Path(path).is_file():
+        if Path(path).is_file():
+            components = {c.name: c for c in CustomComponentsFinder(path, fn_name).find(validators)}
+        elif path.endswith(".py") or os.sep in path or (module_component := _module_component(name)) is None:
             raise ComponentNotFoundException(f"component file {path}: no such file")
-        components = {c.name: c for c in CustomComponentsFinder(path, fn_name).find(validators)}
+        else:
+            components = {name: module_component}
     else:
         components = _load_components(validators)
+        if name not in components and "." in name:  # `pkg.module.fn`: a function or class of a module
+            module_component = _module_component(name)
+            if module_component is not None:
+                components[name] = module_component
     component = components.get(name)
     if component is None:
         raise ComponentNotFoundException(

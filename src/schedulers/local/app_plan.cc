@@ -51,10 +51,13 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
   }
   int gpus_needed = 0;
   for (const specs::Role& role : app.roles) gpus_needed += std::max(0, role.resource.gpu) * role.num_replicas;
-  if (in.auto_set_cuda_visible_devices && gpus_needed > in.visible_gpus) {
-    return InvalidArgumentError(
-        fmt::format("auto_set_cuda_visible_devices: the app asks for {} GPUs in all but this host has {}", gpus_needed,
-                    in.visible_gpus));
+  bool assign_gpus = in.auto_set_cuda_visible_devices && gpus_needed > 0;
+  if (assign_gpus && gpus_needed > in.visible_gpus) {
+    assign_gpus = false;
+    plan.warnings.push_back(fmt::format(
+        "auto_set_cuda_visible_devices: the app asks for {} GPUs in all but this host has {}; CUDA_VISIBLE_DEVICES "
+        "is not set, so every replica sees all of the host's GPUs",
+        gpus_needed, in.visible_gpus));
   }
   if (in.device) {
     for (const specs::Role& role : app.roles) {
@@ -96,7 +99,7 @@ Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in) {
       } else {
         rp.env["PATH"] = path;
       }
-      if (in.auto_set_cuda_visible_devices && role.resource.gpu > 0) {
+      if (assign_gpus && role.resource.gpu > 0) {
         std::string devices;
         for (int g = 0; g < role.resource.gpu; ++g) devices += (g ? "," : "") + std::to_string(next_gpu++);
         rp.env["CUDA_VISIBLE_DEVICES"] = devices;
@@ -336,7 +339,9 @@ Result<AppPlan> AppPlanFromJson(const std::string& json) {
 }
 
 std::string RenderAppPlan(const AppPlan& plan) {
-  std::string out = fmt::format("app_id: {}\nlog dir: {}\n", plan.app_id, plan.app_dir);
+  std::string out;
+  for (const std::string& w : plan.warnings) out += fmt::format("warning: {}\n", w);
+  out += fmt::format("app_id: {}\nlog dir: {}\n", plan.app_id, plan.app_dir);
   for (const ReplicaPlan& r : plan.replicas) {
     std::string cmd;
     for (const std::string& a : r.argv) cmd += (cmd.empty() ? "" : " ") + ::torchx::internal::ShlexQuote(a);

@@ -40,6 +40,8 @@ struct AppPlan {
   double resource_interval = 5;    ///< seconds between resource samples; 0: none taken
   std::vector<ReplicaPlan> replicas;
   std::map<std::string, RolePolicy> roles;
+  /// What the plan left undone and why (the dry run prints them; not stored with the plan).
+  std::vector<std::string> warnings;
 };
 
 struct PlanInputs {
@@ -65,9 +67,10 @@ struct PlanInputs {
   int device_chips = 0;
 };
 
-/// Builds the plan. kInvalidArgument when the app has more replicas than `max_replicas`, when
-/// auto_set_cuda_visible_devices asks for more GPUs than the host has, or when a role has more
-/// replicas than the device has chips (naming both numbers).
+/// Builds the plan. kInvalidArgument when the app has more replicas than `max_replicas`, or when a
+/// role has more replicas than the device has chips (naming both numbers). When
+/// auto_set_cuda_visible_devices asks for more GPUs than the host has, no replica gets
+/// CUDA_VISIBLE_DEVICES and a warning says so (TorchX's rule: the app still runs).
 Result<AppPlan> BuildAppPlan(const specs::AppDef& app, const PlanInputs& in);
 
 /// Every field of every replica: the dry run's request (`--dryrun --json`, Python's PopenRequest).

@@ -46,16 +46,21 @@ TEST(AppPlan, AutoSetCudaVisibleDevicesGivesDisjointGpusAcrossRoles) {
   EXPECT_EQ(plan->replicas[3].env.count("CUDA_VISIBLE_DEVICES"), 0u);  // a CPU-only role
 }
 
-TEST(AppPlan, AutoSetCudaVisibleDevicesRefusesMoreGpusThanTheHostHas) {
+TEST(AppPlan, AutoSetCudaVisibleDevicesWarnsAndAssignsNoneWhenTheHostHasTooFewGpus) {
   specs::AppDef app{"a", {GpuRole("t", 3, 2)}, {}};
   PlanInputs in = Inputs();
   in.auto_set_cuda_visible_devices = true;
   in.visible_gpus = 4;
-  EXPECT_THAT(BuildAppPlan(app, in),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("asks for 6 GPUs in all but this host has 4")));
-  in.auto_set_cuda_visible_devices = false;  // off: GPUs are not checked or assigned
-  auto plan = BuildAppPlan(app, in);
+  auto plan = BuildAppPlan(app, in);  // TorchX: a warning, and the app runs seeing every GPU
   ASSERT_THAT(plan, IsOk());
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  EXPECT_THAT(plan->warnings[0], HasSubstr("asks for 6 GPUs in all but this host has 4"));
+  EXPECT_THAT(RenderAppPlan(*plan), HasSubstr("warning: auto_set_cuda_visible_devices"));
+  for (const ReplicaPlan& r : plan->replicas) EXPECT_EQ(r.env.count("CUDA_VISIBLE_DEVICES"), 0u);
+  in.auto_set_cuda_visible_devices = false;  // off: GPUs are not checked or assigned
+  plan = BuildAppPlan(app, in);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_TRUE(plan->warnings.empty());
   EXPECT_EQ(plan->replicas[0].env.count("CUDA_VISIBLE_DEVICES"), 0u);
 }
 

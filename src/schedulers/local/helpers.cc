@@ -55,8 +55,9 @@ Result<std::string> LocalHelper(std::string_view function, std::string_view args
   TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromJson(args["app"].get()->dump()));
   TORCHX_ASSIGN_OR_RETURN(PlanInputs in, Inputs(args["inputs"]));
   TORCHX_ASSIGN_OR_RETURN(AppPlan plan, BuildAppPlan(app, in));
-  return Json{{"plan", Json::parse(AppPlanToJson(plan))}, {"printable", RenderAppPlan(plan)}}.dump(
-      -1, ' ', false, Json::error_handler_t::replace);
+  return Json{
+      {"plan", Json::parse(AppPlanToJson(plan))}, {"printable", RenderAppPlan(plan)}, {"warnings", plan.warnings}}
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace torchx::schedulers::local
