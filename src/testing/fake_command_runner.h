@@ -6,7 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +39,17 @@ class FakeCommandRunner : public internal::CommandRunner {
                                       std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     calls_.push_back(argv);
+    // What a real tool would read: the files its arguments name, as they are while it runs
+    // (sbatch reads the batch script then; the launcher may remove it after).
+    for (size_t i = 1; i < argv.size(); ++i) {
+      std::error_code ec;
+      if (argv[i].starts_with('/') && std::filesystem::is_regular_file(argv[i], ec)) {
+        std::ifstream f(argv[i]);
+        std::stringstream text;
+        text << f.rdbuf();
+        files_[argv[i]] = text.str();
+      }
+    }
     const Result<internal::CommandResult>* best = nullptr;
     size_t best_len = 0;
     for (const auto& [prefix, answer] : answers_) {
@@ -48,6 +63,12 @@ class FakeCommandRunner : public internal::CommandRunner {
     return NotFoundError(fmt::format("`{}` is not installed (not found on PATH)", argv.empty() ? "" : argv[0]));
   }
 
+  /// What the file `path`, an argument of a call, held when that call ran ("" if none named it).
+  std::string FileAtCall(const std::string& path) const {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(path);
+    return it == files_.end() ? std::string() : it->second;
+  }
   /// Every argv run so far, in order.
   std::vector<std::vector<std::string>> calls() const {
     std::lock_guard lock(mu_);
@@ -66,6 +87,7 @@ class FakeCommandRunner : public internal::CommandRunner {
   mutable std::mutex mu_;
   std::vector<std::pair<std::vector<std::string>, Result<internal::CommandResult>>> answers_;
   std::vector<std::vector<std::string>> calls_;
+  std::map<std::string, std::string> files_;
 };
 
 }  // namespace torchx::testing

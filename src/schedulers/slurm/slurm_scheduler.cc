@@ -451,7 +451,10 @@ class SlurmScheduler : public Scheduler {
     }
     std::ofstream(script_path) << script;
     cmd.push_back(script_path.string());
-    TORCHX_ASSIGN_OR_RETURN(auto res, Tool(cmd, std::chrono::seconds(60)));
+    auto submitted = Tool(cmd, std::chrono::seconds(60));
+    // sbatch hands slurmctld a copy of the script: the temporary one goes once it has answered.
+    if (job_dir.empty()) fs::remove_all(script_path.parent_path(), ec);
+    TORCHX_ASSIGN_OR_RETURN(auto res, std::move(submitted));
     if (res.exit_code != 0) {
       // The controller could not be asked (try again later), or it refused the job (a drained or
       // unknown partition, a limit): callers that retry (managed jobs) tell the two apart.

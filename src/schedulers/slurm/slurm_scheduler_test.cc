@@ -31,13 +31,6 @@ using ::testing::ElementsAre;
 using testing::FakeCommandRunner;
 using ::testing::HasSubstr;
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // What squeue and sacct print for a job id they do not know (squeue exits 1; sacct prints only
 // its header).
 constexpr const char* kSqueueInvalidId = "slurm_load_jobs error: Invalid job id specified\n";
@@ -90,12 +83,11 @@ TEST(SlurmScheduler, ScheduleRunsSbatchOnTheDryRunsScriptAndReadsTheJobId) {
   EXPECT_EQ(sbatch[0][1], "--parsable");
   fs::path script = sbatch[0].back();
   EXPECT_EQ(script.filename(), "torchx-sbatch.sh");
-  std::string text = ReadFile(script);
+  std::string text = f.tools->FileAtCall(script);
   EXPECT_THAT(info->request, HasSubstr(text));  // the script the dry run showed is the one sent
   EXPECT_THAT(text, HasSubstr("#SBATCH --job-name=echo-0"));
   EXPECT_THAT(text, HasSubstr("#SBATCH --job-name=echo-1"));
-  std::error_code ec;
-  fs::remove_all(script.parent_path(), ec);
+  EXPECT_FALSE(fs::exists(script.parent_path()));  // slurmctld has its copy: the temporary one is gone
 }
 
 specs::AppDef EchoArg(const std::string& arg) {
@@ -125,15 +117,14 @@ TEST(SlurmScheduler, ScheduleArraySubmitsOneArrayJobWithATaskPerDryRun) {
   auto sbatch = f.tools->CallsOf("sbatch");
   ASSERT_EQ(sbatch.size(), 1u);
   fs::path script = sbatch[0].back();
-  std::string text = ReadFile(script);
+  std::string text = f.tools->FileAtCall(script);
   EXPECT_THAT(text, HasSubstr("#SBATCH --array=0-2%2 --job-name=echo-0"));
   EXPECT_THAT(text, HasSubstr("case \"$SLURM_ARRAY_TASK_ID\" in\n0) srun "));
   EXPECT_THAT(text, HasSubstr("--output=slurm-\"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"-echo-0.out"));
   EXPECT_THAT(text, HasSubstr("'TORCHX_JOB_ID=slurm://s/'\"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"''"));
   EXPECT_THAT(text, HasSubstr(" echo b ;;\n2) srun "));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("slurm-\"$SLURM_JOB_ID\"-echo")));
-  std::error_code ec;
-  fs::remove_all(script.parent_path(), ec);
+  EXPECT_FALSE(fs::exists(script.parent_path()));
 }
 
 TEST(SlurmScheduler, TasksThatCannotShareAnArrayAreNamed) {
@@ -198,7 +189,7 @@ TEST(SlurmScheduler, SchedulePushesTheWorkspaceImagesBeforeSbatch) {
   EXPECT_THAT(failed,
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("pushing image reg.example.com/team/x:abc123")));
   EXPECT_EQ(tools->CallsOf("sbatch").size(), 1u);  // not sent again
-  for (auto& argv : tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
+  for (auto& argv : tools->CallsOf("sbatch")) EXPECT_FALSE(fs::exists(fs::path(argv.back()).parent_path()));
 
   payload["push"] = {"no-tag"};
   info->payload = payload.dump();
@@ -253,7 +244,7 @@ TEST(SlurmScheduler, ScheduleReadsAPlainJobIdAndReportsSbatchsOwnError) {
   f.tools->On({"sbatch"}, 1, "",
               "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n");
   EXPECT_THAT(f.sched->Schedule(*info), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact")));
-  for (auto& argv : f.tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
+  for (auto& argv : f.tools->CallsOf("sbatch")) EXPECT_FALSE(fs::exists(fs::path(argv.back()).parent_path()));
 }
 
 TEST(SlurmScheduler, MissingSbatchSaysSoAndWhere) {
@@ -263,7 +254,7 @@ TEST(SlurmScheduler, MissingSbatchSaysSoAndWhere) {
   auto id = f.sched->Schedule(*info);
   EXPECT_THAT(id, StatusIs(StatusCode::kUnavailable, HasSubstr("`sbatch` is not installed")));
   EXPECT_THAT(id, StatusIs(StatusCode::kUnavailable, HasSubstr("Slurm login node")));
-  for (auto& argv : f.tools->CallsOf("sbatch")) fs::remove_all(fs::path(argv.back()).parent_path());
+  for (auto& argv : f.tools->CallsOf("sbatch")) EXPECT_FALSE(fs::exists(fs::path(argv.back()).parent_path()));
 }
 
 TEST(SlurmScheduler, DescribeALiveJobFromSqueue) {
