@@ -416,7 +416,7 @@ class Bench:
             for pid in os.listdir("/proc"):
                 try:
                     argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                    if argv[0].endswith(b"torchx-pipeline-driver") and sweep_id in argv:
+                    if argv[0].endswith(b"torchx-composite-driver") and sweep_id in argv:
                         for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
                             if line.startswith("VmHWM:"):
                                 peak = max(peak, int(line.split()[1]))

@@ -10,10 +10,8 @@
 #include "common.h"
 #include "core/json_yaml.h"
 #include "exit_codes.h"
-#include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
-#include "torchx/sweeps/sweep.h"
 
 namespace torchx::cli {
 namespace {
@@ -65,17 +63,12 @@ Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       std::fputs(out.c_str(), stdout);
       return kExitOk;
     }
-    if (auto parsed = specs::ParseAppHandle(o->handle); parsed && parsed->scheduler_backend == sweeps::kSchedulerName) {
-      auto def = sweeps::SweepDefinition(o->handle, o->json);  // the sweep file, not its trials
-      if (!def) return ReportError(def.error());
-      std::fputs(def->c_str(), stdout);
-      return kExitOk;
-    }
-    if (auto parsed = specs::ParseAppHandle(o->handle);
-        parsed && parsed->scheduler_backend == managed::kSchedulerName) {
-      auto def = managed::ManagedDefinition(runner, o->handle, o->json);  // the app and every attempt
-      if (!def) return ReportError(def.error());
-      std::fputs(def->c_str(), stdout);
+    // A composite kind's own definition (a sweep's file, a managed job and its attempts), where it
+    // has one; else the AppDef and the members below.
+    if (auto def = runner.CompositeDefinition(o->handle, o->json); !def) {
+      return ReportError(def.error());
+    } else if (*def) {
+      std::fputs((*def)->c_str(), stdout);
       return kExitOk;
     }
     auto described = runner.Describe(o->handle);

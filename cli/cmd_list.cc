@@ -16,11 +16,8 @@
 #include "commands.h"
 #include "common.h"
 #include "exit_codes.h"
-#include "torchx/managed/managed.h"
-#include "torchx/pipelines/pipeline.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/app_filter.h"
-#include "torchx/sweeps/sweep.h"
 
 namespace torchx::cli {
 namespace {
@@ -60,8 +57,8 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   CLI::App* cmd = app.add_subcommand("list", "List apps on a scheduler");
   CLI::Option* scheduler_opt =
       cmd->add_option("-s,--scheduler", o->scheduler,
-                      "Scheduler (default: the default one's apps, the pipelines and the sweeps, "
-                      "each with its children nested)")
+                      "Scheduler (default: the default one's apps and every composite job (pipelines, "
+                      "sweeps, managed jobs), each with its children nested)")
           ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_option("--state", o->states, "Only apps in these states (comma-separated: RUNNING,FAILED,...)")
@@ -92,12 +89,12 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     // first across all; with -s, the one scheduler's listing as TorchX prints it.
     if (scheduler_opt->count() == 0) {
       bool added = false;
-      for (std::string_view composite : {pipelines::kSchedulerName, sweeps::kSchedulerName, managed::kSchedulerName}) {
+      for (const std::string& composite : registry.CompositeSchedulers()) {
         if (o->scheduler == composite) continue;
-        auto composites = runner.List(std::string(composite));
+        auto composites = runner.List(composite);
         if (!composites) {
-          std::fprintf(stderr, "torchx: warning: %.*s apps not listed: %s\n", static_cast<int>(composite.size()),
-                       composite.data(), composites.error().message().c_str());
+          std::fprintf(stderr, "torchx: warning: %s apps not listed: %s\n", composite.c_str(),
+                       composites.error().message().c_str());
           continue;
         }
         added = added || !composites->empty();

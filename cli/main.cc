@@ -12,10 +12,8 @@
 #include "commands.h"
 #include "core/spelling.h"
 #include "exit_codes.h"
-#include "torchx/managed/managed.h"
-#include "torchx/pipelines/pipeline.h"
+#include "torchx/composite_kinds.h"
 #include "torchx/plugins/registry.h"
-#include "torchx/sweeps/sweep.h"
 #include "torchx/version.h"
 
 namespace {
@@ -98,9 +96,7 @@ int main(int argc, char** argv) {
     torchx::plugins::PluginRegistry registry;
     torchx::plugins::RegisterBuiltins(registry);
     torchx::plugins::AddPythonBridgeProvider(registry);
-    torchx::pipelines::RegisterPipelineScheduler(registry);
-    torchx::sweeps::RegisterSweepScheduler(registry);
-    torchx::managed::RegisterManagedScheduler(registry);
+    torchx::RegisterCompositeKinds(registry);
 
     // A command line that names its verb builds that verb's options only: the others' (about a
     // third of a `torchx status`'s instructions) are built for help, completion and bare calls.

@@ -17,10 +17,8 @@
 
 #include "common.h"
 #include "exit_codes.h"
-#include "torchx/managed/managed.h"
-#include "torchx/pipelines/pipeline.h"
+#include "torchx/composite_kinds.h"
 #include "torchx/plugins/registry.h"
-#include "torchx/sweeps/sweep.h"
 #include "torchx/ui/server.h"
 
 namespace torchx::cli {
@@ -52,9 +50,8 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
     auto config = LoadConfig();
     if (!config) return ReportError(config.error());
     runner::Runner runner(registry);
-    auto schedulers = ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers,
-                                       {std::string(pipelines::kSchedulerName), std::string(sweeps::kSchedulerName),
-                                        std::string(managed::kSchedulerName)});
+    auto schedulers =
+        ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers, registry.CompositeSchedulers());
     if (!schedulers) return ReportError(schedulers.error());
 
     ui::ServerOptions options;
@@ -111,9 +108,7 @@ int main(int argc, char** argv) {
     torchx::plugins::PluginRegistry registry;
     torchx::plugins::RegisterBuiltins(registry);
     torchx::plugins::AddPythonBridgeProvider(registry);
-    torchx::pipelines::RegisterPipelineScheduler(registry);
-    torchx::sweeps::RegisterSweepScheduler(registry);
-    torchx::managed::RegisterManagedScheduler(registry);
+    torchx::RegisterCompositeKinds(registry);
     Handler handler = AddUiOptions(app, registry);
     try {
       app.parse(argc, argv);

@@ -2,9 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.h"
-#include "torchx/managed/managed.h"
-#include "torchx/pipelines/pipeline.h"
-#include "torchx/sweeps/sweep.h"
+#include "torchx/composite_kinds.h"
 #include "torchx/version.h"
 
 PYBIND11_MODULE(_torchx, m) {
@@ -16,9 +14,7 @@ PYBIND11_MODULE(_torchx, m) {
   // finalized, and native plugin code that stays loaded until exit.
   auto* registry = new torchx::plugins::PluginRegistry();
   torchx::plugins::RegisterBuiltins(*registry);
-  torchx::pipelines::RegisterPipelineScheduler(*registry);
-  torchx::sweeps::RegisterSweepScheduler(*registry);
-  torchx::managed::RegisterManagedScheduler(*registry);
+  torchx::RegisterCompositeKinds(*registry);
   torchx::python::BindSpecs(m, *registry);
   torchx::python::BindComponents(m, *registry);
   torchx::python::BindRunner(m, *registry);

@@ -31,15 +31,19 @@ std::string LockPath(const std::string& dir, const std::string& id) {
   return (fs::path(dir) / (id + ".driver.lock")).string();
 }
 
+// torchx-composite-driver; an older install's torchx-pipeline-driver (its name before) where only
+// that one is found.
 Result<std::string> FindDriver() {
-#ifdef TORCHX_PIPELINE_DRIVER_BUILD_PATH
-  const char* build_path = TORCHX_PIPELINE_DRIVER_BUILD_PATH;
+#ifdef TORCHX_COMPOSITE_DRIVER_BUILD_PATH
+  const char* build_path = TORCHX_COMPOSITE_DRIVER_BUILD_PATH;
 #else
   const char* build_path = nullptr;
 #endif
-  auto found = internal::FindHelperExecutable("torchx-pipeline-driver", "TORCHX_PIPELINE_DRIVER", build_path);
-  if (!found) return FailedPreconditionError("pipeline: " + found.error().message());
-  return found;
+  auto found = internal::FindHelperExecutable("torchx-composite-driver", "TORCHX_COMPOSITE_DRIVER", build_path);
+  if (found) return found;
+  if (auto old = internal::FindHelperExecutable("torchx-pipeline-driver", "TORCHX_PIPELINE_DRIVER", nullptr))
+    return old;
+  return FailedPreconditionError("composite driver: " + found.error().message());
 }
 
 // The last line the driver wrote: why it could not start.
@@ -117,7 +121,7 @@ Status StartDriver(const std::string& state_dir, const std::string& pipelines_di
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return UnavailableError(
-        fmt::format("{}: torchx-pipeline-driver could not start: {} (log: {})", kind, LastLine(log), log));
+        fmt::format("{}: torchx-composite-driver could not start: {} (log: {})", kind, LastLine(log), log));
   }
   return OkStatus();
 }
@@ -139,7 +143,7 @@ std::optional<DriverLock> DriverStart::TakeLock(const std::string& dir) {
 }
 
 int DriverStart::Fail(const std::string& why) {
-  std::fprintf(stderr, "torchx-pipeline-driver: %s %s: %s\n", kind_.c_str(), id_.c_str(), why.c_str());
+  std::fprintf(stderr, "torchx-composite-driver: %s %s: %s\n", kind_.c_str(), id_.c_str(), why.c_str());
   internal::ReportReady(ready_fd_, false);
   return 1;
 }

@@ -31,7 +31,7 @@ class DriverLock {
 /// told (through `ready_fd`) once it holds it, or that another driver does, or why it cannot run.
 class DriverStart {
  public:
-  /// `kind` and `id` name the composite in messages ("torchx-pipeline-driver: sweep x: ...").
+  /// `kind` and `id` name the composite in messages ("torchx-composite-driver: sweep x: ...").
   DriverStart(std::string kind, std::string id, int ready_fd)
       : kind_(std::move(kind)), id_(std::move(id)), ready_fd_(ready_fd) {}
   /// The lock of composite `id` in `dir`; nullopt when this driver has nothing to do: another
@@ -54,7 +54,7 @@ class DriverStart {
 /// Whether some process holds pipeline `id`'s lock.
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id);
 
-/// Starts torchx-pipeline-driver for composite `id` of `state_dir` in its own session, in `cwd`,
+/// Starts torchx-composite-driver for composite `id` of `state_dir` in its own session, in `cwd`,
 /// with default signal dispositions, its output appended to `<pipelines dir>/<id>.driver.log`.
 /// Returns once the driver holds the pipeline's lock (or found another driver holding it); an
 /// error, with the driver's own message, when it could not start.

@@ -1,5 +1,5 @@
 // Finding the project's helper executables (torchx-supervisor, torchx-device-probe,
-// torchx-gpu-metrics, torchx-pipeline-driver, torchx-ui) from any host: the CLI, a Python process
+// torchx-gpu-metrics, torchx-composite-driver, torchx-ui) from any host: the CLI, a Python process
 // (the extension), the supervisor, a test binary.
 #pragma once
 

@@ -312,7 +312,7 @@ int RunManagedDriver(plugins::PluginRegistry& registry, const std::string& state
   start.Ready();
   ManagedTurns turns(store, id, *backend);
   SystemClock clock;
-  return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
+  return composite::RunDriverLoop(turns, clock, "torchx-composite-driver");
 }
 
 }  // namespace torchx::managed

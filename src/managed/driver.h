@@ -1,6 +1,6 @@
 // What the managed driver does each turn, over a seam to the attempts' schedulers (a Runner in
 // production, a fake in tests): look at the current attempt, apply the policy's decision (submit,
-// cancel, finish) and record it. Runs in the detached torchx-pipeline-driver (... managed), and in
+// cancel, finish) and record it. Runs in the detached torchx-composite-driver (... managed), and in
 // any process that reads a record no driver moves.
 #pragma once
 

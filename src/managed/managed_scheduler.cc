@@ -172,6 +172,18 @@ class ManagedScheduler : public schedulers::Scheduler {
 
   Result<std::string> Schedule(const DryRunInfo&) override { return NotAManagedRun(); }
 
+  // `torchx describe`: the app and every attempt; on the dashboard, the attempts' timeline (why
+  // each was made and how it ended).
+  Result<std::optional<std::string>> CompositeDefinition(const std::string& app_id, bool json) override {
+    TORCHX_ASSIGN_OR_RETURN(std::string def, ManagedDefinition(runner_, HandleOf(app_id), json));
+    return std::optional(std::move(def));
+  }
+  Result<std::optional<std::string>> CompositeSection(const std::string& app_id) override {
+    auto def = ManagedDefinition(runner_, HandleOf(app_id), true);
+    if (!def) return std::optional<std::string>();
+    return std::optional(std::move(*def));
+  }
+
   // The current (latest submitted) attempt's figures, with a note saying which attempt they are.
   Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& app_id,
                                                             const schedulers::UsageOptions& options) override {

@@ -1,6 +1,6 @@
 // The "pipeline" scheduler: pipeline handles answer status / wait / log / cancel / list /
 // describe / delete like any app's, from the pipeline's record and its steps' schedulers. And the
-// body of torchx-pipeline-driver, which moves a pipeline forward until it ends.
+// body of torchx-composite-driver, which moves a pipeline forward until it ends.
 #include <unistd.h>
 
 #include <algorithm>
@@ -265,7 +265,7 @@ int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& stat
   start.Ready();
   PipelineTurns turns(store, id, *backend, why_unknown);
   SystemClock clock;
-  return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
+  return composite::RunDriverLoop(turns, clock, "torchx-composite-driver");
 }
 
 }  // namespace torchx::pipelines

@@ -298,6 +298,15 @@ std::optional<schedulers::SchedulerFactory> PluginRegistry::Scheduler(std::strin
   });
 }
 
+std::vector<std::string> PluginRegistry::CompositeSchedulers() {
+  std::lock_guard lock(impl_->mu);
+  std::vector<std::string> out;
+  for (const std::string& name : impl_->scheduler_order) {
+    if (impl_->composite_schedulers.contains(name)) out.push_back(name);
+  }
+  return out;
+}
+
 std::string PluginRegistry::DefaultScheduler() {
   bool ask = false;
   {

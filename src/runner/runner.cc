@@ -483,6 +483,18 @@ Result<std::optional<schedulers::DryRunInfo>> Runner::DescribeNative(const std::
   return info;
 }
 
+Result<std::optional<std::string>> Runner::CompositeDefinition(const std::string& handle, bool json) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  if (!sa.first->capabilities().Has(schedulers::Capability::kComposite)) return std::optional<std::string>();
+  return sa.first->CompositeDefinition(sa.second, json);
+}
+
+Result<std::optional<std::string>> Runner::CompositeSection(const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  if (!sa.first->capabilities().Has(schedulers::Capability::kComposite)) return std::optional<std::string>();
+  return sa.first->CompositeSection(sa.second);
+}
+
 Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::string& handle,
                                                                   const schedulers::LogOptions& options) {
   // The one line filter for every back-end: compiled (and a bad pattern refused) before the

@@ -1,6 +1,6 @@
 // The "sweep" scheduler: sweep handles answer status / wait / log / cancel / list / describe /
 // delete like any app's, from the sweep's record and its trials' scheduler. The body of the
-// driver (torchx-pipeline-driver ... sweep), which moves a sweep forward until it ends. And the
+// driver (torchx-composite-driver ... sweep), which moves a sweep forward until it ends. And the
 // trials table `torchx sweep status` prints.
 #include <algorithm>
 #include <cstdio>
@@ -80,6 +80,18 @@ class SweepScheduler : public schedulers::Scheduler {
   bool requires_resources() const override { return false; }
 
   Result<std::string> Schedule(const DryRunInfo&) override { return NotASweepRun(); }
+
+  // `torchx describe`: the sweep file that runs it again, not its trials.
+  Result<std::optional<std::string>> CompositeDefinition(const std::string& app_id, bool json) override {
+    TORCHX_ASSIGN_OR_RETURN(std::string def, SweepDefinition(HandleOf(app_id), json));
+    return std::optional(std::move(def));
+  }
+  // The dashboard's trials table and plots: each trial's values, state and metrics.
+  Result<std::optional<std::string>> CompositeSection(const std::string& app_id) override {
+    auto view = ViewSweep(runner_, HandleOf(app_id));
+    if (!view) return std::optional<std::string>();
+    return std::optional(SweepViewToJson(*view));
+  }
 
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
     TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
@@ -285,7 +297,7 @@ int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_d
   start.Ready();
   SweepTurns turns(store, id, *backend, std::move(why_unknown));
   SystemClock clock;
-  return composite::RunDriverLoop(turns, clock, "torchx-pipeline-driver");
+  return composite::RunDriverLoop(turns, clock, "torchx-composite-driver");
 }
 
 Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {

@@ -15,12 +15,10 @@
 #include "specs/error_file.h"
 #include "torchx/components/component_json.h"
 #include "torchx/config/run_cfg.h"
-#include "torchx/managed/managed.h"
 #include "torchx/runner/app_filter.h"
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
-#include "torchx/sweeps/sweep.h"
 #include "torchx/ui/server.h"
 
 namespace torchx::ui {
@@ -355,13 +353,10 @@ ApiResponse Api::GetApp(const std::string& handle) const {
   if (auto members = runner->Members(handle); members && *members) {
     for (const schedulers::MemberApp& m : **members) body["members"].push_back(MemberJson(m));
   }
-  // A sweep's trials with their values and metrics: the app page's table and plots.
-  if (parsed && parsed->scheduler_backend == sweeps::kSchedulerName) {
-    if (auto view = sweeps::ViewSweep(*runner, handle)) body["sweep"] = json::parse(sweeps::SweepViewToJson(*view));
-  }
-  // A managed job's attempts with why each was made and how it ended: the app page's timeline.
-  if (parsed && parsed->scheduler_backend == managed::kSchedulerName) {
-    if (auto def = managed::ManagedDefinition(*runner, handle, true)) body["managed"] = json::parse(*def);
+  // A composite kind's own section, under its scheduler's name (a sweep's trials with their values
+  // and metrics: the page's table and plots; a managed job's attempts: its timeline).
+  if (auto section = runner->CompositeSection(handle); parsed && section && *section) {
+    body[parsed->scheduler_backend] = json::parse(**section, nullptr, false);
   }
   return Ok(body);
 }

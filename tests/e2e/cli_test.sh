@@ -26,6 +26,11 @@ check() {  # check <name> <expected rc> <expected stdout/stderr substring> -- cm
 }
 
 check "version flag" 0 "torchx-" -- "$TORCHX" --version
+# The composite driver's old name stays an alias (beside a built or installed torchx).
+if [[ -x "$(dirname "$TORCHX")/torchx-pipeline-driver" ]]; then
+  check "torchx-pipeline-driver runs torchx-composite-driver" 2 "usage: torchx-composite-driver" -- \
+    "$(dirname "$TORCHX")/torchx-pipeline-driver"
+fi
 check "version verb" 0 "torchx-" -- "$TORCHX" version
 check "no subcommand prints help, exits 1" 1 "Subcommands" -- "$TORCHX"
 check "unknown verb is a usage error" 2 "" -- "$TORCHX" frobnicate

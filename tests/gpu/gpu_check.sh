@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need a real NVIDIA GPU, run by hand on a machine that has one (CI has none):
-#   tests/gpu/gpu_check.sh DIR   DIR holds the built torchx, torchx-supervisor, torchx-pipeline-driver,
+#   tests/gpu/gpu_check.sh DIR   DIR holds the built torchx, torchx-supervisor, torchx-composite-driver,
 #                                torchx-device-probe, torchx-gpu-metrics
 # What it proves, each against the real driver, CUDA and NCCL:
 #   1. the CUDA device plugin counts the GPUs nvidia-smi lists (PJRT_DEVICE=CUDA dist.ddp -j 1xauto);

@@ -1,6 +1,6 @@
 // Managed jobs: one app kept running through what is not the user's fault. `torchx run --managed`
 // (Python: Runner.run(..., managed=True)) hands the app to a detached driver (the pipelines'
-// torchx-pipeline-driver) that watches it with nobody calling; when it ends in a failure its
+// torchx-composite-driver) that watches it with nobody calling; when it ends in a failure its
 // scheduler classifies as infrastructure (a node failure, a preemption, an eviction, a lost engine
 // or supervisor; Scheduler::ClassifyFailure) it submits the same AppDef again, up to
 // `max_recoveries` times per target, then fails over to the next target (`--failover`). Every
@@ -89,7 +89,7 @@ Result<std::string> LaunchManaged(const Plan& plan);
 /// Registers the "managed" scheduler (at the composition root, beside the built-ins).
 void RegisterManagedScheduler(plugins::PluginRegistry& registry);
 
-/// The body of `torchx-pipeline-driver <state_dir> <id> managed`: watches and recovers the run
+/// The body of `torchx-composite-driver <state_dir> <id> managed`: watches and recovers the run
 /// until it ends. `ready_fd` is written once the driver holds the run's lock.
 int RunManagedDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                      int ready_fd);

@@ -5,7 +5,7 @@
 //   - every step on one scheduler that sequences jobs itself (Capability::kNativeDependencies,
 //     e.g. `--dependency=afterok` on a batch system): the whole DAG is submitted at once, each job made to
 //     wait for its dependencies by the scheduler, which cancels the dependents of a failed job;
-//   - otherwise: a detached driver (torchx-pipeline-driver) submits each step when its
+//   - otherwise: a detached driver (torchx-composite-driver) submits each step when its
 //     dependencies have succeeded, so the terminal may close.
 // docs/architecture.md ("Composite jobs") is the contract pipelines follow.
 // The run answers a handle `pipeline://<session>/<id>` that status / wait / log / cancel / list /
@@ -106,7 +106,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan);
 /// over `registry` (which must outlive every scheduler it builds).
 void RegisterPipelineScheduler(plugins::PluginRegistry& registry);
 
-/// The body of torchx-pipeline-driver: takes pipeline `id`'s lock (writes 'y' to `ready_fd` once
+/// The body of torchx-composite-driver: takes pipeline `id`'s lock (writes 'y' to `ready_fd` once
 /// it holds it, or once it finds another driver holding it, then closes it) and runs the pipeline
 /// of the store in `state_dir` to a terminal state. Returns a process exit code.
 int RunPipelineDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,

@@ -113,6 +113,9 @@ class PluginRegistry {
 
   // ---- lookups (discover the type on first use) ----
   std::optional<schedulers::SchedulerFactory> Scheduler(std::string_view name);
+  /// The composite kinds' schedulers (AddCompositeScheduler), in registration order, without
+  /// discovery: only composition roots register them, never a provider.
+  std::vector<std::string> CompositeSchedulers();
   /// The scheduler a run without `-s` goes to: the first plugin scheduler when there is one
   /// (TorchX #1448's merged order: plugins first), else DefaultSchedulerName(). Starts no
   /// discovery unless a provider may have a scheduler.

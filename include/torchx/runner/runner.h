@@ -155,6 +155,10 @@ class Runner {
   /// The request as the engine now holds it (Scheduler::DescribeNative), with `scheduler` set;
   /// nullopt when unknown. kUnimplemented for a back-end without Capability::kDescribeNative.
   Result<std::optional<schedulers::DryRunInfo>> DescribeNative(const std::string& handle);
+  /// A composite's definition and dashboard section (Scheduler::CompositeDefinition and
+  /// CompositeSection); nullopt for an app of a scheduler that is no composite, or has none.
+  Result<std::optional<std::string>> CompositeDefinition(const std::string& handle, bool json);
+  Result<std::optional<std::string>> CompositeSection(const std::string& handle);
   /// Lines of one replica's log, kept by `options.regex` when given (schedulers::LineFilter, the
   /// same for every back-end). kNotFound for an unknown app, or a role not in the app (the
   /// message lists the roles); kInvalidArgument for a bad pattern; kUnimplemented when the

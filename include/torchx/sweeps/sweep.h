@@ -1,7 +1,7 @@
 // Sweeps: many variants of one job run as one unit. A sweep file (or `torchx sweep run`'s inline
 // form) names one component (or an AppDef), a search space and how many trials may run at once;
 // every trial is built and dry-run before anything is submitted, then a detached driver (the
-// pipelines' torchx-pipeline-driver) submits the trials, at most `max_parallel` at a time, reads
+// pipelines' torchx-composite-driver) submits the trials, at most `max_parallel` at a time, reads
 // what each reports through TorchX's tracker API and keeps it in the sweep's record. The run answers
 // `sweep://<session>/<id>`, which status / wait / log / cancel / list / describe / delete take
 // like any app's (the "sweep" scheduler, registered at the composition root); `torchx sweep
@@ -187,7 +187,7 @@ Result<std::string> SweepDefinition(const std::string& handle, bool json);
 /// `registry` (which must outlive every scheduler it builds).
 void RegisterSweepScheduler(plugins::PluginRegistry& registry);
 
-/// The body of torchx-pipeline-driver for a sweep (see pipelines::RunPipelineDriver).
+/// The body of torchx-composite-driver for a sweep (see pipelines::RunPipelineDriver).
 int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                    int ready_fd);
 

@@ -22,7 +22,7 @@ def supervisor_pids(app_id: str):
 
 
 def driver_pid(job_id: str):
-    out = subprocess.run(["pgrep", "-f", f"torchx-pipeline-driver .* {job_id} managed$"], capture_output=True,
+    out = subprocess.run(["pgrep", "-f", f"torchx-composite-driver .* {job_id} managed$"], capture_output=True,
                          text=True).stdout.split()
     return int(out[0]) if out else None
 

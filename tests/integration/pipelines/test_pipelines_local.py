@@ -133,7 +133,7 @@ steps:
 
 
 def driver_pids(pipeline_id: str):
-    out = subprocess.run(["pgrep", "-f", f"torchx-pipeline-driver .* {pipeline_id}$"], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", f"torchx-composite-driver .* {pipeline_id}$"], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
 
 

@@ -121,7 +121,7 @@ def driver_pids(sweep_id: str):
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if argv and argv[0].endswith(b"torchx-pipeline-driver") and sweep_id.encode() in argv:
+        if argv and argv[0].endswith(b"torchx-composite-driver") and sweep_id.encode() in argv:
             found[int(pid)] = ppid
     return [pid for pid, ppid in found.items() if ppid not in found]
 

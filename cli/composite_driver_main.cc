@@ -1,4 +1,4 @@
-// torchx-pipeline-driver <state_dir> <id> [sweep|managed]: moves one composite job forward until
+// torchx-composite-driver <state_dir> <id> [sweep|managed]: moves one composite job forward until
 // it ends: a pipeline (each step submitted when its dependencies have succeeded), with `sweep` a
 // sweep (trials submitted while fewer than max_parallel run), with `managed` a managed job (its app
 // submitted again after an infrastructure failure). Started detached by `torchx pipeline run`
@@ -8,15 +8,13 @@
 #include <string>
 
 #include "torchx/composite/driver.h"
-#include "torchx/managed/managed.h"
-#include "torchx/pipelines/pipeline.h"
+#include "torchx/composite_kinds.h"
 #include "torchx/plugins/registry.h"
-#include "torchx/sweeps/sweep.h"
 
 int main(int argc, char** argv) {
   std::string kind = argc == 4 ? argv[3] : "pipeline";
-  if ((argc != 3 && argc != 4) || (kind != "pipeline" && kind != "sweep" && kind != "managed")) {
-    std::fprintf(stderr, "usage: torchx-pipeline-driver <state_dir> <id> [sweep|managed]\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: torchx-composite-driver <state_dir> <id> [sweep|managed]\n");
     return 2;
   }
   // The process the launcher waits for exits as soon as the driver holds the composite's lock.
@@ -28,14 +26,10 @@ int main(int argc, char** argv) {
     torchx::plugins::PluginRegistry registry;
     torchx::plugins::RegisterBuiltins(registry);
     torchx::plugins::AddPythonBridgeProvider(registry);
-    torchx::pipelines::RegisterPipelineScheduler(registry);
-    torchx::sweeps::RegisterSweepScheduler(registry);
-    torchx::managed::RegisterManagedScheduler(registry);
-    if (kind == "managed") return torchx::managed::RunManagedDriver(registry, argv[1], argv[2], ready_fd);
-    if (kind == "sweep") return torchx::sweeps::RunSweepDriver(registry, argv[1], argv[2], ready_fd);
-    return torchx::pipelines::RunPipelineDriver(registry, argv[1], argv[2], ready_fd);
+    torchx::RegisterCompositeKinds(registry);
+    return torchx::RunCompositeDriver(registry, kind, argv[1], argv[2], ready_fd);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "torchx-pipeline-driver: internal error: %s\n", e.what());
+    std::fprintf(stderr, "torchx-composite-driver: internal error: %s\n", e.what());
     return 1;
   }
 }
