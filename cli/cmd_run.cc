@@ -120,8 +120,10 @@ std::string RunDryRunJson(const schedulers::DryRunInfo& info) {
 int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   auto config = LoadConfig();
   if (!config) return ReportError(config.error());
-  if (opts.scheduler.empty())
-    opts.scheduler = config->CliDefault("run", "scheduler").value_or(registry.DefaultScheduler());
+  if (opts.scheduler.empty()) {  // .torchxconfig's, else the registry's (which may ask for plugins)
+    auto configured = config->CliDefault("run", "scheduler");
+    opts.scheduler = configured ? *configured : registry.DefaultScheduler();
+  }
   // `torchx run [options] -- [COMPONENT] ARGS` (TorchX's form): what follows `--` is the component
   // and its arguments, or only arguments (the first is an option) for `[cli:run] component`.
   bool separated = !opts.rest.empty() && opts.rest[0] == kRunArgsSeparator;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace torchx::cli {
 namespace {
@@ -57,11 +58,16 @@ InterruptWatch::InterruptWatch(runner::Runner& runner, std::string handle, bool 
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;  // the waiting thread's calls go on; the watch thread acts
-  sigaction(SIGINT, &sa, &g_old_int);
-  sigaction(SIGTERM, &sa, &g_old_term);
+  // A signal the launcher was started ignoring (a background job of a script) stays ignored.
+  for (auto [sig, old] : {std::pair{SIGINT, &g_old_int}, std::pair{SIGTERM, &g_old_term}}) {
+    sigaction(sig, nullptr, old);
+    if (old->sa_handler != SIG_IGN) sigaction(sig, &sa, nullptr);
+  }
 }
 
-InterruptWatch::~InterruptWatch() {
+InterruptWatch::~InterruptWatch() { Stop(); }
+
+void InterruptWatch::Stop() {
   if (!thread_.joinable()) return;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
@@ -76,7 +82,9 @@ InterruptWatch::~InterruptWatch() {
 }
 
 void InterruptWatch::SettleIfInterrupted() {
-  if (g_signals.load() > 0 && thread_.joinable()) thread_.join();
+  // Interrupted: the app ended because of it, and the watch thread ends the process once it has
+  // said so. Not: the wait is over, so a later signal has its usual effect.
+  Stop();
 }
 
 void InterruptWatch::Watch() {
@@ -126,6 +134,9 @@ void InterruptWatch::Handle(int sig) {
   }
   std::fflush(stdout);
   std::fflush(stderr);
+  // Ended by the signal, as the caller sent it (a shell sees 130 or 143 and stops its script too).
+  ::signal(sig, SIG_DFL);
+  ::kill(::getpid(), sig);
   std::_Exit(128 + sig);
 }
 

@@ -21,8 +21,9 @@ bool InterruptCancels(runner::Runner& runner, const std::vector<std::string>& sc
 
 /// While alive, SIGINT and SIGTERM are taken by a thread of its own (through a self-pipe: the
 /// signal mask is left alone, so that every process started meanwhile inherits the usual one). The
-/// first signal cancels `handle` (when `cancel`) and ends the process; a second one while
-/// cancelling only says that the cancel goes on. The destructor restores the previous handlers.
+/// first signal cancels `handle` (when `cancel`) and ends the process by that signal (exit status
+/// 128 + it); a second one while cancelling only says that the cancel goes on. A signal ignored
+/// when the watch starts stays ignored. The destructor restores the previous handlers.
 class InterruptWatch {
  public:
   InterruptWatch(runner::Runner& runner, std::string handle, bool cancel);
@@ -31,10 +32,12 @@ class InterruptWatch {
   InterruptWatch& operator=(const InterruptWatch&) = delete;
 
   /// Called by the waiting thread once its wait returned: when a signal came, the app ended
-  /// because of it, so this blocks until the watch thread has said so and exited the process.
+  /// because of it, so this blocks until the watch thread has said so and ended the process;
+  /// otherwise it ends the watch (the previous handlers are back).
   void SettleIfInterrupted();
 
  private:
+  void Stop();
   void Watch();
   void Handle(int sig);
 

@@ -24,8 +24,8 @@ namespace {
 // options becomes kRunArgsSeparator (commands.h).
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  auto run = std::find(args.begin(), args.end(), "run");
-  if (run == args.end()) return args;
+  if (args.empty() || args[0] != "run") return args;  // `sweep run`, `pipeline run`: their own options
+  auto run = args.begin();
   for (auto it = run + 1; it != args.end(); ++it) {
     if (*it == "--") {
       *it = torchx::cli::kRunArgsSeparator;

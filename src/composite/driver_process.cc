@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -39,7 +40,12 @@ Result<std::string> FindDriver() {
 #else
   const char* build_path = nullptr;
 #endif
-  auto found = internal::FindHelperExecutable("torchx-composite-driver", "TORCHX_COMPOSITE_DRIVER", build_path);
+  // $TORCHX_PIPELINE_DRIVER, the override's name before, still works when the new one is unset.
+  const char* env = std::getenv("TORCHX_COMPOSITE_DRIVER");
+  const char* old_env = std::getenv("TORCHX_PIPELINE_DRIVER");
+  const char* env_var =
+      (env == nullptr || *env == '\0') && old_env && *old_env ? "TORCHX_PIPELINE_DRIVER" : "TORCHX_COMPOSITE_DRIVER";
+  auto found = internal::FindHelperExecutable("torchx-composite-driver", env_var, build_path);
   if (found) return found;
   if (auto old = internal::FindHelperExecutable("torchx-pipeline-driver", "TORCHX_PIPELINE_DRIVER", nullptr))
     return old;

@@ -174,12 +174,12 @@ class ManagedScheduler : public schedulers::Scheduler {
 
   // `torchx describe`: the app and every attempt; on the dashboard, the attempts' timeline (why
   // each was made and how it ended).
-  Result<std::optional<std::string>> CompositeDefinition(const std::string& app_id, bool json) override {
-    TORCHX_ASSIGN_OR_RETURN(std::string def, ManagedDefinition(runner_, HandleOf(app_id), json));
+  Result<std::optional<std::string>> CompositeDefinition(const std::string& handle, bool json) override {
+    TORCHX_ASSIGN_OR_RETURN(std::string def, ManagedDefinition(runner_, handle, json));
     return std::optional(std::move(def));
   }
-  Result<std::optional<std::string>> CompositeSection(const std::string& app_id) override {
-    auto def = ManagedDefinition(runner_, HandleOf(app_id), true);
+  Result<std::optional<std::string>> CompositeSection(const std::string& handle) override {
+    auto def = ManagedDefinition(runner_, handle, true);
     if (!def) return std::optional<std::string>();
     return std::optional(std::move(*def));
   }

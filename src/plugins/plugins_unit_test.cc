@@ -308,12 +308,13 @@ TEST(PluginRegistryTest, ASchedulerPluginShadowsABuiltinAndPluginsComeFirst) {
   (void)reg.AddScheduler("local_cwd", "builtin", NoScheduler());
   (void)reg.AddScheduler("slurm", "builtin", NoScheduler());
   int asked = 0;
-  bool may = false;
+  bool may = false, offer = true;
   reg.AddProvider(
       "python",
       [&](PluginType t, PluginRegistry& r) {
         if (t != PluginType::kScheduler) return;
         ++asked;
+        if (!offer) return;
         (void)r.AddScheduler("mine", "entrypoint:dist", NoScheduler());
         (void)r.AddScheduler("slurm", "entrypoint:dist", NoScheduler());
       },
@@ -328,10 +329,19 @@ TEST(PluginRegistryTest, ASchedulerPluginShadowsABuiltinAndPluginsComeFirst) {
   EXPECT_EQ(asked, 1);
   std::vector<std::string> sources;
   for (const PluginInfo& p : reg.Info(PluginType::kScheduler)) sources.push_back(p.name + "=" + p.source);
-  EXPECT_THAT(sources, ElementsAre("slurm=entrypoint:dist", "mine=entrypoint:dist", "local_cwd=builtin"));
-  EXPECT_EQ(reg.DefaultScheduler(), "slurm");  // the first plugin
-  EXPECT_THAT(reg.Errors(), IsEmpty());        // a plugin replacing a built-in is no error
+  // Each plugin in its registration order, the one named as a built-in included.
+  EXPECT_THAT(sources, ElementsAre("mine=entrypoint:dist", "slurm=entrypoint:dist", "local_cwd=builtin"));
+  EXPECT_EQ(reg.DefaultScheduler(), "mine");  // the first plugin
+  EXPECT_THAT(reg.Errors(), IsEmpty());       // a plugin replacing a built-in is no error
   EXPECT_EQ(asked, 1);
+  // The plugins gone (Python's registry().clear() after an uninstall): the built-in is back, in
+  // its place among the built-ins.
+  offer = false;
+  reg.ForgetProvider("python", {"entrypoint:"});
+  sources.clear();
+  for (const PluginInfo& p : reg.Info(PluginType::kScheduler)) sources.push_back(p.name + "=" + p.source);
+  EXPECT_THAT(sources, ElementsAre("local_cwd=builtin", "slurm=builtin"));
+  EXPECT_EQ(reg.DefaultScheduler(), "local_cwd");
 }
 
 TEST(PythonPluginHintsTest, EntryPointNamesReadOneGroup) {

@@ -48,15 +48,31 @@ std::string ResolveOnPath(const std::string& program) {
   return {};
 }
 
-// What decides the interpreter's sys.path besides its own files.
+// What decides the interpreter's sys.path besides its own files: its environment, and the
+// working directory where PYTHONPATH names a relative directory (Python makes it absolute).
 std::string CacheKey(const std::string& python) {
   std::string key = fmt::format("{}@{}", python, MtimeNs(python));
   for (const char* var : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "VIRTUAL_ENV", "HOME",
-                          "TORCHX_NO_ENTRYPOINTS"}) {
+                          "PYENV_VERSION", "TORCHX_NO_ENTRYPOINTS"}) {
     const char* v = std::getenv(var);
     key += fmt::format("|{}={}", var, v ? v : "");
   }
+  const char* pythonpath = std::getenv("PYTHONPATH");
+  for (const std::string& entry : internal::SplitAny(pythonpath ? pythonpath : "", ":")) {
+    if (pythonpath && (entry.empty() || entry[0] != '/')) {
+      std::error_code ec;
+      key += "|cwd=" + fs::current_path(ec).string();
+      break;
+    }
+  }
   return key;
+}
+
+// The bridge's interpreter also has its working directory on sys.path (it runs `python -c`):
+// a plugin package there is looked for on every call, not cached.
+bool PluginPackageHere() {
+  std::error_code ec;
+  return fs::is_directory(fs::path("torchx_plugins") / "schedulers", ec);
 }
 
 std::optional<std::vector<std::string>> AskSysPath(const std::string& python) {
@@ -131,7 +147,7 @@ PythonPluginHints CachedPythonPluginHints() {
     }
     if (valid) {
       PythonPluginHints hints;
-      hints.plugin_packages = c.value("plugin_packages", false);
+      hints.plugin_packages = c.value("plugin_packages", false) || PluginPackageHere();
       for (const Json& n : c.value("entry_points", Json::array())) {
         if (n.is_string()) hints.scheduler_entry_points.insert(n.get<std::string>());
       }
@@ -139,11 +155,12 @@ PythonPluginHints CachedPythonPluginHints() {
     }
   }
 
-  auto dirs = AskSysPath(python);
-  if (!dirs) return {};  // the bridge would not start either: nothing to shadow a built-in
+  // An interpreter that cannot say (the bridge would not start either) has nothing to shadow a
+  // built-in; that is kept too, so that each call does not ask again, until the key changes.
+  std::vector<std::string> dirs = AskSysPath(python).value_or(std::vector<std::string>{});
   Json mtimes = Json::object();
-  for (const std::string& d : *dirs) mtimes[d] = MtimeNs(d);  // before the scan: a change during it reads as stale
-  PythonPluginHints hints = ScanPythonPluginHints(*dirs, entry_points);
+  for (const std::string& d : dirs) mtimes[d] = MtimeNs(d);  // before the scan: a change during it reads as stale
+  PythonPluginHints hints = ScanPythonPluginHints(dirs, entry_points);
   Json c = {{"version", kCacheVersion},
             {"key", key},
             {"mtimes", std::move(mtimes)},
@@ -152,13 +169,16 @@ PythonPluginHints CachedPythonPluginHints() {
   if (internal::CreatePrivateDirs(cache.parent_path().string())) {  // a cache: failing to write it costs only time
     fs::path tmp = cache;
     tmp += fmt::format(".{}.tmp", ::getpid());
+    std::error_code ec;
+    bool written = false;
     if (std::ofstream out(tmp); out << c.dump()) {
       out.close();
-      std::error_code ec;
-      fs::rename(tmp, cache, ec);
-      if (ec) fs::remove(tmp, ec);
+      written = static_cast<bool>(out);
     }
+    if (written) fs::rename(tmp, cache, ec);
+    if (!written || ec) fs::remove(tmp, ec);
   }
+  hints.plugin_packages = hints.plugin_packages || PluginPackageHere();
   return hints;
 }
 

@@ -1,7 +1,9 @@
 #include "torchx/plugins/registry.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -65,6 +67,11 @@ struct PluginRegistry::Impl {
   std::map<std::string, std::pair<std::string, NamedResourceFactory>> named_resources;
   std::map<std::string, std::pair<std::string, std::shared_ptr<const components::Component>>> components;
   std::vector<std::string> scheduler_order;  // registration order: built-ins first, the default first
+  std::vector<std::string> builtin_order;    // the built-ins alone, in that order (shadowed or not)
+  // Built-ins a plugin replaced, kept so that forgetting the plugin (Python's registry().clear())
+  // brings them back.
+  std::map<std::string, std::pair<std::string, schedulers::SchedulerFactory>> shadowed_builtins;
+  std::set<std::string> shadowed_composites;
   std::set<std::string> composite_schedulers;
   std::map<std::string, DevicePlugin> devices;
   std::map<std::string, std::pair<std::string, TrackerDescription>> trackers;
@@ -75,12 +82,26 @@ struct PluginRegistry::Impl {
     MayProvide may_provide;
     std::set<PluginType> asked;  // types this provider has already answered
   };
-  // Whether a provider not yet asked for `type` may register `name` (empty: any).
-  bool Unasked(PluginType type, std::string_view name) const {
+  // Whether discovery not yet run may register scheduler `name` (empty: any): a provider not yet
+  // asked that says it may, or native plugins not yet loaded whose path holds a file.
+  bool Unasked(PluginType type, std::string_view name) {
+    if (!natives_loaded && NativePathHoldsAny()) return true;
     return std::any_of(providers.begin(), providers.end(), [&](const ProviderEntry& p) {
       return p.may_provide && !p.asked.contains(type) && p.may_provide(type, name);
     });
   }
+  bool NativePathHoldsAny() {
+    if (!native_path_holds_any) {
+      std::vector<std::string> path = options.native_path ? *options.native_path : DefaultNativePath();
+      native_path_holds_any = std::any_of(path.begin(), path.end(), [](const std::string& p) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(p, ec)) return true;
+        return std::filesystem::is_directory(p, ec) && !std::filesystem::is_empty(p, ec);
+      });
+    }
+    return *native_path_holds_any;
+  }
+  std::optional<bool> native_path_holds_any;
   std::vector<ProviderEntry> providers;
   std::set<PluginType> discovered;
   bool natives_loaded = false;
@@ -161,13 +182,18 @@ Status PluginRegistry::AddScheduler(std::string name, std::string source, schedu
   std::lock_guard lock(impl_->mu);
   if (auto it = impl_->schedulers.find(name);
       it != impl_->schedulers.end() && it->second.first == kBuiltinSource && source != kBuiltinSource) {
-    it->second = {std::move(source), std::move(factory)};  // the plugin wins; Info lists it with the plugins
-    impl_->composite_schedulers.erase(name);
+    // The plugin wins, listed among the plugins in its registration order.
+    impl_->shadowed_builtins[name] = std::exchange(it->second, {std::move(source), std::move(factory)});
+    if (impl_->composite_schedulers.erase(name) > 0) impl_->shadowed_composites.insert(name);
+    std::erase(impl_->scheduler_order, name);
+    impl_->scheduler_order.push_back(name);
     return OkStatus();
   }
   std::string key = name;
+  bool builtin = source == kBuiltinSource;
   TORCHX_RETURN_IF_ERROR(AddUnique(impl_->schedulers, impl_->errors, PluginType::kScheduler, std::move(name),
                                    std::move(source), std::move(factory)));
+  if (builtin) impl_->builtin_order.push_back(key);
   impl_->scheduler_order.push_back(std::move(key));
   return OkStatus();
 }
@@ -238,6 +264,16 @@ void PluginRegistry::ForgetProvider(std::string_view name, const std::vector<std
     return it != impl_->schedulers.end() && from(it->second.first);
   });
   drop(impl_->schedulers);
+  for (auto it = impl_->shadowed_builtins.begin(); it != impl_->shadowed_builtins.end();) {
+    if (impl_->schedulers.contains(it->first)) {  // still shadowed, by another provider's plugin
+      ++it;
+      continue;
+    }
+    impl_->schedulers.emplace(it->first, std::move(it->second));
+    impl_->scheduler_order.push_back(it->first);
+    if (impl_->shadowed_composites.erase(it->first) > 0) impl_->composite_schedulers.insert(it->first);
+    it = impl_->shadowed_builtins.erase(it);
+  }
   drop(impl_->named_resources);
   drop(impl_->trackers);
   std::erase_if(impl_->errors, [&](const PluginError& e) { return from(e.source); });
@@ -361,12 +397,12 @@ std::vector<PluginInfo> PluginRegistry::Info(PluginType type) {
   };
   switch (type) {
     case PluginType::kScheduler:
-      // TorchX #1448's merged order: the plugins, then the built-ins they left.
+      // TorchX #1448's merged order: the plugins, then the built-ins they left (the default first).
       for (bool builtin : {false, true}) {
-        for (const std::string& name : impl_->scheduler_order) {
-          const std::string& source = impl_->schedulers.at(name).first;
-          if ((source == kBuiltinSource) != builtin) continue;
-          out.push_back({type, name, source, impl_->composite_schedulers.contains(name)});
+        for (const std::string& name : builtin ? impl_->builtin_order : impl_->scheduler_order) {
+          auto it = impl_->schedulers.find(name);
+          if (it == impl_->schedulers.end() || (it->second.first == kBuiltinSource) != builtin) continue;
+          out.push_back({type, name, it->second.first, impl_->composite_schedulers.contains(name)});
         }
       }
       break;

@@ -486,13 +486,13 @@ Result<std::optional<schedulers::DryRunInfo>> Runner::DescribeNative(const std::
 Result<std::optional<std::string>> Runner::CompositeDefinition(const std::string& handle, bool json) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   if (!sa.first->capabilities().Has(schedulers::Capability::kComposite)) return std::optional<std::string>();
-  return sa.first->CompositeDefinition(sa.second, json);
+  return sa.first->CompositeDefinition(handle, json);
 }
 
 Result<std::optional<std::string>> Runner::CompositeSection(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   if (!sa.first->capabilities().Has(schedulers::Capability::kComposite)) return std::optional<std::string>();
-  return sa.first->CompositeSection(sa.second);
+  return sa.first->CompositeSection(handle);
 }
 
 Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::string& handle,

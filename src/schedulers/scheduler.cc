@@ -1,7 +1,5 @@
 #include "torchx/schedulers/scheduler.h"
 
-#include "torchx/specs/app_handle.h"
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -51,10 +49,6 @@ Result<std::vector<ListAppResponse>> Scheduler::List() { return Unsupported("lis
 
 Result<std::optional<DryRunInfo>> Scheduler::DescribeNative(const std::string&) {
   return Unsupported(CapabilityDescription(Capability::kDescribeNative));
-}
-
-std::string Scheduler::HandleOf(const std::string& app_id) const {
-  return specs::MakeAppHandle(backend_, session_name_, app_id);
 }
 
 Result<std::optional<std::string>> Scheduler::CompositeDefinition(const std::string&, bool) {

@@ -82,13 +82,13 @@ class SweepScheduler : public schedulers::Scheduler {
   Result<std::string> Schedule(const DryRunInfo&) override { return NotASweepRun(); }
 
   // `torchx describe`: the sweep file that runs it again, not its trials.
-  Result<std::optional<std::string>> CompositeDefinition(const std::string& app_id, bool json) override {
-    TORCHX_ASSIGN_OR_RETURN(std::string def, SweepDefinition(HandleOf(app_id), json));
+  Result<std::optional<std::string>> CompositeDefinition(const std::string& handle, bool json) override {
+    TORCHX_ASSIGN_OR_RETURN(std::string def, SweepDefinition(handle, json));
     return std::optional(std::move(def));
   }
   // The dashboard's trials table and plots: each trial's values, state and metrics.
-  Result<std::optional<std::string>> CompositeSection(const std::string& app_id) override {
-    auto view = ViewSweep(runner_, HandleOf(app_id));
+  Result<std::optional<std::string>> CompositeSection(const std::string& handle) override {
+    auto view = ViewSweep(runner_, handle);
     if (!view) return std::optional<std::string>();
     return std::optional(SweepViewToJson(*view));
   }

@@ -356,7 +356,9 @@ ApiResponse Api::GetApp(const std::string& handle) const {
   // A composite kind's own section, under its scheduler's name (a sweep's trials with their values
   // and metrics: the page's table and plots; a managed job's attempts: its timeline).
   if (auto section = runner->CompositeSection(handle); parsed && section && *section) {
-    body[parsed->scheduler_backend] = json::parse(**section, nullptr, false);
+    if (json parsed_section = json::parse(**section, nullptr, false); !parsed_section.is_discarded()) {
+      body[parsed->scheduler_backend] = std::move(parsed_section);
+    }
   }
   return Ok(body);
 }

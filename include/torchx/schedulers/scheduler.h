@@ -219,8 +219,6 @@ class Scheduler {
 
   const std::string& backend() const { return backend_; }
   const std::string& session_name() const { return session_name_; }
-  /// The handle of its app `app_id` (`<backend>://<session>/<app_id>`).
-  std::string HandleOf(const std::string& app_id) const;
 
   /// The options this back-end accepts (`torchx runopts <name>`).
   virtual specs::RunOpts run_opts() const = 0;
@@ -275,13 +273,14 @@ class Scheduler {
   virtual Result<std::optional<DryRunInfo>> DescribeNative(const std::string& app_id);
 
   /// Capability::kComposite: the kind's own documents, which the edges (describe, the dashboard)
-  /// ask for by capability, naming no kind. CompositeDefinition: what `torchx describe` prints for
-  /// it in place of an AppDef (the file that runs it again, or JSON with `json`); nullopt where the
-  /// kind has none (a pipeline's steps are its AppDef) or the app is unknown. CompositeSection: the
+  /// ask for by capability, naming no kind. Given the composite's whole handle (its session, which
+  /// the documents show, may not be this instance's). CompositeDefinition: what `torchx describe`
+  /// prints for it in place of an AppDef (the file that runs it again, or JSON with `json`);
+  /// nullopt where the kind has none (a pipeline's steps are its AppDef). CompositeSection: the
   /// kind's section of the dashboard's app page, a JSON object put under the scheduler's name;
   /// nullopt where it has none. Default: nullopt.
-  virtual Result<std::optional<std::string>> CompositeDefinition(const std::string& app_id, bool json);
-  virtual Result<std::optional<std::string>> CompositeSection(const std::string& app_id);
+  virtual Result<std::optional<std::string>> CompositeDefinition(const std::string& handle, bool json);
+  virtual Result<std::optional<std::string>> CompositeSection(const std::string& handle);
 
   /// Every attempt of every replica, by role, replica and attempt, where the back-end keeps a
   /// history (local_cwd); empty where it does not. kNotFound for an unknown app.

@@ -343,11 +343,11 @@ class LocalScheduler(CoreBackend, Scheduler[Mapping[str, CfgVal]]):
         plugin counts them: a MIG device is not a GPU index); 0 without the tool or when it fails.
         Read through ``subprocess.run``, as TorchX's LocalScheduler does, so tests can mock it."""
         try:
-            result = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=True)
+            result = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=True, timeout=30)
         except FileNotFoundError:
             log.warning("nvidia-smi not found: assuming this host has no GPUs")
             return 0
-        except subprocess.CalledProcessError as e:
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
             log.warning("nvidia-smi -L failed (%s): assuming this host has no GPUs", e)
             return 0
         return sum(1 for line in (result.stdout or "").splitlines() if line.startswith("GPU "))

@@ -136,7 +136,8 @@ def _as_component_fn(obj: object, name: str) -> Callable[..., AppDef]:
     return _component_fn_from_class(obj)
 
 
-def _module_component(name: str) -> Optional[_Component]:
+def _module_component(name: str, validators: Optional[List[ComponentFunctionValidator]] = None
+                      ) -> Optional[_Component]:
     """``pkg.module:fn`` or ``pkg.module.fn`` (a function or a class component in an importable
     module), or None when no module of that name imports."""
     path, sep, fn_name = name.rpartition(":") if ":" in name else name.rpartition(".")
@@ -144,14 +145,22 @@ def _module_component(name: str) -> Optional[_Component]:
         return None
     try:
         module = importlib.import_module(path)
-    except ImportError:
-        return None
+    except ModuleNotFoundError as e:
+        if e.name and (path == e.name or path.startswith(e.name + ".")):
+            return None  # no such module; a dependency missing inside one is its own error
+        raise
     obj = getattr(module, fn_name, None)
+    if obj is None and ":" not in name:
+        return None  # `a.b` named no builtin and is no attribute of module `a` either: not found
     if obj is None:
         raise ComponentNotFoundException(f"Function {fn_name} does not exist in module {path}")
     fn = _as_component_fn(obj, fn_name)
-    source = getattr(module, "__file__", None)
-    errors = [m.description for m in validate(source, fn_name)] if source and source.endswith(".py") else []
+    # Linted where it is defined (a package may re-export it from another module).
+    try:
+        source: Optional[str] = inspect.getsourcefile(obj)  # type: ignore[arg-type]
+    except TypeError:
+        source = None
+    errors = [m.description for m in validate(source, fn_name, validators)] if source and source.endswith(".py") else []
     description, _ = get_fn_docstring(fn)
     return _Component(name, description, fn_name, fn, errors)
 
@@ -200,14 +209,14 @@ def get_component(name: str, validators: Optional[List[ComponentFunctionValidato
         path, _, fn_name = name.rpartition(":")
         if Path(path).is_file():
             components = {c.name: c for c in CustomComponentsFinder(path, fn_name).find(validators)}
-        elif path.endswith(".py") or os.sep in path or (module_component := _module_component(name)) is None:
+        elif path.endswith(".py") or os.sep in path or (module_component := _module_component(name, validators)) is None:
             raise ComponentNotFoundException(f"component file {path}: no such file")
         else:
             components = {name: module_component}
     else:
         components = _load_components(validators)
         if name not in components and "." in name:  # `pkg.module.fn`: a function or class of a module
-            module_component = _module_component(name)
+            module_component = _module_component(name, validators)
             if module_component is not None:
                 components[name] = module_component
     component = components.get(name)
