@@ -3,6 +3,7 @@
 // wait / log / cancel / list / describe / delete take like any app's.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands.h"
@@ -39,16 +40,21 @@ int RunPipeline(const PipelineRunOptions& opts, plugins::PluginRegistry& registr
     std::fputs(pipelines::RenderPlan(*plan).c_str(), stdout);
     return kExitOk;
   }
+  // With --wait, Ctrl-C or SIGTERM from the launch on cancels a pipeline with a step on this host.
+  std::optional<InterruptWatch> interrupt;
+  if (opts.wait) {
+    std::vector<std::string> where;
+    for (const pipelines::PlannedStep& step : plan->steps) where.push_back(step.scheduler);
+    interrupt.emplace(runner, InterruptCancels(runner, where));
+  }
   auto handle = pipelines::LaunchPipeline(runner, *plan);
   if (!handle) return ReportError(handle.error());
   std::printf("%s\n", handle->c_str());
   std::fflush(stdout);
   if (!opts.wait) return kExitOk;
-  std::vector<std::string> where;
-  for (const pipelines::PlannedStep& step : plan->steps) where.push_back(step.scheduler);
-  InterruptWatch interrupt(runner, *handle, InterruptCancels(runner, where));
+  interrupt->Arm(*handle);
   auto status = WaitWithDisplay(runner, *handle);
-  interrupt.SettleIfInterrupted();
+  interrupt->SettleIfInterrupted();
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
   if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -225,13 +226,22 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     }
     return kExitOk;
   }
+  // Waiting: Ctrl-C or SIGTERM from the launch on cancels an app on this host with the launcher.
+  opts.log = opts.log || opts.tee_logs;
+  std::optional<InterruptWatch> interrupt;
+  if (opts.wait || opts.log) {
+    std::vector<std::string> where = {opts.scheduler};
+    if (managed_plan) {
+      for (const schedulers::DryRunInfo& target : managed_plan->dry_runs) where.push_back(target.scheduler);
+    }
+    interrupt.emplace(runner, InterruptCancels(runner, where));
+  }
   auto handle = managed_plan ? managed::LaunchManaged(*managed_plan) : runner.Schedule(*info);
   if (!handle) return ReportError(handle.error());
   if (!opts.json) {  // with --json, stdout carries the one JSON object, printed at the end
     std::printf("%s\n", handle->c_str());
     std::fflush(stdout);
   }
-  opts.log = opts.log || opts.tee_logs;
   if (!opts.wait && !opts.log) {
     if (opts.json) {
       auto now = runner.Status(*handle);  // where the app stands just after submission
@@ -240,12 +250,7 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     return kExitOk;
   }
 
-  // Ctrl-C or SIGTERM from here on: an app on this host is cancelled with the launcher.
-  std::vector<std::string> where = {opts.scheduler};
-  if (managed_plan) {
-    for (const schedulers::DryRunInfo& target : managed_plan->dry_runs) where.push_back(target.scheduler);
-  }
-  InterruptWatch interrupt(runner, *handle, InterruptCancels(runner, where));
+  interrupt->Arm(*handle);
   if (opts.log) {
     auto replicas = AllReplicas(runner, *handle);
     if (!replicas) return ReportError(replicas.error());
@@ -257,7 +262,7 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
     }
   }
   auto status = opts.log ? runner.Wait(*handle) : WaitWithDisplay(runner, *handle);
-  interrupt.SettleIfInterrupted();
+  interrupt->SettleIfInterrupted();
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
   if (opts.json) std::printf("%s\n", RunResultJson(*handle, *status).c_str());

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -111,15 +112,17 @@ int RunSweep(const SweepOptions& o, plugins::PluginRegistry& registry) {
     std::fputs(sweeps::RenderPlan(*plan).c_str(), stdout);
     return kExitOk;
   }
+  // With --wait, Ctrl-C or SIGTERM from the launch on cancels a sweep whose trials run here.
+  std::optional<InterruptWatch> interrupt;
+  if (o.wait) interrupt.emplace(runner, InterruptCancels(runner, {plan->scheduler}));
   auto handle = sweeps::LaunchSweep(runner, *plan);
   if (!handle) return ReportError(handle.error());
   std::printf("%s\n", handle->c_str());
   std::fflush(stdout);
   if (!o.wait) return kExitOk;
-  std::vector<std::string> where = {plan->scheduler};
-  InterruptWatch interrupt(runner, *handle, InterruptCancels(runner, where));
+  interrupt->Arm(*handle);
   auto status = WaitWithDisplay(runner, *handle);
-  interrupt.SettleIfInterrupted();
+  interrupt->SettleIfInterrupted();
   if (!status) return ReportError(status.error());
   if (!*status) return ReportError(AppNotFound(*handle));
   if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());

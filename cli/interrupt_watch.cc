@@ -46,8 +46,7 @@ bool InterruptCancels(runner::Runner& runner, const std::vector<std::string>& sc
   return false;
 }
 
-InterruptWatch::InterruptWatch(runner::Runner& runner, std::string handle, bool cancel)
-    : runner_(runner), handle_(std::move(handle)), cancel_(cancel) {
+InterruptWatch::InterruptWatch(runner::Runner& runner, bool cancel) : runner_(runner), cancel_(cancel) {
   g_signals = 0;
   if (::pipe2(g_pipe, O_CLOEXEC) != 0) {
     g_pipe[0] = g_pipe[1] = -1;
@@ -65,7 +64,20 @@ InterruptWatch::InterruptWatch(runner::Runner& runner, std::string handle, bool 
   }
 }
 
-InterruptWatch::~InterruptWatch() { Stop(); }
+InterruptWatch::~InterruptWatch() {
+  LaunchOver(std::nullopt);  // a launch that failed (or was never armed): nothing to cancel
+  Stop();
+}
+
+void InterruptWatch::Arm(std::string handle) { LaunchOver(std::move(handle)); }
+
+void InterruptWatch::LaunchOver(std::optional<std::string> handle) {
+  std::lock_guard lock(mu_);
+  if (launch_over_) return;
+  launch_over_ = true;
+  handle_ = std::move(handle);
+  launched_.notify_all();
+}
 
 void InterruptWatch::Stop() {
   if (!thread_.joinable()) return;
@@ -93,30 +105,42 @@ void InterruptWatch::Watch() {
   do {
     n = ::read(g_pipe[0], &byte, 1);
   } while (n < 0 && errno == EINTR);
-  if (n == 1 && byte != 0) Handle(byte);
+  if (n != 1 || byte == 0) return;
+  // A signal during the launch waits for it: the app it makes is the one to cancel.
+  std::optional<std::string> handle;
+  {
+    std::unique_lock lock(mu_);
+    launched_.wait(lock, [this] { return launch_over_; });
+    handle = handle_;
+  }
+  if (handle) {
+    Handle(byte, *handle);
+  } else {
+    EndBy(byte);
+  }
 }
 
-void InterruptWatch::Handle(int sig) {
+void InterruptWatch::Handle(int sig, const std::string& handle) {
   const char* name = SignalName(sig);
   if (!cancel_) {
     std::fprintf(stderr, "\ntorchx: %s: stopped waiting; %s keeps running. Stop it with `torchx cancel %s`\n", name,
-                 handle_.c_str(), handle_.c_str());
+                 handle.c_str(), handle.c_str());
   } else {
     std::fprintf(stderr,
                  "\ntorchx: %s: cancelling %s (to leave an app running, start it without --wait and follow it with "
                  "`torchx log -t %s`)\n",
-                 name, handle_.c_str(), handle_.c_str());
+                 name, handle.c_str(), handle.c_str());
     std::fflush(stderr);
-    auto outcome = runner_.RequestCancel(handle_);
+    auto outcome = runner_.RequestCancel(handle);
     if (!outcome) {
-      std::fprintf(stderr, "torchx: error: cancelling %s: %s; run `torchx cancel %s`\n", handle_.c_str(),
-                   outcome.error().message().c_str(), handle_.c_str());
+      std::fprintf(stderr, "torchx: error: cancelling %s: %s; run `torchx cancel %s`\n", handle.c_str(),
+                   outcome.error().message().c_str(), handle.c_str());
     } else {
       // Wait for the end the cancel makes: the replicas are stopped when the app's state is.
       auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       std::optional<specs::AppState> state;
       while (std::chrono::steady_clock::now() < deadline) {
-        auto status = runner_.Status(handle_);
+        auto status = runner_.Status(handle);
         if (status && !*status) break;  // gone: nothing left to stop
         if (status && specs::IsTerminal((*status)->state)) {
           state = (*status)->state;
@@ -125,13 +149,16 @@ void InterruptWatch::Handle(int sig) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       if (state) {
-        std::fprintf(stderr, "torchx: %s %s\n", handle_.c_str(), std::string(specs::AppStateName(*state)).c_str());
+        std::fprintf(stderr, "torchx: %s %s\n", handle.c_str(), std::string(specs::AppStateName(*state)).c_str());
       } else {
-        std::fprintf(stderr, "torchx: %s is still stopping; see `torchx status %s`\n", handle_.c_str(),
-                     handle_.c_str());
+        std::fprintf(stderr, "torchx: %s is still stopping; see `torchx status %s`\n", handle.c_str(), handle.c_str());
       }
     }
   }
+  EndBy(sig);
+}
+
+void InterruptWatch::EndBy(int sig) {
   std::fflush(stdout);
   std::fflush(stderr);
   // Ended by the signal, as the caller sent it (a shell sees 130 or 143 and stops its script too).

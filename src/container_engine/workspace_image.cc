@@ -68,9 +68,12 @@ Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::s
                                  UrlEncode(ctx.dockerfile), UrlEncode(args), build_log ? 0 : 1);
   TORCHX_ASSIGN_OR_RETURN(auto resp, engine.Request("POST", path, ctx.tar, 600000, "application/x-tar"));
   EngineMessages read = ReadMessages(resp.body);
-  std::string id;
+  // The image's id, best first: the engine's aux message (docker: the full "sha256:<hex>"), a quiet
+  // build's one line (docker: "sha256:<hex>", podman: "<hex>"), a verbose build's "Successfully
+  // built <short id>" (docker's classic builder, which prints no aux message).
+  std::string aux_id, quiet_id, built_id;
   for (const Json& m : read.messages) {
-    if (m.contains("aux") && m["aux"].is_object()) id = m["aux"].value("ID", id);
+    if (m.contains("aux") && m["aux"].is_object()) aux_id = m["aux"].value("ID", aux_id);
     if (!m.contains("stream") || !m["stream"].is_string()) continue;
     std::string text = m["stream"];
     if (build_log) {  // the engine's own lines (steps, their output), trimmed as TorchX logs them
@@ -78,17 +81,22 @@ Result<std::string> BuildWorkspaceImage(const EngineClient& engine, const std::s
       auto last = text.find_last_not_of(" \t\r\n");
       if (first != std::string::npos) std::fprintf(build_log, "%s\n", text.substr(first, last - first + 1).c_str());
     }
-    // Quiet builds print just the image id (docker: "sha256:<hex>", podman: "<hex>").
     static const re2::RE2 kId(R"(\s*((?:sha256:)?[0-9a-f]{64})\s*)");
-    if (std::string found; re2::RE2::FullMatch(text, kId, &found)) id = found;
+    if (std::string found; re2::RE2::FullMatch(text, kId, &found)) quiet_id = found;
     if (auto pos = text.find("Successfully built "); pos != std::string::npos) {
-      id = text.substr(pos + 19, text.find_first_of("\r\n", pos) - pos - 19);
+      built_id = text.substr(pos + 19, text.find_first_of("\r\n", pos) - pos - 19);
     }
   }
+  std::string id = !aux_id.empty() ? aux_id : !quiet_id.empty() ? quiet_id : built_id;
   if (resp.status >= 300 || !read.error.empty() || id.empty()) {
     return FailedPreconditionError(fmt::format("{}: building the workspace {} on `{}` failed (HTTP {}): {}", who,
                                                workspace, base_image, resp.status,
                                                read.error.empty() ? resp.body.substr(0, 500) : read.error));
+  }
+  if (aux_id.empty() && quiet_id.empty()) {  // a short id: the engine's inspect gives the whole one
+    TORCHX_ASSIGN_OR_RETURN(auto inspected, engine.Request("GET", fmt::format("/images/{}/json", UrlEncode(id))));
+    Json image = Json::parse(inspected.body, nullptr, false);
+    if (inspected.status < 300 && image.is_object() && image.value("Id", "").size() >= 64) id = image["Id"];
   }
   return id;
 }
