@@ -82,10 +82,8 @@ struct PluginRegistry::Impl {
     MayProvide may_provide;
     std::set<PluginType> asked;  // types this provider has already answered
   };
-  // Whether discovery not yet run may register scheduler `name` (empty: any): a provider not yet
-  // asked that says it may, or native plugins not yet loaded whose path holds a file.
+  // Whether a provider not yet asked for `type` says it may register `name` (empty: any).
   bool Unasked(PluginType type, std::string_view name) {
-    if (!natives_loaded && NativePathHoldsAny()) return true;
     return std::any_of(providers.begin(), providers.end(), [&](const ProviderEntry& p) {
       return p.may_provide && !p.asked.contains(type) && p.may_provide(type, name);
     });
@@ -283,17 +281,21 @@ void PluginRegistry::ForgetProvider(std::string_view name, const std::vector<std
   impl_->discovered.clear();
 }
 
+void PluginRegistry::LoadNatives() {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->natives_loaded) return;
+  impl_->natives_loaded = true;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> path = impl_->options.native_path ? *impl_->options.native_path : DefaultNativePath();
+  LoadNativePlugins(path, *this, impl_->libraries);
+  impl_->seconds["native"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 void PluginRegistry::Discover(PluginType type) {
   std::lock_guard lock(impl_->mu);
   if (impl_->discovered.count(type)) return;
   impl_->discovered.insert(type);
-  if (!impl_->natives_loaded) {
-    impl_->natives_loaded = true;
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::string> path = impl_->options.native_path ? *impl_->options.native_path : DefaultNativePath();
-    LoadNativePlugins(path, *this, impl_->libraries);
-    impl_->seconds["native"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  LoadNatives();
   auto t0 = std::chrono::steady_clock::now();
   // By index: a provider may add another. Each answers each type once.
   for (size_t i = 0; i < impl_->providers.size(); ++i) {
@@ -323,6 +325,11 @@ std::optional<schedulers::SchedulerFactory> PluginRegistry::Scheduler(std::strin
   {
     std::lock_guard lock(impl_->mu);
     auto it = impl_->schedulers.find(std::string(name));
+    bool builtin = it != impl_->schedulers.end() && it->second.first == kBuiltinSource;
+    // Native plugins (cheap: no Python) load first when their path holds any; one of a built-in's
+    // name replaces it as it registers. Then a provider that may have the name is asked.
+    if (builtin && !impl_->natives_loaded && impl_->NativePathHoldsAny()) LoadNatives();
+    it = impl_->schedulers.find(std::string(name));
     shadowed = it != impl_->schedulers.end() && it->second.first == kBuiltinSource &&
                impl_->Unasked(PluginType::kScheduler, name);
   }
@@ -347,9 +354,17 @@ std::string PluginRegistry::DefaultScheduler() {
   bool ask = false;
   {
     std::lock_guard lock(impl_->mu);
+    if (!impl_->natives_loaded && impl_->NativePathHoldsAny()) LoadNatives();
     ask = impl_->discovered.contains(PluginType::kScheduler) || impl_->Unasked(PluginType::kScheduler, "");
+    if (!ask) {  // no provider to ask: the first native plugin scheduler, else the built-in default
+      for (const std::string& name : impl_->scheduler_order) {
+        if (impl_->schedulers.at(name).first != kBuiltinSource && !impl_->composite_schedulers.contains(name)) {
+          return name;
+        }
+      }
+      return DefaultSchedulerName();
+    }
   }
-  if (!ask) return DefaultSchedulerName();
   for (const PluginInfo& p : Info(PluginType::kScheduler)) {
     if (!p.composite) return p.name;  // a composite takes no app of its own
   }

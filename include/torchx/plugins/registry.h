@@ -147,6 +147,9 @@ class PluginRegistry {
   struct Impl;
   class Views;
   void Discover(PluginType type);
+  /// Loads the native plugins once (Discover's first step; also before a built-in scheduler's name
+  /// is answered when their search path holds any, without asking the providers).
+  void LoadNatives();
   template <typename Fn>
   std::invoke_result_t<Fn, Impl&> Lookup(PluginType type, Fn find);
   std::unique_ptr<Impl> impl_;
