@@ -1,5 +1,7 @@
 #include "composite/children.h"
 
+#include "composite/child_backend.h"
+
 #include <chrono>
 
 namespace torchx::composite {
@@ -33,6 +35,22 @@ Status DeleteChildren(const std::vector<LabelledChild>& children,
     }
   }
   return OkStatus();
+}
+
+std::vector<ChildStatus> ChildBackend::Statuses(const std::vector<std::string>& handles) {
+  std::vector<ChildStatus> out;
+  out.reserve(handles.size());
+  for (const std::string& h : handles) out.push_back(Status(h));
+  return out;
+}
+
+Result<std::optional<schedulers::FailureReport>> ChildBackend::Classify(const std::string&) {
+  return std::optional<schedulers::FailureReport>();
+}
+
+Result<bool> ChildExists(ChildBackend& backend, const std::string& handle) {
+  TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
+  return status.has_value();
 }
 
 }  // namespace torchx::composite

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "composite/fault_points.h"
+
 namespace torchx::composite {
 
 int RunDriverLoop(DriverTurns& turns, const Clock& clock, const std::string& who, const DriverLoopOptions& options) {
@@ -23,6 +25,7 @@ int RunDriverLoop(DriverTurns& turns, const Clock& clock, const std::string& who
     failing_since.reset();
     backoff = options.backoff_first;
     if (turn->ended) return 0;
+    FaultPoint("turn_done");
     if (turn->wait_on) {
       turns.WaitForUpdate(*turn->wait_on, options.wait);
     } else {

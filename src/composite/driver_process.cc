@@ -125,6 +125,9 @@ Status StartDriver(const std::string& state_dir, const std::string& pipelines_di
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // Killed before it said whether it could start (the OOM killer, kill -9): no reason to give the
+  // composite up; like a driver killed later, the next call that reads the composite starts one.
+  if (WIFEXITED(status) && WEXITSTATUS(status) == internal::kDiedBeforeReady) return OkStatus();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return UnavailableError(
         fmt::format("{}: torchx-composite-driver could not start: {} (log: {})", kind, LastLine(log), log));

@@ -57,7 +57,8 @@ bool DriverRunning(const std::string& pipelines_dir, const std::string& id);
 /// Starts torchx-composite-driver for composite `id` of `state_dir` in its own session, in `cwd`,
 /// with default signal dispositions, its output appended to `<pipelines dir>/<id>.driver.log`.
 /// Returns once the driver holds the pipeline's lock (or found another driver holding it); an
-/// error, with the driver's own message, when it could not start.
+/// error, with the driver's own message, when it could not start. A driver killed before it said
+/// either is no error: the next call that reads the composite starts one again.
 /// `kind`: what the driver moves, "pipeline" or "sweep" (one executable drives both: the same
 /// composition, the same lock and log files, one more argument).
 Status StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,

@@ -61,6 +61,8 @@ class RecordStore {
 
   Status Remove(const std::string& id) { return docs_.Remove(id); }
   const std::string& dir() const { return docs_.dir(); }
+  /// What the records are called in errors ("pipeline").
+  const std::string& kind() const { return docs_.kind(); }
   /// Creates the directory (0700) if it is missing.
   Status EnsureDir() const { return docs_.EnsureDir(); }
 

@@ -30,7 +30,7 @@ int ForkUntilReady(int& parent_exit) {
       n = ::read(ready[0], &c, 1);
     } while (n < 0 && errno == EINTR);
     ::close(ready[0]);
-    parent_exit = n == 1 && c == kReady ? 0 : 1;
+    parent_exit = n == 1 ? (c == kReady ? 0 : 1) : kDiedBeforeReady;
     return -1;
   }
   ::close(ready[0]);

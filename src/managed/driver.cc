@@ -7,9 +7,10 @@
 
 #include "composite/children.h"
 #include "composite/claims.h"
-#include "composite/driver_loop.h"
-#include "composite/driver_process.h"
+#include "composite/composite_scheduler.h"
+#include "composite/fault_points.h"
 #include "core/daemon.h"
+#include "managed/kind.h"
 #include "managed/policy.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
@@ -19,27 +20,15 @@ namespace {
 
 using specs::AppState;
 
-class RunnerAttemptBackend final : public AttemptBackend {
+class RunnerAttemptBackend final : public composite::OverRunner<AttemptBackend> {
  public:
-  explicit RunnerAttemptBackend(runner::Runner& runner) : runner_(runner) {}
-  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
-  Result<std::optional<schedulers::FailureReport>> Classify(const std::string& handle) override {
-    return runner_.ClassifyFailure(handle);
-  }
+  using OverRunner::OverRunner;
   Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
                                         const std::string& cfg_json) override {
-    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(scheduler));
+    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner().SchedulerRunOpts(scheduler));
     TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(cfg_json));
-    return runner_.DryRun(std::move(app), scheduler, cfg);
+    return runner().DryRun(std::move(app), scheduler, cfg);
   }
-  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }
-  ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    runner_.WaitForUpdate(handle, max_wait);
-  }
-
- private:
-  runner::Runner& runner_;
 };
 
 // The current attempt as its scheduler reports it now.
@@ -84,9 +73,9 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
                 [&](ManagedRecord& cur) {
                   if (cur.final_state || static_cast<int>(cur.attempts.size()) != a.index) return OkStatus();
                   AttemptRecord refused = a;
-                  refused.phase = AttemptPhase::kRefused;
+                  refused.phase = ChildPhase::kRefused;
                   refused.cause = std::string(kRefused);
-                  refused.reason = why;
+                  refused.msg = why;
                   refused.ended = now;
                   cur.attempts.push_back(std::move(refused));
                   return OkStatus();
@@ -97,9 +86,8 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
   if (!app) return refuse(app.error().message());
   auto info = backend.DryRun(std::move(*app), target.scheduler, target.cfg_json);
   if (!info) return refuse(info.error().message());
-  a.planned_id = info->app_id;
-  a.planned_final = info->app_id_is_final;
-  a.claimed = now;
+  a.planned = composite::PlannedOf(target.scheduler, r.session, info->app_id, info->app_id_is_final);
+  a.planned.claimed = now;
   // Claimed before it is sent, so a driver that dies in between is found out by the next one.
   bool claimed = false;
   TORCHX_RETURN_IF_ERROR(store
@@ -115,13 +103,15 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
                                      })
                              .status());
   if (!claimed) return OkStatus();
+  composite::FaultPoint("claimed");
   // A recovery: the attempt before it is stopped first, if any of it still runs (a het job's other
   // components), so two attempts never write the same checkpoints.
   if (a.index > 0 && !r.attempts.back().handle.empty()) (void)backend.Cancel(r.attempts.back().handle);
   auto handle = backend.Schedule(*info);
-  if (!handle && !a.planned_id.empty()) {
+  composite::FaultPoint("scheduled");
+  if (!handle && !a.planned.handle.empty()) {
     // A submission that failed half-way (some replicas started) is stopped: it is recorded as not run.
-    (void)backend.Cancel(specs::MakeAppHandle(target.scheduler, r.session, a.planned_id));
+    (void)backend.Cancel(a.planned.handle);
   }
   bool retry = !handle && handle.error().code() == StatusCode::kUnavailable &&
                now - r.submit_retry_since.value_or(now) < kSubmitRetrySeconds;
@@ -141,13 +131,13 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
     }
     AttemptRecord& mine = cur.attempts.at(a.index);
     if (!handle) {
-      mine.phase = AttemptPhase::kRefused;
+      mine.phase = ChildPhase::kRefused;
       mine.cause = std::string(kRefused);
-      mine.reason = handle.error().message();
+      mine.msg = handle.error().message();
       mine.ended = now;
       return OkStatus();
     }
-    mine.phase = AttemptPhase::kSubmitted;
+    mine.phase = ChildPhase::kSubmitted;
     mine.handle = *handle;
     mine.state = AppState::kSubmitted;
     mine.submitted = now;
@@ -155,6 +145,7 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
     return OkStatus();
   });
   if (!recorded && handle) (void)backend.Cancel(*handle);  // unrecorded: it must not run unwatched
+  if (recorded) composite::FaultPoint("recorded");
   return recorded.status();
 }
 
@@ -168,21 +159,18 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
   if (!record || record->final_state || record->attempts.empty()) return OkStatus();
   const AttemptRecord& last = record->attempts.back();
-  if (last.phase != AttemptPhase::kSubmitting) return OkStatus();
+  if (last.phase != ChildPhase::kSubmitting) return OkStatus();
   const TargetRecord& target = record->targets[last.target];
   std::optional<std::string> found;  // the handle it was submitted under
   // "Not there" proves it was never submitted only where this scheduler is known to keep the id
   // its dry run chose: it says so (DryRunInfo::app_id_is_final), or an earlier attempt on it came
   // back under its planned id (a plugin may pick its own at submission: the app would run twice).
-  bool confirmed = last.planned_final;
+  composite::PlannedChild planned = last.planned;
   for (const AttemptRecord& a : record->attempts) {
-    if (&a == &last || a.handle.empty() || a.planned_id.empty()) continue;
+    if (&a == &last || a.handle.empty() || a.planned.handle.empty()) continue;
     if (record->targets[a.target].scheduler != target.scheduler) continue;
-    auto parsed = specs::ParseAppHandle(a.handle);
-    confirmed = confirmed || (parsed && parsed->app_id == a.planned_id);
+    planned.id_is_final = planned.id_is_final || a.handle == a.planned.handle;
   }
-  composite::PlannedChild planned = composite::PlannedOf(target.scheduler, record->session, last.planned_id, confirmed);
-  planned.claimed = last.claimed.value_or(0);
   TORCHX_ASSIGN_OR_RETURN(composite::ClaimFate fate,
                           composite::ResolveClaim(planned, now, [&](const std::string& handle) -> Result<bool> {
                             TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
@@ -191,37 +179,36 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
   if (fate == composite::ClaimFate::kWait) return OkStatus();  // a start may still be recorded: next turn
   if (fate == composite::ClaimFate::kAdopt) found = planned.handle;
   bool unknowable = fate == composite::ClaimFate::kUnknowable;
-  return store
-      .Update(id,
-              [&](ManagedRecord& cur) {
-                AttemptRecord& a = cur.attempts.back();
-                if (a.index != last.index || a.phase != AttemptPhase::kSubmitting) return OkStatus();
-                if (found) {
-                  a.phase = AttemptPhase::kSubmitted;
-                  a.handle = *found;
-                  a.state = AppState::kSubmitted;
-                  a.submitted = now;
-                } else if (!unknowable) {
-                  a.phase = AttemptPhase::kDone;
-                  a.state = AppState::kFailed;
-                  a.cause = std::string(kNeverSubmitted);
-                  a.reason = fmt::format("{} has no app {}", target.scheduler, a.planned_id);
-                  a.ended = now;
-                } else {
-                  a.phase = AttemptPhase::kDone;
-                  a.state = AppState::kUnknown;
-                  a.ended = now;
-                  cur.final_state = AppState::kFailed;
-                  cur.msg_transient = false;
-                  cur.msg = fmt::format(
-                      "the managed job's driver stopped while submitting attempt {} to {}, and that scheduler is not "
-                      "known to keep the id chosen before submitting: it was not submitted again, so as not to run it "
-                      "twice; check `torchx list -s {}`",
-                      a.index, target.label, target.scheduler);
-                }
-                return OkStatus();
-              })
-      .status();
+  auto resolved = store.Update(id, [&](ManagedRecord& cur) {
+    AttemptRecord& a = cur.attempts.back();
+    if (a.index != last.index || a.phase != ChildPhase::kSubmitting) return OkStatus();
+    if (found) {
+      a.phase = ChildPhase::kSubmitted;
+      a.handle = *found;
+      a.state = AppState::kSubmitted;
+      a.submitted = now;
+    } else if (!unknowable) {
+      a.phase = ChildPhase::kDone;
+      a.state = AppState::kFailed;
+      a.cause = std::string(kNeverSubmitted);
+      a.msg = fmt::format("{} has no app {}", target.scheduler, a.planned.handle);
+      a.ended = now;
+    } else {
+      a.phase = ChildPhase::kDone;
+      a.state = AppState::kUnknown;
+      a.ended = now;
+      cur.final_state = AppState::kFailed;
+      cur.msg_transient = false;
+      cur.msg = fmt::format(
+          "the managed job's driver stopped while submitting attempt {} to {}, and that scheduler is not "
+          "known to keep the id chosen before submitting: it was not submitted again, so as not to run it "
+          "twice; check `torchx list -s {}`",
+          a.index, target.label, target.scheduler);
+    }
+    return OkStatus();
+  });
+  if (resolved) composite::FaultPoint("claims_resolved");
+  return resolved.status();
 }
 
 Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBackend& backend, double now) {
@@ -229,7 +216,7 @@ Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBa
   if (!got) return NotFoundError(fmt::format("managed job {} does not exist", id));
   ManagedRecord r = std::move(*got);
   if (r.final_state) return r;
-  if (!r.attempts.empty() && r.attempts.back().phase == AttemptPhase::kSubmitted) {
+  if (!r.attempts.empty() && r.attempts.back().phase == ChildPhase::kSubmitted) {
     Observation seen = Look(backend, r.attempts.back());
     int index = r.attempts.back().index;
     TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](ManagedRecord& cur) {
@@ -259,7 +246,7 @@ Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBa
           AttemptRecord& mine = cur.attempts.back();
           if (mine.index == index && mine.cause.empty()) {
             mine.cause = action.cause;
-            mine.reason = fmt::format("not started within {} s (--start_timeout)", r.start_timeout.value_or(0));
+            mine.msg = fmt::format("not started within {} s (--start_timeout)", r.start_timeout.value_or(0));
           }
           return OkStatus();
         }));
@@ -291,28 +278,22 @@ class ManagedTurns final : public composite::TurnsOver<ManagedStore, AttemptBack
     if (r.final_state) return composite::TurnResult{true, std::nullopt};
     composite::TurnResult out;
     const AttemptRecord* last = r.attempts.empty() ? nullptr : &r.attempts.back();
-    if (last && last->phase == AttemptPhase::kSubmitted && !specs::IsTerminal(last->state)) out.wait_on = last->handle;
+    if (last && last->phase == ChildPhase::kSubmitted && !specs::IsTerminal(last->state)) out.wait_on = last->handle;
     return out;
   }
 };
 
 }  // namespace
 
+// Nothing to settle first: a claim left by a dead driver is resumed at the start of each turn.
+Result<std::unique_ptr<composite::DriverTurns>> ManagedKind::StartTurns(Store& store, const std::string& id,
+                                                                        Backend& backend, const Record&) {
+  return std::unique_ptr<composite::DriverTurns>(std::make_unique<ManagedTurns>(store, id, backend));
+}
+
 int RunManagedDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
                      int ready_fd) {
-  ManagedStore store(ManagedDir(state_dir));
-  composite::DriverStart start("managed", id, ready_fd);
-  auto lock = start.TakeLock(store.dir());
-  if (!lock) return start.exit_code();
-  auto record = store.Get(id);
-  if (!record) return start.Fail(record.error().message());
-  if (!*record) return start.Fail("does not exist");
-  runner::Runner runner(registry, composite::ChildRunnerOptions((*record)->session, nullptr));
-  auto backend = MakeRunnerAttemptBackend(runner);
-  start.Ready();
-  ManagedTurns turns(store, id, *backend);
-  SystemClock clock;
-  return composite::RunDriverLoop(turns, clock, "torchx-composite-driver");
+  return composite::RunDriverOf<ManagedKind>(registry, state_dir, id, ready_fd);
 }
 
 }  // namespace torchx::managed

@@ -9,24 +9,19 @@
 #include <optional>
 #include <string>
 
+#include "composite/child_backend.h"
 #include "managed/record.h"
 #include "torchx/runner/runner.h"
 #include "torchx/schedulers/scheduler.h"
 
 namespace torchx::managed {
 
-class AttemptBackend {
+/// The attempts' schedulers: the composite's child seam, plus an attempt's dry run.
+class AttemptBackend : public composite::ChildBackend {
  public:
-  virtual ~AttemptBackend() = default;
-  /// nullopt: the scheduler does not know the app.
-  virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
-  virtual Result<std::optional<schedulers::FailureReport>> Classify(const std::string& handle) = 0;
   /// The attempt's request; `cfg_json` is the target's recorded options.
   virtual Result<schedulers::DryRunInfo> DryRun(specs::AppDef app, const std::string& scheduler,
                                                 const std::string& cfg_json) = 0;
-  virtual Result<std::string> Schedule(const schedulers::DryRunInfo& info) = 0;
-  virtual ::torchx::Status Cancel(const std::string& handle) = 0;
-  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
 };
 
 /// The seam over a Runner (which must outlive it).

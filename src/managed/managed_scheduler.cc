@@ -8,11 +8,12 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "composite/children.h"
-#include "composite/driver_process.h"
+#include "composite/child_ops.h"
+#include "composite/composite_scheduler.h"
 #include "core/json_yaml.h"
 #include "core/state_dir.h"
 #include "managed/driver.h"
+#include "managed/kind.h"
 #include "managed/policy.h"
 #include "managed/record.h"
 #include "torchx/managed/managed.h"
@@ -29,34 +30,12 @@ using schedulers::ListAppResponse;
 using schedulers::MemberApp;
 using specs::AppState;
 
-// The record, brought up to date: a driver holds the lock (the record as it is), else one is
-// started from the record; if none can start, this process takes a turn itself.
-Result<std::optional<ManagedRecord>> CurrentRecord(ManagedStore& store, const std::string& state_dir,
-                                                   const std::string& id, AttemptBackend& backend) {
-  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
-  if (!record || record->final_state || composite::DriverRunning(store.dir(), id)) return record;
-  Status started = composite::StartDriver(state_dir, store.dir(), id, record->cwd, "managed");
-  if (started.ok()) return record;
-  auto taken = composite::DriverLock::TryTake(store.dir(), id);
-  if (!taken || !*taken) return record;
-  TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store, id, backend, composite::EpochNow()));
-  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, Turn(store, id, backend, composite::EpochNow()));
-  if (!r.final_state) r.msg = "the managed job's driver cannot start: " + started.message();
-  return std::optional(std::move(r));
-}
-
 MemberApp AttemptMember(const ManagedRecord& r, const AttemptRecord& a) {
-  MemberApp m;
-  m.name = fmt::format("attempt-{}", a.index);
-  m.app_handle = a.handle;
-  m.scheduler = r.targets[a.target].scheduler;
-  m.state = a.phase == AttemptPhase::kRefused ? AppState::kFailed : a.state;
+  const TargetRecord& target = r.targets[a.target];
+  MemberApp m = composite::MemberOf(a, fmt::format("attempt-{}", a.index), target.scheduler, target.cfg_json);
   if (a.index > 0) m.depends_on = {fmt::format("attempt-{}", a.index - 1)};  // the timeline
-  m.submitted = a.submitted;
-  m.ended = a.ended;
   m.msg = a.why;
-  if (!a.cause.empty()) m.msg += fmt::format("; ended: {}{}", a.cause, a.reason.empty() ? "" : ": " + a.reason);
-  m.cfg_json = r.targets[a.target].cfg_json;
+  if (!a.cause.empty()) m.msg += fmt::format("; ended: {}{}", a.cause, a.msg.empty() ? "" : ": " + a.msg);
   return m;
 }
 
@@ -92,6 +71,63 @@ Status CheckRole(const ManagedRecord& r, const std::string& role) {
   return NotFoundError(fmt::format("managed job {} has no role `{}`; its roles: {}", r.id, role, names));
 }
 
+}  // namespace
+
+std::string ManagedKind::Label(const AttemptRecord& a) { return fmt::format("attempt {}", a.index); }
+schedulers::MemberApp ManagedKind::Member(const Record& r, const AttemptRecord& a) { return AttemptMember(r, a); }
+specs::AppState ManagedKind::LiveState(const Record& r) { return managed::LiveState(r); }
+int ManagedKind::Restarts(const Record& r) { return RecoveryCount(r); }
+
+Result<std::optional<ManagedRecord>> ManagedKind::WithoutDriver(Store& store, const std::string& id, Backend& backend,
+                                                                const std::string& why) {
+  auto taken = composite::DriverLock::TryTake(store.dir(), id);
+  if (!taken || !*taken) return store.Get(id);
+  TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store, id, backend, composite::EpochNow()));
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, Turn(store, id, backend, composite::EpochNow()));
+  if (!r.final_state) r.msg = why;
+  return std::optional(std::move(r));
+}
+
+DescribeAppResponse ManagedKind::Describe(const Record& r, Backend&, runner::Runner& runner) {
+  DescribeAppResponse d;
+  d.app_id = r.id;
+  d.state = LiveState(r);
+  d.msg = RunMessage(r);
+  d.num_restarts = RecoveryCount(r);
+  auto app = specs::AppDefFromJson(r.app_json);
+  if (app) d.app = std::move(*app);
+  for (const AttemptRecord& a : r.attempts) d.members.push_back(AttemptMember(r, a));
+  // The replicas are the current attempt's.
+  for (auto it = r.attempts.rbegin(); it != r.attempts.rend(); ++it) {
+    if (it->handle.empty()) continue;
+    if (auto st = runner.Status(it->handle); st && *st) {
+      d.roles_statuses = (*st)->roles;
+      // The driver records a state change at its next turn; a live attempt's is read now. An
+      // attempt that ended is left to the driver (a failure it recovers is not the run's end).
+      if (!r.final_state && &*it == &r.attempts.back() && !specs::IsTerminal((*st)->state)) d.state = (*st)->state;
+      if (d.state == AppState::kFailed && (*st)->structured_error_msg != "<NONE>") {
+        d.structured_error_msg = (*st)->structured_error_msg;
+      }
+    }
+    break;
+  }
+  return d;
+}
+
+Status ManagedKind::Cancel(Store& store, const std::string& state_dir, const std::string& id, Backend& backend) {
+  TORCHX_ASSIGN_OR_RETURN(auto r, store.Update(id, [](ManagedRecord& cur) {
+    if (!cur.final_state) cur.cancel_requested = true;
+    return OkStatus();
+  }));
+  if (!r.final_state && !r.attempts.empty() && r.attempts.back().phase == ChildPhase::kSubmitted) {
+    TORCHX_RETURN_IF_ERROR(backend.Cancel(r.attempts.back().handle));
+  }
+  (void)composite::CurrentRecord<ManagedKind>(store, state_dir, id, backend);  // a driver to finish it
+  return OkStatus();
+}
+
+namespace {
+
 // Every attempt's lines of one replica, in order, each marked `[attempt N] `; following, the
 // current attempt's until it ends, then the next one's, until the run ends.
 class AttemptsLog final : public schedulers::LogIterator {
@@ -113,12 +149,13 @@ class AttemptsLog final : public schedulers::LogIterator {
         ++index_;
       }
       ManagedStore store(ManagedDir(state_dir_));
-      auto record = options_.follow ? CurrentRecord(store, state_dir_, id_, *backend_) : store.Get(id_);
+      auto record =
+          options_.follow ? composite::CurrentRecord<ManagedKind>(store, state_dir_, id_, *backend_) : store.Get(id_);
       if (!record) return record.error();
       if (!*record) return std::optional<std::string>();
       const ManagedRecord& r = **record;
       while (index_ < static_cast<int>(r.attempts.size()) && r.attempts[index_].handle.empty() &&
-             r.attempts[index_].phase != AttemptPhase::kSubmitting) {
+             r.attempts[index_].phase != ChildPhase::kSubmitting) {
         ++index_;  // refused: it never ran
       }
       if (index_ < static_cast<int>(r.attempts.size()) && !r.attempts[index_].handle.empty()) {
@@ -150,27 +187,13 @@ class AttemptsLog final : public schedulers::LogIterator {
   std::unique_ptr<schedulers::LogIterator> current_;
 };
 
-class ManagedScheduler : public schedulers::Scheduler {
+class ManagedScheduler final : public composite::CompositeSchedulerOf<ManagedKind> {
  public:
-  ManagedScheduler(plugins::PluginRegistry& registry, const schedulers::SchedulerContext& context)
-      : Scheduler(std::string(kSchedulerName), context.session_name),
-        registry_(registry),
-        state_dir_(internal::DefaultStateDir()),
-        store_(ManagedDir(state_dir_)),
-        runner_(registry, composite::ChildRunnerOptions(context.session_name, context.clock)),
-        backend_(MakeRunnerAttemptBackend(runner_)) {}
+  using CompositeSchedulerOf::CompositeSchedulerOf;
 
-  specs::RunOpts run_opts() const override { return {}; }
-  // Its state is in its engine (or on disk): a thread may have an instance of its own.
-  bool instance_per_thread() const override { return true; }
   schedulers::Capabilities capabilities() const override {
-    using schedulers::Capability;
-    return {Capability::kLogs,   Capability::kFollowLogs,    Capability::kList,
-            Capability::kDelete, Capability::kResourceUsage, Capability::kComposite};
+    return CompositeSchedulerOf::capabilities().With(schedulers::Capability::kResourceUsage);
   }
-  bool requires_resources() const override { return false; }
-
-  Result<std::string> Schedule(const DryRunInfo&) override { return NotAManagedRun(); }
 
   // `torchx describe`: the app and every attempt; on the dashboard, the attempts' timeline (why
   // each was made and how it ended).
@@ -204,75 +227,6 @@ class ManagedScheduler : public schedulers::Scheduler {
     return std::optional(std::move(none));
   }
 
-  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
-    if (!record) return std::optional<DescribeAppResponse>();
-    const ManagedRecord& r = *record;
-    DescribeAppResponse d;
-    d.app_id = r.id;
-    d.state = LiveState(r);
-    d.msg = RunMessage(r);
-    d.num_restarts = RecoveryCount(r);
-    auto app = specs::AppDefFromJson(r.app_json);
-    if (app) d.app = std::move(*app);
-    for (const AttemptRecord& a : r.attempts) d.members.push_back(AttemptMember(r, a));
-    // The replicas are the current attempt's.
-    for (auto it = r.attempts.rbegin(); it != r.attempts.rend(); ++it) {
-      if (it->handle.empty()) continue;
-      if (auto st = runner_.Status(it->handle); st && *st) {
-        d.roles_statuses = (*st)->roles;
-        // The driver records a state change at its next turn; a live attempt's is read now. An
-        // attempt that ended is left to the driver (a failure it recovers is not the run's end).
-        if (!r.final_state && &*it == &r.attempts.back() && !specs::IsTerminal((*st)->state)) d.state = (*st)->state;
-        if (d.state == AppState::kFailed && (*st)->structured_error_msg != "<NONE>") {
-          d.structured_error_msg = (*st)->structured_error_msg;
-        }
-      }
-      break;
-    }
-    return std::optional(std::move(d));
-  }
-
-  Result<std::vector<ListAppResponse>> List() override {
-    TORCHX_ASSIGN_OR_RETURN(auto records, store_.List());
-    std::vector<ListAppResponse> out;
-    for (ManagedRecord& r : records) {
-      if (!r.final_state) {
-        auto current = Current(r.id);
-        if (current && *current) r = std::move(**current);
-      }
-      ListAppResponse l;
-      l.app_id = r.id;
-      l.name = r.name;
-      l.state = LiveState(r);
-      l.created = r.created;
-      l.num_restarts = RecoveryCount(r);
-      if (r.final_state) {
-        for (const AttemptRecord& a : r.attempts) {
-          if (a.ended) l.ended = std::max(l.ended.value_or(r.created), *a.ended);
-        }
-        if (*r.final_state != AppState::kSucceeded) l.reason = r.msg;
-      }
-      for (const AttemptRecord& a : r.attempts) l.members.push_back(AttemptMember(r, a));
-      out.push_back(std::move(l));
-    }
-    return out;
-  }
-
-  Status Delete(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
-    if (!record) return NotFoundError(fmt::format("managed job {} does not exist", app_id));
-    if (!record->final_state) {
-      return FailedPreconditionError(
-          fmt::format("managed job {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
-    }
-    std::vector<composite::LabelledChild> children;
-    for (const AttemptRecord& a : record->attempts) children.push_back({fmt::format("attempt {}", a.index), a.handle});
-    TORCHX_RETURN_IF_ERROR(
-        composite::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
-    return store_.Remove(app_id);
-  }
-
   Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
                                                            const schedulers::LogOptions& options) override {
     TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
@@ -281,71 +235,16 @@ class ManagedScheduler : public schedulers::Scheduler {
     return std::unique_ptr<schedulers::LogIterator>(
         std::make_unique<AttemptsLog>(registry_, session_name(), state_dir_, app_id, options));
   }
-
-  bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
-    auto record = store_.Get(app_id);
-    if (!record || !*record || (*record)->final_state || (*record)->attempts.empty()) return false;
-    const AttemptRecord& a = (*record)->attempts.back();
-    if (a.phase != AttemptPhase::kSubmitted) return false;
-    backend_->WaitForUpdate(a.handle, max_wait);
-    return true;
-  }
-
- protected:
-  Result<DryRunInfo> DoDryRun(const specs::AppDef&, const specs::ResolvedCfg&) override { return NotAManagedRun(); }
-
-  // Recorded first (the driver stops recovering), then the current attempt cancelled now rather
-  // than at the driver's next turn.
-  Status DoCancel(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(auto r, store_.Update(app_id, [](ManagedRecord& cur) {
-      if (!cur.final_state) cur.cancel_requested = true;
-      return OkStatus();
-    }));
-    if (!r.final_state && !r.attempts.empty() && r.attempts.back().phase == AttemptPhase::kSubmitted) {
-      TORCHX_RETURN_IF_ERROR(runner_.Cancel(r.attempts.back().handle));
-    }
-    (void)Current(app_id);  // a driver to finish it
-    return OkStatus();
-  }
-
- private:
-  static Status NotAManagedRun() {
-    return InvalidArgumentError(
-        "scheduler `managed` runs managed jobs: use `torchx run --managed -s SCHEDULER ...` (or "
-        "Runner.run(..., managed=True) in Python)");
-  }
-  Result<std::optional<ManagedRecord>> Current(const std::string& id) {
-    return CurrentRecord(store_, state_dir_, id, *backend_);
-  }
-
-  plugins::PluginRegistry& registry_;
-  std::string state_dir_;
-  ManagedStore store_;
-  runner::Runner runner_;
-  std::unique_ptr<AttemptBackend> backend_;
 };
 
 }  // namespace
 
 void RegisterManagedScheduler(plugins::PluginRegistry& registry) {
-  (void)registry.AddCompositeScheduler(
-      std::string(kSchedulerName), "builtin",
-      [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
-        return std::unique_ptr<schedulers::Scheduler>(std::make_unique<ManagedScheduler>(registry, context));
-      });
+  composite::RegisterComposite<ManagedScheduler>(registry, kSchedulerName);
 }
 
 Result<std::string> ManagedDefinition(runner::Runner& runner, const std::string& handle, bool json) {
-  TORCHX_ASSIGN_OR_RETURN(specs::ParsedAppHandle parsed, specs::ParseAppHandle(handle));
-  if (parsed.scheduler_backend != kSchedulerName) {
-    return InvalidArgumentError(fmt::format("{}: not a managed handle (managed://<session>/<id>)", handle));
-  }
-  std::string state_dir = internal::DefaultStateDir();
-  ManagedStore store(ManagedDir(state_dir));
-  auto backend = MakeRunnerAttemptBackend(runner);
-  TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, parsed.app_id, *backend));
-  if (!record) return NotFoundError(fmt::format("managed job {} does not exist", handle));
-  const ManagedRecord& r = *record;
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, composite::RecordOfHandle<ManagedKind>(runner, handle));
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();
   for (const TargetRecord& t : r.targets)
     targets.push_back({{"scheduler", t.scheduler}, {"cfg", nlohmann::ordered_json::parse(t.cfg_json)}});
@@ -356,9 +255,9 @@ Result<std::string> ManagedDefinition(runner::Runner& runner, const std::string&
         {"handle", a.handle.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.handle)},
         {"target", r.targets[a.target].label},
         {"why", a.why},
-        {"state", std::string(specs::AppStateName(a.phase == AttemptPhase::kRefused ? AppState::kFailed : a.state))}};
+        {"state", std::string(specs::AppStateName(a.phase == ChildPhase::kRefused ? AppState::kFailed : a.state))}};
     if (!a.cause.empty()) one["cause"] = a.cause;
-    if (!a.reason.empty()) one["reason"] = a.reason;
+    if (!a.msg.empty()) one["reason"] = a.msg;
     auto when = [](const std::optional<double>& t) {
       return t ? nlohmann::ordered_json(*t) : nlohmann::ordered_json(nullptr);
     };

@@ -54,7 +54,7 @@ AttemptRecord Ended(int index, int target, std::string cause, AppState state = A
   AttemptRecord a;
   a.index = index;
   a.target = target;
-  a.phase = AttemptPhase::kDone;
+  a.phase = ChildPhase::kDone;
   a.handle = fmt::format("slurm://s/{}", 100 + index);
   a.state = state;
   a.cause = std::move(cause);
@@ -67,7 +67,7 @@ AttemptRecord Live(int index, int target, AppState state, double submitted) {
   AttemptRecord a;
   a.index = index;
   a.target = target;
-  a.phase = AttemptPhase::kSubmitted;
+  a.phase = ChildPhase::kSubmitted;
   a.handle = fmt::format("slurm://s/{}", 100 + index);
   a.state = state;
   a.submitted = submitted;
@@ -103,7 +103,7 @@ TEST(Decide, UserCausesEndTheRunUnlessAsked) {
   for (const char* cause : {"user_error", "out_of_memory", "time_limit", "unknown"}) {
     ManagedRecord r = Record();
     r.attempts = {Ended(0, 0, cause)};
-    r.attempts[0].reason = "exit 1";
+    r.attempts[0].msg = "exit 1";
     Action a = Decide(r, 30);
     EXPECT_EQ(a.kind, ActionKind::kFinish) << cause;
     EXPECT_EQ(a.final_state, AppState::kFailed);
@@ -134,8 +134,8 @@ TEST(Decide, SuccessEndsTheRunCountingRecoveries) {
 TEST(Decide, RefusalAndExhaustionFailOver) {
   ManagedRecord r = Record(2);
   AttemptRecord refused = Ended(0, 0, std::string(kRefused));
-  refused.phase = AttemptPhase::kRefused;
-  refused.reason = "sbatch: Partition in drain";
+  refused.phase = ChildPhase::kRefused;
+  refused.msg = "sbatch: Partition in drain";
   r.attempts = {refused};
   Action a = Decide(r, 30);
   EXPECT_EQ(a.kind, ActionKind::kSubmit);
@@ -145,7 +145,7 @@ TEST(Decide, RefusalAndExhaustionFailOver) {
   AttemptRecord refused2 = refused;
   refused2.index = 1;
   refused2.target = 1;
-  refused2.reason = "no such partition";
+  refused2.msg = "no such partition";
   r.attempts.push_back(refused2);
   a = Decide(r, 30);
   EXPECT_EQ(a.final_state, AppState::kFailed);
@@ -200,9 +200,9 @@ TEST(Observe, RecordsStartEndAndCauseKeepingTheDriversOwn) {
   EXPECT_EQ(r.attempts[0].started, 5);
   EXPECT_EQ(LiveState(r), AppState::kRunning);
   Observe(r, {AppState::kFailed, FailureReport{FailureCause::kNodeFailure, "node2 failed"}, ""}, 9);
-  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kDone);
+  EXPECT_EQ(r.attempts[0].phase, ChildPhase::kDone);
   EXPECT_EQ(r.attempts[0].cause, "node_failure");
-  EXPECT_EQ(r.attempts[0].reason, "node2 failed");
+  EXPECT_EQ(r.attempts[0].msg, "node2 failed");
   EXPECT_EQ(r.attempts[0].ended, 9);
   EXPECT_EQ(LiveState(r), AppState::kPending);  // between attempts
 
@@ -213,7 +213,7 @@ TEST(Observe, RecordsStartEndAndCauseKeepingTheDriversOwn) {
 
   r.attempts = {Live(0, 0, AppState::kRunning, 1)};
   Observe(r, {std::nullopt, std::nullopt, "connection refused"}, 9);  // an outage changes nothing
-  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitted);
+  EXPECT_EQ(r.attempts[0].phase, ChildPhase::kSubmitted);
   EXPECT_THAT(r.msg, HasSubstr("cannot be reached: connection refused"));
   Observe(r, {std::nullopt, std::nullopt, ""}, 10);  // the engine no longer knows it
   EXPECT_EQ(r.attempts[0].cause, "engine_lost");
@@ -242,7 +242,7 @@ TEST(Record, RoundTripsAndAttemptAppCarriesTheEnv) {
   ManagedRecord r = Record(2);
   r.start_timeout = 90;
   r.attempts = {Ended(0, 0, "node_failure"), Live(1, 1, AppState::kRunning, 30)};
-  r.attempts[0].reason = "node2";
+  r.attempts[0].msg = "node2";
   r.attempts[0].why = "first attempt";
   auto back = ManagedRecordFromJson(ManagedRecordToJson(r));
   ASSERT_THAT(back.status(), IsOk());
@@ -253,6 +253,33 @@ TEST(Record, RoundTripsAndAttemptAppCarriesTheEnv) {
   EXPECT_EQ(app->roles[0].env.at("TORCHX_RECOVERY_COUNT"), "3");
   EXPECT_EQ(app->roles[0].env.at("TORCHX_MANAGED_HANDLE"), "managed://s/train-x1");
   EXPECT_THAT(ManagedRecordFromJson(R"({"id": 1})").status(), StatusIs(StatusCode::kInternal, HasSubstr("managed")));
+}
+
+// A record as the build before the shared child record wrote it: the attempt's message under
+// `reason`, its claim as the planned app id, `claimed` always present.
+TEST(Record, ReadsRecordsWrittenBeforeTheSharedChildRecord) {
+  const char* old = R"({"id":"train-x1","name":"train","session":"s","cwd":"/w","created":1.0,
+    "app":{"name":"train","roles":[]},"targets":[{"scheduler":"slurm","cfg":{},"label":"slurm#0"}],
+    "max_recoveries":1,"recover_on":["node_failure"],"start_timeout":null,"checkpoint_dir":"/ckpt",
+    "cancel_requested":false,"final_state":null,"msg":"","msg_transient":false,"submit_retry_since":null,
+    "attempts":[{"index":0,"target":0,"phase":"done","planned_id":"app7","planned_final":true,
+      "handle":"slurm://s/app7","state":"FAILED","why":"first attempt","cause":"node_failure",
+      "reason":"node2 failed","submitted":10.0,"started":11.0,"ended":20.0,"seen":19.0,"claimed":9.0},
+     {"index":1,"target":0,"phase":"submitting","planned_id":"app8","planned_final":false,"handle":"",
+      "state":"UNSUBMITTED","why":"recovery 1","cause":"","reason":"","submitted":null,"started":null,
+      "ended":null,"seen":null,"claimed":21.0}]})";
+  auto r = ManagedRecordFromJson(old);
+  ASSERT_THAT(r.status(), IsOk());
+  ASSERT_EQ(r->attempts.size(), 2u);
+  EXPECT_EQ(r->attempts[0].msg, "node2 failed");
+  EXPECT_EQ(r->attempts[0].planned.handle, "slurm://s/app7");
+  EXPECT_EQ(r->attempts[1].phase, ChildPhase::kSubmitting);
+  EXPECT_EQ(r->attempts[1].planned.handle, "slurm://s/app8");
+  EXPECT_FALSE(r->attempts[1].planned.id_is_final);
+  EXPECT_EQ(r->attempts[1].planned.claimed, 21.0);
+  auto again = ManagedRecordFromJson(ManagedRecordToJson(*r));
+  ASSERT_THAT(again.status(), IsOk());
+  EXPECT_EQ(ManagedRecordToJson(*again), ManagedRecordToJson(*r));
 }
 
 TEST(Edge, TargetsCausesAndDurations) {
@@ -344,8 +371,8 @@ class DriverTest : public ::testing::Test {
                     .Update("train-x1",
                             [&](ManagedRecord& r) {
                               AttemptRecord a;
-                              a.planned_id = planned_id;
-                              a.planned_final = planned_final;
+                              a.planned.handle = "slurm://s/" + planned_id;
+                              a.planned.id_is_final = planned_final;
                               r.attempts.push_back(a);
                               return OkStatus();
                             })
@@ -386,7 +413,7 @@ TEST_F(DriverTest, FailsOverWhenRefusedAndNamesEveryTargetWhenAllRefuse) {
   backend.refuse["slurm"] = "sbatch: error: Partition in drain";
   ManagedRecord r = TurnAt(1);
   ASSERT_EQ(r.attempts.size(), 1u);
-  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kRefused);
+  EXPECT_EQ(r.attempts[0].phase, ChildPhase::kRefused);
   r = TurnAt(2);
   ASSERT_EQ(r.attempts.size(), 2u);
   EXPECT_EQ(r.attempts[1].handle, "local_cwd://s/app0");
@@ -427,7 +454,7 @@ TEST_F(DriverTest, ADriverThatDiedMidSubmissionIsNotSubmittedTwice) {
                   .Update("train-x1",
                           [](ManagedRecord& r) {
                             AttemptRecord a;
-                            a.planned_id = "app7";
+                            a.planned.handle = "slurm://s/app7";
                             a.why = "first attempt";
                             r.attempts.push_back(a);
                             return OkStatus();
@@ -448,9 +475,9 @@ TEST_F(DriverTest, ADriverThatDiedMidSubmissionIsNotSubmittedTwice) {
                           [](ManagedRecord& r) {
                             AttemptRecord a;
                             a.index = 1;
-                            a.planned_id = "app8";
+                            a.planned.handle = "slurm://s/app8";
                             a.why = "recovery 1 after node_failure";
-                            r.attempts[0].phase = AttemptPhase::kDone;
+                            r.attempts[0].phase = ChildPhase::kDone;
                             r.attempts[0].state = AppState::kFailed;
                             r.attempts[0].cause = "node_failure";
                             r.attempts.push_back(a);
@@ -481,9 +508,9 @@ TEST_F(DriverTest, AFreshClaimWhoseAppIsNotThereYetWaitsThenIsSubmittedAgain) {
                   .Update("train-x1",
                           [](ManagedRecord& r) {
                             AttemptRecord a;
-                            a.planned_id = "app3";
-                            a.planned_final = true;
-                            a.claimed = 100;
+                            a.planned.handle = "slurm://s/app3";
+                            a.planned.id_is_final = true;
+                            a.planned.claimed = 100;
                             r.attempts.push_back(a);
                             return OkStatus();
                           })
@@ -492,12 +519,12 @@ TEST_F(DriverTest, AFreshClaimWhoseAppIsNotThereYetWaitsThenIsSubmittedAgain) {
   ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 101), IsOk());
   ManagedRecord r = TurnAt(101);
   ASSERT_EQ(r.attempts.size(), 1u);
-  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitting);
+  EXPECT_EQ(r.attempts[0].phase, ChildPhase::kSubmitting);
   EXPECT_TRUE(backend.submitted.empty());
   backend.apps["slurm://s/app3"] = AppState::kRunning;  // the start in flight was recorded
   ASSERT_THAT(ResumeSubmitting(store, "train-x1", backend, 102), IsOk());
   r = TurnAt(102);
-  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitted);
+  EXPECT_EQ(r.attempts[0].phase, ChildPhase::kSubmitted);
   EXPECT_EQ(r.attempts[0].handle, "slurm://s/app3");
   EXPECT_TRUE(backend.submitted.empty());
 }
@@ -549,7 +576,7 @@ TEST_F(DriverTest, AClassificationThatFailsIsAskedAgainNotGuessed) {
   backend.causes["slurm://s/app0"] = {FailureCause::kNodeFailure, "node2"};
   backend.classify_down = true;
   ManagedRecord r = TurnAt(2);
-  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kSubmitted);
+  EXPECT_EQ(r.attempts[0].phase, ChildPhase::kSubmitted);
   EXPECT_THAT(r.msg, HasSubstr("classifying its end: squeue: timed out"));
   backend.classify_down = false;
   r = TurnAt(3);
@@ -568,7 +595,7 @@ TEST_F(DriverTest, AnUnreachableEngineIsTriedAgainThenCountsAsRefused) {
   EXPECT_TRUE(r.attempts.empty());
   r = TurnAt(100 + kSubmitRetrySeconds + 1);  // the window has passed: refused, the next target
   ASSERT_EQ(r.attempts.size(), 1u);
-  EXPECT_EQ(r.attempts[0].phase, AttemptPhase::kRefused);
+  EXPECT_EQ(r.attempts[0].phase, ChildPhase::kRefused);
   backend.unreachable = false;
   r = TurnAt(300);
   ASSERT_EQ(r.attempts.size(), 2u);
@@ -582,7 +609,7 @@ TEST(Observe, AnAppForgottenLongAfterItWasSeenIsNotCalledLostAndAStartClearsTheT
   r.attempts[0].seen = 10;
   Observe(r, {std::nullopt, std::nullopt, ""}, 10 + kLostIfSeenWithin + 1);
   EXPECT_EQ(r.attempts[0].cause, "unknown");  // it may have ended while nobody watched
-  EXPECT_THAT(r.attempts[0].reason, HasSubstr("may have ended unwatched"));
+  EXPECT_THAT(r.attempts[0].msg, HasSubstr("may have ended unwatched"));
   EXPECT_EQ(Decide(r, 2000).kind, ActionKind::kFinish);
 
   r.attempts = {Live(0, 0, AppState::kPending, 1)};

@@ -24,7 +24,7 @@ bool Recoverable(const ManagedRecord& r, const std::string& cause) {
 std::string Outcome(const ManagedRecord& r, const AttemptRecord& a) {
   std::string what = a.cause.empty() ? std::string(specs::AppStateName(a.state)) : a.cause;
   return fmt::format("attempt {} on {}: {}{}", a.index, r.targets[a.target].label, what,
-                     a.reason.empty() ? "" : ": " + a.reason);
+                     a.msg.empty() ? "" : ": " + a.msg);
 }
 
 // The next target, or the end of the run naming what happened on each target.
@@ -55,7 +55,7 @@ Action NextTarget(const ManagedRecord& r, const AttemptRecord& last, const std::
 void Observe(ManagedRecord& r, const Observation& seen, double now) {
   if (r.attempts.empty()) return;
   AttemptRecord& a = r.attempts.back();
-  if (a.phase != AttemptPhase::kSubmitted) return;
+  if (a.phase != ChildPhase::kSubmitted) return;
   if (!seen.unreachable.empty()) {
     r.msg = fmt::format("attempt {}: its scheduler cannot be reached: {}", a.index, seen.unreachable);
     r.msg_transient = true;
@@ -67,14 +67,14 @@ void Observe(ManagedRecord& r, const Observation& seen, double now) {
   }
   if (!seen.state) {
     a.state = AppState::kFailed;
-    a.phase = AttemptPhase::kDone;
+    a.phase = ChildPhase::kDone;
     a.ended = now;
     if (a.cause.empty()) {
       bool recent = a.seen && now - *a.seen <= kLostIfSeenWithin;
       a.cause = std::string(schedulers::FailureCauseName(recent ? FailureCause::kEngineLost : FailureCause::kUnknown));
-      a.reason = recent ? fmt::format("its scheduler no longer knows {}", a.handle)
-                        : fmt::format("its scheduler no longer knows {}, last seen {}: it may have ended unwatched",
-                                      a.handle, a.seen ? fmt::format("{:.0f} s before", now - *a.seen) : "never");
+      a.msg = recent ? fmt::format("its scheduler no longer knows {}", a.handle)
+                     : fmt::format("its scheduler no longer knows {}, last seen {}: it may have ended unwatched",
+                                   a.handle, a.seen ? fmt::format("{:.0f} s before", now - *a.seen) : "never");
     }
     return;
   }
@@ -84,15 +84,15 @@ void Observe(ManagedRecord& r, const Observation& seen, double now) {
   // It started after all (a cancel for start_timeout that did not take): the timeout is not why it ends.
   if (a.state == AppState::kRunning && a.cause == kStartTimeout) {
     a.cause.clear();
-    a.reason.clear();
+    a.msg.clear();
   }
   if (!specs::IsTerminal(a.state)) return;
-  a.phase = AttemptPhase::kDone;
+  a.phase = ChildPhase::kDone;
   a.ended = now;
   if (a.state == AppState::kSucceeded || !a.cause.empty()) return;
   if (seen.failure) {
     a.cause = std::string(schedulers::FailureCauseName(seen.failure->cause));
-    a.reason = seen.failure->reason;
+    a.msg = seen.failure->reason;
   } else {
     a.cause = std::string(schedulers::FailureCauseName(a.state == AppState::kCancelled ? FailureCause::kCancelled
                                                                                        : FailureCause::kUnknown));
@@ -102,10 +102,10 @@ void Observe(ManagedRecord& r, const Observation& seen, double now) {
 Action Decide(const ManagedRecord& r, double now) {
   if (r.final_state) return Of(ActionKind::kNothing);
   const AttemptRecord* last = r.attempts.empty() ? nullptr : &r.attempts.back();
-  bool live = last && last->phase == AttemptPhase::kSubmitted && !specs::IsTerminal(last->state);
+  bool live = last && last->phase == ChildPhase::kSubmitted && !specs::IsTerminal(last->state);
   if (r.cancel_requested) {
     if (live) return Of(ActionKind::kCancel);
-    if (last && last->phase == AttemptPhase::kSubmitting) return Of(ActionKind::kWait);
+    if (last && last->phase == ChildPhase::kSubmitting) return Of(ActionKind::kWait);
     Action a = Of(ActionKind::kFinish);
     a.final_state = AppState::kCancelled;
     a.msg = "cancelled";
@@ -116,7 +116,7 @@ Action Decide(const ManagedRecord& r, double now) {
     a.why = "first attempt";
     return a;
   }
-  if (last->phase == AttemptPhase::kSubmitting) return Of(ActionKind::kWait);
+  if (last->phase == ChildPhase::kSubmitting) return Of(ActionKind::kWait);
   if (live) {
     bool waiting = !last->started && (last->state == AppState::kSubmitted || last->state == AppState::kPending ||
                                       last->state == AppState::kUnsubmitted);
@@ -127,7 +127,7 @@ Action Decide(const ManagedRecord& r, double now) {
     }
     return Of(ActionKind::kWait);
   }
-  if (last->phase == AttemptPhase::kSubmitted) return Of(ActionKind::kWait);  // ended, not yet classified
+  if (last->phase == ChildPhase::kSubmitted) return Of(ActionKind::kWait);  // ended, not yet classified
   if (last->state == AppState::kSucceeded) {
     Action a = Of(ActionKind::kFinish);
     a.final_state = AppState::kSucceeded;
@@ -156,7 +156,7 @@ Action Decide(const ManagedRecord& r, double now) {
   if (Recoverable(r, last->cause)) {
     int on_target = 0;
     for (const AttemptRecord& a : r.attempts) {
-      if (a.target == last->target && a.phase == AttemptPhase::kDone && Recoverable(r, a.cause)) ++on_target;
+      if (a.target == last->target && a.phase == ChildPhase::kDone && Recoverable(r, a.cause)) ++on_target;
     }
     if (on_target <= r.max_recoveries) {
       Action a = Of(ActionKind::kSubmit);
@@ -187,7 +187,7 @@ AppState LiveState(const ManagedRecord& r) {
   if (r.final_state) return *r.final_state;
   if (r.attempts.empty()) return AppState::kSubmitted;
   const AttemptRecord& a = r.attempts.back();
-  if (a.phase == AttemptPhase::kSubmitted && !specs::IsTerminal(a.state)) {
+  if (a.phase == ChildPhase::kSubmitted && !specs::IsTerminal(a.state)) {
     return a.state == AppState::kUnsubmitted ? AppState::kSubmitted : a.state;
   }
   return AppState::kPending;  // between attempts: the next is being decided or submitted

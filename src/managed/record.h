@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "composite/record.h"
 #include "composite/record_store.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_state.h"
@@ -15,10 +16,7 @@
 
 namespace torchx::managed {
 
-/// Where an attempt is. kSubmitting: claimed by a driver, not yet known to be submitted (its
-/// planned id, where the scheduler chose one at dry run, tells a restarted driver whether it was);
-/// kRefused: the scheduler refused it (nothing runs). kDone and kRefused are final.
-enum class AttemptPhase { kSubmitting, kSubmitted, kDone, kRefused };
+using composite::ChildPhase;
 
 /// Why an attempt ended that is no FailureCause: the driver cancelled it for waiting too long, or
 /// its scheduler refused it.
@@ -27,24 +25,20 @@ inline constexpr std::string_view kRefused = "refused";
 /// A driver died while submitting it and the scheduler has no such app: it was never submitted.
 inline constexpr std::string_view kNeverSubmitted = "never_submitted";
 
-struct AttemptRecord {
+/// An attempt: the composite's child record and what is an attempt's own. It is made when a driver
+/// claims it (kSubmitting, its planned handle kept after: an earlier attempt submitted under its
+/// planned id shows that the scheduler keeps the ids its dry runs choose); kRefused: its
+/// scheduler refused it. `msg` is why it ended in the engine's words.
+struct AttemptRecord : composite::ChildRecord {
+  AttemptRecord() { phase = ChildPhase::kSubmitting; }
   int index = 0;
-  int target = 0;  ///< into ManagedRecord::targets
-  AttemptPhase phase = AttemptPhase::kSubmitting;
-  std::string planned_id;      ///< the app id its dry run chose ("" where the scheduler picks at submit)
-  bool planned_final = false;  ///< the scheduler submits under exactly planned_id (DryRunInfo::app_id_is_final)
-  std::string handle;
-  specs::AppState state = specs::AppState::kUnsubmitted;
-  std::string why;     ///< why it was made
-  std::string cause;   ///< why it ended other than SUCCEEDED ("" while it runs or when it succeeded)
-  std::string reason;  ///< in the engine's words
-  std::optional<double> submitted, started, ended;
+  int target = 0;     ///< into ManagedRecord::targets
+  std::string why;    ///< why it was made
+  std::string cause;  ///< why it ended other than SUCCEEDED ("" while it runs or when it succeeded)
+  std::optional<double> started;
   /// When its scheduler last answered for it: an app its scheduler no longer knows is called lost
   /// (and recovered) only if it was seen alive recently, not one that may have ended long ago.
   std::optional<double> seen;
-  /// When a driver claimed it (kSubmitting): a claim whose app is not there yet is resolved only
-  /// once it is older than a start still in flight could take (composite/claims.h).
-  std::optional<double> claimed;
 };
 
 struct TargetRecord {
@@ -53,21 +47,13 @@ struct TargetRecord {
   std::string label;            ///< "slurm (partition=a)"
 };
 
-struct ManagedRecord {
-  std::string id;
-  std::string name;
-  std::string session;
-  std::string cwd;
-  double created = 0;
+struct ManagedRecord : composite::RecordHeader {
   std::string app_json;  ///< canonical AppDef JSON, TorchX's env included, without the attempt's env
   std::vector<TargetRecord> targets;
   int max_recoveries = 0;
   std::vector<std::string> recover_on;  ///< cause names
   std::optional<double> start_timeout;
   std::string checkpoint_dir;
-  bool cancel_requested = false;
-  std::optional<specs::AppState> final_state;
-  std::string msg;
   /// `msg` is a note that lasts only while an engine cannot be reached (a submission retried, an
   /// attempt's scheduler not answering): cleared, by this flag, once it answers.
   bool msg_transient = false;
@@ -83,7 +69,6 @@ inline constexpr double kSubmitRetrySeconds = 120;
 /// this many seconds (else it may have ended, and been forgotten, while no driver watched).
 inline constexpr double kLostIfSeenWithin = 600;
 
-std::string_view AttemptPhaseName(AttemptPhase p);
 std::string ManagedRecordToJson(const ManagedRecord& r);
 Result<ManagedRecord> ManagedRecordFromJson(const std::string& text);
 

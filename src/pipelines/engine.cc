@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "composite/child_ops.h"
 #include "composite/children.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -15,7 +16,7 @@ namespace {
 
 using specs::AppState;
 
-bool IsFinal(const StepRecord& s) { return s.phase == StepPhase::kDone || s.phase == StepPhase::kSkipped; }
+bool IsFinal(const StepRecord& s) { return s.phase == ChildPhase::kDone || s.phase == ChildPhase::kSkipped; }
 
 // The first dependency that did not succeed, if any.
 const StepRecord* FailedDependency(const PipelineRecord& r, const StepRecord& s) {
@@ -30,14 +31,14 @@ const StepRecord* FailedDependency(const PipelineRecord& r, const StepRecord& s)
 bool DependenciesSucceeded(const PipelineRecord& r, const StepRecord& s) {
   for (const std::string& d : s.depends_on) {
     for (const StepRecord& o : r.steps) {
-      if (o.name == d && !(o.phase == StepPhase::kDone && o.state == AppState::kSucceeded)) return false;
+      if (o.name == d && !(o.phase == ChildPhase::kDone && o.state == AppState::kSucceeded)) return false;
     }
   }
   return true;
 }
 
 std::string NotRunMessage(const StepRecord& dep) {
-  if (dep.phase == StepPhase::kSkipped) return fmt::format("not run: step `{}` did not run", dep.name);
+  if (dep.phase == ChildPhase::kSkipped) return fmt::format("not run: step `{}` did not run", dep.name);
   return fmt::format("not run: step `{}` {}", dep.name, specs::AppStateName(dep.state));
 }
 
@@ -49,14 +50,14 @@ void Finish(PipelineRecord& r) {
   }
   std::vector<std::string> failed;
   for (const StepRecord& s : r.steps) {
-    if (s.phase == StepPhase::kDone && s.state != AppState::kSucceeded &&
+    if (s.phase == ChildPhase::kDone && s.state != AppState::kSucceeded &&
         !(r.cancel_requested && s.state == AppState::kCancelled)) {
       failed.push_back(s.name);
     }
   }
   std::vector<std::string> not_run;
   for (const StepRecord& s : r.steps) {
-    if (s.phase == StepPhase::kSkipped) not_run.push_back(s.name);
+    if (s.phase == ChildPhase::kSkipped) not_run.push_back(s.name);
   }
   if (!failed.empty()) {
     r.final_state = AppState::kFailed;
@@ -76,21 +77,9 @@ void Finish(PipelineRecord& r) {
 
 // Applies what the steps' schedulers say to the record (under the store's lock).
 void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::optional<specs::AppStatus>>>& seen) {
+  double now = composite::EpochNow();
   for (StepRecord& s : r.steps) {
-    auto it = seen.find(s.name);
-    if (s.phase != StepPhase::kSubmitted || it == seen.end() || !it->second) continue;
-    const auto& status = *it->second;
-    if (!status) {
-      s.phase = StepPhase::kDone;
-      s.state = AppState::kFailed;
-      s.msg = fmt::format("{} no longer exists on its scheduler", s.handle);
-    } else {
-      s.state = status->state;
-      if (specs::IsTerminal(status->state)) {
-        s.phase = StepPhase::kDone;
-        s.msg = status->msg;
-      }
-    }
+    if (auto it = seen.find(s.name); it != seen.end()) composite::ApplyChildStatus(s, it->second, now);
   }
   // Dependents of a step that did not succeed never run. (A scheduler that sequences the steps
   // cancels them itself: a CANCELLED step with a failed dependency is marked not run the same way.)
@@ -100,11 +89,11 @@ void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::op
     for (StepRecord& s : r.steps) {
       const StepRecord* dep = FailedDependency(r, s);
       if (!dep) continue;
-      bool waiting = s.phase == StepPhase::kWaiting;
+      bool waiting = s.phase == ChildPhase::kWaiting;
       bool killed_by_scheduler =
-          s.phase == StepPhase::kDone && s.state == AppState::kCancelled && r.sequenced_by == Sequencer::kScheduler;
+          s.phase == ChildPhase::kDone && s.state == AppState::kCancelled && r.sequenced_by == Sequencer::kScheduler;
       if (waiting || killed_by_scheduler) {
-        s.phase = StepPhase::kSkipped;
+        s.phase = ChildPhase::kSkipped;
         s.state = AppState::kCancelled;
         s.msg = NotRunMessage(*dep);
         changed = true;
@@ -112,38 +101,33 @@ void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::op
     }
   }
   for (StepRecord& s : r.steps) {  // what ran is timed; a step that never ran has no end
-    if (s.phase == StepPhase::kDone && s.submitted && !s.ended) s.ended = composite::EpochNow();
+    if (s.phase == ChildPhase::kDone && s.submitted && !s.ended) s.ended = now;
   }
   Finish(r);
 }
 
-class RunnerStepBackend : public StepBackend {
+// After a change to the steps: dependents of a step that did not succeed marked not run, the
+// pipeline's end once every step is final.
+void Settle(PipelineRecord& r) { ApplyStatuses(r, {}); }
+
+class RunnerStepBackend final : public composite::OverRunner<StepBackend> {
  public:
-  explicit RunnerStepBackend(runner::Runner& runner) : runner_(runner) {}
+  using OverRunner::OverRunner;
 
   Result<StepDryRun> Plan(const StepRecord& step, const std::vector<std::string>& after) override {
-    auto resources = runner_.build_context().named_resources;
+    auto resources = runner().build_context().named_resources;
     TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromJson(step.app_json, resources));
-    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(step.scheduler));
+    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner().SchedulerRunOpts(step.scheduler));
     TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(step.cfg_json));
     if (!after.empty()) {
-      TORCHX_ASSIGN_OR_RETURN(cfg, runner_.DependencyCfg(step.scheduler, after, std::move(cfg)));
+      TORCHX_ASSIGN_OR_RETURN(cfg, runner().DependencyCfg(step.scheduler, after, std::move(cfg)));
     }
     StepDryRun out;
-    TORCHX_ASSIGN_OR_RETURN(out.info, runner_.DryRun(std::move(app), step.scheduler, cfg));
+    TORCHX_ASSIGN_OR_RETURN(out.info, runner().DryRun(std::move(app), step.scheduler, cfg));
     out.planned =
-        composite::PlannedOf(step.scheduler, runner_.session_name(), out.info.app_id, out.info.app_id_is_final);
+        composite::PlannedOf(step.scheduler, runner().session_name(), out.info.app_id, out.info.app_id_is_final);
     return out;
   }
-  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }
-  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
-  ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    runner_.WaitForUpdate(handle, max_wait);
-  }
-
- private:
-  runner::Runner& runner_;
 };
 
 }  // namespace
@@ -159,7 +143,7 @@ Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, Step
   // Ask the schedulers outside the lock (they may take seconds), then apply under it.
   std::map<std::string, Result<std::optional<specs::AppStatus>>> seen;
   for (const StepRecord& s : current->steps) {
-    if (s.phase == StepPhase::kSubmitted) seen.emplace(s.name, backend.Status(s.handle));
+    if (s.phase == ChildPhase::kSubmitted) seen.emplace(s.name, backend.Status(s.handle));
   }
   return store.Update(id, [&](PipelineRecord& r) {
     ApplyStatuses(r, seen);
@@ -174,89 +158,31 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
   TORCHX_ASSIGN_OR_RETURN(auto before, store.Get(id));
   if (!before) return NotFoundError(fmt::format("pipeline {} does not exist", id));
   const StepRecord* waiting = before->Step(name);
-  if (before->cancel_requested || !waiting || waiting->phase != StepPhase::kWaiting) {
+  if (before->cancel_requested || !waiting || waiting->phase != ChildPhase::kWaiting) {
     return std::optional<PipelineRecord>();
   }
-  auto plan = backend.Plan(*waiting, after);
+  size_t at = static_cast<size_t>(waiting - before->steps.data());
+  std::map<size_t, Result<composite::ChildPlan>> plans;
+  plans.emplace(at, backend.Plan(*waiting, after));
   // Claimed under the lock, so a cancel arriving now either sees the step as waiting (and marks
   // it not run, and we do not submit) or sees it submitting (and we cancel it once recorded).
-  bool claimed = false;
-  auto claim = store.Update(id, [&](PipelineRecord& cur) {
-    StepRecord* s = cur.Step(name);
-    if (cur.cancel_requested || !s || s->phase != StepPhase::kWaiting) return OkStatus();
-    s->phase = StepPhase::kSubmitting;
-    if (plan) {
-      s->planned = plan->planned;
-      s->planned.claimed = composite::EpochNow();
-    }
-    claimed = true;
-    return OkStatus();
-  });
-  if (!claim) return claim.error();
-  if (!claimed) return std::optional<PipelineRecord>();
-  Result<std::string> handle = plan ? backend.Schedule(plan->info) : Result<std::string>(plan.error());
-  bool cancel_now = false;
-  auto record = [&](PipelineRecord& cur) {
-    StepRecord* s = cur.Step(name);
-    s->planned = {};
-    if (handle) {
-      s->phase = StepPhase::kSubmitted;
-      s->handle = *handle;
-      s->state = AppState::kSubmitted;
-      s->submitted = composite::EpochNow();
-      cancel_now = cur.cancel_requested;
-    } else {
-      s->phase = StepPhase::kDone;
-      s->state = AppState::kFailed;
-      s->msg = "submission failed: " + handle.error().message();
-      ApplyStatuses(cur, {});
-    }
-    return OkStatus();
-  };
-  auto recorded = store.Update(id, record);
-  if (!recorded) {
-    // Not recorded (the store failed): leave nothing running, and fail the step if the store
-    // takes that much, so the pipeline does not wait on a step nobody will submit.
-    if (handle) (void)backend.Cancel(*handle);
-    std::string why = recorded.error().message();
-    (void)store.Update(id, [&](PipelineRecord& cur) {
-      FailUnrecorded(cur, "its handle could not be recorded (" + why + "); it was cancelled");
-      return OkStatus();
-    });
-    return recorded.error();
+  auto waiting_step = [](const PipelineRecord&, const StepRecord& s) { return s.phase == ChildPhase::kWaiting; };
+  PipelineRecord claimed_in;
+  TORCHX_ASSIGN_OR_RETURN(auto claimed, composite::ClaimChildren(store, id, &PipelineRecord::steps, std::move(plans),
+                                                                 waiting_step, Settle, claimed_in));
+  if (claimed.empty()) {  // not claimed (cancelled, or no longer waiting), or its dry run failed
+    const StepRecord* s = claimed_in.Step(name);
+    if (s && s->phase == ChildPhase::kDone) return std::optional(std::move(claimed_in));
+    return std::optional<PipelineRecord>();
   }
-  if (cancel_now) (void)backend.Cancel(*handle);
-  return std::optional(std::move(*recorded));
+  TORCHX_ASSIGN_OR_RETURN(PipelineRecord recorded,
+                          composite::SubmitClaimed(store, id, backend, &PipelineRecord::steps, claimed, Settle));
+  return std::optional(std::move(recorded));
 }
 
 Status ResolveClaims(PipelineStore& store, const std::string& id, StepBackend& backend,
                      const std::function<std::string(const StepRecord&)>& why_unknown) {
-  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
-  if (!record) return NotFoundError(fmt::format("pipeline {} does not exist", id));
-  std::vector<std::pair<std::string, composite::PlannedChild>> claims;
-  for (const StepRecord& s : record->steps) {
-    if (s.phase == StepPhase::kSubmitting) claims.emplace_back(s.name, s.planned);
-  }
-  if (claims.empty()) return OkStatus();
-  auto exists = [&backend](const std::string& handle) -> Result<bool> {
-    TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
-    return status.has_value();
-  };
-  TORCHX_ASSIGN_OR_RETURN(auto fates, composite::ResolveClaims(claims, composite::EpochNow(), exists));
-  if (fates.empty()) return OkStatus();
-  return store
-      .Update(id,
-              [&](PipelineRecord& r) {
-                for (auto& [name, fate] : fates) {
-                  StepRecord* s = r.Step(name);
-                  if (s && s->phase == StepPhase::kSubmitting) {
-                    composite::ApplyClaimFate(*s, fate, composite::EpochNow(), why_unknown(*s));
-                  }
-                }
-                ApplyStatuses(r, {});
-                return OkStatus();
-              })
-      .status();
+  return composite::ResolveClaimsIn(store, id, backend, &PipelineRecord::steps, why_unknown, Settle);
 }
 
 void FailUnrecorded(PipelineRecord& r, const std::string& why) {
@@ -264,30 +190,20 @@ void FailUnrecorded(PipelineRecord& r, const std::string& why) {
 }
 
 void FailUnrecorded(PipelineRecord& r, const std::function<std::string(const StepRecord&)>& why) {
-  for (StepRecord& s : r.steps) {
-    if (s.phase != StepPhase::kSubmitting) continue;
-    s.phase = StepPhase::kDone;
-    s.state = AppState::kFailed;
-    s.msg = why(s);
-  }
-  ApplyStatuses(r, {});
+  composite::FailClaimed(r.steps, why);
+  Settle(r);
 }
 
 void AbandonWaiting(PipelineRecord& r, const std::string& why) {
-  for (StepRecord& s : r.steps) {
-    if (s.phase != StepPhase::kWaiting) continue;
-    s.phase = StepPhase::kSkipped;
-    s.state = AppState::kCancelled;
-    s.msg = "not run: " + why;
-  }
-  ApplyStatuses(r, {});
+  composite::SkipWaiting(r.steps, why);
+  Settle(r);
 }
 
 Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, StepBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, Refresh(store, id, backend));
   std::vector<std::string> ready;
   for (const StepRecord& s : r.steps) {
-    if (s.phase == StepPhase::kWaiting && DependenciesSucceeded(r, s)) ready.push_back(s.name);
+    if (s.phase == ChildPhase::kWaiting && DependenciesSucceeded(r, s)) ready.push_back(s.name);
   }
   for (const std::string& name : ready) {
     if (r.final_state || r.cancel_requested) break;
@@ -298,36 +214,10 @@ Result<PipelineRecord> Advance(PipelineStore& store, const std::string& id, Step
 }
 
 ::torchx::Status CancelPipeline(PipelineStore& store, const std::string& id, StepBackend& backend) {
-  std::vector<std::string> handles;
-  auto updated = store.Update(id, [&](PipelineRecord& r) {
-    if (r.final_state) return OkStatus();
-    r.cancel_requested = true;
-    for (StepRecord& s : r.steps) {
-      if (s.phase == StepPhase::kWaiting) {
-        s.phase = StepPhase::kSkipped;
-        s.state = AppState::kCancelled;
-        s.msg = "not run: the pipeline was cancelled";
-      } else if (s.phase == StepPhase::kSubmitted) {
-        handles.push_back(s.handle);
-      }
-    }
-    Finish(r);
-    return OkStatus();
-  });
-  if (!updated) return updated.error();
-  return composite::CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
+  return composite::CancelComposite(store, id, backend, &PipelineRecord::steps, "the pipeline was cancelled", Finish);
 }
 
-specs::AppState LiveState(const PipelineRecord& r) {
-  if (r.final_state) return *r.final_state;
-  for (const StepRecord& s : r.steps) {
-    if (s.phase == StepPhase::kSubmitted && s.state == AppState::kRunning) return AppState::kRunning;
-  }
-  for (const StepRecord& s : r.steps) {
-    if (s.phase == StepPhase::kDone) return AppState::kRunning;  // some steps ran, more to go
-  }
-  return AppState::kPending;
-}
+specs::AppState LiveState(const PipelineRecord& r) { return composite::LiveStateOf(r, r.steps); }
 
 namespace {
 
@@ -344,18 +234,11 @@ std::string PipelineRoleName(const StepRecord& s, const std::string& role, size_
 }  // namespace
 
 schedulers::MemberApp StepMember(const StepRecord& s) {
-  schedulers::MemberApp m;
-  m.name = s.name;
-  m.app_handle = s.handle;
-  m.scheduler = s.scheduler;
-  m.state = s.state;
+  schedulers::MemberApp m = composite::MemberOf(s, s.name, s.scheduler, s.cfg_json);
   m.depends_on = s.depends_on;
-  m.submitted = s.submitted;
-  m.ended = s.ended;
-  m.cfg_json = s.cfg_json;
-  if (s.phase == StepPhase::kWaiting && !s.depends_on.empty()) {
+  if (s.phase == ChildPhase::kWaiting && !s.depends_on.empty()) {
     m.msg = fmt::format("waiting for {}", fmt::join(s.depends_on, ", "));
-  } else if (s.phase != StepPhase::kSubmitted) {
+  } else if (s.phase != ChildPhase::kSubmitted) {
     m.msg = s.msg;
   }
   return m;
@@ -402,7 +285,7 @@ schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& r, StepBa
       if (st && *st) live = std::move(**st);
     }
     AppState state = s.state;
-    if (live && s.phase == StepPhase::kSubmitted) state = live->state;
+    if (live && s.phase == ChildPhase::kSubmitted) state = live->state;
     if (live) d.num_restarts += live->num_restarts;
     for (const specs::Role& role : roles) {
       specs::RoleStatus rs;
@@ -428,17 +311,17 @@ schedulers::DescribeAppResponse DescribePipeline(const PipelineRecord& r, StepBa
       d.roles_statuses.push_back(std::move(rs));
     }
     std::string line = fmt::format("{} {}", s.name, specs::AppStateName(state));
-    if (s.phase == StepPhase::kWaiting || s.phase == StepPhase::kSubmitting) {
-      line = s.depends_on.empty() || s.phase == StepPhase::kSubmitting
+    if (s.phase == ChildPhase::kWaiting || s.phase == ChildPhase::kSubmitting) {
+      line = s.depends_on.empty() || s.phase == ChildPhase::kSubmitting
                  ? fmt::format("{} being submitted", s.name)
                  : fmt::format("{} waiting for {}", s.name, fmt::join(s.depends_on, ", "));
-    } else if (s.phase == StepPhase::kSkipped) {
+    } else if (s.phase == ChildPhase::kSkipped) {
       line = fmt::format("{} {}", s.name, s.msg);
       if (!s.handle.empty()) line += fmt::format(" ({})", s.handle);  // its scheduler cancelled it
     } else if (!s.handle.empty()) {
       line += " " + s.handle;
     }
-    if (s.phase == StepPhase::kDone && !s.msg.empty()) line += ": " + s.msg;
+    if (s.phase == ChildPhase::kDone && !s.msg.empty()) line += ": " + s.msg;
     lines.push_back(std::move(line));
     schedulers::MemberApp m = StepMember(s);
     m.state = state;

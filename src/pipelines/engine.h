@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "composite/child_backend.h"
+#include "composite/child_ops.h"
 #include "pipelines/pipeline_store.h"
 #include "torchx/runner/runner.h"
 #include "torchx/schedulers/scheduler.h"
@@ -19,26 +21,15 @@
 namespace torchx::pipelines {
 
 /// A step built and dry-run, not yet submitted.
-struct StepDryRun {
-  schedulers::DryRunInfo info;
-  composite::PlannedChild planned;
-};
+using StepDryRun = composite::ChildPlan;
 
-/// The steps' schedulers, as the pipeline needs them.
-class StepBackend {
+/// The steps' schedulers, as the pipeline needs them: the composite's child seam, plus building a step.
+class StepBackend : public composite::ChildBackend {
  public:
-  virtual ~StepBackend() = default;
   /// Builds a recorded step and dry-runs it; `after`: handles of jobs on the step's scheduler that
   /// it must wait for (Runner::DependencyCfg), empty when the pipeline itself waits. Returns what
   /// Schedule submits, with the handle the dry run chose (recorded with the claim).
   virtual Result<StepDryRun> Plan(const StepRecord& step, const std::vector<std::string>& after) = 0;
-  /// Submits a Plan's dry run; returns the step's handle.
-  virtual Result<std::string> Schedule(const schedulers::DryRunInfo& info) = 0;
-  /// nullopt when the scheduler no longer knows the app.
-  virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
-  virtual ::torchx::Status Cancel(const std::string& handle) = 0;
-  /// Blocks until `handle` may have changed, at most `max_wait` (sleeps where it cannot tell).
-  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
 };
 
 /// The real one: each call through `runner`.

@@ -166,7 +166,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
       // Claimed and recorded as the driver does, so a cancel arriving mid-launch is honoured.
       auto submitted = SubmitStep(store, plan.id, step.name, *backend, after);
       const StepRecord* done = submitted && *submitted ? (*submitted)->Step(step.name) : nullptr;
-      if (!submitted || (done && done->phase != StepPhase::kSubmitted)) {
+      if (!submitted || (done && done->phase != ChildPhase::kSubmitted)) {
         // The first submission that fails stops the launch: what was submitted is cancelled and
         // the record removed, as if nothing had run.
         for (const auto& [_, h] : handles) (void)backend->Cancel(h);

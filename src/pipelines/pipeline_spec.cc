@@ -1,13 +1,12 @@
 // Reading a pipeline file: its fields, each step's, and the dependency graph (unknown steps and
 // cycles are caught here, before any component is built).
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/file_text.h"
 #include "core/spelling.h"
 #include "specs/yaml_reader.h"
 #include "torchx/pipelines/pipeline.h"
@@ -168,14 +167,10 @@ Status OrderSteps(std::vector<StepSpec>& steps) {
 }  // namespace
 
 Result<PipelineSpec> ParsePipeline(std::string_view text, const std::string& origin) {
-  auto parsed = specs::internal::YamlTextToJson(text, origin);
-  if (!parsed) return parsed.error();
-  const OrderedJson& j = *parsed;
+  TORCHX_ASSIGN_OR_RETURN(
+      const OrderedJson j,
+      specs::internal::YamlMappingFromText(text, origin, "with `steps` (and optionally `name`, `scheduler`, `cfg`)"));
   auto in = [&origin](Status s) { return s.WithContext(origin); };
-  if (!j.is_object())
-    return in(
-        InvalidArgumentError("must be a mapping with `steps` (and optionally `name`, "
-                             "`scheduler`, `cfg`)"));
   if (Status s = CheckKeys(j, "pipeline", kPipelineKeys); !s.ok()) return in(s);
   PipelineSpec p;
   auto name = StringField(j, "name", "pipeline");
@@ -200,11 +195,8 @@ Result<PipelineSpec> ParsePipeline(std::string_view text, const std::string& ori
 }
 
 Result<PipelineSpec> LoadPipelineFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError(fmt::format("pipeline file {}: cannot be read", path));
-  std::stringstream buf;
-  buf << f.rdbuf();
-  return ParsePipeline(buf.str(), path);
+  TORCHX_ASSIGN_OR_RETURN(std::string text, internal::ReadInputFile(path, "pipeline file"));
+  return ParsePipeline(text, path);
 }
 
 }  // namespace torchx::pipelines

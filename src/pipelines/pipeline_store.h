@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "composite/claims.h"
+#include "composite/record.h"
 #include "composite/record_store.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_state.h"
@@ -16,39 +16,21 @@
 
 namespace torchx::pipelines {
 
-/// Where a step is in its life. kDone and kSkipped are final.
-enum class StepPhase { kWaiting, kSubmitting, kSubmitted, kDone, kSkipped };
+using composite::ChildPhase;
 
-struct StepRecord {
+/// A step: the composite's child record (phase, handle, state, times) and what is a step's own.
+struct StepRecord : composite::ChildRecord {
   std::string name;
   std::vector<std::string> depends_on;
   std::string scheduler;
   std::string app_json;  ///< the AppDef, canonical JSON
   std::string cfg_json;  ///< the step's options (specs::CfgToJson)
-  StepPhase phase = StepPhase::kWaiting;
-  std::string handle;  ///< once submitted
-  /// While kSubmitting: the handle its dry run chose, whether its scheduler keeps it, and when it
-  /// was claimed (composite/claims.h: how a driver that finds the claim unrecorded resolves it).
-  composite::PlannedChild planned;
-  /// Last known state: terminal once kDone; CANCELLED once kSkipped.
-  specs::AppState state = specs::AppState::kUnsubmitted;
-  std::string msg;
-  std::optional<double> submitted;  ///< epoch seconds, once its handle is recorded
-  std::optional<double> ended;      ///< epoch seconds, when the pipeline first saw it end
 };
 
-struct PipelineRecord {
-  std::string id;
-  std::string name;
-  std::string session;
-  std::string cwd;     ///< where the run was started (steps are submitted from it)
-  double created = 0;  ///< epoch seconds
+struct PipelineRecord : composite::RecordHeader {
   /// Who submits the steps (pipeline.h). Read from `sequenced_by`; a record written before it
   /// existed says `slurm_native` (true: the scheduler).
   Sequencer sequenced_by = Sequencer::kDriver;
-  bool cancel_requested = false;
-  std::optional<specs::AppState> final_state;  ///< set once the pipeline has ended
-  std::string msg;
   std::vector<StepRecord> steps;
 
   StepRecord* Step(const std::string& step_name);

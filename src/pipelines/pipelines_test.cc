@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "composite/fake_children.h"
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
 #include "testing/registry.h"
@@ -20,10 +21,7 @@ namespace torchx::pipelines {
 namespace {
 
 using specs::AppState;
-using ::testing::AllOf;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
+using ::testing::AllOf, ::testing::ElementsAre, ::testing::HasSubstr, ::testing::Not;
 
 // ---- pipeline files ----
 
@@ -164,8 +162,8 @@ PipelineRecord ThreeSteps(Sequencer by = Sequencer::kDriver) {
 TEST(PipelineStoreTest, ReadsRecordsWrittenBeforeSequencedBy) {
   for (Sequencer by : {Sequencer::kDriver, Sequencer::kScheduler}) {
     std::string now = PipelineRecordToJson(ThreeSteps(by));
-    ASSERT_NE(now.find(std::string("\"sequenced_by\": \"") + std::string(SequencerName(by)) + "\""), std::string::npos);
-    nlohmann::json old = nlohmann::json::parse(now);
+    ASSERT_NE(now.find(std::string("\"sequenced_by\":\"") + std::string(SequencerName(by)) + "\""), std::string::npos);
+    nlohmann::ordered_json old = nlohmann::ordered_json::parse(now);
     old.erase("sequenced_by");
     old["slurm_native"] = by == Sequencer::kScheduler;
     auto back = PipelineRecordFromJson(old.dump());
@@ -185,7 +183,7 @@ TEST(PipelineStoreTest, RoundTripsAndKeepsItPrivate) {
   testing::ScopedTempDir tmp;
   PipelineStore store(tmp.path() + "/pipelines");
   PipelineRecord r = ThreeSteps();
-  r.steps[1].phase = StepPhase::kSubmitted;
+  r.steps[1].phase = ChildPhase::kSubmitted;
   r.steps[1].handle = "local_cwd://torchx/x";
   r.steps[1].state = AppState::kRunning;
   r.final_state = AppState::kFailed;
@@ -225,44 +223,19 @@ TEST(PipelineStoreTest, ADamagedRecordIsAnErrorNotACrash) {
 
 // ---- the rules, over a fake backend ----
 
-class FakeSteps : public StepBackend {
+class FakeSteps : public composite::FakeChildren<StepBackend> {
  public:
+  FakeSteps() : FakeChildren("torchx") { failed_msg = "r/0 exited with code 3"; }
   Result<StepDryRun> Plan(const StepRecord& step, const std::vector<std::string>& after) override {
     StepDryRun p;
     p.info.scheduler = "fake";
     p.info.app_id = step.name;
     p.info.app_id_is_final = true;
-    p.planned = {"fake://torchx/" + step.name, true};
+    p.planned = {HandleOf(step.name), true};
     afters[step.name] = after;
     return p;
   }
-  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
-    if (fail_submit == info.app_id) return UnavailableError("engine down");
-    std::string handle = "fake://torchx/" + info.app_id;
-    submitted.push_back(info.app_id);
-    states[handle] = AppState::kRunning;
-    return handle;
-  }
-  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override {
-    auto it = states.find(handle);
-    if (it == states.end()) return std::optional<specs::AppStatus>();
-    specs::AppStatus s;
-    s.state = it->second;
-    if (s.state == AppState::kFailed) s.msg = "r/0 exited with code 3";
-    return std::optional(s);
-  }
-  ::torchx::Status Cancel(const std::string& handle) override {
-    cancelled.push_back(handle);
-    if (states.count(handle) && !specs::IsTerminal(states[handle])) states[handle] = AppState::kCancelled;
-    return OkStatus();
-  }
-  void WaitForUpdate(const std::string&, std::chrono::milliseconds) override {}
-
-  std::map<std::string, AppState> states;
-  std::vector<std::string> submitted;
-  std::vector<std::string> cancelled;
   std::map<std::string, std::vector<std::string>> afters;
-  std::string fail_submit;
 };
 
 class EngineTest : public ::testing::Test {
@@ -311,7 +284,7 @@ TEST_F(EngineTest, AFailedStepLeavesItsDependentsNotRunAndThePipelineFailed) {
   PipelineRecord r = Advanced();
   EXPECT_THAT(steps_.submitted, ElementsAre("prepare", "train"));
   EXPECT_EQ(r.final_state, AppState::kFailed);
-  EXPECT_EQ(r.Step("evaluate")->phase, StepPhase::kSkipped);
+  EXPECT_EQ(r.Step("evaluate")->phase, ChildPhase::kSkipped);
   EXPECT_EQ(r.Step("evaluate")->msg, "not run: step `train` FAILED");
   EXPECT_EQ(r.Step("train")->msg, "r/0 exited with code 3");
   EXPECT_EQ(r.msg, "step train did not succeed");
@@ -358,11 +331,11 @@ TEST_F(EngineTest, CancelCascadesAndIsIdempotent) {
 }
 
 TEST_F(EngineTest, ASubmissionThatFailsFailsTheStep) {
-  steps_.fail_submit = "prepare";
+  steps_.refuse = {"prepare"};
   PipelineRecord r = Advanced();
   EXPECT_EQ(r.final_state, AppState::kFailed);
   EXPECT_THAT(r.Step("prepare")->msg, HasSubstr("submission failed: engine down"));
-  EXPECT_EQ(r.Step("train")->phase, StepPhase::kSkipped);
+  EXPECT_EQ(r.Step("train")->phase, ChildPhase::kSkipped);
   EXPECT_EQ(r.Step("evaluate")->msg, "not run: step `train` did not run");
 }
 
@@ -388,7 +361,7 @@ TEST(SequencedBySchedulerTest, StepsItCancelledForAFailedDependencyAreNotRun) {
   PipelineStore store(tmp.path() + "/pipelines");
   PipelineRecord rec = ThreeSteps(Sequencer::kScheduler);
   for (StepRecord& s : rec.steps) {
-    s.phase = StepPhase::kSubmitted;
+    s.phase = ChildPhase::kSubmitted;
     s.handle = "fake://torchx/" + s.name;
   }
   ASSERT_THAT(store.Create(rec), IsOk());
@@ -399,7 +372,7 @@ TEST(SequencedBySchedulerTest, StepsItCancelledForAFailedDependencyAreNotRun) {
   auto r = Refresh(store, "flow-1", steps);
   ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->final_state, AppState::kFailed);
-  EXPECT_EQ(r->Step("evaluate")->phase, StepPhase::kSkipped);
+  EXPECT_EQ(r->Step("evaluate")->phase, ChildPhase::kSkipped);
   EXPECT_EQ(r->Step("evaluate")->msg, "not run: step `train` FAILED");
   EXPECT_TRUE(steps.submitted.empty());  // Refresh never submits
 }
@@ -410,7 +383,7 @@ TEST_F(EngineTest, StepsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
   ASSERT_THAT(store_
                   .Update("flow-1",
                           [](PipelineRecord& r) {
-                            for (StepRecord& s : r.steps) s.phase = StepPhase::kSubmitting;
+                            for (StepRecord& s : r.steps) s.phase = ChildPhase::kSubmitting;
                             r.steps[0].planned = {"fake://torchx/prepare", true};    // it was submitted
                             r.steps[1].planned = {"fake://torchx/train", true};      // it was not
                             r.steps[2].planned = {"fake://torchx/evaluate", false};  // the id is a proposal
@@ -423,9 +396,9 @@ TEST_F(EngineTest, StepsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
               IsOk());
   auto r = store_.Get("flow-1");
   ASSERT_THAT(r, IsOk());
-  EXPECT_EQ((*r)->Step("prepare")->phase, StepPhase::kSubmitted);
+  EXPECT_EQ((*r)->Step("prepare")->phase, ChildPhase::kSubmitted);
   EXPECT_EQ((*r)->Step("prepare")->handle, "fake://torchx/prepare");
-  EXPECT_EQ((*r)->Step("train")->phase, StepPhase::kWaiting);
+  EXPECT_EQ((*r)->Step("train")->phase, ChildPhase::kWaiting);
   EXPECT_EQ((*r)->Step("evaluate")->state, AppState::kFailed);
   EXPECT_EQ((*r)->Step("evaluate")->msg, "cannot tell: evaluate");
   EXPECT_TRUE(steps_.submitted.empty());  // nothing submitted twice
@@ -438,7 +411,7 @@ TEST(PipelineSchedulerTest, ANativeLaunchThatDiedLeavesNothingWaitingForever) {
   testing::ScopedEnv env("TORCHX_STATE_DIR", tmp.path().c_str());
   PipelineStore store(tmp.path() + "/pipelines");
   PipelineRecord rec = ThreeSteps(Sequencer::kScheduler);
-  rec.steps[0].phase = StepPhase::kSubmitting;  // claimed; the launcher died before recording it
+  rec.steps[0].phase = ChildPhase::kSubmitting;  // claimed; the launcher died before recording it
   ASSERT_THAT(store.Create(rec), IsOk());
   auto registry = testing::BuiltinRegistry();
   RegisterPipelineScheduler(*registry);

@@ -1,15 +1,14 @@
 #include "torchx/specs/serialize.h"
 
 #include <cstdint>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
+#include "core/file_text.h"
 #include "core/json_yaml.h"
 #include "core/spelling.h"
 #include "core/value_json.h"
@@ -446,13 +445,17 @@ Result<OrderedJson> internal::YamlTextToJson(std::string_view text, std::string_
   return YamlToJson(root, "", 0, keep_tuples);
 }
 
+Result<OrderedJson> internal::YamlMappingFromText(std::string_view text, const std::string& origin,
+                                                  std::string_view must_be) {
+  TORCHX_ASSIGN_OR_RETURN(OrderedJson j, YamlTextToJson(text, origin));
+  if (!j.is_object()) return InvalidArgumentError(fmt::format("must be a mapping {}", must_be)).WithContext(origin);
+  return j;
+}
+
 Result<AppDef> AppDefFromFile(const std::string& path, const NamedResourceSource* resources) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(fmt::format("spec file {}: cannot be read", path));
-  std::stringstream buf;
-  buf << in.rdbuf();
+  TORCHX_ASSIGN_OR_RETURN(std::string text, ::torchx::internal::ReadInputFile(path, "spec file"));
   bool is_json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  auto app = is_json ? AppDefFromJson(buf.str(), resources) : AppDefFromYaml(buf.str(), resources);
+  auto app = is_json ? AppDefFromJson(text, resources) : AppDefFromYaml(text, resources);
   if (!app) return app.error().WithContext(path);
   return app;
 }

@@ -19,4 +19,9 @@ Result<AppDef> AppDefFromYamlNode(const YAML::Node& root, const NamedResourceSou
 /// `keep_tuples`: a `!!python/tuple` sequence becomes `{"__torchx_tuple__": [...]}` (overlays).
 Result<nlohmann::ordered_json> YamlTextToJson(std::string_view text, std::string_view what, bool keep_tuples = false);
 
+/// A file's document that must be a mapping (a pipeline or sweep file): YamlTextToJson, then
+/// kInvalidArgument saying what it `must_be` when it is not one; errors name `origin`.
+Result<nlohmann::ordered_json> YamlMappingFromText(std::string_view text, const std::string& origin,
+                                                   std::string_view must_be);
+
 }  // namespace torchx::specs::internal

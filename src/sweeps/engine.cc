@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "composite/child_ops.h"
 #include "composite/children.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
@@ -15,12 +16,12 @@ namespace {
 
 using specs::AppState;
 
-bool IsFinal(const TrialRecord& t) { return t.phase == TrialPhase::kDone || t.phase == TrialPhase::kSkipped; }
-bool Runs(const TrialRecord& t) { return t.phase == TrialPhase::kSubmitting || t.phase == TrialPhase::kSubmitted; }
+bool IsFinal(const TrialRecord& t) { return t.phase == ChildPhase::kDone || t.phase == ChildPhase::kSkipped; }
+bool Runs(const TrialRecord& t) { return t.phase == ChildPhase::kSubmitting || t.phase == ChildPhase::kSubmitted; }
 
 // A trial that ended other than SUCCEEDED, not by the sweep's own cancel.
 bool Failed(const SweepRecord& r, const TrialRecord& t) {
-  return t.phase == TrialPhase::kDone && t.state != AppState::kSucceeded &&
+  return t.phase == ChildPhase::kDone && t.state != AppState::kSucceeded &&
          !(r.cancel_requested && t.state == AppState::kCancelled);
 }
 
@@ -37,7 +38,7 @@ void Finish(SweepRecord& r) {
   bool skipped = false;
   for (const TrialRecord& t : r.trials) {
     if (Failed(r, t)) failed.push_back(std::to_string(t.index));
-    skipped = skipped || t.phase == TrialPhase::kSkipped;
+    skipped = skipped || t.phase == ChildPhase::kSkipped;
   }
   const TrialRecord* best = BestTrial(r);
   std::string best_text = best && r.objective
@@ -51,9 +52,9 @@ void Finish(SweepRecord& r) {
     r.final_state = AppState::kFailed;
     std::string not_run = "trials did not run";
     auto skipped_count = std::count_if(r.trials.begin(), r.trials.end(),
-                                       [](const TrialRecord& x) { return x.phase == TrialPhase::kSkipped; });
+                                       [](const TrialRecord& x) { return x.phase == ChildPhase::kSkipped; });
     for (const TrialRecord& t : r.trials) {  // why: the first reason given
-      if (t.phase == TrialPhase::kSkipped && !t.msg.empty()) {
+      if (t.phase == ChildPhase::kSkipped && !t.msg.empty()) {
         not_run = fmt::format("{} trial{} did not run ({})", skipped_count, skipped_count > 1 ? "s" : "", t.msg);
         break;
       }
@@ -87,28 +88,16 @@ struct Seen {
 };
 
 void Apply(SweepRecord& r, const std::map<int, Seen>& seen) {
+  double now = composite::EpochNow();
   for (TrialRecord& t : r.trials) {
     auto it = seen.find(t.index);
-    if (t.phase != TrialPhase::kSubmitted || it == seen.end()) continue;
+    if (t.phase != ChildPhase::kSubmitted || it == seen.end()) continue;
     Summary summary = Summarize(it->second.reports, r.objective);
     if (!summary.metrics.empty()) {
       t.metrics = std::move(summary.metrics);
       t.objective = summary.objective;
     }
-    if (!it->second.status) continue;  // the scheduler did not answer: asked again next time
-    const auto& status = *it->second.status;
-    if (!status) {
-      t.phase = TrialPhase::kDone;
-      t.state = AppState::kFailed;
-      t.msg = fmt::format("{} no longer exists on its scheduler", t.handle);
-    } else {
-      t.state = status->state;
-      if (specs::IsTerminal(status->state)) {
-        t.phase = TrialPhase::kDone;
-        t.msg = status->msg;
-      }
-    }
-    if (t.phase == TrialPhase::kDone && !t.ended) t.ended = composite::EpochNow();
+    composite::ApplyChildStatus(t, it->second.status, now);
   }
   // Stop early: once `max_failures` trials failed, what has not started never will.
   if (auto why = StopReason(r)) {
@@ -118,66 +107,28 @@ void Apply(SweepRecord& r, const std::map<int, Seen>& seen) {
   Finish(r);
 }
 
+// After a change to the trials: the early stop, or the sweep's end once every trial is final.
+void Settle(SweepRecord& r) { Apply(r, {}); }
+
 // Submitted trials that have not started (an array's waiting tasks, a job in a queue).
 bool Queued(const TrialRecord& t) {
-  return t.phase == TrialPhase::kSubmitted && (t.state == AppState::kSubmitted || t.state == AppState::kPending);
-}
-
-TrialRecord* TrialAt(SweepRecord& r, int index) {
-  if (index >= 0 && index < static_cast<int>(r.trials.size()) && r.trials[index].index == index)
-    return &r.trials[index];
-  for (TrialRecord& t : r.trials) {
-    if (t.index == index) return &t;
-  }
-  return nullptr;
-}
-
-// Whether a trial's scheduler knows `handle` (a claim's planned handle).
-std::function<Result<bool>(const std::string&)> Exists(TrialBackend& backend) {
-  return [&backend](const std::string& handle) -> Result<bool> {
-    TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
-    return status.has_value();
-  };
+  return t.phase == ChildPhase::kSubmitted && (t.state == AppState::kSubmitted || t.state == AppState::kPending);
 }
 
 bool Claimable(const SweepRecord& r, const TrialRecord& t) {
-  return t.phase == TrialPhase::kWaiting && !(r.space.type == SpaceType::kAx && t.values.empty());
+  return t.phase == ChildPhase::kWaiting && !(r.space.type == SpaceType::kAx && t.values.empty());
 }
 
 // Plans up to `n` waiting trials (index order; each built and dry-run outside the lock), then
 // claims them under the lock with the handles their dry runs chose. A trial that cannot be
 // built or dry-run fails here, as its submission would have.
-Result<std::map<int, TrialDryRun>> Claim(SweepStore& store, const std::string& id, TrialBackend& backend,
-                                         const SweepRecord& before, int n, SweepRecord& out) {
-  std::map<int, Result<TrialDryRun>> plans;
-  for (const TrialRecord& t : before.trials) {
-    if (static_cast<int>(plans.size()) >= n) break;
-    if (Claimable(before, t)) plans.emplace(t.index, backend.Plan(before, t));
+Result<std::map<size_t, composite::ChildPlan>> Claim(SweepStore& store, const std::string& id, TrialBackend& backend,
+                                                     const SweepRecord& before, int n, SweepRecord& out) {
+  std::map<size_t, Result<composite::ChildPlan>> plans;
+  for (size_t i = 0; i < before.trials.size() && static_cast<int>(plans.size()) < n; ++i) {
+    if (Claimable(before, before.trials[i])) plans.emplace(i, backend.Plan(before, before.trials[i]));
   }
-  std::map<int, TrialDryRun> claimed;
-  auto updated = store.Update(id, [&](SweepRecord& r) {
-    claimed.clear();
-    if (r.cancel_requested || r.final_state) return OkStatus();
-    for (auto& [index, plan] : plans) {
-      TrialRecord* t = TrialAt(r, index);
-      if (!t || !Claimable(r, *t)) continue;
-      if (!plan) {
-        t->phase = TrialPhase::kDone;
-        t->state = AppState::kFailed;
-        t->msg = "submission failed: " + plan.error().message();
-        continue;
-      }
-      t->phase = TrialPhase::kSubmitting;
-      t->planned = plan->planned;
-      t->planned.claimed = composite::EpochNow();
-      claimed.emplace(index, *plan);
-    }
-    Apply(r, {});
-    return OkStatus();
-  });
-  if (!updated) return updated.error();
-  out = std::move(*updated);
-  return claimed;
+  return composite::ClaimChildren(store, id, &SweepRecord::trials, std::move(plans), Claimable, Settle, out);
 }
 
 // The most a driver claims at once: each batch is two writes of the record, whatever its size.
@@ -194,7 +145,7 @@ Result<SweepRecord> ProposeTrials(SweepStore& store, const std::string& id, Tria
                                   int slots) {
   int unvalued = 0, proposed_waiting = 0;
   for (const TrialRecord& t : r.trials) {
-    if (t.phase != TrialPhase::kWaiting) continue;
+    if (t.phase != ChildPhase::kWaiting) continue;
     (t.values.empty() ? unvalued : proposed_waiting)++;
   }
   int want = std::min(slots - proposed_waiting, unvalued);
@@ -210,7 +161,7 @@ Result<SweepRecord> ProposeTrials(SweepStore& store, const std::string& id, Tria
     size_t next = 0;
     for (TrialRecord& t : cur.trials) {  // in index order: the lowest waiting trials get values
       if (next == proposals->size()) break;
-      if (t.phase != TrialPhase::kWaiting || !t.values.empty()) continue;
+      if (t.phase != ChildPhase::kWaiting || !t.values.empty()) continue;
       Proposal& p = (*proposals)[next++];
       t.values = std::move(p.values);
       t.generator = std::move(p.generator);
@@ -254,7 +205,7 @@ Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBacke
   std::map<int, Seen> seen;
   int queued = 0;
   for (const TrialRecord& t : current->trials) {
-    if (t.phase != TrialPhase::kSubmitted) continue;
+    if (t.phase != ChildPhase::kSubmitted) continue;
     if (Queued(t) && ++queued > kQueuedAsked) continue;  // their turn comes as the first ones start
     seen.emplace(t.index, Seen{backend.Status(t.handle), backend.Reports(*current, t)});
   }
@@ -276,8 +227,8 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
     }
     TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](SweepRecord& cur) {
       for (TrialRecord& t : cur.trials) {
-        if (!cancelled.count(t.index) || t.phase != TrialPhase::kSubmitted) continue;
-        t.phase = TrialPhase::kSkipped;
+        if (!cancelled.count(t.index) || t.phase != ChildPhase::kSubmitted) continue;
+        t.phase = ChildPhase::kSkipped;
         t.state = AppState::kCancelled;
         t.msg = "not run: " + *why;
       }
@@ -296,131 +247,36 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
     SweepRecord claimed_in;
     TORCHX_ASSIGN_OR_RETURN(auto claimed, Claim(store, id, backend, r, std::min(slots, kBatch), claimed_in));
     if (claimed.empty()) return claimed_in;
-    std::map<int, Result<std::string>> handles;
-    for (const auto& [index, plan] : claimed) handles.emplace(index, backend.Schedule(plan.info));
-    bool cancel_now = false;
-    auto recorded = store.Update(id, [&](SweepRecord& cur) {
-      for (auto& [index, handle] : handles) {
-        TrialRecord* t = TrialAt(cur, index);
-        t->planned = {};
-        if (handle) {
-          t->phase = TrialPhase::kSubmitted;
-          t->handle = *handle;
-          t->state = AppState::kSubmitted;
-          t->submitted = composite::EpochNow();
-        } else {
-          t->phase = TrialPhase::kDone;
-          t->state = AppState::kFailed;
-          t->msg = "submission failed: " + handle.error().message();
-        }
-      }
-      cancel_now = cur.cancel_requested;
-      Apply(cur, {});
-      return OkStatus();
-    });
-    if (!recorded) {
-      // Not recorded: leave nothing running, and fail the trials if the store takes that much.
-      for (auto& [index, handle] : handles) {
-        if (handle) (void)backend.Cancel(*handle);
-      }
-      std::string why = recorded.error().message();
-      (void)store.Update(id, [&](SweepRecord& cur) {
-        FailUnrecorded(cur, "its handle could not be recorded (" + why + "); it was cancelled");
-        return OkStatus();
-      });
-      return recorded.error();
-    }
-    if (cancel_now) {
-      for (auto& [index, handle] : handles) {
-        if (handle) (void)backend.Cancel(*handle);
-      }
-    }
-    r = std::move(*recorded);
+    TORCHX_ASSIGN_OR_RETURN(r, composite::SubmitClaimed(store, id, backend, &SweepRecord::trials, claimed, Settle));
   }
   return r;
 }
 
 Status ResolveClaims(SweepStore& store, const std::string& id, TrialBackend& backend, const std::string& why_unknown) {
-  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
-  if (!record) return NotFoundError(fmt::format("sweep {} does not exist", id));
-  std::vector<std::pair<int, composite::PlannedChild>> claims;
-  for (const TrialRecord& t : record->trials) {
-    if (t.phase == TrialPhase::kSubmitting) claims.emplace_back(t.index, t.planned);
-  }
-  if (claims.empty()) return OkStatus();
-  TORCHX_ASSIGN_OR_RETURN(auto fates, composite::ResolveClaims(claims, composite::EpochNow(), Exists(backend)));
-  if (fates.empty()) return OkStatus();
-  return store
-      .Update(id,
-              [&](SweepRecord& r) {
-                for (auto& [index, fate] : fates) {
-                  TrialRecord* t = TrialAt(r, index);
-                  if (t && t->phase == TrialPhase::kSubmitting) {
-                    composite::ApplyClaimFate(*t, fate, composite::EpochNow(), why_unknown);
-                  }
-                }
-                Apply(r, {});
-                return OkStatus();
-              })
-      .status();
+  return composite::ResolveClaimsIn(
+      store, id, backend, &SweepRecord::trials, [&why_unknown](const TrialRecord&) { return why_unknown; }, Settle);
 }
 
 void FailUnrecorded(SweepRecord& r, const std::string& why) {
-  for (TrialRecord& t : r.trials) {
-    if (t.phase != TrialPhase::kSubmitting) continue;
-    t.phase = TrialPhase::kDone;
-    t.state = AppState::kFailed;
-    t.msg = why;
-  }
-  Apply(r, {});
+  composite::FailClaimed(r.trials, [&why](const TrialRecord&) { return why; });
+  Settle(r);
 }
 
 void AbandonWaiting(SweepRecord& r, const std::string& why) {
-  for (TrialRecord& t : r.trials) {
-    if (t.phase != TrialPhase::kWaiting) continue;
-    t.phase = TrialPhase::kSkipped;
-    t.state = AppState::kCancelled;
-    t.msg = "not run: " + why;
-  }
+  composite::SkipWaiting(r.trials, why);
   Finish(r);
 }
 
 ::torchx::Status CancelSweep(SweepStore& store, const std::string& id, TrialBackend& backend) {
-  std::vector<std::string> handles;
-  auto updated = store.Update(id, [&](SweepRecord& r) {
-    if (r.final_state) return OkStatus();
-    r.cancel_requested = true;
-    for (TrialRecord& t : r.trials) {
-      if (t.phase == TrialPhase::kSubmitted) handles.push_back(t.handle);
-    }
-    AbandonWaiting(r, "the sweep was cancelled");
-    return OkStatus();
-  });
-  if (!updated) return updated.error();
-  return composite::CancelChildren(handles, [&backend](const std::string& h) { return backend.Cancel(h); });
+  return composite::CancelComposite(store, id, backend, &SweepRecord::trials, "the sweep was cancelled", Finish);
 }
 
-specs::AppState LiveState(const SweepRecord& r) {
-  if (r.final_state) return *r.final_state;
-  for (const TrialRecord& t : r.trials) {
-    if ((t.phase == TrialPhase::kSubmitted && t.state == AppState::kRunning) || t.phase == TrialPhase::kDone) {
-      return AppState::kRunning;
-    }
-  }
-  return AppState::kPending;
-}
+specs::AppState LiveState(const SweepRecord& r) { return composite::LiveStateOf(r, r.trials); }
 
 schedulers::MemberApp TrialMember(const SweepRecord& r, const TrialRecord& t) {
-  schedulers::MemberApp m;
-  m.name = std::to_string(t.index);
-  m.app_handle = t.handle;
-  m.scheduler = r.scheduler;
-  m.state = t.state;
-  m.submitted = t.submitted;
-  m.ended = t.ended;
-  m.cfg_json = r.cfg_json;
+  schedulers::MemberApp m = composite::MemberOf(t, std::to_string(t.index), r.scheduler, r.cfg_json);
   std::string values = ValuesText(t.values);
-  m.msg = t.phase == TrialPhase::kSubmitted ? values : t.msg.empty() ? values : values + ": " + t.msg;
+  m.msg = t.phase == ChildPhase::kSubmitted ? values : t.msg.empty() ? values : values + ": " + t.msg;
   return m;
 }
 
@@ -452,7 +308,7 @@ schedulers::DescribeAppResponse DescribeSweep(const SweepRecord& r, TrialBackend
   int queued = 0;
   for (const TrialRecord& t : r.trials) {
     std::optional<specs::AppStatus> live;
-    if (t.phase == TrialPhase::kSubmitted && (!Queued(t) || ++queued <= kQueuedAsked)) {
+    if (t.phase == ChildPhase::kSubmitted && (!Queued(t) || ++queued <= kQueuedAsked)) {
       auto st = backend.Status(t.handle);
       if (st && *st) live = std::move(**st);
     }

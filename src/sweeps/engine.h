@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "composite/child_backend.h"
+#include "composite/child_ops.h"
 #include "sweeps/metrics.h"
 #include "sweeps/sweep_store.h"
 #include "torchx/runner/runner.h"
@@ -29,24 +31,15 @@ struct Proposal {
 };
 
 /// A trial built and dry-run, not yet submitted.
-struct TrialDryRun {
-  schedulers::DryRunInfo info;
-  composite::PlannedChild planned;
-};
+using TrialDryRun = composite::ChildPlan;
 
-class TrialBackend {
+/// The trials' scheduler, as the sweep needs it: the composite's child seam, plus building a trial,
+/// reading its reports and asking Ax.
+class TrialBackend : public composite::ChildBackend {
  public:
-  virtual ~TrialBackend() = default;
   /// Builds trial `trial` of `sweep` and dry-runs it: what Schedule submits, and the handle the
   /// dry run chose (recorded with the claim, composite/claims.h).
   virtual Result<TrialDryRun> Plan(const SweepRecord& sweep, const TrialRecord& trial) = 0;
-  /// Submits a Plan's dry run; returns the trial's handle.
-  virtual Result<std::string> Schedule(const schedulers::DryRunInfo& info) = 0;
-  /// nullopt when the scheduler no longer knows the app.
-  virtual Result<std::optional<specs::AppStatus>> Status(const std::string& handle) = 0;
-  virtual ::torchx::Status Cancel(const std::string& handle) = 0;
-  /// Blocks until `handle` may have changed, at most `max_wait`.
-  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
   /// What the trial has reported so far, in order.
   virtual std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) = 0;
   /// An ax sweep's next trials, at most `count`, told first which trials ended and with what

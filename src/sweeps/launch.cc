@@ -253,7 +253,7 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
   // and starts no driver (one would fail the trials being submitted as unrecorded).
   std::optional<composite::DriverLock> lock;
   if (!plan.array_tasks.empty()) {
-    for (TrialRecord& t : r.trials) t.phase = TrialPhase::kSubmitting;
+    for (TrialRecord& t : r.trials) t.phase = ChildPhase::kSubmitting;
     auto taken = composite::DriverLock::TryTake(store.dir(), r.id);
     if (!taken || !*taken) return UnavailableError(fmt::format("sweep {}: another process holds its lock", r.id));
     lock.emplace(std::move(**taken));
@@ -276,10 +276,10 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
     auto recorded = store.Update(r.id, [&](SweepRecord& cur) {
       for (TrialRecord& t : cur.trials) {
         if (fallback) {  // the trials cannot be one array (other resources): the driver submits them
-          t.phase = TrialPhase::kWaiting;
+          t.phase = ChildPhase::kWaiting;
           continue;
         }
-        t.phase = TrialPhase::kSubmitted;
+        t.phase = ChildPhase::kSubmitted;
         t.handle = (*handles)[t.index];
         t.state = specs::AppState::kSubmitted;
         t.submitted = now;

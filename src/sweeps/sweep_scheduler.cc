@@ -9,10 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "composite/children.h"
+#include "composite/child_ops.h"
+#include "composite/composite_scheduler.h"
 #include "composite/deferred_log.h"
-#include "composite/driver_loop.h"
-#include "composite/driver_process.h"
 #include "core/daemon.h"
 #include "core/state_dir.h"
 #include "sweeps/engine.h"
@@ -21,31 +20,45 @@
 #include "torchx/sweeps/sweep.h"
 
 namespace torchx::sweeps {
+
+// A sweep for the composite kernel: its record, store and child seam, and what is its own.
+struct SweepKind : composite::KindOf<SweepKind, SweepRecord, TrialRecord, SweepStore, TrialBackend> {
+  static constexpr composite::KindNames kNames{kSchedulerName, "sweep", "sweeps",
+                                               "`torchx sweep run FILE` (or torchx.sweeps.run in Python)"};
+  static std::unique_ptr<Backend> MakeBackend(runner::Runner& runner) { return MakeRunnerTrialBackend(runner); }
+  static constexpr auto kChildren = &SweepRecord::trials;
+  static std::string Label(const TrialRecord& t) { return fmt::format("trial {}", t.index); }
+  static schedulers::MemberApp Member(const Record& r, const TrialRecord& t) { return TrialMember(r, t); }
+  // No driver can start: what is left is marked not run, and the trials that run are refreshed.
+  static Result<std::optional<Record>> WithoutDriver(Store& store, const std::string& id, Backend& backend,
+                                                     const std::string& why) {
+    return composite::AbandonThenRefresh(
+        store, id, backend, [&why](SweepRecord& cur) { AbandonWaiting(cur, why); }, Refresh);
+  }
+  static schedulers::DescribeAppResponse Describe(const Record& r, Backend& backend, runner::Runner&) {
+    return DescribeSweep(r, backend);
+  }
+  static Status Cancel(Store& store, const std::string&, const std::string& id, Backend& backend) {
+    return CancelSweep(store, id, backend);
+  }
+  // The trials' reports, the tracker's config and Ax's state.
+  static void RemoveOwnFiles(const Record& r) {
+    std::error_code ec;
+    std::filesystem::remove_all(r.results_dir, ec);
+    std::filesystem::remove(TrackerConfigPath(r), ec);
+    std::filesystem::remove(AxStatePath(r), ec);
+  }
+  static runner::RunnerOptions DriverRunnerOptions(const Record& r);
+  static Result<std::unique_ptr<composite::DriverTurns>> StartTurns(Store& store, const std::string& id,
+                                                                    Backend& backend, const Record& r);
+};
+
 namespace {
 
 namespace fs = std::filesystem;
 using schedulers::DescribeAppResponse;
 using schedulers::DryRunInfo;
 using schedulers::ListAppResponse;
-
-// The record, brought up to date, and moving again if nothing moves it: a driver holds the lock
-// (the record as it is), else the driver died before the sweep ended and a new one is started
-// from the record; if none can start, what is left is marked not run and the trials that run
-// are refreshed.
-Result<std::optional<SweepRecord>> CurrentRecord(SweepStore& store, const std::string& state_dir, const std::string& id,
-                                                 TrialBackend& backend) {
-  TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
-  if (!record || record->final_state || composite::DriverRunning(store.dir(), id)) return record;
-  Status started = composite::StartDriver(state_dir, store.dir(), id, record->cwd, "sweep");
-  if (started.ok()) return record;
-  auto abandoned = store.Update(id, [&](SweepRecord& cur) {
-    AbandonWaiting(cur, "the sweep's driver cannot start: " + started.message());
-    return OkStatus();
-  });
-  if (!abandoned) return abandoned.error();
-  TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Refresh(store, id, backend));
-  return std::optional(std::move(r));
-}
 
 // A trial's role: `index` alone names the trial app's only role.
 Result<std::string> TrialAppRole(runner::Runner& runner, const TrialRole& found) {
@@ -59,27 +72,9 @@ Result<std::string> TrialAppRole(runner::Runner& runner, const TrialRole& found)
       fmt::format("trial {} has several roles: give one of {}", found.trial->index, fmt::join(names, ", ")));
 }
 
-class SweepScheduler : public schedulers::Scheduler {
+class SweepScheduler final : public composite::CompositeSchedulerOf<SweepKind> {
  public:
-  SweepScheduler(plugins::PluginRegistry& registry, const schedulers::SchedulerContext& context)
-      : Scheduler(std::string(kSchedulerName), context.session_name),
-        registry_(registry),
-        clock_(context.clock),
-        state_dir_(internal::DefaultStateDir()),
-        store_(SweepsDir(state_dir_)),
-        runner_(registry, composite::ChildRunnerOptions(context.session_name, context.clock)),
-        backend_(MakeRunnerTrialBackend(runner_)) {}
-
-  specs::RunOpts run_opts() const override { return {}; }
-  // Its state is in its engine (or on disk): a thread may have an instance of its own.
-  bool instance_per_thread() const override { return true; }
-  schedulers::Capabilities capabilities() const override {
-    using schedulers::Capability;
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete, Capability::kComposite};
-  }
-  bool requires_resources() const override { return false; }
-
-  Result<std::string> Schedule(const DryRunInfo&) override { return NotASweepRun(); }
+  using CompositeSchedulerOf::CompositeSchedulerOf;
 
   // `torchx describe`: the sweep file that runs it again, not its trials.
   Result<std::optional<std::string>> CompositeDefinition(const std::string& handle, bool json) override {
@@ -91,55 +86,6 @@ class SweepScheduler : public schedulers::Scheduler {
     auto view = ViewSweep(runner_, handle);
     if (!view) return std::optional<std::string>();
     return std::optional(SweepViewToJson(*view));
-  }
-
-  Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
-    if (!record) return std::optional<DescribeAppResponse>();
-    return std::optional(DescribeSweep(*record, *backend_));
-  }
-
-  Result<std::vector<ListAppResponse>> List() override {
-    TORCHX_ASSIGN_OR_RETURN(auto records, store_.List());
-    std::vector<ListAppResponse> out;
-    for (SweepRecord& r : records) {
-      if (!r.final_state) {
-        auto current = Current(r.id);
-        if (current && *current) r = std::move(**current);
-      }
-      ListAppResponse l;
-      l.app_id = r.id;
-      l.name = r.name;
-      l.state = LiveState(r);
-      l.created = r.created;
-      if (r.final_state) {
-        for (const TrialRecord& t : r.trials) {
-          if (t.ended) l.ended = std::max(l.ended.value_or(r.created), *t.ended);
-        }
-        if (*r.final_state != specs::AppState::kSucceeded) l.reason = r.msg;
-      }
-      for (const TrialRecord& t : r.trials) l.members.push_back(TrialMember(r, t));
-      out.push_back(std::move(l));
-    }
-    return out;
-  }
-
-  Status Delete(const std::string& app_id) override {
-    TORCHX_ASSIGN_OR_RETURN(auto record, Current(app_id));
-    if (!record) return NotFoundError(fmt::format("sweep {} does not exist", app_id));
-    if (!record->final_state) {
-      return FailedPreconditionError(
-          fmt::format("sweep {} is {}: cancel it first", app_id, specs::AppStateName(LiveState(*record))));
-    }
-    std::vector<composite::LabelledChild> children;
-    for (const TrialRecord& t : record->trials) children.push_back({fmt::format("trial {}", t.index), t.handle});
-    TORCHX_RETURN_IF_ERROR(
-        composite::DeleteChildren(children, [&](const std::string& h) { return runner_.Delete(h); }));
-    std::error_code ec;
-    fs::remove_all(record->results_dir, ec);
-    fs::remove(TrackerConfigPath(*record), ec);
-    fs::remove(AxStatePath(*record), ec);
-    return store_.Remove(app_id);
   }
 
   Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
@@ -158,7 +104,7 @@ class SweepScheduler : public schedulers::Scheduler {
                  role = options.role](runner::Runner& runner) -> Result<composite::ChildLook> {
       SweepStore store(SweepsDir(state_dir));
       auto backend = MakeRunnerTrialBackend(runner);
-      TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, id, *backend));
+      TORCHX_ASSIGN_OR_RETURN(auto record, composite::CurrentRecord<SweepKind>(store, state_dir, id, *backend));
       if (!record) return composite::ChildLook{"", "", true};
       TORCHX_ASSIGN_OR_RETURN(TrialRole now, FindTrialRole(*record, role));
       composite::ChildLook look;
@@ -167,44 +113,11 @@ class SweepScheduler : public schedulers::Scheduler {
         TORCHX_ASSIGN_OR_RETURN(look.role, TrialAppRole(runner, now));
       }
       look.never =
-          now.trial->phase == TrialPhase::kSkipped || now.trial->phase == TrialPhase::kDone || record->final_state;
+          now.trial->phase == ChildPhase::kSkipped || now.trial->phase == ChildPhase::kDone || record->final_state;
       return look;
     };
     return composite::MakeDeferredChildLog(registry_, session_name(), clock_, options, std::move(look));
   }
-
-  bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
-    auto record = store_.Get(app_id);
-    if (!record || !*record || (*record)->final_state) return false;
-    for (const TrialRecord& t : (*record)->trials) {
-      if (t.phase == TrialPhase::kSubmitted) {
-        backend_->WaitForUpdate(t.handle, max_wait);
-        return true;
-      }
-    }
-    return false;
-  }
-
- protected:
-  Result<DryRunInfo> DoDryRun(const specs::AppDef&, const specs::ResolvedCfg&) override { return NotASweepRun(); }
-  Status DoCancel(const std::string& app_id) override { return CancelSweep(store_, app_id, *backend_); }
-
- private:
-  static Status NotASweepRun() {
-    return InvalidArgumentError(
-        "scheduler `sweep` runs sweeps: use `torchx sweep run FILE` (or torchx.sweeps.run in Python); `torchx run` "
-        "takes a job scheduler");
-  }
-  Result<std::optional<SweepRecord>> Current(const std::string& id) {
-    return CurrentRecord(store_, state_dir_, id, *backend_);
-  }
-
-  plugins::PluginRegistry& registry_;
-  std::shared_ptr<const Clock> clock_;
-  std::string state_dir_;
-  SweepStore store_;
-  runner::Runner runner_;
-  std::unique_ptr<TrialBackend> backend_;
 };
 
 std::string Duration(const TrialRow& t) {
@@ -222,94 +135,38 @@ std::string Number(double v) { return fmt::format("{:.6g}", v); }
 }  // namespace
 
 void RegisterSweepScheduler(plugins::PluginRegistry& registry) {
-  (void)registry.AddCompositeScheduler(
-      std::string(kSchedulerName), "builtin",
-      [&registry](const schedulers::SchedulerContext& context) -> Result<std::unique_ptr<schedulers::Scheduler>> {
-        return std::unique_ptr<schedulers::Scheduler>(std::make_unique<SweepScheduler>(registry, context));
-      });
+  composite::RegisterComposite<SweepScheduler>(registry, kSchedulerName);
 }
 
-namespace {
-
-// A sweep's turn of the driver loop: advance (refresh the trials and their reports, submit while
-// fewer than max_parallel run), and wait on the first running trial.
-class SweepTurns final : public composite::TurnsOver<SweepStore, TrialBackend> {
- public:
-  SweepTurns(SweepStore& store, std::string id, TrialBackend& backend, std::string why_unknown)
-      : TurnsOver(store, std::move(id), backend), why_unknown_(std::move(why_unknown)) {}
-
-  Result<composite::TurnResult> Turn() override {
-    TORCHX_ASSIGN_OR_RETURN(SweepRecord r, Advance(store_, id_, backend_));
-    if (r.final_state) return composite::TurnResult{true, std::nullopt};
-    // Trials still claimed after a turn (no claim of this driver's is in flight between turns):
-    // a dead driver's claims waiting for a start that may still be recorded, or this driver's
-    // whose handles could not be recorded. Resolved by their planned handles, as at the start.
-    if (std::any_of(r.trials.begin(), r.trials.end(),
-                    [](const TrialRecord& t) { return t.phase == TrialPhase::kSubmitting; })) {
-      TORCHX_RETURN_IF_ERROR(ResolveClaims(store_, id_, backend_, why_unknown_));
-      return composite::TurnResult{};  // the next turn after an idle
-    }
-    if (r.cancel_requested && !swept_) {  // once: cancel what the canceller may have missed
-      swept_ = true;
-      for (const TrialRecord& t : r.trials) {
-        if (t.phase == TrialPhase::kSubmitted) (void)backend_.Cancel(t.handle);
-      }
-    }
-    composite::TurnResult out;
-    for (const TrialRecord& t : r.trials) {
-      if (t.phase == TrialPhase::kSubmitted) {
-        out.wait_on = t.handle;
-        break;
-      }
-    }
-    return out;
-  }
-
- private:
-  std::string why_unknown_;
-  bool swept_ = false;
-};
-
-}  // namespace
-
-int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
-                   int ready_fd) {
-  SweepStore store(SweepsDir(state_dir));
-  composite::DriverStart start("sweep", id, ready_fd);
-  auto lock = start.TakeLock(store.dir());
-  if (!lock) return start.exit_code();
-  auto record = store.Get(id);
-  if (!record) return start.Fail(record.error().message());
-  if (!*record) return start.Fail("does not exist");
-  runner::RunnerOptions options = composite::ChildRunnerOptions((*record)->session, nullptr);
-  if (!(*record)->component.empty()) options.component_defaults[(*record)->component] = (*record)->component_defaults;
-  runner::Runner runner(registry, options);
-  auto backend = MakeRunnerTrialBackend(runner);
+Result<std::unique_ptr<composite::DriverTurns>> SweepKind::StartTurns(Store& store, const std::string& id,
+                                                                      Backend& backend, const Record& r) {
   // A trial left "submitting": a driver died between claiming it and recording its handle. Its
   // planned handle tells whether it was submitted (adopted), was not (claimed again), or cannot
   // tell (failed: submitting it again could run it twice).
   std::string why_unknown = fmt::format(
       "its submission was not recorded (the sweep's driver stopped, or the record could not be written), and {} "
       "cannot tell whether it happened: not submitted again; check `torchx list -s {}`",
-      (*record)->scheduler, (*record)->scheduler);
-  Status resumed = ResolveClaims(store, id, *backend, why_unknown);
-  if (!resumed.ok()) return start.Fail(resumed.message());
-  start.Ready();
-  SweepTurns turns(store, id, *backend, std::move(why_unknown));
-  SystemClock clock;
-  return composite::RunDriverLoop(turns, clock, "torchx-composite-driver");
+      r.scheduler, r.scheduler);
+  auto resolve = [&store, id, &backend, why_unknown] { return ResolveClaims(store, id, backend, why_unknown); };
+  TORCHX_RETURN_IF_ERROR(resolve());
+  return std::unique_ptr<composite::DriverTurns>(std::make_unique<composite::AdvancingTurns<SweepKind>>(
+      store, id, backend, [&store, id, &backend] { return Advance(store, id, backend); }, resolve));
+}
+
+runner::RunnerOptions SweepKind::DriverRunnerOptions(const Record& r) {
+  runner::RunnerOptions options = composite::ChildRunnerOptions(r.session, nullptr);
+  if (!r.component.empty()) options.component_defaults[r.component] = r.component_defaults;
+  return options;
+}
+
+int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_dir, const std::string& id,
+                   int ready_fd) {
+  return composite::RunDriverOf<SweepKind>(registry, state_dir, id, ready_fd);
 }
 
 Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
-  TORCHX_ASSIGN_OR_RETURN(specs::ParsedAppHandle parsed, specs::ParseAppHandle(handle));
-  if (parsed.scheduler_backend != kSchedulerName) {
-    return InvalidArgumentError(fmt::format("{}: not a sweep handle (sweep://<session>/<id>)", handle));
-  }
-  std::string state_dir = internal::DefaultStateDir();
-  SweepStore store(SweepsDir(state_dir));
-  auto backend = MakeRunnerTrialBackend(runner);
-  TORCHX_ASSIGN_OR_RETURN(auto record, CurrentRecord(store, state_dir, parsed.app_id, *backend));
-  if (!record) return NotFoundError(fmt::format("sweep {} does not exist", handle));
+  TORCHX_ASSIGN_OR_RETURN(SweepRecord found, composite::RecordOfHandle<SweepKind>(runner, handle));
+  SweepRecord* record = &found;
   SweepView v;
   v.handle = handle;
   v.name = record->name;

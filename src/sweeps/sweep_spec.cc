@@ -2,12 +2,12 @@
 // objective, and the inline `-p name=...` form. Errors name the field.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/file_text.h"
 #include "core/json_yaml.h"
 #include "core/spelling.h"
 #include "core/value_json.h"
@@ -329,12 +329,10 @@ Result<std::string> ArgText(const OrderedJson& v, const std::string& where) {
 }  // namespace
 
 Result<SweepSpec> ParseSweep(std::string_view text, const std::string& origin) {
-  auto parsed = specs::internal::YamlTextToJson(text, origin);
-  if (!parsed) return parsed.error();
-  const OrderedJson& j = *parsed;
+  TORCHX_ASSIGN_OR_RETURN(const OrderedJson j, specs::internal::YamlMappingFromText(
+                                                   text, origin, "with `component` (or `app`) and `space`"));
   auto in = [&origin](Status s) { return s.WithContext(origin); };
   auto run = [&]() -> Result<SweepSpec> {
-    if (!j.is_object()) return InvalidArgumentError("must be a mapping with `component` (or `app`) and `space`");
     TORCHX_RETURN_IF_ERROR(CheckKeys(j, "sweep", kSweepKeys));
     SweepSpec s;
     TORCHX_ASSIGN_OR_RETURN(s.name, StringField(j, "name", "sweep"));
@@ -380,11 +378,8 @@ Result<SweepSpec> ParseSweep(std::string_view text, const std::string& origin) {
 }
 
 Result<SweepSpec> LoadSweepFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError(fmt::format("sweep file {}: cannot be read", path));
-  std::stringstream buf;
-  buf << f.rdbuf();
-  return ParseSweep(buf.str(), path);
+  TORCHX_ASSIGN_OR_RETURN(std::string text, internal::ReadInputFile(path, "sweep file"));
+  return ParseSweep(text, path);
 }
 
 Result<ParamSpec> ParseInlineParam(std::string_view text) {

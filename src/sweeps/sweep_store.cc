@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "composite/record_json.h"
 #include "core/value_json.h"
 
 namespace torchx::sweeps {
@@ -13,10 +14,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr const char* kPhaseNames[] = {"waiting", "submitting", "submitted", "done", "skipped"};
 constexpr const char* kKindNames[] = {"values", "uniform", "loguniform", "randint"};
-
-Json OptNumber(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
 Json AssignmentToJson(const Assignment& a) {
   Json j = Json::object();
@@ -78,74 +76,50 @@ std::string SweepsDir(const std::string& state_dir) { return (std::filesystem::p
 std::string SpaceToJson(const Space& space) { return SpaceJson(space).dump(); }
 
 std::string SweepRecordToJson(const SweepRecord& r) {
-  Json trials = Json::array();
-  for (const TrialRecord& t : r.trials) {
-    Json metrics = Json::object();
-    for (const auto& [k, v] : t.metrics) metrics[k] = v;
-    trials.push_back({{"index", t.index},
-                      {"values", AssignmentToJson(t.values)},
-                      {"phase", kPhaseNames[static_cast<int>(t.phase)]},
-                      {"handle", t.handle},
-                      {"state", std::string(specs::AppStateName(t.state))},
-                      {"msg", t.msg},
-                      {"submitted", OptNumber(t.submitted)},
-                      {"ended", OptNumber(t.ended)},
-                      {"metrics", std::move(metrics)},
-                      {"objective", OptNumber(t.objective)},
-                      {"generator", t.generator},
-                      {"ax_index", t.ax_index}});
-    if (!t.planned.handle.empty()) {  // only while claimed: a 10,000-trial record carries none after
-      trials.back()["planned_handle"] = t.planned.handle;
-      trials.back()["planned_final"] = t.planned.id_is_final;
-      trials.back()["claimed"] = t.planned.claimed;
+  return composite::WriteRecord(r, [&r](Json& j) {
+    Json defaults = Json::array();
+    for (const auto& [k, v] : r.component_defaults) defaults.push_back({k, v});
+    Json trackers = Json::array();
+    for (const auto& [name, config] : r.trackers) trackers.push_back({name, config ? Json(*config) : Json(nullptr)});
+    Json objective = nullptr;
+    if (r.objective) {
+      objective = {{"metric", r.objective->metric},
+                   {"direction", r.objective->minimize ? "minimize" : "maximize"},
+                   {"reduce", r.objective->best ? "best" : "last"}};
     }
-  }
-  Json defaults = Json::array();
-  for (const auto& [k, v] : r.component_defaults) defaults.push_back({k, v});
-  Json trackers = Json::array();
-  for (const auto& [name, config] : r.trackers) trackers.push_back({name, config ? Json(*config) : Json(nullptr)});
-  Json objective = nullptr;
-  if (r.objective) {
-    objective = {{"metric", r.objective->metric},
-                 {"direction", r.objective->minimize ? "minimize" : "maximize"},
-                 {"reduce", r.objective->best ? "best" : "last"}};
-  }
-  Json j = {{"id", r.id},
-            {"name", r.name},
-            {"session", r.session},
-            {"cwd", r.cwd},
-            {"created", r.created},
-            {"scheduler", r.scheduler},
-            {"cfg", Json::parse(r.cfg_json)},
-            {"component", r.component},
-            {"args", r.args},
-            {"app", r.app_json.empty() ? Json(nullptr) : Json::parse(r.app_json)},
-            {"component_defaults", std::move(defaults)},
-            {"trackers", std::move(trackers)},
-            {"space", SpaceJson(r.space)},
-            {"max_parallel", r.max_parallel},
-            {"max_failures", r.max_failures},
-            {"objective", std::move(objective)},
-            {"results_dir", r.results_dir},
-            {"array_job", r.array_job},
-            {"ax_short_at", r.ax_short_at},
-            {"cancel_requested", r.cancel_requested},
-            {"final_state", r.final_state ? Json(std::string(specs::AppStateName(*r.final_state))) : Json(nullptr)},
-            {"msg", r.msg},
-            {"trials", std::move(trials)}};
-  // One line: a 1,000-trial record is rewritten each time a trial moves.
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+    j["scheduler"] = r.scheduler;
+    j["cfg"] = Json::parse(r.cfg_json);
+    j["component"] = r.component;
+    j["args"] = r.args;
+    j["app"] = r.app_json.empty() ? Json(nullptr) : Json::parse(r.app_json);
+    j["component_defaults"] = std::move(defaults);
+    j["trackers"] = std::move(trackers);
+    j["space"] = SpaceJson(r.space);
+    j["max_parallel"] = r.max_parallel;
+    j["max_failures"] = r.max_failures;
+    j["objective"] = std::move(objective);
+    j["results_dir"] = r.results_dir;
+    j["array_job"] = r.array_job;
+    j["ax_short_at"] = r.ax_short_at;
+    Json trials = Json::array();
+    for (const TrialRecord& t : r.trials) {
+      Json metrics = Json::object();
+      for (const auto& [k, v] : t.metrics) metrics[k] = v;
+      Json trial = {{"index", t.index}, {"values", AssignmentToJson(t.values)}};
+      composite::WriteChild(t, trial);
+      trial["metrics"] = std::move(metrics);
+      trial["objective"] = composite::OptionalNumber(t.objective);
+      trial["generator"] = t.generator;
+      trial["ax_index"] = t.ax_index;
+      trials.push_back(std::move(trial));
+    }
+    j["trials"] = std::move(trials);
+  });
 }
 
 Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
-  try {
-    Json j = Json::parse(text);
-    SweepRecord r;
-    r.id = j.at("id").get<std::string>();
-    r.name = j.at("name").get<std::string>();
-    r.session = j.at("session").get<std::string>();
-    r.cwd = j.at("cwd").get<std::string>();
-    r.created = j.at("created").get<double>();
+  SweepRecord r;
+  TORCHX_RETURN_IF_ERROR(composite::ReadRecord(text, "sweep", r, [&r](const Json& j) -> Status {
     r.scheduler = j.at("scheduler").get<std::string>();
     r.cfg_json = j.at("cfg").dump();
     r.component = j.at("component").get<std::string>();
@@ -167,41 +141,22 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
     r.results_dir = j.at("results_dir").get<std::string>();
     r.array_job = j.value("array_job", "");
     r.ax_short_at = j.value("ax_short_at", -1);
-    r.cancel_requested = j.at("cancel_requested").get<bool>();
-    if (!j.at("final_state").is_null()) {
-      TORCHX_ASSIGN_OR_RETURN(auto st, specs::ParseAppState(j["final_state"].get<std::string>()));
-      r.final_state = st;
-    }
-    r.msg = j.at("msg").get<std::string>();
     const Json& trials = j.at("trials");
     r.trials.reserve(trials.size());
     for (const Json& t : trials) {
       TrialRecord tr;
       tr.index = t.at("index").get<int>();
       for (const auto& [k, v] : t.at("values").items()) tr.values.emplace_back(k, internal::ValueFromJson(v));
-      std::string phase = t.at("phase").get<std::string>();
-      auto it = std::find(std::begin(kPhaseNames), std::end(kPhaseNames), phase);
-      if (it == std::end(kPhaseNames))
-        return InvalidArgumentError(fmt::format("sweep record: unknown phase `{}`", phase));
-      tr.phase = static_cast<TrialPhase>(it - std::begin(kPhaseNames));
-      tr.handle = t.at("handle").get<std::string>();
-      TORCHX_ASSIGN_OR_RETURN(tr.state, specs::ParseAppState(t.at("state").get<std::string>()));
-      tr.msg = t.at("msg").get<std::string>();
-      if (t.at("submitted").is_number()) tr.submitted = t["submitted"].get<double>();
-      if (t.at("ended").is_number()) tr.ended = t["ended"].get<double>();
+      TORCHX_RETURN_IF_ERROR(composite::ReadChild(t, "sweep", tr));
       for (const auto& [k, v] : t.at("metrics").items()) tr.metrics.emplace_back(k, v.get<double>());
-      if (t.at("objective").is_number()) tr.objective = t["objective"].get<double>();
-      tr.planned.handle = t.value("planned_handle", "");
-      tr.planned.id_is_final = t.value("planned_final", false);
-      tr.planned.claimed = t.value("claimed", 0.0);
+      tr.objective = composite::NumberAt(t, "objective");
       tr.generator = t.value("generator", "");
       tr.ax_index = t.value("ax_index", -1);
       r.trials.push_back(std::move(tr));
     }
-    return r;
-  } catch (const Json::exception& e) {
-    return InternalError(fmt::format("sweep record: {}", e.what()));
-  }
+    return OkStatus();
+  }));
+  return r;
 }
 
 }  // namespace torchx::sweeps

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "composite/claims.h"
+#include "composite/record.h"
 #include "composite/record_store.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -18,21 +18,12 @@
 
 namespace torchx::sweeps {
 
-/// Where a trial is in its life. kDone and kSkipped are final.
-enum class TrialPhase { kWaiting, kSubmitting, kSubmitted, kDone, kSkipped };
+using composite::ChildPhase;
 
-struct TrialRecord {
+/// A trial: the composite's child record (phase, handle, state, times) and what is a trial's own.
+struct TrialRecord : composite::ChildRecord {
   int index = 0;
   Assignment values;
-  TrialPhase phase = TrialPhase::kWaiting;
-  std::string handle;  ///< once submitted
-  /// While kSubmitting: the handle its dry run chose and whether the scheduler keeps it
-  /// (composite/claims.h: how a driver that finds the claim unrecorded resolves it).
-  composite::PlannedChild planned;
-  specs::AppState state = specs::AppState::kUnsubmitted;
-  std::string msg;
-  std::optional<double> submitted;  ///< epoch seconds, once its handle is recorded
-  std::optional<double> ended;      ///< epoch seconds, when the driver first saw it end
   /// What it reported, each metric's last value (the objective's own entry is its best when the
   /// objective says so), in first-reported order.
   std::vector<std::pair<std::string, double>> metrics;
@@ -41,12 +32,7 @@ struct TrialRecord {
   int ax_index = -1;      ///< ax: Ax's index of this trial (they differ once Ax abandoned some)
 };
 
-struct SweepRecord {
-  std::string id;
-  std::string name;
-  std::string session;
-  std::string cwd;
-  double created = 0;
+struct SweepRecord : composite::RecordHeader {
   std::string scheduler;
   std::string cfg_json = "{}";
   std::string component;          ///< empty with app_json
@@ -67,9 +53,6 @@ struct SweepRecord {
   /// ax: how many trials had ended when Ax last proposed fewer than asked (it waits for data);
   /// it is asked again once more have. -1: it gave what was asked.
   int ax_short_at = -1;
-  bool cancel_requested = false;
-  std::optional<specs::AppState> final_state;
-  std::string msg;
   std::vector<TrialRecord> trials;
 };
 

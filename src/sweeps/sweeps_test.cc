@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "composite/fake_children.h"
 #include "sweeps/engine.h"
 #include "sweeps/metrics.h"
 #include "sweeps/sweep_store.h"
@@ -340,36 +341,23 @@ TEST(MetricsTest, ReadsTheTrackersFilesInOrder) {
 
 // ---- the engine ----
 
-class FakeTrials : public TrialBackend {
+class FakeTrials : public composite::FakeChildren<TrialBackend> {
  public:
+  FakeTrials() : FakeChildren("s") {}
   Result<TrialDryRun> Plan(const SweepRecord&, const TrialRecord& t) override {
     TrialDryRun p;
     p.info.scheduler = "fake";
     p.info.app_id = "t" + std::to_string(t.index);
     p.info.app_id_is_final = true;
-    p.planned = {"fake://s/" + p.info.app_id, true};
+    p.planned = {HandleOf(p.info.app_id), true};
     return p;
   }
-  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
-    int index = std::stoi(info.app_id.substr(1));
-    if (refuse.count(index)) return UnavailableError("queue full");
-    std::string h = "fake://s/" + info.app_id;
-    states[h] = AppState::kRunning;
-    submitted.push_back(index);
-    return h;
+  /// The trials submitted, by index, in order.
+  std::vector<int> Indexes() const {
+    std::vector<int> out;
+    for (const std::string& id : submitted) out.push_back(std::stoi(id.substr(1)));
+    return out;
   }
-  Result<std::optional<specs::AppStatus>> Status(const std::string& h) override {
-    if (!states.count(h)) return std::optional<specs::AppStatus>();
-    specs::AppStatus s;
-    s.state = states[h];
-    return std::optional(s);
-  }
-  ::torchx::Status Cancel(const std::string& h) override {
-    cancelled.push_back(h);
-    if (states.count(h) && !specs::IsTerminal(states[h])) states[h] = AppState::kCancelled;
-    return OkStatus();
-  }
-  void WaitForUpdate(const std::string&, std::chrono::milliseconds) override {}
   std::vector<Report> Reports(const SweepRecord&, const TrialRecord& t) override {
     auto it = reports.find(t.index);
     return it == reports.end() ? std::vector<Report>{} : it->second;
@@ -390,11 +378,7 @@ class FakeTrials : public TrialBackend {
     return n;
   }
 
-  std::map<std::string, AppState> states;
   std::map<int, std::vector<Report>> reports;
-  std::set<int> refuse;
-  std::vector<int> submitted;
-  std::vector<std::string> cancelled;
   int propose_at_most = 100;
   int proposals_asked = 0;
   std::string propose_error;
@@ -434,12 +418,12 @@ class EngineTest : public ::testing::Test {
 TEST_F(EngineTest, AtMostMaxParallelRunAndTheBestIsFound) {
   Make(5, 2);
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(0, 1));
+  EXPECT_THAT(fake_.Indexes(), ElementsAre(0, 1));
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
   EXPECT_EQ(fake_.submitted.size(), 2u);  // both slots taken
   End(0, AppState::kSucceeded, 0.5);
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(0, 1, 2));
+  EXPECT_THAT(fake_.Indexes(), ElementsAre(0, 1, 2));
   EXPECT_EQ(fake_.Running(), 2);
   End(1, AppState::kSucceeded, 0.1);
   End(2, AppState::kSucceeded, 0.3);
@@ -465,9 +449,9 @@ TEST_F(EngineTest, MaxFailuresStopsSubmittingAndTheRunningOnesFinish) {
   End(2, AppState::kFailed, 1);
   auto r = Advance(store_, "sw", fake_);
   ASSERT_THAT(r, IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(0, 1, 2));
+  EXPECT_THAT(fake_.Indexes(), ElementsAre(0, 1, 2));
   EXPECT_FALSE(r->final_state);  // trial 1 still runs
-  EXPECT_EQ(r->trials[3].phase, TrialPhase::kSkipped);
+  EXPECT_EQ(r->trials[3].phase, ChildPhase::kSkipped);
   EXPECT_THAT(r->trials[5].msg, HasSubstr("stopped after 2 failed trials (max_failures 2)"));
   End(1, AppState::kSucceeded, 0.3);
   r = Advance(store_, "sw", fake_);
@@ -486,8 +470,8 @@ TEST_F(EngineTest, StoppingEarlyCancelsTrialsStillQueuedOnTheScheduler) {
   auto r = Advance(store_, "sw", fake_);
   ASSERT_THAT(r, IsOk());
   EXPECT_THAT(fake_.cancelled, ElementsAre("fake://s/t2", "fake://s/t3"));
-  EXPECT_EQ(r->trials[1].phase, TrialPhase::kSubmitted);  // running: it finishes
-  EXPECT_EQ(r->trials[2].phase, TrialPhase::kSkipped);
+  EXPECT_EQ(r->trials[1].phase, ChildPhase::kSubmitted);  // running: it finishes
+  EXPECT_EQ(r->trials[2].phase, ChildPhase::kSkipped);
   EXPECT_THAT(r->trials[3].msg, HasSubstr("not run: the sweep stopped after 1 failed trials (max_failures 1)"));
   End(1, AppState::kSucceeded, 0.5);
   r = Advance(store_, "sw", fake_);
@@ -512,12 +496,12 @@ TEST_F(EngineTest, OnlyTheFirstQueuedTrialsAreAskedAboutEachTurn) {
 
 TEST_F(EngineTest, ARefusedSubmissionFailsThatTrialOnly) {
   Make(3, 0);
-  fake_.refuse = {1};
+  fake_.refuse = {"t1"};
   auto r = Advance(store_, "sw", fake_);
   ASSERT_THAT(r, IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(0, 2));  // no limit: all at once
+  EXPECT_THAT(fake_.Indexes(), ElementsAre(0, 2));  // no limit: all at once
   EXPECT_EQ(r->trials[1].state, AppState::kFailed);
-  EXPECT_THAT(r->trials[1].msg, HasSubstr("submission failed: queue full"));
+  EXPECT_THAT(r->trials[1].msg, HasSubstr("submission failed: engine down"));
 }
 
 TEST_F(EngineTest, CancelSkipsTheWaitingAndCancelsTheRunning) {
@@ -539,7 +523,7 @@ TEST_F(EngineTest, TrialsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
   Make(4, 4);
   ASSERT_THAT(store_.Update("sw",
                             [](SweepRecord& r) {
-                              for (int i = 0; i < 3; ++i) r.trials[i].phase = TrialPhase::kSubmitting;
+                              for (int i = 0; i < 3; ++i) r.trials[i].phase = ChildPhase::kSubmitting;
                               r.trials[0].planned = {"fake://s/t0", true};   // it had been submitted
                               r.trials[1].planned = {"fake://s/t1", true};   // it had not
                               r.trials[2].planned = {"fake://s/t2", false};  // the id is a proposal
@@ -549,15 +533,15 @@ TEST_F(EngineTest, TrialsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
   fake_.states["fake://s/t0"] = AppState::kRunning;  // what the dead driver submitted
   ASSERT_THAT(ResolveClaims(store_, "sw", fake_, "cannot tell"), IsOk());
   SweepRecord r = Get();
-  EXPECT_EQ(r.trials[0].phase, TrialPhase::kSubmitted);
+  EXPECT_EQ(r.trials[0].phase, ChildPhase::kSubmitted);
   EXPECT_EQ(r.trials[0].handle, "fake://s/t0");
-  EXPECT_EQ(r.trials[1].phase, TrialPhase::kWaiting);
-  EXPECT_EQ(r.trials[2].phase, TrialPhase::kDone);
+  EXPECT_EQ(r.trials[1].phase, ChildPhase::kWaiting);
+  EXPECT_EQ(r.trials[2].phase, ChildPhase::kDone);
   EXPECT_EQ(r.trials[2].state, AppState::kFailed);
   EXPECT_EQ(r.trials[2].msg, "cannot tell");
   for (const TrialRecord& t : r.trials) EXPECT_TRUE(t.planned.handle.empty()) << t.index;
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(1, 3));  // t0 was adopted, not submitted again
+  EXPECT_THAT(fake_.Indexes(), ElementsAre(1, 3));  // t0 was adopted, not submitted again
   r = Get();
   EXPECT_EQ(r.trials[0].state, AppState::kRunning);
   // The claim's planned handles go into the record with the claim, and out with the handles.
@@ -571,7 +555,7 @@ TEST_F(EngineTest, AClaimCarriesItsPlannedHandleUntilItsHandleIsRecorded) {
   SweepRecord seen;
   ASSERT_THAT(store_.Update("sw",
                             [](SweepRecord& r) {
-                              r.trials[0].phase = TrialPhase::kSubmitting;
+                              r.trials[0].phase = ChildPhase::kSubmitting;
                               r.trials[0].planned = {"fake://s/t0", true};
                               return OkStatus();
                             }),
@@ -597,7 +581,7 @@ TEST_F(EngineTest, AnAxSweepsTrialsGetTheirValuesFromAxAsSlotsFree) {
   Make(4, 2, 0, /*ax=*/true);
   fake_.propose_at_most = 1;  // Ax waits for data after one
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(0));
+  EXPECT_THAT(fake_.Indexes(), ElementsAre(0));
   EXPECT_EQ(fake_.proposals_asked, 1);
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
   EXPECT_EQ(fake_.proposals_asked, 1);  // nothing ended since Ax answered short: not asked again
@@ -605,7 +589,7 @@ TEST_F(EngineTest, AnAxSweepsTrialsGetTheirValuesFromAxAsSlotsFree) {
   End(0, AppState::kSucceeded, 0.4);
   auto r = Advance(store_, "sw", fake_);
   ASSERT_THAT(r, IsOk());
-  EXPECT_THAT(fake_.submitted, ElementsAre(0, 1, 2));
+  EXPECT_THAT(fake_.Indexes(), ElementsAre(0, 1, 2));
   EXPECT_EQ(r->trials[1].generator, "Sobol");
   EXPECT_EQ(r->trials[2].generator, "MBM");
   EXPECT_THAT(Texts(r->trials[2].values), ElementsAre("x=1"));

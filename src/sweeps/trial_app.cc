@@ -29,27 +29,21 @@ bool HasPlaceholder(const std::vector<std::string>& texts, const std::string& na
   return false;
 }
 
-class RunnerTrialBackend : public TrialBackend {
+class RunnerTrialBackend final : public composite::OverRunner<TrialBackend> {
  public:
-  explicit RunnerTrialBackend(runner::Runner& runner) : runner_(runner) {}
+  using OverRunner::OverRunner;
 
   Result<TrialDryRun> Plan(const SweepRecord& sweep, const TrialRecord& trial) override {
-    TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, BuildTrialApp(runner_, sweep, trial));
-    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner_.SchedulerRunOpts(sweep.scheduler));
+    TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, BuildTrialApp(runner(), sweep, trial));
+    TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner().SchedulerRunOpts(sweep.scheduler));
     TORCHX_ASSIGN_OR_RETURN(specs::Cfg cfg, opts.CfgFromJson(sweep.cfg_json));
-    TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, runner_.ResolveCfg(sweep.scheduler, cfg));
+    TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg resolved, runner().ResolveCfg(sweep.scheduler, cfg));
     TrialDryRun out;
     TORCHX_ASSIGN_OR_RETURN(out.info,
-                            runner_.DryRun(std::move(app), sweep.scheduler, resolved, {}, TrialTracking(sweep)));
+                            runner().DryRun(std::move(app), sweep.scheduler, resolved, {}, TrialTracking(sweep)));
     out.planned =
-        composite::PlannedOf(sweep.scheduler, runner_.session_name(), out.info.app_id, out.info.app_id_is_final);
+        composite::PlannedOf(sweep.scheduler, runner().session_name(), out.info.app_id, out.info.app_id_is_final);
     return out;
-  }
-  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override { return runner_.Schedule(info); }
-  Result<std::optional<specs::AppStatus>> Status(const std::string& handle) override { return runner_.Status(handle); }
-  ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    runner_.WaitForUpdate(handle, max_wait);
   }
   std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) override {
     return ReadReports(sweep.results_dir, trial.handle, std::to_string(trial.index));
@@ -78,8 +72,8 @@ class RunnerTrialBackend : public TrialBackend {
     for (const TrialRecord& t : sweep.trials) {
       if (t.ax_index < 0) continue;
       valued.push_back(t.ax_index);
-      if (t.phase != TrialPhase::kDone && t.phase != TrialPhase::kSkipped) continue;
-      bool ok = t.phase == TrialPhase::kDone && t.state == specs::AppState::kSucceeded && t.objective;
+      if (t.phase != ChildPhase::kDone && t.phase != ChildPhase::kSkipped) continue;
+      bool ok = t.phase == ChildPhase::kDone && t.state == specs::AppState::kSucceeded && t.objective;
       ended.push_back({{"index", t.ax_index}, {"objective", ok ? AxJson(*t.objective) : AxJson(nullptr)}});
     }
     AxJson request = {{"state", AxStatePath(sweep)},
@@ -112,7 +106,6 @@ class RunnerTrialBackend : public TrialBackend {
   }
 
  private:
-  runner::Runner& runner_;
   internal::PythonBridge ax_;
 };
 
