@@ -12,9 +12,11 @@
 #include <thread>
 #include <utility>
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/version.h"
 #include "ui/api.h"
@@ -38,6 +40,8 @@ constexpr auto kKeepAlive = 15s;
 // An app handle in a path: `scheme://session/app_id` (app ids have no '/'), URL-encoded by
 // clients and decoded by the server before routing.
 constexpr const char* kHandle = R"(([A-Za-z0-9_.-]+://[^/]*/[^/]+))";
+// The longest path the API routes: a handle at its limit, its route's prefix and suffix.
+constexpr size_t kMaxPathBytes = specs::kMaxAppHandleBytes + 64;
 
 void SetJson(httplib::Response& res, const ApiResponse& r) {
   res.status = r.status;
@@ -348,6 +352,14 @@ void Server::Impl::Routes() {
                                       httplib::Response& res) -> httplib::Server::HandlerResponse {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("X-Frame-Options", "DENY");
+    // No path holds more than a handle and its route: a longer one is refused before it is routed
+    // or its handle parsed (the CLI's limit, docs/cli.md "Limits").
+    if (req.path.size() > kMaxPathBytes) {
+      SetError(res, 414, "URI_TOO_LONG",
+               fmt::format("the path is {} bytes; at most {} (an app handle is at most {} bytes)", req.path.size(),
+                           kMaxPathBytes, specs::kMaxAppHandleBytes));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Content-Security-Policy",
                    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -400,6 +412,9 @@ void Server::Impl::Routes() {
         break;
       case 413:
         SetError(res, 413, "PAYLOAD_TOO_LARGE", "request body too large");
+        break;
+      case 414:
+        SetError(res, 414, "URI_TOO_LONG", "the request's path and query are too long");
         break;
       case 405:
         SetError(res, 405, "METHOD_NOT_ALLOWED", "method not allowed");

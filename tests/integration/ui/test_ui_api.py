@@ -245,6 +245,14 @@ def test_dns_rebinding_traversal_and_body_limit(ui):
     status, _, body = ui.request("POST", "/api/v1/apps", b"{}", headers={
         "Authorization": f"Bearer {ui.token}", "Content-Encoding": "gzip"})
     assert status == 415, body
+    # A handle past the CLI's 4 KiB limit is refused before routing, as is a path past httplib's.
+    for size in (5000, 9000):
+        status, _, body = ui.request("GET", f"/api/v1/apps/local_cwd%3A%2F%2Ftorchx%2F{'a' * size}",
+                                     headers={"Authorization": f"Bearer {ui.token}"})
+        assert status == 414 and json.loads(body)["error"]["code"] == "URI_TOO_LONG", (size, status, body)
+    status, _, body = ui.request("GET", f"/api/v1/apps/local_cwd%3A%2F%2Ftorchx%2F{'a' * 4000}",
+                                 headers={"Authorization": f"Bearer {ui.token}"})
+    assert status == 404, body  # within the limits: routed, and not found
 
 
 def test_hostile_logs_and_error_files_do_not_break_the_server(ui):
