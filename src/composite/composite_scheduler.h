@@ -303,18 +303,28 @@ int RunDriverOf(plugins::PluginRegistry& registry, const std::string& state_dir,
   DriverStart start(std::string(Kind::kNames.scheduler), id, ready_fd);
   auto lock = start.TakeLock(store.dir());
   if (!lock) return start.exit_code();
-  auto record = store.Get(id);
-  if (!record) return start.Fail(record.error().message());
-  if (!*record) return start.Fail("does not exist");
-  runner::Runner runner(registry, Kind::DriverRunnerOptions(**record));
-  auto backend = Kind::MakeBackend(runner);
-  ArmFaultPoints();  // a driver may die while it settles a dead driver's claims, too
-  auto turns = Kind::StartTurns(store, id, *backend, **record);
-  if (!turns) return start.Fail(turns.error().message());
-  start.Ready();
-  FaultPoint("driver_started");
-  SystemClock clock;
-  return RunDriverLoop(**turns, clock, "torchx-composite-driver");
+  auto wanted = [&store, &id] {
+    auto record = store.Get(id);
+    return !record || (*record && !(*record)->final_state);  // unreadable now: still wanted
+  };
+  // The driver runs under a watchdog that replaces it if it is killed (RunWatched).
+  return RunWatched(
+      start,
+      [&](DriverStart& mine) {
+        auto record = store.Get(id);
+        if (!record) return mine.Fail(record.error().message());
+        if (!*record) return mine.Fail("does not exist");
+        runner::Runner runner(registry, Kind::DriverRunnerOptions(**record));
+        auto backend = Kind::MakeBackend(runner);
+        ArmFaultPoints();  // a driver may die while it settles a dead driver's claims, too
+        auto turns = Kind::StartTurns(store, id, *backend, **record);
+        if (!turns) return mine.Fail(turns.error().message());
+        mine.Ready();
+        FaultPoint("driver_started");
+        SystemClock clock;
+        return RunDriverLoop(**turns, clock, "torchx-composite-driver");
+      },
+      wanted);
 }
 
 }  // namespace torchx::composite

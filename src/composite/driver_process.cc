@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -158,5 +159,40 @@ int DriverStart::Fail(const std::string& why) {
 }
 
 void DriverStart::Ready() { internal::ReportReady(ready_fd_, true); }
+
+void DriverStart::Release() {
+  if (ready_fd_ >= 0) ::close(ready_fd_);
+  ready_fd_ = -1;
+}
+
+int RunWatched(DriverStart& start, const std::function<int(DriverStart&)>& drive, const std::function<bool()>& wanted) {
+  constexpr size_t kMaxDeaths = 5;
+  constexpr auto kDeathWindow = std::chrono::minutes(1);
+  std::vector<std::chrono::steady_clock::time_point> deaths;
+  while (true) {
+    std::fflush(nullptr);  // nothing buffered is written twice
+    pid_t pid = ::fork();
+    if (pid < 0) return drive(start);
+    if (pid == 0) std::_Exit(drive(start));  // the driver: its exit code is the watchdog's
+    start.Release();                         // the launcher hears from the child, or sees it die
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (!wanted()) return 0;
+    auto now = std::chrono::steady_clock::now();
+    std::erase_if(deaths, [&](auto t) { return now - t > kDeathWindow; });
+    if (deaths.size() >= kMaxDeaths) {
+      std::fprintf(stderr,
+                   "torchx-composite-driver: %s %s: the driver was killed %zu times within a minute; the next call "
+                   "that reads the composite starts it again\n",
+                   start.kind().c_str(), start.id().c_str(), deaths.size() + 1);
+      return 1;
+    }
+    deaths.push_back(now);
+    std::fprintf(stderr, "torchx-composite-driver: %s %s: the driver was killed (signal %d); started again\n",
+                 start.kind().c_str(), start.id().c_str(), WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  }
+}
 
 }  // namespace torchx::composite

@@ -6,6 +6,7 @@
 // the process dies, however it dies.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -42,7 +43,11 @@ class DriverStart {
   int Fail(const std::string& why);
   /// Tells the launcher the driver is up.
   void Ready();
+  /// Lets go of the launcher's pipe without a word (a watchdog, whose driver child reports).
+  void Release();
   int exit_code() const { return exit_code_; }
+  const std::string& kind() const { return kind_; }
+  const std::string& id() const { return id_; }
 
  private:
   std::string kind_;
@@ -50,6 +55,16 @@ class DriverStart {
   int ready_fd_;
   int exit_code_ = 0;
 };
+
+/// The driver's watchdog (as a local app's supervisor has one): `drive` runs in a child process,
+/// which inherits the lock and the launcher's pipe; while the composite still wants a driver
+/// (`wanted`: its record is there and has not ended), a child killed by a signal (kill -9, the OOM
+/// killer) is replaced at once, without waiting for a call to read the composite, at most 5
+/// times a minute (a driver that crashes each time is left to the next call). Returns the exit
+/// code of the child that exited (0: the composite ended or was deleted; 1: its error budget ran
+/// out), or 1 after too many deaths. Where there can be no child (fork fails), drives itself.
+/// The lock is held while either lives; after a reboot the next call starts a driver.
+int RunWatched(DriverStart& start, const std::function<int(DriverStart&)>& drive, const std::function<bool()>& wanted);
 
 /// Whether some process holds pipeline `id`'s lock.
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id);

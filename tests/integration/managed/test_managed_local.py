@@ -8,23 +8,22 @@ The PyTorch case needs torch (skipped without it unless TORCHX_REQUIRE_ENGINES n
 
 import json
 import os
+import pathlib
 import re
 import signal
 import subprocess
+import sys
 import time
 
 from conftest import TRAIN_PY, needs_torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "common"))
+from composite_driver import kill_driver_and_watchdog, wait_for_driver  # noqa: E402
 
 
 def supervisor_pids(app_id: str):
     out = subprocess.run(["pgrep", "-f", f"torchx-supervisor .* {app_id}$"], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
-
-
-def driver_pid(job_id: str):
-    out = subprocess.run(["pgrep", "-f", f"torchx-composite-driver .* {job_id} managed$"], capture_output=True,
-                         text=True).stdout.split()
-    return int(out[0]) if out else None
 
 
 @needs_torch
@@ -62,9 +61,8 @@ def test_driver_killed_resumes_its_watch_without_submitting_twice(torchx):
                     "echo run $TORCHX_RECOVERY_COUNT; sleep 6").stdout.split()[0]
     job_id = handle.rsplit("/", 1)[1]
     torchx.wait_for(handle, ("RUNNING",))
-    pid = driver_pid(job_id)
-    assert pid, "no driver"
-    os.kill(pid, signal.SIGKILL)
+    wait_for_driver(job_id)
+    assert kill_driver_and_watchdog(job_id) == 2  # as a reboot would: nothing revives it but a call
     time.sleep(0.5)
     d = torchx.wait_for(handle, ("SUCCEEDED", "FAILED"), timeout=120)  # the call starts a new driver
     assert d["state"] == "SUCCEEDED", d

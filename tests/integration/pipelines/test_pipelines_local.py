@@ -6,15 +6,20 @@ The DDP case needs torch (skipped without it unless TORCHX_REQUIRE_ENGINES names
 
 import json
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
 import yaml
 
 from conftest import TRAIN_PY, free_port
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "common"))
+from composite_driver import kill_driver_and_watchdog, wait_for_driver, watchdog_and_driver  # noqa: E402
 
 SUCCEEDED, CANCELLED = 4, 6  # replica states as TorchX's JSON gives them
 
@@ -132,20 +137,6 @@ steps:
     assert torchx("status", first_handle, check=False).returncode != 0
 
 
-def driver_pids(pipeline_id: str):
-    out = subprocess.run(["pgrep", "-f", f"torchx-composite-driver .* {pipeline_id}$"], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
-
-
-def the_driver(pipeline_id: str) -> int:
-    """The driver's pid, once its first process (which exits when the driver is ready) is gone."""
-    deadline = time.monotonic() + 10
-    while len(pids := driver_pids(pipeline_id)) != 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(pids) == 1, pids
-    return pids[0]
-
-
 def test_the_driver_is_detached_and_a_status_call_restarts_it_after_a_kill(torchx):
     torchx.write("flow.yaml", """
 steps:
@@ -154,14 +145,42 @@ steps:
 """)
     handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
     pipeline_id = handle.rsplit("/", 1)[1]
-    pid = the_driver(pipeline_id)
-    assert os.getsid(pid) != os.getsid(0)  # its own session: closing the terminal does not stop it
+    watchdog, driver = wait_for_driver(pipeline_id)
+    assert os.getsid(watchdog) != os.getsid(0)  # its own session: closing the terminal does not stop it
     torchx.wait_state(handle, {"RUNNING"}, timeout=30)  # the first step submitted and recorded
-    os.kill(pid, signal.SIGKILL)
+    assert kill_driver_and_watchdog(pipeline_id) == 2  # as a reboot would: nothing revives it but a call
     time.sleep(0.3)
+    assert watchdog_and_driver(pipeline_id) == (None, None)
     torchx.status(handle)  # finds no driver, starts one; it resumes where the record left off
     assert torchx.wait_state(handle, {"SUCCEEDED", "FAILED"}, timeout=60)["state"] == "SUCCEEDED"
     assert (torchx.cwd / "second.txt").read_text() == "second\n"
+
+
+def test_a_driver_killed_alone_is_replaced_by_its_watchdog_with_no_call(torchx):
+    # The OOM killer picks one process: the driver. Its watchdog starts another at once, so the
+    # pipeline moves on with nobody calling (no status, no wait: only the steps' files are read).
+    torchx.write("flow.yaml", """
+steps:
+  first: {component: utils.sh, args: [sh, -c, "echo first >> ran.txt; sleep 1"]}
+  second: {component: utils.sh, args: [sh, -c, "echo second >> ran.txt"], depends_on: first}
+""")
+    handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
+    pipeline_id = handle.rsplit("/", 1)[1]
+    ran = torchx.cwd / "ran.txt"
+    deadline = time.monotonic() + 30
+    while not ran.exists():
+        assert time.monotonic() < deadline, "the first step never ran"
+        time.sleep(0.05)
+    watchdog, driver = wait_for_driver(pipeline_id)
+    os.kill(driver, signal.SIGKILL)
+    while ran.read_text().split() != ["first", "second"]:
+        assert time.monotonic() < deadline, ran.read_text()
+        time.sleep(0.1)
+    replaced = watchdog_and_driver(pipeline_id)
+    assert replaced[0] in (watchdog, None) and replaced[1] != driver, (watchdog, driver, replaced)
+    assert torchx.wait_state(handle, {"SUCCEEDED", "FAILED"}, timeout=30)["state"] == "SUCCEEDED"
+    log = (pathlib.Path(torchx.env["TORCHX_STATE_DIR"]) / "pipelines" / f"{pipeline_id}.driver.log").read_text()
+    assert "the driver was killed (signal 9); started again" in log, log
 
 
 @pytest.mark.parametrize("body,error", [
@@ -213,8 +232,9 @@ steps:
     handle = torchx("pipeline", "run", "flow.yaml").stdout.split()[0]
     torchx.cwd = work.parent
     torchx.wait_state(handle, {"RUNNING"}, timeout=30)
-    pid = the_driver(handle.rsplit("/", 1)[1])
-    os.kill(pid, signal.SIGKILL)
+    pipeline_id = handle.rsplit("/", 1)[1]
+    wait_for_driver(pipeline_id)
+    assert kill_driver_and_watchdog(pipeline_id) == 2
     shutil.rmtree(work)
     status = torchx.wait_state(handle, {"FAILED", "SUCCEEDED", "CANCELLED"}, timeout=60)
     assert status["state"] == "FAILED", status

@@ -8,14 +8,19 @@ The PyTorch case needs torch (skipped without it unless TORCHX_REQUIRE_ENGINES n
 
 import json
 import os
+import pathlib
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
 
 from conftest import TRAIN_PY, max_overlap
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "common"))
+from composite_driver import kill_driver_and_watchdog, watchdog_and_driver  # noqa: E402
 
 SUCCEEDED = "SUCCEEDED"
 
@@ -108,24 +113,6 @@ def test_max_failures_stops_the_sweep(torchx):
     assert all(t["handle"] == "" for t in view["trials"] if t["index"] >= 3)
 
 
-def driver_pids(sweep_id: str):
-    """The sweep's driver process: not the children it clones to start an app, which share its
-    memory (and so its command line) for the millisecond before they exec: a kill -9 of the driver,
-    as a person or the OOM killer makes it, takes one process."""
-    found = {}
-    for pid in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{pid}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if argv and argv[0].endswith(b"torchx-composite-driver") and sweep_id.encode() in argv:
-            found[int(pid)] = ppid
-    return [pid for pid, ppid in found.items() if ppid not in found]
-
-
 def test_driver_killed_mid_sweep_resumes_without_running_a_trial_twice(torchx):
     torchx.write("trial.sh", 'echo "$TORCHX_TRIAL_INDEX" >> ran.txt; sleep "$1"\n')
     res = torchx("sweep", "run", "--max_parallel", "2", "-p", "t=2,2,2,2,2,2", "--name", "resume", "utils.sh", "sh",
@@ -142,11 +129,9 @@ def test_driver_killed_mid_sweep_resumes_without_running_a_trial_twice(torchx):
         if len(started) == 4 and sum(1 for t in started if t["state"] == "RUNNING") == 2:
             break
         time.sleep(0.1)
-    pids = driver_pids(sweep_id)
-    assert len(pids) == 1, pids
-    os.kill(pids[0], signal.SIGKILL)
+    assert kill_driver_and_watchdog(sweep_id) == 2  # as a reboot would: nothing revives it but a call
     time.sleep(0.5)
-    assert driver_pids(sweep_id) == []
+    assert watchdog_and_driver(sweep_id) == (None, None)
     view = torchx.wait_sweep(handle, {SUCCEEDED, "FAILED"}, timeout=120)  # a status call restarts the driver
     assert view["state"] == SUCCEEDED, view
     ran = sorted(int(x) for x in (torchx.cwd / "ran.txt").read_text().split())
@@ -173,9 +158,12 @@ def test_a_driver_killed_20_times_loses_no_trial_and_fails_none_that_ran(torchx)
         if view["state"] in (SUCCEEDED, "FAILED", "CANCELLED"):
             break
         time.sleep(rng.uniform(0.010, 0.090))
-        for pid in driver_pids(sweep_id):
-            os.kill(pid, signal.SIGKILL)
-        done += 1
+        # The driver alone, as the OOM killer picks one process: its watchdog replaces it at once
+        # (and, past 5 deaths a minute, leaves it to this loop's next status call).
+        _, driver = watchdog_and_driver(sweep_id)
+        if driver:
+            os.kill(driver, signal.SIGKILL)
+            done += 1
     view = torchx.wait_sweep(handle, {SUCCEEDED, "FAILED", "CANCELLED"}, timeout=300)
     ran = [int(x) for x in (torchx.cwd / "ran.txt").read_text().split()]
     assert sorted(ran) == list(range(20)), (done, sorted(ran), view)  # each ran, once
@@ -220,12 +208,11 @@ def test_cancel_right_after_the_driver_died_starts_no_new_trial(torchx):
         assert time.monotonic() < deadline, "trial 0 never started"
         trial0 = next((t["handle"] for t in torchx.sweep(handle)["trials"] if t["handle"]), None)
         time.sleep(0.05)
-    for pid in driver_pids(sweep_id):
-        os.kill(pid, signal.SIGKILL)
+    kill_driver_and_watchdog(sweep_id)
     while json.loads(torchx("status", "--json", trial0).stdout)["state"] != SUCCEEDED:  # a local_cwd status: no revival
         assert time.monotonic() < deadline, "trial 0 never ended"
         time.sleep(0.1)
-    assert driver_pids(sweep_id) == []
+    assert watchdog_and_driver(sweep_id) == (None, None)
     torchx("cancel", handle)
     view = torchx.wait_sweep(handle, {"CANCELLED", "FAILED", SUCCEEDED}, timeout=60)
     assert view["state"] == "CANCELLED", view
