@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "composite/claims.h"
 #include "torchx/runner/runner.h"
 #include "torchx/schedulers/scheduler.h"
 #include "torchx/status.h"
@@ -31,12 +32,20 @@ class ChildBackend {
   /// Why an ended child did not succeed, where its scheduler can tell (nullopt: it cannot).
   virtual Result<std::optional<schedulers::FailureReport>> Classify(const std::string& handle);
   virtual ::torchx::Status Cancel(const std::string& handle) = 0;
+  /// The handle of the child submitted on `scheduler` with DryRunInfo::submission_key `key`,
+  /// nullopt where it knows none; kUnimplemented (the default) where it cannot look one up.
+  virtual Result<std::optional<std::string>> FindSubmission(const std::string& scheduler, const std::string& key);
+  /// How long after a submission FindSubmission still finds it (0 by default).
+  virtual Result<double> FindableForSeconds(const std::string& scheduler);
   /// Blocks until `handle` may have changed, at most `max_wait` (sleeps where it cannot tell).
   virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
 };
 
 /// Whether a child's scheduler knows `handle` now (a claim's planned handle, claims.h).
 Result<bool> ChildExists(ChildBackend& backend, const std::string& handle);
+
+/// How claims are looked up through `backend` (claims.h), which must outlive the lookup.
+ClaimLookup LookupThrough(ChildBackend& backend);
 
 /// A kind's seam (`Seam` derives from ChildBackend) with the shared part done through a Runner,
 /// which must outlive it; the kind's own members reach the Runner through runner().
@@ -50,6 +59,12 @@ class OverRunner : public Seam {
     return runner_.ClassifyFailure(handle);
   }
   ::torchx::Status Cancel(const std::string& handle) override { return runner_.Cancel(handle); }
+  Result<std::optional<std::string>> FindSubmission(const std::string& scheduler, const std::string& key) override {
+    return runner_.FindSubmission(scheduler, key);
+  }
+  Result<double> FindableForSeconds(const std::string& scheduler) override {
+    return runner_.FindableForSeconds(scheduler);
+  }
   void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
     runner_.WaitForUpdate(handle, max_wait);
   }

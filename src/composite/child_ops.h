@@ -62,14 +62,14 @@ Status ResolveClaimsIn(Store& store, const std::string& id, ChildBackend& backen
     if (before[i].phase == ChildPhase::kSubmitting) claims.emplace_back(i, before[i].planned);
   }
   if (claims.empty()) return OkStatus();
-  auto exists = [&backend](const std::string& handle) { return ChildExists(backend, handle); };
-  TORCHX_ASSIGN_OR_RETURN(auto fates, ResolveClaims<size_t>(claims, EpochNow(), exists));
+  TORCHX_ASSIGN_OR_RETURN(auto fates, ResolveClaims<size_t>(std::move(claims), EpochNow(), LookupThrough(backend)));
   if (fates.empty()) return OkStatus();
   auto resolved = store.Update(id, [&](Record& r) {
     std::vector<Child>& now = r.*children;
-    for (const auto& [i, fate] : fates) {
+    for (const auto& [i, claim] : fates) {
       if (i < now.size() && now[i].phase == ChildPhase::kSubmitting) {
-        ApplyClaimFate(now[i], fate, EpochNow(), why_unknown(now[i]));
+        now[i].planned = claim.planned;  // with the handle found by key, where it was
+        ApplyClaimFate(now[i], claim.fate, EpochNow(), why_unknown(now[i]));
       }
     }
     settle(r);

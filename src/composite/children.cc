@@ -48,6 +48,22 @@ Result<std::optional<schedulers::FailureReport>> ChildBackend::Classify(const st
   return std::optional<schedulers::FailureReport>();
 }
 
+Result<std::optional<std::string>> ChildBackend::FindSubmission(const std::string& scheduler, const std::string&) {
+  return UnimplementedError(scheduler + " cannot find a submission by its key");
+}
+
+Result<double> ChildBackend::FindableForSeconds(const std::string&) { return 0.0; }
+
+ClaimLookup LookupThrough(ChildBackend& backend) {
+  ClaimLookup out;
+  out.exists = [&backend](const std::string& handle) { return ChildExists(backend, handle); };
+  out.find = [&backend](const std::string& scheduler, const std::string& key) {
+    return backend.FindSubmission(scheduler, key);
+  };
+  out.findable_for = [&backend](const std::string& scheduler) { return backend.FindableForSeconds(scheduler); };
+  return out;
+}
+
 Result<bool> ChildExists(ChildBackend& backend, const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
   return status.has_value();

@@ -10,10 +10,12 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "torchx/schedulers/scheduler.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
 
@@ -24,7 +26,16 @@ struct PlannedChild {
   std::string handle;        ///< the handle its dry run chose ("" where the scheduler picks at submission)
   bool id_is_final = false;  ///< the scheduler submits under exactly that id (DryRunInfo::app_id_is_final)
   double claimed = 0;        ///< when it was claimed (epoch seconds)
+  /// Where the scheduler picks the id at submission: the key the submission was tagged with
+  /// (DryRunInfo::submission_key), by which its scheduler finds it (Slurm: the job's comment).
+  std::string key{};
+  std::string scheduler{};  ///< the child's scheduler, where `key` is looked up
 };
+
+/// How long a submission the dead driver began may still take to reach a scheduler that is asked
+/// by key (sbatch retries a busy controller for about this long): a key not found is not "never
+/// submitted" before then.
+inline constexpr double kKeySettleSeconds = 120;
 
 /// How long a start that the dead driver began may still take to reach its scheduler's record (a
 /// local app handed to a warm supervisor is started by that supervisor after its caller died): a
@@ -43,20 +54,42 @@ enum class ClaimFate {
 PlannedChild PlannedOf(const std::string& scheduler, const std::string& session, const std::string& app_id,
                        bool app_id_is_final);
 
-/// `exists(handle)`: whether the child's scheduler knows the app now; `now`: epoch seconds. An
-/// error from `exists` is returned (the claim stays for the next driver turn).
-Result<ClaimFate> ResolveClaim(const PlannedChild& planned, double now,
-                               const std::function<Result<bool>(const std::string&)>& exists);
+/// PlannedOf `info`'s dry run; where its scheduler picks the id only at submission, a new key
+/// too, set as `info.submission_key` so that the submission is tagged with it.
+PlannedChild PlanClaim(schedulers::DryRunInfo& info, const std::string& session);
 
-/// The fates of `claims` (a child's key and what its claim recorded), asking `exists` for each
-/// planned handle; claims still waiting (kWait) are left out, to be asked again later.
+/// What the children's schedulers can say of a claim.
+struct ClaimLookup {
+  /// Whether the scheduler knows the app `handle` now.
+  std::function<Result<bool>(const std::string& handle)> exists;
+  /// The handle of the app submitted on `scheduler` with `key`, nullopt where it knows none;
+  /// kUnimplemented where that scheduler cannot look a submission up by key. May be empty.
+  std::function<Result<std::optional<std::string>>(const std::string& scheduler, const std::string& key)> find;
+  /// How long after a submission `find` still finds it (0: "not found" proves nothing).
+  std::function<Result<double>(const std::string& scheduler)> findable_for;
+};
+
+/// The claim's fate; `now`: epoch seconds. A claim with a planned handle asks `exists`; one with a
+/// key asks `find` (a found app is adopted: `planned.handle` becomes its handle) and, not found,
+/// is never-submitted only once no submission can be in flight and while a submitted one would
+/// still be found. An error from the lookup is returned (the claim stays for the next turn).
+Result<ClaimFate> ResolveClaim(PlannedChild& planned, double now, const ClaimLookup& lookup);
+
+/// A claim's fate, and what it planned (with the handle found by key, where it was).
+struct ResolvedClaim {
+  ClaimFate fate;
+  PlannedChild planned;
+};
+
+/// The fates of `claims` (a child's key and what its claim recorded); claims still waiting (kWait)
+/// are left out, to be asked again later.
 template <typename Key>
-Result<std::map<Key, ClaimFate>> ResolveClaims(const std::vector<std::pair<Key, PlannedChild>>& claims, double now,
-                                               const std::function<Result<bool>(const std::string&)>& exists) {
-  std::map<Key, ClaimFate> out;
-  for (const auto& [key, planned] : claims) {
-    TORCHX_ASSIGN_OR_RETURN(ClaimFate fate, ResolveClaim(planned, now, exists));
-    if (fate != ClaimFate::kWait) out.emplace(key, fate);
+Result<std::map<Key, ResolvedClaim>> ResolveClaims(std::vector<std::pair<Key, PlannedChild>> claims, double now,
+                                                   const ClaimLookup& lookup) {
+  std::map<Key, ResolvedClaim> out;
+  for (auto& [key, planned] : claims) {
+    TORCHX_ASSIGN_OR_RETURN(ClaimFate fate, ResolveClaim(planned, now, lookup));
+    if (fate != ClaimFate::kWait) out.emplace(key, ResolvedClaim{fate, std::move(planned)});
   }
   return out;
 }

@@ -93,10 +93,14 @@ void WriteChild(const ChildRecord& c, RecordJson& out) {
   out["ended"] = OptionalNumber(c.ended);
   // The claim, while there is one (and after it, where the kind keeps it): a 10,000-trial record
   // whose trials cleared theirs carries none.
-  if (c.phase == ChildPhase::kSubmitting || !c.planned.handle.empty()) {
+  if (c.phase == ChildPhase::kSubmitting || !c.planned.handle.empty() || !c.planned.key.empty()) {
     out["planned_handle"] = c.planned.handle;
     out["planned_final"] = c.planned.id_is_final;
     out["claimed"] = c.planned.claimed;
+    if (!c.planned.key.empty()) {
+      out["planned_key"] = c.planned.key;
+      out["planned_scheduler"] = c.planned.scheduler;
+    }
   }
 }
 
@@ -112,6 +116,8 @@ Status ReadChild(const RecordJson& in, std::string_view kind, ChildRecord& c) {
   c.planned.handle = in.value("planned_handle", "");
   c.planned.id_is_final = in.value("planned_final", false);
   c.planned.claimed = NumberAt(in, "claimed").value_or(0);
+  c.planned.key = in.value("planned_key", "");
+  c.planned.scheduler = in.value("planned_scheduler", "");
   return OkStatus();
 }
 

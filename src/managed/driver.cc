@@ -86,7 +86,7 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
   if (!app) return refuse(app.error().message());
   auto info = backend.DryRun(std::move(*app), target.scheduler, target.cfg_json);
   if (!info) return refuse(info.error().message());
-  a.planned = composite::PlannedOf(target.scheduler, r.session, info->app_id, info->app_id_is_final);
+  a.planned = composite::PlanClaim(*info, r.session);
   a.planned.claimed = now;
   // Claimed before it is sent, so a driver that dies in between is found out by the next one.
   bool claimed = false;
@@ -171,11 +171,9 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
     if (record->targets[a.target].scheduler != target.scheduler) continue;
     planned.id_is_final = planned.id_is_final || a.handle == a.planned.handle;
   }
+  // Where the scheduler picks ids at submission, the claim's key finds the job (Slurm: its comment).
   TORCHX_ASSIGN_OR_RETURN(composite::ClaimFate fate,
-                          composite::ResolveClaim(planned, now, [&](const std::string& handle) -> Result<bool> {
-                            TORCHX_ASSIGN_OR_RETURN(auto status, backend.Status(handle));
-                            return status.has_value();
-                          }));
+                          composite::ResolveClaim(planned, now, composite::LookupThrough(backend)));
   if (fate == composite::ClaimFate::kWait) return OkStatus();  // a start may still be recorded: next turn
   if (fate == composite::ClaimFate::kAdopt) found = planned.handle;
   bool unknowable = fate == composite::ClaimFate::kUnknowable;
@@ -191,7 +189,8 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
       a.phase = ChildPhase::kDone;
       a.state = AppState::kFailed;
       a.cause = std::string(kNeverSubmitted);
-      a.msg = fmt::format("{} has no app {}", target.scheduler, a.planned.handle);
+      a.msg = a.planned.handle.empty() ? fmt::format("{} has no job tagged {}", target.scheduler, a.planned.key)
+                                       : fmt::format("{} has no app {}", target.scheduler, a.planned.handle);
       a.ended = now;
     } else {
       a.phase = ChildPhase::kDone;

@@ -124,8 +124,7 @@ class RunnerStepBackend final : public composite::OverRunner<StepBackend> {
     }
     StepDryRun out;
     TORCHX_ASSIGN_OR_RETURN(out.info, runner().DryRun(std::move(app), step.scheduler, cfg));
-    out.planned =
-        composite::PlannedOf(step.scheduler, runner().session_name(), out.info.app_id, out.info.app_id_is_final);
+    out.planned = composite::PlanClaim(out.info, runner().session_name());
     return out;
   }
 };

@@ -601,6 +601,22 @@ Result<specs::Cfg> Runner::DependencyCfg(const std::string& scheduler, const std
   return sched->DependencyCfg(ids, std::move(cfg));
 }
 
+Result<std::optional<std::string>> Runner::FindSubmission(const std::string& scheduler, const std::string& key) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  if (!sched->capabilities().Has(schedulers::Capability::kFindsSubmission)) {
+    return UnimplementedError(fmt::format("scheduler {} cannot find a submission by its key", scheduler));
+  }
+  TORCHX_ASSIGN_OR_RETURN(auto id, sched->FindSubmission(key));
+  if (!id) return std::optional<std::string>();
+  return std::optional(specs::MakeAppHandle(scheduler, options_.session_name, *id));
+}
+
+Result<double> Runner::FindableForSeconds(const std::string& scheduler) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  if (!sched->capabilities().Has(schedulers::Capability::kFindsSubmission)) return 0.0;
+  return sched->FindableForSeconds();
+}
+
 Result<std::optional<schedulers::FailureReport>> Runner::ClassifyFailure(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   if (sa.first->capabilities().Has(schedulers::Capability::kFailureClassification)) {

@@ -143,6 +143,10 @@ Result<std::vector<std::string>> Scheduler::ScheduleArray(const std::vector<DryR
   return Unsupported("job arrays");
 }
 
+Result<std::optional<std::string>> Scheduler::FindSubmission(const std::string&) {
+  return Unsupported("finding a submission by its key");
+}
+
 std::string_view CapabilityName(Capability c) {
   switch (c) {
     case Capability::kLogs:
@@ -171,6 +175,8 @@ std::string_view CapabilityName(Capability c) {
       return "describe_native";
     case Capability::kInterruptCancels:
       return "interrupt_cancels";
+    case Capability::kFindsSubmission:
+      return "finds_submission";
     case Capability::kComposite:
       return "composite";
   }
@@ -205,6 +211,8 @@ std::string_view CapabilityDescription(Capability c) {
       return "native descriptions";
     case Capability::kInterruptCancels:
       return "cancelling on interrupt";
+    case Capability::kFindsSubmission:
+      return "finding a submission by its key";
     case Capability::kComposite:
       return "composite jobs";
   }

@@ -41,8 +41,7 @@ class RunnerTrialBackend final : public composite::OverRunner<TrialBackend> {
     TrialDryRun out;
     TORCHX_ASSIGN_OR_RETURN(out.info,
                             runner().DryRun(std::move(app), sweep.scheduler, resolved, {}, TrialTracking(sweep)));
-    out.planned =
-        composite::PlannedOf(sweep.scheduler, runner().session_name(), out.info.app_id, out.info.app_id_is_final);
+    out.planned = composite::PlanClaim(out.info, runner().session_name());
     return out;
   }
   std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) override {

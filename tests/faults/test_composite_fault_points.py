@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import time
 
@@ -117,6 +118,53 @@ def test_each_child_runs_once_whatever_point_the_driver_dies_at(tmp_path, kind, 
     if point in deaths:
         HIT.add(point)
     assert point in deaths, f"{kind}: the driver never reached {point}: {deaths}"
+
+
+def have_slurm() -> bool:
+    return shutil.which("sbatch") is not None and subprocess.run(["sinfo"], capture_output=True).returncode == 0
+
+
+needs_slurm = pytest.mark.skipif(
+    not have_slurm() and "slurm" not in os.environ.get("TORCHX_REQUIRE_ENGINES", "").split(","),
+    reason="no Slurm cluster (scripts/engines/slurm-up.sh starts one)")
+
+SLURM_PIPELINE = """
+name: fpslurm
+steps:
+  a: {component: utils.sh, args: [sh, child.sh, a], scheduler: slurm}
+  b: {component: utils.sh, args: [sh, child.sh, b], depends_on: a, scheduler: local_cwd}
+"""
+
+
+def launch_slurm_pipeline(cli: Cli) -> tuple:
+    # A step on Slurm and one here: sequenced by the driver, whose claims of the Slurm step carry a
+    # key (Slurm picks the job id at submission) that the job's comment is tagged with.
+    (cli.cwd / "pipeline.yaml").write_text(SLURM_PIPELINE)
+    return cli.launch("pipeline", "run", "pipeline.yaml"), ["a", "b"]
+
+
+def launch_slurm_managed(cli: Cli) -> tuple:
+    return cli.launch("run", "--managed", "-s", "slurm", "utils.sh", "sh", "child.sh", "m"), ["m"]
+
+
+@needs_slurm
+@pytest.mark.parametrize("point", ["scheduled", "recorded"])
+@pytest.mark.parametrize("kind", ["pipeline", "managed"])
+def test_on_slurm_a_job_submitted_by_a_driver_that_died_is_found_by_its_key(tmp_path, kind, point):
+    # Killed after sbatch answered and before the job id was recorded ("scheduled"): the next
+    # driver finds the job by the key in its comment and adopts it, so it runs once.
+    cli = Cli(tmp_path, [point])
+    cli.env["TORCHX_FAULT_TIMES"] = "1"
+    (tmp_path / "child.sh").write_text(CHILD)
+    handle, children = (launch_slurm_pipeline if kind == "pipeline" else launch_slurm_managed)(cli)
+    try:
+        st = cli.wait(handle, timeout=180)
+    finally:
+        subprocess.run([BINARY, "cancel", handle], capture_output=True, cwd=tmp_path, env=cli.env, timeout=60)
+    deaths = cli.deaths()
+    assert deaths == [point], deaths
+    assert cli.ran() == sorted(children), (deaths, cli.ran(), st)
+    assert st["state"] == "SUCCEEDED", st
 
 
 def test_every_listed_point_was_hit():

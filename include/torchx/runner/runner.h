@@ -199,6 +199,12 @@ class Runner {
   /// FAILED `unknown` (with the app's message). nullopt for an unknown app; kFailedPrecondition for
   /// one that has not ended or succeeded.
   Result<std::optional<schedulers::FailureReport>> ClassifyFailure(const std::string& handle);
+  /// Where `scheduler` has Capability::kFindsSubmission: the handle of the app submitted there
+  /// with DryRunInfo::submission_key `key`, nullopt where it knows none. Where it does not:
+  /// kUnimplemented. With it, how long after a submission it is still found
+  /// (Scheduler::FindableForSeconds).
+  Result<std::optional<std::string>> FindSubmission(const std::string& scheduler, const std::string& key);
+  Result<double> FindableForSeconds(const std::string& scheduler);
   /// `cfg` for a submission whose infrastructure failures the caller recovers itself
   /// (Scheduler::RecoveryHandoverCfg): managed jobs.
   Result<specs::Cfg> RecoveryHandoverCfg(const std::string& scheduler, specs::Cfg cfg);

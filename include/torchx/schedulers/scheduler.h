@@ -42,6 +42,11 @@ struct DryRunInfo {
   /// managed job's driver that died mid-submit) can tell by it whether it happened. False where
   /// the id is a proposal the engine may not keep (plugins) or is chosen at submission.
   bool app_id_is_final = false;
+  /// Set by a caller that may lose track of this submission before it learns its id (a composite's
+  /// driver killed mid-submit), where the id is chosen only at submission: a back-end with
+  /// Capability::kFindsSubmission tags the submission with it (Slurm: in the job's comment), and
+  /// FindSubmission finds the app by it. Not part of the printed request.
+  std::string submission_key;
   std::string request;  ///< printable request (argv/env per replica, sbatch script, YAML)
   std::string payload;  ///< back-end specific serialized request for Schedule
 };
@@ -173,6 +178,7 @@ enum class Capability : unsigned {
   kFailureClassification,  ///< why an app failed: node loss, preemption, time limit, user error
   kDescribeNative,         ///< the engine's own description of an app
   kInterruptCancels,       ///< its apps run on this host: a launcher interrupted while waiting on one cancels it
+  kFindsSubmission,        ///< FindSubmission: an app found by the DryRunInfo::submission_key it was submitted with
   kComposite,              ///< answers for composite jobs (pipelines); takes no AppDef of its own
 };
 inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kComposite) + 1;
@@ -316,6 +322,14 @@ class Scheduler {
   /// reports (a pure, table-tested function of its states per back-end). nullopt for an unknown
   /// app; kFailedPrecondition for one that is not terminal or succeeded. Default: kUnimplemented.
   virtual Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id);
+
+  /// Capability::kFindsSubmission: the id of the app submitted with DryRunInfo::submission_key
+  /// `key`, nullopt where the engine knows none (any more: an engine forgets ended jobs after a
+  /// while, which kFindableForSeconds bounds).
+  virtual Result<std::optional<std::string>> FindSubmission(const std::string& key);
+  /// How long after a submission FindSubmission still finds it, whatever became of it (an ended
+  /// job included); 0 where the back-end cannot say (then "not found" proves nothing).
+  virtual Result<double> FindableForSeconds() { return 0.0; }
 
   /// `cfg` for a submission whose infrastructure failures its caller recovers with a new
   /// submission (a managed job): the engine ends the app on a node failure or preemption (and says

@@ -100,6 +100,60 @@ Result<std::string> AfterOkDependency(std::string_view given, const std::vector<
   return given.empty() ? afterok : fmt::format("{},{}", given, afterok);
 }
 
+std::string SubmissionTag(std::string_view key) { return fmt::format("torchx:{}", key); }
+
+void TagSubmission(std::vector<std::string>& cmd, std::string_view key) {
+  const std::string tag = SubmissionTag(key);
+  for (std::string& arg : cmd) {
+    if (arg.starts_with("--comment=")) {
+      arg += (arg.size() > 10 ? " " : "") + tag;
+      return;
+    }
+  }
+  cmd.insert(cmd.begin() + std::min<size_t>(cmd.size(), 2), "--comment=" + tag);  // after `sbatch --parsable`
+}
+
+std::optional<std::string> JobWithSubmissionTag(std::string_view text, std::string_view key) {
+  const std::string tag = SubmissionTag(key);
+  while (!text.empty()) {
+    size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    size_t bar = line.find('|');
+    if (bar == std::string_view::npos) continue;
+    std::string_view comment = line.substr(bar + 1);
+    // The tag as a word of the comment: the user's own text before it, nothing glued to it.
+    for (size_t at = comment.find(tag); at != std::string_view::npos; at = comment.find(tag, at + 1)) {
+      bool starts = at == 0 || comment[at - 1] == ' ';
+      bool ends =
+          at + tag.size() == comment.size() || comment[at + tag.size()] == ' ' || comment[at + tag.size()] == '\r';
+      if (starts && ends) {
+        std::string_view id = line.substr(0, std::min(bar, line.find('+')));
+        return std::string(id);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> ParseMinJobAge(std::string_view config) {
+  size_t at = config.find("MinJobAge");
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t eq = config.find('=', at);
+  size_t eol = config.find('\n', at);
+  if (eq == std::string_view::npos || eq > eol) return std::nullopt;
+  std::string_view value = config.substr(eq + 1, eol == std::string_view::npos ? eol : eol - eq - 1);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  double seconds = 0;
+  size_t digits = 0;
+  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') {
+    seconds = seconds * 10 + (value[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return seconds;
+}
+
 SlurmOptions SlurmOptions::From(const specs::ResolvedCfg& cfg) {
   SlurmOptions o;
   o.partition = cfg.Str("partition").value_or("");

@@ -106,6 +106,19 @@ struct SlurmOptions {
 /// (any of): Slurm refuses a dependency that mixes `,` and `?`.
 Result<std::string> AfterOkDependency(std::string_view given, const std::vector<std::string>& job_ids);
 
+/// A submission key (DryRunInfo::submission_key) as the job's comment carries it: `torchx:<key>`,
+/// after the user's own comment where there is one (sbatch takes one comment).
+std::string SubmissionTag(std::string_view key);
+/// `cmd` (sbatch's arguments) with the key's tag added to its `--comment=`, or a `--comment=` of
+/// the tag alone.
+void TagSubmission(std::vector<std::string>& cmd, std::string_view key);
+/// The job `squeue -h -t all -o '%i|%k'` (`text`) lists with the key's tag in its comment: its id
+/// (a heterogeneous job's, without the component), nullopt when none has it.
+std::optional<std::string> JobWithSubmissionTag(std::string_view text, std::string_view key);
+/// MinJobAge from `scontrol show config` (`MinJobAge = 300 sec`): how long squeue keeps an ended
+/// job. nullopt when the text does not say.
+std::optional<double> ParseMinJobAge(std::string_view config);
+
 /// `partition_mem_mb`: RealMemory of the target partition; --mem is left out when it is <= 1000
 /// (tiny test partitions) or when nomem is set. kInvalidArgument naming the role for
 /// requests Slurm cannot express.

@@ -67,7 +67,8 @@ class SlurmScheduler : public Scheduler {
             Capability::kResourceUsage,
             Capability::kWorkspace,
             Capability::kNativeArrays,
-            Capability::kFailureClassification};
+            Capability::kFailureClassification,
+            Capability::kFindsSubmission};
   }
   // --no-requeue: a node failure or preemption ends the job (NODE_FAIL, PREEMPTED) for the caller
   // to recover, instead of Slurm requeueing it under the same id.
@@ -96,7 +97,26 @@ class SlurmScheduler : public Scheduler {
   Result<std::string> Schedule(const DryRunInfo& info) override {
     // The payload is the structured request (Python's SlurmBatchRequest may have edited it).
     TORCHX_ASSIGN_OR_RETURN(SlurmBatchRequest req, SlurmBatchRequestFromJson(info.payload));
+    // Tagged with the caller's key in its comment, so that a caller that dies before it learns
+    // the job's id finds the job by it (FindSubmission).
+    if (!info.submission_key.empty()) TagSubmission(req.cmd, info.submission_key);
     return Submit(req, req.Materialize());
+  }
+
+  // Every job squeue still lists (pending, running, or ended less than MinJobAge ago) of this
+  // user, by the key's tag in its comment.
+  Result<std::optional<std::string>> FindSubmission(const std::string& key) override {
+    TORCHX_ASSIGN_OR_RETURN(auto res,
+                            Tool({"squeue", "-h", "-t", "all", "--me", "-o", "%i|%k"}, std::chrono::seconds(60)));
+    if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(res.err)));
+    return JobWithSubmissionTag(res.out, key);
+  }
+
+  // MinJobAge: how long the controller keeps an ended job where squeue lists it.
+  Result<double> FindableForSeconds() override {
+    TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"scontrol", "show", "config"}, std::chrono::seconds(30)));
+    if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: scontrol show config: {}", Trim(res.err)));
+    return ParseMinJobAge(res.out).value_or(0);
   }
 
   // One sbatch for every task: each task's own job `<id>_<i>`.

@@ -432,6 +432,32 @@ TEST(ClassifySlurmJobs, EveryEndState) {
   EXPECT_EQ(report->reason, "slurm job 40: a node it ran on failed (NODE_FAIL) (trainer-1 on node3)");
 }
 
+// A composite's driver that dies between sbatch and recording the job id finds the job again by
+// the key it tagged the submission with, in the job's comment (after the user's own).
+TEST(SubmissionTag, TaggedInTheCommentAndFoundBySqueue) {
+  std::vector<std::string> cmd = {"sbatch", "--parsable", "--partition=a"};
+  TagSubmission(cmd, "00ff00ff00ff00ff");
+  EXPECT_THAT(cmd, ElementsAre("sbatch", "--parsable", "--comment=torchx:00ff00ff00ff00ff", "--partition=a"));
+  std::vector<std::string> mine = {"sbatch", "--parsable", "--comment=nightly run"};
+  TagSubmission(mine, "k2");
+  EXPECT_THAT(mine, ElementsAre("sbatch", "--parsable", "--comment=nightly run torchx:k2"));
+  // squeue -h -t all --me -o '%i|%k', as 22.05 prints it: a heterogeneous job once per component.
+  std::string listed =
+      "12|(null)\n"
+      "13+0|nightly run torchx:k2\n"
+      "13+1|nightly run torchx:k2\n"
+      "14|torchx:k22\n"
+      "15_3|torchx:00ff00ff00ff00ff\n";
+  EXPECT_EQ(JobWithSubmissionTag(listed, "k2"), "13");
+  EXPECT_EQ(JobWithSubmissionTag(listed, "00ff00ff00ff00ff"), "15_3");
+  EXPECT_EQ(JobWithSubmissionTag(listed, "k"), std::nullopt);  // a prefix of another key is not it
+  EXPECT_EQ(JobWithSubmissionTag("", "k2"), std::nullopt);
+  EXPECT_EQ(ParseMinJobAge("MaxStepCount            = 40000\nMinJobAge               = 300 sec\nOverTimeLimit = 0"),
+            300);
+  EXPECT_EQ(ParseMinJobAge("MinJobAge = 2 sec"), 2);
+  EXPECT_EQ(ParseMinJobAge("no such line"), std::nullopt);
+}
+
 TEST(SlurmRequest, RequeueFalseSubmitsNoRequeueAndRefusesRetries) {
   specs::AppDef app;
   app.name = "a";
