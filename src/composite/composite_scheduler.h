@@ -45,7 +45,7 @@ namespace torchx::composite {
 
 /// What a kind is called: its scheduler's name (and its driver's kind argument), what its records
 /// are called in messages ("pipeline"; "pipelines" as the directory under the state directory),
-/// and the verb that runs one, which `torchx run -s <name>`'s refusal names.
+/// and the verb that runs one, which the refusal of `torchx run -s <name>` names.
 struct KindNames {
   std::string_view scheduler;
   std::string_view noun;
@@ -103,8 +103,8 @@ template <typename Kind>
 Result<typename Kind::Record> RecordOfHandle(runner::Runner& runner, const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(specs::ParsedAppHandle parsed, specs::ParseAppHandle(handle));
   if (parsed.scheduler_backend != Kind::kNames.scheduler) {
-    return InvalidArgumentError(
-        fmt::format("{}: not a {} handle ({}://<session>/<id>)", handle, Kind::kNames.noun, Kind::kNames.scheduler));
+    return InvalidArgumentError(fmt::format("{}: not a {} handle ({}://<session>/<id>)", handle, Kind::kNames.scheduler,
+                                            Kind::kNames.scheduler));
   }
   std::string state_dir = internal::DefaultStateDir();
   typename Kind::Store store(Kind::Dir(state_dir));
@@ -213,8 +213,8 @@ class CompositeSchedulerOf : public schedulers::Scheduler {
     return CurrentRecord<Kind>(store_, state_dir_, id, *backend_);
   }
   static Status Refusal() {
-    return InvalidArgumentError(fmt::format("scheduler `{}` runs {}s: use {}; `torchx run` takes a job scheduler",
-                                            Kind::kNames.scheduler, Kind::kNames.noun, Kind::kNames.verb));
+    return InvalidArgumentError(fmt::format("scheduler `{}` runs {}s, not single apps: use {}", Kind::kNames.scheduler,
+                                            Kind::kNames.noun, Kind::kNames.verb));
   }
 
   plugins::PluginRegistry& registry_;

@@ -160,6 +160,8 @@ int DriverStart::Fail(const std::string& why) {
 
 void DriverStart::Ready() { internal::ReportReady(ready_fd_, true); }
 
+void DriverStart::ReportFailed() { internal::ReportReady(ready_fd_, false); }
+
 void DriverStart::Release() {
   if (ready_fd_ >= 0) ::close(ready_fd_);
   ready_fd_ = -1;
@@ -170,16 +172,40 @@ int RunWatched(DriverStart& start, const std::function<int(DriverStart&)>& drive
   constexpr auto kDeathWindow = std::chrono::minutes(1);
   std::vector<std::chrono::steady_clock::time_point> deaths;
   while (true) {
+    // Each driver child reports to the watchdog, which passes the word on to a launcher still
+    // waiting: "up", or "could not start" when the child exited without saying it was up (an
+    // error, a crash). A child killed before it said either is replaced, the launcher still
+    // waiting for the next one.
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) return drive(start);
     std::fflush(nullptr);  // nothing buffered is written twice
     pid_t pid = ::fork();
-    if (pid < 0) return drive(start);
-    if (pid == 0) std::_Exit(drive(start));  // the driver: its exit code is the watchdog's
-    start.Release();                         // the launcher hears from the child, or sees it die
+    if (pid < 0) {
+      ::close(report[0]);
+      ::close(report[1]);
+      return drive(start);
+    }
+    if (pid == 0) {
+      ::close(report[0]);
+      start.Release();
+      DriverStart mine(start.kind(), start.id(), report[1]);
+      std::_Exit(drive(mine));  // the driver: its exit code is the watchdog's
+    }
+    ::close(report[1]);
+    std::optional<bool> said = internal::AwaitReport(report[0]);
+    ::close(report[0]);
+    if (said && *said) start.Ready();
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (!wanted()) return 0;
+    if (WIFEXITED(status)) {
+      if (!said || !*said) start.ReportFailed();
+      return WEXITSTATUS(status);
+    }
+    if (!wanted()) {
+      start.ReportFailed();
+      return 0;
+    }
     auto now = std::chrono::steady_clock::now();
     std::erase_if(deaths, [&](auto t) { return now - t > kDeathWindow; });
     if (deaths.size() >= kMaxDeaths) {
@@ -187,6 +213,7 @@ int RunWatched(DriverStart& start, const std::function<int(DriverStart&)>& drive
                    "torchx-composite-driver: %s %s: the driver was killed %zu times within a minute; the next call "
                    "that reads the composite starts it again\n",
                    start.kind().c_str(), start.id().c_str(), deaths.size() + 1);
+      start.ReportFailed();
       return 1;
     }
     deaths.push_back(now);

@@ -43,7 +43,11 @@ class DriverStart {
   int Fail(const std::string& why);
   /// Tells the launcher the driver is up.
   void Ready();
-  /// Lets go of the launcher's pipe without a word (a watchdog, whose driver child reports).
+  /// Tells the launcher the driver could not start, without a message of its own (the driver's
+  /// is in its log already).
+  void ReportFailed();
+  /// Closes this process's copy of the launcher's pipe without a word (a watchdog's forked child:
+  /// the watchdog reports, and a launcher must not wait on a copy it does not hold).
   void Release();
   int exit_code() const { return exit_code_; }
   const std::string& kind() const { return kind_; }

@@ -37,6 +37,16 @@ int ForkUntilReady(int& parent_exit) {
   return ready[1];
 }
 
+std::optional<bool> AwaitReport(int fd) {
+  char c = 0;
+  ssize_t n;
+  do {
+    n = ::read(fd, &c, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) return std::nullopt;
+  return c == kReady;
+}
+
 void ReportReady(int& ready_fd, bool ok) {
   if (ready_fd < 0) return;
   char c = ok ? kReady : kFailed;

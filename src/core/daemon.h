@@ -4,6 +4,8 @@
 // far as running, while the second half goes on detached.
 #pragma once
 
+#include <optional>
+
 namespace torchx::internal {
 
 /// Forks. In the child, returns the write end of the readiness pipe (close-on-exec), for
@@ -18,5 +20,9 @@ inline constexpr int kDiedBeforeReady = 3;
 
 /// The child's report: ready (`ok`) or failed; then the pipe is closed. A no-op for fd < 0.
 void ReportReady(int& ready_fd, bool ok);
+
+/// Reads a ReportReady from `fd` (a pipe's read end): true (ready), false (failed), nullopt when
+/// the writer closed it without a word (it died first).
+std::optional<bool> AwaitReport(int fd);
 
 }  // namespace torchx::internal

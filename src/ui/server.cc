@@ -352,14 +352,6 @@ void Server::Impl::Routes() {
                                       httplib::Response& res) -> httplib::Server::HandlerResponse {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("X-Frame-Options", "DENY");
-    // No path holds more than a handle and its route: a longer one is refused before it is routed
-    // or its handle parsed (the CLI's limit, docs/cli.md "Limits").
-    if (req.path.size() > kMaxPathBytes) {
-      SetError(res, 414, "URI_TOO_LONG",
-               fmt::format("the path is {} bytes; at most {} (an app handle is at most {} bytes)", req.path.size(),
-                           kMaxPathBytes, specs::kMaxAppHandleBytes));
-      return httplib::Server::HandlerResponse::Handled;
-    }
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Content-Security-Policy",
                    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -379,6 +371,14 @@ void Server::Impl::Routes() {
     if (verdict.status != 0) {
       SetError(res, verdict.status, verdict.status == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED", verdict.message);
       if (verdict.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // No path holds more than a handle and its route: a longer one is refused before it is routed
+    // or its handle parsed (the CLI's limit, docs/cli.md "Limits").
+    if (req.path.size() > kMaxPathBytes) {
+      SetError(res, 414, "URI_TOO_LONG",
+               fmt::format("the path is {} bytes; at most {} (an app handle is at most {} bytes)", req.path.size(),
+                           kMaxPathBytes, specs::kMaxAppHandleBytes));
       return httplib::Server::HandlerResponse::Handled;
     }
     bool changes = req.method != "GET" && req.method != "HEAD" && req.method != "OPTIONS";

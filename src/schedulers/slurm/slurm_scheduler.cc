@@ -104,10 +104,10 @@ class SlurmScheduler : public Scheduler {
   }
 
   // Every job squeue still lists (pending, running, or ended less than MinJobAge ago) of this
-  // user, by the key's tag in its comment.
+  // user, hidden partitions included (-a), by the key's tag in its comment.
   Result<std::optional<std::string>> FindSubmission(const std::string& key) override {
     TORCHX_ASSIGN_OR_RETURN(auto res,
-                            Tool({"squeue", "-h", "-t", "all", "--me", "-o", "%i|%k"}, std::chrono::seconds(60)));
+                            Tool({"squeue", "-h", "-a", "-t", "all", "--me", "-o", "%i|%k"}, std::chrono::seconds(60)));
     if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(res.err)));
     return JobWithSubmissionTag(res.out, key);
   }
