@@ -38,6 +38,10 @@ class FakeChildren : public Seam {
     if (s.state == specs::AppState::kFailed) s.msg = failed_msg;
     return std::optional(s);
   }
+  std::vector<Result<std::optional<specs::AppStatus>>> Statuses(const std::vector<std::string>& handles) override {
+    ++batches;
+    return Seam::Statuses(handles);
+  }
   ::torchx::Status Cancel(const std::string& handle) override {
     cancelled.push_back(handle);
     if (states.count(handle) && !specs::IsTerminal(states[handle])) states[handle] = specs::AppState::kCancelled;
@@ -50,6 +54,7 @@ class FakeChildren : public Seam {
   std::vector<std::string> cancelled;             ///< handles
   std::set<std::string> refuse;                   ///< app ids whose submission fails (kUnavailable)
   std::string failed_msg;                         ///< what a FAILED child's status says
+  int batches = 0;                                ///< Statuses calls: one per refresh
 
  private:
   std::string session_;

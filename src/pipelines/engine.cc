@@ -16,13 +16,11 @@ namespace {
 
 using specs::AppState;
 
-bool IsFinal(const StepRecord& s) { return s.phase == ChildPhase::kDone || s.phase == ChildPhase::kSkipped; }
-
 // The first dependency that did not succeed, if any.
 const StepRecord* FailedDependency(const PipelineRecord& r, const StepRecord& s) {
   for (const std::string& d : s.depends_on) {
     for (const StepRecord& o : r.steps) {
-      if (o.name == d && IsFinal(o) && o.state != AppState::kSucceeded) return &o;
+      if (o.name == d && composite::IsFinal(o.phase) && o.state != AppState::kSucceeded) return &o;
     }
   }
   return nullptr;
@@ -46,7 +44,7 @@ std::string NotRunMessage(const StepRecord& dep) {
 void Finish(PipelineRecord& r) {
   if (r.final_state) return;
   for (const StepRecord& s : r.steps) {
-    if (!IsFinal(s)) return;
+    if (!composite::IsFinal(s.phase)) return;
   }
   std::vector<std::string> failed;
   for (const StepRecord& s : r.steps) {
@@ -140,10 +138,16 @@ Result<PipelineRecord> Refresh(PipelineStore& store, const std::string& id, Step
   if (!current) return NotFoundError(fmt::format("pipeline {} does not exist", id));
   if (current->final_state) return std::move(*current);
   // Ask the schedulers outside the lock (they may take seconds), then apply under it.
-  std::map<std::string, Result<std::optional<specs::AppStatus>>> seen;
+  // Every running step's status in one call (a scheduler that answers many at once is asked once).
+  std::vector<std::string> names, handles;
   for (const StepRecord& s : current->steps) {
-    if (s.phase == ChildPhase::kSubmitted) seen.emplace(s.name, backend.Status(s.handle));
+    if (s.phase != ChildPhase::kSubmitted) continue;
+    names.push_back(s.name);
+    handles.push_back(s.handle);
   }
+  std::vector<composite::ChildStatus> statuses = backend.Statuses(handles);
+  std::map<std::string, Result<std::optional<specs::AppStatus>>> seen;
+  for (size_t i = 0; i < names.size() && i < statuses.size(); ++i) seen.emplace(names[i], std::move(statuses[i]));
   return store.Update(id, [&](PipelineRecord& r) {
     ApplyStatuses(r, seen);
     return OkStatus();

@@ -16,7 +16,7 @@ namespace {
 
 using specs::AppState;
 
-bool IsFinal(const TrialRecord& t) { return t.phase == ChildPhase::kDone || t.phase == ChildPhase::kSkipped; }
+bool IsFinal(const TrialRecord& t) { return composite::IsFinal(t.phase); }
 bool Runs(const TrialRecord& t) { return t.phase == ChildPhase::kSubmitting || t.phase == ChildPhase::kSubmitted; }
 
 // A trial that ended other than SUCCEEDED, not by the sweep's own cancel.
@@ -202,12 +202,20 @@ Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBacke
   if (!current) return NotFoundError(fmt::format("sweep {} does not exist", id));
   if (current->final_state) return std::move(*current);
   // Ask the scheduler and read the reports outside the lock, then apply under it.
-  std::map<int, Seen> seen;
+  std::vector<const TrialRecord*> asked;
+  std::vector<std::string> handles;
   int queued = 0;
   for (const TrialRecord& t : current->trials) {
     if (t.phase != ChildPhase::kSubmitted) continue;
     if (Queued(t) && ++queued > kQueuedAsked) continue;  // their turn comes as the first ones start
-    seen.emplace(t.index, Seen{backend.Status(t.handle), backend.Reports(*current, t)});
+    asked.push_back(&t);
+    handles.push_back(t.handle);
+  }
+  // Their statuses in one call (a scheduler that answers many at once is asked once).
+  std::vector<composite::ChildStatus> statuses = backend.Statuses(handles);
+  std::map<int, Seen> seen;
+  for (size_t i = 0; i < asked.size() && i < statuses.size(); ++i) {
+    seen.emplace(asked[i]->index, Seen{std::move(statuses[i]), backend.Reports(*current, *asked[i])});
   }
   return store.Update(id, [&](SweepRecord& r) {
     Apply(r, seen);

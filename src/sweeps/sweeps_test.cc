@@ -504,6 +504,16 @@ TEST_F(EngineTest, ARefusedSubmissionFailsThatTrialOnly) {
   EXPECT_THAT(r->trials[1].msg, HasSubstr("submission failed: engine down"));
 }
 
+// A refresh asks the trials' scheduler once for all of them (one squeue, not one per trial).
+TEST_F(EngineTest, ARefreshAsksForEveryRunningTrialInOneCall) {
+  Make(4, 0);
+  ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
+  ASSERT_EQ(fake_.Running(), 4);
+  fake_.batches = 0;
+  ASSERT_THAT(Refresh(store_, "sw", fake_), IsOk());
+  EXPECT_EQ(fake_.batches, 1);
+}
+
 TEST_F(EngineTest, CancelSkipsTheWaitingAndCancelsTheRunning) {
   Make(4, 2);
   ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
