@@ -20,6 +20,7 @@
 #include "exit_codes.h"
 #include "interrupt_watch.h"
 #include "log_stream.h"
+#include "managed_flags.h"
 #include "torchx/managed/managed.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/specs/app_handle.h"
@@ -40,33 +41,18 @@ struct RunOptions {
   bool tee_logs = false;
   bool json = false;
   // --managed: recovered after infrastructure failures by a detached driver (docs/managed.md).
-  bool managed = false;
-  std::optional<int> max_recoveries;
-  std::vector<std::string> recover_on;
-  std::vector<std::string> failover;
-  std::optional<std::string> start_timeout;
-  std::string checkpoint_dir;
+  ManagedFlags managed;
   std::vector<std::string> rest;  // component + its arguments
 };
 
-// The managed run's request from run's options; kInvalidArgument naming the option.
-Result<managed::LaunchRequest> ManagedRequest(const RunOptions& opts, specs::AppDef app) {
+// The managed run's request: the app on -s/-cfg, then the policy's failover targets.
+managed::LaunchRequest ManagedRequest(const RunOptions& opts, specs::AppDef app, managed::ChildPolicy policy) {
   managed::LaunchRequest request;
   request.app = std::move(app);
   request.targets.push_back({opts.scheduler, opts.cfg, ""});
-  for (const std::string& f : opts.failover) {
-    TORCHX_ASSIGN_OR_RETURN(managed::Target t, managed::ParseTarget(f));
-    request.targets.push_back(std::move(t));
-  }
-  std::vector<std::string> causes;
-  for (const std::string& list : opts.recover_on) {
-    for (const std::string& part : internal::SplitAny(list, ",")) {
-      if (!part.empty()) causes.push_back(part);
-    }
-  }
-  TORCHX_ASSIGN_OR_RETURN(request.policy,
-                          managed::PolicyWith(opts.max_recoveries.value_or(3), causes, opts.start_timeout));
-  request.checkpoint_dir = opts.checkpoint_dir;
+  for (managed::Target& t : policy.failover) request.targets.push_back(std::move(t));
+  request.policy = std::move(policy.policy);
+  request.checkpoint_dir = std::move(policy.checkpoint_dir);
   request.workspace = opts.workspace;
   return request;
 }
@@ -188,17 +174,14 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
         fmt::format("scheduler options (check -cfg, .torchxconfig [{}], and `torchx runopts {}`)", opts.scheduler,
                     opts.scheduler)));
   }
-  if (!opts.managed && (opts.max_recoveries || !opts.recover_on.empty() || !opts.failover.empty() ||
-                        opts.start_timeout || !opts.checkpoint_dir.empty())) {
-    return ReportError(InvalidArgumentError(
-        "run: --max_recoveries, --recover_on, --failover, --start_timeout and --checkpoint_dir need --managed"));
-  }
-  if (opts.managed && opts.dryrun && opts.json) {
+  auto policy = ChildPolicyFrom(opts.managed, "run");
+  if (!policy) return ReportError(policy.error());
+  if (*policy && opts.dryrun && opts.json) {
     return ReportError(InvalidArgumentError(
         "run: --managed --dryrun prints each target's request as text; --json is not offered with it (drop --json, or "
         "--managed to see one target's request as JSON)"));
   }
-  if (opts.managed && !opts.workspace.empty()) {
+  if (*policy && !opts.workspace.empty()) {
     return ReportError(InvalidArgumentError(
         "run: --workspace: a managed run cannot take a workspace yet (each target would need its own build); build "
         "the image first, or run without --managed"));
@@ -206,10 +189,8 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   auto info = runner.DryRunComponent(opts.rest[0], args, opts.scheduler, *cfg, opts.workspace);
   if (!info) return ReportError(info.error());
   std::optional<managed::Plan> managed_plan;
-  if (opts.managed) {
-    auto request = ManagedRequest(opts, info->app);
-    if (!request) return ReportError(request.error());
-    auto plan = managed::PlanManaged(runner, *config, *request);
+  if (*policy) {
+    auto plan = managed::PlanManaged(runner, *config, ManagedRequest(opts, info->app, std::move(**policy)));
     if (!plan) return ReportError(plan.error());
     managed_plan = std::move(*plan);
   }
@@ -303,23 +284,7 @@ Handler AddRunCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_flag("--json", opts->json,
                 "Print one JSON object on stdout (TorchX's keys): on submit handle, app_id, scheduler, state and "
                 "ui_url; with --dryrun scheduler, cfg, app and request. Everything else goes to stderr");
-  cmd->add_flag("--managed", opts->managed,
-                "Keep the app running through infrastructure failures: a detached driver submits it again after a "
-                "node failure, preemption, eviction or lost engine (handle managed://...; docs/managed.md)");
-  cmd->add_option("--max_recoveries", opts->max_recoveries,
-                  "(--managed) new submissions per target after recoverable failures (default 3)");
-  cmd->add_option("--recover_on", opts->recover_on,
-                  "(--managed) also recover these causes: user_error, time_limit, out_of_memory, unknown (repeat or "
-                  "comma-separate)")
-      ->allow_extra_args(false);  // one value per occurrence: the component's arguments follow
-  cmd->add_option("--failover", opts->failover,
-                  "(--managed) the next place to run, SCHEDULER[:k=v,...], tried when the one before refuses the job, "
-                  "leaves it waiting past --start_timeout, or fails it --max_recoveries times (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--start_timeout", opts->start_timeout,
-                  "(--managed) how long an attempt may wait to start before the next target: 90, 90s, 15m, 2h");
-  cmd->add_option("--checkpoint_dir", opts->checkpoint_dir,
-                  "(--managed) TORCHX_CHECKPOINT_DIR of every attempt (default: .torchx/checkpoints/<id> here)");
+  AddManagedFlags(*cmd, opts->managed, "the app");
   cmd->prefix_command();  // the component and everything after it are the component's arguments
   return [opts, cmd, &registry] {
     opts->rest = cmd->remaining();

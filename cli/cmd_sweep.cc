@@ -1,4 +1,5 @@
 // `torchx sweep run [-s S] [-cfg ...] [--max_parallel N] [--max_failures K] [--dryrun] [--wait]
+//                   [--managed [--max_recoveries N] [--failover S:k=v] ...]
 //                   (FILE | -p name=values... [--trials N --seed S] [--objective METRIC] COMPONENT ARGS...)`
 // runs a sweep (docs/sweeps.md) and prints its handle, `sweep://<session>/<id>`, which status /
 // wait / log / cancel / list / describe / delete take like any app's; `torchx sweep status H`
@@ -15,6 +16,7 @@
 #include "common.h"
 #include "exit_codes.h"
 #include "interrupt_watch.h"
+#include "managed_flags.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/sweeps/sweep.h"
 #include "wait_display.h"
@@ -37,6 +39,7 @@ struct SweepOptions {
   bool direction_given = false;
   bool dryrun = false;
   bool wait = false;
+  ManagedFlags managed;           ///< every trial a managed job (overrides the file's `managed:`)
   std::vector<std::string> rest;  ///< FILE, or COMPONENT ARGS...
   std::string handle;
   bool json = false;
@@ -101,10 +104,13 @@ int RunSweep(const SweepOptions& o, plugins::PluginRegistry& registry) {
     spec = InlineSpec(o);
   }
   if (!spec) return ReportError(spec.error());
-  sweeps::RunRequest request{std::move(*spec), o.scheduler, o.cfg, o.name, std::nullopt, std::nullopt};
+  sweeps::RunRequest request{std::move(*spec), o.scheduler, o.cfg, o.name, std::nullopt, std::nullopt, ""};
   if (o.max_parallel >= 0) request.max_parallel = o.max_parallel;
   if (o.max_failures >= 0) request.max_failures = o.max_failures;
   if (request.scheduler.empty()) request.scheduler = config->CliDefault("run", "scheduler").value_or("");
+  auto policy = ChildPolicyFrom(o.managed, "sweep run");
+  if (!policy) return ReportError(policy.error());
+  if (*policy) request.managed_json = managed::ChildPolicyToJson(**policy);
   runner::Runner runner(registry, RunnerOptionsFrom(*config));
   auto plan = sweeps::PlanSweep(runner, *config, request);
   if (!plan) return ReportError(plan.error());
@@ -173,6 +179,7 @@ Handler AddSweepCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   CLI::Option* direction = run->add_option("--direction", opts->direction, "minimize (default) or maximize");
   run->add_flag("--dryrun", opts->dryrun, "Validate and print every trial's values and the first request");
   run->add_flag("--wait", opts->wait, "Wait for the sweep to end; exit 0 only if every trial succeeded");
+  AddManagedFlags(*run, opts->managed, "each trial");
   run->prefix_command();  // FILE, or the component and everything after it (its arguments)
   CLI::App* status = cmd->add_subcommand("status", "Print a sweep's trials: values, state, duration, metrics");
   status->add_option("handle", opts->handle, "sweep://<session>/<id>")->required();

@@ -319,7 +319,8 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
       .def(
           "run_sweep",
           [](Runner& r, const std::string& text, const std::string& origin, const std::string& scheduler,
-             const std::string& cfg_json, const std::string& name, int max_parallel, bool dryrun) {
+             const std::string& cfg_json, const std::string& name, int max_parallel, bool dryrun,
+             const std::string& managed_json) {
             // torchx.sweeps.run: the CLI's `torchx sweep run`, a file's text (or a dict as JSON)
             // in; the handle (or, dry, the plan) out. `cfg_json` overrides the file's `cfg`.
             auto out = [&]() -> Result<std::string> {
@@ -332,7 +333,11 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
               std::error_code ec;
               TORCHX_ASSIGN_OR_RETURN(auto config,
                                       config::TorchxConfig::Load(std::filesystem::current_path(ec).string()));
-              sweeps::RunRequest request{std::move(spec), scheduler, "", name, std::nullopt, std::nullopt};
+              sweeps::RunRequest request{std::move(spec), scheduler, "", name, std::nullopt, std::nullopt, ""};
+              if (!managed_json.empty()) {  // `managed=`: the block's keys, read as a file's are
+                TORCHX_ASSIGN_OR_RETURN(auto policy, managed::ParseChildPolicy(managed_json, "managed"));
+                request.managed_json = managed::ChildPolicyToJson(policy);
+              }
               if (max_parallel >= 0) request.max_parallel = max_parallel;
               TORCHX_ASSIGN_OR_RETURN(auto plan, sweeps::PlanSweep(r, config, request));
               if (dryrun) return sweeps::RenderPlan(plan);
@@ -341,7 +346,7 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
             return ValueOrThrow(std::move(out));
           },
           py::arg("text"), py::arg("origin"), py::arg("scheduler") = "", py::arg("cfg_json") = "{}",
-          py::arg("name") = "", py::arg("max_parallel") = -1, py::arg("dryrun") = false)
+          py::arg("name") = "", py::arg("max_parallel") = -1, py::arg("dryrun") = false, py::arg("managed_json") = "")
       .def(
           "sweep_status",
           [](Runner& r, const std::string& handle) {

@@ -163,8 +163,7 @@ std::string RenderPlan(const Plan& plan) {
   return out;
 }
 
-Result<std::string> LaunchManaged(const Plan& plan) {
-  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(plan.record_json));
+Result<std::string> StartManaged(const std::string& state_dir, ManagedRecord r) {
   r.created = composite::EpochNow();
   std::error_code ec;
   bool made = !fs::exists(r.checkpoint_dir, ec);
@@ -174,7 +173,6 @@ Result<std::string> LaunchManaged(const Plan& plan) {
   auto undo = [&] {  // nothing left behind: the directory this launch made, while still empty
     if (made) fs::remove(r.checkpoint_dir, ec);
   };
-  std::string state_dir = internal::DefaultStateDir();
   ManagedStore store(ManagedDir(state_dir));
   Status created = store.EnsureDir();
   if (created.ok()) created = store.Create(r);
@@ -187,6 +185,12 @@ Result<std::string> LaunchManaged(const Plan& plan) {
     undo();
     return s;
   }
+  return r.id;
+}
+
+Result<std::string> LaunchManaged(const Plan& plan) {
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(plan.record_json));
+  TORCHX_RETURN_IF_ERROR(StartManaged(internal::DefaultStateDir(), std::move(r)).status());
   return plan.handle;
 }
 

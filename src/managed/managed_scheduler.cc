@@ -195,6 +195,18 @@ class ManagedScheduler final : public composite::CompositeSchedulerOf<ManagedKin
     return CompositeSchedulerOf::capabilities().With(schedulers::Capability::kResourceUsage);
   }
 
+  // A composite's child run as a managed job (PlanManagedChild): the run its dry run planned,
+  // under the id it chose. What a user asks `-s managed` is still refused, at its dry run.
+  Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
+    if (info.payload.empty()) return Refusal();
+    TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(info.payload));
+    if (r.id != info.app_id) {
+      return InvalidArgumentError(
+          fmt::format("managed: the dry run's id `{}` is not its record's `{}`", info.app_id, r.id));
+    }
+    return StartManaged(state_dir_, std::move(r));
+  }
+
   // `torchx describe`: the app and every attempt; on the dashboard, the attempts' timeline (why
   // each was made and how it ended).
   Result<std::optional<std::string>> CompositeDefinition(const std::string& handle, bool json) override {

@@ -306,6 +306,46 @@ TEST(Edge, TargetsCausesAndDurations) {
   EXPECT_THAT(PolicyWith(-1, {}, std::nullopt).status(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("negative")));
 }
 
+// A composite's child's `managed:` block: the keys of `run --managed`, every field checked by name,
+// and its JSON read back as written.
+TEST(ChildPolicy, ParsesTheBlockAndRoundTrips) {
+  auto p = ParseChildPolicy(
+      R"({"max_recoveries": 1, "recover_on": "user_error,time_limit", "start_timeout": "15m",
+          "failover": ["slurm:partition=b", {"scheduler": "local", "cfg": {"image": "x"}}], "checkpoint_dir": "c"})",
+      "steps.a.managed");
+  ASSERT_THAT(p.status(), IsOk());
+  EXPECT_EQ(p->policy.max_recoveries, 1);
+  EXPECT_TRUE(p->policy.recover_on.contains(FailureCause::kUserError));
+  EXPECT_TRUE(p->policy.recover_on.contains(FailureCause::kSupervisorLost));  // the defaults stay
+  EXPECT_EQ(p->policy.start_timeout, 900);
+  ASSERT_EQ(p->failover.size(), 2u);
+  EXPECT_EQ(p->failover[0].scheduler, "slurm");
+  EXPECT_EQ(p->failover[0].cfg, "partition=b");
+  EXPECT_EQ(p->failover[1].cfg_json, R"({"image":"x"})");
+  EXPECT_EQ(p->checkpoint_dir, "c");
+  auto again = ParseChildPolicy(ChildPolicyToJson(*p), "x");
+  ASSERT_THAT(again.status(), IsOk());
+  EXPECT_EQ(ChildPolicyToJson(*again), ChildPolicyToJson(*p));
+  auto defaults = ParseChildPolicy("null", "managed");  // `managed:` alone
+  ASSERT_THAT(defaults.status(), IsOk());
+  EXPECT_EQ(defaults->policy.max_recoveries, 3);
+  EXPECT_EQ(defaults->policy.recover_on, DefaultRecoverOn());
+
+  EXPECT_THAT(ParseChildPolicy(R"({"max_recoverys": 2})", "steps.a.managed").status(),
+              StatusIs(StatusCode::kInvalidArgument,
+                       HasSubstr("steps.a.managed: unknown field `max_recoverys`; valid fields: max_recoveries")));
+  EXPECT_THAT(ParseChildPolicy(R"({"max_recoveries": "two"})", "managed").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("managed.max_recoveries: must be a whole number")));
+  EXPECT_THAT(ParseChildPolicy(R"({"recover_on": ["gremlins"]})", "managed").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("unknown cause `gremlins`")));
+  EXPECT_THAT(ParseChildPolicy(R"({"failover": [{"cfg": {}}]})", "managed").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("managed.failover[0]: give `SCHEDULER[:k=v,...]`")));
+  EXPECT_THAT(ParseChildPolicy(R"({"start_timeout": "soon"})", "managed").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("`soon` is not a duration")));
+  EXPECT_THAT(ParseChildPolicy("[1]", "managed").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("managed: must be a mapping")));
+}
+
 // The attempts' schedulers: apps by handle, each submission numbered; what Schedule refuses.
 class FakeBackend : public AttemptBackend {
  public:

@@ -90,3 +90,11 @@ namespace torchx::managed {
 Result<specs::AppDef> AttemptApp(const ManagedRecord& r, int index);
 
 }  // namespace torchx::managed
+
+namespace torchx::managed {
+
+/// Creates run `r`'s record under `state_dir` (stamped now), its checkpoint directory, and starts
+/// its driver; returns its id. Nothing is left behind on failure (kAlreadyExists for an id in use).
+Result<std::string> StartManaged(const std::string& state_dir, ManagedRecord r);
+
+}  // namespace torchx::managed

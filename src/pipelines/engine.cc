@@ -8,6 +8,7 @@
 
 #include "composite/child_ops.h"
 #include "composite/children.h"
+#include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
@@ -113,6 +114,12 @@ class RunnerStepBackend final : public composite::OverRunner<StepBackend> {
   using OverRunner::OverRunner;
 
   Result<StepDryRun> Plan(const StepRecord& step, const std::vector<std::string>& after) override {
+    if (!step.managed_json.empty()) {  // the managed job the launch planned, under its id
+      StepDryRun out;
+      TORCHX_ASSIGN_OR_RETURN(out.info, managed::ManagedChildDryRun(step.managed_json));
+      out.planned = composite::PlanClaim(out.info, runner().session_name());
+      return out;
+    }
     auto resources = runner().build_context().named_resources;
     TORCHX_ASSIGN_OR_RETURN(specs::AppDef app, specs::AppDefFromJson(step.app_json, resources));
     TORCHX_ASSIGN_OR_RETURN(specs::RunOpts opts, runner().SchedulerRunOpts(step.scheduler));

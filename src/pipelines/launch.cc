@@ -13,6 +13,7 @@
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
 #include "torchx/config/run_cfg.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_id.h"
@@ -58,8 +59,12 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
   auto scheduler_of = [&](const StepSpec& step) { return step.scheduler.empty() ? default_scheduler : step.scheduler; };
   // Sequenced by the scheduler when every step is on one scheduler that can
   // (Capability::kNativeDependencies); else by the driver. An unknown scheduler is reported below.
+  // A managed step is sequenced by the driver: a recovery is a new job, which `afterok` on the
+  // first one cannot follow.
   bool native = !spec.steps.empty();
-  for (const StepSpec& step : spec.steps) native = native && scheduler_of(step) == scheduler_of(spec.steps.front());
+  for (const StepSpec& step : spec.steps) {
+    native = native && step.managed_json.empty() && scheduler_of(step) == scheduler_of(spec.steps.front());
+  }
   if (native) {
     auto caps = runner.SchedulerCapabilities(scheduler_of(spec.steps.front()));
     native = caps && caps->Has(schedulers::Capability::kNativeDependencies);
@@ -103,6 +108,21 @@ Result<Plan> PlanPipeline(runner::Runner& runner, const config::TorchxConfig& co
       if (!with_deps) return with_deps.error().WithContext(where + ".cfg");
       dryrun_cfg = std::move(*with_deps);
     }
+    if (!step.managed_json.empty()) {
+      // Its failover targets resolved against this .torchxconfig, and the managed job planned
+      // (every target dry-run) under the id the driver will submit it as.
+      TORCHX_ASSIGN_OR_RETURN(managed::ChildPolicy policy,
+                              managed::ParseChildPolicy(step.managed_json, where + ".managed"));
+      auto resolved = managed::ResolveChildPolicy(runner, config, std::move(policy));
+      if (!resolved) return resolved.error().WithContext(where + ".managed");
+      auto info =
+          managed::PlanManagedChild(runner, config, *resolved, std::move(app), p.scheduler, p.cfg, plan.id, step.name);
+      if (!info) return info.error().WithContext(where);
+      p.dryrun = std::move(*info);
+      p.managed = true;
+      plan.steps.push_back(std::move(p));
+      continue;
+    }
     auto info = runner.DryRun(app, p.scheduler, dryrun_cfg);
     if (!info) return info.error().WithContext(where);
     p.dryrun = std::move(*info);
@@ -120,7 +140,7 @@ std::string RenderPlan(const Plan& plan) {
                         : std::string("each step submitted when its dependencies succeed");
   std::string out = fmt::format("=== PIPELINE {} ({}) ===\n", plan.name, how);
   for (const PlannedStep& s : plan.steps) {
-    out += fmt::format("\n=== STEP {} on {}{} ===\n{}\n", s.name, s.scheduler,
+    out += fmt::format("\n=== STEP {} on {}{}{} ===\n{}\n", s.name, s.scheduler, s.managed ? " (managed)" : "",
                        s.depends_on.empty() ? "" : fmt::format(", after {}", fmt::join(s.depends_on, ", ")),
                        s.dryrun.request);
   }
@@ -144,6 +164,7 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
     step.scheduler = s.scheduler;
     step.app_json = specs::AppDefToJson(s.dryrun.app, -1);  // with the env the runner injects (trackers...)
     step.cfg_json = specs::CfgToJson(s.cfg);
+    if (s.managed) step.managed_json = s.dryrun.payload;
     record.steps.push_back(std::move(step));
   }
   std::string handle = specs::MakeAppHandle(kSchedulerName, plan.session, plan.id);

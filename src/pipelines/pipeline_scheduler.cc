@@ -9,12 +9,15 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "composite/child_ops.h"
 #include "composite/composite_scheduler.h"
 #include "composite/deferred_log.h"
+#include "core/json_yaml.h"
 #include "pipelines/engine.h"
 #include "pipelines/pipeline_store.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 
 namespace torchx::pipelines {
@@ -29,6 +32,28 @@ std::string WhyUnknown(const StepRecord& s) {
       "the pipeline's driver stopped while submitting this step, and {} cannot tell whether it was: not "
       "submitted again; check `torchx list -s {}`",
       s.scheduler, s.scheduler);
+}
+
+// The pipeline as the file that runs it: each step's app (as submitted), the steps it depends on,
+// its scheduler and options, and a managed step's `managed:` block.
+Result<std::string> PipelineDefinition(const PipelineRecord& r, bool json) {
+  using Json = nlohmann::ordered_json;
+  Json steps = Json::object();
+  for (const StepRecord& s : r.steps) {
+    Json step = {{"app", Json::parse(s.app_json)}};
+    if (!s.depends_on.empty()) step["depends_on"] = s.depends_on;
+    step["scheduler"] = s.scheduler;
+    Json cfg = Json::parse(s.cfg_json.empty() ? "{}" : s.cfg_json);
+    if (cfg.is_object() && !cfg.empty()) step["cfg"] = std::move(cfg);
+    if (!s.managed_json.empty()) {
+      TORCHX_ASSIGN_OR_RETURN(managed::ChildPolicy policy, managed::ChildPolicyOfPayload(s.managed_json));
+      step["managed"] = Json::parse(managed::ChildPolicyToJson(policy));
+    }
+    steps[s.name] = std::move(step);
+  }
+  Json def = {{"name", r.name}, {"steps", std::move(steps)}};
+  if (json) return def.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return internal::JsonToYaml(def);
 }
 
 }  // namespace
@@ -75,6 +100,13 @@ namespace {
 class PipelineScheduler final : public composite::CompositeSchedulerOf<PipelineKind> {
  public:
   using CompositeSchedulerOf::CompositeSchedulerOf;
+
+  // `torchx describe`: the pipeline as the file that runs it (`pipeline run` takes it back).
+  Result<std::optional<std::string>> CompositeDefinition(const std::string& handle, bool json) override {
+    TORCHX_ASSIGN_OR_RETURN(PipelineRecord r, composite::RecordOfHandle<PipelineKind>(runner_, handle));
+    TORCHX_ASSIGN_OR_RETURN(std::string def, PipelineDefinition(r, json));
+    return std::optional(std::move(def));
+  }
 
   Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
                                                            const schedulers::LogOptions& options) override {

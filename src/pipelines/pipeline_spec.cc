@@ -9,6 +9,7 @@
 #include "core/file_text.h"
 #include "core/spelling.h"
 #include "specs/yaml_reader.h"
+#include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/serialize.h"
 
@@ -18,7 +19,7 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 
 const std::vector<std::string> kPipelineKeys = {"name", "scheduler", "cfg", "steps"};
-const std::vector<std::string> kStepKeys = {"component", "args", "app", "depends_on", "scheduler", "cfg"};
+const std::vector<std::string> kStepKeys = {"component", "args", "app", "depends_on", "scheduler", "cfg", "managed"};
 
 Status UnknownKey(const std::string& where, const std::string& key, const std::vector<std::string>& valid) {
   return InvalidArgumentError(fmt::format("{}: unknown field `{}`; valid fields: {}.{}", where, key,
@@ -96,6 +97,11 @@ Result<StepSpec> ParseStep(const std::string& name, const OrderedJson& j, const 
     auto app = specs::AppDefFromJson(j["app"].dump());
     if (!app) return app.error().WithContext(where + ".app");
     s.app = std::move(*app);
+  }
+  if (j.contains("managed")) {  // `managed:` alone takes every default
+    auto policy = managed::ParseChildPolicy(j["managed"].dump(), where + ".managed");
+    if (!policy) return policy.error();
+    s.managed_json = managed::ChildPolicyToJson(*policy);
   }
   if (j.contains("depends_on") && !j["depends_on"].is_null()) {
     const OrderedJson& d = j["depends_on"];

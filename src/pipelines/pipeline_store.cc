@@ -28,6 +28,7 @@ std::string PipelineRecordToJson(const PipelineRecord& r) {
                          {"scheduler", s.scheduler},
                          {"app", RecordJson::parse(s.app_json)},
                          {"cfg", RecordJson::parse(s.cfg_json)}};
+      if (!s.managed_json.empty()) step["managed"] = RecordJson::parse(s.managed_json);
       composite::WriteChild(s, step);
       steps.push_back(std::move(step));
     }
@@ -55,6 +56,7 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
       step.scheduler = s.at("scheduler").get<std::string>();
       step.app_json = s.at("app").dump();
       step.cfg_json = s.at("cfg").dump();
+      if (s.contains("managed")) step.managed_json = s.at("managed").dump();
       TORCHX_RETURN_IF_ERROR(composite::ReadChild(s, "pipeline", step));
       r.steps.push_back(std::move(step));
     }

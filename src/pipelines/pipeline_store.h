@@ -25,6 +25,9 @@ struct StepRecord : composite::ChildRecord {
   std::string scheduler;
   std::string app_json;  ///< the AppDef, canonical JSON
   std::string cfg_json;  ///< the step's options (specs::CfgToJson)
+  /// A managed step: the record of the managed job it runs as (its id chosen at launch), which
+  /// the driver submits on the `managed` scheduler. Empty: a plain job.
+  std::string managed_json;
 };
 
 struct PipelineRecord : composite::RecordHeader {

@@ -16,6 +16,7 @@
 #include "sweeps/sweep_store.h"
 #include "torchx/config/run_cfg.h"
 #include "torchx/config/tracking.h"
+#include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
@@ -149,6 +150,26 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
   r.objective = spec.objective;
   r.results_dir = (fs::path(SweepsDir(internal::DefaultStateDir())) / (plan.id + ".results")).string();
   plan.max_parallel = r.max_parallel;
+  const std::string& managed_json = !request.managed_json.empty() ? request.managed_json : spec.managed_json;
+  std::optional<managed::ChildPolicy> policy;
+  if (!managed_json.empty()) {
+    // Resolved now (the failover targets' options against this .torchxconfig): the driver builds
+    // each trial's managed job from the record, in another process.
+    TORCHX_ASSIGN_OR_RETURN(managed::ChildPolicy given, managed::ParseChildPolicy(managed_json, "managed"));
+    auto resolved = managed::ResolveChildPolicy(runner, config, std::move(given));
+    if (!resolved) return resolved.error().WithContext("managed");
+    policy = std::move(*resolved);
+    r.managed_json = managed::ChildPolicyToJson(*policy);
+    plan.managed = true;
+  }
+  // A managed trial's request: its managed job with every target's.
+  auto trial_request = [&](const schedulers::DryRunInfo& info, const TrialRecord& t) -> Result<std::string> {
+    if (!policy) return info.request;
+    TORCHX_ASSIGN_OR_RETURN(auto managed_info,
+                            managed::PlanManagedChild(runner, config, *policy, info.app, plan.scheduler, cfg, plan.id,
+                                                      std::to_string(t.index)));
+    return managed_info.request;
+  };
 
   std::vector<Assignment> trials = Trials(spec.space);
   if (spec.space.type == SpaceType::kAx) {
@@ -167,7 +188,9 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
     TORCHX_ASSIGN_OR_RETURN(specs::ResolvedCfg checked, runner.ResolveCfg(plan.scheduler, cfg));
     auto info = runner.DryRun(std::move(*app), plan.scheduler, checked, {}, TrialTracking(r));
     if (!info) return info.error().WithContext("a trial of the space's middle");
-    plan.first_request = info->request;
+    auto request_text = trial_request(*info, sample);
+    if (!request_text) return request_text.error().WithContext("a trial of the space's middle");
+    plan.first_request = std::move(*request_text);
     for (int i = 0; i < spec.space.trials; ++i) {
       TrialRecord t;
       t.index = i;
@@ -182,7 +205,8 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
   specs::Tracking tracking = TrialTracking(r);
   // One array job when the scheduler has them and every trial is one replica (an array task is
   // one job of one node).
-  bool array = caps->Has(schedulers::Capability::kNativeArrays);
+  // A managed trial is not an array task: a recovery is a new job the array cannot hold.
+  bool array = caps->Has(schedulers::Capability::kNativeArrays) && !policy;
   r.trials.reserve(trials.size());
   for (size_t i = 0; i < trials.size(); ++i) {
     TrialRecord t;
@@ -193,7 +217,11 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
     array = array && app->roles.size() == 1 && app->roles[0].num_replicas == 1;
     auto info = runner.DryRun(std::move(*app), plan.scheduler, resolved, {}, tracking);
     if (!info) return info.error().WithContext(TrialLabel(t));
-    if (i == 0) plan.first_request = info->request;
+    if (i == 0) {
+      auto request_text = trial_request(*info, t);
+      if (!request_text) return request_text.error().WithContext(TrialLabel(t));
+      plan.first_request = std::move(*request_text);
+    }
     if (array) plan.array_tasks.push_back(std::move(*info));
     plan.trials.push_back({t.index, t.values});
     r.trials.push_back(std::move(t));
@@ -205,7 +233,8 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
 
 std::string RenderPlan(const Plan& plan) {
   std::string out = fmt::format(
-      "=== SWEEP {} on {}: {} trials, {}{} ===\n", plan.name, plan.scheduler, plan.trials.size(),
+      "=== SWEEP {} on {}: {}{} trials, {}{} ===\n", plan.name, plan.scheduler, plan.trials.size(),
+      plan.managed ? " managed" : "",
       plan.max_parallel > 0 ? fmt::format("at most {} at a time", plan.max_parallel) : std::string("all at once"),
       plan.array_tasks.empty() ? "" : ", as one array job (each trial a task)");
   for (const PlannedTrial& t : plan.trials) {

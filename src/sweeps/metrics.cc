@@ -96,14 +96,21 @@ std::optional<Report> ParseReport(std::string_view text) {
 }
 
 std::vector<Report> ReadReports(const std::string& results_dir, const std::string& run_id, const std::string& key) {
+  return ReadReports(results_dir, std::vector<std::string>{run_id}, key);
+}
+
+std::vector<Report> ReadReports(const std::string& results_dir, const std::vector<std::string>& run_ids,
+                                const std::string& key) {
   std::vector<Report> out;
   std::error_code ec;
-  fs::path dir = fs::path(results_dir) / Base32(run_id) / "metadata";
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end(), NumericOrder);
-  for (const std::string& n : names) {
-    if (auto r = ParseReport(ReadFile(dir / n))) out.push_back(std::move(*r));
+  for (const std::string& run_id : run_ids) {
+    fs::path dir = fs::path(results_dir) / Base32(run_id) / "metadata";
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end(), NumericOrder);
+    for (const std::string& n : names) {
+      if (auto r = ParseReport(ReadFile(dir / n))) out.push_back(std::move(*r));
+    }
   }
   fs::path put = fs::path(results_dir) / key;
   if (fs::is_regular_file(put, ec)) {

@@ -32,6 +32,9 @@ std::optional<Report> ParseReport(std::string_view text);
 /// A trial's reports in the order it made them: the fsspec tracker's (run id `run_id`) by time,
 /// then the result tracker's entry for `key`. Missing directories give none.
 std::vector<Report> ReadReports(const std::string& results_dir, const std::string& run_id, const std::string& key);
+/// The same over several runs of one trial (a managed trial's attempts), in order.
+std::vector<Report> ReadReports(const std::string& results_dir, const std::vector<std::string>& run_ids,
+                                const std::string& key);
 
 struct Summary {
   std::vector<std::pair<std::string, double>> metrics;  ///< each metric's last value (first-reported order)

@@ -12,6 +12,7 @@
 #include "core/spelling.h"
 #include "core/value_json.h"
 #include "specs/yaml_reader.h"
+#include "torchx/managed/managed.h"
 #include "torchx/specs/serialize.h"
 #include "torchx/sweeps/sweep.h"
 
@@ -21,8 +22,8 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 using Kind = ParamSpec::Kind;
 
-const std::vector<std::string> kSweepKeys = {"name", "component",    "args",         "app",       "scheduler",
-                                             "cfg",  "max_parallel", "max_failures", "objective", "space"};
+const std::vector<std::string> kSweepKeys = {"name",         "component",    "args",      "app",   "scheduler", "cfg",
+                                             "max_parallel", "max_failures", "objective", "space", "managed"};
 const std::vector<std::string> kSpaceKeys = {"type", "parameters", "seed", "trials"};
 const std::vector<std::string> kSpaceTypes = {"grid", "random", "ax"};
 const std::vector<std::string> kObjectiveKeys = {"metric", "direction", "reduce"};
@@ -364,6 +365,10 @@ Result<SweepSpec> ParseSweep(std::string_view text, const std::string& origin) {
     if (j.contains("objective") && !j["objective"].is_null()) {
       TORCHX_ASSIGN_OR_RETURN(Objective o, ParseObjective(j["objective"]));
       s.objective = std::move(o);
+    }
+    if (j.contains("managed")) {  // `managed:` alone takes every default
+      TORCHX_ASSIGN_OR_RETURN(managed::ChildPolicy policy, managed::ParseChildPolicy(j["managed"].dump(), "managed"));
+      s.managed_json = managed::ChildPolicyToJson(policy);
     }
     if (!j.contains("space")) return InvalidArgumentError("space: required (`type` and `parameters`)");
     TORCHX_ASSIGN_OR_RETURN(s.space, ParseSpace(j["space"]));

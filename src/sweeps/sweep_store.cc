@@ -101,6 +101,7 @@ std::string SweepRecordToJson(const SweepRecord& r) {
     j["results_dir"] = r.results_dir;
     j["array_job"] = r.array_job;
     j["ax_short_at"] = r.ax_short_at;
+    if (!r.managed_json.empty()) j["managed"] = composite::RecordJson::parse(r.managed_json);
     Json trials = Json::array();
     for (const TrialRecord& t : r.trials) {
       Json metrics = Json::object();
@@ -141,6 +142,7 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
     r.results_dir = j.at("results_dir").get<std::string>();
     r.array_job = j.value("array_job", "");
     r.ax_short_at = j.value("ax_short_at", -1);
+    if (j.contains("managed")) r.managed_json = j.at("managed").dump();
     const Json& trials = j.at("trials");
     r.trials.reserve(trials.size());
     for (const Json& t : trials) {

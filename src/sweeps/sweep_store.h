@@ -53,6 +53,9 @@ struct SweepRecord : composite::RecordHeader {
   /// ax: how many trials had ended when Ax last proposed fewer than asked (it waits for data);
   /// it is asked again once more have. -1: it gave what was asked.
   int ax_short_at = -1;
+  /// Every trial a managed job: the policy (managed::ChildPolicyToJson), its failover targets'
+  /// options resolved at launch. Empty: plain jobs.
+  std::string managed_json;
   std::vector<TrialRecord> trials;
 };
 

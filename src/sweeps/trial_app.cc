@@ -10,6 +10,7 @@
 
 #include "sweeps/engine.h"
 #include "sweeps/metrics.h"
+#include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
@@ -41,11 +42,27 @@ class RunnerTrialBackend final : public composite::OverRunner<TrialBackend> {
     TrialDryRun out;
     TORCHX_ASSIGN_OR_RETURN(out.info,
                             runner().DryRun(std::move(app), sweep.scheduler, resolved, {}, TrialTracking(sweep)));
+    if (!sweep.managed_json.empty()) {
+      // The trial as a managed job of its own, its checkpoints in <dir>/<index>; the policy's
+      // options were resolved at launch, so no .torchxconfig is read here.
+      TORCHX_ASSIGN_OR_RETURN(managed::ChildPolicy policy, managed::ParseChildPolicy(sweep.managed_json, "managed"));
+      TORCHX_ASSIGN_OR_RETURN(
+          out.info, managed::PlanManagedChild(runner(), config::TorchxConfig(), policy, std::move(out.info.app),
+                                              sweep.scheduler, cfg, sweep.id, std::to_string(trial.index)));
+    }
     out.planned = composite::PlanClaim(out.info, runner().session_name());
     return out;
   }
   std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) override {
-    return ReadReports(sweep.results_dir, trial.handle, std::to_string(trial.index));
+    // A composite trial (a managed one) reported from each of its runs in turn.
+    std::vector<std::string> runs;
+    if (auto members = runner().Members(trial.handle); members && *members) {
+      for (const schedulers::MemberApp& m : **members) {
+        if (!m.app_handle.empty()) runs.push_back(m.app_handle);
+      }
+    }
+    if (runs.empty()) runs.push_back(trial.handle);
+    return ReadReports(sweep.results_dir, runs, std::to_string(trial.index));
   }
 
   // One Python child (torchx.sweeps._ax) for the driver's life: Ax is imported once.

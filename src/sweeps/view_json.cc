@@ -74,6 +74,7 @@ Result<std::string> SweepDefinition(const std::string& handle, bool json) {
                         {"reduce", r.objective->best ? "best" : "last"}};
   }
   def["space"] = Json::parse(SpaceToJson(r.space));
+  if (!r.managed_json.empty()) def["managed"] = Json::parse(r.managed_json);  // a sweep file's block reads it
   if (json) return def.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   return internal::JsonToYaml(def);
 }

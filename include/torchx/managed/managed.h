@@ -86,6 +86,47 @@ std::string RenderPlan(const Plan& plan);
 /// Records the run and starts its driver; returns the handle. Nothing is left behind on failure.
 Result<std::string> LaunchManaged(const Plan& plan);
 
+/// A composite's child run as a managed job (a pipeline step's `managed:` block, a sweep file's,
+/// `sweep run --managed`): the keys of `run --managed`. Such a child is a managed job of its own
+/// (managed://...) that its composite submits, watches, cancels and deletes like any other child.
+struct ChildPolicy {
+  Policy policy;
+  std::vector<Target> failover;  ///< tried after the child's own scheduler
+  /// Each child's TORCHX_CHECKPOINT_DIR is `<dir>/<child>` (the step's name, the trial's index);
+  /// empty: <cwd>/.torchx/checkpoints/<composite id>.
+  std::string checkpoint_dir;
+};
+
+/// A `managed:` block, the text of a JSON object with any of max_recoveries, recover_on (a list or
+/// a comma-separated string), failover (a list of `SCHEDULER[:k=v,...]` or {scheduler, cfg}),
+/// start_timeout (seconds or `15m`) and checkpoint_dir. Errors name `where.<key>`.
+Result<ChildPolicy> ParseChildPolicy(std::string_view json_text, const std::string& where);
+/// Its JSON (what a composite's record keeps; ParseChildPolicy reads it back).
+std::string ChildPolicyToJson(const ChildPolicy& p);
+
+/// `p` with every failover target's options resolved now, against `config` (.torchxconfig), and
+/// its checkpoint directory made absolute: a driver that builds a child later, from another
+/// process, submits what the launch checked.
+Result<ChildPolicy> ResolveChildPolicy(runner::Runner& runner, const config::TorchxConfig& config, ChildPolicy p);
+
+/// The dry run a composite records and submits (through its Runner) for child `child` run as a
+/// managed job: `app` on `scheduler` with its resolved `cfg` first, then `p`'s failover targets.
+/// Scheduler `managed`, its id chosen now and final (a driver that died mid-submit finds it), the
+/// run's record as the payload, every target's request as the printed request. `composite_id`
+/// names the default checkpoint directory.
+Result<schedulers::DryRunInfo> PlanManagedChild(runner::Runner& runner, const config::TorchxConfig& config,
+                                                const ChildPolicy& p, specs::AppDef app, const std::string& scheduler,
+                                                const specs::Cfg& cfg, const std::string& composite_id,
+                                                const std::string& child);
+
+/// The dry run of a child planned by PlanManagedChild, again from its payload (the managed job's
+/// record, as a composite's record keeps it): what a composite's driver submits.
+Result<schedulers::DryRunInfo> ManagedChildDryRun(const std::string& payload);
+
+/// The `managed:` block that plans such a child again, from its payload (what `describe` of its
+/// composite prints): the policy, the failover targets, the composite's checkpoint directory.
+Result<ChildPolicy> ChildPolicyOfPayload(const std::string& payload);
+
 /// Registers the "managed" scheduler (at the composition root, beside the built-ins).
 void RegisterManagedScheduler(plugins::PluginRegistry& registry);
 

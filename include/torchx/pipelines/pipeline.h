@@ -39,6 +39,9 @@ struct StepSpec {
   std::vector<std::string> depends_on;
   std::string scheduler;        ///< empty: the pipeline's
   std::string cfg_json = "{}";  ///< a JSON object of this step's scheduler options
+  /// Its `managed:` block (managed::ParseChildPolicy's JSON): the step runs as a managed job,
+  /// recovered after infrastructure failures. Empty: it runs as a plain job.
+  std::string managed_json;
 };
 
 /// A pipeline file, its steps in dependency order (each after the steps it depends on).
@@ -69,8 +72,11 @@ struct PlannedStep {
   std::string name;
   std::vector<std::string> depends_on;
   std::string scheduler;
-  specs::Cfg cfg;                 ///< resolved against the scheduler's options, .torchxconfig defaults applied
-  schedulers::DryRunInfo dryrun;  ///< its app is what is submitted (with the env the runner injects)
+  specs::Cfg cfg;  ///< resolved against the scheduler's options, .torchxconfig defaults applied
+  /// Its app is what is submitted (with the env the runner injects); a managed step's is on the
+  /// `managed` scheduler, its payload the managed job's record (managed::PlanManagedChild).
+  schedulers::DryRunInfo dryrun;
+  bool managed = false;
 };
 
 /// Who starts each step once its dependencies succeeded.

@@ -86,6 +86,9 @@ struct SweepSpec {
   int max_parallel = 0;  ///< 0: no limit
   int max_failures = 0;  ///< 0: never stop early
   std::optional<Objective> objective;
+  /// Its `managed:` block (managed::ParseChildPolicy's JSON): every trial runs as a managed job,
+  /// recovered after infrastructure failures. Empty: plain jobs.
+  std::string managed_json;
 };
 
 /// Parses a sweep file (YAML or JSON); errors name the field (`space.parameters.lr.low`).
@@ -109,6 +112,7 @@ struct RunRequest {
   std::string name;                 ///< overrides the file's name
   std::optional<int> max_parallel;  ///< overrides the file's
   std::optional<int> max_failures;  ///< overrides the file's
+  std::string managed_json;         ///< `--managed ...` (a ChildPolicy's JSON): overrides the file's block
 };
 
 /// One trial, checked.
@@ -126,6 +130,7 @@ struct Plan {
   int max_parallel = 0;
   std::vector<PlannedTrial> trials;
   std::string first_request;  ///< the first trial's request as its scheduler prints it
+  bool managed = false;       ///< every trial a managed job
   std::string record_json;    ///< the record LaunchSweep creates
   /// Every trial's dry run, when the trials go to the scheduler as one array job
   /// (Capability::kNativeArrays, every trial one replica); empty when the driver submits them.

@@ -41,26 +41,45 @@ def _text_of(sweep: SweepSource) -> "tuple[str, str]":
         return f.read(), path
 
 
+Managed = Union[bool, Dict[str, Any], None]
+
+
+def _managed_json(managed: Managed) -> str:
+    # True: every default; a dict: the keys of a sweep file's `managed:` block.
+    if managed is None or managed is False:
+        return ""
+    if managed is True:
+        return "{}"
+    if not isinstance(managed, dict):
+        raise TypeError(f"managed: give True or a dict of max_recoveries, recover_on, failover, start_timeout, "
+                        f"checkpoint_dir (got {type(managed).__name__})")
+    return json.dumps(managed)
+
+
 def _call(sweep: SweepSource, scheduler: Optional[str], cfg: Optional[Dict[str, Any]], name: Optional[str],
-          max_parallel: Optional[int], runner: Optional[Runner], dryrun: bool) -> str:
+          max_parallel: Optional[int], runner: Optional[Runner], dryrun: bool, managed: Managed) -> str:
     text, origin = _text_of(sweep)
     core = (runner or get_runner())._core
     return core.run_sweep(text, origin, scheduler or "", json.dumps(cfg or {}), name or "",
-                          -1 if max_parallel is None else max_parallel, dryrun)
+                          -1 if max_parallel is None else max_parallel, dryrun, _managed_json(managed))
 
 
 def run(sweep: SweepSource, scheduler: Optional[str] = None, cfg: Optional[Dict[str, Any]] = None,
-        name: Optional[str] = None, max_parallel: Optional[int] = None, runner: Optional[Runner] = None) -> str:
+        name: Optional[str] = None, max_parallel: Optional[int] = None, runner: Optional[Runner] = None,
+        managed: Managed = None) -> str:
     """Validates and starts a sweep; returns its handle. ``scheduler``/``cfg``: the trials'
-    scheduler and options (over the file's); ``max_parallel`` over the file's. Raises
-    ``ValueError`` naming the field (and the trial) for a bad sweep; nothing is submitted then."""
-    return _call(sweep, scheduler, cfg, name, max_parallel, runner, False)
+    scheduler and options (over the file's); ``max_parallel`` over the file's. ``managed``: every
+    trial a managed job (``sweep run --managed``): True, or a dict with the keys of a sweep file's
+    ``managed:`` block (over the file's). Raises ``ValueError`` naming the field (and the trial)
+    for a bad sweep; nothing is submitted then."""
+    return _call(sweep, scheduler, cfg, name, max_parallel, runner, False, managed)
 
 
 def dryrun(sweep: SweepSource, scheduler: Optional[str] = None, cfg: Optional[Dict[str, Any]] = None,
-           name: Optional[str] = None, max_parallel: Optional[int] = None, runner: Optional[Runner] = None) -> str:
+           name: Optional[str] = None, max_parallel: Optional[int] = None, runner: Optional[Runner] = None,
+           managed: Managed = None) -> str:
     """Every trial's values and the first trial's request (each trial validated); submits nothing."""
-    return _call(sweep, scheduler, cfg, name, max_parallel, runner, True)
+    return _call(sweep, scheduler, cfg, name, max_parallel, runner, True, managed)
 
 
 def status(handle: str, runner: Optional[Runner] = None) -> Dict[str, Any]:

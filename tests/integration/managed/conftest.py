@@ -5,6 +5,7 @@ training script that checkpoints every step and resumes from its checkpoint."""
 import json
 import os
 import pathlib
+import sqlite3
 import subprocess
 import time
 
@@ -103,6 +104,16 @@ class Cli:
                 return d
             time.sleep(0.5)
         raise AssertionError(f"{handle}: still {d and d['state']}, wanted {want or what}: {json.dumps(d, indent=1)}")
+
+
+def supervisor_of(torchx, app_id: str) -> int:
+    """The pid the store records for the app's supervisor (0 until it is recorded)."""
+    db = sqlite3.connect(f"file:{torchx.state / 'local.db'}?mode=ro", uri=True, timeout=10)
+    try:
+        row = db.execute("SELECT supervisor_pid FROM apps WHERE app_id = ?", (app_id,)).fetchone()
+        return row[0] if row else 0
+    finally:
+        db.close()
 
 
 @pytest.fixture

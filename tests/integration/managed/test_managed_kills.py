@@ -8,10 +8,11 @@ Each case runs TORCHX_KILL_REPEATS times (default 3; 20 for a long run)."""
 
 import os
 import signal
-import sqlite3
 import time
 
 import pytest
+
+from conftest import supervisor_of
 
 REPEATS = int(os.environ.get("TORCHX_KILL_REPEATS", "3"))
 ENDED = ("SUCCEEDED", "FAILED", "CANCELLED")
@@ -21,16 +22,6 @@ def runs_script(marker, first_sleep: float) -> str:
     """Appends the attempt's number to `marker`; the first attempt sleeps, later ones end at once."""
     return (f'echo $TORCHX_RECOVERY_COUNT >> {marker}; '
             f'[ "$TORCHX_RECOVERY_COUNT" -ge 1 ] && exit 0; sleep {first_sleep}')
-
-
-def supervisor_of(torchx, app_id: str) -> int:
-    """The pid the store records for the app's supervisor (0 until it is recorded)."""
-    db = sqlite3.connect(f"file:{torchx.state / 'local.db'}?mode=ro", uri=True, timeout=10)
-    try:
-        row = db.execute("SELECT supervisor_pid FROM apps WHERE app_id = ?", (app_id,)).fetchone()
-        return row[0] if row else 0
-    finally:
-        db.close()
 
 
 def argv0(pid: int) -> str:
