@@ -7,7 +7,7 @@ supervisor and Python package); the references are PyPI's `torchx` (0.7.0) and `
 provides two helpers only: a raw spawn+wait loop (the floor for fan-out) and a store filler.
 
     bash scripts/build-python.sh && bench/setup_reference.sh
-    cmake --preset release && cmake --build --preset release --target raw_spawn populate_store peak_rss
+    cmake --preset release && cmake --build --preset release --target raw_spawn populate_store peak_rss sweep_record
     bash scripts/engines/slurm-up.sh       # optional: the Slurm rows need a cluster
     python3 bench/bench.py [--markdown out.md] [--quick]
 
@@ -428,6 +428,24 @@ class Bench:
                 return peak
             time.sleep(0.2)
 
+    def sweep_record_at_scale(self, trials, parallel):
+        """A 10,000-trial sweep's record as its driver writes it (sweep_record.cc: each trial
+        claimed, recorded, ended with a metric, `parallel` at a time; no trial run), then read by
+        `sweep status` (issue 51: a change to one trial is a line, not the record)."""
+        out = json.loads(subprocess.run([str(HELPERS / "sweep_record"), str(self.tmp / "state"), str(trials),
+                                         str(parallel)], env=self.env, capture_output=True, text=True,
+                                        check=True).stdout)
+        mib = out["record_bytes"] / 2**20
+        self.row(f"sweep record on disk, {trials:,} trials ended", mib, "MiB", {}, "< 3 MiB", mib < 3)
+        written = out["written_bytes"] / 2**20
+        self.row(f"bytes the store wrote for {trials:,} trials' {out['updates']:,} updates "
+                 f"({out['seconds']:.1f} s)", written, "MiB", {}, "< 20x the record", written < 20 * mib)
+        rss = out["peak_rss_kib"] / 1024
+        self.row(f"record store's peak RSS, {trials:,} trials (the driver's share)", rss, "MiB", {}, "< 16 MiB",
+                 rss < 16)
+        ms = self.timeit([self.ours, "sweep", "status", "sweep://torchx/bench-sweep"], self.n(20)) * 1000
+        self.row(f"`sweep status`, {trials:,} trials", ms, "ms", {}, "< 100 ms", ms < 100)
+
     def sweeps(self):
         """Sweeps at scale (issue 36): the driver's peak RSS with 1,000 local trials against 10,
         `sweep status` of 1,000 trials from the record, and (with a cluster) a 1,000-trial grid
@@ -444,6 +462,7 @@ class Bench:
                  f"{rss[10]:.1f} MiB)", rss[1000], "MiB", {}, "< 2x its RSS at 10 trials", rss[1000] < 2 * rss[10])
         ms = self.timeit([self.ours, "sweep", "status", handles[1000]], self.n(20)) * 1000
         self.row("`sweep status`, 1,000 trials", ms, "ms", {}, "< 100 ms", ms < 100)
+        self.sweep_record_at_scale(10000, 16)
         if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
             self.row("Slurm: 1,000-trial sweep as one array", float("nan"), "", {},
                      "skipped: no Slurm cluster (scripts/engines/slurm-up.sh)", None)
@@ -574,10 +593,10 @@ def main():
     args = parser.parse_args()
     if not pathlib.Path(args.ours).exists():
         sys.exit(f"{args.ours}: not found; install the package first (bash scripts/build-python.sh)")
-    for helper in ("raw_spawn", "populate_store", "peak_rss"):
+    for helper in ("raw_spawn", "populate_store", "peak_rss", "sweep_record"):
         if not (HELPERS / helper).exists():
             sys.exit(f"{HELPERS / helper}: build the helpers first (cmake --preset release && "
-                     "cmake --build --preset release --target raw_spawn populate_store peak_rss)")
+                     "cmake --build --preset release --target raw_spawn populate_store peak_rss sweep_record)")
     import torchx  # ours, for the version line
 
     bench = Bench(args.ours, args.quick)

@@ -8,8 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "composite/fake_children.h"
-#include "composite/record_json.h"
-#include "composite/record_store.h"
+#include "composite/test_ring.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
@@ -19,37 +18,6 @@ namespace {
 using specs::AppState;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-struct Ring : RecordHeader {
-  std::vector<ChildRecord> links;
-};
-
-std::string RingToJson(const Ring& r) {
-  return WriteRecord(r, [&r](RecordJson& j) {
-    RecordJson links = RecordJson::array();
-    for (const ChildRecord& c : r.links) {
-      RecordJson one = RecordJson::object();
-      WriteChild(c, one);
-      links.push_back(std::move(one));
-    }
-    j["links"] = std::move(links);
-  });
-}
-
-Result<Ring> RingFromJson(const std::string& text) {
-  Ring r;
-  TORCHX_RETURN_IF_ERROR(ReadRecord(text, "ring", r, [&r](const RecordJson& j) -> Status {
-    for (const RecordJson& one : j.at("links")) {
-      ChildRecord c;
-      TORCHX_RETURN_IF_ERROR(ReadChild(one, "ring", c));
-      r.links.push_back(std::move(c));
-    }
-    return OkStatus();
-  }));
-  return r;
-}
-
-using RingStore = RecordStore<Ring, RingToJson, RingFromJson>;
 
 ChildPlan PlanOf(const std::string& id) {
   ChildPlan p;

@@ -30,6 +30,7 @@ struct PlannedChild {
   /// (DryRunInfo::submission_key), by which its scheduler finds it (Slurm: the job's comment).
   std::string key{};
   std::string scheduler{};  ///< the child's scheduler, where `key` is looked up
+  bool operator==(const PlannedChild&) const = default;
 };
 
 /// How long a submission the dead driver began may still take to reach a scheduler that is asked

@@ -4,11 +4,14 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -54,45 +57,232 @@ Status DocumentStore::EnsureDir() const { return internal::EnsurePrivateDir(dir_
 
 std::string DocumentStore::PathOf(const std::string& id) const { return (fs::path(dir_) / (id + ".json")).string(); }
 
-Status DocumentStore::Write(const std::string& id, const std::string& text) const {
-  std::string path = PathOf(id);
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return StoreError(kind_, "write " + tmp, errno);
+namespace {
+
+constexpr std::string_view kBaseFrame = "torchx-record 2 ";
+constexpr std::string_view kJournalFrame = "torchx-journal 2 ";
+// A journal may grow to the base's size (and at least this) before the record is rewritten.
+constexpr std::int64_t kMinJournalBytes = 64 * 1024;
+
+// The whole of an open file, and its stat.
+Status ReadFd(int fd, std::string& out, struct stat& st) {
+  if (::fstat(fd, &st) != 0) return UnavailableError(std::strerror(errno));
+  out.clear();
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return UnavailableError(std::strerror(errno));
+    if (n == 0) return OkStatus();
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The complete lines of `text` (a last line without its newline was cut short: not one).
+std::vector<std::string_view> CompleteLines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t at = 0;
+  while (true) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) return out;
+    out.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+}
+
+std::optional<std::uint64_t> Number(std::string_view s) {
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  return v;
+}
+
+std::int64_t MtimeNs(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+Status WriteAll(int fd, std::string_view text) {
   size_t off = 0;
   while (off < text.size()) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return StoreError(kind_, "write " + tmp, err);
-    }
+    if (n <= 0) return UnavailableError(std::strerror(errno ? errno : EIO));
     off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return StoreError(kind_, "fsync " + tmp, err);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return StoreError(kind_, "rename " + tmp, err);
-  }
-  // The rename itself is durable only once the directory is: without this a power loss could
-  // bring back an older record (a child "waiting" again that was already submitted).
-  if (int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-    (void)::fsync(dir);
-    ::close(dir);
   }
   return OkStatus();
 }
 
-Status DocumentStore::Create(const std::string& id, const std::string& text) {
+}  // namespace
+
+// What a read found: the record, its generation, whether it is in the form before this one, and
+// the journal's state (its generation is the base's, else it is not part of the record).
+struct DocumentStore::Loaded {
+  RecordLines lines;
+  std::uint64_t generation = 0;
+  bool legacy = false;
+  bool journal_current = false;
+  /// Where the journal's last closed group ends: what a writer appends after.
+  std::int64_t journal_committed = 0;
+  Version version;
+};
+
+std::string DocumentStore::JournalOf(const std::string& id) const {
+  return (fs::path(dir_) / (id + ".journal")).string();
+}
+
+// Writes `text` to `path` through a temporary file, fsync'd and renamed, then fsyncs the directory
+// (else a power loss could bring back an older record: a child "waiting" that was submitted).
+static Status ReplaceFile(const std::string& kind, const std::string& dir, const std::string& path,
+                          std::string_view text) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return StoreError(kind, "write " + tmp, errno);
+  Status written = WriteAll(fd, text);
+  if (written.ok() && ::fsync(fd) != 0) written = UnavailableError(std::strerror(errno));
+  ::close(fd);
+  if (!written.ok()) {
+    ::unlink(tmp.c_str());
+    return UnavailableError(fmt::format("{} store: write {}: {}", kind, tmp, written.message()));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return StoreError(kind, "rename " + tmp, err);
+  }
+  if (int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
+    (void)::fsync(d);
+    ::close(d);
+  }
+  return OkStatus();
+}
+
+Status DocumentStore::WriteBase(const std::string& id, const RecordLines& record, std::uint64_t generation) const {
+  std::string text = fmt::format("{}{} {}\n", kBaseFrame, generation, record.children.size());
+  size_t size = text.size() + record.header.size() + 1;
+  for (const std::string& c : record.children) size += c.size() + 1;
+  text.reserve(size);
+  auto add = [&text](const std::string& line) {
+    if (line.find('\n') != std::string::npos) return InternalError("a record line holds a newline");
+    text += line;
+    text += '\n';
+    return OkStatus();
+  };
+  TORCHX_RETURN_IF_ERROR(add(record.header));
+  for (const std::string& c : record.children) TORCHX_RETURN_IF_ERROR(add(c));
+  return ReplaceFile(kind_, dir_, PathOf(id), text);
+}
+
+Status DocumentStore::ResetJournal(const std::string& id, std::uint64_t generation) const {
+  return ReplaceFile(kind_, dir_, JournalOf(id), fmt::format("{}{}\n", kJournalFrame, generation));
+}
+
+Result<std::optional<DocumentStore::Loaded>> DocumentStore::Load(const std::string& id) const {
+  std::string path = PathOf(id);
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    Loaded out;
+    std::string text;
+    struct stat st {};
+    {
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT) return std::optional<Loaded>();
+      if (fd < 0) return StoreError(kind_, "read " + path, errno);
+      Status read = ReadFd(fd, text, st);
+      ::close(fd);
+      if (!read.ok()) return UnavailableError(fmt::format("{} store: read {}: {}", kind_, path, read.message()));
+    }
+    out.version.base_inode = st.st_ino;
+    out.version.base_mtime_ns = MtimeNs(st);
+    out.version.base_size = st.st_size;
+    if (!std::string_view(text).starts_with(kBaseFrame)) {
+      out.legacy = true;  // one JSON document: the form before this one
+      auto split = legacy_(text);
+      if (!split) return split.error().WithContext(path);
+      out.lines = std::move(*split);
+    } else {
+      std::vector<std::string_view> lines = CompleteLines(text);
+      std::string_view frame = lines.front().substr(kBaseFrame.size());
+      size_t space = frame.find(' ');
+      auto generation = Number(frame.substr(0, space));
+      auto count = space == std::string_view::npos ? std::nullopt : Number(frame.substr(space + 1));
+      if (!generation || !count || lines.size() != *count + 2) {
+        return InternalError(fmt::format("{} store: {}: not a whole record (frame `{}`, {} lines)", kind_, path,
+                                         lines.front(), lines.size()));
+      }
+      out.generation = *generation;
+      out.lines.header = std::string(lines[1]);
+      out.lines.children.reserve(*count);
+      for (size_t i = 2; i < lines.size(); ++i) out.lines.children.emplace_back(lines[i]);
+    }
+    std::string journal;
+    struct stat jst {};
+    int fd = ::open(JournalOf(id).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno != ENOENT) return StoreError(kind_, "read " + JournalOf(id), errno);
+    if (fd >= 0) {
+      Status read = ReadFd(fd, journal, jst);
+      ::close(fd);
+      if (!read.ok())
+        return UnavailableError(fmt::format("{} store: read {}: {}", kind_, JournalOf(id), read.message()));
+      out.version.journal_inode = jst.st_ino;
+      out.version.journal_mtime_ns = MtimeNs(jst);
+      out.version.journal_size = jst.st_size;
+    }
+    std::vector<std::string_view> lines = CompleteLines(journal);
+    std::optional<std::uint64_t> journal_generation;
+    if (!lines.empty() && lines.front().starts_with(kJournalFrame)) {
+      journal_generation = Number(lines.front().substr(kJournalFrame.size()));
+    }
+    if (journal_generation && !out.legacy && *journal_generation > out.generation) continue;  // rewritten meanwhile
+    out.journal_current = journal_generation && !out.legacy && *journal_generation == out.generation;
+    if (!out.journal_current) return std::optional(std::move(out));
+    auto end_of = [&journal](std::string_view line) {
+      return static_cast<std::int64_t>(line.data() - journal.data() + line.size() + 1);
+    };
+    out.journal_committed = end_of(lines.front());
+    // The closed groups, in order; a group a writer did not finish is not part of the record.
+    std::optional<std::string> header;
+    std::optional<size_t> keep;
+    std::vector<std::pair<size_t, std::string_view>> children;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      std::string_view line = lines[i];
+      if (line == ".") {
+        if (header) out.lines.header = std::move(*header);
+        if (keep && *keep < out.lines.children.size()) out.lines.children.resize(*keep);
+        for (auto& [index, child] : children) {
+          if (index < out.lines.children.size()) {
+            out.lines.children[index] = std::string(child);
+          } else if (index == out.lines.children.size()) {
+            out.lines.children.emplace_back(child);
+          } else {
+            return InternalError(fmt::format("{} store: {}: child {} set before child {} exists", kind_, JournalOf(id),
+                                             index, out.lines.children.size()));
+          }
+        }
+        header.reset();
+        keep.reset();
+        children.clear();
+        out.journal_committed = end_of(line);
+      } else if (line.starts_with("h ")) {
+        header = std::string(line.substr(2));
+      } else if (line.starts_with("k ")) {
+        auto n = Number(line.substr(2));
+        if (!n) return InternalError(fmt::format("{} store: {}: bad line {}", kind_, JournalOf(id), i + 1));
+        keep = static_cast<size_t>(*n);
+      } else if (line.starts_with("c ")) {
+        size_t space = line.find(' ', 2);
+        auto index = space == std::string_view::npos ? std::nullopt : Number(line.substr(2, space - 2));
+        if (!index) return InternalError(fmt::format("{} store: {}: bad line {}", kind_, JournalOf(id), i + 1));
+        children.emplace_back(static_cast<size_t>(*index), line.substr(space + 1));
+      } else {
+        return InternalError(fmt::format("{} store: {}: bad line {}", kind_, JournalOf(id), i + 1));
+      }
+    }
+    return std::optional(std::move(out));
+  }
+  return UnavailableError(fmt::format("{} store: {} kept being rewritten while read; try again", kind_, path));
+}
+
+Status DocumentStore::Create(const std::string& id, const RecordLines& record) {
   TORCHX_RETURN_IF_ERROR(EnsureDir());
   std::string lock_path = (fs::path(dir_) / ".lock").string();
   StoreLock lock(lock_path);
@@ -100,28 +290,125 @@ Status DocumentStore::Create(const std::string& id, const std::string& text) {
   std::error_code ec;
   if (fs::exists(PathOf(id), ec))
     return AlreadyExistsError(fmt::format("{} store: {} {} already exists", kind_, kind_, id));
-  return Write(id, text);
+  fs::remove(JournalOf(id), ec);  // a journal of an earlier record of this id is not this one's
+  return WriteBase(id, record, 0);
 }
 
-Result<std::optional<std::string>> DocumentStore::Read(const std::string& id) const {
-  std::ifstream f(PathOf(id), std::ios::binary);
-  if (!f) return std::optional<std::string>();
-  std::stringstream buf;
-  buf << f.rdbuf();
-  return std::optional(buf.str());
+Result<std::optional<RecordLines>> DocumentStore::Read(const std::string& id) const {
+  TORCHX_ASSIGN_OR_RETURN(auto loaded, Load(id));
+  if (!loaded) return std::optional<RecordLines>();
+  return std::optional(std::move(loaded->lines));
 }
 
-Result<std::string> DocumentStore::Update(const std::string& id,
-                                          const std::function<Result<std::string>(std::string)>& edit) {
+std::optional<DocumentStore::Version> DocumentStore::VersionOf(const std::string& id) const {
+  struct stat st {};
+  if (::stat(PathOf(id).c_str(), &st) != 0) return std::nullopt;
+  Version v;
+  v.base_inode = st.st_ino;
+  v.base_mtime_ns = MtimeNs(st);
+  v.base_size = st.st_size;
+  if (::stat(JournalOf(id).c_str(), &st) == 0) {
+    v.journal_inode = st.st_ino;
+    v.journal_mtime_ns = MtimeNs(st);
+    v.journal_size = st.st_size;
+  }
+  return v;
+}
+
+Result<DocumentStore::Version> DocumentStore::Update(const std::string& id, const Editor& edit) {
   TORCHX_RETURN_IF_ERROR(EnsureDir());
   std::string lock_path = (fs::path(dir_) / ".lock").string();
   StoreLock lock(lock_path);
   TORCHX_RETURN_IF_ERROR(lock.status(kind_, lock_path));
-  TORCHX_ASSIGN_OR_RETURN(auto text, Read(id));
-  if (!text) return NotFoundError(fmt::format("{} {} does not exist", kind_, id));
-  TORCHX_ASSIGN_OR_RETURN(std::string edited, edit(std::move(*text)));
-  TORCHX_RETURN_IF_ERROR(Write(id, edited));
-  return edited;
+  // Under the lock nobody else writes. Where the files are as this store last left them, the
+  // record is not read again (the editor keeps its own copy of that version).
+  std::optional<Loaded> full;
+  Meta meta;
+  auto now = VersionOf(id);
+  if (!now) return NotFoundError(fmt::format("{} {} does not exist", kind_, id));
+  if (meta_ && meta_->id == id && meta_->version == *now) {
+    meta = *meta_;
+  } else {
+    TORCHX_ASSIGN_OR_RETURN(full, Load(id));
+    if (!full) return NotFoundError(fmt::format("{} {} does not exist", kind_, id));
+    meta = {id, full->version, full->generation, full->legacy, full->journal_current, full->journal_committed};
+  }
+  meta_.reset();  // until this write is done
+  auto load = [&]() -> Result<RecordLines> {
+    if (!full) {
+      TORCHX_ASSIGN_OR_RETURN(full, Load(id));
+      if (!full) return NotFoundError(fmt::format("{} {} does not exist", kind_, id));
+    }
+    return full->lines;
+  };
+  TORCHX_ASSIGN_OR_RETURN(RecordPatch patch, edit(meta.version, load));
+  if (patch.empty()) {
+    meta_ = meta;
+    return meta.version;
+  }
+  std::string group;
+  if (patch.header) group += fmt::format("h {}\n", *patch.header);
+  if (patch.keep) group += fmt::format("k {}\n", *patch.keep);
+  for (const auto& [index, child] : patch.children) group += fmt::format("c {} {}\n", index, child);
+  group += ".\n";
+  if (std::count(group.begin(), group.end(), '\n') !=
+      static_cast<std::ptrdiff_t>(patch.children.size() + (patch.header ? 1 : 0) + (patch.keep ? 1 : 0) + 1)) {
+    return InternalError("a record line holds a newline");
+  }
+  std::int64_t journal = meta.journal_current ? meta.journal_committed : 0;
+  if (meta.legacy ||
+      journal + static_cast<std::int64_t>(group.size()) > std::max(meta.version.base_size, kMinJournalBytes)) {
+    // Rewritten whole: the base of the next generation, then its empty journal (a crash between
+    // the two leaves a journal of the older generation, which readers skip and the next update
+    // replaces).
+    TORCHX_ASSIGN_OR_RETURN(RecordLines lines, load());
+    if (patch.header) lines.header = std::move(*patch.header);
+    if (patch.keep && *patch.keep < lines.children.size()) lines.children.resize(*patch.keep);
+    for (auto& [index, child] : patch.children) {
+      if (index < lines.children.size()) {
+        lines.children[index] = std::move(child);
+      } else if (index == lines.children.size()) {
+        lines.children.push_back(std::move(child));
+      } else {
+        return InternalError(
+            fmt::format("{} store: child {} set before child {} exists", kind_, index, lines.children.size()));
+      }
+    }
+    meta.generation += 1;
+    TORCHX_RETURN_IF_ERROR(WriteBase(id, lines, meta.generation));
+    TORCHX_RETURN_IF_ERROR(ResetJournal(id, meta.generation));
+    meta.legacy = false;
+    meta.journal_current = true;
+    meta.journal_committed = static_cast<std::int64_t>(fmt::format("{}{}\n", kJournalFrame, meta.generation).size());
+  } else {
+    if (!meta.journal_current) {
+      TORCHX_RETURN_IF_ERROR(ResetJournal(id, meta.generation));
+      meta.journal_current = true;
+      meta.journal_committed = static_cast<std::int64_t>(fmt::format("{}{}\n", kJournalFrame, meta.generation).size());
+      meta.version.journal_size = meta.journal_committed;
+    }
+    std::string path = JournalOf(id);
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return StoreError(kind_, "append " + path, errno);
+    // A group a writer died in the middle of is cut off first: its lines are no part of this one.
+    if (meta.version.journal_size > meta.journal_committed && ::ftruncate(fd, meta.journal_committed) != 0) {
+      int err = errno;
+      ::close(fd);
+      return StoreError(kind_, "truncate " + path, err);
+    }
+    Status written = WriteAll(fd, group);
+    if (written.ok() && ::fdatasync(fd) != 0) written = UnavailableError(std::strerror(errno));
+    ::close(fd);
+    if (!written.ok()) {
+      return UnavailableError(fmt::format("{} store: append {}: {}", kind_, path, written.message()));
+    }
+    meta.journal_committed += static_cast<std::int64_t>(group.size());
+  }
+  now = VersionOf(id);
+  if (!now) return UnavailableError(fmt::format("{} store: {} vanished while written", kind_, PathOf(id)));
+  meta.version = *now;
+  meta_ = meta;
+  return *now;
 }
 
 std::vector<std::string> DocumentStore::Ids() const {
@@ -140,7 +427,7 @@ Status DocumentStore::Remove(const std::string& id) {
   StoreLock lock(lock_path);
   TORCHX_RETURN_IF_ERROR(lock.status(kind_, lock_path));
   if (::unlink(PathOf(id).c_str()) != 0 && errno != ENOENT) return StoreError(kind_, "remove " + PathOf(id), errno);
-  for (const char* suffix : {".driver.log", ".driver.lock"}) {
+  for (const char* suffix : {".journal", ".driver.log", ".driver.lock"}) {
     std::error_code ec;
     fs::remove(fs::path(dir_) / (id + suffix), ec);
   }

@@ -44,6 +44,8 @@ struct ChildRecord {
   std::string msg;                  ///< why it ended (in its engine's words) or why it did not run
   std::optional<double> submitted;  ///< epoch seconds, once its handle is recorded
   std::optional<double> ended;      ///< epoch seconds, when its composite first saw it end
+  /// A child equal to the one read is not written again (record_store.h).
+  bool operator==(const ChildRecord&) const = default;
 };
 
 struct RecordHeader {

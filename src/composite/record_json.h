@@ -1,6 +1,6 @@
 // The text form of what every composite record shares (record.h), written and read once for every
-// kind: a kind's ToJson/FromJson add only their own fields. Records are one JSON object on one
-// line (a 10,000-trial record is rewritten as children move).
+// kind: a kind's parts (record_codec.h) add only their own fields. A record is stored as a header
+// line and a line per child (document_store.h), and whole, as one JSON object, in a plan.
 //
 // Reading accepts what earlier versions wrote: a managed attempt's `reason` (now `msg`), a
 // pipeline record's pretty-printed form, records without the children's times.

@@ -1,6 +1,16 @@
-// A typed store of composite records (pipelines, sweeps, managed jobs): a DocumentStore whose
-// documents are one record type, turned into text and back by the record's own functions. Each
-// composite's store is this template with its record type and a name for errors.
+// A typed store of composite records (pipelines, sweeps, managed jobs) over a DocumentStore: a
+// record is its header line and a line per child, and an update writes only what changed (the
+// header if it did, each child that differs), so a driver moving one trial of 10,000 writes one
+// line. The store keeps the record it last read or wrote: while the files are as it left them, an
+// update reads nothing.
+//
+// `Codec` is the kind's text form:
+//   using Record = ...; using Child = ...; static constexpr auto kChildren = &Record::children;
+//   static std::string HeaderLine(const Record&);   // every field but the children
+//   static std::string ChildLine(const Child&);
+//   static Result<Record> FromLines(const RecordLines&);
+//   static Result<RecordLines> SplitLegacy(const std::string& text);  // a record written whole
+// and a Child compares with == (a child equal to the one read is not written).
 #pragma once
 
 #include <algorithm>
@@ -14,41 +24,68 @@
 
 namespace torchx::composite {
 
-/// `Record` has `id` and `created` (epoch seconds); ToJson / FromJson are its text forms.
-template <typename Record, std::string (*ToJson)(const Record&), Result<Record> (*FromJson)(const std::string&)>
+template <typename Codec>
 class RecordStore {
  public:
-  /// `dir`: where the documents live (created on first write); `kind` names them in errors.
-  RecordStore(std::string dir, std::string kind) : docs_(std::move(dir), std::move(kind)) {}
+  using Record = typename Codec::Record;
+
+  /// `dir`: where the records live (created on first write); `kind` names them in errors.
+  RecordStore(std::string dir, std::string kind)
+      : docs_(std::move(dir), std::move(kind), [](const std::string& text) { return Codec::SplitLegacy(text); }) {}
 
   /// kAlreadyExists for an id in use.
-  Status Create(const Record& record) { return docs_.Create(record.id, ToJson(record)); }
+  Status Create(const Record& record) { return docs_.Create(record.id, LinesOf(record)); }
 
   /// nullopt for an unknown id.
   Result<std::optional<Record>> Get(const std::string& id) const {
-    TORCHX_ASSIGN_OR_RETURN(auto text, docs_.Read(id));
-    if (!text) return std::optional<Record>();
-    auto r = FromJson(*text);
+    if (cache_ && cache_->id == id && docs_.VersionOf(id) == std::optional(cache_->version)) {
+      return std::optional(cache_->record);
+    }
+    TORCHX_ASSIGN_OR_RETURN(auto lines, docs_.Read(id));
+    if (!lines) return std::optional<Record>();
+    auto r = Codec::FromLines(*lines);
     if (!r) return r.error().WithContext(docs_.PathOf(id));
     return std::optional(std::move(*r));
   }
 
-  /// Reads, applies `edit` and writes back, all under the lock (nothing written if `edit` fails).
-  /// kNotFound for an unknown id. Returns the record as written.
+  /// Reads, applies `edit` and writes back what changed, all under the lock (nothing written if
+  /// `edit` fails). kNotFound for an unknown id. Returns the record as written.
   Result<Record> Update(const std::string& id, const std::function<Status(Record&)>& edit) {
     Record out;
-    auto written = docs_.Update(id, [&](std::string text) -> Result<std::string> {
-      auto r = FromJson(text);
-      if (!r) return r.error().WithContext(docs_.PathOf(id));
-      TORCHX_RETURN_IF_ERROR(edit(*r));
-      out = std::move(*r);
-      return ToJson(out);
-    });
-    if (!written) return written.error();
+    std::string header;
+    auto written = docs_.Update(id,
+                                [&](const DocumentStore::Version& now,
+                                    const std::function<Result<RecordLines>()>& load) -> Result<RecordPatch> {
+                                  if (!cache_ || cache_->id != id || cache_->version != now) {
+                                    cache_.reset();
+                                    TORCHX_ASSIGN_OR_RETURN(RecordLines lines, load());
+                                    auto r = Codec::FromLines(lines);
+                                    if (!r) return r.error().WithContext(docs_.PathOf(id));
+                                    cache_ = Cached{id, now, std::move(*r), std::move(lines.header)};
+                                  }
+                                  out = cache_->record;
+                                  TORCHX_RETURN_IF_ERROR(edit(out));
+                                  RecordPatch patch;
+                                  header = Codec::HeaderLine(out);
+                                  if (header != cache_->header) patch.header = header;
+                                  const auto& before = cache_->record.*Codec::kChildren;
+                                  const auto& after = out.*Codec::kChildren;
+                                  if (after.size() < before.size()) patch.keep = after.size();
+                                  for (size_t i = 0; i < after.size(); ++i) {
+                                    if (i >= before.size() || !(after[i] == before[i]))
+                                      patch.children.emplace_back(i, Codec::ChildLine(after[i]));
+                                  }
+                                  return patch;
+                                });
+    if (!written) {
+      cache_.reset();
+      return written.error();
+    }
+    cache_ = Cached{id, *written, out, std::move(header)};
     return out;
   }
 
-  /// Every record, newest first (unreadable documents are skipped).
+  /// Every record, newest first (unreadable records are skipped).
   Result<std::vector<Record>> List() const {
     std::vector<Record> out;
     for (const std::string& id : docs_.Ids()) {
@@ -59,15 +96,36 @@ class RecordStore {
     return out;
   }
 
-  Status Remove(const std::string& id) { return docs_.Remove(id); }
+  Status Remove(const std::string& id) {
+    if (cache_ && cache_->id == id) cache_.reset();
+    return docs_.Remove(id);
+  }
   const std::string& dir() const { return docs_.dir(); }
   /// What the records are called in errors ("pipeline").
   const std::string& kind() const { return docs_.kind(); }
   /// Creates the directory (0700) if it is missing.
   Status EnsureDir() const { return docs_.EnsureDir(); }
 
+  /// The record as lines (what Create writes).
+  static RecordLines LinesOf(const Record& record) {
+    RecordLines lines{Codec::HeaderLine(record), {}};
+    const auto& children = record.*Codec::kChildren;
+    lines.children.reserve(children.size());
+    for (const auto& c : children) lines.children.push_back(Codec::ChildLine(c));
+    return lines;
+  }
+
  private:
+  // The record as this store last read or wrote it, and the version of its files then.
+  struct Cached {
+    std::string id;
+    DocumentStore::Version version;
+    Record record;
+    std::string header;
+  };
+
   DocumentStore docs_;
+  mutable std::optional<Cached> cache_;
 };
 
 }  // namespace torchx::composite

@@ -200,7 +200,7 @@ Result<schedulers::DryRunInfo> PlanManagedChild(runner::Runner& runner, const co
 }
 
 Result<ChildPolicy> ChildPolicyOfPayload(const std::string& payload) {
-  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(payload));
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedCodec::FromJson(payload));
   ChildPolicy p;
   p.policy.max_recoveries = r.max_recoveries;
   p.policy.recover_on.clear();
@@ -216,7 +216,7 @@ Result<ChildPolicy> ChildPolicyOfPayload(const std::string& payload) {
 }
 
 Result<schedulers::DryRunInfo> ManagedChildDryRun(const std::string& payload) {
-  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(payload));
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedCodec::FromJson(payload));
   schedulers::DryRunInfo info;
   info.scheduler = std::string(kSchedulerName);
   TORCHX_ASSIGN_OR_RETURN(info.app, AttemptApp(r, 0));

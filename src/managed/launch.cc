@@ -145,12 +145,12 @@ Result<Plan> PlanManaged(runner::Runner& runner, const config::TorchxConfig& con
     if (!info) return info.error().WithContext(where);
     plan.dry_runs.push_back(std::move(*info));
   }
-  plan.record_json = ManagedRecordToJson(r);
+  plan.record_json = ManagedCodec::ToJson(r);
   return plan;
 }
 
 std::string RenderPlan(const Plan& plan) {
-  auto r = ManagedRecordFromJson(plan.record_json);
+  auto r = ManagedCodec::FromJson(plan.record_json);
   if (!r) return r.error().message();
   std::string out = fmt::format(
       "=== MANAGED {}: up to {} recover{} per target on {}{}; checkpoints in {} ===\n", plan.handle, r->max_recoveries,
@@ -189,7 +189,7 @@ Result<std::string> StartManaged(const std::string& state_dir, ManagedRecord r) 
 }
 
 Result<std::string> LaunchManaged(const Plan& plan) {
-  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(plan.record_json));
+  TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedCodec::FromJson(plan.record_json));
   TORCHX_RETURN_IF_ERROR(StartManaged(internal::DefaultStateDir(), std::move(r)).status());
   return plan.handle;
 }

@@ -199,7 +199,7 @@ class ManagedScheduler final : public composite::CompositeSchedulerOf<ManagedKin
   // under the id it chose. What a user asks `-s managed` is still refused, at its dry run.
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
     if (info.payload.empty()) return Refusal();
-    TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedRecordFromJson(info.payload));
+    TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedCodec::FromJson(info.payload));
     if (r.id != info.app_id) {
       return InvalidArgumentError(
           fmt::format("managed: the dry run's id `{}` is not its record's `{}`", info.app_id, r.id));

@@ -227,7 +227,7 @@ TEST(Observe, ClearsTheUnreachableNoteByItsFlag) {
   r.attempts = {Live(0, 0, AppState::kRunning, 1)};
   Observe(r, {std::nullopt, std::nullopt, "connection refused"}, 9);
   EXPECT_TRUE(r.msg_transient);
-  auto back = ManagedRecordFromJson(ManagedRecordToJson(r));
+  auto back = ManagedCodec::FromJson(ManagedCodec::ToJson(r));
   ASSERT_THAT(back.status(), IsOk());
   EXPECT_TRUE(back->msg_transient);
   Observe(*back, {AppState::kRunning, std::nullopt, ""}, 10);
@@ -244,15 +244,15 @@ TEST(Record, RoundTripsAndAttemptAppCarriesTheEnv) {
   r.attempts = {Ended(0, 0, "node_failure"), Live(1, 1, AppState::kRunning, 30)};
   r.attempts[0].msg = "node2";
   r.attempts[0].why = "first attempt";
-  auto back = ManagedRecordFromJson(ManagedRecordToJson(r));
+  auto back = ManagedCodec::FromJson(ManagedCodec::ToJson(r));
   ASSERT_THAT(back.status(), IsOk());
-  EXPECT_EQ(ManagedRecordToJson(*back), ManagedRecordToJson(r));
+  EXPECT_EQ(ManagedCodec::ToJson(*back), ManagedCodec::ToJson(r));
   auto app = AttemptApp(r, 3);
   ASSERT_THAT(app.status(), IsOk());
   EXPECT_EQ(app->roles[0].env.at("TORCHX_CHECKPOINT_DIR"), "/ckpt");
   EXPECT_EQ(app->roles[0].env.at("TORCHX_RECOVERY_COUNT"), "3");
   EXPECT_EQ(app->roles[0].env.at("TORCHX_MANAGED_HANDLE"), "managed://s/train-x1");
-  EXPECT_THAT(ManagedRecordFromJson(R"({"id": 1})").status(), StatusIs(StatusCode::kInternal, HasSubstr("managed")));
+  EXPECT_THAT(ManagedCodec::FromJson(R"({"id": 1})").status(), StatusIs(StatusCode::kInternal, HasSubstr("managed")));
 }
 
 // A record as the build before the shared child record wrote it: the attempt's message under
@@ -268,7 +268,7 @@ TEST(Record, ReadsRecordsWrittenBeforeTheSharedChildRecord) {
      {"index":1,"target":0,"phase":"submitting","planned_id":"app8","planned_final":false,"handle":"",
       "state":"UNSUBMITTED","why":"recovery 1","cause":"","reason":"","submitted":null,"started":null,
       "ended":null,"seen":null,"claimed":21.0}]})";
-  auto r = ManagedRecordFromJson(old);
+  auto r = ManagedCodec::FromJson(old);
   ASSERT_THAT(r.status(), IsOk());
   ASSERT_EQ(r->attempts.size(), 2u);
   EXPECT_EQ(r->attempts[0].msg, "node2 failed");
@@ -277,9 +277,9 @@ TEST(Record, ReadsRecordsWrittenBeforeTheSharedChildRecord) {
   EXPECT_EQ(r->attempts[1].planned.handle, "slurm://s/app8");
   EXPECT_FALSE(r->attempts[1].planned.id_is_final);
   EXPECT_EQ(r->attempts[1].planned.claimed, 21.0);
-  auto again = ManagedRecordFromJson(ManagedRecordToJson(*r));
+  auto again = ManagedCodec::FromJson(ManagedCodec::ToJson(*r));
   ASSERT_THAT(again.status(), IsOk());
-  EXPECT_EQ(ManagedRecordToJson(*again), ManagedRecordToJson(*r));
+  EXPECT_EQ(ManagedCodec::ToJson(*again), ManagedCodec::ToJson(*r));
 }
 
 TEST(Edge, TargetsCausesAndDurations) {

@@ -1,6 +1,7 @@
-// The record of each managed run: one JSON document per run under <state_dir>/managed (a
-// composite::DocumentStore: atomic replacement under one lock): the app once, where it may run,
-// how it recovers, and every attempt with why it was made and how it ended.
+// The record of each managed run under <state_dir>/managed, kept by the kernel's record store
+// (composite/record_store.h: a header line and a line per attempt, changes journaled under one
+// lock): the app once, where it may run, how it recovers, and every attempt with why it was made
+// and how it ended.
 #pragma once
 
 #include <functional>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "composite/record.h"
+#include "composite/record_codec.h"
 #include "composite/record_store.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_state.h"
@@ -39,6 +41,7 @@ struct AttemptRecord : composite::ChildRecord {
   /// When its scheduler last answered for it: an app its scheduler no longer knows is called lost
   /// (and recovered) only if it was seen alive recently, not one that may have ended long ago.
   std::optional<double> seen;
+  bool operator==(const AttemptRecord&) const = default;
 };
 
 struct TargetRecord {
@@ -69,13 +72,14 @@ inline constexpr double kSubmitRetrySeconds = 120;
 /// this many seconds (else it may have ended, and been forgotten, while no driver watched).
 inline constexpr double kLostIfSeenWithin = 600;
 
-std::string ManagedRecordToJson(const ManagedRecord& r);
-Result<ManagedRecord> ManagedRecordFromJson(const std::string& text);
-
 /// <state_dir>/managed.
 std::string ManagedDir(const std::string& state_dir);
 
-class ManagedStore : public composite::RecordStore<ManagedRecord, ManagedRecordToJson, ManagedRecordFromJson> {
+struct ManagedParts;  // its own fields as JSON (record.cc instantiates the codec)
+/// The record's lines (record_store.h): the header, and a line per attempt.
+using ManagedCodec = composite::CodecOf<ManagedRecord, AttemptRecord, &ManagedRecord::attempts, ManagedParts>;
+
+class ManagedStore : public composite::RecordStore<ManagedCodec> {
  public:
   /// `dir`: <state_dir>/managed.
   explicit ManagedStore(std::string dir) : RecordStore(std::move(dir), "managed job") {}

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "composite/record_json.h"
+#include "composite/record_codec_impl.h"
 
 namespace torchx::pipelines {
 
@@ -18,27 +18,16 @@ StepRecord* PipelineRecord::Step(const std::string& step_name) {
   return nullptr;
 }
 
-std::string PipelineRecordToJson(const PipelineRecord& r) {
-  return composite::WriteRecord(r, [&r](RecordJson& j) {
-    j["sequenced_by"] = std::string(SequencerName(r.sequenced_by));
-    RecordJson steps = RecordJson::array();
-    for (const StepRecord& s : r.steps) {
-      RecordJson step = {{"name", s.name},
-                         {"depends_on", s.depends_on},
-                         {"scheduler", s.scheduler},
-                         {"app", RecordJson::parse(s.app_json)},
-                         {"cfg", RecordJson::parse(s.cfg_json)}};
-      if (!s.managed_json.empty()) step["managed"] = RecordJson::parse(s.managed_json);
-      composite::WriteChild(s, step);
-      steps.push_back(std::move(step));
-    }
-    j["steps"] = std::move(steps);
-  });
-}
+// What a pipeline's record holds besides the shared header and child fields.
+struct PipelineParts {
+  static constexpr std::string_view kNoun = "pipeline";
+  static constexpr const char* kChildrenKey = "steps";
 
-Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
-  PipelineRecord r;
-  TORCHX_RETURN_IF_ERROR(composite::ReadRecord(text, "pipeline", r, [&r](const RecordJson& j) -> Status {
+  static void WriteOwn(const PipelineRecord& r, RecordJson& j) {
+    j["sequenced_by"] = std::string(SequencerName(r.sequenced_by));
+  }
+
+  static Status ReadOwn(const RecordJson& j, PipelineRecord& r) {
     if (j.contains("sequenced_by")) {
       std::string by = j.at("sequenced_by").get<std::string>();
       if (by != "driver" && by != "scheduler") {
@@ -49,20 +38,31 @@ Result<PipelineRecord> PipelineRecordFromJson(const std::string& text) {
     } else {  // written before sequenced_by: only Slurm sequenced natively then
       r.sequenced_by = j.at("slurm_native").get<bool>() ? Sequencer::kScheduler : Sequencer::kDriver;
     }
-    for (const RecordJson& s : j.at("steps")) {
-      StepRecord step;
-      step.name = s.at("name").get<std::string>();
-      step.depends_on = s.at("depends_on").get<std::vector<std::string>>();
-      step.scheduler = s.at("scheduler").get<std::string>();
-      step.app_json = s.at("app").dump();
-      step.cfg_json = s.at("cfg").dump();
-      if (s.contains("managed")) step.managed_json = s.at("managed").dump();
-      TORCHX_RETURN_IF_ERROR(composite::ReadChild(s, "pipeline", step));
-      r.steps.push_back(std::move(step));
-    }
     return OkStatus();
-  }));
-  return r;
-}
+  }
+
+  static void WriteChildJson(const StepRecord& s, RecordJson& step) {
+    step["name"] = s.name;
+    step["depends_on"] = s.depends_on;
+    step["scheduler"] = s.scheduler;
+    step["app"] = RecordJson::parse(s.app_json);
+    step["cfg"] = RecordJson::parse(s.cfg_json);
+    if (!s.managed_json.empty()) step["managed"] = RecordJson::parse(s.managed_json);
+    composite::WriteChild(s, step);
+  }
+
+  static Status ReadChildJson(const RecordJson& s, StepRecord& step, const PipelineRecord&) {
+    step.name = s.at("name").get<std::string>();
+    step.depends_on = s.at("depends_on").get<std::vector<std::string>>();
+    step.scheduler = s.at("scheduler").get<std::string>();
+    step.app_json = s.at("app").dump();
+    step.cfg_json = s.at("cfg").dump();
+    if (s.contains("managed")) step.managed_json = s.at("managed").dump();
+    return composite::ReadChild(s, "pipeline", step);
+  }
+};
 
 }  // namespace torchx::pipelines
+
+template struct torchx::composite::CodecOf<torchx::pipelines::PipelineRecord, torchx::pipelines::StepRecord,
+                                           &torchx::pipelines::PipelineRecord::steps, torchx::pipelines::PipelineParts>;

@@ -1,6 +1,6 @@
-// The record of each pipeline: one JSON document per pipeline under <state_dir>/pipelines, kept
-// by a DocumentStore (atomic replacement under one lock). Documents are small and written a few
-// times per step; a database would buy nothing here.
+// The record of each pipeline under <state_dir>/pipelines, kept by the kernel's record store
+// (composite/record_store.h: a header line and a line per step, changes journaled under one
+// lock). Records are small and written a few times per step; a database would buy nothing here.
 #pragma once
 
 #include <functional>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "composite/record.h"
+#include "composite/record_codec.h"
 #include "composite/record_store.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/specs/app_state.h"
@@ -28,6 +29,7 @@ struct StepRecord : composite::ChildRecord {
   /// A managed step: the record of the managed job it runs as (its id chosen at launch), which
   /// the driver submits on the `managed` scheduler. Empty: a plain job.
   std::string managed_json;
+  bool operator==(const StepRecord&) const = default;
 };
 
 struct PipelineRecord : composite::RecordHeader {
@@ -39,11 +41,11 @@ struct PipelineRecord : composite::RecordHeader {
   StepRecord* Step(const std::string& step_name);
 };
 
-/// Records as JSON and back (exposed for tests).
-std::string PipelineRecordToJson(const PipelineRecord& record);
-Result<PipelineRecord> PipelineRecordFromJson(const std::string& text);
+struct PipelineParts;  // its own fields as JSON (pipeline_store.cc instantiates the codec)
+/// The record's lines (record_store.h): the header, and a line per step.
+using PipelineCodec = composite::CodecOf<PipelineRecord, StepRecord, &PipelineRecord::steps, PipelineParts>;
 
-class PipelineStore : public composite::RecordStore<PipelineRecord, PipelineRecordToJson, PipelineRecordFromJson> {
+class PipelineStore : public composite::RecordStore<PipelineCodec> {
  public:
   /// `dir`: <state_dir>/pipelines (created on first write).
   explicit PipelineStore(std::string dir) : RecordStore(std::move(dir), "pipeline") {}

@@ -161,22 +161,22 @@ PipelineRecord ThreeSteps(Sequencer by = Sequencer::kDriver) {
 // back in the new form. A record with neither, or with an unknown sequencer, is refused.
 TEST(PipelineStoreTest, ReadsRecordsWrittenBeforeSequencedBy) {
   for (Sequencer by : {Sequencer::kDriver, Sequencer::kScheduler}) {
-    std::string now = PipelineRecordToJson(ThreeSteps(by));
+    std::string now = PipelineCodec::ToJson(ThreeSteps(by));
     ASSERT_NE(now.find(std::string("\"sequenced_by\":\"") + std::string(SequencerName(by)) + "\""), std::string::npos);
     nlohmann::ordered_json old = nlohmann::ordered_json::parse(now);
     old.erase("sequenced_by");
     old["slurm_native"] = by == Sequencer::kScheduler;
-    auto back = PipelineRecordFromJson(old.dump());
+    auto back = PipelineCodec::FromJson(old.dump());
     ASSERT_THAT(back, IsOk());
     EXPECT_EQ(back->sequenced_by, by);
-    EXPECT_EQ(PipelineRecordToJson(*back), now);
+    EXPECT_EQ(PipelineCodec::ToJson(*back), now);
   }
-  nlohmann::json bad = nlohmann::json::parse(PipelineRecordToJson(ThreeSteps()));
+  nlohmann::json bad = nlohmann::json::parse(PipelineCodec::ToJson(ThreeSteps()));
   bad["sequenced_by"] = "slurm";
-  EXPECT_THAT(PipelineRecordFromJson(bad.dump()),
+  EXPECT_THAT(PipelineCodec::FromJson(bad.dump()),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("must be one of [driver, scheduler]")));
   bad.erase("sequenced_by");
-  EXPECT_THAT(PipelineRecordFromJson(bad.dump()), ::testing::Not(IsOk()));
+  EXPECT_THAT(PipelineCodec::FromJson(bad.dump()), ::testing::Not(IsOk()));
 }
 
 TEST(PipelineStoreTest, RoundTripsAndKeepsItPrivate) {
@@ -192,7 +192,7 @@ TEST(PipelineStoreTest, RoundTripsAndKeepsItPrivate) {
   auto back = store.Get("flow-1");
   ASSERT_THAT(back, IsOk());
   ASSERT_TRUE(back->has_value());
-  EXPECT_EQ(PipelineRecordToJson(**back), PipelineRecordToJson(r));
+  EXPECT_EQ(PipelineCodec::ToJson(**back), PipelineCodec::ToJson(r));
   struct stat st {};
   ASSERT_EQ(::stat((tmp.path() + "/pipelines").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
@@ -302,7 +302,7 @@ TEST_F(EngineTest, StepsAreTimedAndDescribedAsMembersWithTheirDependencies) {
   EXPECT_LE(*prepare.ended, *r.Step("train")->submitted);
   EXPECT_FALSE(r.Step("evaluate")->submitted || r.Step("evaluate")->ended);  // never ran
   // The times survive the record's round trip (and a record without them reads as untimed).
-  auto back = PipelineRecordFromJson(PipelineRecordToJson(r));
+  auto back = PipelineCodec::FromJson(PipelineCodec::ToJson(r));
   ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->Step("prepare")->ended, prepare.ended);
   schedulers::DescribeAppResponse d = DescribePipeline(r, steps_);

@@ -197,7 +197,7 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
       r.trials.push_back(std::move(t));
       plan.trials.push_back({i, {}});
     }
-    plan.record_json = SweepRecordToJson(r);
+    plan.record_json = SweepCodec::ToJson(r);
     return plan;
   }
   if (trials.empty()) return InvalidArgumentError("space: gives no trials");
@@ -227,7 +227,7 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
     r.trials.push_back(std::move(t));
   }
   if (!array) plan.array_tasks.clear();
-  plan.record_json = SweepRecordToJson(r);
+  plan.record_json = SweepCodec::ToJson(r);
   return plan;
 }
 
@@ -253,7 +253,7 @@ std::string RenderPlan(const Plan& plan) {
 }
 
 Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
-  TORCHX_ASSIGN_OR_RETURN(SweepRecord r, SweepRecordFromJson(plan.record_json));
+  TORCHX_ASSIGN_OR_RETURN(SweepRecord r, SweepCodec::FromJson(plan.record_json));
   std::error_code ec;
   r.cwd = fs::current_path(ec).string();
   r.created = composite::EpochNow();

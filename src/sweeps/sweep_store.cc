@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "composite/record_json.h"
+#include "composite/record_codec_impl.h"
 #include "core/value_json.h"
 
 namespace torchx::sweeps {
@@ -75,8 +75,12 @@ std::string SweepsDir(const std::string& state_dir) { return (std::filesystem::p
 
 std::string SpaceToJson(const Space& space) { return SpaceJson(space).dump(); }
 
-std::string SweepRecordToJson(const SweepRecord& r) {
-  return composite::WriteRecord(r, [&r](Json& j) {
+// What a sweep's record holds besides the shared header and child fields.
+struct SweepParts {
+  static constexpr std::string_view kNoun = "sweep";
+  static constexpr const char* kChildrenKey = "trials";
+
+  static void WriteOwn(const SweepRecord& r, Json& j) {
     Json defaults = Json::array();
     for (const auto& [k, v] : r.component_defaults) defaults.push_back({k, v});
     Json trackers = Json::array();
@@ -101,26 +105,10 @@ std::string SweepRecordToJson(const SweepRecord& r) {
     j["results_dir"] = r.results_dir;
     j["array_job"] = r.array_job;
     j["ax_short_at"] = r.ax_short_at;
-    if (!r.managed_json.empty()) j["managed"] = composite::RecordJson::parse(r.managed_json);
-    Json trials = Json::array();
-    for (const TrialRecord& t : r.trials) {
-      Json metrics = Json::object();
-      for (const auto& [k, v] : t.metrics) metrics[k] = v;
-      Json trial = {{"index", t.index}, {"values", AssignmentToJson(t.values)}};
-      composite::WriteChild(t, trial);
-      trial["metrics"] = std::move(metrics);
-      trial["objective"] = composite::OptionalNumber(t.objective);
-      trial["generator"] = t.generator;
-      trial["ax_index"] = t.ax_index;
-      trials.push_back(std::move(trial));
-    }
-    j["trials"] = std::move(trials);
-  });
-}
+    if (!r.managed_json.empty()) j["managed"] = Json::parse(r.managed_json);
+  }
 
-Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
-  SweepRecord r;
-  TORCHX_RETURN_IF_ERROR(composite::ReadRecord(text, "sweep", r, [&r](const Json& j) -> Status {
+  static Status ReadOwn(const Json& j, SweepRecord& r) {
     r.scheduler = j.at("scheduler").get<std::string>();
     r.cfg_json = j.at("cfg").dump();
     r.component = j.at("component").get<std::string>();
@@ -143,22 +131,40 @@ Result<SweepRecord> SweepRecordFromJson(const std::string& text) {
     r.array_job = j.value("array_job", "");
     r.ax_short_at = j.value("ax_short_at", -1);
     if (j.contains("managed")) r.managed_json = j.at("managed").dump();
-    const Json& trials = j.at("trials");
-    r.trials.reserve(trials.size());
-    for (const Json& t : trials) {
-      TrialRecord tr;
-      tr.index = t.at("index").get<int>();
-      for (const auto& [k, v] : t.at("values").items()) tr.values.emplace_back(k, internal::ValueFromJson(v));
-      TORCHX_RETURN_IF_ERROR(composite::ReadChild(t, "sweep", tr));
-      for (const auto& [k, v] : t.at("metrics").items()) tr.metrics.emplace_back(k, v.get<double>());
-      tr.objective = composite::NumberAt(t, "objective");
-      tr.generator = t.value("generator", "");
-      tr.ax_index = t.value("ax_index", -1);
-      r.trials.push_back(std::move(tr));
-    }
     return OkStatus();
-  }));
-  return r;
-}
+  }
+
+  // What a trial has not got yet (metrics, an objective, Ax's fields) is left out: 10,000 trials
+  // waiting are 10,000 short lines.
+  static void WriteChildJson(const TrialRecord& t, Json& j) {
+    j["index"] = t.index;
+    j["values"] = AssignmentToJson(t.values);
+    composite::WriteChild(t, j);
+    if (!t.metrics.empty()) {
+      Json metrics = Json::object();
+      for (const auto& [k, v] : t.metrics) metrics[k] = v;
+      j["metrics"] = std::move(metrics);
+    }
+    if (t.objective) j["objective"] = *t.objective;
+    if (!t.generator.empty()) j["generator"] = t.generator;
+    if (t.ax_index != -1) j["ax_index"] = t.ax_index;
+  }
+
+  static Status ReadChildJson(const Json& t, TrialRecord& tr, const SweepRecord&) {
+    tr.index = t.at("index").get<int>();
+    for (const auto& [k, v] : t.at("values").items()) tr.values.emplace_back(k, internal::ValueFromJson(v));
+    TORCHX_RETURN_IF_ERROR(composite::ReadChild(t, "sweep", tr));
+    if (auto m = t.find("metrics"); m != t.end()) {
+      for (const auto& [k, v] : m->items()) tr.metrics.emplace_back(k, v.get<double>());
+    }
+    tr.objective = composite::NumberAt(t, "objective");
+    tr.generator = t.value("generator", "");
+    tr.ax_index = t.value("ax_index", -1);
+    return OkStatus();
+  }
+};
 
 }  // namespace torchx::sweeps
+
+template struct torchx::composite::CodecOf<torchx::sweeps::SweepRecord, torchx::sweeps::TrialRecord,
+                                           &torchx::sweeps::SweepRecord::trials, torchx::sweeps::SweepParts>;

@@ -1,7 +1,8 @@
-// The record of each sweep: one JSON document per sweep under <state_dir>/sweeps (a
-// composite::DocumentStore: atomic replacement under one lock). The record holds the trials'
-// template once (component and arguments, or an AppDef) and each trial's values, so a trial's
-// AppDef is rebuilt from the two when it is submitted and a 1,000-trial record stays small.
+// The record of each sweep under <state_dir>/sweeps, kept by the kernel's record store
+// (composite/record_store.h: a header line and a line per trial; a trial that moves is one line
+// appended to the journal). The record holds the trials' template once (component and arguments,
+// or an AppDef) and each trial's values, so a trial's AppDef is rebuilt from the two when it is
+// submitted and a 10,000-trial record stays small.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "composite/record.h"
+#include "composite/record_codec.h"
 #include "composite/record_store.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/status.h"
@@ -30,6 +32,7 @@ struct TrialRecord : composite::ChildRecord {
   std::optional<double> objective;
   std::string generator;  ///< ax: what proposed it (Ax's generation node)
   int ax_index = -1;      ///< ax: Ax's index of this trial (they differ once Ax abandoned some)
+  bool operator==(const TrialRecord&) const = default;
 };
 
 struct SweepRecord : composite::RecordHeader {
@@ -59,10 +62,11 @@ struct SweepRecord : composite::RecordHeader {
   std::vector<TrialRecord> trials;
 };
 
-std::string SweepRecordToJson(const SweepRecord& record);
-Result<SweepRecord> SweepRecordFromJson(const std::string& text);
+struct SweepParts;  // its own fields as JSON (sweep_store.cc instantiates the codec)
+/// The record's lines (record_store.h): the header, and a line per trial.
+using SweepCodec = composite::CodecOf<SweepRecord, TrialRecord, &SweepRecord::trials, SweepParts>;
 
-class SweepStore : public composite::RecordStore<SweepRecord, SweepRecordToJson, SweepRecordFromJson> {
+class SweepStore : public composite::RecordStore<SweepCodec> {
  public:
   /// `dir`: <state_dir>/sweeps.
   explicit SweepStore(std::string dir) : RecordStore(std::move(dir), "sweep") {}

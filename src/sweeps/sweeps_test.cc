@@ -555,7 +555,7 @@ TEST_F(EngineTest, TrialsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
   r = Get();
   EXPECT_EQ(r.trials[0].state, AppState::kRunning);
   // The claim's planned handles go into the record with the claim, and out with the handles.
-  auto back = SweepRecordFromJson(SweepRecordToJson(r));
+  auto back = SweepCodec::FromJson(SweepCodec::ToJson(r));
   ASSERT_THAT(back, IsOk());
   EXPECT_TRUE(back->trials[1].planned.handle.empty());
 }
@@ -570,7 +570,7 @@ TEST_F(EngineTest, AClaimCarriesItsPlannedHandleUntilItsHandleIsRecorded) {
                               return OkStatus();
                             }),
               IsOk());
-  auto back = SweepRecordFromJson(SweepRecordToJson(Get()));
+  auto back = SweepCodec::FromJson(SweepCodec::ToJson(Get()));
   ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->trials[0].planned.handle, "fake://s/t0");
   EXPECT_TRUE(back->trials[0].planned.id_is_final);
@@ -638,11 +638,11 @@ TEST(SweepRecordTest, RoundTrips) {
   t.objective = 0.9;
   t.submitted = 5;
   r.trials.push_back(t);
-  auto back = SweepRecordFromJson(SweepRecordToJson(r));
+  auto back = SweepCodec::FromJson(SweepCodec::ToJson(r));
   ASSERT_THAT(back, IsOk());
-  EXPECT_EQ(SweepRecordToJson(*back), SweepRecordToJson(r));
+  EXPECT_EQ(SweepCodec::ToJson(*back), SweepCodec::ToJson(r));
   EXPECT_EQ(Trials(back->space), Trials(r.space));
-  EXPECT_THAT(SweepRecordFromJson("{}"), StatusIs(StatusCode::kInternal, HasSubstr("sweep record")));
+  EXPECT_THAT(SweepCodec::FromJson("{}"), StatusIs(StatusCode::kInternal, HasSubstr("sweep record")));
 }
 
 }  // namespace
