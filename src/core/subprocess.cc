@@ -3,11 +3,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -17,6 +18,22 @@ extern char** environ;
 
 namespace torchx::internal {
 namespace {
+
+// Where `name` runs from: itself when it names a path, else the first executable of that name on
+// PATH ("" for none). Found before the fork, so that the child only execs.
+std::string ExecutablePath(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    size_t colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
+}
 
 class SystemCommandRunner final : public CommandRunner {
  public:
@@ -40,12 +57,6 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std
     ::close(out[1]);
     return InternalError(fmt::format("pipe: {}", std::strerror(errno)));
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   std::vector<std::string> args = argv;
   std::vector<char*> cargv;
   for (auto& a : args) cargv.push_back(a.data());
@@ -66,9 +77,53 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std
   }
   for (auto& o : overrides) envp.push_back(o.data());
   envp.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0].c_str(), &fa, nullptr, cargv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
+  auto close_pipes = [&] {
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+  };
+  std::string path = ExecutablePath(args[0]);
+  if (path.empty()) {
+    close_pipes();
+    return NotFoundError(fmt::format("`{}` is not installed (not found on PATH)", args[0]));
+  }
+  // The tool dies with the thread that runs it (PR_SET_PDEATHSIG), which waits for it: a caller
+  // killed while `sbatch` runs (a composite's driver) leaves no submission going on without it,
+  // so whoever takes over knows that what it cannot find now was never submitted.
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    close_pipes();
+    return InternalError(fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int null = ::open("/dev/null", O_RDONLY);
+    if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(err[1], 2) < 0 ||
+        (!cwd.empty() && ::chdir(cwd.c_str()) != 0)) {
+      int e = errno;
+      (void)!::write(report[1], &e, sizeof e);
+      ::_exit(127);
+    }
+    ::execve(path.c_str(), cargv.data(), envp.data());
+    int e = errno;
+    (void)!::write(report[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  int rc = pid < 0 ? errno : 0;
+  ::close(report[1]);
+  if (pid > 0) {  // the child's exec failed if it wrote why
+    int e = 0;
+    ssize_t got;
+    while ((got = ::read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+    if (got == static_cast<ssize_t>(sizeof e)) {
+      rc = e;
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  ::close(report[0]);
   ::close(out[1]);
   ::close(err[1]);
   if (rc != 0) {

@@ -1,11 +1,21 @@
 // RunCommand against real tools (sh, printenv): no shell between argv and the tool, the
-// caller's environment with overrides put over it, exit codes and missing tools as documented.
+// caller's environment with overrides put over it, exit codes and missing tools as documented,
+// and a tool that does not outlive its caller.
 #include "core/subprocess.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
 
 namespace torchx::internal {
 namespace {
@@ -36,6 +46,48 @@ TEST(RunCommand, ExitCodesAndMissingTools) {
   EXPECT_EQ(res->err, "oops\n");
   EXPECT_THAT(RunCommand({"torchx-no-such-tool"}),
               StatusIs(StatusCode::kNotFound, ::testing::HasSubstr("not installed")));
+}
+
+TEST(RunCommand, RunsInTheDirectoryGivenAndSaysWhyAToolCannotRun) {
+  testing::ScopedTempDir dir;
+  auto res = RunCommand({"pwd"}, dir.path());
+  ASSERT_THAT(res, IsOk());
+  EXPECT_EQ(std::filesystem::canonical(res->out.substr(0, res->out.size() - 1)), std::filesystem::canonical(dir.path()));
+  std::string not_executable = dir.Write("tool", "echo hi\n");
+  EXPECT_THAT(RunCommand({not_executable}), StatusIs(StatusCode::kInternal, ::testing::HasSubstr("cannot run")));
+}
+
+// A caller killed while its tool runs (a composite's driver in the middle of `sbatch`) takes the
+// tool with it: nothing it started goes on submitting without it.
+TEST(RunCommand, TheToolDiesWithItsCaller) {
+  testing::ScopedTempDir dir;
+  std::string pidfile = dir.path() + "/tool.pid";
+  pid_t caller = ::fork();
+  if (caller == 0) {
+    (void)RunCommand({"sh", "-c", "echo $$ > " + pidfile + ".tmp && mv " + pidfile + ".tmp " + pidfile +
+                                      " && exec sleep 60"});
+    ::_exit(0);
+  }
+  pid_t tool = 0;
+  for (int i = 0; i < 500 && tool == 0; ++i) {
+    std::ifstream f(pidfile);
+    if (!(f >> tool)) tool = 0;
+    if (tool == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(tool, 0);
+  ::kill(caller, SIGKILL);
+  ::waitpid(caller, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 300 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(tool) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    // Gone, or dead and not yet reaped by whoever adopted it.
+    gone = line.empty() || line.find(") Z ") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the tool (pid " << tool << ") outlived its caller";
+  if (!gone) ::kill(tool, SIGKILL);
 }
 
 }  // namespace
