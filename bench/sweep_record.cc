@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     r.trials.push_back(std::move(t));
   }
   if (!store.EnsureDir().ok() || !store.Create(r).ok()) return 1;
+  r.trials = {};  // the driver has only the store's copy
   long long written0 = WrittenBytes();
   auto start = std::chrono::steady_clock::now();
   int updates = 0;

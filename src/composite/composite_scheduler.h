@@ -311,13 +311,18 @@ int RunDriverOf(plugins::PluginRegistry& registry, const std::string& state_dir,
   return RunWatched(
       start,
       [&](DriverStart& mine) {
-        auto record = store.Get(id);
-        if (!record) return mine.Fail(record.error().message());
-        if (!*record) return mine.Fail("does not exist");
-        runner::Runner runner(registry, Kind::DriverRunnerOptions(**record));
-        auto backend = Kind::MakeBackend(runner);
-        ArmFaultPoints();  // a driver may die while it settles a dead driver's claims, too
-        auto turns = Kind::StartTurns(store, id, *backend, **record);
+        std::optional<runner::Runner> runner;
+        std::unique_ptr<typename Kind::Backend> backend;
+        Result<std::unique_ptr<DriverTurns>> turns = InternalError("no turns");
+        {  // the record read at the start is let go of before the loop: the store keeps its own
+          auto record = store.Get(id);
+          if (!record) return mine.Fail(record.error().message());
+          if (!*record) return mine.Fail("does not exist");
+          runner.emplace(registry, Kind::DriverRunnerOptions(**record));
+          backend = Kind::MakeBackend(*runner);
+          ArmFaultPoints();  // a driver may die while it settles a dead driver's claims, too
+          turns = Kind::StartTurns(store, id, *backend, **record);
+        }
         if (!turns) return mine.Fail(turns.error().message());
         mine.Ready();
         FaultPoint("driver_started");

@@ -131,14 +131,29 @@ std::string DocumentStore::JournalOf(const std::string& id) const {
   return (fs::path(dir_) / (id + ".journal")).string();
 }
 
-// Writes `text` to `path` through a temporary file, fsync'd and renamed, then fsyncs the directory
-// (else a power loss could bring back an older record: a child "waiting" that was submitted).
+// Writes what `produce` hands its writer to `path` through a temporary file, fsync'd and renamed,
+// then fsyncs the directory (else a power loss could bring back an older record: a child
+// "waiting" that was submitted). Written through a 64 KiB buffer: a record is never whole in
+// memory as text.
+using Producer = std::function<Status(const std::function<Status(std::string_view)>& write)>;
 static Status ReplaceFile(const std::string& kind, const std::string& dir, const std::string& path,
-                          std::string_view text) {
+                          const Producer& produce) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return StoreError(kind, "write " + tmp, errno);
-  Status written = WriteAll(fd, text);
+  std::string buffer;
+  buffer.reserve(1 << 16);
+  auto write = [&](std::string_view text) -> Status {
+    if (buffer.size() + text.size() > (1 << 16)) {
+      TORCHX_RETURN_IF_ERROR(WriteAll(fd, buffer));
+      buffer.clear();
+    }
+    if (text.size() > (1 << 16)) return WriteAll(fd, text);
+    buffer.append(text);
+    return OkStatus();
+  };
+  Status written = produce(write);
+  if (written.ok()) written = WriteAll(fd, buffer);
   if (written.ok() && ::fsync(fd) != 0) written = UnavailableError(std::strerror(errno));
   ::close(fd);
   if (!written.ok()) {
@@ -157,24 +172,25 @@ static Status ReplaceFile(const std::string& kind, const std::string& dir, const
   return OkStatus();
 }
 
+// A record line, which must be one line.
+static Status LineTo(const std::function<Status(std::string_view)>& write, std::string_view line) {
+  if (line.find('\n') != std::string_view::npos) return InternalError("a record line holds a newline");
+  TORCHX_RETURN_IF_ERROR(write(line));
+  return write("\n");
+}
+
 Status DocumentStore::WriteBase(const std::string& id, const RecordLines& record, std::uint64_t generation) const {
-  std::string text = fmt::format("{}{} {}\n", kBaseFrame, generation, record.children.size());
-  size_t size = text.size() + record.header.size() + 1;
-  for (const std::string& c : record.children) size += c.size() + 1;
-  text.reserve(size);
-  auto add = [&text](const std::string& line) {
-    if (line.find('\n') != std::string::npos) return InternalError("a record line holds a newline");
-    text += line;
-    text += '\n';
+  return ReplaceFile(kind_, dir_, PathOf(id), [&](const auto& write) -> Status {
+    TORCHX_RETURN_IF_ERROR(write(fmt::format("{}{} {}\n", kBaseFrame, generation, record.children.size())));
+    TORCHX_RETURN_IF_ERROR(LineTo(write, record.header));
+    for (const std::string& c : record.children) TORCHX_RETURN_IF_ERROR(LineTo(write, c));
     return OkStatus();
-  };
-  TORCHX_RETURN_IF_ERROR(add(record.header));
-  for (const std::string& c : record.children) TORCHX_RETURN_IF_ERROR(add(c));
-  return ReplaceFile(kind_, dir_, PathOf(id), text);
+  });
 }
 
 Status DocumentStore::ResetJournal(const std::string& id, std::uint64_t generation) const {
-  return ReplaceFile(kind_, dir_, JournalOf(id), fmt::format("{}{}\n", kJournalFrame, generation));
+  std::string frame = fmt::format("{}{}\n", kJournalFrame, generation);
+  return ReplaceFile(kind_, dir_, JournalOf(id), [&frame](const auto& write) { return write(frame); });
 }
 
 Result<std::optional<DocumentStore::Loaded>> DocumentStore::Load(const std::string& id) const {
@@ -360,22 +376,29 @@ Result<DocumentStore::Version> DocumentStore::Update(const std::string& id, cons
       journal + static_cast<std::int64_t>(group.size()) > std::max(meta.version.base_size, kMinJournalBytes)) {
     // Rewritten whole: the base of the next generation, then its empty journal (a crash between
     // the two leaves a journal of the older generation, which readers skip and the next update
-    // replaces).
-    TORCHX_ASSIGN_OR_RETURN(RecordLines lines, load());
-    if (patch.header) lines.header = std::move(*patch.header);
-    if (patch.keep && *patch.keep < lines.children.size()) lines.children.resize(*patch.keep);
-    for (auto& [index, child] : patch.children) {
-      if (index < lines.children.size()) {
-        lines.children[index] = std::move(child);
-      } else if (index == lines.children.size()) {
-        lines.children.push_back(std::move(child));
-      } else {
-        return InternalError(
-            fmt::format("{} store: child {} set before child {} exists", kind_, index, lines.children.size()));
-      }
-    }
+    // replaces). From the editor's record where it has it, else from the files.
     meta.generation += 1;
-    TORCHX_RETURN_IF_ERROR(WriteBase(id, lines, meta.generation));
+    if (patch.whole) {
+      TORCHX_RETURN_IF_ERROR(ReplaceFile(kind_, dir_, PathOf(id), [&](const auto& write) -> Status {
+        TORCHX_RETURN_IF_ERROR(write(fmt::format("{}{} {}\n", kBaseFrame, meta.generation, patch.whole_children)));
+        return patch.whole([&write](std::string_view line) { return LineTo(write, line); });
+      }));
+    } else {
+      TORCHX_ASSIGN_OR_RETURN(RecordLines lines, load());
+      if (patch.header) lines.header = std::move(*patch.header);
+      if (patch.keep && *patch.keep < lines.children.size()) lines.children.resize(*patch.keep);
+      for (auto& [index, child] : patch.children) {
+        if (index < lines.children.size()) {
+          lines.children[index] = std::move(child);
+        } else if (index == lines.children.size()) {
+          lines.children.push_back(std::move(child));
+        } else {
+          return InternalError(
+              fmt::format("{} store: child {} set before child {} exists", kind_, index, lines.children.size()));
+        }
+      }
+      TORCHX_RETURN_IF_ERROR(WriteBase(id, lines, meta.generation));
+    }
     TORCHX_RETURN_IF_ERROR(ResetJournal(id, meta.generation));
     meta.legacy = false;
     meta.journal_current = true;

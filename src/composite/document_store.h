@@ -23,6 +23,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct RecordPatch {
   std::optional<size_t> keep;
   std::vector<std::pair<size_t, std::string>> children;
   bool empty() const { return !header && !keep && children.empty(); }
+  /// Where the editor holds the whole record as patched: its lines, header first, each handed to
+  /// `emit` in turn, and how many children it has. A rewrite streams them to the new base instead
+  /// of reading the record back. Unset: the store reads it and applies the patch.
+  using Emit = std::function<Status(std::string_view line)>;
+  std::function<Status(const Emit& emit)> whole;
+  size_t whole_children = 0;
 };
 
 class DocumentStore {

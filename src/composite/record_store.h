@@ -53,35 +53,28 @@ class RecordStore {
   Result<Record> Update(const std::string& id, const std::function<Status(Record&)>& edit) {
     Record out;
     std::string header;
-    auto written = docs_.Update(id,
-                                [&](const DocumentStore::Version& now,
-                                    const std::function<Result<RecordLines>()>& load) -> Result<RecordPatch> {
-                                  if (!cache_ || cache_->id != id || cache_->version != now) {
-                                    cache_.reset();
-                                    TORCHX_ASSIGN_OR_RETURN(RecordLines lines, load());
-                                    auto r = Codec::FromLines(lines);
-                                    if (!r) return r.error().WithContext(docs_.PathOf(id));
-                                    cache_ = Cached{id, now, std::move(*r), std::move(lines.header)};
-                                  }
-                                  out = cache_->record;
-                                  TORCHX_RETURN_IF_ERROR(edit(out));
-                                  RecordPatch patch;
-                                  header = Codec::HeaderLine(out);
-                                  if (header != cache_->header) patch.header = header;
-                                  const auto& before = cache_->record.*Codec::kChildren;
-                                  const auto& after = out.*Codec::kChildren;
-                                  if (after.size() < before.size()) patch.keep = after.size();
-                                  for (size_t i = 0; i < after.size(); ++i) {
-                                    if (i >= before.size() || !(after[i] == before[i]))
-                                      patch.children.emplace_back(i, Codec::ChildLine(after[i]));
-                                  }
-                                  return patch;
-                                });
-    if (!written) {
+    auto editor = [&](const DocumentStore::Version& now,
+                      const std::function<Result<RecordLines>()>& load) -> Result<RecordPatch> {
+      if (!cache_ || cache_->id != id || cache_->version != now) {
+        cache_.reset();
+        TORCHX_ASSIGN_OR_RETURN(RecordLines lines, load());
+        auto r = Codec::FromLines(lines);
+        if (!r) return r.error().WithContext(docs_.PathOf(id));
+        cache_ = Cached{id, now, std::move(*r), std::move(lines.header)};
+      }
+      out = cache_->record;
+      TORCHX_RETURN_IF_ERROR(edit(out));
+      return PatchOf(cache_->record, cache_->header, out, header);
+    };
+    auto written = docs_.Update(id, editor);
+    if (!written || !cache_) {
       cache_.reset();
-      return written.error();
+      return written ? InternalError(id + ": the record store lost its copy") : written.error();
     }
-    cache_ = Cached{id, *written, out, std::move(header)};
+    // Assigned in place: the copy reuses the old one's memory (a 10,000-trial record is MiBs).
+    cache_->version = *written;
+    cache_->record = out;
+    cache_->header = std::move(header);
     return out;
   }
 
@@ -116,6 +109,29 @@ class RecordStore {
   }
 
  private:
+  // What changed from `before` (whose header line is `before_header`) to `after`: its header line
+  // (put in `header`) if it differs, the children dropped, each child that differs; and the whole
+  // of `after`, a line at a time, for a rewrite.
+  static RecordPatch PatchOf(const Record& before, const std::string& before_header, const Record& after,
+                             std::string& header) {
+    RecordPatch patch;
+    header = Codec::HeaderLine(after);
+    if (header != before_header) patch.header = header;
+    const auto& was = before.*Codec::kChildren;
+    const auto& now = after.*Codec::kChildren;
+    if (now.size() < was.size()) patch.keep = now.size();
+    for (size_t i = 0; i < now.size(); ++i) {
+      if (i >= was.size() || !(now[i] == was[i])) patch.children.emplace_back(i, Codec::ChildLine(now[i]));
+    }
+    patch.whole_children = now.size();
+    patch.whole = [&after, &header](const RecordPatch::Emit& emit) -> Status {
+      TORCHX_RETURN_IF_ERROR(emit(header));
+      for (const auto& c : after.*Codec::kChildren) TORCHX_RETURN_IF_ERROR(emit(Codec::ChildLine(c)));
+      return OkStatus();
+    };
+    return patch;
+  }
+
   // The record as this store last read or wrote it, and the version of its files then.
   struct Cached {
     std::string id;

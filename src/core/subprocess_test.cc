@@ -52,7 +52,8 @@ TEST(RunCommand, RunsInTheDirectoryGivenAndSaysWhyAToolCannotRun) {
   testing::ScopedTempDir dir;
   auto res = RunCommand({"pwd"}, dir.path());
   ASSERT_THAT(res, IsOk());
-  EXPECT_EQ(std::filesystem::canonical(res->out.substr(0, res->out.size() - 1)), std::filesystem::canonical(dir.path()));
+  EXPECT_EQ(std::filesystem::canonical(res->out.substr(0, res->out.size() - 1)),
+            std::filesystem::canonical(dir.path()));
   std::string not_executable = dir.Write("tool", "echo hi\n");
   EXPECT_THAT(RunCommand({not_executable}), StatusIs(StatusCode::kInternal, ::testing::HasSubstr("cannot run")));
 }
@@ -64,8 +65,8 @@ TEST(RunCommand, TheToolDiesWithItsCaller) {
   std::string pidfile = dir.path() + "/tool.pid";
   pid_t caller = ::fork();
   if (caller == 0) {
-    (void)RunCommand({"sh", "-c", "echo $$ > " + pidfile + ".tmp && mv " + pidfile + ".tmp " + pidfile +
-                                      " && exec sleep 60"});
+    (void)RunCommand(
+        {"sh", "-c", "echo $$ > " + pidfile + ".tmp && mv " + pidfile + ".tmp " + pidfile + " && exec sleep 60"});
     ::_exit(0);
   }
   pid_t tool = 0;

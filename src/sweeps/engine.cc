@@ -122,13 +122,16 @@ bool Claimable(const SweepRecord& r, const TrialRecord& t) {
 // Plans up to `n` waiting trials (index order; each built and dry-run outside the lock), then
 // claims them under the lock with the handles their dry runs chose. A trial that cannot be
 // built or dry-run fails here, as its submission would have.
+// Plans up to `n` claimable trials of `r`, then claims them; `r` becomes the record as written
+// (it is let go of meanwhile: a 10,000-trial record is MiBs, and the store holds its own copy).
 Result<std::map<size_t, composite::ChildPlan>> Claim(SweepStore& store, const std::string& id, TrialBackend& backend,
-                                                     const SweepRecord& before, int n, SweepRecord& out) {
+                                                     SweepRecord& r, int n) {
   std::map<size_t, Result<composite::ChildPlan>> plans;
-  for (size_t i = 0; i < before.trials.size() && static_cast<int>(plans.size()) < n; ++i) {
-    if (Claimable(before, before.trials[i])) plans.emplace(i, backend.Plan(before, before.trials[i]));
+  for (size_t i = 0; i < r.trials.size() && static_cast<int>(plans.size()) < n; ++i) {
+    if (Claimable(r, r.trials[i])) plans.emplace(i, backend.Plan(r, r.trials[i]));
   }
-  return composite::ClaimChildren(store, id, &SweepRecord::trials, std::move(plans), Claimable, Settle, out);
+  r = SweepRecord();
+  return composite::ClaimChildren(store, id, &SweepRecord::trials, std::move(plans), Claimable, Settle, r);
 }
 
 // The most a driver claims at once: each batch is two writes of the record, whatever its size.
@@ -217,6 +220,7 @@ Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBacke
   for (size_t i = 0; i < asked.size() && i < statuses.size(); ++i) {
     seen.emplace(asked[i]->index, Seen{std::move(statuses[i]), backend.Reports(*current, *asked[i])});
   }
+  current.reset();  // the store has its own copy to update
   return store.Update(id, [&](SweepRecord& r) {
     Apply(r, seen);
     return OkStatus();
@@ -252,9 +256,9 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
       TORCHX_ASSIGN_OR_RETURN(r, ProposeTrials(store, id, backend, std::move(r), slots));
       if (r.final_state) break;
     }
-    SweepRecord claimed_in;
-    TORCHX_ASSIGN_OR_RETURN(auto claimed, Claim(store, id, backend, r, std::min(slots, kBatch), claimed_in));
-    if (claimed.empty()) return claimed_in;
+    TORCHX_ASSIGN_OR_RETURN(auto claimed, Claim(store, id, backend, r, std::min(slots, kBatch)));
+    if (claimed.empty()) return r;
+    r = SweepRecord();  // SubmitClaimed answers the record as written
     TORCHX_ASSIGN_OR_RETURN(r, composite::SubmitClaimed(store, id, backend, &SweepRecord::trials, claimed, Settle));
   }
   return r;
