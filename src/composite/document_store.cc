@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
@@ -217,6 +218,9 @@ Result<std::optional<DocumentStore::Loaded>> DocumentStore::Load(const std::stri
       out.lines = std::move(*split);
     } else {
       std::vector<std::string_view> lines = CompleteLines(text);
+      if (lines.empty()) {
+        return InternalError(fmt::format("{} store: {}: not a whole record (no frame line)", kind_, path));
+      }
       std::string_view frame = lines.front().substr(kBaseFrame.size());
       size_t space = frame.find(' ');
       auto generation = Number(frame.substr(0, space));
@@ -255,7 +259,9 @@ Result<std::optional<DocumentStore::Loaded>> DocumentStore::Load(const std::stri
       return static_cast<std::int64_t>(line.data() - journal.data() + line.size() + 1);
     };
     out.journal_committed = end_of(lines.front());
-    // The closed groups, in order; a group a writer did not finish is not part of the record.
+    // The closed groups, in order; a group a writer did not finish is not part of the record, nor
+    // anything after it (what a power loss left of unsynced appends: a writer rewrites the record
+    // rather than append after it).
     std::optional<std::string> header;
     std::optional<size_t> keep;
     std::vector<std::pair<size_t, std::string_view>> children;
@@ -282,15 +288,15 @@ Result<std::optional<DocumentStore::Loaded>> DocumentStore::Load(const std::stri
         header = std::string(line.substr(2));
       } else if (line.starts_with("k ")) {
         auto n = Number(line.substr(2));
-        if (!n) return InternalError(fmt::format("{} store: {}: bad line {}", kind_, JournalOf(id), i + 1));
+        if (!n) break;
         keep = static_cast<size_t>(*n);
       } else if (line.starts_with("c ")) {
         size_t space = line.find(' ', 2);
         auto index = space == std::string_view::npos ? std::nullopt : Number(line.substr(2, space - 2));
-        if (!index) return InternalError(fmt::format("{} store: {}: bad line {}", kind_, JournalOf(id), i + 1));
+        if (!index) break;
         children.emplace_back(static_cast<size_t>(*index), line.substr(space + 1));
       } else {
-        return InternalError(fmt::format("{} store: {}: bad line {}", kind_, JournalOf(id), i + 1));
+        break;
       }
     }
     return std::optional(std::move(out));
@@ -372,7 +378,10 @@ Result<DocumentStore::Version> DocumentStore::Update(const std::string& id, cons
     return InternalError("a record line holds a newline");
   }
   std::int64_t journal = meta.journal_current ? meta.journal_committed : 0;
-  if (meta.legacy ||
+  // Bytes after the last closed group (a writer died mid-append, or a power loss left junk) are
+  // never cut off in place, where a reader may be reading them: the record is rewritten instead.
+  bool torn = meta.journal_current && meta.version.journal_size > meta.journal_committed;
+  if (meta.legacy || torn ||
       journal + static_cast<std::int64_t>(group.size()) > std::max(meta.version.base_size, kMinJournalBytes)) {
     // Rewritten whole: the base of the next generation, then its empty journal (a crash between
     // the two leaves a journal of the older generation, which readers skip and the next update
@@ -399,9 +408,10 @@ Result<DocumentStore::Version> DocumentStore::Update(const std::string& id, cons
       }
       TORCHX_RETURN_IF_ERROR(WriteBase(id, lines, meta.generation));
     }
-    TORCHX_RETURN_IF_ERROR(ResetJournal(id, meta.generation));
     meta.legacy = false;
-    meta.journal_current = true;
+    // The record is the new base now: a journal that cannot be reset is of the older generation,
+    // which readers skip and the next update resets.
+    meta.journal_current = ResetJournal(id, meta.generation).ok();
     meta.journal_committed = static_cast<std::int64_t>(fmt::format("{}{}\n", kJournalFrame, meta.generation).size());
   } else {
     if (!meta.journal_current) {
@@ -413,18 +423,20 @@ Result<DocumentStore::Version> DocumentStore::Update(const std::string& id, cons
     std::string path = JournalOf(id);
     int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) return StoreError(kind_, "append " + path, errno);
-    // A group a writer died in the middle of is cut off first: its lines are no part of this one.
-    if (meta.version.journal_size > meta.journal_committed && ::ftruncate(fd, meta.journal_committed) != 0) {
-      int err = errno;
-      ::close(fd);
-      return StoreError(kind_, "truncate " + path, err);
-    }
+    // A group cut short here (a full disk) is no part of the record, and the next update
+    // rewrites the record rather than append after it.
     Status written = WriteAll(fd, group);
-    if (written.ok() && ::fdatasync(fd) != 0) written = UnavailableError(std::strerror(errno));
-    ::close(fd);
     if (!written.ok()) {
+      ::close(fd);
       return UnavailableError(fmt::format("{} store: append {}: {}", kind_, path, written.message()));
     }
+    // Written whole, the group is the record for every reader now: a sync that fails does not
+    // undo it, so it is said, not returned as a write that did not happen.
+    if (::fdatasync(fd) != 0) {
+      std::fprintf(stderr, "torchx: %s store: %s written but not synced to disk: %s\n", kind_.c_str(), path.c_str(),
+                   std::strerror(errno));
+    }
+    ::close(fd);
     meta.journal_committed += static_cast<std::int64_t>(group.size());
   }
   now = VersionOf(id);

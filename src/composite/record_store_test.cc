@@ -104,7 +104,7 @@ TEST_F(RecordStoreTest, TheJournalIsFoldedIntoANewBaseOnceItOutgrowsIt) {
   EXPECT_EQ(r.links[60].msg, "");
 }
 
-TEST_F(RecordStoreTest, AGroupAWriterDidNotFinishIsNoPartOfTheRecordAndIsCutOff) {
+TEST_F(RecordStoreTest, AGroupAWriterDidNotFinishIsNoPartOfTheRecordAndIsRewrittenAway) {
   ASSERT_THAT(SetMsg(store_, 1, "one"), IsOk());
   {
     std::ofstream j(Journal(), std::ios::app);
@@ -114,11 +114,28 @@ TEST_F(RecordStoreTest, AGroupAWriterDidNotFinishIsNoPartOfTheRecordAndIsCutOff)
   Ring r = Read(other);
   EXPECT_EQ(r.links[1].msg, "one");
   EXPECT_EQ(r.links[2].msg, "");
+  // Not cut off in place (a reader may be reading there): the record is rewritten.
   ASSERT_THAT(SetMsg(other, 4, "four"), IsOk());
+  EXPECT_THAT(Slurp(Base()), StartsWith("torchx-record 2 1 100\n"));
   r = Read(store_);
-  EXPECT_EQ(r.links[2].msg, "");  // the torn group was cut off, not closed by this one
+  EXPECT_EQ(r.links[2].msg, "");
   EXPECT_EQ(r.links[4].msg, "four");
   EXPECT_EQ(Slurp(Journal()).find("torn"), std::string::npos);
+}
+
+TEST_F(RecordStoreTest, JunkAfterTheLastClosedGroupIsNotTheRecordsNorAnError) {
+  // What a power loss can leave of appends that were not synced.
+  ASSERT_THAT(SetMsg(store_, 1, "one"), IsOk());
+  {
+    std::ofstream j(Journal(), std::ios::app | std::ios::binary);
+    j << std::string(5, '\0') << "\n.\n";
+  }
+  RingStore other(dir_.path() + "/ring", "ring");
+  EXPECT_EQ(Read(other).links[1].msg, "one");
+  ASSERT_THAT(SetMsg(other, 2, "two"), IsOk());
+  Ring r = Read(store_);
+  EXPECT_EQ(r.links[1].msg, "one");
+  EXPECT_EQ(r.links[2].msg, "two");
 }
 
 TEST_F(RecordStoreTest, TwoStoresSeeEachOthersWrites) {

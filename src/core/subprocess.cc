@@ -2,11 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +32,10 @@ std::string ExecutablePath(const std::string& name) {
     size_t colon = dirs.find(':');
     std::string dir(dirs.substr(0, colon));
     std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
     if (colon == std::string_view::npos) return "";
     dirs.remove_prefix(colon + 1);
   }
@@ -93,44 +99,79 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std
     close_pipes();
     return InternalError(fmt::format("pipe: {}", std::strerror(errno)));
   }
+  // Signals are blocked across the fork: the child must not run the caller's handlers (Python's
+  // among them) before it resets them, as posix_spawn would.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {  // only async-signal-safe calls until exec
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction sa {};
+      if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+        sa.sa_handler = SIG_DFL;
+        sa.sa_flags = 0;
+        (void)::sigaction(sig, &sa, nullptr);
+      }
+    }
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
     if (::getppid() != parent) ::_exit(127);
-    int null = ::open("/dev/null", O_RDONLY);
-    if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(err[1], 2) < 0 ||
-        (!cwd.empty() && ::chdir(cwd.c_str()) != 0)) {
-      int e = errno;
-      (void)!::write(report[1], &e, sizeof e);
+    // What failed: 1 the descriptors, 2 the directory, 3 the exec; and its errno.
+    auto fail = [&](int step) {
+      int why[2] = {step, errno};
+      (void)!::write(report[1], why, sizeof why);
       ::_exit(127);
-    }
+    };
+    int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(err[1], 2) < 0) fail(1);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) fail(2);
     ::execve(path.c_str(), cargv.data(), envp.data());
-    int e = errno;
-    (void)!::write(report[1], &e, sizeof e);
-    ::_exit(127);
+    fail(3);
   }
-  int rc = pid < 0 ? errno : 0;
+  int spawn_errno = pid < 0 ? errno : 0;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ::close(report[1]);
-  if (pid > 0) {  // the child's exec failed if it wrote why
-    int e = 0;
-    ssize_t got;
-    while ((got = ::read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  int why[2] = {0, spawn_errno};
+  if (pid > 0) {
+    // The child's exec failed if it says why; its exec closes the pipe otherwise. Waited for no
+    // longer than the tool may run: a process forked meanwhile by another thread holds the pipe
+    // until it execs.
+    pollfd p{report[0], POLLIN, 0};
+    int ready;
+    int wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(timeout.count(), 1 << 30));
+    while ((ready = ::poll(&p, 1, wait_ms)) < 0 && errno == EINTR) {
     }
-    if (got == static_cast<ssize_t>(sizeof e)) {
-      rc = e;
+    ssize_t got = -1;
+    if (ready > 0) {
+      while ((got = ::read(report[0], why, sizeof why)) < 0 && errno == EINTR) {
+      }
+    }
+    if (got == static_cast<ssize_t>(sizeof why)) {
       while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
+    } else {
+      why[0] = 0;
+      why[1] = 0;
     }
   }
   ::close(report[0]);
   ::close(out[1]);
   ::close(err[1]);
-  if (rc != 0) {
+  if (why[1] != 0) {
     ::close(out[0]);
     ::close(err[0]);
-    if (rc == ENOENT) return NotFoundError(fmt::format("`{}` is not installed (not found on PATH)", args[0]));
-    return InternalError(fmt::format("cannot run {}: {}", args[0], std::strerror(rc)));
+    if (why[0] == 2) {
+      return UnavailableError(fmt::format("cannot run {} in {}: {}", args[0], cwd, std::strerror(why[1])));
+    }
+    if (why[0] == 3 && why[1] == ENOENT) {
+      return NotFoundError(
+          fmt::format("`{}` ({}) cannot be run: it, or the interpreter its first line names, is "
+                      "missing",
+                      args[0], path));
+    }
+    return InternalError(fmt::format("cannot run {}: {}", args[0], std::strerror(why[1])));
   }
   CommandResult res;
   auto deadline = std::chrono::steady_clock::now() + timeout;

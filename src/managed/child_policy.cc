@@ -211,7 +211,10 @@ Result<ChildPolicy> ChildPolicyOfPayload(const std::string& payload) {
   p.policy.start_timeout = r.start_timeout;
   for (size_t i = 1; i < r.targets.size(); ++i)
     p.failover.push_back({r.targets[i].scheduler, "", r.targets[i].cfg_json});
-  p.checkpoint_dir = fs::path(r.checkpoint_dir).parent_path().string();  // each child's is <dir>/<child>
+  // Each child's is <dir>/<child>. The default (<cwd>/.torchx/checkpoints/<composite id>) is not
+  // said: the file run again is a new composite, whose children start from checkpoints of their own.
+  fs::path dir = fs::path(r.checkpoint_dir).parent_path();
+  if (dir.parent_path() != fs::path(r.cwd) / ".torchx" / "checkpoints") p.checkpoint_dir = dir.string();
   return p;
 }
 

@@ -1,5 +1,6 @@
 // A trial's AppDef from the sweep's template and the trial's values, and the TrialBackend that
 // submits it through a Runner and reads what it reported from the tracker files.
+#include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -56,7 +57,10 @@ class RunnerTrialBackend final : public composite::OverRunner<TrialBackend> {
   std::vector<Report> Reports(const SweepRecord& sweep, const TrialRecord& trial) override {
     // A composite trial (a managed one) reported from each of its runs in turn.
     std::vector<std::string> runs;
-    if (auto members = runner().Members(trial.handle); members && *members) {
+    if (auto members = runner().Members(trial.handle); !members) {
+      std::fprintf(stderr, "torchx: trial %d: its runs cannot be listed now: %s\n", trial.index,
+                   members.error().message().c_str());
+    } else if (*members) {
       for (const schedulers::MemberApp& m : **members) {
         if (!m.app_handle.empty()) runs.push_back(m.app_handle);
       }
