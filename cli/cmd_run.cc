@@ -21,6 +21,7 @@
 #include "interrupt_watch.h"
 #include "log_stream.h"
 #include "managed_flags.h"
+#include "torchx/composite_kinds.h"
 #include "torchx/managed/managed.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/specs/app_handle.h"
@@ -45,16 +46,13 @@ struct RunOptions {
   std::vector<std::string> rest;  // component + its arguments
 };
 
-// The managed run's request: the app on -s/-cfg, then the policy's failover targets.
-managed::LaunchRequest ManagedRequest(const RunOptions& opts, specs::AppDef app, managed::ChildPolicy policy) {
-  managed::LaunchRequest request;
-  request.app = std::move(app);
-  request.targets.push_back({opts.scheduler, opts.cfg, ""});
-  for (managed::Target& t : policy.failover) request.targets.push_back(std::move(t));
-  request.policy = std::move(policy.policy);
-  request.checkpoint_dir = std::move(policy.checkpoint_dir);
-  request.workspace = opts.workspace;
-  return request;
+// The managed run's request, for the one launch entry: the app as the dry run built it, on
+// -s/-cfg, with the keys of a `managed:` block from the flags.
+composite::LaunchRequest ManagedRequest(const RunOptions& opts, const specs::AppDef& app,
+                                        const managed::ChildPolicy& policy) {
+  nlohmann::json doc = nlohmann::json::parse(managed::ChildPolicyToJson(policy));
+  doc["app"] = nlohmann::json::parse(specs::AppDefToJson(app, -1));
+  return {std::string(managed::kSchedulerName), doc.dump(), "run --managed", opts.scheduler, opts.cfg};
 }
 
 // `--help` among the component's options. Every component option takes a value, so options and
@@ -188,14 +186,14 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   }
   auto info = runner.DryRunComponent(opts.rest[0], args, opts.scheduler, *cfg, opts.workspace);
   if (!info) return ReportError(info.error());
-  std::optional<managed::Plan> managed_plan;
+  std::optional<composite::PlannedComposite> managed_plan;
   if (*policy) {
-    auto plan = managed::PlanManaged(runner, *config, ManagedRequest(opts, info->app, std::move(**policy)));
+    auto plan = PlanComposite(runner, *config, ManagedRequest(opts, info->app, **policy));
     if (!plan) return ReportError(plan.error());
     managed_plan = std::move(*plan);
   }
   if (opts.dryrun && managed_plan) {
-    std::fputs(managed::RenderPlan(*managed_plan).c_str(), stdout);
+    std::fputs(managed_plan->text.c_str(), stdout);
     return kExitOk;
   }
   if (opts.dryrun) {
@@ -213,11 +211,11 @@ int Run(RunOptions opts, plugins::PluginRegistry& registry) {
   if (opts.wait || opts.log) {
     std::vector<std::string> where = {opts.scheduler};
     if (managed_plan) {
-      for (const schedulers::DryRunInfo& target : managed_plan->dry_runs) where.push_back(target.scheduler);
+      for (const std::string& target : managed_plan->child_schedulers) where.push_back(target);
     }
     interrupt.emplace(runner, InterruptCancels(runner, where));
   }
-  auto handle = managed_plan ? managed::LaunchManaged(*managed_plan) : runner.Schedule(*info);
+  auto handle = managed_plan ? managed_plan->launch(runner) : runner.Schedule(*info);
   if (!handle) return ReportError(handle.error());
   if (!opts.json) {  // with --json, stdout carries the one JSON object, printed at the end
     std::printf("%s\n", handle->c_str());

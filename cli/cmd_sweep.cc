@@ -12,14 +12,15 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "common.h"
+#include "composite_launch.h"
 #include "exit_codes.h"
-#include "interrupt_watch.h"
 #include "managed_flags.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/sweeps/sweep.h"
-#include "wait_display.h"
 
 namespace torchx::cli {
 namespace {
@@ -91,48 +92,33 @@ int RunSweep(const SweepOptions& o, plugins::PluginRegistry& registry) {
   auto config = LoadConfig();
   if (!config) return ReportError(config.error());
   if (o.rest.empty()) return ReportError(InvalidArgumentError("sweep run: give a sweep file or a component"));
-  Result<sweeps::SweepSpec> spec = InvalidArgumentError("");
-  if (o.params.empty() && IsSweepFile(o.rest.front())) {
+  composite::LaunchRequest request{std::string(sweeps::kSchedulerName), "", "sweep", o.scheduler, o.cfg};
+  if (o.params.empty() && (IsSweepFile(o.rest.front()) || o.rest.size() == 1)) {
     if (o.rest.size() > 1) {
       return ReportError(InvalidArgumentError(fmt::format(
           "sweep run: `{}` after the sweep file: options go before it (torchx sweep run [options] FILE)", o.rest[1])));
     }
-    spec = sweeps::LoadSweepFile(o.rest.front());
-  } else if (o.params.empty() && o.rest.size() == 1) {
-    spec = sweeps::LoadSweepFile(o.rest.front());  // names the file that cannot be read
+    auto text = ReadDocument(o.rest.front(), "sweep file");  // names the file that cannot be read
+    if (!text) return ReportError(text.error());
+    request.document = std::move(*text);
+    request.origin = o.rest.front();
   } else {
-    spec = InlineSpec(o);
+    auto spec = InlineSpec(o);
+    if (!spec) return ReportError(spec.error());
+    auto document = sweeps::SweepDocument(*spec);
+    if (!document) return ReportError(document.error());
+    request.document = std::move(*document);
   }
-  if (!spec) return ReportError(spec.error());
-  sweeps::RunRequest request{std::move(*spec), o.scheduler, o.cfg, o.name, std::nullopt, std::nullopt, ""};
-  if (o.max_parallel >= 0) request.max_parallel = o.max_parallel;
-  if (o.max_failures >= 0) request.max_failures = o.max_failures;
   if (request.scheduler.empty()) request.scheduler = config->CliDefault("run", "scheduler").value_or("");
+  nlohmann::json overrides = nlohmann::json::object();
+  if (!o.name.empty()) overrides["name"] = o.name;
+  if (o.max_parallel >= 0) overrides["max_parallel"] = o.max_parallel;
+  if (o.max_failures >= 0) overrides["max_failures"] = o.max_failures;
   auto policy = ChildPolicyFrom(o.managed, "sweep run");
   if (!policy) return ReportError(policy.error());
-  if (*policy) request.managed_json = managed::ChildPolicyToJson(**policy);
-  runner::Runner runner(registry, RunnerOptionsFrom(*config));
-  auto plan = sweeps::PlanSweep(runner, *config, request);
-  if (!plan) return ReportError(plan.error());
-  if (o.dryrun) {
-    std::fputs(sweeps::RenderPlan(*plan).c_str(), stdout);
-    return kExitOk;
-  }
-  // With --wait, Ctrl-C or SIGTERM from the launch on cancels a sweep whose trials run here.
-  std::optional<InterruptWatch> interrupt;
-  if (o.wait) interrupt.emplace(runner, InterruptCancels(runner, {plan->scheduler}));
-  auto handle = sweeps::LaunchSweep(runner, *plan);
-  if (!handle) return ReportError(handle.error());
-  std::printf("%s\n", handle->c_str());
-  std::fflush(stdout);
-  if (!o.wait) return kExitOk;
-  interrupt->Arm(*handle);
-  auto status = WaitWithDisplay(runner, *handle);
-  interrupt->SettleIfInterrupted();
-  if (!status) return ReportError(status.error());
-  if (!*status) return ReportError(AppNotFound(*handle));
-  if (!(*status)->msg.empty()) std::fprintf(stderr, "torchx: %s\n", (*status)->msg.c_str());
-  return (*status)->state == specs::AppState::kSucceeded ? kExitOk : kExitFailure;
+  if (*policy) overrides["managed"] = nlohmann::json::parse(managed::ChildPolicyToJson(**policy));
+  request.overrides_json = overrides.dump();
+  return LaunchCompositeVerb(registry, *config, request, o.dryrun, o.wait);
 }
 
 int SweepStatus(const SweepOptions& o, plugins::PluginRegistry& registry, bool best_only) {

@@ -32,6 +32,8 @@ Handler AddPluginsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddUiCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddPipelineCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddSweepCommand(CLI::App& app, plugins::PluginRegistry& registry);
+/// `composite run KIND FILE` and `composite kinds`: any composite kind, named by the user only.
+Handler AddCompositeCommand(CLI::App& app, plugins::PluginRegistry& registry);
 /// `completion SHELL` and the hidden `__complete KIND` (one handler answers both).
 Handler AddCompletionCommand(CLI::App& app, plugins::PluginRegistry& registry);
 

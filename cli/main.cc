@@ -104,12 +104,22 @@ int main(int argc, char** argv) {
       const char* name;
       Handler (*add)(CLI::App&, torchx::plugins::PluginRegistry&);
     };
-    static constexpr Verb kVerbs[] = {
-        {"run", AddRunCommand},         {"builtins", AddBuiltinsCommand},   {"status", AddStatusCommand},
-        {"top", AddTopCommand},         {"describe", AddDescribeCommand},   {"log", AddLogCommand},
-        {"cancel", AddCancelCommand},   {"delete", AddDeleteCommand},       {"list", AddListCommand},
-        {"runopts", AddRunoptsCommand}, {"configure", AddConfigureCommand}, {"plugins", AddPluginsCommand},
-        {"ui", AddUiCommand},           {"pipeline", AddPipelineCommand},   {"sweep", AddSweepCommand}};
+    static constexpr Verb kVerbs[] = {{"run", AddRunCommand},
+                                      {"builtins", AddBuiltinsCommand},
+                                      {"status", AddStatusCommand},
+                                      {"top", AddTopCommand},
+                                      {"describe", AddDescribeCommand},
+                                      {"log", AddLogCommand},
+                                      {"cancel", AddCancelCommand},
+                                      {"delete", AddDeleteCommand},
+                                      {"list", AddListCommand},
+                                      {"runopts", AddRunoptsCommand},
+                                      {"configure", AddConfigureCommand},
+                                      {"plugins", AddPluginsCommand},
+                                      {"ui", AddUiCommand},
+                                      {"pipeline", AddPipelineCommand},
+                                      {"sweep", AddSweepCommand},
+                                      {"composite", AddCompositeCommand}};
     std::vector<std::string> args = NormalizeArgs(argc, argv);
     std::string_view first = args.empty() ? std::string_view() : std::string_view(args[0]);
     std::string_view verb = first == "stop" ? std::string_view("cancel") : first;  // cancel's alias

@@ -148,3 +148,25 @@ endfunction()
 function(torchx_tsan_suite)
   add_dependencies(tsan_suites ${ARGN})
 endfunction()
+
+# torchx_add_composite_kind(NAME ring SOURCES a.cc DEPS lib... [OUTPUT_DIR dir])
+# A composite kind built as a loadable module (include/torchx/composite/kind_module.h): the file
+# torchx_kind_<NAME>.so, which exports torchx_composite_kind_v1() stamped with this build's id.
+# A process loads it when $TORCHX_COMPOSITE_KINDS names it (src/composite_kinds/kinds.cc). Its
+# sources define the entry point; the kernel's static libraries are linked into it and kept private
+# (as a back-end module's are).
+function(torchx_add_composite_kind)
+  cmake_parse_arguments(K "" "NAME;OUTPUT_DIR" "SOURCES;DEPS" ${ARGN})
+  set(target torchx_kind_${K_NAME})
+  if(NOT K_OUTPUT_DIR)
+    set(K_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  add_library(${target} MODULE ${K_SOURCES})
+  target_link_libraries(${target} PRIVATE torchx_composite ${K_DEPS})
+  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src" ${YAML_CPP_INCLUDE_DIR})
+  target_compile_definitions(${target} PRIVATE "TORCHX_BUILD_ID=\"${TORCHX_BUILD_ID}\"")
+  target_link_options(${target} PRIVATE -Wl,--exclude-libs,ALL -Wl,-Bsymbolic)
+  set_target_properties(${target} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY "${K_OUTPUT_DIR}"
+                        CXX_VISIBILITY_PRESET hidden)
+  torchx_set_warnings(${target})
+endfunction()

@@ -16,10 +16,9 @@
 #include "errors.h"
 #include "py_scheduler.h"
 #include "torchx/components/component_json.h"
+#include "torchx/composite_kinds.h"
 #include "torchx/config/tracking.h"
 #include "torchx/devices/device.h"
-#include "torchx/managed/managed.h"
-#include "torchx/pipelines/pipeline.h"
 #include "torchx/runner/runner.h"
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_handle.h"
@@ -250,103 +249,26 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
           py::arg("component"), py::arg("args"), py::arg("scheduler"), py::arg("cfg"), py::arg("workspace") = "")
       .def("schedule", &Schedule)
       .def(
-          "run_pipeline",
-          [](Runner& r, const std::string& text, const std::string& origin, const std::string& scheduler,
-             const std::string& cfg_json, const std::string& name, bool dryrun) {
-            // torchx.pipelines.run: the CLI's `torchx pipeline run`, a file's text (or a dict as
-            // JSON) in; the handle (or, dry, the plan) out. `cfg_json` overrides the file's `cfg`.
-            auto out = [&]() -> Result<std::string> {
-              py::gil_scoped_release release;
-              TORCHX_ASSIGN_OR_RETURN(auto spec, pipelines::ParsePipeline(text, origin));
-              auto merged = nlohmann::json::parse(spec.cfg_json);
-              const auto overrides = nlohmann::json::parse(cfg_json);  // kept alive for items()
-              for (const auto& [k, v] : overrides.items()) merged[k] = v;
-              spec.cfg_json = merged.dump();
-              std::error_code ec;
-              TORCHX_ASSIGN_OR_RETURN(auto config,
-                                      config::TorchxConfig::Load(std::filesystem::current_path(ec).string()));
-              pipelines::RunRequest request{std::move(spec), scheduler, "", name};
-              TORCHX_ASSIGN_OR_RETURN(auto plan, pipelines::PlanPipeline(r, config, request));
-              if (dryrun) return pipelines::RenderPlan(plan);
-              return pipelines::LaunchPipeline(r, plan);
-            }();
-            return ValueOrThrow(std::move(out));
-          },
-          py::arg("text"), py::arg("origin"), py::arg("scheduler") = "", py::arg("cfg_json") = "{}",
-          py::arg("name") = "", py::arg("dryrun") = false)
-      .def(
-          "run_managed",
-          [](Runner& r, const std::string& app_json, const std::string& scheduler, const py::object& cfg,
-             const py::list& failover, int max_recoveries, const std::vector<std::string>& recover_on,
-             const std::optional<std::string>& start_timeout, const std::string& checkpoint_dir,
-             const std::string& parent_run_id,
-             const std::optional<std::vector<std::pair<std::string, std::optional<std::string>>>>& trackers,
-             bool dryrun) {
-            // Runner.run(..., managed=True): the CLI's `torchx run --managed`. `failover`: each a
-            // "SCHEDULER[:k=v,...]" string or a (scheduler, cfg dict) pair.
-            std::optional<specs::Tracking> tracking;
-            if (trackers) tracking = specs::Tracking{config::ParentRunId(parent_run_id), *trackers};
-            DryRunInfo first = DryRun(r, ValueOrThrow(specs::AppDefFromJson(app_json)), scheduler, cfg, "", tracking);
-            managed::LaunchRequest request;
-            request.app = std::move(first.app);
-            request.targets.push_back({scheduler, "", specs::CfgToJson(CfgFromPy(cfg))});
-            for (const py::handle& item : failover) {
-              if (py::isinstance<py::str>(item)) {
-                request.targets.push_back(ValueOrThrow(managed::ParseTarget(item.cast<std::string>())));
-              } else {
-                auto pair = item.cast<py::tuple>();
-                if (pair.size() != 2)
-                  throw py::value_error("failover: each is \"SCHEDULER[:k=v,...]\" or (scheduler, cfg)");
-                request.targets.push_back({pair[0].cast<std::string>(), "", specs::CfgToJson(CfgFromPy(pair[1]))});
-              }
-            }
-            request.policy = ValueOrThrow(managed::PolicyWith(max_recoveries, recover_on, start_timeout));
-            request.checkpoint_dir = checkpoint_dir;
+          "launch_composite",
+          [](Runner& r, const std::string& kind, const std::string& document, const std::string& origin,
+             const std::string& scheduler, const std::string& overrides_json, bool dryrun) {
+            // torchx.pipelines.run, torchx.sweeps.run, Runner.run(managed=True): the kind's document
+            // (and the keyword arguments over it) through the launch entry the CLI's verbs call; the
+            // handle (or, dry, the plan) out.
             auto out = [&]() -> Result<std::string> {
               py::gil_scoped_release release;
               std::error_code ec;
               TORCHX_ASSIGN_OR_RETURN(auto config,
                                       config::TorchxConfig::Load(std::filesystem::current_path(ec).string()));
-              TORCHX_ASSIGN_OR_RETURN(auto plan, managed::PlanManaged(r, config, request));
-              if (dryrun) return managed::RenderPlan(plan);
-              return managed::LaunchManaged(plan);
+              composite::LaunchRequest request{kind, document, origin, scheduler, "", overrides_json};
+              TORCHX_ASSIGN_OR_RETURN(composite::PlannedComposite plan, PlanComposite(r, config, request));
+              if (dryrun) return plan.text;
+              return plan.launch(r);
             }();
             return ValueOrThrow(std::move(out));
           },
-          py::arg("app_json"), py::arg("scheduler"), py::arg("cfg"), py::arg("failover"), py::arg("max_recoveries"),
-          py::arg("recover_on"), py::arg("start_timeout"), py::arg("checkpoint_dir"), py::arg("parent_run_id") = "",
-          py::arg("trackers") = py::none(), py::arg("dryrun") = false)
-      .def(
-          "run_sweep",
-          [](Runner& r, const std::string& text, const std::string& origin, const std::string& scheduler,
-             const std::string& cfg_json, const std::string& name, int max_parallel, bool dryrun,
-             const std::string& managed_json) {
-            // torchx.sweeps.run: the CLI's `torchx sweep run`, a file's text (or a dict as JSON)
-            // in; the handle (or, dry, the plan) out. `cfg_json` overrides the file's `cfg`.
-            auto out = [&]() -> Result<std::string> {
-              py::gil_scoped_release release;
-              TORCHX_ASSIGN_OR_RETURN(auto spec, sweeps::ParseSweep(text, origin));
-              auto merged = nlohmann::json::parse(spec.cfg_json);
-              const auto overrides = nlohmann::json::parse(cfg_json);  // kept alive for items()
-              for (const auto& [k, v] : overrides.items()) merged[k] = v;
-              spec.cfg_json = merged.dump();
-              std::error_code ec;
-              TORCHX_ASSIGN_OR_RETURN(auto config,
-                                      config::TorchxConfig::Load(std::filesystem::current_path(ec).string()));
-              sweeps::RunRequest request{std::move(spec), scheduler, "", name, std::nullopt, std::nullopt, ""};
-              if (!managed_json.empty()) {  // `managed=`: the block's keys, read as a file's are
-                TORCHX_ASSIGN_OR_RETURN(auto policy, managed::ParseChildPolicy(managed_json, "managed"));
-                request.managed_json = managed::ChildPolicyToJson(policy);
-              }
-              if (max_parallel >= 0) request.max_parallel = max_parallel;
-              TORCHX_ASSIGN_OR_RETURN(auto plan, sweeps::PlanSweep(r, config, request));
-              if (dryrun) return sweeps::RenderPlan(plan);
-              return sweeps::LaunchSweep(r, plan);
-            }();
-            return ValueOrThrow(std::move(out));
-          },
-          py::arg("text"), py::arg("origin"), py::arg("scheduler") = "", py::arg("cfg_json") = "{}",
-          py::arg("name") = "", py::arg("max_parallel") = -1, py::arg("dryrun") = false, py::arg("managed_json") = "")
+          py::arg("kind"), py::arg("document"), py::arg("origin"), py::arg("scheduler") = "",
+          py::arg("overrides_json") = "{}", py::arg("dryrun") = false)
       .def(
           "sweep_status",
           [](Runner& r, const std::string& handle) {
@@ -435,18 +357,16 @@ void BindRunner(py::module_& m, plugins::PluginRegistry& registry) {
            })
       .def(
           "describe_native",
-          [](Runner& r, const std::string& handle) -> std::
-                                                       optional<DryRunInfo> {
-                                                         auto d = [&] {
-                                                           py::gil_scoped_release release;
-                                                           return r.DescribeNative(handle);
-                                                         }();
-                                                         // TorchX: None where the scheduler cannot read its request
-                                                         // back.
-                                                         if (!d && d.error().code() == StatusCode::kUnimplemented)
-                                                           return std::nullopt;
-                                                         return ValueOrThrow(std::move(d), ErrorSite::kAppHandle);
-                                                       },
+          [](Runner& r, const std::string& handle) -> std::optional<DryRunInfo> {
+            auto d = [&] {
+              py::gil_scoped_release release;
+              return r.DescribeNative(handle);
+            }();
+            // TorchX: None where the scheduler cannot read its request
+            // back.
+            if (!d && d.error().code() == StatusCode::kUnimplemented) return std::nullopt;
+            return ValueOrThrow(std::move(d), ErrorSite::kAppHandle);
+          },
           "The request as the engine holds it for a submitted app (Runner::DescribeNative); None for an unknown "
           "app or a scheduler that cannot say.")
       .def(

@@ -83,7 +83,9 @@ DriverLock::~DriverLock() {
 }
 
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id) {
-  int fd = ::open(LockPath(pipelines_dir, id).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // Read-only (flock needs no write access): a reader on a file system remounted read-only still
+  // sees the driver that holds the lock. No lock file: no driver ever took it.
+  int fd = ::open(LockPath(pipelines_dir, id).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
   ::close(fd);  // releases the lock if we took it

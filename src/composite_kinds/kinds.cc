@@ -1,28 +1,132 @@
 #include "torchx/composite_kinds.h"
 
-#include <cstdio>
+#include <dlfcn.h>
 
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/strings.h"
+#include "torchx/composite/kind_module.h"
 #include "torchx/managed/managed.h"
 #include "torchx/pipelines/pipeline.h"
 #include "torchx/sweeps/sweep.h"
 
 namespace torchx {
+namespace {
+
+using composite::KindEntry;
+
+// The kinds linked in. Their names are the ones their drivers are started with (StartDriver).
+const std::vector<KindEntry>& LinkedKinds() {
+  static const std::vector<KindEntry> kKinds = {
+      {"pipeline", &pipelines::RegisterPipelineScheduler, &pipelines::RunPipelineDriver, &pipelines::PlanLaunch},
+      {"sweep", &sweeps::RegisterSweepScheduler, &sweeps::RunSweepDriver, &sweeps::PlanLaunch},
+      {"managed", &managed::RegisterManagedScheduler, &managed::RunManagedDriver, &managed::PlanLaunch},
+  };
+  return kKinds;
+}
+
+struct LoadedKinds {
+  std::vector<KindEntry> kinds;
+  std::vector<plugins::PluginError> errors;
+};
+
+// The modules $TORCHX_COMPOSITE_KINDS names, loaded once per process and kept open (their code
+// runs the kinds' schedulers and drivers until the process ends).
+LoadedKinds LoadModules() {
+  LoadedKinds out;
+  const char* env = std::getenv(TORCHX_COMPOSITE_KINDS_ENV);
+  if (!env) return out;
+  for (const std::string& path : internal::SplitAny(env, ":")) {
+    if (path.empty()) continue;
+    std::string source = "native:" + path;
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* why = dlerror();
+      out.errors.push_back({source, "dlopen", why ? why : "cannot be loaded"});
+      continue;
+    }
+    using Entry = const composite::KindModule* (*)();
+    auto entry = reinterpret_cast<Entry>(dlsym(handle, TORCHX_COMPOSITE_KIND_SYMBOL));
+    if (!entry) {
+      out.errors.push_back({source, "missing_symbol", fmt::format("no {} in it", TORCHX_COMPOSITE_KIND_SYMBOL)});
+      dlclose(handle);
+      continue;
+    }
+    const composite::KindModule* module = entry();
+    if (std::string_view(module->build_id) != TORCHX_BUILD_ID) {
+      out.errors.push_back(
+          {source, "abi_version",
+           fmt::format("built by {}, this is {}: rebuild it with this build", module->build_id, TORCHX_BUILD_ID)});
+      dlclose(handle);
+      continue;
+    }
+    bool taken = false;
+    for (const KindEntry& k : LinkedKinds()) taken = taken || std::string_view(k.name) == module->kind.name;
+    for (const KindEntry& k : out.kinds) taken = taken || std::string_view(k.name) == module->kind.name;
+    if (taken) {
+      out.errors.push_back(
+          {source, "duplicate", fmt::format("composite kind `{}` is already there", module->kind.name)});
+      continue;
+    }
+    out.kinds.push_back(module->kind);
+  }
+  return out;
+}
+
+const LoadedKinds& Modules() {
+  static const LoadedKinds kLoaded = LoadModules();
+  return kLoaded;
+}
+
+std::vector<KindEntry> AllKinds() {
+  std::vector<KindEntry> all = LinkedKinds();
+  all.insert(all.end(), Modules().kinds.begin(), Modules().kinds.end());
+  return all;
+}
+
+const KindEntry* FindKind(std::string_view name) {
+  for (const KindEntry& k : LinkedKinds()) {
+    if (name == k.name) return &k;
+  }
+  for (const KindEntry& k : Modules().kinds) {
+    if (name == k.name) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 void RegisterCompositeKinds(plugins::PluginRegistry& registry) {
-  pipelines::RegisterPipelineScheduler(registry);
-  sweeps::RegisterSweepScheduler(registry);
-  managed::RegisterManagedScheduler(registry);
+  for (const KindEntry& k : AllKinds()) k.register_scheduler(registry);
+  for (const plugins::PluginError& e : Modules().errors) registry.AddError(e);
 }
 
 int RunCompositeDriver(plugins::PluginRegistry& registry, std::string_view kind, const std::string& state_dir,
                        const std::string& id, int ready_fd) {
-  // The names StartDriver passes: each kind's driver is started with its own.
-  if (kind == "managed") return managed::RunManagedDriver(registry, state_dir, id, ready_fd);
-  if (kind == "sweep") return sweeps::RunSweepDriver(registry, state_dir, id, ready_fd);
-  if (kind == "pipeline") return pipelines::RunPipelineDriver(registry, state_dir, id, ready_fd);
-  std::fprintf(stderr, "torchx composite driver: unknown kind `%.*s` (this build has: pipeline, sweep, managed)\n",
-               static_cast<int>(kind.size()), kind.data());
+  if (const KindEntry* k = FindKind(kind)) return k->run_driver(registry, state_dir, id, ready_fd);
+  std::fprintf(stderr, "torchx composite driver: unknown kind `%.*s` (this process has: %s)\n",
+               static_cast<int>(kind.size()), kind.data(),
+               fmt::format("{}", fmt::join(CompositeKindNames(), ", ")).c_str());
   return 2;
+}
+
+Result<composite::PlannedComposite> PlanComposite(runner::Runner& runner, const config::TorchxConfig& config,
+                                                  const composite::LaunchRequest& request) {
+  const KindEntry* k = FindKind(request.kind);
+  if (!k) {
+    return InvalidArgumentError(fmt::format("composite kind `{}`: unknown; the kinds are: {}", request.kind,
+                                            fmt::join(CompositeKindNames(), ", ")));
+  }
+  return k->plan(runner, config, request);
+}
+
+std::vector<std::string> CompositeKindNames() {
+  std::vector<std::string> names;
+  for (const KindEntry& k : AllKinds()) names.emplace_back(k.name);
+  return names;
 }
 
 }  // namespace torchx

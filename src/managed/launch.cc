@@ -16,6 +16,7 @@
 #include "core/state_dir.h"
 #include "managed/policy.h"
 #include "managed/record.h"
+#include "specs/yaml_reader.h"
 #include "torchx/config/run_cfg.h"
 #include "torchx/managed/managed.h"
 #include "torchx/specs/app_handle.h"
@@ -192,6 +193,41 @@ Result<std::string> LaunchManaged(const Plan& plan) {
   TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, ManagedCodec::FromJson(plan.record_json));
   TORCHX_RETURN_IF_ERROR(StartManaged(internal::DefaultStateDir(), std::move(r)).status());
   return plan.handle;
+}
+
+}  // namespace torchx::managed
+
+namespace torchx::managed {
+
+Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
+                                               const composite::LaunchRequest& request) {
+  using Json = nlohmann::ordered_json;
+  TORCHX_ASSIGN_OR_RETURN(std::string document, composite::DocumentOf(request));
+  TORCHX_ASSIGN_OR_RETURN(Json doc, specs::internal::YamlMappingFromText(
+                                        document, request.origin, "with `app` and the keys of a `managed:` block"));
+  if (!doc.contains("app") || !doc["app"].is_object()) {
+    return InvalidArgumentError(fmt::format("{}: app: required (the AppDef to run, as JSON)", request.origin));
+  }
+  LaunchRequest launch;
+  TORCHX_ASSIGN_OR_RETURN(launch.app, specs::AppDefFromJson(doc["app"].dump(), runner.build_context().named_resources));
+  Target first{request.scheduler, request.cfg, ""};
+  if (doc.contains("cfg") && !doc["cfg"].is_null()) {
+    if (!doc["cfg"].is_object()) return InvalidArgumentError(fmt::format("{}: cfg: must be a mapping", request.origin));
+    first.cfg_json = doc["cfg"].dump();
+  }
+  doc.erase("app");
+  doc.erase("cfg");
+  TORCHX_ASSIGN_OR_RETURN(ChildPolicy policy, ParseChildPolicy(doc.dump(), request.origin));
+  launch.targets.push_back(std::move(first));
+  for (Target& t : policy.failover) launch.targets.push_back(std::move(t));
+  launch.policy = std::move(policy.policy);
+  launch.checkpoint_dir = std::move(policy.checkpoint_dir);
+  TORCHX_ASSIGN_OR_RETURN(Plan plan, PlanManaged(runner, config, launch));
+  composite::PlannedComposite out;
+  out.text = RenderPlan(plan);
+  for (const schedulers::DryRunInfo& target : plan.dry_runs) out.child_schedulers.push_back(target.scheduler);
+  out.launch = [plan = std::make_shared<Plan>(std::move(plan))](runner::Runner&) { return LaunchManaged(*plan); };
+  return out;
 }
 
 }  // namespace torchx::managed

@@ -209,3 +209,22 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
 }
 
 }  // namespace torchx::pipelines
+
+namespace torchx::pipelines {
+
+Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
+                                               const composite::LaunchRequest& request) {
+  TORCHX_ASSIGN_OR_RETURN(std::string document, composite::DocumentOf(request));
+  TORCHX_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipeline(document, request.origin));
+  auto plan = PlanPipeline(runner, config, RunRequest{std::move(spec), request.scheduler, request.cfg, ""});
+  if (!plan) return plan.error();
+  composite::PlannedComposite out;
+  out.text = RenderPlan(*plan);
+  for (const PlannedStep& step : plan->steps) out.child_schedulers.push_back(step.scheduler);
+  out.launch = [plan = std::make_shared<Plan>(std::move(*plan))](runner::Runner& r) {
+    return LaunchPipeline(r, *plan);
+  };
+  return out;
+}
+
+}  // namespace torchx::pipelines

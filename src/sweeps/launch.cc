@@ -102,14 +102,6 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
     return InvalidArgumentError(
         fmt::format("space: {} trials; a sweep runs at most {}", TrialCount(spec.space), kMaxTrials));
   }
-  std::set<std::string> names;
-  for (const ParamSpec& p : spec.space.params) {
-    if (!names.insert(p.name).second) {
-      return InvalidArgumentError(
-          fmt::format("space.parameters.{}: given twice (each parameter once: -p {}=a,b,... or one entry in the file)",
-                      p.name, p.name));
-    }
-  }
   Plan plan;
   std::string base = !spec.component.empty() ? fs::path(spec.component).stem().string() : "sweep";
   plan.name = !request.name.empty() ? request.name : !spec.name.empty() ? spec.name : base + "-sweep";
@@ -331,6 +323,24 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
     return s;
   }
   return plan.handle;
+}
+
+}  // namespace torchx::sweeps
+
+namespace torchx::sweeps {
+
+Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
+                                               const composite::LaunchRequest& request) {
+  TORCHX_ASSIGN_OR_RETURN(std::string document, composite::DocumentOf(request));
+  TORCHX_ASSIGN_OR_RETURN(SweepSpec spec, ParseSweep(document, request.origin));
+  RunRequest run{std::move(spec), request.scheduler, request.cfg, "", std::nullopt, std::nullopt, ""};
+  auto plan = PlanSweep(runner, config, run);
+  if (!plan) return plan.error();
+  composite::PlannedComposite out;
+  out.text = RenderPlan(*plan);
+  out.child_schedulers = {plan->scheduler};
+  out.launch = [plan = std::make_shared<Plan>(std::move(*plan))](runner::Runner& r) { return LaunchSweep(r, *plan); };
+  return out;
 }
 
 }  // namespace torchx::sweeps

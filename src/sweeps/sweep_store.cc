@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -74,6 +75,28 @@ Result<Space> SpaceFromJson(const Json& j) {
 std::string SweepsDir(const std::string& state_dir) { return (std::filesystem::path(state_dir) / "sweeps").string(); }
 
 std::string SpaceToJson(const Space& space) { return SpaceJson(space).dump(); }
+
+Result<std::string> SweepDocument(const SweepSpec& spec) {
+  std::set<std::string> names;
+  for (const ParamSpec& p : spec.space.params) {
+    if (!names.insert(p.name).second) {
+      return InvalidArgumentError(
+          fmt::format("space.parameters.{}: given twice (each parameter once: -p {}=a,b,...)", p.name, p.name));
+    }
+  }
+  Json doc = Json::object();
+  if (!spec.name.empty()) doc["name"] = spec.name;
+  doc["component"] = spec.component;
+  doc["args"] = spec.args;
+  if (!spec.scheduler.empty()) doc["scheduler"] = spec.scheduler;
+  if (spec.objective) {
+    doc["objective"] = {{"metric", spec.objective->metric},
+                        {"direction", spec.objective->minimize ? "minimize" : "maximize"},
+                        {"reduce", spec.objective->best ? "best" : "last"}};
+  }
+  doc["space"] = SpaceJson(spec.space);
+  return doc.dump();
+}
 
 // What a sweep's record holds besides the shared header and child fields.
 struct SweepParts {

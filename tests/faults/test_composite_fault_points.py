@@ -13,9 +13,14 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
+import threading
 import time
 
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "integration" / "common"))
+from composite_driver import kill_driver_and_watchdog, wait_for_driver  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "ci" / "cli" / "torchx")
@@ -37,12 +42,22 @@ PRELUDE = {"claims_resolved": ["scheduled"]}
 HIT = set()
 
 
+def ring_module() -> str:
+    """The test-only kind's module (ctest passes it; a manual run finds the ci build's)."""
+    path = os.environ.get("TORCHX_COMPOSITE_KINDS") or str(
+        REPO / "build" / "ci" / "tests" / "composite_ring" / "torchx_kind_ring.so")
+    assert all(os.path.exists(p) for p in path.split(":")), (
+        f"the ring kind's module is not built: {path} (cmake --build --preset ci --target torchx_kind_ring)")
+    return path
+
+
 class Cli:
     def __init__(self, tmp_path: pathlib.Path, points: list):
         self.cwd = tmp_path
         self.log = tmp_path / "faults.log"
         self.env = dict(os.environ, TORCHX_STATE_DIR=str(tmp_path / "state"), TORCHX_FAULT_POINT=",".join(points),
-                        TORCHX_FAULT_LOG=str(self.log), TORCHX_FAULT_TIMES=str(TIMES))
+                        TORCHX_FAULT_LOG=str(self.log), TORCHX_FAULT_TIMES=str(TIMES),
+                        TORCHX_COMPOSITE_KINDS=ring_module())
         self.handles = []
 
     def __call__(self, *args, timeout=120):
@@ -98,7 +113,23 @@ def launch_managed(cli: Cli) -> tuple:
     return cli.launch("run", "--managed", "-s", "local_cwd", "utils.sh", "sh", "child.sh", "m"), ["m"]
 
 
-KINDS = {"sweep": launch_sweep, "pipeline": launch_pipeline, "managed": launch_managed}
+RING = """
+name: fp
+links:
+  - {component: utils.sh, args: [sh, child.sh, l0]}
+  - {component: utils.sh, args: [sh, child.sh, l1]}
+  - {component: utils.sh, args: [sh, child.sh, l2]}
+"""
+
+
+def launch_ring(cli: Cli) -> tuple:
+    # The test-only fourth kind (tests/composite_ring/), loaded as a module: nothing in cli/,
+    # src/ui/ or python/ext names it, so `composite run` and the generic verbs are all it has.
+    (cli.cwd / "ring.yaml").write_text(RING)
+    return cli.launch("composite", "run", "ring", "ring.yaml"), ["l0", "l1", "l2"]
+
+
+KINDS = {"sweep": launch_sweep, "pipeline": launch_pipeline, "managed": launch_managed, "ring": launch_ring}
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -118,6 +149,138 @@ def test_each_child_runs_once_whatever_point_the_driver_dies_at(tmp_path, kind, 
     if point in deaths:
         HIT.add(point)
     assert point in deaths, f"{kind}: the driver never reached {point}: {deaths}"
+
+
+SLOW_CHILD = 'echo "$1" >> ran.txt; sleep 3\n'
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_cancel_right_after_the_driver_died_starts_nothing_new(tmp_path, kind):
+    # The driver and its watchdog killed (as a reboot would) while the first children run, then
+    # `cancel` at once: the cancel is recorded before any driver is revived, so no child that had
+    # not started starts, what runs is cancelled, and the composite ends CANCELLED.
+    cli = Cli(tmp_path, [])
+    (tmp_path / "child.sh").write_text(SLOW_CHILD)
+    handle, children = KINDS[kind](cli)
+    composite_id = handle.rsplit("/", 1)[1]
+    try:
+        wait_for_driver(composite_id)
+        deadline = time.monotonic() + 30
+        while not cli.ran():
+            assert time.monotonic() < deadline, "no child started"
+            time.sleep(0.05)
+        kill_driver_and_watchdog(composite_id)
+        started = cli.ran()
+        cli("cancel", handle)
+        st = cli.wait(handle)
+        time.sleep(1)  # a child a revived driver would have started has had time to say so
+    finally:
+        subprocess.run([BINARY, "cancel", handle], capture_output=True, cwd=tmp_path, env=cli.env, timeout=60)
+    assert st["state"] == "CANCELLED", st
+    assert cli.ran() == started, (started, cli.ran())
+    assert set(started) < set(children) or len(children) == 1, started
+    ended = ended_children(cli, handle)  # nothing left running: each child's own scheduler says so
+    assert ended and all(ended), ended
+
+
+KIND_DIRS = {"sweep": "sweeps", "pipeline": "pipelines", "managed": "managed", "ring": "rings"}
+ONE_SECOND_CHILD = 'echo "$1" >> ran.txt; sleep 1\n'
+
+
+def ended_children(cli: Cli, handle: str) -> list:
+    listed = json.loads(cli("list", "--json", "-s", handle.split(":", 1)[0]).stdout)
+    members = [m for app in listed if app["app_handle"] == handle for m in app["members"]]
+    return [json.loads(cli("status", "--json", m["app_handle"]).stdout)["state"] in TERMINAL
+            for m in members if m["app_handle"]]
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_records_directory_read_only_then_writable_again(tmp_path, kind):
+    # The kind's record directory alone on a small tmpfs, remounted read-only while the driver
+    # works (CI runs as root: chmod would stop nothing), then writable again: the driver's writes
+    # fail and are tried again under its error budget; `status` still reads it; once writable the
+    # composite goes on. Every child runs exactly once and it ends SUCCEEDED.
+    cli = Cli(tmp_path, [])
+    records = tmp_path / "state" / KIND_DIRS[kind]
+    records.mkdir(parents=True)
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(records)], capture_output=True,
+                         text=True)
+    if res.returncode != 0:
+        assert "faults" not in os.environ.get("TORCHX_REQUIRE_ENGINES", ""), res.stderr
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    handle = None
+    try:
+        (tmp_path / "child.sh").write_text(ONE_SECOND_CHILD)
+        handle, children = KINDS[kind](cli)
+        deadline = time.monotonic() + 30
+        while not cli.ran():
+            assert time.monotonic() < deadline, "no child started"
+            time.sleep(0.05)
+        # Read-only from now on for every new open and rename there. (A plain `remount,ro` is
+        # refused while the driver's log and lock are open for writing: a read-only bind mount
+        # over the directory is what a process opening it next meets.)
+        for _ in range(50):  # a write opened between the two calls makes the second one EBUSY: again
+            subprocess.run(["mount", "--bind", str(records), str(records)], check=True)
+            if subprocess.run(["mount", "-o", "remount,bind,ro", str(records)], capture_output=True).returncode == 0:
+                break
+            subprocess.run(["umount", str(records)], check=True)
+        else:
+            pytest.fail(f"{records} could not be made read-only")
+        try:
+            for _ in range(10):  # read while it cannot be written: an answer, not a crash
+                res = subprocess.run([BINARY, "status", "--json", handle], capture_output=True, text=True,
+                                     cwd=tmp_path, env=cli.env, timeout=60)
+                assert res.returncode == 0, (res.returncode, res.stderr)
+                time.sleep(0.2)
+        finally:
+            subprocess.run(["umount", str(records)], check=True)  # the bind mount: writable again
+        st = cli.wait(handle, timeout=120)
+        assert cli.ran() == sorted(children), (cli.ran(), st)
+        assert st["state"] == "SUCCEEDED", st
+    finally:
+        if handle:
+            subprocess.run([BINARY, "cancel", handle], capture_output=True, cwd=tmp_path, env=cli.env, timeout=60)
+            cli.wait(handle, timeout=60)
+        while subprocess.run(["umount", "-l", str(records)], capture_output=True).returncode == 0:
+            pass  # the bind mount, if still there, then the tmpfs
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_second_launcher_reads_and_cancels_while_the_driver_works(tmp_path, kind):
+    # Another process polls `status` (which may revive, never double, the driver) while the driver
+    # submits, and then cancels: no child runs twice, every child ends, and it ends CANCELLED.
+
+    cli = Cli(tmp_path, [])
+    (tmp_path / "child.sh").write_text(SLOW_CHILD)
+    handle, children = KINDS[kind](cli)
+    stop = threading.Event()
+    errors = []
+
+    def poll():
+        while not stop.is_set():
+            res = subprocess.run([BINARY, "status", "--json", handle], capture_output=True, text=True, cwd=tmp_path,
+                                 env=cli.env, timeout=60)
+            if res.returncode != 0:
+                errors.append(res.stderr)
+
+    second = threading.Thread(target=poll)
+    second.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not cli.ran():
+            assert time.monotonic() < deadline, "no child started"
+            time.sleep(0.05)
+        cli("cancel", handle)
+        st = cli.wait(handle)
+    finally:
+        stop.set()
+        second.join()
+        subprocess.run([BINARY, "cancel", handle], capture_output=True, cwd=tmp_path, env=cli.env, timeout=60)
+    assert not errors, errors[:3]
+    assert st["state"] == "CANCELLED", st
+    ran = cli.ran()
+    assert len(ran) == len(set(ran)) and set(ran) <= set(children), ran
+    assert all(ended_children(cli, handle)), "a child still runs after the cancel"
 
 
 def have_slurm() -> bool:

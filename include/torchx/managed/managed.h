@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torchx/composite/launch.h"
 #include "torchx/config/torchx_config.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/runner.h"
@@ -126,6 +127,13 @@ Result<schedulers::DryRunInfo> ManagedChildDryRun(const std::string& payload);
 /// The `managed:` block that plans such a child again, from its payload (what `describe` of its
 /// composite prints): the policy, the failover targets, the composite's checkpoint directory.
 Result<ChildPolicy> ChildPolicyOfPayload(const std::string& payload);
+
+/// The kind's planner (composite/launch.h): the document is `app` (the AppDef as a
+/// Runner dry run built it), `cfg` (the first target's options, typed) and the keys of a
+/// `managed:` block; `-s`/`-cfg` are the first target. Launched
+/// through torchx::PlanComposite, the one entry of the CLI's verbs and Python alike.
+Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
+                                               const composite::LaunchRequest& request);
 
 /// Registers the "managed" scheduler (at the composition root, beside the built-ins).
 void RegisterManagedScheduler(plugins::PluginRegistry& registry);

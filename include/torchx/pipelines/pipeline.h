@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torchx/composite/launch.h"
 #include "torchx/config/torchx_config.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/runner.h"
@@ -107,6 +108,12 @@ std::string RenderPlan(const Plan& plan);
 /// driver). Returns
 /// the pipeline's handle. Nothing is left recorded when the start fails.
 Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan);
+
+/// The kind's planner (composite/launch.h): the document is a pipeline file;
+/// `-s`/`-cfg` go to the steps on the default scheduler. Launched
+/// through torchx::PlanComposite, the one entry of the CLI's verbs and Python alike.
+Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
+                                               const composite::LaunchRequest& request);
 
 /// Registers the "pipeline" scheduler, whose calls reach the steps' schedulers through Runners
 /// over `registry` (which must outlive every scheduler it builds).

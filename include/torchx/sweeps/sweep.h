@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "torchx/composite/launch.h"
 #include "torchx/config/torchx_config.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/runner.h"
@@ -98,6 +99,11 @@ Result<SweepSpec> LoadSweepFile(const std::string& path);
 /// One `-p name=...` of the inline form: `lr=0.1,0.01` (grid values, read as YAML scalars) or
 /// `lr=loguniform(1e-4,1e-1)`, `uniform(a,b)`, `randint(a,b)`, `choice(a,b,...)` (random).
 Result<ParamSpec> ParseInlineParam(std::string_view text);
+
+/// A sweep of a component (the CLI's inline form: `-p` parameters, an objective) written as the
+/// file that runs it, JSON: what the launch entry takes. kInvalidArgument for a parameter given
+/// twice.
+Result<std::string> SweepDocument(const SweepSpec& spec);
 
 /// The `@{name}` placeholders in `text`, in order (`@@{` is a literal `@{`).
 Result<std::vector<std::string>> Placeholders(std::string_view text, const std::string& where);
@@ -187,6 +193,12 @@ std::string SweepViewToJson(const SweepView& view);
 /// The sweep behind `handle` as the file that runs it (`torchx describe`; `torchx sweep run`
 /// takes it back): YAML, or JSON with `json`.
 Result<std::string> SweepDefinition(const std::string& handle, bool json);
+
+/// The kind's planner (composite/launch.h): the document is a sweep file (the
+/// CLI's inline form is written as one); `-s`/`-cfg` go to the trials. Launched
+/// through torchx::PlanComposite, the one entry of the CLI's verbs and Python alike.
+Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
+                                               const composite::LaunchRequest& request);
 
 /// Registers the "sweep" scheduler, whose calls reach the trials' schedulers through Runners over
 /// `registry` (which must outlive every scheduler it builds).

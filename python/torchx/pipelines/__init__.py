@@ -36,7 +36,12 @@ def _call(pipeline: PipelineSource, scheduler: Optional[str], cfg: Optional[Dict
           runner: Optional[Runner], dryrun: bool) -> str:
     text, origin = _text_of(pipeline)
     core = (runner or get_runner())._core
-    return core.run_pipeline(text, origin, scheduler or "", json.dumps(cfg or {}), name or "", dryrun)
+    overrides: Dict[str, Any] = {}
+    if cfg:
+        overrides["cfg"] = dict(cfg)
+    if name:
+        overrides["name"] = name
+    return core.launch_composite("pipeline", text, origin, scheduler or "", json.dumps(overrides), dryrun)
 
 
 def run(pipeline: PipelineSource, scheduler: Optional[str] = None, cfg: Optional[Dict[str, Any]] = None,

@@ -7,6 +7,7 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 """
 
 import contextlib
+import json
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
@@ -226,12 +227,24 @@ class Runner:
                 if not (isinstance(f, str) or (isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str)
                                                and f[0] and isinstance(f[1], Mapping))):
                     raise ValueError(f"failover: {f!r} is neither \"SCHEDULER[:k=v,...]\" nor (scheduler, cfg dict)")
+            # The kind's document: the app as a dry run builds it (TorchX's env, the trackers), its
+            # options on `scheduler`, and the keys of a `managed:` block.
+            block: Dict[str, Any] = {
+                "max_recoveries": max_recoveries,
+                "failover": [f if isinstance(f, str) else {"scheduler": f[0], "cfg": dict(f[1])} for f in targets],
+            }
+            if causes:
+                block["recover_on"] = causes
+            if start_timeout is not None:
+                block["start_timeout"] = start_timeout
+            if checkpoint_dir:
+                block["checkpoint_dir"] = checkpoint_dir
             with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg)):
-                return self._core.run_managed(
-                    app_to_core(app), scheduler, dict(cfg or {}), targets, max_recoveries, causes,
-                    None if start_timeout is None else str(start_timeout), checkpoint_dir or "",
-                    parent_run_id or "", list(get_configured_trackers().items()), dryrun,
-                )
+                first = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), "", parent_run_id or "",
+                                          list(get_configured_trackers().items()))
+                document = dict(block, app=json.loads(first.app_json), cfg=dict(cfg or {}))
+                return self._core.launch_composite("managed", json.dumps(document), "run(managed=True)", scheduler,
+                                                   "{}", dryrun)
         with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
             info = self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
             return info if dryrun else self._schedule(info, _first_image(app))

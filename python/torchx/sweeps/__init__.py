@@ -44,24 +44,33 @@ def _text_of(sweep: SweepSource) -> "tuple[str, str]":
 Managed = Union[bool, Dict[str, Any], None]
 
 
-def _managed_json(managed: Managed) -> str:
+def _managed_block(managed: Managed) -> Optional[Dict[str, Any]]:
     # True: every default; a dict: the keys of a sweep file's `managed:` block.
     if managed is None or managed is False:
-        return ""
+        return None
     if managed is True:
-        return "{}"
+        return {}
     if not isinstance(managed, dict):
         raise TypeError(f"managed: give True or a dict of max_recoveries, recover_on, failover, start_timeout, "
                         f"checkpoint_dir (got {type(managed).__name__})")
-    return json.dumps(managed)
+    return dict(managed)
 
 
 def _call(sweep: SweepSource, scheduler: Optional[str], cfg: Optional[Dict[str, Any]], name: Optional[str],
           max_parallel: Optional[int], runner: Optional[Runner], dryrun: bool, managed: Managed) -> str:
     text, origin = _text_of(sweep)
     core = (runner or get_runner())._core
-    return core.run_sweep(text, origin, scheduler or "", json.dumps(cfg or {}), name or "",
-                          -1 if max_parallel is None else max_parallel, dryrun, _managed_json(managed))
+    overrides: Dict[str, Any] = {}
+    if cfg:
+        overrides["cfg"] = dict(cfg)
+    if name:
+        overrides["name"] = name
+    if max_parallel is not None:
+        overrides["max_parallel"] = max_parallel
+    block = _managed_block(managed)
+    if block is not None:
+        overrides["managed"] = block
+    return core.launch_composite("sweep", text, origin, scheduler or "", json.dumps(overrides), dryrun)
 
 
 def run(sweep: SweepSource, scheduler: Optional[str] = None, cfg: Optional[Dict[str, Any]] = None,
