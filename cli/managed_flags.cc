@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "core/strings.h"
-
 namespace torchx::cli {
 
 void AddManagedFlags(CLI::App& cmd, ManagedFlags& flags, std::string_view what) {
@@ -39,14 +37,8 @@ Result<std::optional<managed::ChildPolicy>> ChildPolicyFrom(const ManagedFlags& 
     return std::optional<managed::ChildPolicy>();
   }
   managed::ChildPolicy out;
-  std::vector<std::string> causes;
-  for (const std::string& list : flags.recover_on) {
-    for (const std::string& part : internal::SplitAny(list, ",")) {
-      if (!part.empty()) causes.push_back(part);
-    }
-  }
   TORCHX_ASSIGN_OR_RETURN(out.policy,
-                          managed::PolicyWith(flags.max_recoveries.value_or(3), causes, flags.start_timeout));
+                          managed::PolicyWith(flags.max_recoveries.value_or(3), flags.recover_on, flags.start_timeout));
   for (const std::string& f : flags.failover) {
     TORCHX_ASSIGN_OR_RETURN(managed::Target t, managed::ParseTarget(f));
     out.failover.push_back(std::move(t));

@@ -29,14 +29,7 @@ ChildPlan PlanOf(const std::string& id) {
 
 class ChildOpsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    Ring r;
-    r.id = "ring-1";
-    r.name = "ring";
-    r.session = "s";
-    r.links.resize(3);
-    ASSERT_THAT(store_.Create(r), IsOk());
-  }
+  void SetUp() override { ASSERT_THAT(store_.Create(MakeRing(3)), IsOk()); }
   Ring Get() {
     auto r = store_.Get("ring-1");
     EXPECT_THAT(r, IsOk());

@@ -144,4 +144,18 @@ class RecordStore {
   mutable std::optional<Cached> cache_;
 };
 
+/// A kind's noun as a template argument (`"pipeline"`): what its records are called in errors.
+template <size_t N>
+struct Noun {
+  constexpr Noun(const char (&s)[N]) { std::copy_n(s, N, text); }  // NOLINT(google-explicit-constructor)
+  char text[N];
+};
+
+/// A kind's store: its records under one directory (created on first write), called `kNoun`.
+template <typename Codec, Noun kNoun>
+class StoreOf : public RecordStore<Codec> {
+ public:
+  explicit StoreOf(std::string dir) : RecordStore<Codec>(std::move(dir), kNoun.text) {}
+};
+
 }  // namespace torchx::composite

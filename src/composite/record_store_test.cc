@@ -34,13 +34,7 @@ ino_t InodeOf(const fs::path& p) {
 
 class RecordStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    Ring r;
-    r.id = "ring-1";
-    r.name = "ring";
-    r.links.resize(100);
-    ASSERT_THAT(store_.Create(r), IsOk());
-  }
+  void SetUp() override { ASSERT_THAT(store_.Create(MakeRing(100)), IsOk()); }
   fs::path Base() const { return fs::path(dir_.path()) / "ring" / "ring-1.json"; }
   fs::path Journal() const { return fs::path(dir_.path()) / "ring" / "ring-1.journal"; }
   Ring Read(RingStore& store) {

@@ -30,4 +30,14 @@ inline Result<Ring> RingFromJson(const std::string& text) { return RingCodec::Fr
 
 using RingStore = RecordStore<RingCodec>;
 
+/// A ring `ring-1` of `links` links, none started (what the kernel's tests start from).
+inline Ring MakeRing(size_t links) {
+  Ring r;
+  r.id = "ring-1";
+  r.name = "ring";
+  r.session = "s";
+  r.links.resize(links);
+  return r;
+}
+
 }  // namespace torchx::composite

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/spelling.h"
-#include "core/strings.h"
 #include "managed/record.h"
 #include "torchx/config/run_cfg.h"
 #include "torchx/managed/managed.h"
@@ -21,19 +20,15 @@ using Json = nlohmann::ordered_json;
 
 const std::vector<std::string> kKeys = {"max_recoveries", "recover_on", "failover", "start_timeout", "checkpoint_dir"};
 
+// A list of cause names, or one comma-separated string (PolicyWith splits them).
 Result<std::vector<std::string>> CauseNames(const Json& v, const std::string& where) {
   std::vector<std::string> out;
-  auto add = [&out](const std::string& list) {
-    for (const std::string& part : internal::SplitAny(list, ",")) {
-      if (!part.empty()) out.push_back(part);
-    }
-  };
   if (v.is_string()) {
-    add(v.get<std::string>());
+    out.push_back(v.get<std::string>());
   } else if (v.is_array()) {
     for (const Json& x : v) {
       if (!x.is_string()) return InvalidArgumentError(fmt::format("{}: each cause must be a string", where));
-      add(x.get<std::string>());
+      out.push_back(x.get<std::string>());
     }
   } else if (!v.is_null()) {
     return InvalidArgumentError(fmt::format("{}: give a list of causes (or one comma-separated string)", where));
@@ -104,8 +99,8 @@ Result<ChildPolicy> ParseChildPolicy(std::string_view json_text, const std::stri
       return InvalidArgumentError(fmt::format("{}.start_timeout: give seconds, or a duration: 90s, 15m, 2h", where));
     }
   }
-  auto policy = PolicyWith(max_recoveries, causes, start_timeout);
-  if (!policy) return InvalidArgumentError(fmt::format("{}: {}", where, policy.error().message()));
+  auto policy = PolicyWith(max_recoveries, causes, start_timeout, where + ".");
+  if (!policy) return policy.error();
   ChildPolicy out;
   out.policy = std::move(*policy);
   if (j.contains("failover") && !j["failover"].is_null()) {

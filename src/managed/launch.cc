@@ -14,6 +14,7 @@
 #include "composite/children.h"
 #include "composite/driver_process.h"
 #include "core/state_dir.h"
+#include "core/strings.h"
 #include "managed/policy.h"
 #include "managed/record.h"
 #include "specs/yaml_reader.h"
@@ -75,23 +76,29 @@ Result<double> ParseDuration(std::string_view text, std::string_view what) {
 }
 
 Result<Policy> PolicyWith(int max_recoveries, const std::vector<std::string>& recover_on,
-                          std::optional<std::string> start_timeout) {
+                          std::optional<std::string> start_timeout, std::string_view field_prefix) {
+  auto field = [field_prefix](std::string_view name) { return fmt::format("{}{}", field_prefix, name); };
   Policy p;
   if (max_recoveries < 0) {
-    return InvalidArgumentError(fmt::format("--max_recoveries: {} is negative; give 0 or more", max_recoveries));
+    return InvalidArgumentError(
+        fmt::format("{}: {} is negative; give 0 or more", field("max_recoveries"), max_recoveries));
   }
   p.max_recoveries = max_recoveries;
-  for (const std::string& name : recover_on) {
-    TORCHX_ASSIGN_OR_RETURN(FailureCause c, schedulers::ParseFailureCause(name, "--recover_on"));
-    if (c == FailureCause::kCancelled) {
-      return InvalidArgumentError(
-          "--recover_on: `cancelled` cannot be recovered: a cancel (scancel, docker kill, torchx cancel) is a "
-          "person's decision and ends the run");
+  for (const std::string& list : recover_on) {
+    for (const std::string& name : internal::SplitAny(list, ",")) {
+      if (name.empty()) continue;
+      TORCHX_ASSIGN_OR_RETURN(FailureCause c, schedulers::ParseFailureCause(name, field("recover_on")));
+      if (c == FailureCause::kCancelled) {
+        return InvalidArgumentError(fmt::format(
+            "{}: `cancelled` cannot be recovered: a cancel (scancel, docker kill, torchx cancel) is a person's "
+            "decision and ends the run",
+            field("recover_on")));
+      }
+      p.recover_on.insert(c);
     }
-    p.recover_on.insert(c);
   }
   if (start_timeout) {
-    TORCHX_ASSIGN_OR_RETURN(double s, ParseDuration(*start_timeout, "--start_timeout"));
+    TORCHX_ASSIGN_OR_RETURN(double s, ParseDuration(*start_timeout, field("start_timeout")));
     p.start_timeout = s;
   }
   return p;
@@ -195,10 +202,6 @@ Result<std::string> LaunchManaged(const Plan& plan) {
   return plan.handle;
 }
 
-}  // namespace torchx::managed
-
-namespace torchx::managed {
-
 Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
                                                const composite::LaunchRequest& request) {
   using Json = nlohmann::ordered_json;
@@ -223,11 +226,11 @@ Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const con
   launch.policy = std::move(policy.policy);
   launch.checkpoint_dir = std::move(policy.checkpoint_dir);
   TORCHX_ASSIGN_OR_RETURN(Plan plan, PlanManaged(runner, config, launch));
-  composite::PlannedComposite out;
-  out.text = RenderPlan(plan);
-  for (const schedulers::DryRunInfo& target : plan.dry_runs) out.child_schedulers.push_back(target.scheduler);
-  out.launch = [plan = std::make_shared<Plan>(std::move(plan))](runner::Runner&) { return LaunchManaged(*plan); };
-  return out;
+  std::vector<std::string> where;
+  for (const schedulers::DryRunInfo& target : plan.dry_runs) where.push_back(target.scheduler);
+  std::string text = RenderPlan(plan);
+  auto start = [](runner::Runner&, const Plan& p) { return LaunchManaged(p); };
+  return composite::PlannedFrom<Plan>(std::move(plan), std::move(text), std::move(where), +start);
 }
 
 }  // namespace torchx::managed

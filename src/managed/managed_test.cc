@@ -303,7 +303,12 @@ TEST(Edge, TargetsCausesAndDurations) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("person's decision")));
   EXPECT_THAT(PolicyWith(1, {"gremlins"}, std::nullopt).status(),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("valid choices: user_error, out_of_memory")));
-  EXPECT_THAT(PolicyWith(-1, {}, std::nullopt).status(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("negative")));
+  EXPECT_THAT(PolicyWith(-1, {}, std::nullopt).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("--max_recoveries: -1 is negative")));
+  // Comma-separated entries are split here, whoever passes them (the CLI, a file, Python).
+  auto split = PolicyWith(0, {"user_error,time_limit", ""}, std::nullopt);
+  ASSERT_THAT(split.status(), IsOk());
+  EXPECT_TRUE(split->recover_on.contains(FailureCause::kTimeLimit));
 }
 
 // A composite's child's `managed:` block: the keys of `run --managed`, every field checked by name,
@@ -337,7 +342,12 @@ TEST(ChildPolicy, ParsesTheBlockAndRoundTrips) {
   EXPECT_THAT(ParseChildPolicy(R"({"max_recoveries": "two"})", "managed").status(),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("managed.max_recoveries: must be a whole number")));
   EXPECT_THAT(ParseChildPolicy(R"({"recover_on": ["gremlins"]})", "managed").status(),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("unknown cause `gremlins`")));
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("managed.recover_on: unknown cause `gremlins`")));
+  // A file's field is named as the file spells it, not as the flag.
+  EXPECT_THAT(ParseChildPolicy(R"({"max_recoveries": -1})", "steps.a.managed").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("steps.a.managed.max_recoveries: -1 is negative")));
+  EXPECT_THAT(ParseChildPolicy(R"({"start_timeout": "soon"})", "managed").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("managed.start_timeout: `soon` is not a duration")));
   EXPECT_THAT(ParseChildPolicy(R"({"failover": [{"cfg": {}}]})", "managed").status(),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("managed.failover[0]: give `SCHEDULER[:k=v,...]`")));
   EXPECT_THAT(ParseChildPolicy(R"({"start_timeout": "soon"})", "managed").status(),

@@ -79,11 +79,8 @@ struct ManagedParts;  // its own fields as JSON (record.cc instantiates the code
 /// The record's lines (record_store.h): the header, and a line per attempt.
 using ManagedCodec = composite::CodecOf<ManagedRecord, AttemptRecord, &ManagedRecord::attempts, ManagedParts>;
 
-class ManagedStore : public composite::RecordStore<ManagedCodec> {
- public:
-  /// `dir`: <state_dir>/managed.
-  explicit ManagedStore(std::string dir) : RecordStore(std::move(dir), "managed job") {}
-};
+/// Its records, under <state_dir>/managed.
+using ManagedStore = composite::StoreOf<ManagedCodec, "managed job">;
 
 }  // namespace torchx::managed
 

@@ -208,23 +208,15 @@ Result<std::string> LaunchPipeline(runner::Runner& runner, const Plan& plan) {
   return handle;
 }
 
-}  // namespace torchx::pipelines
-
-namespace torchx::pipelines {
-
 Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
                                                const composite::LaunchRequest& request) {
-  TORCHX_ASSIGN_OR_RETURN(std::string document, composite::DocumentOf(request));
-  TORCHX_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipeline(document, request.origin));
-  auto plan = PlanPipeline(runner, config, RunRequest{std::move(spec), request.scheduler, request.cfg, ""});
-  if (!plan) return plan.error();
-  composite::PlannedComposite out;
-  out.text = RenderPlan(*plan);
-  for (const PlannedStep& step : plan->steps) out.child_schedulers.push_back(step.scheduler);
-  out.launch = [plan = std::make_shared<Plan>(std::move(*plan))](runner::Runner& r) {
-    return LaunchPipeline(r, *plan);
-  };
-  return out;
+  TORCHX_ASSIGN_OR_RETURN(PipelineSpec spec, composite::ParseDocument(request, &ParsePipeline));
+  TORCHX_ASSIGN_OR_RETURN(
+      Plan plan, PlanPipeline(runner, config, RunRequest{std::move(spec), request.scheduler, request.cfg, ""}));
+  std::vector<std::string> where;
+  for (const PlannedStep& step : plan.steps) where.push_back(step.scheduler);
+  std::string text = RenderPlan(plan);
+  return composite::PlannedFrom(std::move(plan), std::move(text), std::move(where), &LaunchPipeline);
 }
 
 }  // namespace torchx::pipelines

@@ -45,10 +45,7 @@ struct PipelineParts;  // its own fields as JSON (pipeline_store.cc instantiates
 /// The record's lines (record_store.h): the header, and a line per step.
 using PipelineCodec = composite::CodecOf<PipelineRecord, StepRecord, &PipelineRecord::steps, PipelineParts>;
 
-class PipelineStore : public composite::RecordStore<PipelineCodec> {
- public:
-  /// `dir`: <state_dir>/pipelines (created on first write).
-  explicit PipelineStore(std::string dir) : RecordStore(std::move(dir), "pipeline") {}
-};
+/// Its records, under <state_dir>/pipelines.
+using PipelineStore = composite::StoreOf<PipelineCodec, "pipeline">;
 
 }  // namespace torchx::pipelines

@@ -325,22 +325,13 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
   return plan.handle;
 }
 
-}  // namespace torchx::sweeps
-
-namespace torchx::sweeps {
-
 Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
                                                const composite::LaunchRequest& request) {
-  TORCHX_ASSIGN_OR_RETURN(std::string document, composite::DocumentOf(request));
-  TORCHX_ASSIGN_OR_RETURN(SweepSpec spec, ParseSweep(document, request.origin));
+  TORCHX_ASSIGN_OR_RETURN(SweepSpec spec, composite::ParseDocument(request, &ParseSweep));
   RunRequest run{std::move(spec), request.scheduler, request.cfg, "", std::nullopt, std::nullopt, ""};
-  auto plan = PlanSweep(runner, config, run);
-  if (!plan) return plan.error();
-  composite::PlannedComposite out;
-  out.text = RenderPlan(*plan);
-  out.child_schedulers = {plan->scheduler};
-  out.launch = [plan = std::make_shared<Plan>(std::move(*plan))](runner::Runner& r) { return LaunchSweep(r, *plan); };
-  return out;
+  TORCHX_ASSIGN_OR_RETURN(Plan plan, PlanSweep(runner, config, run));
+  std::string text = RenderPlan(plan), scheduler = plan.scheduler;
+  return composite::PlannedFrom(std::move(plan), std::move(text), {scheduler}, &LaunchSweep);
 }
 
 }  // namespace torchx::sweeps

@@ -66,11 +66,8 @@ struct SweepParts;  // its own fields as JSON (sweep_store.cc instantiates the c
 /// The record's lines (record_store.h): the header, and a line per trial.
 using SweepCodec = composite::CodecOf<SweepRecord, TrialRecord, &SweepRecord::trials, SweepParts>;
 
-class SweepStore : public composite::RecordStore<SweepCodec> {
- public:
-  /// `dir`: <state_dir>/sweeps.
-  explicit SweepStore(std::string dir) : RecordStore(std::move(dir), "sweep") {}
-};
+/// Its records, under <state_dir>/sweeps.
+using SweepStore = composite::StoreOf<SweepCodec, "sweep">;
 
 /// The space as a sweep file gives it (what `describe` prints and ParseSweep reads back).
 std::string SpaceToJson(const Space& space);

@@ -79,10 +79,7 @@ struct RingParts {
 
 using RingCodec = composite::CodecOf<RingRecord, LinkRecord, &RingRecord::links, RingParts>;
 
-class RingStore : public composite::RecordStore<RingCodec> {
- public:
-  explicit RingStore(std::string dir) : RecordStore(std::move(dir), std::string(kName)) {}
-};
+using RingStore = composite::StoreOf<RingCodec, "ring">;
 
 }  // namespace torchx::ring
 

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchx/config/torchx_config.h"
@@ -51,5 +53,22 @@ using Planner = Result<PlannedComposite> (*)(runner::Runner& runner, const confi
 /// The request's document with its overrides applied, as JSON text (the document as it is when
 /// there are none, so that a YAML file's errors keep their lines). Errors name the origin.
 Result<std::string> DocumentOf(const LaunchRequest& request);
+
+/// The request's document, overrides applied, read by the kind's `parse` (errors name the origin).
+template <typename Spec>
+Result<Spec> ParseDocument(const LaunchRequest& request, Result<Spec> (*parse)(std::string_view, const std::string&)) {
+  TORCHX_ASSIGN_OR_RETURN(std::string document, DocumentOf(request));
+  return parse(document, request.origin);
+}
+
+/// `plan`, made by a kind, as the launch entry returns it: `launch(runner, plan)` once the caller
+/// launches.
+template <typename Plan>
+PlannedComposite PlannedFrom(Plan plan, std::string text, std::vector<std::string> child_schedulers,
+                             Result<std::string> (*launch)(runner::Runner&, const Plan&)) {
+  auto kept = std::make_shared<const Plan>(std::move(plan));
+  return {std::move(text), std::move(child_schedulers),
+          [kept, launch](runner::Runner& runner) { return launch(runner, *kept); }};
+}
 
 }  // namespace torchx::composite

@@ -54,11 +54,12 @@ struct Policy {
   std::optional<double> start_timeout;  ///< seconds an attempt may wait to start before the next target
 };
 
-/// `--recover_on` values: each a cause name (user_error, time_limit, out_of_memory, unknown, ...)
-/// added to the defaults. kInvalidArgument naming the value and the choices; `cancelled` is refused
-/// (a cancel is a person's decision).
+/// `--recover_on` values: each a cause name (user_error, time_limit, out_of_memory, unknown, ...),
+/// or several comma-separated, added to the defaults. kInvalidArgument naming the field
+/// (`<field_prefix>max_recoveries`: `--max_recoveries` on the command line, `steps.a.managed.max_recoveries`
+/// in a file), the value and the choices; `cancelled` is refused (a cancel is a person's decision).
 Result<Policy> PolicyWith(int max_recoveries, const std::vector<std::string>& recover_on,
-                          std::optional<std::string> start_timeout);
+                          std::optional<std::string> start_timeout, std::string_view field_prefix = "--");
 
 /// A duration: `90` (seconds), `90s`, `15m`, `2h`. kInvalidArgument naming `what`.
 Result<double> ParseDuration(std::string_view text, std::string_view what);
