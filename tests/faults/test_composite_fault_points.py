@@ -318,8 +318,8 @@ max_parallel: 2
 app:
   name: trial
   roles:
-    - {name: run, image: IMAGE, entrypoint: sh, args: [child.sh, "@{i}"]}
-    - {name: side, image: IMAGE, entrypoint: "true"}
+    - {name: run, image: IMAGE, entrypoint: sh, args: [child.sh, "@{i}"], resource: {cpu: 1, gpu: 0, memMB: 256}}
+    - {name: side, image: IMAGE, entrypoint: "true", resource: {cpu: 1, gpu: 0, memMB: 256}}
 space: {type: grid, parameters: {i: [t0, t1, t2]}}
 """
 
