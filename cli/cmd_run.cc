@@ -52,7 +52,8 @@ composite::LaunchRequest ManagedRequest(const RunOptions& opts, const specs::App
                                         const managed::ChildPolicy& policy) {
   nlohmann::json doc = nlohmann::json::parse(managed::ChildPolicyToJson(policy));
   doc["app"] = nlohmann::json::parse(specs::AppDefToJson(app, -1));
-  return {std::string(managed::kSchedulerName), doc.dump(), "run --managed", opts.scheduler, opts.cfg};
+  return {std::string(managed::kSchedulerName), doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+          "run --managed", opts.scheduler, opts.cfg};
 }
 
 // `--help` among the component's options. Every component option takes a value, so options and

@@ -117,7 +117,7 @@ int RunSweep(const SweepOptions& o, plugins::PluginRegistry& registry) {
   auto policy = ChildPolicyFrom(o.managed, "sweep run");
   if (!policy) return ReportError(policy.error());
   if (*policy) overrides["managed"] = nlohmann::json::parse(managed::ChildPolicyToJson(**policy));
-  request.overrides_json = overrides.dump();
+  request.overrides_json = overrides.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return LaunchCompositeVerb(registry, *config, request, o.dryrun, o.wait);
 }
 

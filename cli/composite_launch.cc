@@ -46,7 +46,10 @@ int RunDocument(const DocumentRunOptions& opts, plugins::PluginRegistry& registr
   if (!text) return ReportError(text.error());
   composite::LaunchRequest request{opts.kind, std::move(*text), opts.file, opts.scheduler, opts.cfg};
   if (request.scheduler.empty()) request.scheduler = config->CliDefault("run", "scheduler").value_or("");
-  if (!opts.name.empty()) request.overrides_json = nlohmann::json{{"name", opts.name}}.dump();
+  if (!opts.name.empty()) {
+    request.overrides_json =
+        nlohmann::json{{"name", opts.name}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   return LaunchCompositeVerb(registry, *config, request, opts.dryrun, opts.wait);
 }
 

@@ -39,11 +39,14 @@ def test_failover_given_as_text_or_pairs_dryrun_and_bad_options(tmp_path, monkey
     assert "=== TARGET 0: local_cwd ===" in plan
     assert f"=== TARGET 1: local_cwd (log_dir={tmp_path / 'logs'}) ===" in plan
     assert "=== TARGET 2: local_cwd (prepend_cwd=true) ===" in plan
-    with pytest.raises(ValueError, match="--recover_on: unknown cause `gremlins`"):
+    with pytest.raises(ValueError, match=r"run\(managed=True\)\.recover_on: unknown cause `gremlins`"):
         runner.run(sh("true"), "local_cwd", managed=True, recover_on=["gremlins"])
     with pytest.raises(Exception, match="bogus"):
         runner.run(sh("true"), "local_cwd", managed=True, failover=["local_cwd:bogus=1"])
     assert not (tmp_path / ".torchx").exists()  # nothing made
+    # Any text the app holds reaches the core as written (not as JSON's surrogate escapes).
+    plan = runner.run(sh("echo \U0001F600 é"), "local_cwd", managed=True, dryrun=True)
+    assert "\U0001F600 é" in plan
 
 
 def test_cancel_stops_the_attempt(tmp_path, monkeypatch):

@@ -72,6 +72,8 @@ Status ResolveClaimsIn(Store& store, const std::string& id, ChildBackend& backen
         ApplyClaimFate(now[i], claim.fate, EpochNow(), why_unknown(now[i]));
       }
     }
+    // A claim found never submitted waits again; after a cancel nothing would ever submit it.
+    if (r.cancel_requested) SkipWaiting(now, fmt::format("the {} was cancelled", store.kind()));
     settle(r);
     return OkStatus();
   });

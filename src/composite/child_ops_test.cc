@@ -113,6 +113,26 @@ TEST_F(ChildOpsTest, ADeadDriversClaimsAreAdoptedClaimedAgainOrFailed) {
   EXPECT_TRUE(fake_.submitted.empty());
 }
 
+TEST_F(ChildOpsTest, AClaimFoundNeverSubmittedAfterACancelIsNotRunNotLeftWaiting) {
+  // The driver died between claiming and submitting; `torchx cancel` came before a new driver.
+  ASSERT_THAT(store_
+                  .Update("ring-1",
+                          [](Ring& r) {
+                            r.links[0].phase = ChildPhase::kSubmitting;
+                            r.links[0].planned = {"fake://s/0", true, 0};
+                            return OkStatus();
+                          })
+                  .status(),
+              IsOk());
+  ASSERT_THAT(CancelComposite(store_, "ring-1", fake_, &Ring::links, "the ring was cancelled", Settle), IsOk());
+  auto why = [](const ChildRecord&) { return std::string("cannot tell"); };
+  ASSERT_THAT(ResolveClaimsIn(store_, "ring-1", fake_, &Ring::links, why, Settle), IsOk());
+  Ring r = Get();
+  EXPECT_EQ(r.links[0].phase, ChildPhase::kSkipped);  // nothing would ever submit it again
+  EXPECT_EQ(r.links[0].msg, "not run: the ring was cancelled");
+  EXPECT_TRUE(fake_.submitted.empty());
+}
+
 TEST_F(ChildOpsTest, TheRecordReadsBackAndNamesItsKindInErrors) {
   Ring r = Get();
   r.links[0].phase = ChildPhase::kSubmitting;

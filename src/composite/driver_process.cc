@@ -83,9 +83,12 @@ DriverLock::~DriverLock() {
 }
 
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id) {
-  // Read-only (flock needs no write access): a reader on a file system remounted read-only still
-  // sees the driver that holds the lock. No lock file: no driver ever took it.
-  int fd = ::open(LockPath(pipelines_dir, id).c_str(), O_RDONLY | O_CLOEXEC);
+  // Read-write as the driver opens it (NFS emulates flock with fcntl locks, which want a writable
+  // descriptor); read-only where the file system refuses writes (remounted read-only), so that a
+  // reader there still sees the driver holding the lock. No lock file: no driver ever took it.
+  std::string path = LockPath(pipelines_dir, id);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0 && (errno == EROFS || errno == EACCES)) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
   ::close(fd);  // releases the lock if we took it

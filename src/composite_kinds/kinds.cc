@@ -2,8 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -39,8 +41,16 @@ LoadedKinds LoadModules() {
   LoadedKinds out;
   const char* env = std::getenv(TORCHX_COMPOSITE_KINDS_ENV);
   if (!env) return out;
-  for (const std::string& path : internal::SplitAny(env, ":")) {
-    if (path.empty()) continue;
+  // Absolute, and exported so: a driver runs in its composite's cwd, not the launcher's, and must
+  // load the same files. (Read once, at the composition root, before any thread starts.)
+  std::vector<std::string> paths;
+  for (const std::string& given : internal::SplitAny(env, ":")) {
+    std::error_code ec;
+    std::string path = given.empty() ? given : std::filesystem::absolute(given, ec).lexically_normal().string();
+    if (!path.empty() && std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  }
+  ::setenv(TORCHX_COMPOSITE_KINDS_ENV, fmt::format("{}", fmt::join(paths, ":")).c_str(), 1);
+  for (const std::string& path : paths) {
     std::string source = "native:" + path;
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -87,6 +97,13 @@ std::vector<KindEntry> AllKinds() {
   return all;
 }
 
+// What is said beside "unknown kind": the kinds there are, and why a module was not loaded.
+std::string KindsThereAre() {
+  std::string out = fmt::format("the kinds are: {}", fmt::join(CompositeKindNames(), ", "));
+  for (const plugins::PluginError& e : Modules().errors) out += fmt::format("; {} not loaded: {}", e.source, e.message);
+  return out;
+}
+
 const KindEntry* FindKind(std::string_view name) {
   for (const KindEntry& k : LinkedKinds()) {
     if (name == k.name) return &k;
@@ -107,9 +124,8 @@ void RegisterCompositeKinds(plugins::PluginRegistry& registry) {
 int RunCompositeDriver(plugins::PluginRegistry& registry, std::string_view kind, const std::string& state_dir,
                        const std::string& id, int ready_fd) {
   if (const KindEntry* k = FindKind(kind)) return k->run_driver(registry, state_dir, id, ready_fd);
-  std::fprintf(stderr, "torchx composite driver: unknown kind `%.*s` (this process has: %s)\n",
-               static_cast<int>(kind.size()), kind.data(),
-               fmt::format("{}", fmt::join(CompositeKindNames(), ", ")).c_str());
+  std::fprintf(stderr, "torchx composite driver: unknown kind `%.*s` (%s)\n", static_cast<int>(kind.size()),
+               kind.data(), KindsThereAre().c_str());
   return 2;
 }
 
@@ -117,8 +133,7 @@ Result<composite::PlannedComposite> PlanComposite(runner::Runner& runner, const 
                                                   const composite::LaunchRequest& request) {
   const KindEntry* k = FindKind(request.kind);
   if (!k) {
-    return InvalidArgumentError(fmt::format("composite kind `{}`: unknown; the kinds are: {}", request.kind,
-                                            fmt::join(CompositeKindNames(), ", ")));
+    return InvalidArgumentError(fmt::format("composite kind `{}`: unknown; {}", request.kind, KindsThereAre()));
   }
   return k->plan(runner, config, request);
 }

@@ -213,13 +213,24 @@ Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const con
   }
   LaunchRequest launch;
   TORCHX_ASSIGN_OR_RETURN(launch.app, specs::AppDefFromJson(doc["app"].dump(), runner.build_context().named_resources));
+  if (doc.contains("name")) {  // `--name`: the run's name, else its app's
+    if (!doc["name"].is_string() || doc["name"].get<std::string>().empty()) {
+      return InvalidArgumentError(fmt::format("{}: name: must be a non-empty string", request.origin));
+    }
+    launch.app.name = doc["name"].get<std::string>();
+  }
   Target first{request.scheduler, request.cfg, ""};
   if (doc.contains("cfg") && !doc["cfg"].is_null()) {
     if (!doc["cfg"].is_object()) return InvalidArgumentError(fmt::format("{}: cfg: must be a mapping", request.origin));
+    if (!request.cfg.empty() && !doc["cfg"].empty()) {  // one of them would be dropped
+      return InvalidArgumentError(
+          fmt::format("{}: cfg: give the first target's options in the file or with -cfg, not both", request.origin));
+    }
     first.cfg_json = doc["cfg"].dump();
   }
   doc.erase("app");
   doc.erase("cfg");
+  doc.erase("name");
   TORCHX_ASSIGN_OR_RETURN(ChildPolicy policy, ParseChildPolicy(doc.dump(), request.origin));
   launch.targets.push_back(std::move(first));
   for (Target& t : policy.failover) launch.targets.push_back(std::move(t));

@@ -2,11 +2,14 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "composite/children.h"
 #include "composite/driver_process.h"
@@ -327,8 +330,27 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
 
 Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const config::TorchxConfig& config,
                                                const composite::LaunchRequest& request) {
-  TORCHX_ASSIGN_OR_RETURN(SweepSpec spec, composite::ParseDocument(request, &ParseSweep));
-  RunRequest run{std::move(spec), request.scheduler, request.cfg, "", std::nullopt, std::nullopt, ""};
+  // The limits the edge gives (`--max_parallel 0`: no limit) override the file's as numbers: a
+  // file's own must be 1 or more, so they are not written into it.
+  composite::LaunchRequest file = request;
+  nlohmann::json overrides =
+      nlohmann::json::parse(request.overrides_json.empty() ? "{}" : request.overrides_json, nullptr, false);
+  if (!overrides.is_object()) return InvalidArgumentError("sweep: the overrides must be a JSON object");
+  std::optional<int> limits[2];
+  const char* names[2] = {"max_parallel", "max_failures"};
+  for (int k = 0; k < 2; ++k) {
+    if (!overrides.contains(names[k])) continue;
+    const nlohmann::json& v = overrides[names[k]];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1'000'000) {
+      return InvalidArgumentError(
+          fmt::format("{}: must be a whole number from 0 (no limit) to 1000000, got {}", names[k], v.dump()));
+    }
+    limits[k] = v.get<int>();
+    overrides.erase(names[k]);
+  }
+  file.overrides_json = overrides.dump();
+  TORCHX_ASSIGN_OR_RETURN(SweepSpec spec, composite::ParseDocument(file, &ParseSweep));
+  RunRequest run{std::move(spec), request.scheduler, request.cfg, "", limits[0], limits[1], ""};
   TORCHX_ASSIGN_OR_RETURN(Plan plan, PlanSweep(runner, config, run));
   std::string text = RenderPlan(plan), scheduler = plan.scheduler;
   return composite::PlannedFrom(std::move(plan), std::move(text), {scheduler}, &LaunchSweep);

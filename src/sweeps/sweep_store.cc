@@ -95,7 +95,7 @@ Result<std::string> SweepDocument(const SweepSpec& spec) {
                         {"reduce", spec.objective->best ? "best" : "last"}};
   }
   doc["space"] = SpaceJson(spec.space);
-  return doc.dump();
+  return doc.dump(-1, ' ', false, Json::error_handler_t::replace);  // bytes that are not UTF-8: U+FFFD
 }
 
 // What a sweep's record holds besides the shared header and child fields.

@@ -307,6 +307,11 @@ Result<composite::PlannedComposite> PlanRing(runner::Runner& runner, const confi
   if (!doc.contains("links") || !doc["links"].is_array() || doc["links"].empty()) {
     return in(InvalidArgumentError("links: must be a list of links, each {component, args}"));
   }
+  for (const char* key : {"name", "scheduler"}) {
+    if (doc.contains(key) && !doc[key].is_string()) {
+      return in(InvalidArgumentError(fmt::format("{}: must be a string, got {}", key, doc[key].dump())));
+    }
+  }
   auto record = std::make_shared<RingRecord>();
   record->name = doc.contains("name") && doc["name"].is_string() ? doc["name"].get<std::string>() : "ring";
   record->id = specs::MakeUnique(specs::NormalizeName(record->name, 40));
@@ -334,7 +339,15 @@ Result<composite::PlannedComposite> PlanRing(runner::Runner& runner, const confi
       return in(InvalidArgumentError(where + ": give {component, args}"));
     }
     std::vector<std::string> args;
-    if (link.contains("args")) args = link["args"].get<std::vector<std::string>>();
+    const Json& given = link.contains("args") ? link["args"] : Json::array();
+    if (!given.is_array()) return in(InvalidArgumentError(where + ".args: must be a list of strings"));
+    for (size_t k = 0; k < given.size(); ++k) {
+      if (!given[k].is_string()) {
+        return in(
+            InvalidArgumentError(fmt::format("{}.args[{}]: must be a string, got {}", where, k, given[k].dump())));
+      }
+      args.push_back(given[k].get<std::string>());
+    }
     auto app = runner.ComponentAppDef(link["component"].get<std::string>(), args);
     if (!app) return in(app.error().WithContext(where));
     app->name = fmt::format("link{}", i);

@@ -188,6 +188,10 @@ for dry in "" --dryrun; do
   check "sweep run $dry: randint past 2^53" 2 "-p x=randint(0,9223372036854775806): randint(0, 9223372036854775808) is wider than 2^53" -- "$TORCHX" sweep run $dry --trials 2 -p "x=randint(0,9223372036854775806)" utils.sh echo "@{x}"
   check "sweep run $dry: a uniform of infinite width" 2 "is not a finite number" -- "$TORCHX" sweep run $dry --trials 2 -p "x=uniform(-1.79e308,1.79e308)" utils.sh echo "@{x}"
 done
+# The flags' 0 is "no limit" (a file's own limits start at 1): over a file's max_parallel too.
+printf 'component: utils.echo\nargs: [--msg, "@{m}"]\nmax_parallel: 1\nspace: {parameters: {m: [a, b]}}\n' > "$TMP/limits.yaml"
+check "sweep run --max_parallel 0 over a file's 1" 0 "2 trials, all at once" -- "$TORCHX" sweep run --dryrun --max_parallel 0 --max_failures 0 "$TMP/limits.yaml"
+check "sweep run --max_parallel -1" 2 "max_parallel" -- "$TORCHX" sweep run --dryrun --max_parallel=-1 -p m=a utils.echo --msg "@{m}"
 check "log of replica ids that are not digits" 2 "is not of the form" -- "$TORCHX" log "$H/sh/0,x"
 check "log of replica ids with an empty one" 2 "is not of the form" -- "$TORCHX" log "$H/sh/0,,1"
 check "absurd replica count is refused" 2 "the local scheduler can run at most" -- "$TORCHX" run --dryrun utils.echo --num_replicas 2000000000

@@ -7,6 +7,7 @@ that the driver `status` revives dies there again. The contract, whatever the po
 runs exactly once, none is recorded as not having run when it did, the composite ends SUCCEEDED,
 and the point was reached. The suite fails if a listed point is never hit (label faults, local)."""
 
+import errno
 import json
 import os
 import pathlib
@@ -20,7 +21,7 @@ import time
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "integration" / "common"))
-from composite_driver import kill_driver_and_watchdog, wait_for_driver  # noqa: E402
+from composite_driver import driver_processes, kill_driver_and_watchdog, wait_for_driver  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "ci" / "cli" / "torchx")
@@ -171,7 +172,8 @@ def test_a_cancel_right_after_the_driver_died_starts_nothing_new(tmp_path, kind)
         while not cli.ran():
             assert time.monotonic() < deadline, "no child started"
             time.sleep(0.05)
-        kill_driver_and_watchdog(composite_id)
+        assert kill_driver_and_watchdog(composite_id) == 2
+        time.sleep(0.5)  # a child submitted before the kill writes its marker as it starts
         started = cli.ran()
         cli("cancel", handle)
         st = cli.wait(handle)
@@ -225,26 +227,31 @@ def test_the_records_directory_read_only_then_writable_again(tmp_path, kind):
             subprocess.run(["mount", "--bind", str(records), str(records)], check=True)
             if subprocess.run(["mount", "-o", "remount,bind,ro", str(records)], capture_output=True).returncode == 0:
                 break
-            subprocess.run(["umount", str(records)], check=True)
+            subprocess.run(["umount", "-l", str(records)], check=True)
         else:
             pytest.fail(f"{records} could not be made read-only")
         try:
+            with pytest.raises(OSError) as refused:  # the fault is in place: even root cannot write
+                (records / "probe").write_text("x")
+            assert refused.value.errno == errno.EROFS, refused.value
             for _ in range(10):  # read while it cannot be written: an answer, not a crash
                 res = subprocess.run([BINARY, "status", "--json", handle], capture_output=True, text=True,
                                      cwd=tmp_path, env=cli.env, timeout=60)
                 assert res.returncode == 0, (res.returncode, res.stderr)
                 time.sleep(0.2)
         finally:
-            subprocess.run(["umount", str(records)], check=True)  # the bind mount: writable again
+            subprocess.run(["umount", "-l", str(records)], check=True)  # the bind mount: writable again
         st = cli.wait(handle, timeout=120)
         assert cli.ran() == sorted(children), (cli.ran(), st)
         assert st["state"] == "SUCCEEDED", st
     finally:
-        if handle:
-            subprocess.run([BINARY, "cancel", handle], capture_output=True, cwd=tmp_path, env=cli.env, timeout=60)
-            cli.wait(handle, timeout=60)
-        while subprocess.run(["umount", "-l", str(records)], capture_output=True).returncode == 0:
-            pass  # the bind mount, if still there, then the tmpfs
+        try:
+            if handle:
+                subprocess.run([BINARY, "cancel", handle], capture_output=True, cwd=tmp_path, env=cli.env, timeout=60)
+                cli.wait(handle, timeout=60)
+        finally:  # whatever failed above, no mount outlives the test
+            while subprocess.run(["umount", "-l", str(records)], capture_output=True).returncode == 0:
+                pass  # the bind mount, if still there, then the tmpfs
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -260,8 +267,12 @@ def test_a_second_launcher_reads_and_cancels_while_the_driver_works(tmp_path, ki
 
     def poll():
         while not stop.is_set():
-            res = subprocess.run([BINARY, "status", "--json", handle], capture_output=True, text=True, cwd=tmp_path,
-                                 env=cli.env, timeout=60)
+            try:
+                res = subprocess.run([BINARY, "status", "--json", handle], capture_output=True, text=True,
+                                     cwd=tmp_path, env=cli.env, timeout=60)
+            except Exception as e:  # noqa: BLE001 - any failure of the second launcher is the test's
+                errors.append(repr(e))
+                return
             if res.returncode != 0:
                 errors.append(res.stderr)
 
@@ -280,6 +291,10 @@ def test_a_second_launcher_reads_and_cancels_while_the_driver_works(tmp_path, ki
         subprocess.run([BINARY, "cancel", handle], capture_output=True, cwd=tmp_path, env=cli.env, timeout=60)
     assert not errors, errors[:3]
     assert st["state"] == "CANCELLED", st
+    deadline = time.monotonic() + 15  # the driver, and never a second one, ends with its composite
+    while driver_processes(handle.rsplit("/", 1)[1]):
+        assert time.monotonic() < deadline, f"drivers outlived their composite: {driver_processes(handle)}"
+        time.sleep(0.1)
     ran = cli.ran()
     assert len(ran) == len(set(ran)) and set(ran) <= set(children), ran
     assert all(ended_children(cli, handle)), "a child still runs after the cancel"

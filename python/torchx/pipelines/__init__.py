@@ -26,7 +26,7 @@ PipelineSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 def _text_of(pipeline: PipelineSource) -> "tuple[str, str]":
     if isinstance(pipeline, Mapping):
-        return json.dumps(dict(pipeline)), "pipeline"
+        return json.dumps(dict(pipeline), ensure_ascii=False), "pipeline"
     path = os.fspath(pipeline)
     with open(path, encoding="utf-8") as f:
         return f.read(), path
@@ -41,7 +41,8 @@ def _call(pipeline: PipelineSource, scheduler: Optional[str], cfg: Optional[Dict
         overrides["cfg"] = dict(cfg)
     if name:
         overrides["name"] = name
-    return core.launch_composite("pipeline", text, origin, scheduler or "", json.dumps(overrides), dryrun)
+    return core.launch_composite("pipeline", text, origin, scheduler or "", json.dumps(overrides, ensure_ascii=False),
+                                 dryrun)
 
 
 def run(pipeline: PipelineSource, scheduler: Optional[str] = None, cfg: Optional[Dict[str, Any]] = None,

@@ -7,7 +7,6 @@ status, wait for, cancel or read the logs of any handle; Ax may therefore store 
 """
 
 import contextlib
-import json
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
@@ -227,6 +226,8 @@ class Runner:
                 if not (isinstance(f, str) or (isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str)
                                                and f[0] and isinstance(f[1], Mapping))):
                     raise ValueError(f"failover: {f!r} is neither \"SCHEDULER[:k=v,...]\" nor (scheduler, cfg dict)")
+            import json  # here: importing the runner loads no json (test_record.py)
+
             # The kind's document: the app as a dry run builds it (TorchX's env, the trackers), its
             # options on `scheduler`, and the keys of a `managed:` block.
             block: Dict[str, Any] = {
@@ -243,8 +244,9 @@ class Runner:
                 first = self._core.dryrun(app_to_core(app), scheduler, dict(cfg or {}), "", parent_run_id or "",
                                           list(get_configured_trackers().items()))
                 document = dict(block, app=json.loads(first.app_json), cfg=dict(cfg or {}))
-                return self._core.launch_composite("managed", json.dumps(document), "run(managed=True)", scheduler,
-                                                   "{}", dryrun)
+                # Not ASCII-escaped: the core reads it as YAML, which takes no surrogate escapes.
+                return self._core.launch_composite("managed", json.dumps(document, ensure_ascii=False),
+                                                   "run(managed=True)", scheduler, "{}", dryrun)
         with log_event("run", scheduler, app_image=_first_image(app), runcfg=_cfg_text(cfg), workspace=_ws_text(workspace)):
             info = self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
             return info if dryrun else self._schedule(info, _first_image(app))

@@ -35,7 +35,7 @@ SweepSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 def _text_of(sweep: SweepSource) -> "tuple[str, str]":
     if isinstance(sweep, Mapping):
-        return json.dumps(dict(sweep)), "sweep"
+        return json.dumps(dict(sweep), ensure_ascii=False), "sweep"
     path = os.fspath(sweep)
     with open(path, encoding="utf-8") as f:
         return f.read(), path
@@ -70,7 +70,8 @@ def _call(sweep: SweepSource, scheduler: Optional[str], cfg: Optional[Dict[str, 
     block = _managed_block(managed)
     if block is not None:
         overrides["managed"] = block
-    return core.launch_composite("sweep", text, origin, scheduler or "", json.dumps(overrides), dryrun)
+    return core.launch_composite("sweep", text, origin, scheduler or "", json.dumps(overrides, ensure_ascii=False),
+                                 dryrun)
 
 
 def run(sweep: SweepSource, scheduler: Optional[str] = None, cfg: Optional[Dict[str, Any]] = None,
