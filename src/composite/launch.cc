@@ -17,8 +17,9 @@ Result<std::string> DocumentOf(const LaunchRequest& request) {
         fmt::format("{}: the overrides must be a JSON object of the document's keys", request.origin));
   }
   if (overrides.empty()) return request.document;
-  TORCHX_ASSIGN_OR_RETURN(Json doc, specs::internal::YamlMappingFromText(request.document, request.origin,
-                                                                         fmt::format("a {} document", request.kind)));
+  TORCHX_ASSIGN_OR_RETURN(Json doc,
+                          specs::internal::YamlMappingFromText(request.document, request.origin,
+                                                               fmt::format("(what a {} file holds)", request.kind)));
   for (auto& [key, value] : overrides.items()) {
     if (key == "cfg" && value.is_object() && doc.contains("cfg") && doc["cfg"].is_object()) {
       for (auto& [k, v] : value.items()) doc["cfg"][k] = v;  // merged: the edge's options win
