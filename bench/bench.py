@@ -408,25 +408,59 @@ class Bench:
             for i in range(0, len(ids), 200):
                 subprocess.run(["scancel", *ids[i:i + 200]], capture_output=True)
 
+    @staticmethod
+    def _driver_hwm_kib(handle):
+        """The peak RSS (VmHWM) of composite `handle`'s driver processes now, the largest (0: none)."""
+        composite_id = handle.rsplit("/", 1)[1].encode()
+        peak = 0
+        for pid in os.listdir("/proc"):
+            try:
+                argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if argv[0].endswith(b"torchx-composite-driver") and composite_id in argv:
+                    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+                        if line.startswith("VmHWM:"):
+                            peak = max(peak, int(line.split()[1]))
+            except (OSError, IndexError):
+                continue
+        return peak
+
     def _driver_peak_rss_kib(self, handle):
         """Waits for sweep `handle` to end, sampling its driver's peak RSS (VmHWM) while it lives."""
-        sweep_id = handle.rsplit("/", 1)[1].encode()
         peak = 0
         while True:
-            for pid in os.listdir("/proc"):
-                try:
-                    argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                    if argv[0].endswith(b"torchx-composite-driver") and sweep_id in argv:
-                        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-                            if line.startswith("VmHWM:"):
-                                peak = max(peak, int(line.split()[1]))
-                except (OSError, IndexError):
-                    continue
+            peak = max(peak, self._driver_hwm_kib(handle))
             state = json.loads(subprocess.run([self.ours, "status", "--json", handle], env=self.env, cwd=self.tmp,
                                               capture_output=True, text=True, check=True).stdout)["state"]
             if state in ("SUCCEEDED", "FAILED", "CANCELLED"):
                 return peak
             time.sleep(0.2)
+
+    def sweep_driver_at_scale(self, trials, parallel):
+        """The driver of a `trials`-trial local sweep once `parallel` trials run: it has read the
+        record, claimed, submitted and recorded them, and turns over the rest (issue 51: under
+        16 MiB at 10,000 trials). The trials sleep; the sweep is cancelled after."""
+        values = ",".join(str(i) for i in range(trials))
+        out = subprocess.run([self.ours, "sweep", "run", "--max_parallel", str(parallel), "-p", f"i={values}",
+                              "utils.sh", "sleep", "600", "@{i}"], env=self.env, cwd=self.tmp, capture_output=True,
+                             text=True, check=True)
+        handle = out.stdout.split()[0]
+        peak = 0
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                peak = max(peak, self._driver_hwm_kib(handle))
+                view = json.loads(subprocess.run([self.ours, "sweep", "status", "--json", handle], env=self.env,
+                                                 cwd=self.tmp, capture_output=True, text=True, check=True).stdout)
+                if sum(t["state"] == "RUNNING" for t in view["trials"]) >= parallel:
+                    break
+                time.sleep(0.5)
+            time.sleep(3)  # idle turns over the whole record
+            peak = max(peak, self._driver_hwm_kib(handle))
+        finally:
+            subprocess.run([self.ours, "cancel", handle], env=self.env, cwd=self.tmp, capture_output=True)
+        mib = peak / 1024
+        self.row(f"sweep driver peak RSS, {trials:,} local trials, {parallel} running", mib, "MiB", {}, "< 16 MiB",
+                 0 < mib < 16)
 
     def sweep_record_at_scale(self, trials, parallel):
         """A 10,000-trial sweep's record as its driver writes it (sweep_record.cc: each trial
@@ -463,6 +497,7 @@ class Bench:
         ms = self.timeit([self.ours, "sweep", "status", handles[1000]], self.n(20)) * 1000
         self.row("`sweep status`, 1,000 trials", ms, "ms", {}, "< 100 ms", ms < 100)
         self.sweep_record_at_scale(10000, 16)
+        self.sweep_driver_at_scale(10000, 16)
         if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
             self.row("Slurm: 1,000-trial sweep as one array", float("nan"), "", {},
                      "skipped: no Slurm cluster (scripts/engines/slurm-up.sh)", None)

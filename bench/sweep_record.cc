@@ -4,8 +4,6 @@
 // one JSON object: the time taken, the updates made, the bytes written (base rewrites and journal
 // appends), the record's size on disk, and this process's peak RSS. For bench.py's sweeps rows.
 // Usage: sweep_record STATE_DIR N P
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +22,17 @@ std::uintmax_t FileSize(const std::filesystem::path& p) {
   std::error_code ec;
   auto n = std::filesystem::file_size(p, ec);
   return ec ? 0 : n;
+}
+
+// This process's peak RSS (VmHWM). Not getrusage's ru_maxrss: Linux carries into it the RSS of
+// the process this one was exec'd from (a fork of bench.py's Python, MiBs more than this).
+long PeakRssKib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return -1;
 }
 
 // Bytes this process has written through write(2) (its I/O accounting's `wchar`).
@@ -82,7 +91,7 @@ int main(int argc, char** argv) {
     now += 1;
     update([&](SweepRecord& cur) {  // claimed
       for (int i = first; i < last; ++i) {
-        TrialRecord& t = cur.trials[static_cast<size_t>(i)];
+        TrialRecord& t = cur.trials.Mut(static_cast<size_t>(i));
         t.phase = composite::ChildPhase::kSubmitting;
         t.planned = {"local_cwd://torchx/bench-" + std::to_string(i) + "-x1y2z3", true, now};
       }
@@ -90,7 +99,7 @@ int main(int argc, char** argv) {
     });
     update([&](SweepRecord& cur) {  // submitted and recorded
       for (int i = first; i < last; ++i) {
-        TrialRecord& t = cur.trials[static_cast<size_t>(i)];
+        TrialRecord& t = cur.trials.Mut(static_cast<size_t>(i));
         t.phase = composite::ChildPhase::kSubmitted;
         t.handle = t.planned.handle;
         t.planned = {};
@@ -101,7 +110,7 @@ int main(int argc, char** argv) {
     });
     update([&](SweepRecord& cur) {  // seen ended, with what they reported
       for (int i = first; i < last; ++i) {
-        TrialRecord& t = cur.trials[static_cast<size_t>(i)];
+        TrialRecord& t = cur.trials.Mut(static_cast<size_t>(i));
         t.phase = composite::ChildPhase::kDone;
         t.state = specs::AppState::kSucceeded;
         t.ended = now + 0.5;
@@ -117,12 +126,10 @@ int main(int argc, char** argv) {
     return OkStatus();
   });
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  struct rusage ru {};
-  ::getrusage(RUSAGE_SELF, &ru);
   std::uintmax_t record = FileSize(dir + "/bench-sweep.json") + FileSize(dir + "/bench-sweep.journal");
   std::printf(
       "{\"trials\": %d, \"updates\": %d, \"seconds\": %.3f, \"written_bytes\": %lld, \"record_bytes\": %ju, "
       "\"peak_rss_kib\": %ld}\n",
-      n, updates, seconds, WrittenBytes() - written0, record, ru.ru_maxrss);
+      n, updates, seconds, WrittenBytes() - written0, record, PeakRssKib());
   return 0;
 }

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "composite/child_backend.h"
+#include "composite/child_list.h"
 #include "composite/children.h"
 #include "composite/claims.h"
 #include "composite/fault_points.h"
@@ -25,9 +26,10 @@ namespace torchx::composite {
 
 /// Every waiting child will not run: kSkipped, CANCELLED, "not run: <why>".
 template <typename Child>
-void SkipWaiting(std::vector<Child>& children, const std::string& why) {
-  for (Child& c : children) {
-    if (c.phase != ChildPhase::kWaiting) continue;
+void SkipWaiting(ChildList<Child>& children, const std::string& why) {
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (children[i].phase != ChildPhase::kWaiting) continue;
+    Child& c = children.Mut(i);
     c.phase = ChildPhase::kSkipped;
     c.state = specs::AppState::kCancelled;
     c.msg = "not run: " + why;
@@ -37,10 +39,11 @@ void SkipWaiting(std::vector<Child>& children, const std::string& why) {
 /// Every claimed child (kSubmitting) failed with why(child): it may or may not have been
 /// submitted, and submitting it again could run it twice.
 template <typename Child>
-void FailClaimed(std::vector<Child>& children,
+void FailClaimed(ChildList<Child>& children,
                  const std::type_identity_t<std::function<std::string(const Child&)>>& why) {
-  for (Child& c : children) {
-    if (c.phase != ChildPhase::kSubmitting) continue;
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (children[i].phase != ChildPhase::kSubmitting) continue;
+    Child& c = children.Mut(i);
     c.phase = ChildPhase::kDone;
     c.state = specs::AppState::kFailed;
     c.msg = why(c);
@@ -51,13 +54,13 @@ void FailClaimed(std::vector<Child>& children,
 /// their planned handles (claims.h) and applied under the store's lock; claims still settling are
 /// left for a later call. kNotFound for an unknown id.
 template <typename Store, typename Record, typename Child>
-Status ResolveClaimsIn(Store& store, const std::string& id, ChildBackend& backend, std::vector<Child> Record::*children,
+Status ResolveClaimsIn(Store& store, const std::string& id, ChildBackend& backend, ChildList<Child> Record::*children,
                        const std::type_identity_t<std::function<std::string(const Child&)>>& why_unknown,
                        const std::type_identity_t<std::function<void(Record&)>>& settle) {
   TORCHX_ASSIGN_OR_RETURN(auto record, store.Get(id));
   if (!record) return NotFoundError(fmt::format("{} {} does not exist", store.kind(), id));
   std::vector<std::pair<size_t, PlannedChild>> claims;  // keyed by position: children never move
-  const std::vector<Child>& before = (*record).*children;
+  const ChildList<Child>& before = (*record).*children;
   for (size_t i = 0; i < before.size(); ++i) {
     if (before[i].phase == ChildPhase::kSubmitting) claims.emplace_back(i, before[i].planned);
   }
@@ -65,11 +68,12 @@ Status ResolveClaimsIn(Store& store, const std::string& id, ChildBackend& backen
   TORCHX_ASSIGN_OR_RETURN(auto fates, ResolveClaims<size_t>(std::move(claims), EpochNow(), LookupThrough(backend)));
   if (fates.empty()) return OkStatus();
   auto resolved = store.Update(id, [&](Record& r) {
-    std::vector<Child>& now = r.*children;
+    ChildList<Child>& now = r.*children;
     for (const auto& [i, claim] : fates) {
       if (i < now.size() && now[i].phase == ChildPhase::kSubmitting) {
-        now[i].planned = claim.planned;  // with the handle found by key, where it was
-        ApplyClaimFate(now[i], claim.fate, EpochNow(), why_unknown(now[i]));
+        Child& c = now.Mut(i);
+        c.planned = claim.planned;  // with the handle found by key, where it was
+        ApplyClaimFate(c, claim.fate, EpochNow(), why_unknown(c));
       }
     }
     // A claim found never submitted waits again; after a cancel nothing would ever submit it.
@@ -85,7 +89,7 @@ Status ResolveClaimsIn(Store& store, const std::string& id, ChildBackend& backen
 /// children are marked not run ("not run: <why>"), then the submitted ones are cancelled through
 /// their schedulers, all of them even when one fails. Idempotent.
 template <typename Store, typename Record, typename Child>
-Status CancelComposite(Store& store, const std::string& id, ChildBackend& backend, std::vector<Child> Record::*children,
+Status CancelComposite(Store& store, const std::string& id, ChildBackend& backend, ChildList<Child> Record::*children,
                        const std::string& why, const std::type_identity_t<std::function<void(Record&)>>& settle) {
   std::vector<std::string> handles;
   auto updated = store.Update(id, [&](Record& r) {
@@ -105,7 +109,7 @@ Status CancelComposite(Store& store, const std::string& id, ChildBackend& backen
 /// The state a composite reports: its final state once it has ended; else RUNNING once a child
 /// runs or has ended (more to go), PENDING before.
 template <typename Child>
-specs::AppState LiveStateOf(const RecordHeader& header, const std::vector<Child>& children) {
+specs::AppState LiveStateOf(const RecordHeader& header, const ChildList<Child>& children) {
   if (header.final_state) return *header.final_state;
   for (const Child& c : children) {
     bool runs = c.phase == ChildPhase::kSubmitted && c.state == specs::AppState::kRunning;
@@ -143,18 +147,17 @@ struct ChildPlan {
 /// the record as written; returns the plans claimed.
 template <typename Store, typename Record, typename Child>
 Result<std::map<size_t, ChildPlan>> ClaimChildren(
-    Store& store, const std::string& id, std::vector<Child> Record::*children,
-    std::map<size_t, Result<ChildPlan>> plans,
+    Store& store, const std::string& id, ChildList<Child> Record::*children, std::map<size_t, Result<ChildPlan>> plans,
     const std::type_identity_t<std::function<bool(const Record&, const Child&)>>& claimable,
     const std::type_identity_t<std::function<void(Record&)>>& settle, Record& out) {
   std::map<size_t, ChildPlan> claimed;
   auto updated = store.Update(id, [&](Record& r) {
     claimed.clear();
     if (r.cancel_requested || r.final_state) return OkStatus();
-    std::vector<Child>& now = r.*children;
+    ChildList<Child>& now = r.*children;
     for (auto& [i, plan] : plans) {
       if (i >= now.size() || !claimable(r, now[i])) continue;
-      Child& c = now[i];
+      Child& c = now.Mut(i);
       if (!plan) {
         c.phase = ChildPhase::kDone;
         c.state = specs::AppState::kFailed;
@@ -181,7 +184,7 @@ Result<std::map<size_t, ChildPlan>> ClaimChildren(
 /// store takes that much. Returns the record as written.
 template <typename Store, typename Record, typename Child>
 Result<Record> SubmitClaimed(Store& store, const std::string& id, ChildBackend& backend,
-                             std::vector<Child> Record::*children, const std::map<size_t, ChildPlan>& claimed,
+                             ChildList<Child> Record::*children, const std::map<size_t, ChildPlan>& claimed,
                              const std::type_identity_t<std::function<void(Record&)>>& settle) {
   std::map<size_t, Result<std::string>> handles;
   for (const auto& [i, plan] : claimed) handles.emplace(i, backend.Schedule(plan.info));
@@ -193,11 +196,11 @@ Result<Record> SubmitClaimed(Store& store, const std::string& id, ChildBackend& 
   };
   bool cancel_now = false;
   auto recorded = store.Update(id, [&](Record& cur) {
-    std::vector<Child>& now = cur.*children;
+    ChildList<Child>& now = cur.*children;
     double when = EpochNow();
     for (const auto& [i, handle] : handles) {
       if (i >= now.size()) continue;
-      Child& c = now[i];
+      Child& c = now.Mut(i);
       c.planned = {};
       if (handle) {
         c.phase = ChildPhase::kSubmitted;

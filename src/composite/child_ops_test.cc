@@ -93,10 +93,10 @@ TEST_F(ChildOpsTest, ADeadDriversClaimsAreAdoptedClaimedAgainOrFailed) {
                   .Update("ring-1",
                           [](Ring& r) {
                             for (size_t i = 0; i < r.links.size(); ++i) {
-                              r.links[i].phase = ChildPhase::kSubmitting;
-                              r.links[i].planned = {"fake://s/" + std::to_string(i), i != 2, 0};
+                              r.links.Mut(i).phase = ChildPhase::kSubmitting;
+                              r.links.Mut(i).planned = {"fake://s/" + std::to_string(i), i != 2, 0};
                             }
-                            r.links[2].planned.handle.clear();  // chosen only at submission
+                            r.links.Mut(2).planned.handle.clear();  // chosen only at submission
                             return OkStatus();
                           })
                   .status(),
@@ -118,8 +118,8 @@ TEST_F(ChildOpsTest, AClaimFoundNeverSubmittedAfterACancelIsNotRunNotLeftWaiting
   ASSERT_THAT(store_
                   .Update("ring-1",
                           [](Ring& r) {
-                            r.links[0].phase = ChildPhase::kSubmitting;
-                            r.links[0].planned = {"fake://s/0", true, 0};
+                            r.links.Mut(0).phase = ChildPhase::kSubmitting;
+                            r.links.Mut(0).planned = {"fake://s/0", true, 0};
                             return OkStatus();
                           })
                   .status(),
@@ -135,9 +135,9 @@ TEST_F(ChildOpsTest, AClaimFoundNeverSubmittedAfterACancelIsNotRunNotLeftWaiting
 
 TEST_F(ChildOpsTest, TheRecordReadsBackAndNamesItsKindInErrors) {
   Ring r = Get();
-  r.links[0].phase = ChildPhase::kSubmitting;
-  r.links[0].planned = {"fake://s/x", true, 12.5};
-  r.links[1].phase = ChildPhase::kRefused;
+  r.links.Mut(0).phase = ChildPhase::kSubmitting;
+  r.links.Mut(0).planned = {"fake://s/x", true, 12.5};
+  r.links.Mut(1).phase = ChildPhase::kRefused;
   r.final_state = AppState::kFailed;
   auto back = RingFromJson(RingToJson(r));
   ASSERT_THAT(back, IsOk());

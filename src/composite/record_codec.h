@@ -13,13 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "composite/child_list.h"
 #include "composite/document_store.h"
 #include "composite/record_json.h"
 #include "torchx/status.h"
 
 namespace torchx::composite {
 
-template <typename R, typename C, std::vector<C> R::*kMember, typename Parts>
+template <typename R, typename C, ChildList<C> R::*kMember, typename Parts>
 struct CodecOf {
   using Record = R;
   using Child = C;
@@ -27,7 +28,9 @@ struct CodecOf {
 
   static std::string HeaderLine(const Record& r);
   static std::string ChildLine(const Child& c);
-  static Result<Record> FromLines(const RecordLines& lines);
+  /// Empties each child's line once it is read (a 10,000-child record's text and
+  /// record are not both whole in memory). The header stays.
+  static Result<Record> FromLines(RecordLines& lines);
   /// A record written whole (ToJson's form, and every version's before the journal).
   static Result<RecordLines> SplitLegacy(const std::string& text);
   /// The record as one JSON document, its children under kChildrenKey (a plan's record, tests).

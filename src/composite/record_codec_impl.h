@@ -15,24 +15,24 @@ namespace codec_internal {
 inline std::string Dump(const RecordJson& j) { return j.dump(-1, ' ', false, RecordJson::error_handler_t::replace); }
 }  // namespace codec_internal
 
-template <typename R, typename C, std::vector<C> R::*kMember, typename Parts>
+template <typename R, typename C, ChildList<C> R::*kMember, typename Parts>
 std::string CodecOf<R, C, kMember, Parts>::HeaderLine(const R& r) {
   return WriteRecord(r, [&r](RecordJson& j) { Parts::WriteOwn(r, j); });
 }
 
-template <typename R, typename C, std::vector<C> R::*kMember, typename Parts>
+template <typename R, typename C, ChildList<C> R::*kMember, typename Parts>
 std::string CodecOf<R, C, kMember, Parts>::ChildLine(const C& c) {
   RecordJson j = RecordJson::object();
   Parts::WriteChildJson(c, j);
   return codec_internal::Dump(j);
 }
 
-template <typename R, typename C, std::vector<C> R::*kMember, typename Parts>
-Result<R> CodecOf<R, C, kMember, Parts>::FromLines(const RecordLines& lines) {
+template <typename R, typename C, ChildList<C> R::*kMember, typename Parts>
+Result<R> CodecOf<R, C, kMember, Parts>::FromLines(RecordLines& lines) {
   R r;
   TORCHX_RETURN_IF_ERROR(
       ReadRecord(lines.header, Parts::kNoun, r, [&r](const RecordJson& j) { return Parts::ReadOwn(j, r); }));
-  std::vector<C>& children = r.*kMember;
+  ChildList<C>& children = r.*kMember;
   children.reserve(lines.children.size());
   for (size_t i = 0; i < lines.children.size(); ++i) {
     C c;
@@ -42,11 +42,12 @@ Result<R> CodecOf<R, C, kMember, Parts>::FromLines(const RecordLines& lines) {
       return InternalError(fmt::format("{} record: {}[{}]: {}", Parts::kNoun, Parts::kChildrenKey, i, e.what()));
     }
     children.push_back(std::move(c));
+    std::string().swap(lines.children[i]);  // the text goes as the child comes: one copy at a time
   }
   return r;
 }
 
-template <typename R, typename C, std::vector<C> R::*kMember, typename Parts>
+template <typename R, typename C, ChildList<C> R::*kMember, typename Parts>
 Result<RecordLines> CodecOf<R, C, kMember, Parts>::SplitLegacy(const std::string& text) {
   try {
     RecordJson j = RecordJson::parse(text);
@@ -64,7 +65,7 @@ Result<RecordLines> CodecOf<R, C, kMember, Parts>::SplitLegacy(const std::string
   }
 }
 
-template <typename R, typename C, std::vector<C> R::*kMember, typename Parts>
+template <typename R, typename C, ChildList<C> R::*kMember, typename Parts>
 std::string CodecOf<R, C, kMember, Parts>::ToJson(const R& r) {
   return WriteRecord(r, [&r](RecordJson& j) {
     Parts::WriteOwn(r, j);
@@ -78,7 +79,7 @@ std::string CodecOf<R, C, kMember, Parts>::ToJson(const R& r) {
   });
 }
 
-template <typename R, typename C, std::vector<C> R::*kMember, typename Parts>
+template <typename R, typename C, ChildList<C> R::*kMember, typename Parts>
 Result<R> CodecOf<R, C, kMember, Parts>::FromJson(const std::string& text) {
   TORCHX_ASSIGN_OR_RETURN(RecordLines lines, SplitLegacy(text));
   return FromLines(lines);

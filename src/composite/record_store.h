@@ -8,9 +8,10 @@
 //   using Record = ...; using Child = ...; static constexpr auto kChildren = &Record::children;
 //   static std::string HeaderLine(const Record&);   // every field but the children
 //   static std::string ChildLine(const Child&);
-//   static Result<Record> FromLines(const RecordLines&);
+//   static Result<Record> FromLines(RecordLines&);  // empties each child's line once read
 //   static Result<RecordLines> SplitLegacy(const std::string& text);  // a record written whole
-// and a Child compares with == (a child equal to the one read is not written).
+// and a Child compares with == (a child equal to the one read is not written). The children are a
+// ChildList: an update copies a pointer per child, and a child no edit touched is found by pointer.
 #pragma once
 
 #include <algorithm>
@@ -36,15 +37,18 @@ class RecordStore {
   /// kAlreadyExists for an id in use.
   Status Create(const Record& record) { return docs_.Create(record.id, LinesOf(record)); }
 
-  /// nullopt for an unknown id.
+  /// nullopt for an unknown id. The record read is kept (as Update keeps what it wrote) when its
+  /// files did not change while it was read: the next Get or Update of that version reads nothing,
+  /// and what they answer shares its children.
   Result<std::optional<Record>> Get(const std::string& id) const {
-    if (cache_ && cache_->id == id && docs_.VersionOf(id) == std::optional(cache_->version)) {
-      return std::optional(cache_->record);
-    }
+    auto before = docs_.VersionOf(id);
+    if (cache_ && cache_->id == id && before == std::optional(cache_->version)) return std::optional(cache_->record);
+    cache_.reset();  // stale: let go of before reading (a 10,000-trial record is MiBs)
     TORCHX_ASSIGN_OR_RETURN(auto lines, docs_.Read(id));
     if (!lines) return std::optional<Record>();
     auto r = Codec::FromLines(*lines);
     if (!r) return r.error().WithContext(docs_.PathOf(id));
+    if (before && docs_.VersionOf(id) == before) cache_ = Cached{id, *before, *r, std::move(lines->header)};
     return std::optional(std::move(*r));
   }
 
@@ -71,7 +75,6 @@ class RecordStore {
       cache_.reset();
       return written ? InternalError(id + ": the record store lost its copy") : written.error();
     }
-    // Assigned in place: the copy reuses the old one's memory (a 10,000-trial record is MiBs).
     cache_->version = *written;
     cache_->record = out;
     cache_->header = std::move(header);
@@ -121,7 +124,8 @@ class RecordStore {
     const auto& now = after.*Codec::kChildren;
     if (now.size() < was.size()) patch.keep = now.size();
     for (size_t i = 0; i < now.size(); ++i) {
-      if (i >= was.size() || !(now[i] == was[i])) patch.children.emplace_back(i, Codec::ChildLine(now[i]));
+      bool same = i < was.size() && (now.SameChild(i, was, i) || now[i] == was[i]);
+      if (!same) patch.children.emplace_back(i, Codec::ChildLine(now[i]));
     }
     patch.whole_children = now.size();
     patch.whole = [&after, &header](const RecordPatch::Emit& emit) -> Status {

@@ -46,7 +46,7 @@ class RecordStoreTest : public ::testing::Test {
     return store
         .Update("ring-1",
                 [&](Ring& r) {
-                  r.links[link].msg = msg;
+                  r.links.Mut(link).msg = msg;
                   return OkStatus();
                 })
         .status();
@@ -170,7 +170,7 @@ TEST_F(RecordStoreTest, ARecordWrittenWholeReadsAndIsRewrittenInLinesByItsFirstU
   whole.id = "old-1";
   whole.name = "old";
   whole.links.resize(2);
-  whole.links[1].msg = "from before";
+  whole.links.Mut(1).msg = "from before";
   fs::path path = fs::path(dir_.path()) / "ring" / "old-1.json";
   std::ofstream(path) << RingToJson(whole);
   auto r = store_.Get("old-1");
@@ -180,7 +180,7 @@ TEST_F(RecordStoreTest, ARecordWrittenWholeReadsAndIsRewrittenInLinesByItsFirstU
   ASSERT_THAT(store_
                   .Update("old-1",
                           [](Ring& x) {
-                            x.links[0].msg = "now";
+                            x.links.Mut(0).msg = "now";
                             return OkStatus();
                           })
                   .status(),

@@ -12,7 +12,7 @@
 namespace torchx::composite {
 
 struct Ring : RecordHeader {
-  std::vector<ChildRecord> links;
+  ChildList<ChildRecord> links;
 };
 
 struct RingParts {

@@ -129,7 +129,7 @@ Status Submit(ManagedStore& store, const std::string& id, AttemptBackend& backen
       cur.msg.clear();
       cur.msg_transient = false;
     }
-    AttemptRecord& mine = cur.attempts.at(a.index);
+    AttemptRecord& mine = cur.attempts.Mut(a.index);
     if (!handle) {
       mine.phase = ChildPhase::kRefused;
       mine.cause = std::string(kRefused);
@@ -178,7 +178,7 @@ Status ResumeSubmitting(ManagedStore& store, const std::string& id, AttemptBacke
   if (fate == composite::ClaimFate::kAdopt) found = planned.handle;
   bool unknowable = fate == composite::ClaimFate::kUnknowable;
   auto resolved = store.Update(id, [&](ManagedRecord& cur) {
-    AttemptRecord& a = cur.attempts.back();
+    AttemptRecord& a = cur.attempts.MutBack();
     if (a.index != last.index || a.phase != ChildPhase::kSubmitting) return OkStatus();
     if (found) {
       a.phase = ChildPhase::kSubmitted;
@@ -242,7 +242,7 @@ Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBa
       const int index = r.attempts.back().index;
       if (!action.cause.empty()) {
         TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](ManagedRecord& cur) {
-          AttemptRecord& mine = cur.attempts.back();
+          AttemptRecord& mine = cur.attempts.MutBack();
           if (mine.index == index && mine.cause.empty()) {
             mine.cause = action.cause;
             mine.msg = fmt::format("not started within {} s (--start_timeout)", r.start_timeout.value_or(0));

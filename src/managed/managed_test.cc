@@ -103,7 +103,7 @@ TEST(Decide, UserCausesEndTheRunUnlessAsked) {
   for (const char* cause : {"user_error", "out_of_memory", "time_limit", "unknown"}) {
     ManagedRecord r = Record();
     r.attempts = {Ended(0, 0, cause)};
-    r.attempts[0].msg = "exit 1";
+    r.attempts.Mut(0).msg = "exit 1";
     Action a = Decide(r, 30);
     EXPECT_EQ(a.kind, ActionKind::kFinish) << cause;
     EXPECT_EQ(a.final_state, AppState::kFailed);
@@ -162,8 +162,8 @@ TEST(Decide, StartTimeoutCancelsAWaitingAttemptThenFailsOver) {
   Action a = Decide(r, 161);
   EXPECT_EQ(a.kind, ActionKind::kCancel);
   EXPECT_EQ(a.cause, kStartTimeout);
-  r.attempts[0].started = 120;  // it started: no timeout
-  r.attempts[0].state = AppState::kRunning;
+  r.attempts.Mut(0).started = 120;  // it started: no timeout
+  r.attempts.Mut(0).state = AppState::kRunning;
   EXPECT_EQ(Decide(r, 500).kind, ActionKind::kWait);
   r.attempts = {Ended(0, 0, std::string(kStartTimeout), AppState::kCancelled)};
   a = Decide(r, 200);
@@ -207,7 +207,7 @@ TEST(Observe, RecordsStartEndAndCauseKeepingTheDriversOwn) {
   EXPECT_EQ(LiveState(r), AppState::kPending);  // between attempts
 
   r.attempts = {Live(0, 0, AppState::kPending, 1)};
-  r.attempts[0].cause = std::string(kStartTimeout);  // the driver cancelled it
+  r.attempts.Mut(0).cause = std::string(kStartTimeout);  // the driver cancelled it
   Observe(r, {AppState::kCancelled, FailureReport{FailureCause::kCancelled, "by 0"}, ""}, 9);
   EXPECT_EQ(r.attempts[0].cause, kStartTimeout);
 
@@ -242,8 +242,8 @@ TEST(Record, RoundTripsAndAttemptAppCarriesTheEnv) {
   ManagedRecord r = Record(2);
   r.start_timeout = 90;
   r.attempts = {Ended(0, 0, "node_failure"), Live(1, 1, AppState::kRunning, 30)};
-  r.attempts[0].msg = "node2";
-  r.attempts[0].why = "first attempt";
+  r.attempts.Mut(0).msg = "node2";
+  r.attempts.Mut(0).why = "first attempt";
   auto back = ManagedCodec::FromJson(ManagedCodec::ToJson(r));
   ASSERT_THAT(back.status(), IsOk());
   EXPECT_EQ(ManagedCodec::ToJson(*back), ManagedCodec::ToJson(r));
@@ -527,9 +527,9 @@ TEST_F(DriverTest, ADriverThatDiedMidSubmissionIsNotSubmittedTwice) {
                             a.index = 1;
                             a.planned.handle = "slurm://s/app8";
                             a.why = "recovery 1 after node_failure";
-                            r.attempts[0].phase = ChildPhase::kDone;
-                            r.attempts[0].state = AppState::kFailed;
-                            r.attempts[0].cause = "node_failure";
+                            r.attempts.Mut(0).phase = ChildPhase::kDone;
+                            r.attempts.Mut(0).state = AppState::kFailed;
+                            r.attempts.Mut(0).cause = "node_failure";
                             r.attempts.push_back(a);
                             return OkStatus();
                           })
@@ -656,14 +656,14 @@ TEST_F(DriverTest, AnUnreachableEngineIsTriedAgainThenCountsAsRefused) {
 TEST(Observe, AnAppForgottenLongAfterItWasSeenIsNotCalledLostAndAStartClearsTheTimeout) {
   ManagedRecord r = Record();
   r.attempts = {Live(0, 0, AppState::kRunning, 1)};
-  r.attempts[0].seen = 10;
+  r.attempts.Mut(0).seen = 10;
   Observe(r, {std::nullopt, std::nullopt, ""}, 10 + kLostIfSeenWithin + 1);
   EXPECT_EQ(r.attempts[0].cause, "unknown");  // it may have ended while nobody watched
   EXPECT_THAT(r.attempts[0].msg, HasSubstr("may have ended unwatched"));
   EXPECT_EQ(Decide(r, 2000).kind, ActionKind::kFinish);
 
   r.attempts = {Live(0, 0, AppState::kPending, 1)};
-  r.attempts[0].cause = std::string(kStartTimeout);  // its cancel did not take, and it started
+  r.attempts.Mut(0).cause = std::string(kStartTimeout);  // its cancel did not take, and it started
   Observe(r, {AppState::kRunning, std::nullopt, ""}, 5);
   EXPECT_EQ(r.attempts[0].cause, "");
   EXPECT_EQ(r.attempts[0].seen, 5);

@@ -54,7 +54,7 @@ Action NextTarget(const ManagedRecord& r, const AttemptRecord& last, const std::
 
 void Observe(ManagedRecord& r, const Observation& seen, double now) {
   if (r.attempts.empty()) return;
-  AttemptRecord& a = r.attempts.back();
+  AttemptRecord& a = r.attempts.MutBack();
   if (a.phase != ChildPhase::kSubmitted) return;
   if (!seen.unreachable.empty()) {
     r.msg = fmt::format("attempt {}: its scheduler cannot be reached: {}", a.index, seen.unreachable);

@@ -63,7 +63,7 @@ struct ManagedRecord : composite::RecordHeader {
   /// Since when submissions of the next attempt fail for want of the engine (kUnavailable): they
   /// are tried again until kSubmitRetrySeconds have passed, then the attempt counts as refused.
   std::optional<double> submit_retry_since;
-  std::vector<AttemptRecord> attempts;
+  composite::ChildList<AttemptRecord> attempts;
 };
 
 /// How long a submission is retried while its engine cannot be reached.

@@ -77,30 +77,35 @@ void Finish(PipelineRecord& r) {
 // Applies what the steps' schedulers say to the record (under the store's lock).
 void ApplyStatuses(PipelineRecord& r, const std::map<std::string, Result<std::optional<specs::AppStatus>>>& seen) {
   double now = composite::EpochNow();
-  for (StepRecord& s : r.steps) {
-    if (auto it = seen.find(s.name); it != seen.end()) composite::ApplyChildStatus(s, it->second, now);
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    auto it = seen.find(r.steps[i].name);
+    if (it != seen.end()) composite::ApplyChildStatus(r.steps.Mut(i), it->second, now);
   }
   // Dependents of a step that did not succeed never run. (A scheduler that sequences the steps
   // cancels them itself: a CANCELLED step with a failed dependency is marked not run the same way.)
   bool changed = true;
   while (changed) {
     changed = false;
-    for (StepRecord& s : r.steps) {
-      const StepRecord* dep = FailedDependency(r, s);
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      const StepRecord* dep = FailedDependency(r, r.steps[i]);
       if (!dep) continue;
-      bool waiting = s.phase == ChildPhase::kWaiting;
-      bool killed_by_scheduler =
-          s.phase == ChildPhase::kDone && s.state == AppState::kCancelled && r.sequenced_by == Sequencer::kScheduler;
+      const StepRecord& was = r.steps[i];
+      bool waiting = was.phase == ChildPhase::kWaiting;
+      bool killed_by_scheduler = was.phase == ChildPhase::kDone && was.state == AppState::kCancelled &&
+                                 r.sequenced_by == Sequencer::kScheduler;
       if (waiting || killed_by_scheduler) {
+        std::string why = NotRunMessage(*dep);
+        StepRecord& s = r.steps.Mut(i);
         s.phase = ChildPhase::kSkipped;
         s.state = AppState::kCancelled;
-        s.msg = NotRunMessage(*dep);
+        s.msg = std::move(why);
         changed = true;
       }
     }
   }
-  for (StepRecord& s : r.steps) {  // what ran is timed; a step that never ran has no end
-    if (s.phase == ChildPhase::kDone && s.submitted && !s.ended) s.ended = now;
+  for (size_t i = 0; i < r.steps.size(); ++i) {  // what ran is timed; a step that never ran has no end
+    const StepRecord& s = r.steps[i];
+    if (s.phase == ChildPhase::kDone && s.submitted && !s.ended) r.steps.Mut(i).ended = now;
   }
   Finish(r);
 }
@@ -171,7 +176,7 @@ Result<std::optional<PipelineRecord>> SubmitStep(PipelineStore& store, const std
   if (before->cancel_requested || !waiting || waiting->phase != ChildPhase::kWaiting) {
     return std::optional<PipelineRecord>();
   }
-  size_t at = static_cast<size_t>(waiting - before->steps.data());
+  size_t at = before->StepIndex(name);
   std::map<size_t, Result<composite::ChildPlan>> plans;
   plans.emplace(at, backend.Plan(*waiting, after));
   // Claimed under the lock, so a cancel arriving now either sees the step as waiting (and marks

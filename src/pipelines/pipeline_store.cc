@@ -11,11 +11,16 @@ namespace torchx::pipelines {
 
 using composite::RecordJson;
 
-StepRecord* PipelineRecord::Step(const std::string& step_name) {
-  for (StepRecord& s : steps) {
-    if (s.name == step_name) return &s;
+size_t PipelineRecord::StepIndex(const std::string& step_name) const {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].name == step_name) return i;
   }
-  return nullptr;
+  return steps.size();
+}
+
+const StepRecord* PipelineRecord::Step(const std::string& step_name) const {
+  size_t i = StepIndex(step_name);
+  return i < steps.size() ? &steps[i] : nullptr;
 }
 
 // What a pipeline's record holds besides the shared header and child fields.

@@ -36,9 +36,12 @@ struct PipelineRecord : composite::RecordHeader {
   /// Who submits the steps (pipeline.h). Read from `sequenced_by`; a record written before it
   /// existed says `slurm_native` (true: the scheduler).
   Sequencer sequenced_by = Sequencer::kDriver;
-  std::vector<StepRecord> steps;
+  composite::ChildList<StepRecord> steps;
 
-  StepRecord* Step(const std::string& step_name);
+  /// The step named `step_name`, or null.
+  const StepRecord* Step(const std::string& step_name) const;
+  /// Its position in `steps` (steps.size() for none), for editing it (steps.Mut).
+  size_t StepIndex(const std::string& step_name) const;
 };
 
 struct PipelineParts;  // its own fields as JSON (pipeline_store.cc instantiates the codec)

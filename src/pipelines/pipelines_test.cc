@@ -183,9 +183,9 @@ TEST(PipelineStoreTest, RoundTripsAndKeepsItPrivate) {
   testing::ScopedTempDir tmp;
   PipelineStore store(tmp.path() + "/pipelines");
   PipelineRecord r = ThreeSteps();
-  r.steps[1].phase = ChildPhase::kSubmitted;
-  r.steps[1].handle = "local_cwd://torchx/x";
-  r.steps[1].state = AppState::kRunning;
+  r.steps.Mut(1).phase = ChildPhase::kSubmitted;
+  r.steps.Mut(1).handle = "local_cwd://torchx/x";
+  r.steps.Mut(1).state = AppState::kRunning;
   r.final_state = AppState::kFailed;
   ASSERT_THAT(store.Create(r), IsOk());
   EXPECT_THAT(store.Create(r), StatusIs(StatusCode::kAlreadyExists, ::testing::_));
@@ -360,7 +360,8 @@ TEST(SequencedBySchedulerTest, StepsItCancelledForAFailedDependencyAreNotRun) {
   testing::ScopedTempDir tmp;
   PipelineStore store(tmp.path() + "/pipelines");
   PipelineRecord rec = ThreeSteps(Sequencer::kScheduler);
-  for (StepRecord& s : rec.steps) {
+  for (size_t i = 0; i < rec.steps.size(); ++i) {
+    StepRecord& s = rec.steps.Mut(i);
     s.phase = ChildPhase::kSubmitted;
     s.handle = "fake://torchx/" + s.name;
   }
@@ -383,10 +384,10 @@ TEST_F(EngineTest, StepsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
   ASSERT_THAT(store_
                   .Update("flow-1",
                           [](PipelineRecord& r) {
-                            for (StepRecord& s : r.steps) s.phase = ChildPhase::kSubmitting;
-                            r.steps[0].planned = {"fake://torchx/prepare", true};    // it was submitted
-                            r.steps[1].planned = {"fake://torchx/train", true};      // it was not
-                            r.steps[2].planned = {"fake://torchx/evaluate", false};  // the id is a proposal
+                            for (size_t i = 0; i < r.steps.size(); ++i) r.steps.Mut(i).phase = ChildPhase::kSubmitting;
+                            r.steps.Mut(0).planned = {"fake://torchx/prepare", true};    // it was submitted
+                            r.steps.Mut(1).planned = {"fake://torchx/train", true};      // it was not
+                            r.steps.Mut(2).planned = {"fake://torchx/evaluate", false};  // the id is a proposal
                             return OkStatus();
                           })
                   .status(),
@@ -411,7 +412,7 @@ TEST(PipelineSchedulerTest, ANativeLaunchThatDiedLeavesNothingWaitingForever) {
   testing::ScopedEnv env("TORCHX_STATE_DIR", tmp.path().c_str());
   PipelineStore store(tmp.path() + "/pipelines");
   PipelineRecord rec = ThreeSteps(Sequencer::kScheduler);
-  rec.steps[0].phase = ChildPhase::kSubmitting;  // claimed; the launcher died before recording it
+  rec.steps.Mut(0).phase = ChildPhase::kSubmitting;  // claimed; the launcher died before recording it
   ASSERT_THAT(store.Create(rec), IsOk());
   auto registry = testing::BuiltinRegistry();
   RegisterPipelineScheduler(*registry);

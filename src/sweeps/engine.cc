@@ -89,9 +89,10 @@ struct Seen {
 
 void Apply(SweepRecord& r, const std::map<int, Seen>& seen) {
   double now = composite::EpochNow();
-  for (TrialRecord& t : r.trials) {
-    auto it = seen.find(t.index);
-    if (t.phase != ChildPhase::kSubmitted || it == seen.end()) continue;
+  for (size_t i = 0; i < r.trials.size(); ++i) {
+    auto it = seen.find(r.trials[i].index);
+    if (r.trials[i].phase != ChildPhase::kSubmitted || it == seen.end()) continue;
+    TrialRecord& t = r.trials.Mut(i);
     Summary summary = Summarize(it->second.reports, r.objective);
     if (!summary.metrics.empty()) {
       t.metrics = std::move(summary.metrics);
@@ -162,9 +163,10 @@ Result<SweepRecord> ProposeTrials(SweepStore& store, const std::string& id, Tria
       return OkStatus();
     }
     size_t next = 0;
-    for (TrialRecord& t : cur.trials) {  // in index order: the lowest waiting trials get values
+    for (size_t i = 0; i < cur.trials.size(); ++i) {  // in index order: the lowest waiting trials get values
       if (next == proposals->size()) break;
-      if (t.phase != ChildPhase::kWaiting || !t.values.empty()) continue;
+      if (cur.trials[i].phase != ChildPhase::kWaiting || !cur.trials[i].values.empty()) continue;
+      TrialRecord& t = cur.trials.Mut(i);
       Proposal& p = (*proposals)[next++];
       t.values = std::move(p.values);
       t.generator = std::move(p.generator);
@@ -238,8 +240,9 @@ Result<SweepRecord> Advance(SweepStore& store, const std::string& id, TrialBacke
       if (Queued(t) && backend.Cancel(t.handle).ok()) cancelled.insert(t.index);
     }
     TORCHX_ASSIGN_OR_RETURN(r, store.Update(id, [&](SweepRecord& cur) {
-      for (TrialRecord& t : cur.trials) {
-        if (!cancelled.count(t.index) || t.phase != ChildPhase::kSubmitted) continue;
+      for (size_t i = 0; i < cur.trials.size(); ++i) {
+        if (!cancelled.count(cur.trials[i].index) || cur.trials[i].phase != ChildPhase::kSubmitted) continue;
+        TrialRecord& t = cur.trials.Mut(i);
         t.phase = ChildPhase::kSkipped;
         t.state = AppState::kCancelled;
         t.msg = "not run: " + *why;

@@ -107,7 +107,7 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
   }
   Plan plan;
   std::string base = !spec.component.empty() ? fs::path(spec.component).stem().string() : "sweep";
-  plan.name = !request.name.empty() ? request.name : !spec.name.empty() ? spec.name : base + "-sweep";
+  plan.name = !spec.name.empty() ? spec.name : base + "-sweep";
   plan.id = specs::MakeUnique(specs::NormalizeName(plan.name, 40));
   plan.session = runner.session_name();
   plan.scheduler = !request.scheduler.empty() ? request.scheduler
@@ -145,9 +145,8 @@ Result<Plan> PlanSweep(runner::Runner& runner, const config::TorchxConfig& confi
   r.objective = spec.objective;
   r.results_dir = (fs::path(SweepsDir(internal::DefaultStateDir())) / (plan.id + ".results")).string();
   plan.max_parallel = r.max_parallel;
-  const std::string& managed_json = !request.managed_json.empty() ? request.managed_json : spec.managed_json;
   std::optional<managed::ChildPolicy> policy;
-  if (!managed_json.empty()) {
+  if (const std::string& managed_json = spec.managed_json; !managed_json.empty()) {
     // Resolved now (the failover targets' options against this .torchxconfig): the driver builds
     // each trial's managed job from the record, in another process.
     TORCHX_ASSIGN_OR_RETURN(managed::ChildPolicy given, managed::ParseChildPolicy(managed_json, "managed"));
@@ -277,7 +276,7 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
   // and starts no driver (one would fail the trials being submitted as unrecorded).
   std::optional<composite::DriverLock> lock;
   if (!plan.array_tasks.empty()) {
-    for (TrialRecord& t : r.trials) t.phase = ChildPhase::kSubmitting;
+    for (size_t i = 0; i < r.trials.size(); ++i) r.trials.Mut(i).phase = ChildPhase::kSubmitting;
     auto taken = composite::DriverLock::TryTake(store.dir(), r.id);
     if (!taken || !*taken) return UnavailableError(fmt::format("sweep {}: another process holds its lock", r.id));
     lock.emplace(std::move(**taken));
@@ -298,7 +297,8 @@ Result<std::string> LaunchSweep(runner::Runner& runner, const Plan& plan) {
     }
     double now = composite::EpochNow();
     auto recorded = store.Update(r.id, [&](SweepRecord& cur) {
-      for (TrialRecord& t : cur.trials) {
+      for (size_t i = 0; i < cur.trials.size(); ++i) {
+        TrialRecord& t = cur.trials.Mut(i);
         if (fallback) {  // the trials cannot be one array (other resources): the driver submits them
           t.phase = ChildPhase::kWaiting;
           continue;
@@ -350,7 +350,7 @@ Result<composite::PlannedComposite> PlanLaunch(runner::Runner& runner, const con
   }
   file.overrides_json = overrides.dump();
   TORCHX_ASSIGN_OR_RETURN(SweepSpec spec, composite::ParseDocument(file, &ParseSweep));
-  RunRequest run{std::move(spec), request.scheduler, request.cfg, "", limits[0], limits[1], ""};
+  RunRequest run{std::move(spec), request.scheduler, request.cfg, limits[0], limits[1]};
   TORCHX_ASSIGN_OR_RETURN(Plan plan, PlanSweep(runner, config, run));
   std::string text = RenderPlan(plan), scheduler = plan.scheduler;
   return composite::PlannedFrom(std::move(plan), std::move(text), {scheduler}, &LaunchSweep);

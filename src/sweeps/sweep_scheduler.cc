@@ -176,18 +176,18 @@ Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
   v.objective = record->objective;
   if (const TrialRecord* best = BestTrial(*record)) v.best = best->index;
   v.trials.reserve(record->trials.size());
-  for (TrialRecord& t : record->trials) {
+  for (const TrialRecord& t : record->trials) {
     TrialRow row;
     row.index = t.index;
-    row.values = std::move(t.values);
+    row.values = t.values;
     row.state = t.state;
-    row.handle = std::move(t.handle);
-    row.msg = std::move(t.msg);
+    row.handle = t.handle;
+    row.msg = t.msg;
     row.submitted = t.submitted;
     row.ended = t.ended;
-    row.metrics = std::move(t.metrics);
+    row.metrics = t.metrics;
     row.objective = t.objective;
-    row.generator = std::move(t.generator);
+    row.generator = t.generator;
     v.trials.push_back(std::move(row));
   }
   if (v.objective) {

@@ -56,6 +56,7 @@ Result<Space> SpaceFromJson(const Json& j) {
     ParamSpec p;
     p.name = name;
     if (body.is_array()) {
+      p.values.reserve(body.size());
       for (const Json& v : body) p.values.push_back(internal::ValueFromJson(v));
     } else {
       std::string kind = body.at("distribution").get<std::string>();

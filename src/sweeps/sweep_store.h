@@ -59,7 +59,7 @@ struct SweepRecord : composite::RecordHeader {
   /// Every trial a managed job: the policy (managed::ChildPolicyToJson), its failover targets'
   /// options resolved at launch. Empty: plain jobs.
   std::string managed_json;
-  std::vector<TrialRecord> trials;
+  composite::ChildList<TrialRecord> trials;
 };
 
 struct SweepParts;  // its own fields as JSON (sweep_store.cc instantiates the codec)

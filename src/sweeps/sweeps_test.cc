@@ -533,10 +533,10 @@ TEST_F(EngineTest, TrialsClaimedByADeadDriverAreAdoptedClaimedAgainOrFailed) {
   Make(4, 4);
   ASSERT_THAT(store_.Update("sw",
                             [](SweepRecord& r) {
-                              for (int i = 0; i < 3; ++i) r.trials[i].phase = ChildPhase::kSubmitting;
-                              r.trials[0].planned = {"fake://s/t0", true};   // it had been submitted
-                              r.trials[1].planned = {"fake://s/t1", true};   // it had not
-                              r.trials[2].planned = {"fake://s/t2", false};  // the id is a proposal
+                              for (int i = 0; i < 3; ++i) r.trials.Mut(i).phase = ChildPhase::kSubmitting;
+                              r.trials.Mut(0).planned = {"fake://s/t0", true};   // it had been submitted
+                              r.trials.Mut(1).planned = {"fake://s/t1", true};   // it had not
+                              r.trials.Mut(2).planned = {"fake://s/t2", false};  // the id is a proposal
                               return OkStatus();
                             }),
               IsOk());
@@ -565,8 +565,8 @@ TEST_F(EngineTest, AClaimCarriesItsPlannedHandleUntilItsHandleIsRecorded) {
   SweepRecord seen;
   ASSERT_THAT(store_.Update("sw",
                             [](SweepRecord& r) {
-                              r.trials[0].phase = ChildPhase::kSubmitting;
-                              r.trials[0].planned = {"fake://s/t0", true};
+                              r.trials.Mut(0).phase = ChildPhase::kSubmitting;
+                              r.trials.Mut(0).planned = {"fake://s/t0", true};
                               return OkStatus();
                             }),
               IsOk());

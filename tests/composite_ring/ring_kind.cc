@@ -50,7 +50,7 @@ struct LinkRecord : composite::ChildRecord {
 struct RingRecord : composite::RecordHeader {
   std::string scheduler;
   std::string cfg_json = "{}";
-  std::vector<LinkRecord> links;
+  composite::ChildList<LinkRecord> links;
 };
 
 struct RingParts {
@@ -116,11 +116,15 @@ class RunnerRingBackend final : public composite::OverRunner<RingBackend> {
 // link is final.
 void Settle(RingRecord& r) {
   const LinkRecord* failed = nullptr;
-  for (LinkRecord& l : r.links) {
+  for (size_t i = 0; i < r.links.size(); ++i) {
+    const LinkRecord& l = r.links[i];
     if (failed && l.phase == ChildPhase::kWaiting) {
-      l.phase = ChildPhase::kSkipped;
-      l.state = AppState::kCancelled;
-      l.msg = fmt::format("not run: link {} {}", failed->index, specs::AppStateName(failed->state));
+      std::string why = fmt::format("not run: link {} {}", failed->index, specs::AppStateName(failed->state));
+      LinkRecord& skipped = r.links.Mut(i);
+      skipped.phase = ChildPhase::kSkipped;
+      skipped.state = AppState::kCancelled;
+      skipped.msg = std::move(why);
+      continue;
     }
     if (!failed && composite::IsFinal(l.phase) && l.state != AppState::kSucceeded) failed = &l;
   }
@@ -140,13 +144,14 @@ void Settle(RingRecord& r) {
 }
 
 // The next link to submit: the first one not final, if it waits (the one before it succeeded).
-const LinkRecord* NextLink(const RingRecord& r) {
-  if (r.final_state || r.cancel_requested) return nullptr;
-  for (const LinkRecord& l : r.links) {
-    if (composite::IsFinal(l.phase)) continue;
-    return l.phase == ChildPhase::kWaiting ? &l : nullptr;
+// The position of the link to submit next (links.size() for none).
+size_t NextLink(const RingRecord& r) {
+  if (r.final_state || r.cancel_requested) return r.links.size();
+  for (size_t i = 0; i < r.links.size(); ++i) {
+    if (composite::IsFinal(r.links[i].phase)) continue;
+    return r.links[i].phase == ChildPhase::kWaiting ? i : r.links.size();
   }
-  return nullptr;
+  return r.links.size();
 }
 
 // ---- the turns: refresh, decide, submit ----
@@ -166,7 +171,7 @@ Result<RingRecord> Refresh(RingStore& store, const std::string& id, RingBackend&
   return store.Update(id, [&](RingRecord& r) {
     double now = composite::EpochNow();
     for (size_t k = 0; k < at.size() && k < seen.size(); ++k) {
-      if (at[k] < r.links.size()) composite::ApplyChildStatus(r.links[at[k]], seen[k], now);
+      if (at[k] < r.links.size()) composite::ApplyChildStatus(r.links.Mut(at[k]), seen[k], now);
     }
     Settle(r);
     return OkStatus();
@@ -175,11 +180,10 @@ Result<RingRecord> Refresh(RingStore& store, const std::string& id, RingBackend&
 
 Result<RingRecord> Advance(RingStore& store, const std::string& id, RingBackend& backend) {
   TORCHX_ASSIGN_OR_RETURN(RingRecord r, Refresh(store, id, backend));
-  const LinkRecord* next = NextLink(r);
-  if (!next) return r;
-  size_t at = static_cast<size_t>(next - r.links.data());
+  size_t at = NextLink(r);
+  if (at == r.links.size()) return r;
   std::map<size_t, Result<composite::ChildPlan>> plans;
-  plans.emplace(at, backend.Plan(r, *next));
+  plans.emplace(at, backend.Plan(r, r.links[at]));
   auto waiting = [](const RingRecord&, const LinkRecord& l) { return l.phase == ChildPhase::kWaiting; };
   RingRecord claimed_in;
   TORCHX_ASSIGN_OR_RETURN(auto claimed, composite::ClaimChildren(store, id, &RingRecord::links, std::move(plans),

@@ -115,10 +115,8 @@ struct RunRequest {
   SweepSpec spec;
   std::string scheduler;            ///< `-s`: overrides the file's (empty: the file's, else the default)
   std::string cfg;                  ///< `-cfg k=v,...`
-  std::string name;                 ///< overrides the file's name
   std::optional<int> max_parallel;  ///< overrides the file's
   std::optional<int> max_failures;  ///< overrides the file's
-  std::string managed_json;         ///< `--managed ...` (a ChildPolicy's JSON): overrides the file's block
 };
 
 /// One trial, checked.
