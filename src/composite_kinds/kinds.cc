@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -91,9 +92,30 @@ const LoadedKinds& Modules() {
   return kLoaded;
 }
 
+// The modules' kinds a registry refused: a scheduler of that name was there first (a built-in, a
+// plugin), so the kind's handles would reach that scheduler, not the kind. Such a kind is neither
+// planned nor driven, as if its module had not loaded.
+struct Refusals {
+  std::mutex mu;
+  std::vector<std::string> names;  ///< the kinds refused, in the order found
+};
+
+Refusals& Refused() {
+  static Refusals refused;
+  return refused;
+}
+
+bool IsRefused(std::string_view name) {
+  Refusals& r = Refused();
+  std::lock_guard lock(r.mu);
+  return std::find(r.names.begin(), r.names.end(), name) != r.names.end();
+}
+
 std::vector<KindEntry> AllKinds() {
   std::vector<KindEntry> all = LinkedKinds();
-  all.insert(all.end(), Modules().kinds.begin(), Modules().kinds.end());
+  for (const KindEntry& k : Modules().kinds) {
+    if (!IsRefused(k.name)) all.push_back(k);
+  }
   return all;
 }
 
@@ -101,6 +123,11 @@ std::vector<KindEntry> AllKinds() {
 std::string KindsThereAre() {
   std::string out = fmt::format("the kinds are: {}", fmt::join(CompositeKindNames(), ", "));
   for (const plugins::PluginError& e : Modules().errors) out += fmt::format("; {} not loaded: {}", e.source, e.message);
+  Refusals& r = Refused();
+  std::lock_guard lock(r.mu);
+  for (const std::string& name : r.names) {
+    out += fmt::format("; a module's kind `{}` is not used: a scheduler of that name was there first", name);
+  }
   return out;
 }
 
@@ -109,7 +136,7 @@ const KindEntry* FindKind(std::string_view name) {
     if (name == k.name) return &k;
   }
   for (const KindEntry& k : Modules().kinds) {
-    if (name == k.name) return &k;
+    if (name == k.name) return IsRefused(name) ? nullptr : &k;
   }
   return nullptr;
 }
@@ -119,6 +146,14 @@ const KindEntry* FindKind(std::string_view name) {
 void RegisterCompositeKinds(plugins::PluginRegistry& registry) {
   for (const KindEntry& k : AllKinds()) k.register_scheduler(registry);
   for (const plugins::PluginError& e : Modules().errors) registry.AddError(e);
+  // A module's kind the registry did not take as a composite scheduler lost its name to another.
+  std::vector<std::string> taken = registry.CompositeSchedulers();
+  for (const KindEntry& k : Modules().kinds) {
+    if (std::find(taken.begin(), taken.end(), k.name) != taken.end() || IsRefused(k.name)) continue;
+    Refusals& r = Refused();
+    std::lock_guard lock(r.mu);
+    r.names.emplace_back(k.name);  // the registry's own duplicate error says which scheduler kept it
+  }
 }
 
 int RunCompositeDriver(plugins::PluginRegistry& registry, std::string_view kind, const std::string& state_dir,
