@@ -156,12 +156,31 @@ void RegisterCompositeKinds(plugins::PluginRegistry& registry) {
   }
 }
 
+namespace {
+
+// Said when a kind's name reaches another scheduler: a plugin found after the kinds were
+// registered (discovery runs on first lookup) took it, and the kind's handles would go there.
+std::string NameTaken(std::string_view kind) {
+  return fmt::format("composite kind `{}`: its name is another scheduler's now (a plugin's); rename one of them", kind);
+}
+
+}  // namespace
+
 int RunCompositeDriver(plugins::PluginRegistry& registry, std::string_view kind, const std::string& state_dir,
                        const std::string& id, int ready_fd) {
-  if (const KindEntry* k = FindKind(kind)) return k->run_driver(registry, state_dir, id, ready_fd);
-  std::fprintf(stderr, "torchx composite driver: unknown kind `%.*s` (%s)\n", static_cast<int>(kind.size()),
-               kind.data(), KindsThereAre().c_str());
-  return 2;
+  const KindEntry* k = FindKind(kind);
+  if (!k) {
+    std::fprintf(stderr, "torchx composite driver: unknown kind `%.*s` (%s)\n", static_cast<int>(kind.size()),
+                 kind.data(), KindsThereAre().c_str());
+    return 2;
+  }
+  (void)registry.Scheduler(kind);  // discovers the plugins that may hold the name
+  std::vector<std::string> composite = registry.CompositeSchedulers();
+  if (std::find(composite.begin(), composite.end(), kind) == composite.end()) {
+    std::fprintf(stderr, "torchx composite driver: %s\n", NameTaken(kind).c_str());
+    return 2;
+  }
+  return k->run_driver(registry, state_dir, id, ready_fd);
 }
 
 Result<composite::PlannedComposite> PlanComposite(runner::Runner& runner, const config::TorchxConfig& config,
@@ -169,6 +188,10 @@ Result<composite::PlannedComposite> PlanComposite(runner::Runner& runner, const 
   const KindEntry* k = FindKind(request.kind);
   if (!k) {
     return InvalidArgumentError(fmt::format("composite kind `{}`: unknown; {}", request.kind, KindsThereAre()));
+  }
+  auto capabilities = runner.SchedulerCapabilities(request.kind);
+  if (!capabilities || !capabilities->Has(schedulers::Capability::kComposite)) {
+    return InvalidArgumentError(NameTaken(request.kind));
   }
   return k->plan(runner, config, request);
 }

@@ -19,17 +19,21 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-TEST(KindModulesTest, EveryModuleThatCannotServeIsRefusedWithItsReason) {
-  // Read once per process: every case is in this one list (the ring's own module last).
+// Modules are read once per process: every case is in this one list (the ring's own module last),
+// set before any test reads it.
+void UseTheModules() {
   ::setenv(TORCHX_COMPOSITE_KINDS_ENV, "/nonexistent/torchx_kind_gone.so:" NOT_A_KIND_MODULE ":" RING_MODULE, 1);
+}
+
+Result<std::unique_ptr<schedulers::Scheduler>> NotBuilt(const schedulers::SchedulerContext&) {
+  return UnavailableError("not built in this test");
+}
+
+TEST(KindModulesTest, EveryModuleThatCannotServeIsRefusedWithItsReason) {
+  UseTheModules();
   plugins::PluginRegistry registry;
   // A scheduler named as the ring was there first: the ring's handles would reach it.
-  ASSERT_THAT(
-      registry.AddScheduler("ring", "builtin",
-                            [](const schedulers::SchedulerContext&) -> Result<std::unique_ptr<schedulers::Scheduler>> {
-                              return UnavailableError("not built in this test");
-                            }),
-      IsOk());
+  ASSERT_THAT(registry.AddScheduler("ring", "builtin", NotBuilt), IsOk());
   RegisterCompositeKinds(registry);
 
   EXPECT_THAT(CompositeKindNames(), AllOf(Contains("pipeline"), Contains("sweep"), Contains("managed")));
@@ -52,6 +56,37 @@ TEST(KindModulesTest, EveryModuleThatCannotServeIsRefusedWithItsReason) {
                      HasSubstr("a module's kind `ring` is not used: a scheduler of that name was there first"))));
   // The driver of such a kind is not started either: it says why and exits 2.
   EXPECT_EQ(RunCompositeDriver(registry, "ring", "/nonexistent", "ring-1", -1), 2);
+}
+
+TEST(KindModulesTest, AKindWhoseNameAPluginTakesLaterIsNeitherPlannedNorDriven) {
+  UseTheModules();
+  plugins::PluginRegistry registry;
+  // A plugin scheduler found on first lookup (as Python entry points are), named as a kind: a
+  // plugin wins a built-in's name (TorchX #1448), so `sweep` handles would reach it.
+  registry.AddProvider(
+      "test-plugins",
+      [](plugins::PluginType type, plugins::PluginRegistry& r) {
+        if (type == plugins::PluginType::kScheduler) (void)r.AddScheduler("sweep", "python:test_plugin", NotBuilt);
+      },
+      [](plugins::PluginType type, std::string_view name) {
+        return type == plugins::PluginType::kScheduler && (name.empty() || name == "sweep");
+      });
+  RegisterCompositeKinds(registry);
+
+  runner::Runner runner(registry);
+  composite::LaunchRequest request;
+  request.kind = "sweep";
+  request.document = "component: utils.echo";
+  request.origin = "sweep.yaml";
+  EXPECT_THAT(PlanComposite(runner, config::TorchxConfig(), request),
+              StatusIs(StatusCode::kInvalidArgument,
+                       HasSubstr("composite kind `sweep`: its name is another scheduler's now (a plugin's)")));
+  EXPECT_EQ(RunCompositeDriver(registry, "sweep", "/nonexistent", "sweep-1", -1), 2);
+  // The kinds nobody took still plan (this one fails on its document, past the check).
+  request.kind = "pipeline";
+  request.document = "steps: 1";
+  EXPECT_THAT(PlanComposite(runner, config::TorchxConfig(), request),
+              StatusIs(StatusCode::kInvalidArgument, Not(HasSubstr("another scheduler's"))));
 }
 
 }  // namespace
