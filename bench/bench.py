@@ -549,6 +549,52 @@ class Bench:
                              env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
         rss = self._driver_peak_rss_kib(out.stdout.split()[0]) / 1024
         self.row("managed job driver peak RSS while it watches", rss, "MiB", {}, "< 16 MiB", rss < 16)
+        self.idle_managed_drivers(100)
+
+    def idle_managed_drivers(self, jobs, seconds=20):
+        """`jobs` managed jobs whose apps sleep: their drivers' CPU together over `seconds`, once
+        every app runs, and their PSS (issue 51: an idle driver waits on its child's scheduler and
+        its record, not on a poll, 100 of them under 1% of a core; issue 57: at most 300 MiB).
+        Every job is cancelled after."""
+        handles = []
+        try:
+            for _ in range(jobs):
+                out = subprocess.run([self.ours, "run", "--managed", "-s", "local_cwd", "utils.sh", "sleep", "600"],
+                                     env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+                handles.append(out.stdout.split()[0])
+            for handle in handles:
+                self._managed_attempt(handle, 0, "RUNNING", timeout=120)
+            time.sleep(2)  # past the turns that recorded the start
+            ids = {h.rsplit("/", 1)[1].encode() for h in handles}
+
+            def drivers():
+                """(CPU seconds, PSS KiB) of every driver process (the drivers and their watchdogs)."""
+                cpu = pss = 0
+                for pid in os.listdir("/proc"):
+                    try:
+                        argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                        if argv[0].endswith(b"torchx-composite-driver") and ids & set(argv):
+                            # Time on a CPU in ns (utime and stime count 10 ms ticks: a driver's
+                            # turns, well under a tick each, would round to nothing).
+                            cpu += int(pathlib.Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+                            for line in pathlib.Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                                if line.startswith("Pss:"):
+                                    pss += int(line.split()[1])
+                    except (OSError, IndexError, ValueError):
+                        continue
+                return cpu / 1e9, pss
+
+            (before, _), t = drivers(), time.monotonic()
+            time.sleep(seconds)
+            after, pss = drivers()
+            share = (after - before) / (time.monotonic() - t) * 100
+        finally:
+            for handle in handles:
+                subprocess.run([self.ours, "cancel", handle], env=self.env, cwd=self.tmp, capture_output=True)
+        self.row(f"{jobs} idle managed jobs: their drivers' CPU together over {seconds} s", share, "% of a core", {},
+                 "< 1% of a core", share < 1)
+        self.row(f"{jobs} idle managed jobs: their drivers' PSS together (watchdogs included)", pss / 1024, "MiB", {},
+                 "<= 300 MiB (issue 57)", pss / 1024 <= 300)
 
     def _managed_attempt(self, handle, index, states, timeout=60):
         """Attempt `index`'s handle once it is in one of `states`."""

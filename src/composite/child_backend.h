@@ -38,7 +38,8 @@ class ChildBackend {
   /// How long after a submission FindSubmission still finds it (0 by default).
   virtual Result<double> FindableForSeconds(const std::string& scheduler);
   /// Blocks until `handle` may have changed, at most `max_wait` (sleeps where it cannot tell).
-  virtual void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+  /// Returns whether its scheduler notified (Runner::WaitForUpdate).
+  virtual bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
 };
 
 /// Whether a child's scheduler knows `handle` now (a claim's planned handle, claims.h).
@@ -65,8 +66,8 @@ class OverRunner : public Seam {
   Result<double> FindableForSeconds(const std::string& scheduler) override {
     return runner_.FindableForSeconds(scheduler);
   }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    runner_.WaitForUpdate(handle, max_wait);
+  bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    return runner_.WaitForUpdate(handle, max_wait);
   }
 
  protected:

@@ -247,7 +247,7 @@ class AdvancingTurns final : public DriverTurns {
 
   Result<TurnResult> Turn() override {
     TORCHX_ASSIGN_OR_RETURN(Record r, advance_());
-    if (r.final_state) return TurnResult{true, std::nullopt};
+    if (r.final_state) return TurnResult{true, std::nullopt, std::nullopt, false};
     const auto& children = r.*Kind::kChildren;
     for (const auto& c : children) {
       if (c.phase != ChildPhase::kSubmitting) continue;
@@ -261,16 +261,16 @@ class AdvancingTurns final : public DriverTurns {
       }
     }
     TurnResult out;
+    int running = 0;
     for (const auto& c : children) {
-      if (c.phase == ChildPhase::kSubmitted && !specs::IsTerminal(c.state)) {
-        out.wait_on = c.handle;
-        break;
-      }
+      if (c.phase != ChildPhase::kSubmitted || specs::IsTerminal(c.state)) continue;
+      if (++running == 1) out.wait_on = c.handle;
     }
+    out.sole_child = running == 1;
     return out;
   }
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
-    backend_.WaitForUpdate(handle, max_wait);
+  bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
+    return backend_.WaitForUpdate(handle, max_wait);
   }
 
  private:

@@ -10,6 +10,7 @@ namespace torchx::composite {
 int RunDriverLoop(DriverTurns& turns, const Clock& clock, const std::string& who, const DriverLoopOptions& options) {
   std::optional<std::chrono::steady_clock::time_point> failing_since;
   std::chrono::milliseconds backoff = options.backoff_first;
+  bool notifies = false;  // what the last wait showed of the child's scheduler
   while (true) {
     auto turn = turns.Turn();
     if (!turn) {
@@ -27,9 +28,11 @@ int RunDriverLoop(DriverTurns& turns, const Clock& clock, const std::string& who
     if (turn->ended) return 0;
     FaultPoint("turn_done");
     if (turn->wait_on) {
-      turns.WaitForUpdate(*turn->wait_on, options.wait);
+      std::chrono::milliseconds wait = notifies && turn->sole_child ? options.notified_wait : options.wait;
+      if (turn->turn_within) wait = std::max(std::chrono::milliseconds(1), std::min(wait, *turn->turn_within));
+      notifies = turns.WaitForUpdate(*turn->wait_on, wait);
     } else {
-      clock.SleepFor(options.idle);
+      clock.SleepFor(turn->turn_within ? std::min(options.idle, *turn->turn_within) : options.idle);
     }
   }
 }

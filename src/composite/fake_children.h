@@ -47,7 +47,7 @@ class FakeChildren : public Seam {
     if (states.count(handle) && !specs::IsTerminal(states[handle])) states[handle] = specs::AppState::kCancelled;
     return OkStatus();
   }
-  void WaitForUpdate(const std::string&, std::chrono::milliseconds) override {}
+  bool WaitForUpdate(const std::string&, std::chrono::milliseconds) override { return false; }
 
   std::map<std::string, specs::AppState> states;  ///< by handle
   std::vector<std::string> submitted;             ///< app ids, in submission order

@@ -1,5 +1,8 @@
 #include "managed/driver.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <thread>
 
@@ -274,10 +277,16 @@ class ManagedTurns final : public composite::TurnsOver<ManagedStore, AttemptBack
   Result<composite::TurnResult> Turn() override {
     TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store_, id_, backend_, composite::EpochNow()));
     TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, managed::Turn(store_, id_, backend_, composite::EpochNow()));
-    if (r.final_state) return composite::TurnResult{true, std::nullopt};
+    if (r.final_state) return composite::TurnResult{true, std::nullopt, std::nullopt, false};
     composite::TurnResult out;
     const AttemptRecord* last = r.attempts.empty() ? nullptr : &r.attempts.back();
     if (last && last->phase == ChildPhase::kSubmitted && !specs::IsTerminal(last->state)) out.wait_on = last->handle;
+    out.sole_child = true;  // one attempt at a time
+    // Not started yet under --start_timeout: the turn that cancels it comes on time.
+    if (last && out.wait_on && r.start_timeout && last->submitted && !last->started) {
+      double left = *last->submitted + *r.start_timeout - composite::EpochNow();
+      out.turn_within = std::chrono::milliseconds(static_cast<std::int64_t>(std::max(0.0, left) * 1000) + 1);
+    }
     return out;
   }
 };

@@ -391,7 +391,7 @@ class FakeBackend : public AttemptBackend {
     if (apps.contains(handle)) apps[handle] = AppState::kCancelled;
     return OkStatus();
   }
-  void WaitForUpdate(const std::string&, std::chrono::milliseconds) override {}
+  bool WaitForUpdate(const std::string&, std::chrono::milliseconds) override { return false; }
 
   std::map<std::string, AppState> apps;
   std::map<std::string, FailureReport> causes;
@@ -653,11 +653,28 @@ TEST_F(DriverTest, AnUnreachableEngineIsTriedAgainThenCountsAsRefused) {
   EXPECT_EQ(r.msg, "");
 }
 
+TEST(Observe, SeenIsRecordedOnceAMinuteNotOnEveryLook) {
+  ManagedRecord r = Record();
+  r.attempts = {Live(0, 0, AppState::kRunning, 1)};
+  Observe(r, {AppState::kRunning, std::nullopt, ""}, 100);
+  EXPECT_EQ(r.attempts[0].seen, 100);
+  ManagedRecord before = r;
+  for (double now = 101; now < 100 + kSeenRecordedEvery; now += 1) {
+    Observe(r, {AppState::kRunning, std::nullopt, ""}, now);
+  }
+  EXPECT_EQ(r.attempts, before.attempts);  // nothing for the store to write while it runs on
+  Observe(r, {AppState::kRunning, std::nullopt, ""}, 100 + kSeenRecordedEvery);
+  EXPECT_EQ(r.attempts[0].seen, 100 + kSeenRecordedEvery);
+  // Gone 10 minutes after a look that left `seen` a minute old: still lost by the engine.
+  Observe(r, {std::nullopt, std::nullopt, ""}, 100 + kSeenRecordedEvery + kLostIfSeenWithin + 59);
+  EXPECT_EQ(r.attempts[0].cause, "engine_lost");
+}
+
 TEST(Observe, AnAppForgottenLongAfterItWasSeenIsNotCalledLostAndAStartClearsTheTimeout) {
   ManagedRecord r = Record();
   r.attempts = {Live(0, 0, AppState::kRunning, 1)};
   r.attempts.Mut(0).seen = 10;
-  Observe(r, {std::nullopt, std::nullopt, ""}, 10 + kLostIfSeenWithin + 1);
+  Observe(r, {std::nullopt, std::nullopt, ""}, 10 + kLostIfSeenWithin + kSeenRecordedEvery + 1);
   EXPECT_EQ(r.attempts[0].cause, "unknown");  // it may have ended while nobody watched
   EXPECT_THAT(r.attempts[0].msg, HasSubstr("may have ended unwatched"));
   EXPECT_EQ(Decide(r, 2000).kind, ActionKind::kFinish);
@@ -666,7 +683,8 @@ TEST(Observe, AnAppForgottenLongAfterItWasSeenIsNotCalledLostAndAStartClearsTheT
   r.attempts.Mut(0).cause = std::string(kStartTimeout);  // its cancel did not take, and it started
   Observe(r, {AppState::kRunning, std::nullopt, ""}, 5);
   EXPECT_EQ(r.attempts[0].cause, "");
-  EXPECT_EQ(r.attempts[0].seen, 5);
+  EXPECT_EQ(r.attempts[0].started, 5);
+  EXPECT_EQ(r.attempts[0].seen, 1);  // seen at submission, 4 s before: not recorded again yet
 }
 
 }  // namespace

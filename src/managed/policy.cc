@@ -70,7 +70,9 @@ void Observe(ManagedRecord& r, const Observation& seen, double now) {
     a.phase = ChildPhase::kDone;
     a.ended = now;
     if (a.cause.empty()) {
-      bool recent = a.seen && now - *a.seen <= kLostIfSeenWithin;
+      // `seen` lags a look by up to kSeenRecordedEvery: an app seen within the window is never
+      // judged older than it is.
+      bool recent = a.seen && now - *a.seen <= kLostIfSeenWithin + kSeenRecordedEvery;
       a.cause = std::string(schedulers::FailureCauseName(recent ? FailureCause::kEngineLost : FailureCause::kUnknown));
       a.msg = recent ? fmt::format("its scheduler no longer knows {}", a.handle)
                      : fmt::format("its scheduler no longer knows {}, last seen {}: it may have ended unwatched",
@@ -78,7 +80,7 @@ void Observe(ManagedRecord& r, const Observation& seen, double now) {
     }
     return;
   }
-  a.seen = now;
+  if (!a.seen || now - *a.seen >= kSeenRecordedEvery) a.seen = now;
   a.state = *seen.state;
   if (a.state == AppState::kRunning && !a.started) a.started = now;
   // It started after all (a cancel for start_timeout that did not take): the timeout is not why it ends.

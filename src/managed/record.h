@@ -71,6 +71,10 @@ inline constexpr double kSubmitRetrySeconds = 120;
 /// An app its scheduler no longer knows counts as lost by the engine only if it was seen within
 /// this many seconds (else it may have ended, and been forgotten, while no driver watched).
 inline constexpr double kLostIfSeenWithin = 600;
+/// How stale an attempt's recorded `seen` may grow before a look records it again: a driver looks
+/// every second, and a record written (and fsync'd) per look would cost every idle managed job a
+/// write a second for a fact read only against kLostIfSeenWithin.
+inline constexpr double kSeenRecordedEvery = 60;
 
 /// <state_dir>/managed.
 std::string ManagedDir(const std::string& state_dir);

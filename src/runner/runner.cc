@@ -349,10 +349,12 @@ Result<std::optional<specs::AppStatus>> Runner::Wait(const std::string& handle, 
   }
 }
 
-void Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) {
+bool Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) {
   auto sa = SchedulerFor(handle);
   // Back-ends that cannot notify leave the waiting to the clock.
-  if (!sa || !sa->first->WaitForUpdate(sa->second, max_wait)) clock_->SleepFor(max_wait);
+  if (sa && sa->first->WaitForUpdate(sa->second, max_wait)) return true;
+  clock_->SleepFor(max_wait);
+  return false;
 }
 
 ::torchx::Status Runner::Cancel(const std::string& handle) {

@@ -127,7 +127,9 @@ class Runner {
                                                std::chrono::milliseconds interval = std::chrono::milliseconds(200),
                                                std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   /// Blocks until the app may have changed (the scheduler can notify), at most `max_wait`.
-  void WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait);
+  /// Returns whether the app's scheduler waited on its own notice of a change (true), or the
+  /// clock slept `max_wait` for it (false: the caller learns that polling is all there is).
+  bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait);
   /// Requests cancellation; returns at once. No-op for missing or terminal apps.
   ::torchx::Status Cancel(const std::string& handle);
   /// TorchX's deprecated alias of Cancel (Ax calls it).
