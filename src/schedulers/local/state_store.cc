@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -314,8 +315,20 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
   // reading the whole WAL (1,000 pages, 4 MB, at SQLite's default: ~2 ms of a 3 ms `status`).
   // The journal mode is kept in the file: set once, not parsed again by every process (a
   // supervisor's first statement read the schema for it).
-  TORCHX_RETURN_IF_ERROR(
-      store->Exec(header.wal ? "PRAGMA synchronous=NORMAL;" : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  if (!header.wal) {
+    // Two processes making the store at once (a launcher and a pipeline's local step, say): the
+    // switch to WAL needs the file to itself, and where waiting could deadlock with the other's
+    // schema transaction SQLite answers BUSY at once, without its busy handler. The switch is
+    // asked again, as any lock is waited for, for up to the busy timeout.
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    int rc = SQLITE_OK;
+    while ((rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr)) == SQLITE_BUSY &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (rc != SQLITE_OK) return DbError(db, "switch to WAL");
+  }
+  TORCHX_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=NORMAL;"));
   store->SetWalCheckpointPages(kWalCheckpointPages);
   // The WAL outlives each process: the last connection to close neither checkpoints nor deletes
   // it, so the next `torchx` call does not recreate it (which costs a WAL-header and a directory

@@ -26,6 +26,7 @@
 #include "testing/local_env.h"
 #include "testing/registry.h"
 #include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
@@ -973,6 +974,33 @@ TEST_F(LocalSchedulerTest, StateDirRunoptIsFoundFromABareHandle) {
   EXPECT_TRUE(fs::exists(fs::path(other.path()) / "local.db"));
   runner::Runner fresh(*registry_);
   EXPECT_EQ(fresh.Status(*handle)->value().state, AppState::kSucceeded);
+}
+
+// A store made by several processes at once (a launcher and a pipeline's local step starting
+// together in a new state directory): each opens it. The switch to WAL could deadlock with another
+// process's schema transaction, which SQLite breaks by answering one of them BUSY at once.
+TEST(StateStoreTest, AStoreMadeByManyProcessesAtOnceOpensInEach) {
+  constexpr int kRounds = 20, kProcesses = 6;
+  for (int round = 0; round < kRounds; ++round) {
+    testing::ScopedTempDir dir;
+    std::string state_dir = dir.path() + "/state";
+    std::vector<pid_t> children;
+    for (int i = 0; i < kProcesses; ++i) {
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        auto store = schedulers::local::StateStore::Open(state_dir);
+        if (!store) std::fprintf(stderr, "round %d: %s\n", round, store.error().message().c_str());
+        std::_Exit(store ? 0 : 1);
+      }
+      children.push_back(pid);
+    }
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+  }
 }
 
 TEST_F(LocalSchedulerTest, ManyConcurrentClientsLoseNoRecord) {
