@@ -326,7 +326,9 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
            std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    if (rc != SQLITE_OK) return DbError(db, "switch to WAL");
+    if (rc != SQLITE_OK) {  // a damaged file says which file: the path, as Exec's errors do
+      return UnavailableError(fmt::format("local state store {}: {}", path, sqlite3_errmsg(db)));
+    }
   }
   TORCHX_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=NORMAL;"));
   store->SetWalCheckpointPages(kWalCheckpointPages);
