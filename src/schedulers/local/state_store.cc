@@ -283,6 +283,9 @@ double NowSeconds() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+// How long a call waits for another process's lock on the store before it gives up.
+constexpr std::chrono::milliseconds kBusyTimeout{30000};
+
 Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_dir) {
   TORCHX_RETURN_IF_ERROR(internal::EnsurePrivateDir(state_dir, "local state store"));
   std::string path = (std::filesystem::path(state_dir) / "local.db").string();
@@ -308,7 +311,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
     return s;
   }
   std::unique_ptr<StateStore> store(new StateStore(db, path));
-  sqlite3_busy_timeout(db, 30000);
+  sqlite3_busy_timeout(db, static_cast<int>(kBusyTimeout.count()));
   // WAL: readers and the writer do not block each other. NORMAL sync: a commit survives a
   // process crash (the case that matters here); only a power loss can drop the last commits.
   // A small autocheckpoint: the first connection of every `torchx` call rebuilds the WAL index by
@@ -320,7 +323,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& state_di
     // switch to WAL needs the file to itself, and where waiting could deadlock with the other's
     // schema transaction SQLite answers BUSY at once, without its busy handler. The switch is
     // asked again, as any lock is waited for, for up to the busy timeout.
-    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    auto give_up = std::chrono::steady_clock::now() + kBusyTimeout;
     int rc = SQLITE_OK;
     while ((rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr)) == SQLITE_BUSY &&
            std::chrono::steady_clock::now() < give_up) {
