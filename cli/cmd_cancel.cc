@@ -14,7 +14,7 @@ Handler AddCancelCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->alias("stop");
   cmd->add_option("app_handle", *handle, "scheduler://session/app_id")->required();
   return [handle, &registry] {
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     auto outcome = runner.RequestCancel(*handle);
     if (!outcome) return ReportError(outcome.error());
     using Kind = runner::Runner::CancelOutcome::Kind;
@@ -37,7 +37,7 @@ Handler AddDeleteCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   CLI::App* cmd = app.add_subcommand("delete", "Delete an ended app's record and logs");
   cmd->add_option("app_handle", *handle, "scheduler://session/app_id")->required();
   return [handle, &registry] {
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     if (Status s = runner.Delete(*handle); !s.ok()) {
       ReportError(s);
       return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kFailedPrecondition ? kExitFailure

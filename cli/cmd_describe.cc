@@ -50,7 +50,7 @@ Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry) {
                 "Print the request as the engine now holds it (the supervisor's plan, the Slurm job and its batch "
                 "script, the Volcano Job, the containers' create bodies)");
   return [o, &registry] {
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     if (o->native) {
       auto native = runner.DescribeNative(o->handle);
       if (!native) return ReportError(native.error());

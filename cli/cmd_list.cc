@@ -82,7 +82,7 @@ Handler AddListCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       if (!since) return ReportError(since.error());
       filter.since = *since;
     }
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     auto listed = runner.List(o->scheduler);
     if (!listed) return ReportError(listed.error());
     // Without -s, pipelines, sweeps and managed jobs are listed too (their children nested under them), newest

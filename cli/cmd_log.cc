@@ -119,7 +119,7 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     if (!target) return ReportError(target.error());
     auto stream = schedulers::ParseLogStream(o->streams);
     if (!stream) return ReportError(stream.error());
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     auto all = AllReplicas(runner, target->handle);
     if (!all) {
       ReportError(all.error());

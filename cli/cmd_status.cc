@@ -56,7 +56,7 @@ Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   cmd->add_flag("--resources", o->resources,
                 "Also show each replica's newest CPU, memory and GPU sample (`torchx top` follows them)");
   return [o, &registry] {
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     auto status = runner.Status(o->handle);
     if (!status) return ReportError(status.error());
     if (!*status) {

@@ -122,7 +122,7 @@ int RunSweep(const SweepOptions& o, plugins::PluginRegistry& registry) {
 }
 
 int SweepStatus(const SweepOptions& o, plugins::PluginRegistry& registry, bool best_only) {
-  runner::Runner runner(registry);
+  runner::Runner runner(registry, ReaderRunnerOptions());
   auto view = sweeps::ViewSweep(runner, o.handle);
   if (!view) return ReportError(view.error());
   if (best_only) {

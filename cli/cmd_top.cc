@@ -45,7 +45,7 @@ Handler AddTopCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       ->check(CLI::NonNegativeNumber.description(""));
   cmd->add_flag("--json", o->json, "One JSON line per refresh: the status and the kept samples");
   return [o, &registry] {
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     bool tty = StdoutIsTerminal() && !o->json;
     struct sigaction sa {};
     sa.sa_handler = OnInterrupt;

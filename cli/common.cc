@@ -26,6 +26,12 @@ Result<config::TorchxConfig> LoadConfig() {
   return config::TorchxConfig::Load(std::filesystem::current_path(ec).string());
 }
 
+runner::RunnerOptions ReaderRunnerOptions() {
+  runner::RunnerOptions opts;
+  if (auto config = LoadConfig(); config.ok()) opts.scheduler_settings = config::SchedulerSettings(*config);
+  return opts;
+}
+
 runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, const std::string& parent_run_id) {
   runner::RunnerOptions opts;
   for (const std::string& section : config.SectionNames()) {
@@ -35,6 +41,7 @@ runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, cons
     }
   }
   opts.tracking = config::ConfiguredTracking(config, parent_run_id);
+  opts.scheduler_settings = config::SchedulerSettings(config);
   return opts;
 }
 

@@ -18,6 +18,11 @@ Result<config::TorchxConfig> LoadConfig();
 /// ($TORCHX_TRACKER_<NAME>_CONFIG, else `[tracker:<name>] config`), as TorchX's runner reads them.
 runner::RunnerOptions RunnerOptionsFrom(const config::TorchxConfig& config, const std::string& parent_run_id = "");
 
+/// Runner options for the verbs that read apps (status, list, log...): each scheduler's
+/// `.torchxconfig` section (slurm's status_interval). A config that does not load gives none: the
+/// verbs that run apps report it.
+runner::RunnerOptions ReaderRunnerOptions();
+
 /// `-cfg` string, then `[<scheduler>]` from `config` for keys the string does not set, each value
 /// cast to its option's type (the Runner resolves the whole, once, when it dry-runs). Unknown
 /// keys are reported on stderr (TorchX warns and ignores them).

@@ -122,7 +122,7 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
   Status first_error;
   bool color = isatty(fileno(out)) != 0 && !json;
   auto worker = [&](const ReplicaRef& ref) {
-    runner::Runner runner(registry);  // one per thread: a Runner is not shared across threads
+    runner::Runner runner(registry, ReaderRunnerOptions());  // one per thread: a Runner is not shared across threads
     schedulers::LogOptions opts = options;
     opts.role = ref.role;
     opts.replica = ref.replica;

@@ -49,7 +49,7 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
   return [o, &registry] {
     auto config = LoadConfig();
     if (!config) return ReportError(config.error());
-    runner::Runner runner(registry);
+    runner::Runner runner(registry, ReaderRunnerOptions());
     auto schedulers =
         ui::UiSchedulers(runner.SchedulerBackends(), *config, o->schedulers, registry.CompositeSchedulers());
     if (!schedulers) return ReportError(schedulers.error());

@@ -17,6 +17,7 @@
 #include "py_scheduler.h"
 #include "torchx/components/component_json.h"
 #include "torchx/composite_kinds.h"
+#include "torchx/config/torchx_config.h"
 #include "torchx/config/tracking.h"
 #include "torchx/devices/device.h"
 #include "torchx/runner/runner.h"
@@ -63,6 +64,12 @@ runner::RunnerOptions MakeOptions(plugins::PluginRegistry& registry, const std::
                                   const py::object& component_defaults, const py::object& schedulers) {
   runner::RunnerOptions o;
   o.session_name = session_name;
+  // The schedulers' .torchxconfig sections (slurm's status_interval), as the CLI's commands read
+  // them; a config that does not parse is reported by the call that resolves a run's cfg.
+  std::error_code ec;
+  if (auto config = config::TorchxConfig::Load(std::filesystem::current_path(ec).string()); config.ok()) {
+    o.scheduler_settings = config::SchedulerSettings(*config);
+  }
   // TorchX's scheduler_factories: each name is a back-end of the registry (its name as a str) or a
   // callable making the SchedulerAdapter of a Python scheduler object.
   if (!schedulers.is_none()) {

@@ -191,6 +191,16 @@ std::vector<const ConfigEntry*> TorchxConfig::Section(std::string_view section) 
   return out;
 }
 
+std::map<std::string, std::map<std::string, std::string, std::less<>>> SchedulerSettings(const TorchxConfig& config) {
+  std::map<std::string, std::map<std::string, std::string, std::less<>>> out;
+  for (const std::string& section : config.SectionNames()) {
+    if (section.find(':') != std::string::npos) continue;
+    auto& settings = out[section];
+    for (const ConfigEntry* e : config.Section(section)) settings.emplace(e->key, e->value);  // first wins
+  }
+  return out;
+}
+
 std::vector<std::string> TorchxConfig::SectionNames() const {
   std::vector<std::string> out;
   for (const ConfigEntry& e : entries_) {

@@ -40,6 +40,20 @@ TEST(TorchxConfig, ParsesSectionsCaseSensitiveKeysAndComments) {
   EXPECT_THAT(cfg->SectionNames(), ElementsAre("local_cwd", "component:dist.ddp", "cli:run"));
 }
 
+// What a Runner hands each back-end it builds: the scheduler sections alone, as written.
+TEST(TorchxConfig, SchedulerSettingsAreTheSchedulerSectionsAsWritten) {
+  auto cfg = TorchxConfig::Parse(
+      "[slurm]\nstatus_interval = 5\npartition = debug\n[component:dist.ddp]\nj = 2x1\n"
+      "[cli:run]\nscheduler = slurm\n[local_cwd]\nlog_dir = /tmp\n",
+      "mem");
+  ASSERT_THAT(cfg, IsOk());
+  auto settings = SchedulerSettings(*cfg);
+  ASSERT_EQ(settings.size(), 2u);
+  EXPECT_EQ(settings["slurm"]["status_interval"], "5");
+  EXPECT_EQ(settings["slurm"]["partition"], "debug");
+  EXPECT_EQ(settings["local_cwd"]["log_dir"], "/tmp");
+}
+
 TEST(TorchxConfig, MultiLineValuesJoinWithNewline) {
   auto cfg = TorchxConfig::Parse("[s]\nk = a\n  b\nother = 1\n", "mem");
   ASSERT_THAT(cfg, IsOk());

@@ -155,6 +155,9 @@ Result<schedulers::Scheduler*> Runner::GetScheduler(const std::string& name) {
   context.session_name = options_.session_name;
   context.devices = &registry_.devices();
   context.clock = clock_;
+  if (auto it = options_.scheduler_settings.find(name); it != options_.scheduler_settings.end()) {
+    context.settings = it->second;
+  }
   // Made without the cache's lock: a Python plugin's factory takes the GIL, which a thread
   // waiting for the lock may hold.
   TORCHX_ASSIGN_OR_RETURN(auto sched, (*factory)(context));

@@ -6,6 +6,8 @@
 // and values given on the command line beat every file. Keys are case-sensitive.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,6 +73,10 @@ class TorchxConfig {
   std::vector<ConfigEntry> entries_;
   std::vector<std::string> files_;
 };
+
+/// Each scheduler's section (a section named without ':') as key -> value, the first file's value
+/// winning: what a Runner hands each back-end it builds (RunnerOptions::scheduler_settings).
+std::map<std::string, std::map<std::string, std::string, std::less<>>> SchedulerSettings(const TorchxConfig& config);
 
 /// `torchx configure` output: one `[<scheduler>]` section per scheduler. With `all_options`,
 /// every option with its default; otherwise only required ones as `#FIXME:(type) help` (help cut

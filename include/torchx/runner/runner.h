@@ -64,6 +64,8 @@ struct RunnerOptions {
   /// Runner(scheduler_factories=...): Python's Runner given scheduler objects). nullopt: the
   /// registry's; an empty map: none.
   std::optional<std::map<std::string, schedulers::SchedulerFactory>> schedulers;
+  /// Each scheduler's .torchxconfig section (SchedulerContext::settings), by scheduler name.
+  std::map<std::string, std::map<std::string, std::string, std::less<>>> scheduler_settings;
 };
 
 class Runner {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -373,6 +374,9 @@ struct SchedulerContext {
   const devices::DeviceSource* devices = nullptr;
   /// What the back-end waits on (following logs, retrying an engine). Null: real time.
   std::shared_ptr<const Clock> clock;
+  /// The scheduler's section of the caller's .torchxconfig, key -> text as written: options a
+  /// back-end reads for every call, not only a run's (slurm's status_interval).
+  std::map<std::string, std::string, std::less<>> settings;
 };
 
 /// Builds a scheduler for a context.

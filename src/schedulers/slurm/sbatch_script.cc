@@ -80,6 +80,11 @@ specs::RunOpts SlurmRunOpts() {
               "(workspace_type=docker) whether to suppress verbose output for image building (the engine's build "
               "log on stderr)",
               false);
+  (void)o.Add("status_interval", specs::CfgType::kFloat,
+              "seconds an answer about the queue is reused: every reader of job states on this host (status, wait, "
+              "list, the dashboard, drivers) shares one squeue of all the user's jobs per interval. Read from "
+              ".torchxconfig's [slurm] section by every command",
+              2.0);
   return o;
 }
 

@@ -20,6 +20,7 @@
 #include "core/subprocess.h"
 #include "schedulers/slurm/helpers.h"
 #include "schedulers/slurm/log_files.h"
+#include "schedulers/slurm/queue_reader.h"
 #include "schedulers/slurm/sbatch_script.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "schedulers/slurm/slurm_usage.h"
@@ -49,11 +50,13 @@ fs::path JobDir(const std::string& app_id) {
 class SlurmScheduler : public Scheduler {
  public:
   SlurmScheduler(std::string session, std::shared_ptr<internal::CommandRunner> tools,
-                 std::shared_ptr<const Clock> clock, std::shared_ptr<internal::HttpClient> engine_http)
+                 std::shared_ptr<const Clock> clock, std::shared_ptr<internal::HttpClient> engine_http,
+                 const QueueReading& reading)
       : Scheduler("slurm", std::move(session)),
         tools_(std::move(tools)),
         clock_(std::move(clock)),
-        engine_http_(std::move(engine_http)) {}
+        engine_http_(std::move(engine_http)),
+        reader_(tools_, reading.store ? reading.store : MakeMemorySnapshotStore(), clock_, reading.refresh_interval) {}
 
   specs::RunOpts run_opts() const override { return SlurmRunOpts(); }
   // Its state is in its engine (or on disk): a thread may have an instance of its own.
@@ -100,7 +103,9 @@ class SlurmScheduler : public Scheduler {
     // Tagged with the caller's key in its comment, so that a caller that dies before it learns
     // the job's id finds the job by it (FindSubmission).
     if (!info.submission_key.empty()) TagSubmission(req.cmd, info.submission_key);
-    return Submit(req, req.Materialize());
+    TORCHX_ASSIGN_OR_RETURN(std::string id, Submit(req, req.Materialize()));
+    reader_.Touched(id);
+    return id;
   }
 
   // Every job squeue still lists (pending, running, or ended less than MinJobAge ago) of this
@@ -136,6 +141,7 @@ class SlurmScheduler : public Scheduler {
           fmt::format("slurm: the cluster refused a job array of {} tasks: {}", tasks.size(), id.error().message()));
     }
     if (!id) return id.error();
+    reader_.Touched(*id);
     std::vector<std::string> ids;
     ids.reserve(tasks.size());
     for (size_t i = 0; i < tasks.size(); ++i) ids.push_back(fmt::format("{}_{}", *id, i));
@@ -193,69 +199,26 @@ class SlurmScheduler : public Scheduler {
     return std::optional<DryRunInfo>(std::move(info));
   }
 
+  // The queue's rows while slurmctld remembers the job, accounting's after (QueueReader).
   Result<std::optional<DescribeAppResponse>> Describe(const std::string& app_id) override {
-    // An id squeue no longer knows makes it fail, and accounting is asked instead.
-    auto squeue =
-        Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60));
-    if (!squeue) return squeue.status();
-    if (squeue->exit_code == 0) {
-      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
-      // An array task (`<array job>_<task>`): squeue shows its row under the task's own job id
-      // once it runs, and under the array job's while it waits; `-j` kept only its rows.
-      if (app_id.find('_') != std::string::npos) {
-        for (SlurmJob& j : jobs) j.job_id = app_id;
-      }
-      if (auto d = DescribeFromJobs(app_id, jobs)) return std::optional(std::move(*d));
-    }
-    // squeue fails for an id it no longer knows (finished beyond MinJobAge), and when
-    // slurmctld is down (restarting, failing over): only the latter is an outage to report.
-    bool controller_down = squeue->exit_code != 0 && squeue->err.find("Invalid job id") == std::string::npos;
-    // Accounting, where the cluster has it.
-    auto sacct = Tool({"sacct", "--parsable2", "-j", app_id, "-o", "JobID,JobName,State,ExitCode,NodeList"},
-                      std::chrono::seconds(30));
-    if (!sacct || sacct->exit_code != 0) {
-      // Not "no such app" while the controller cannot say: that would tell `wait` the app is gone.
-      if (controller_down) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(squeue->err)));
-      return std::optional<DescribeAppResponse>();
-    }
-    TORCHX_ASSIGN_OR_RETURN(auto rows, ParseSacct(sacct->out));
-    auto d = DescribeFromJobs(app_id, rows);
-    // Accounting has no row for a job that never started (a waiting array task): while the
-    // controller cannot be asked, that is not "gone".
-    if (!d && controller_down) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(squeue->err)));
-    if (d && controller_down) {
-      d->msg = fmt::format("the Slurm controller cannot be reached ({}): state from accounting, which may lag",
-                           Trim(squeue->err));
-    }
+    TORCHX_ASSIGN_OR_RETURN(JobRows rows, reader_.Rows(app_id));
+    auto d = DescribeFromJobs(app_id, rows.jobs);
+    if (!rows.controller_error) return d;
+    // Not "no such app" while the controller cannot say: that would tell `wait` the app is gone.
+    if (!d) return UnavailableError(fmt::format("slurm: squeue: {}", *rows.controller_error));
+    d->msg = fmt::format("the Slurm controller cannot be reached ({}): state from accounting, which may lag",
+                         *rows.controller_error);
     return d;
   }
 
   // The components' states (squeue while the controller remembers the job, accounting after):
   // ClassifySlurmJobs.
   Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override {
-    std::vector<SlurmJob> mine;
-    auto squeue =
-        Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60));
-    if (!squeue) return squeue.status();
-    if (squeue->exit_code == 0) {
-      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
-      for (SlurmJob& j : jobs) {
-        if (app_id.find('_') != std::string::npos) j.job_id = app_id;
-        if (j.job_id == app_id) mine.push_back(std::move(j));
-      }
+    TORCHX_ASSIGN_OR_RETURN(JobRows rows, reader_.Rows(app_id));
+    if (rows.jobs.empty() && rows.controller_error) {
+      return UnavailableError(fmt::format("slurm: squeue: {}", *rows.controller_error));
     }
-    if (mine.empty()) {
-      auto sacct = Tool({"sacct", "--parsable2", "-j", app_id, "-o", "JobID,JobName,State,ExitCode,NodeList"},
-                        std::chrono::seconds(30));
-      if (sacct && sacct->exit_code == 0) {
-        TORCHX_ASSIGN_OR_RETURN(auto rows, ParseSacct(sacct->out));
-        for (SlurmJob& j : rows) {
-          if (j.job_id == app_id) mine.push_back(std::move(j));
-        }
-      } else if (squeue->exit_code != 0 && squeue->err.find("Invalid job id") == std::string::npos) {
-        return UnavailableError(fmt::format("slurm: squeue: {}", Trim(squeue->err)));
-      }
-    }
+    const std::vector<SlurmJob>& mine = rows.jobs;
     auto d = DescribeFromJobs(app_id, mine);
     if (!d) return std::optional<FailureReport>();
     if (!specs::IsTerminal(d->state) || d->state == specs::AppState::kSucceeded) {
@@ -270,22 +233,15 @@ class SlurmScheduler : public Scheduler {
   // and `squeue --steps` for when they started. Slurm keeps no series, so one sample per replica;
   // a job that has not started or has ended has none, and says why.
   Result<std::optional<AppUsage>> ResourceUsage(const std::string& app_id, const UsageOptions&) override {
-    auto squeue =
-        Tool({"squeue", "-h", "-t", "all", "-j", app_id, "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60));
-    if (!squeue) return squeue.status();
+    TORCHX_ASSIGN_OR_RETURN(JobRows rows, reader_.Rows(app_id));
+    std::optional<DescribeAppResponse> d = DescribeFromJobs(app_id, rows.jobs);
+    if (!d) {
+      if (rows.controller_error) return UnavailableError(fmt::format("slurm: squeue: {}", *rows.controller_error));
+      return std::optional<AppUsage>();
+    }
+    // sstat asks for the queue's component ids: accounting's rows are of an ended job.
     std::vector<SlurmJob> mine;
-    if (squeue->exit_code == 0) {
-      TORCHX_ASSIGN_OR_RETURN(auto jobs, ParseSqueueRows(squeue->out));
-      for (SlurmJob& j : jobs) {
-        if (app_id.find('_') != std::string::npos) j.job_id = app_id;  // an array task: `-j` kept its rows
-        if (j.job_id == app_id) mine.push_back(std::move(j));
-      }
-    }
-    std::optional<DescribeAppResponse> d = DescribeFromJobs(app_id, mine);
-    if (!d) {  // gone from the queue: known to accounting, or not at all
-      TORCHX_ASSIGN_OR_RETURN(d, Describe(app_id));
-      if (!d) return std::optional<AppUsage>();
-    }
+    if (rows.source == JobRows::Source::kQueue) mine = std::move(rows.jobs);
     if (mine.empty() || specs::IsTerminal(d->state)) {
       AppUsage ended;
       for (const auto& role : d->roles_statuses) {
@@ -346,7 +302,7 @@ class SlurmScheduler : public Scheduler {
     if (sacct && sacct->exit_code == 0) {
       TORCHX_ASSIGN_OR_RETURN(jobs, ParseSacct(sacct->out));
     }
-    TORCHX_ASSIGN_OR_RETURN(auto live, SqueueJobs());  // accounting lags, or is absent
+    TORCHX_ASSIGN_OR_RETURN(auto live, reader_.QueueJobs());  // accounting lags, or is absent
     jobs.insert(jobs.end(), live.begin(), live.end());
     std::vector<ListAppResponse> out;
     std::vector<std::string> seen;
@@ -437,6 +393,7 @@ class SlurmScheduler : public Scheduler {
   Status DoCancel(const std::string& app_id) override {
     TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"scancel", app_id}, std::chrono::seconds(30)));
     if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: scancel {}: {}", app_id, Trim(res.err)));
+    reader_.Touched(app_id);
     return OkStatus();
   }
 
@@ -523,13 +480,6 @@ class SlurmScheduler : public Scheduler {
     return facts_;
   }
 
-  Result<std::vector<SlurmJob>> SqueueJobs() {
-    TORCHX_ASSIGN_OR_RETURN(
-        auto res, Tool({"squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)}, std::chrono::seconds(60)));
-    if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: squeue: {}", Trim(res.err)));
-    return ParseSqueueRows(res.out);
-  }
-
   // RealMemory (MB) of the partition the job goes to (`want`, else the default, marked *).
   static std::optional<int> PartitionMemMB(const std::string& sinfo, const std::string& want) {
     std::istringstream in(sinfo);
@@ -562,6 +512,7 @@ class SlurmScheduler : public Scheduler {
   std::string workspace_dir_;               // BuildWorkspace, workspace_type=dir
   std::set<std::string> workspace_images_;  // BuildWorkspace, workspace_type=docker: pushed by Schedule
   ClusterFacts facts_;
+  QueueReader reader_;
 };
 
 }  // namespace
@@ -569,9 +520,10 @@ class SlurmScheduler : public Scheduler {
 std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
                                               std::shared_ptr<internal::CommandRunner> tools,
                                               std::shared_ptr<const Clock> clock,
-                                              std::shared_ptr<internal::HttpClient> engine_http) {
+                                              std::shared_ptr<internal::HttpClient> engine_http, QueueReading reading) {
   if (!clock) clock = std::make_shared<SystemClock>();
-  return std::make_unique<SlurmScheduler>(session_name, std::move(tools), std::move(clock), std::move(engine_http));
+  return std::make_unique<SlurmScheduler>(session_name, std::move(tools), std::move(clock), std::move(engine_http),
+                                          reading);
 }
 
 namespace {
@@ -592,9 +544,26 @@ class SlurmTools final : public internal::CommandRunner {
 
 }  // namespace
 
+Result<double> StatusInterval(const std::map<std::string, std::string, std::less<>>& settings) {
+  constexpr double kDefault = 2;
+  auto it = settings.find("status_interval");
+  if (it == settings.end()) return kDefault;
+  const std::string& text = it->second;
+  char* end = nullptr;
+  double seconds = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(seconds > 0) || seconds > 3600) {
+    return InvalidArgumentError(fmt::format(
+        "slurm: .torchxconfig [slurm] status_interval: `{}` is not a number of seconds in (0, 3600] (default {})", text,
+        kDefault));
+  }
+  return seconds;
+}
+
 std::vector<SchedulerEntry> BackendSchedulers() {
   return {{"slurm", [](const SchedulerContext& context) -> Result<std::unique_ptr<Scheduler>> {
-             return MakeSlurmScheduler(context.session_name, std::make_shared<SlurmTools>(), context.clock);
+             TORCHX_ASSIGN_OR_RETURN(double interval, StatusInterval(context.settings));
+             return MakeSlurmScheduler(context.session_name, std::make_shared<SlurmTools>(), context.clock, nullptr,
+                                       QueueReading{HostSnapshotStore(), interval});
            }}};
 }
 

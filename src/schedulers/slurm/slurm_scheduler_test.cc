@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedulers/slurm/fake_slurm.h"
 #include "schedulers/slurm/slurm_scheduler.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "testing/fake_clock.h"
@@ -63,10 +64,14 @@ specs::AppDef Echo(int replicas) {
 // Describe's answer for an id the scheduler does not know: OK, and no app.
 MATCHER(IsNoApp, "is OK and holds no app") { return arg.ok() && !arg->has_value(); }
 
-struct Fixture {
-  std::shared_ptr<FakeCommandRunner> tools = std::make_shared<FakeCommandRunner>();
-  std::unique_ptr<Scheduler> sched = MakeSlurmScheduler("test", tools);
-};
+using Fixture = FakeSlurm;
+
+// The one squeue every answer about the queue comes from.
+const std::vector<std::string>& SnapshotSqueue() {
+  static const std::vector<std::string> argv{
+      "squeue", "--me", "-h", "-a", "-r", "-t", "all", "-O", std::string(kSnapshotFormat)};
+  return argv;
+}
 
 TEST(SlurmScheduler, ScheduleRunsSbatchOnTheDryRunsScriptAndReadsTheJobId) {
   Fixture f;
@@ -147,23 +152,33 @@ TEST(SlurmScheduler, TasksThatCannotShareAnArrayAreNamed) {
   EXPECT_TRUE(f.tools->CallsOf("sbatch").empty());
 }
 
-// An array task's status: squeue shows it under the array job's id while it waits and under its
-// own once it runs; either way it is the task's.
-TEST(SlurmScheduler, DescribeAnArrayTask) {
+// An array task's status: the snapshot's squeue (-r) lists every task under its array job and
+// task id, waiting or running; a het job's components are its replicas.
+TEST(SlurmScheduler, DescribeArrayTasksAndHetJobsFromOneSqueue) {
   Fixture f;
-  f.tools->On({"squeue"}, 0, "900|N/A|N/A|PENDING|n/a|0|0|2026-11-26T17:28:32|echo-0|\n");
-  auto pending = f.sched->Describe("900_3");
-  ASSERT_THAT(pending, IsOk());
-  ASSERT_TRUE(pending->has_value());
-  EXPECT_EQ((*pending)->app_id, "900_3");
-  EXPECT_EQ((*pending)->state, AppState::kPending);
-  Fixture g;
-  g.tools->On({"squeue"}, 0, "903|N/A|N/A|RUNNING|node1|0|0|2026-11-26T17:28:32|echo-0|\n");
-  auto running = g.sched->Describe("900_0");
+  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_snapshot_22_05.txt"));
+  auto state = [&](const std::string& id) {
+    auto d = f.sched->Describe(id);
+    EXPECT_THAT(d, IsOk());
+    return d.ok() && d->has_value() ? (*d)->state : AppState::kUnsubmitted;
+  };
+  EXPECT_EQ(state("2052_3"), AppState::kPending);
+  EXPECT_EQ(state("2052_0"), AppState::kRunning);
+  EXPECT_EQ(state("2043_4"), AppState::kSucceeded);
+  EXPECT_EQ(state("2053"), AppState::kFailed);
+  auto het = f.sched->Describe("2050");
+  ASSERT_THAT(het, IsOk());
+  ASSERT_TRUE(het->has_value());
+  EXPECT_EQ((*het)->state, AppState::kRunning);
+  ASSERT_EQ((*het)->roles_statuses.size(), 1u);
+  ASSERT_EQ((*het)->roles_statuses[0].replicas.size(), 2u);
+  EXPECT_EQ((*het)->roles_statuses[0].replicas[1].hostname, "node2");
+  auto running = f.sched->Describe("2052_1");
   ASSERT_THAT(running, IsOk());
   ASSERT_TRUE(running->has_value());
-  EXPECT_EQ((*running)->state, AppState::kRunning);
-  EXPECT_EQ((*running)->roles_statuses[0].replicas[0].hostname, "node1");
+  EXPECT_EQ((*running)->app_id, "2052_1");
+  EXPECT_EQ((*running)->roles_statuses[0].replicas[0].hostname, "node3");
+  EXPECT_THAT(f.tools->calls(), ElementsAre(SnapshotSqueue()));  // six jobs, one question
 }
 
 // workspace_type=docker: the images the dry run marked go to the registry before sbatch, and a
@@ -259,8 +274,7 @@ TEST(SlurmScheduler, MissingSbatchSaysSoAndWhere) {
 
 TEST(SlurmScheduler, DescribeALiveJobFromSqueue) {
   Fixture f;
-  // squeue filters by -j; the fake answers with every row, and only the app's are used.
-  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
+  f.tools->On({"squeue"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
   auto running = f.sched->Describe("1080");
   ASSERT_THAT(running, IsOk());
   ASSERT_TRUE(running->has_value());
@@ -271,9 +285,87 @@ TEST(SlurmScheduler, DescribeALiveJobFromSqueue) {
   ASSERT_TRUE(failed->has_value());
   EXPECT_EQ((*failed)->state, AppState::kFailed);
   EXPECT_EQ((*failed)->msg, "trainer-0 exited with code 3");
-  const std::string format(kSqueueFormat);
-  EXPECT_THAT(f.tools->calls(), ElementsAre(ElementsAre("squeue", "-h", "-t", "all", "-j", "1080", "-O", format),
-                                            ElementsAre("squeue", "-h", "-t", "all", "-j", "1078", "-O", format)));
+  // Both from one squeue of every job, asked again only once the refresh interval has passed.
+  EXPECT_THAT(f.tools->calls(), ElementsAre(SnapshotSqueue()));
+  f.NextRefresh();
+  ASSERT_THAT(f.sched->Describe("1080"), IsOk());
+  EXPECT_THAT(f.tools->calls(), ElementsAre(SnapshotSqueue(), SnapshotSqueue()));
+}
+
+// `status` right after `run` or `cancel` is read fresh: the snapshot taken before is not used for
+// the job this scheduler just submitted or cancelled.
+TEST(SlurmScheduler, AJobJustSubmittedOrCancelledIsReadFresh) {
+  Fixture f;
+  f.tools->On({"sinfo", "--version"}, 0, "slurm 22.05.8\n");
+  f.tools->On({"squeue"}, 0, QueueRows("1078|1078|0|FAILED|node1|0|768|2026-11-20T10:58:00|trainer-0|\n"));
+  ASSERT_THAT(f.sched->Describe("1078"), IsOk());
+  f.tools->On({"sbatch"}, 0, "1090\n");
+  auto info = f.sched->SubmitDryRun(Echo(1), {});
+  ASSERT_THAT(info, IsOk());
+  ASSERT_THAT(f.sched->Schedule(*info), IsOkAndHolds("1090"));
+  f.clock->Advance(std::chrono::milliseconds(100));
+  f.tools->On({"squeue"}, 0,
+              QueueRows("1078|1078|0|FAILED|node1|0|768|2026-11-20T10:58:00|trainer-0|\n"
+                        "1090|N/A|N/A|RUNNING|node2|0|0|2026-11-20T10:59:00|echo-0|\n"));
+  auto d = f.sched->Describe("1090");
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ((*d)->state, AppState::kRunning);
+  EXPECT_EQ(f.tools->CallsOf("squeue").size(), 2u);
+  // Another job's answer still comes from that snapshot.
+  ASSERT_THAT(f.sched->Describe("1078"), IsOk());
+  EXPECT_EQ(f.tools->CallsOf("squeue").size(), 2u);
+  f.tools->On({"scancel"}, 0, "");
+  ASSERT_THAT(f.sched->Cancel("1090"), IsOk());
+  f.clock->Advance(std::chrono::milliseconds(100));
+  f.tools->On({"squeue"}, 0, QueueRows("1090|N/A|N/A|CANCELLED|node2|0|0|2026-11-20T10:59:00|echo-0|\n"));
+  auto cancelled = f.sched->Describe("1090");
+  ASSERT_THAT(cancelled, IsOk());
+  ASSERT_TRUE(cancelled->has_value());
+  EXPECT_EQ((*cancelled)->state, AppState::kCancelled);
+}
+
+// `[slurm] status_interval`: seconds, default 2; anything else is refused naming the option.
+TEST(SlurmScheduler, StatusIntervalIsReadFromTheSlurmSection) {
+  using Settings = std::map<std::string, std::string, std::less<>>;
+  EXPECT_THAT(StatusInterval({}), IsOkAndHolds(2.0));
+  EXPECT_THAT(StatusInterval(Settings{{"status_interval", "5"}}), IsOkAndHolds(5.0));
+  EXPECT_THAT(StatusInterval(Settings{{"status_interval", "0.5"}, {"partition", "debug"}}), IsOkAndHolds(0.5));
+  for (const char* bad : {"", "abc", "0", "-1", "2s", "nan", "1e9"}) {
+    EXPECT_THAT(StatusInterval(Settings{{"status_interval", bad}}),
+                StatusIs(StatusCode::kInvalidArgument, HasSubstr("[slurm] status_interval: `")))
+        << bad;
+  }
+}
+
+// Schedulers of one store (the processes of one user on one host) share its snapshot: a second
+// reader within the interval asks nothing.
+TEST(SlurmScheduler, SchedulersOfOneStoreShareOneSqueue) {
+  auto tools = std::make_shared<FakeCommandRunner>();
+  auto clock = std::make_shared<testing::FakeClock>();
+  testing::ScopedTempDir dir;
+  auto store = MakeFileSnapshotStore(dir.path(), "/etc/slurm/slurm.conf");
+  ASSERT_THAT(store, IsOk());
+  tools->On({"squeue"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
+  auto one = MakeSlurmScheduler("test", tools, clock, nullptr, QueueReading{*store, 2});
+  auto two = MakeSlurmScheduler("test", tools, clock, nullptr, QueueReading{*store, 2});
+  ASSERT_THAT(one->Describe("1080"), IsOk());
+  auto seen = two->Describe("1078");
+  ASSERT_THAT(seen, IsOk());
+  ASSERT_TRUE(seen->has_value());
+  EXPECT_EQ((*seen)->state, AppState::kFailed);
+  EXPECT_EQ(tools->CallsOf("squeue").size(), 1u);
+  // Past the interval, whichever asks first refreshes it for both.
+  clock->Advance(std::chrono::seconds(2));
+  ASSERT_THAT(two->Describe("1078"), IsOk());
+  ASSERT_THAT(one->Describe("1080"), IsOk());
+  EXPECT_EQ(tools->CallsOf("squeue").size(), 2u);
+  // Another cluster's store is another snapshot.
+  auto other = MakeFileSnapshotStore(dir.path(), "/etc/slurm-b/slurm.conf");
+  ASSERT_THAT(other, IsOk());
+  auto three = MakeSlurmScheduler("test", tools, clock, nullptr, QueueReading{*other, 2});
+  ASSERT_THAT(three->Describe("1080"), IsOk());
+  EXPECT_EQ(tools->CallsOf("squeue").size(), 3u);
 }
 
 TEST(SlurmScheduler, DescribeNativeIsTheControllersJobAndItsBatchScript) {
@@ -312,7 +404,7 @@ TEST(SlurmStatus, ParseScontrolJobKeepsValuesWithSpacesAndEquals) {
 
 TEST(SlurmScheduler, DescribeAFinishedJobFromAccounting) {
   Fixture f;
-  f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
+  f.tools->On({"squeue"}, 0, "");  // the controller has forgotten them (past MinJobAge)
   f.tools->On({"sacct"}, 0, SacctRows());
   auto state = [&](const std::string& id) {
     auto d = f.sched->Describe(id);
@@ -325,24 +417,67 @@ TEST(SlurmScheduler, DescribeAFinishedJobFromAccounting) {
   auto sacct = f.tools->CallsOf("sacct");
   ASSERT_EQ(sacct.size(), 3u);
   EXPECT_THAT(sacct[0], ElementsAre("sacct", "--parsable2", "-j", "15", "-o", "JobID,JobName,State,ExitCode,NodeList"));
+  // Their ends are remembered: asked again, nobody is.
+  f.NextRefresh();
+  EXPECT_EQ(state("15"), AppState::kSucceeded);
+  EXPECT_EQ(state("14"), AppState::kFailed);
+  EXPECT_EQ(f.tools->CallsOf("sacct").size(), 3u);
+}
+
+// Jobs the queue forgot while they were followed are asked of accounting together, once per refresh.
+TEST(SlurmScheduler, FollowedJobsThatLeaveTheQueueAreAskedOfAccountingInOneCall) {
+  Fixture f;
+  f.tools->On({"squeue"}, 0,
+              QueueRows("13|N/A|N/A|RUNNING|node1|0|0|2026-11-20T10:58:00|trainer-0|\n"
+                        "14|N/A|N/A|RUNNING|node1|0|0|2026-11-20T10:58:00|trainer-0|\n"
+                        "15|N/A|N/A|RUNNING|node1|0|0|2026-11-20T10:58:00|trainer-0|\n"));
+  for (const char* id : {"13", "14", "15"}) ASSERT_THAT(f.sched->Describe(id), IsOk());
+  f.NextRefresh();
+  f.tools->On({"squeue"}, 0, "");
+  f.tools->On({"sacct"}, 0, SacctRows());
+  for (const char* id : {"13", "14", "15"}) {
+    auto d = f.sched->Describe(id);
+    ASSERT_THAT(d, IsOk());
+    ASSERT_TRUE(d->has_value());
+    EXPECT_TRUE(specs::IsTerminal((*d)->state)) << id;
+  }
+  auto sacct = f.tools->CallsOf("sacct");
+  ASSERT_EQ(sacct.size(), 1u);
+  EXPECT_EQ(sacct[0][3], "13,14,15");
 }
 
 TEST(SlurmScheduler, AnUnknownJobIsNoApp) {
   Fixture f;
-  f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
+  f.tools->On({"squeue", "--me"}, 0, "");
+  f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);  // asked alone: not another user's either
   f.tools->On({"sacct"}, 0, kSacctHeader);
   EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
-  // Rows of other jobs (squeue filters by -j, but the answer is read for the app alone).
-  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
+  f.NextRefresh();
+  f.tools->On({"squeue", "--me"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
   EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
   // No accounting on the cluster: sacct fails, and the job is still simply unknown.
+  f.NextRefresh();
   f.tools->On({"sacct"}, 1, "", "sacct: error: Problem talking to the database: Connection refused\n");
   EXPECT_THAT(f.sched->Describe("999"), IsNoApp());
 }
 
+// Another user's job is not in the user's snapshot: it is asked alone, as before batching.
+TEST(SlurmScheduler, AnotherUsersJobIsAskedAlone) {
+  Fixture f;
+  f.tools->On({"squeue", "--me"}, 0, "");
+  f.tools->On({"sacct"}, 0, kSacctHeader);
+  f.tools->On({"squeue", "-h"}, 0, QueueRows("77|N/A|N/A|RUNNING|node2|0|0|2026-11-20T10:58:00|theirs-0|\n"));
+  auto d = f.sched->Describe("77");
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ((*d)->state, AppState::kRunning);
+  EXPECT_THAT(f.tools->CallsOf("squeue")[1],
+              ElementsAre("squeue", "-h", "-a", "-r", "-t", "all", "-j", "77", "-O", std::string(kSnapshotFormat)));
+}
+
 TEST(SlurmScheduler, CancelRunsScancelOnlyForALiveJob) {
   Fixture f;
-  f.tools->On({"squeue", "-h", "-t", "all", "-j", "1080"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
+  f.tools->On({"squeue", "--me"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
   f.tools->On({"squeue"}, 1, "", kSqueueInvalidId);
   f.tools->On({"sacct"}, 0, SacctRows());
   f.tools->On({"scancel"}, 0, "");
@@ -354,7 +489,7 @@ TEST(SlurmScheduler, CancelRunsScancelOnlyForALiveJob) {
 
 TEST(SlurmScheduler, CancelReportsScancelsError) {
   Fixture f;
-  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
+  f.tools->On({"squeue"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
   f.tools->On({"scancel"}, 1, "", "scancel: error: Kill job error on job id 1080: Access/permission denied\n");
   EXPECT_THAT(f.sched->Cancel("1080"),
               StatusIs(StatusCode::kUnavailable, HasSubstr("scancel 1080: scancel: error: Kill job error")));
@@ -370,19 +505,25 @@ TEST(SlurmScheduler, AControllerOutageIsSaidPlainlyNotTakenForAMissingJob) {
   EXPECT_EQ((*d)->state, AppState::kSucceeded);
   EXPECT_THAT((*d)->msg, HasSubstr("the Slurm controller cannot be reached (slurm_load_jobs error: Unable to contact "
                                    "slurm controller (connect failure)): state from accounting, which may lag"));
+  // The outage is an answer too: within the interval nobody asks the controller again.
+  ASSERT_THAT(f.sched->Describe("15"), IsOk());
+  EXPECT_EQ(f.tools->CallsOf("squeue").size(), 1u);
   // Without accounting either: an error, not "no such app" (which would end a `wait`).
+  f.NextRefresh();
   f.tools->On({"sacct"}, 1, "", "sacct: error: slurmdbd: Connection refused\n");
   EXPECT_THAT(f.sched->Describe("15"),
               StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
-  // An id squeue does not know is still simply unknown.
-  f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n");
+  // Once the controller answers, an id neither it nor accounting knows is simply unknown.
+  f.NextRefresh();
+  f.tools->On({"squeue", "--me"}, 0, "");
+  f.tools->On({"squeue", "-h"}, 1, "", kSqueueInvalidId);
   EXPECT_THAT(f.sched->Describe("15"), IsOkAndHolds(::testing::Eq(std::nullopt)));
 }
 
 TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   Fixture f;
   f.tools->On({"sacct"}, 0, SacctRows());
-  f.tools->On({"squeue"}, 0, testing::Golden("slurm/squeue_rows_22_05.txt"));
+  f.tools->On({"squeue"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
   auto list = f.sched->List();
   ASSERT_THAT(list, IsOk());
   std::map<std::string, AppState> got;
@@ -395,8 +536,7 @@ TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
                                                   {"1080", AppState::kRunning},
                                                   {"1082", AppState::kPending},
                                                   {"1083", AppState::kFailed}}));
-  EXPECT_THAT(f.tools->CallsOf("squeue")[0],
-              ElementsAre("squeue", "-h", "-t", "all", "-O", std::string(kSqueueFormat)));
+  EXPECT_THAT(f.tools->CallsOf("squeue"), ElementsAre(SnapshotSqueue()));
   std::vector<std::string> order;
   for (const auto& r : *list) order.push_back(r.app_id);
   EXPECT_THAT(order, ElementsAre("1083", "1082", "1080", "1078", "74", "15", "14", "13"));  // newest first
@@ -411,6 +551,7 @@ TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   strptime("2026-11-23T22:40:01", "%Y-%m-%dT%H:%M:%S", &tm);
   EXPECT_EQ(created["15"], static_cast<double>(std::mktime(&tm)));
   EXPECT_EQ(created["16"], std::nullopt);
+  f.NextRefresh();
   f.tools->On({"squeue"}, 1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
   EXPECT_THAT(f.sched->List(), StatusIs(StatusCode::kUnavailable, HasSubstr("Unable to contact slurm controller")));
 }

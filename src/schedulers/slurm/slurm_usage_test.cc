@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "schedulers/slurm/fake_slurm.h"
 #include "schedulers/slurm/slurm_scheduler.h"
 #include "schedulers/slurm/slurm_usage.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_command_runner.h"
 #include "testing/status_matchers.h"
 
@@ -125,17 +127,17 @@ TEST(SlurmUsage, ParseStepStartsSkipsRowsWithoutATime) {
   EXPECT_TRUE(starts.count("435.0"));
 }
 
-struct UsageFixture {
-  std::shared_ptr<FakeCommandRunner> tools = std::make_shared<FakeCommandRunner>();
-  std::unique_ptr<Scheduler> sched = MakeSlurmScheduler("test", tools);
+// CPU % is over the time since each step started (2020 in these rows): the clock reads 2027.
+struct UsageFixture : FakeSlurm {
+  UsageFixture() { clock->Advance(std::chrono::seconds(1'800'000'000)); }
 };
 
 TEST(SlurmScheduler, ResourceUsageReadsSstatForTheRunningComponents) {
   UsageFixture f;
-  f.tools->On({"squeue", "-h", "-t"}, 0,
-              "435|435|0|RUNNING|node3|0|0|2026-11-26T13:55:38|trainer-0|\n"
-              "436|435|1|RUNNING|node1|0|0|2026-11-26T13:55:38|trainer-1|\n"
-              "500|N/A|N/A|RUNNING|node2|0|0|2026-11-26T13:55:38|other-0|\n");
+  f.tools->On({"squeue", "--me"}, 0,
+              QueueRows("435|435|0|RUNNING|node3|0|0|2026-11-26T13:55:38|trainer-0|\n"
+                        "436|435|1|RUNNING|node1|0|0|2026-11-26T13:55:38|trainer-1|\n"
+                        "500|N/A|N/A|RUNNING|node2|0|0|2026-11-26T13:55:38|other-0|\n"));
   f.tools->On({"sstat"}, 0, kSstatHet);
   f.tools->On({"squeue", "--steps"}, 0, "435.0|2020-01-01T00:00:00|\n436.0|2020-01-01T00:00:00|\n");
   auto u = f.sched->ResourceUsage("435", {});
@@ -154,7 +156,7 @@ TEST(SlurmScheduler, ResourceUsageReadsSstatForTheRunningComponents) {
 
 TEST(SlurmScheduler, ResourceUsageOfAPendingEndedOrUnknownJobSaysWhy) {
   UsageFixture f;
-  f.tools->On({"squeue", "-h", "-t"}, 0, "435|435|0|PENDING|N/A|0|0|2026-11-26T13:55:38|trainer-0|\n");
+  f.tools->On({"squeue", "--me"}, 0, QueueRows("435|435|0|PENDING|N/A|0|0|2026-11-26T13:55:38|trainer-0|\n"));
   auto pending = f.sched->ResourceUsage("435", {});
   ASSERT_THAT(pending, IsOk());
   ASSERT_TRUE(pending->has_value());
@@ -162,14 +164,18 @@ TEST(SlurmScheduler, ResourceUsageOfAPendingEndedOrUnknownJobSaysWhy) {
   EXPECT_TRUE(f.tools->CallsOf("sstat").empty());
 
   // Ended, and still in the queue (within MinJobAge).
-  f.tools->On({"squeue", "-h", "-t"}, 0, "435|435|0|FAILED|node3|0|256|2026-11-26T13:55:38|trainer-0|\n");
+  f.NextRefresh();
+  f.tools->On({"squeue", "--me"}, 0, QueueRows("435|435|0|FAILED|node3|0|256|2026-11-26T13:55:38|trainer-0|\n"));
   auto failed = f.sched->ResourceUsage("435", {});
   ASSERT_THAT(failed, IsOk());
   ASSERT_TRUE(failed->has_value());
   EXPECT_THAT((*failed)->note, HasSubstr("the job is FAILED"));
   EXPECT_TRUE(f.tools->CallsOf("sstat").empty());
 
-  f.tools->On({"squeue", "-h", "-t"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n");
+  // Gone from the queue (past MinJobAge): accounting's.
+  f.NextRefresh();
+  f.tools->On({"squeue", "--me"}, 0, "");
+  f.tools->On({"squeue", "-h"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n");
   f.tools->On({"sacct"}, 0, "JobID|JobName|State|ExitCode|NodeList\n435|trainer-0|COMPLETED|0:0|node3\n");
   auto ended = f.sched->ResourceUsage("435", {});
   ASSERT_THAT(ended, IsOk());
@@ -186,7 +192,7 @@ TEST(SlurmScheduler, ResourceUsageOfAPendingEndedOrUnknownJobSaysWhy) {
 
 TEST(SlurmScheduler, ResourceUsageWithoutGatheredStepsSaysSstatsReason) {
   UsageFixture f;
-  f.tools->On({"squeue", "-h", "-t"}, 0, "435|N/A|N/A|RUNNING|node3|0|0|2026-11-26T13:55:38|trainer-0|\n");
+  f.tools->On({"squeue", "--me"}, 0, QueueRows("435|N/A|N/A|RUNNING|node3|0|0|2026-11-26T13:55:38|trainer-0|\n"));
   f.tools->On({"sstat"}, 0, "", "sstat: error: No steps running for job 435\n");
   auto u = f.sched->ResourceUsage("435", {});
   ASSERT_THAT(u, IsOk());
