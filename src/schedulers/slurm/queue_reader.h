@@ -6,6 +6,7 @@
 // per thread) has its own reader; the store is what they share.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,17 +41,25 @@ class QueueReader {
 
   /// The rows of app `app_id` (a job, an array task `<job>_<i>`, a het job's leader).
   Result<JobRows> Rows(const std::string& app_id);
-  /// Every job of the user the queue lists (kUnavailable when squeue cannot be asked).
+  /// Every job of the user the queue lists (kUnavailable when squeue cannot be asked); read fresh
+  /// when this host submitted or cancelled a job since the snapshot.
   Result<std::vector<SlurmJob>> QueueJobs();
+  /// Every job of the user accounting lists (`sacct -X`, with submit times), shared as the queue
+  /// is; nullopt where the cluster has no accounting (or it cannot be reached).
+  Result<std::optional<std::vector<SlurmJob>>> AccountedJobs();
   /// This host just submitted or cancelled `app_id`: the next answer about it is read fresh.
   void Touched(const std::string& app_id);
 
  private:
   // Makes current_ a snapshot that serves for `app_id` (empty: any job), refreshing under the
   // store's lock when neither the one held nor the store's does.
-  Status Current(const std::string& app_id);
+  Status Current(const std::string& app_id, std::optional<double> touched);
   Status Adopt(QueueSnapshot snapshot);
-  QueueSnapshot Take();
+  // The store's snapshot of `kind` if `serves` it, else a new one `take` takes under the lock.
+  QueueSnapshot Shared(SnapshotKind kind, const std::function<bool(const QueueSnapshot&)>& serves,
+                       const std::function<QueueSnapshot()>& take);
+  // Runs a query tool: its output, or the error that is the snapshot's answer.
+  QueueSnapshot Take(const std::vector<std::string>& argv);
   // One sacct for every followed job the current snapshot lacks and accounting has not ended.
   void AskAccounting();
   Result<internal::CommandResult> Tool(const std::vector<std::string>& argv);
@@ -61,6 +70,7 @@ class QueueReader {
   double interval_;
 
   std::optional<QueueSnapshot> current_;  // rows parsed into by_app_
+  std::optional<QueueSnapshot> accounting_;
   std::unordered_map<std::string, std::vector<SlurmJob>> by_app_;
   std::set<std::string> followed_;                          // every app asked about
   std::map<std::string, double> answered_from_;             // app -> snapshot last answered from

@@ -296,12 +296,8 @@ class SlurmScheduler : public Scheduler {
 
   Result<std::vector<ListAppResponse>> List() override {
     std::vector<SlurmJob> jobs;
-    auto sacct = Tool({"sacct", "--parsable2", "-X", "-S", "1970-01-01T00:00:01", "-o",
-                       "JobID,JobName,State,ExitCode,NodeList,Submit"},
-                      std::chrono::seconds(60));
-    if (sacct && sacct->exit_code == 0) {
-      TORCHX_ASSIGN_OR_RETURN(jobs, ParseSacct(sacct->out));
-    }
+    TORCHX_ASSIGN_OR_RETURN(auto accounted, reader_.AccountedJobs());
+    if (accounted) jobs = std::move(*accounted);
     TORCHX_ASSIGN_OR_RETURN(auto live, reader_.QueueJobs());  // accounting lags, or is absent
     jobs.insert(jobs.end(), live.begin(), live.end());
     std::vector<ListAppResponse> out;
@@ -551,9 +547,9 @@ Result<double> StatusInterval(const std::map<std::string, std::string, std::less
   const std::string& text = it->second;
   char* end = nullptr;
   double seconds = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !(seconds > 0) || seconds > 3600) {
+  if (text.empty() || end != text.c_str() + text.size() || !(seconds > 0) || seconds > 600) {
     return InvalidArgumentError(fmt::format(
-        "slurm: .torchxconfig [slurm] status_interval: `{}` is not a number of seconds in (0, 3600] (default {})", text,
+        "slurm: .torchxconfig [slurm] status_interval: `{}` is not a number of seconds in (0, 600] (default {})", text,
         kDefault));
   }
   return seconds;

@@ -32,7 +32,7 @@ std::unique_ptr<Scheduler> MakeSlurmScheduler(const std::string& session_name,
                                               QueueReading reading = {});
 
 /// The refresh interval a .torchxconfig [slurm] section sets (`status_interval`, seconds; default
-/// 2); kInvalidArgument naming the option for anything but a number in (0, 3600].
+/// 2); kInvalidArgument naming the option for anything but a number in (0, 600].
 Result<double> StatusInterval(const std::map<std::string, std::string, std::less<>>& settings);
 
 /// `slurm` over the real tools, for the build's table of linked-in back-ends.

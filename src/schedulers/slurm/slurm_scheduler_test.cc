@@ -331,11 +331,93 @@ TEST(SlurmScheduler, StatusIntervalIsReadFromTheSlurmSection) {
   EXPECT_THAT(StatusInterval({}), IsOkAndHolds(2.0));
   EXPECT_THAT(StatusInterval(Settings{{"status_interval", "5"}}), IsOkAndHolds(5.0));
   EXPECT_THAT(StatusInterval(Settings{{"status_interval", "0.5"}, {"partition", "debug"}}), IsOkAndHolds(0.5));
-  for (const char* bad : {"", "abc", "0", "-1", "2s", "nan", "1e9"}) {
+  for (const char* bad : {"", "abc", "0", "-1", "2s", "nan", "601"}) {
     EXPECT_THAT(StatusInterval(Settings{{"status_interval", bad}}),
                 StatusIs(StatusCode::kInvalidArgument, HasSubstr("[slurm] status_interval: `")))
         << bad;
   }
+}
+
+// A job submitted here since the queue's snapshot is listed: the queue is read fresh.
+TEST(SlurmScheduler, ListAfterASubmissionReadsTheQueueFresh) {
+  Fixture f;
+  f.tools->On({"sinfo", "--version"}, 0, "slurm 22.05.8\n");
+  f.tools->On({"sacct"}, 1, "", "sacct: error: Slurm accounting storage is disabled\n");
+  f.tools->On({"squeue"}, 0, "");
+  ASSERT_THAT(f.sched->List(), IsOkAndHolds(::testing::IsEmpty()));
+  f.tools->On({"sbatch"}, 0, "1090\n");
+  auto info = f.sched->SubmitDryRun(Echo(1), {});
+  ASSERT_THAT(info, IsOk());
+  ASSERT_THAT(f.sched->Schedule(*info), IsOk());
+  f.clock->Advance(std::chrono::milliseconds(100));
+  f.tools->On({"squeue"}, 0, QueueRows("1090|N/A|N/A|PENDING|n/a|0|0|2026-11-20T10:59:00|echo-0|\n"));
+  auto list = f.sched->List();
+  ASSERT_THAT(list, IsOk());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].app_id, "1090");
+}
+
+// A squeue that answers slowly (a busy controller) is still shared for a whole interval: its age
+// counts from its answer, not from when it was asked.
+TEST(SlurmScheduler, ASlowSqueueIsSharedForAWholeInterval) {
+  struct SlowTools : internal::CommandRunner {
+    std::shared_ptr<FakeCommandRunner> inner = std::make_shared<FakeCommandRunner>();
+    std::shared_ptr<testing::FakeClock> clock = std::make_shared<testing::FakeClock>();
+    Result<internal::CommandResult> Run(const std::vector<std::string>& argv, const std::string& cwd,
+                                        std::chrono::milliseconds timeout) override {
+      clock->Advance(std::chrono::milliseconds(2500));
+      return inner->Run(argv, cwd, timeout);
+    }
+  };
+  auto tools = std::make_shared<SlowTools>();
+  tools->inner->On({"squeue"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
+  testing::ScopedTempDir dir;
+  auto store = MakeFileSnapshotStore(dir.path(), "c");
+  ASSERT_THAT(store, IsOk());
+  auto one = MakeSlurmScheduler("test", tools, tools->clock, nullptr, QueueReading{*store, 2});
+  auto two = MakeSlurmScheduler("test", tools, tools->clock, nullptr, QueueReading{*store, 2});
+  ASSERT_THAT(one->Describe("1080"), IsOk());
+  ASSERT_THAT(two->Describe("1078"), IsOk());
+  ASSERT_THAT(one->Describe("1078"), IsOk());
+  EXPECT_EQ(tools->inner->CallsOf("squeue").size(), 1u);
+}
+
+// A failure of one process's own (its squeue missing from PATH) is not written for the others.
+TEST(SlurmScheduler, AProcesssOwnFailureIsNotShared) {
+  testing::ScopedTempDir dir;
+  auto store = MakeFileSnapshotStore(dir.path(), "c");
+  ASSERT_THAT(store, IsOk());
+  auto clock = std::make_shared<testing::FakeClock>();
+  auto bare = std::make_shared<FakeCommandRunner>();  // answers nothing: every tool is missing
+  auto lost = MakeSlurmScheduler("test", bare, clock, nullptr, QueueReading{*store, 2});
+  EXPECT_THAT(lost->Describe("1080"), StatusIs(StatusCode::kUnavailable, HasSubstr("is this a Slurm login node")));
+  auto tools = std::make_shared<FakeCommandRunner>();
+  tools->On({"squeue"}, 0, QueueRows(testing::Golden("slurm/squeue_rows_22_05.txt")));
+  auto fine = MakeSlurmScheduler("test", tools, clock, nullptr, QueueReading{*store, 2});
+  auto d = fine->Describe("1080");
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ((*d)->state, AppState::kRunning);
+}
+
+// An id that is no Slurm job id asks nothing and spoils no batch: a followed job that left the
+// queue is still answered by accounting after it.
+TEST(SlurmScheduler, AnIdThatIsNoJobIdAsksNothing) {
+  Fixture f;
+  f.tools->On({"squeue"}, 0, QueueRows("15|N/A|N/A|RUNNING|node4|0|0|2026-11-20T10:58:00|trainer-0|\n"));
+  f.tools->On({"sacct"}, 0, SacctRows());
+  ASSERT_THAT(f.sched->Describe("15"), IsOk());
+  for (const char* bad : {"typo", "15;rm", "-j", "15_", "15_x", ""})
+    EXPECT_THAT(f.sched->Describe(bad), IsNoApp()) << bad;
+  EXPECT_EQ(f.tools->calls().size(), 1u);
+  f.NextRefresh();
+  f.tools->On({"squeue"}, 0, "");
+  auto d = f.sched->Describe("15");
+  ASSERT_THAT(d, IsOk());
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ((*d)->state, AppState::kSucceeded);
+  EXPECT_THAT(f.tools->CallsOf("sacct"), ElementsAre(ElementsAre("sacct", "--parsable2", "-j", "15", "-o",
+                                                                 "JobID,JobName,State,ExitCode,NodeList")));
 }
 
 // Schedulers of one store (the processes of one user on one host) share its snapshot: a second
@@ -541,6 +623,11 @@ TEST(SlurmScheduler, ListMergesAccountingWithTheLiveQueue) {
   for (const auto& r : *list) order.push_back(r.app_id);
   EXPECT_THAT(order, ElementsAre("1083", "1082", "1080", "1078", "74", "15", "14", "13"));  // newest first
   // When accounting says when each job was submitted, so does the listing.
+  // Listed again within the interval: both lists are shared, nobody is asked.
+  ASSERT_THAT(f.sched->List(), IsOk());
+  EXPECT_EQ(f.tools->CallsOf("squeue").size(), 1u);
+  EXPECT_EQ(f.tools->CallsOf("sacct").size(), 1u);
+  f.NextRefresh();
   f.tools->On({"sacct"}, 0, SacctRowsWithSubmit());
   auto timed = f.sched->List();
   ASSERT_THAT(timed, IsOk());

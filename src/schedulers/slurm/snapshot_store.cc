@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -21,18 +24,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Touches older than this cannot be newer than any snapshot a reader would use.
+// Touches older than this cannot be newer than any snapshot a reader would use (status_interval
+// is at most 600 s).
 constexpr double kTouchKeptFor = 600;
+// How long a refresh waits for another's squeue (its timeout is 60 s) before asking alone, and a
+// submission's touch for the lock.
+constexpr std::chrono::milliseconds kRefreshWait(65'000);
+constexpr std::chrono::milliseconds kTouchWait(5'000);
+
+std::optional<double> LatestOf(const std::map<std::string, double>& touched) {
+  std::optional<double> latest;
+  for (const auto& [job, at] : touched) {
+    if (!latest || at > *latest) latest = at;
+  }
+  return latest;
+}
 
 class MemorySnapshotStore final : public SnapshotStore {
  public:
-  std::optional<QueueSnapshot> Read() override {
+  std::optional<QueueSnapshot> Read(SnapshotKind kind) override {
     std::lock_guard lock(data_mu_);
-    return snapshot_;
+    auto it = snapshots_.find(kind);
+    if (it == snapshots_.end()) return std::nullopt;
+    return it->second;
   }
-  Status Write(const QueueSnapshot& snapshot) override {
+  Status Write(SnapshotKind kind, const QueueSnapshot& snapshot) override {
     std::lock_guard lock(data_mu_);
-    snapshot_ = snapshot;
+    snapshots_[kind] = snapshot;
     return OkStatus();
   }
   Status Locked(const std::function<Status()>& fn) override {
@@ -49,11 +67,15 @@ class MemorySnapshotStore final : public SnapshotStore {
     if (it == touched_.end()) return std::nullopt;
     return it->second;
   }
+  std::optional<double> LastTouch() override {
+    std::lock_guard lock(data_mu_);
+    return LatestOf(touched_);
+  }
 
  private:
   std::mutex refresh_mu_;
   std::mutex data_mu_;
-  std::optional<QueueSnapshot> snapshot_;
+  std::map<SnapshotKind, QueueSnapshot> snapshots_;
   std::map<std::string, double> touched_;
 };
 
@@ -82,30 +104,23 @@ class FileSnapshotStore final : public SnapshotStore {
  public:
   explicit FileSnapshotStore(fs::path base) : base_(std::move(base)) {}
 
-  std::optional<QueueSnapshot> Read() override {
-    auto text = ReadStoreFile(Path(".snapshot"));
+  std::optional<QueueSnapshot> Read(SnapshotKind kind) override {
+    auto text = ReadStoreFile(Path(FileOf(kind)));
     if (!text) return std::nullopt;
     return SnapshotFromText(*text);
   }
 
-  Status Write(const QueueSnapshot& snapshot) override {
-    return WriteAtomically(Path(".snapshot"), SnapshotToText(snapshot));
+  Status Write(SnapshotKind kind, const QueueSnapshot& snapshot) override {
+    return WriteAtomically(Path(FileOf(kind)), SnapshotToText(snapshot));
   }
 
-  Status Locked(const std::function<Status()>& fn) override {
-    Fd lock(::open(Path(".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-    if (lock.fd < 0)
-      return UnavailableError(fmt::format("slurm: {}: {}", Path(".lock").string(), std::strerror(errno)));
-    while (::flock(lock.fd, LOCK_EX) != 0) {
-      if (errno != EINTR)
-        return UnavailableError(fmt::format("slurm: lock {}: {}", Path(".lock").string(), std::strerror(errno)));
-    }
-    return fn();  // the lock goes with the fd
-  }
+  Status Locked(const std::function<Status()>& fn) override { return LockedFor(kRefreshWait, fn); }
 
   // Under the lock: a refresh reads touches while no submitter rewrites them.
   void Touch(const std::string& job, double at) override {
-    (void)Locked([&]() -> Status {
+    // A submission never waits long on a reader (one stopped with ^Z holds the lock): its touch
+    // is dropped instead, and a reader then finds the job by asking about it alone.
+    (void)LockedFor(kTouchWait, [&]() -> Status {
       std::string kept;
       if (auto text = ReadStoreFile(Path(".touched"))) {
         std::istringstream in(*text);
@@ -118,53 +133,92 @@ class FileSnapshotStore final : public SnapshotStore {
       kept += fmt::format("{} {:.6f}\n", job, at);
       return WriteAtomically(Path(".touched"), kept);
     });
-    cached_mtime_.reset();
+    cached_.reset();
   }
 
   std::optional<double> TouchedAt(const std::string& job) override {
-    // Read again only when the file changed: readers ask once per job per turn.
-    struct stat st {};
-    if (::stat(Path(".touched").c_str(), &st) != 0) return std::nullopt;
-    auto mtime = std::make_pair(st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-    if (!cached_mtime_ || *cached_mtime_ != mtime || cached_size_ != st.st_size) {
-      touched_.clear();
-      if (auto text = ReadStoreFile(Path(".touched"))) {
-        std::istringstream in(*text);
-        std::string name;
-        double when = 0;
-        while (in >> name >> when) touched_[name] = when;
-      }
-      cached_mtime_ = mtime;
-      cached_size_ = st.st_size;
-    }
+    LoadTouches();
     auto it = touched_.find(job);
     if (it == touched_.end()) return std::nullopt;
     return it->second;
   }
 
+  std::optional<double> LastTouch() override {
+    LoadTouches();
+    return LatestOf(touched_);
+  }
+
  private:
   fs::path Path(const char* suffix) const { return fs::path(base_.string() + suffix); }
+  static const char* FileOf(SnapshotKind kind) { return kind == SnapshotKind::kQueue ? ".snapshot" : ".accounting"; }
 
-  static Status WriteAtomically(const fs::path& path, const std::string& text) {
-    fs::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      f << text;
-      f.flush();
-      if (!f) return UnavailableError(fmt::format("slurm: cannot write {}", tmp.string()));
+  // flock with a deadline: kUnavailable when the holder keeps it longer (a refresh then asks
+  // alone). The lock goes with the fd, so a holder that dies never leaves it held.
+  Status LockedFor(std::chrono::milliseconds wait, const std::function<Status()>& fn) {
+    Fd lock(::open(Path(".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (lock.fd < 0)
+      return UnavailableError(fmt::format("slurm: {}: {}", Path(".lock").string(), std::strerror(errno)));
+    auto deadline = std::chrono::steady_clock::now() + wait;
+    while (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        return UnavailableError(fmt::format("slurm: lock {}: {}", Path(".lock").string(), std::strerror(errno)));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return UnavailableError(
+            fmt::format("slurm: {} is held longer than {} ms", Path(".lock").string(), wait.count()));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-      fs::remove(tmp, ec);
-      return UnavailableError(fmt::format("slurm: cannot write {}: {}", path.string(), ec.message()));
+    return fn();
+  }
+
+  // Reads the touches again only when their file changed: readers ask once per job per turn.
+  void LoadTouches() {
+    struct stat st {};
+    if (::stat(Path(".touched").c_str(), &st) != 0) {
+      touched_.clear();
+      cached_.reset();
+      return;
+    }
+    // Each rewrite is a new file (rename): its inode tells it apart even within one mtime tick.
+    auto seen = std::make_tuple(st.st_ino, st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_size);
+    if (cached_ && *cached_ == seen) return;
+    touched_.clear();
+    if (auto text = ReadStoreFile(Path(".touched"))) {
+      std::istringstream in(*text);
+      std::string name;
+      double when = 0;
+      while (in >> name >> when) touched_[name] = when;
+    }
+    cached_ = seen;
+  }
+
+  // A temp file of its own (mkstemp: O_EXCL, never a link someone left), then rename.
+  static Status WriteAtomically(const fs::path& path, const std::string& text) {
+    std::string tmp = path.string() + ".XXXXXX";
+    Fd fd(::mkstemp(tmp.data()));
+    if (fd.fd < 0)
+      return UnavailableError(fmt::format("slurm: cannot write {}: {}", path.string(), std::strerror(errno)));
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = ::write(fd.fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::unlink(tmp.c_str());
+        return UnavailableError(fmt::format("slurm: cannot write {}: {}", tmp, std::strerror(errno)));
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      int err = errno;
+      ::unlink(tmp.c_str());
+      return UnavailableError(fmt::format("slurm: cannot write {}: {}", path.string(), std::strerror(err)));
     }
     return OkStatus();
   }
 
   fs::path base_;
-  std::optional<std::pair<long, long>> cached_mtime_;
-  off_t cached_size_ = 0;
+  std::optional<std::tuple<ino_t, time_t, long, off_t>> cached_;
   std::map<std::string, double> touched_;
 };
 
@@ -182,16 +236,27 @@ std::string StableHash(std::string_view text) {
 
 std::shared_ptr<SnapshotStore> MakeMemorySnapshotStore() { return std::make_shared<MemorySnapshotStore>(); }
 
-Result<std::shared_ptr<SnapshotStore>> MakeFileSnapshotStore(const std::string& dir, const std::string& cluster) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return UnavailableError(fmt::format("slurm: cannot make {}: {}", dir, ec.message()));
-  ::chmod(dir.c_str(), 0700);
+// A directory of this user's alone: not a link, owned by the user, writable by nobody else. Paths
+// under it are then safe to use by name (no one else can add, swap or remove an entry).
+Status CheckPrivateDir(const std::string& dir) {
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 022) != 0) {
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 022) != 0) {
     return FailedPreconditionError(
         fmt::format("slurm: {} is not a directory of this user's alone: the queue snapshot is not shared", dir));
   }
+  return OkStatus();
+}
+
+// Makes `dir` 0700 if it is missing (never through a link), then checks it.
+Status MakePrivateDir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return UnavailableError(fmt::format("slurm: cannot make {}: {}", dir, std::strerror(errno)));
+  }
+  return CheckPrivateDir(dir);
+}
+
+Result<std::shared_ptr<SnapshotStore>> MakeFileSnapshotStore(const std::string& dir, const std::string& cluster) {
+  TORCHX_RETURN_IF_ERROR(MakePrivateDir(dir));
   return std::shared_ptr<SnapshotStore>(
       std::make_shared<FileSnapshotStore>(fs::path(dir) / fmt::format("squeue-{}", StableHash(cluster))));
 }
@@ -211,16 +276,9 @@ std::shared_ptr<SnapshotStore> HostSnapshotStore() {
   const char* conf = std::getenv("SLURM_CONF");
   std::string cluster = conf && *conf ? conf : "default";
   std::string dir = DefaultSnapshotDir();
-  // The parent <temp>/torchx-<uid> must be the user's too: made 0700 first.
-  std::error_code ec;
-  fs::path parent = fs::path(dir).parent_path();
-  if (!fs::exists(parent, ec)) {
-    fs::create_directories(parent, ec);
-    ::chmod(parent.c_str(), 0700);
-  }
-  struct stat st {};
-  bool parent_ok = ::stat(parent.c_str(), &st) == 0 && st.st_uid == ::getuid() && (st.st_mode & 022) == 0;
-  if (parent_ok) {
+  // <runtime dir>/torchx or <tmp>/torchx-<uid> first: in a shared /tmp, someone else may have
+  // made it (or a link in its place), which is refused.
+  if (MakePrivateDir(fs::path(dir).parent_path().string()).ok()) {
     if (auto store = MakeFileSnapshotStore(dir, cluster); store.ok()) return *store;
   }
   static std::shared_ptr<SnapshotStore> process = MakeMemorySnapshotStore();

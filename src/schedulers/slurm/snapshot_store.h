@@ -14,13 +14,17 @@
 
 namespace torchx::schedulers::slurm {
 
+/// What a snapshot is of: the queue (squeue of the user's jobs), or accounting's list of them
+/// (`sacct -X`, what `list` and the dashboard merge with the queue).
+enum class SnapshotKind { kQueue, kAccounting };
+
 class SnapshotStore {
  public:
   virtual ~SnapshotStore() = default;
-  /// The snapshot last written; nullopt when there is none (or it cannot be read whole).
-  virtual std::optional<QueueSnapshot> Read() = 0;
+  /// The snapshot of `kind` last written; nullopt when there is none (or it cannot be read whole).
+  virtual std::optional<QueueSnapshot> Read(SnapshotKind kind) = 0;
   /// Writes `snapshot` whole (a reader sees the old one or the new one, never a part).
-  virtual Status Write(const QueueSnapshot& snapshot) = 0;
+  virtual Status Write(SnapshotKind kind, const QueueSnapshot& snapshot) = 0;
   /// Runs `fn` holding the store's lock, so that concurrent readers wait for one squeue instead
   /// of each running it.
   virtual Status Locked(const std::function<Status()>& fn) = 0;
@@ -28,6 +32,8 @@ class SnapshotStore {
   virtual void Touch(const std::string& job, double at) = 0;
   /// When this host last submitted or cancelled `job`; nullopt: not lately.
   virtual std::optional<double> TouchedAt(const std::string& job) = 0;
+  /// When this host last submitted or cancelled any job; nullopt: not lately.
+  virtual std::optional<double> LastTouch() = 0;
 };
 
 /// A store for this process alone.

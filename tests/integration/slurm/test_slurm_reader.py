@@ -1,7 +1,8 @@
 """The batched Slurm reader on a real cluster (scripts/engines/slurm-up.sh): every reader of job
 states on a host shares one `squeue` of all the user's jobs per refresh interval. The calls are
 counted by wrappers on PATH that log each run and hand it to the real tool; the processes get a
-runtime dir of their own, so their snapshot is this test's alone.
+runtime dir of their own, so their snapshot is this test's alone, and a `.torchxconfig` setting
+`[slurm] status_interval` (read by the CLI and by Python's get_runner).
 
 Skips without sbatch unless TORCHX_REQUIRE_ENGINES names slurm."""
 
@@ -41,6 +42,9 @@ def counted(tmp_path):
         wrapper.chmod(0o755)
     run_dir = tmp_path / "run"
     run_dir.mkdir(mode=0o700)
+    # A long refresh interval: what is counted does not depend on how fast the processes start,
+    # and an answer read fresh after run or cancel is so because of them, not because time passed.
+    (tmp_path / ".torchxconfig").write_text("[slurm]\nstatus_interval = 30\n")
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", XDG_RUNTIME_DIR=str(run_dir))
 
     def counts():
