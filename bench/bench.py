@@ -159,22 +159,13 @@ class Bench:
         selenium) the page in a headless browser until its first 50 rows show. `torchx list` of the
         same store, timed in the same run, is shown beside it."""
         import http.client
-        import re
         import urllib.parse
         store = self.tmp / "store10k-ui"
         subprocess.run([str(HELPERS / "populate_store"), str(store), "10000"], check=True)
         env = dict(self.env, TORCHX_STATE_DIR=str(store))
         listed = self.timeit([self.ours, "list", "-s", "local_cwd"], self.n(10), env) * 1000
-        proc = subprocess.Popen([self.ours, "ui", "--port", "0", "--token_file", str(self.tmp / "ui-token")],
-                                env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc, url = self._start_ui([], env, self.tmp)
         try:
-            url = None
-            while url is None:
-                line = proc.stdout.readline()
-                if not line:
-                    raise RuntimeError("torchx ui did not start")
-                m = re.search(r"open (http://\S+)", line)
-                url = m.group(1) if m else None
             parsed = urllib.parse.urlparse(url)
             times = []
             for _ in range(self.n(10)):
@@ -195,6 +186,20 @@ class Bench:
         finally:
             proc.terminate()
             proc.wait(timeout=15)
+
+    def _start_ui(self, args, env, cwd):
+        """`torchx ui ARGS` on a free loopback port: the process and the URL it prints."""
+        import re
+        proc = subprocess.Popen([self.ours, "ui", *args, "--port", "0", "--token_file", str(cwd / "ui-token")],
+                                env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                proc.kill()
+                raise RuntimeError("torchx ui did not start")
+            m = re.search(r"open (http://\S+)", line)
+            if m:
+                return proc, m.group(1)
 
     def _ui_page_ms(self, url):
         try:
@@ -407,6 +412,97 @@ class Bench:
         finally:
             for i in range(0, len(ids), 200):
                 subprocess.run(["scancel", *ids[i:i + 200]], capture_output=True)
+
+    def slurm_reads(self, jobs=500, window=20.0):
+        if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:
+            self.row("Slurm reads", float("nan"), "", {}, "skipped: no Slurm cluster (scripts/engines/slurm-up.sh)", None)
+            return
+        self._slurm_reads(jobs, window)
+
+    def _slurm_reads(self, jobs, window):
+        """Slurm at scale (issue 57): `jobs` of the user's jobs held in the queue, followed at once
+        by a sweep driver, a managed driver, the dashboard (its apps list every second) and a loop
+        of `torchx status`, for `window` seconds: squeue, sacct and scontrol calls per refresh
+        interval (2 s), all processes together, counted by wrappers on PATH. TorchX runs one
+        squeue per status: the status calls of the loop are its figure."""
+        import http.client
+        import random
+        import threading
+        import urllib.parse
+        work = pathlib.Path(tempfile.mkdtemp(dir=self.tmp))
+        bin_dir, log, run_dir = work / "bin", work / "calls.log", work / "run"
+        bin_dir.mkdir()
+        run_dir.mkdir(mode=0o700)
+        for tool in ("squeue", "sacct", "scontrol"):
+            (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool}" >> {log}\nexec {shutil.which(tool)} "$@"\n')
+            (bin_dir / tool).chmod(0o755)
+        env = dict(self.env, PATH=f"{bin_dir}:{self.env.get('PATH', os.environ['PATH'])}", XDG_RUNTIME_DIR=str(run_dir))
+        ids, procs, handles = [], [], []
+        stop = threading.Event()
+        statuses = [0]
+        try:
+            for _ in range(jobs):  # held: queued, never started
+                out = subprocess.run(["sbatch", "--parsable", "--hold", "--job-name=bench-0", "--wrap", "true"],
+                                     cwd=work, capture_output=True, text=True, check=True)
+                ids.append(out.stdout.strip())
+            sweep = subprocess.run([self.ours, "sweep", "run", "-s", "slurm", "--max_parallel", "2", "-p",
+                                    "i=0,1,2,3", "utils.sh", "sleep", "120", "@{i}"],
+                                   env=env, cwd=work, capture_output=True, text=True, check=True)
+            handles.append(sweep.stdout.split()[0])
+            managed = subprocess.run([self.ours, "run", "--managed", "-s", "slurm", "utils.sh", "sleep", "120"],
+                                     env=env, cwd=work, capture_output=True, text=True, check=True)
+            handles.append(managed.stdout.split()[0])
+            ui, url = self._start_ui(["-s", "slurm"], env, work)
+            procs.append(ui)
+            parsed = urllib.parse.urlparse(url)
+
+            listed = [0]
+
+            def dashboard():
+                while not stop.is_set():
+                    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
+                    conn.request("GET", "/api/v1/apps?limit=50&scheduler=slurm")
+                    body = json.loads(conn.getresponse().read())
+                    conn.close()
+                    listed[0] = body.get("total", 0)
+                    stop.wait(1)
+
+            def status_loop():
+                while not stop.is_set():
+                    subprocess.run([self.ours, "status", f"slurm://torchx/{random.choice(ids)}"], env=env, cwd=work,
+                                   capture_output=True)
+                    statuses[0] += 1
+
+            threads = [threading.Thread(target=f) for f in (dashboard, status_loop)]
+            for t in threads:
+                t.start()
+            time.sleep(5)  # every follower running
+            log.unlink(missing_ok=True)
+            statuses[0] = 0
+            time.sleep(window)
+            lines = log.read_text().split() if log.exists() else []
+            status_calls = statuses[0]
+            stop.set()
+            for t in threads:
+                t.join(timeout=120)
+        finally:
+            stop.set()
+            for h in handles:
+                subprocess.run([self.ours, "cancel", h], env=env, cwd=work, capture_output=True)
+            for p in procs:
+                p.terminate()
+                p.wait(timeout=15)
+            for i in range(0, len(ids), 200):
+                subprocess.run(["scancel", *ids[i:i + 200]], capture_output=True)
+        if listed[0] < jobs:
+            raise RuntimeError(f"the dashboard listed {listed[0]} Slurm apps, not the {jobs} queued")
+        intervals = window / 2
+        per = {tool: lines.count(tool) / intervals for tool in ("squeue", "sacct", "scontrol")}
+        followers = "a sweep driver, a managed driver, the dashboard and a status loop"
+        self.row(f"Slurm: squeue calls per 2 s interval, {jobs} jobs followed by {followers} "
+                 f"(sacct {per['sacct']:.1f}, scontrol {per['scontrol']:.1f} per interval; TorchX runs one squeue "
+                 f"per status: {status_calls / intervals:.1f} per interval from the loop alone)", per["squeue"],
+                 "calls", {}, "<= 1 squeue and <= 1 sacct per interval", per["squeue"] <= 1 and per["sacct"] <= 1)
 
     @staticmethod
     def _driver_hwm_kib(handle):
@@ -670,7 +766,8 @@ def main():
                         help="our CLI (default: the one `pip install .` put beside this interpreter)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and a 256 MiB log")
-    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory sampling slurm sweeps managed")
+    parser.add_argument("--only", nargs="*", help="sections: cli store ui python fanout logs memory sampling slurm slurm_reads sweeps "
+                        "managed")
     args = parser.parse_args()
     if not pathlib.Path(args.ours).exists():
         sys.exit(f"{args.ours}: not found; install the package first (bash scripts/build-python.sh)")
@@ -696,7 +793,8 @@ def main():
     print("\n".join(header), flush=True)
     sections = {"cli": bench.cli, "store": bench.store, "ui": bench.ui, "python": bench.python, "fanout": bench.fanout,
                 "logs": bench.logs, "memory": bench.supervisor_memory, "sampling": bench.sampling,
-                "slurm": bench.slurm, "sweeps": bench.sweeps, "managed": bench.managed}
+                "slurm": bench.slurm, "slurm_reads": bench.slurm_reads, "sweeps": bench.sweeps,
+                "managed": bench.managed}
     try:
         for name in args.only or sections:
             t = time.perf_counter()

@@ -121,7 +121,8 @@ TEST(SnapshotStore, OnlyADirectoryOfTheUsersAloneIsUsed) {
   ASSERT_EQ(::symlink(made.c_str(), link.c_str()), 0);
   EXPECT_THAT(MakeFileSnapshotStore(link, "c"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("alone")));
   dir.Write("file", "x");
-  EXPECT_THAT(MakeFileSnapshotStore(dir.path() + "/file", "c"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("alone")));
+  EXPECT_THAT(MakeFileSnapshotStore(dir.path() + "/file", "c"),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("alone")));
   if (::getuid() == 0) {  // someone else's: only root can make one to try
     std::string theirs = dir.path() + "/theirs";
     ASSERT_EQ(::mkdir(theirs.c_str(), 0700), 0);
