@@ -396,6 +396,7 @@ class Bench:
         peers = {r: self.timeit([self.ref_cli(r), *dry], self.n(3), check=False) for r in self.refs}
         self.row("Slurm: dry run of 256 replicas", ours, "ms", {r: v * 1000 for r, v in peers.items() if v},
                  "(informative)", None)
+        self._slurm_run_against_sbatch()
         ids = []
         try:
             for _ in range(1000):  # held: queued, never started
@@ -412,6 +413,28 @@ class Bench:
         finally:
             for i in range(0, len(ids), 200):
                 subprocess.run(["scancel", *ids[i:i + 200]], capture_output=True)
+
+    def _slurm_run_against_sbatch(self):
+        """`torchx run -s slurm` of a one-replica job against a bare `sbatch` of the script it submits
+        (issue 57: at most 10 ms over it). Each job is cancelled as soon as it is timed."""
+        def timed(cmd):
+            times = []
+            for _ in range(self.n(20)):
+                t = time.perf_counter()
+                out = subprocess.run(cmd, env=self.env, cwd=self.tmp, capture_output=True, text=True, check=True)
+                times.append(time.perf_counter() - t)
+                subprocess.run(["scancel", out.stdout.strip().split()[0].rsplit("/", 1)[-1].split(";")[0]],
+                               capture_output=True)
+            return statistics.median(times) * 1000
+
+        dry = subprocess.run([self.ours, "run", "--dryrun", "-s", "slurm", "utils.sh", "true"], env=self.env,
+                             cwd=self.tmp, capture_output=True, text=True, check=True).stdout
+        script = self.tmp / "bench-sbatch.sh"
+        script.write_text(dry[dry.index("#!/bin/bash"):])
+        ours = timed([self.ours, "run", "-s", "slurm", "utils.sh", "true"])
+        bare = timed(["sbatch", "--parsable", str(script)])
+        self.row(f"Slurm: `torchx run -s slurm` of one replica (a bare sbatch of its script: {bare:.1f} ms)", ours,
+                 "ms", {}, "<= 10 ms over the bare sbatch", ours - bare <= 10)
 
     def slurm_reads(self, jobs=500, window=20.0):
         if shutil.which("sinfo") is None or subprocess.run(["sinfo"], capture_output=True).returncode != 0:

@@ -143,6 +143,15 @@ Status QueueReader::Current(const std::string& app_id, std::optional<double> tou
   }));
 }
 
+QueueSnapshot QueueReader::SharedFor(SnapshotKind kind, double max_age, const std::function<QueueSnapshot()>& take) {
+  return Shared(
+      kind,
+      [&](const QueueSnapshot& s) {
+        return SnapshotServes({s.taken_at, s.answered_at, clock_->EpochSeconds(), max_age, std::nullopt, std::nullopt});
+      },
+      take);
+}
+
 QueueSnapshot QueueReader::Shared(SnapshotKind kind, const std::function<bool(const QueueSnapshot&)>& serves,
                                   const std::function<QueueSnapshot()>& take) {
   if (auto stored = store_->Read(kind); stored && serves(*stored)) return std::move(*stored);

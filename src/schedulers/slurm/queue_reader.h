@@ -49,6 +49,9 @@ class QueueReader {
   Result<std::optional<std::vector<SlurmJob>>> AccountedJobs();
   /// This host just submitted or cancelled `app_id`: the next answer about it is read fresh.
   void Touched(const std::string& app_id);
+  /// The snapshot of `kind` the host's readers share, while no older than `max_age` seconds;
+  /// else what `take` takes (under the store's lock; written for the others when shared).
+  QueueSnapshot SharedFor(SnapshotKind kind, double max_age, const std::function<QueueSnapshot()>& take);
 
  private:
   // Makes current_ a snapshot that serves for `app_id` (empty: any job), refreshing under the

@@ -461,16 +461,32 @@ class SlurmScheduler : public Scheduler {
     std::optional<std::string> partitions;
     std::optional<std::chrono::steady_clock::time_point> read;
   };
+  // Shared with the host's other processes as the queue is (each `torchx run` is a process of
+  // its own: two sinfo calls were most of its time over a bare sbatch). Snapshot rows: the
+  // version line, then "partitions" and sinfo's list, or "no partitions".
   const ClusterFacts& Facts() {
     auto now = clock_->Now();
     if (facts_.read && now - *facts_.read < std::chrono::minutes(1)) return facts_;
     facts_ = ClusterFacts{};
-    if (auto v = Tool({"sinfo", "--version"}, std::chrono::seconds(10)); v && v->exit_code == 0) {
-      if (auto parsed = ParseSlurmVersion(v->out)) facts_.version = *parsed;
-    }
-    if (auto p = Tool({"sinfo", "--format", "%P,%m", "--noconvert", "-h"}, std::chrono::seconds(10));
-        p && p->exit_code == 0) {
-      facts_.partitions = p->out;
+    QueueSnapshot shared = reader_.SharedFor(SnapshotKind::kClusterFacts, 60, [&] {
+      QueueSnapshot s;
+      s.taken_at = clock_->EpochSeconds();
+      auto v = Tool({"sinfo", "--version"}, std::chrono::seconds(10));
+      auto p = Tool({"sinfo", "--format", "%P,%m", "--noconvert", "-h"}, std::chrono::seconds(10));
+      s.answered_at = clock_->EpochSeconds();
+      bool version_ok = v && v->exit_code == 0;
+      bool partitions_ok = p && p->exit_code == 0;
+      std::string version = version_ok ? v->out.substr(0, v->out.find('\n')) : "";
+      s.rows = version + "\n" + (partitions_ok ? "partitions\n" + p->out : std::string("no partitions\n"));
+      s.shared = version_ok && partitions_ok;  // an answer of the cluster's, for every process
+      return s;
+    });
+    std::string_view rows = shared.rows;
+    size_t nl = rows.find('\n');
+    if (auto parsed = ParseSlurmVersion(std::string(rows.substr(0, nl)))) facts_.version = *parsed;
+    constexpr std::string_view kListed = "partitions\n";
+    if (nl != std::string_view::npos && rows.substr(nl + 1).starts_with(kListed)) {
+      facts_.partitions = std::string(rows.substr(nl + 1 + kListed.size()));
     }
     facts_.read = now;
     return facts_;

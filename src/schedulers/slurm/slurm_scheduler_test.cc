@@ -420,6 +420,30 @@ TEST(SlurmScheduler, AnIdThatIsNoJobIdAsksNothing) {
                                                                  "JobID,JobName,State,ExitCode,NodeList")));
 }
 
+// What a dry run asks sinfo (the version, the partitions' memory) is shared by the host's
+// processes for a minute: the second `torchx run` asks nothing.
+TEST(SlurmScheduler, ClusterFactsAreSharedByTheHostsProcesses) {
+  testing::ScopedTempDir dir;
+  auto store = MakeFileSnapshotStore(dir.path(), "c");
+  ASSERT_THAT(store, IsOk());
+  auto clock = std::make_shared<testing::FakeClock>();
+  auto tools = std::make_shared<FakeCommandRunner>();
+  tools->On({"sinfo", "--version"}, 0, "slurm 22.05.8\n");
+  tools->On({"sinfo", "--format"}, 0, "debug*,2048\ngpu,512000\n");
+  auto one = MakeSlurmScheduler("test", tools, clock, nullptr, QueueReading{*store, 2});
+  auto first = one->SubmitDryRun(Echo(1), {});
+  ASSERT_THAT(first, IsOk());
+  auto two = MakeSlurmScheduler("test", tools, clock, nullptr, QueueReading{*store, 2});
+  auto second = two->SubmitDryRun(Echo(1), {});
+  ASSERT_THAT(second, IsOk());
+  EXPECT_EQ(second->request, first->request);  // the same version's flags, the same partition memory
+  EXPECT_EQ(tools->CallsOf("sinfo").size(), 2u);
+  clock->Advance(std::chrono::seconds(61));
+  auto three = MakeSlurmScheduler("test", tools, clock, nullptr, QueueReading{*store, 2});
+  ASSERT_THAT(three->SubmitDryRun(Echo(1), {}), IsOk());
+  EXPECT_EQ(tools->CallsOf("sinfo").size(), 4u);
+}
+
 // Schedulers of one store (the processes of one user on one host) share its snapshot: a second
 // reader within the interval asks nothing.
 TEST(SlurmScheduler, SchedulersOfOneStoreShareOneSqueue) {

@@ -150,7 +150,17 @@ class FileSnapshotStore final : public SnapshotStore {
 
  private:
   fs::path Path(const char* suffix) const { return fs::path(base_.string() + suffix); }
-  static const char* FileOf(SnapshotKind kind) { return kind == SnapshotKind::kQueue ? ".snapshot" : ".accounting"; }
+  static const char* FileOf(SnapshotKind kind) {
+    switch (kind) {
+      case SnapshotKind::kQueue:
+        return ".snapshot";
+      case SnapshotKind::kAccounting:
+        return ".accounting";
+      case SnapshotKind::kClusterFacts:
+        return ".facts";
+    }
+    return ".snapshot";
+  }
 
   // flock with a deadline: kUnavailable when the holder keeps it longer (a refresh then asks
   // alone). The lock goes with the fd, so a holder that dies never leaves it held.

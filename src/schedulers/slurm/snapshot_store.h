@@ -14,9 +14,10 @@
 
 namespace torchx::schedulers::slurm {
 
-/// What a snapshot is of: the queue (squeue of the user's jobs), or accounting's list of them
-/// (`sacct -X`, what `list` and the dashboard merge with the queue).
-enum class SnapshotKind { kQueue, kAccounting };
+/// What a snapshot is of: the queue (squeue of the user's jobs), accounting's list of them
+/// (`sacct -X`, what `list` and the dashboard merge with the queue), or the cluster's facts a dry
+/// run reads (sinfo's version and partitions).
+enum class SnapshotKind { kQueue, kAccounting, kClusterFacts };
 
 class SnapshotStore {
  public:
