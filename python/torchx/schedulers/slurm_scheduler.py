@@ -87,6 +87,9 @@ class SlurmOpts(StructuredOpts):
     container plugin pulls from."""
     quiet: bool = False
     """(workspace_type=docker) Whether to suppress verbose output for image building."""
+    status_interval: float = 2.0
+    """Seconds an answer about the queue is reused: every reader of job states on this host shares
+    one squeue of all the user's jobs per interval (read from .torchxconfig's [slurm] section)."""
     dependency: Optional[str] = None
     """Start the job only once these jobs have ended as said (sbatch --dependency, e.g.
     afterok:123:124); the job is cancelled when its dependency can no longer be met."""

@@ -109,9 +109,9 @@ Result<std::vector<SlurmJob>> QueueReader::QueueJobs() {
   return all;
 }
 
-void QueueReader::Touched(const std::string& app_id) {
+void QueueReader::Touched(const std::string& app_id, double settle) {
   std::string job = SubmittedId(app_id);
-  store_->Touch(job, clock_->EpochSeconds());
+  store_->Touch(job, clock_->EpochSeconds() + settle);
   // Its ended rows no longer hold once it is submitted again under the same id (a requeue).
   std::erase_if(ended_, [&](const auto& entry) { return SubmittedId(entry.first) == job; });
 }
