@@ -40,6 +40,11 @@ class ChildBackend {
   /// Blocks until `handle` may have changed, at most `max_wait` (sleeps where it cannot tell).
   /// Returns whether its scheduler notified (Runner::WaitForUpdate).
   virtual bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+  /// The same for several children, woken by whichever changes first (Runner::WaitForAnyUpdate).
+  /// Default: the first one's wait.
+  virtual bool WaitForAnyUpdate(const std::vector<std::string>& handles, std::chrono::milliseconds max_wait) {
+    return !handles.empty() && WaitForUpdate(handles.front(), max_wait);
+  }
 };
 
 /// Whether a child's scheduler knows `handle` now (a claim's planned handle, claims.h).
@@ -68,6 +73,9 @@ class OverRunner : public Seam {
   }
   bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
     return runner_.WaitForUpdate(handle, max_wait);
+  }
+  bool WaitForAnyUpdate(const std::vector<std::string>& handles, std::chrono::milliseconds max_wait) override {
+    return runner_.WaitForAnyUpdate(handles, max_wait);
   }
 
  protected:

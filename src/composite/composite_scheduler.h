@@ -247,7 +247,7 @@ class AdvancingTurns final : public DriverTurns {
 
   Result<TurnResult> Turn() override {
     TORCHX_ASSIGN_OR_RETURN(Record r, advance_());
-    if (r.final_state) return TurnResult{true, std::nullopt, std::nullopt, false};
+    if (r.final_state) return TurnResult::Ended();
     const auto& children = r.*Kind::kChildren;
     for (const auto& c : children) {
       if (c.phase != ChildPhase::kSubmitting) continue;
@@ -265,12 +265,16 @@ class AdvancingTurns final : public DriverTurns {
     for (const auto& c : children) {
       if (c.phase != ChildPhase::kSubmitted || specs::IsTerminal(c.state)) continue;
       if (++running == 1) out.wait_on = c.handle;
+      out.running.push_back(c.handle);
     }
     out.sole_child = running == 1;
     return out;
   }
   bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
     return backend_.WaitForUpdate(handle, max_wait);
+  }
+  bool WaitForAnyUpdate(const std::vector<std::string>& handles, std::chrono::milliseconds max_wait) override {
+    return backend_.WaitForAnyUpdate(handles, max_wait);
   }
 
  private:

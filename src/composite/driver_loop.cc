@@ -30,7 +30,8 @@ int RunDriverLoop(DriverTurns& turns, const Clock& clock, const std::string& who
     if (turn->wait_on) {
       std::chrono::milliseconds wait = notifies && turn->sole_child ? options.notified_wait : options.wait;
       if (turn->turn_within) wait = std::max(std::chrono::milliseconds(1), std::min(wait, *turn->turn_within));
-      notifies = turns.WaitForUpdate(*turn->wait_on, wait);
+      notifies = turn->running.size() > 1 ? turns.WaitForAnyUpdate(turn->running, wait)
+                                          : turns.WaitForUpdate(*turn->wait_on, wait);
     } else {
       clock.SleepFor(turn->turn_within ? std::min(options.idle, *turn->turn_within) : options.idle);
     }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "torchx/clock.h"
 #include "torchx/status.h"
@@ -26,6 +27,24 @@ struct TurnResult {
   /// trial): a wait on a scheduler that notifies may then be long. With others running, a change
   /// of theirs would wake nobody: the loop looks again within its short wait.
   bool sole_child = false;
+  /// Every running child, `wait_on` first, where several run (a sweep's trials, a pipeline's
+  /// parallel steps): a scheduler that can wait on several wakes the driver when any of them
+  /// changes, so a free slot is filled at once, not at the next short wait.
+  std::vector<std::string> running;
+
+  /// The composite ended: the driver exits.
+  static TurnResult Ended() {
+    TurnResult r;
+    r.ended = true;
+    return r;
+  }
+  /// A wait on `child`, the only one running when `sole`.
+  static TurnResult WaitOn(std::string child, bool sole) {
+    TurnResult r;
+    r.wait_on = std::move(child);
+    r.sole_child = sole;
+    return r;
+  }
 };
 
 /// A kind's side of the loop.
@@ -38,6 +57,10 @@ class DriverTurns {
   /// Blocks until the child `handle` may have changed, at most `max_wait` (its scheduler's wait);
   /// returns whether the scheduler notifies changes (else it slept).
   virtual bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) = 0;
+  /// The same for several children: woken by whichever changes first. Default: the first's wait.
+  virtual bool WaitForAnyUpdate(const std::vector<std::string>& handles, std::chrono::milliseconds max_wait) {
+    return !handles.empty() && WaitForUpdate(handles.front(), max_wait);
+  }
 };
 
 /// What every kind's turns hold: its store, the composite's id and its children's backend (whose
@@ -48,6 +71,9 @@ class TurnsOver : public DriverTurns {
   TurnsOver(Store& store, std::string id, Backend& backend) : store_(store), id_(std::move(id)), backend_(backend) {}
   bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait) override {
     return backend_.WaitForUpdate(handle, max_wait);
+  }
+  bool WaitForAnyUpdate(const std::vector<std::string>& handles, std::chrono::milliseconds max_wait) override {
+    return backend_.WaitForAnyUpdate(handles, max_wait);
   }
 
  protected:

@@ -23,7 +23,7 @@ class ScriptedTurns final : public DriverTurns {
   explicit ScriptedTurns(std::deque<Result<TurnResult>> script) : script_(std::move(script)) {}
   Result<TurnResult> Turn() override {
     ++turns;
-    if (script_.empty()) return TurnResult{true, std::nullopt, std::nullopt, false};
+    if (script_.empty()) return TurnResult::Ended();
     Result<TurnResult> next = std::move(script_.front());
     script_.pop_front();
     return next;
@@ -31,6 +31,12 @@ class ScriptedTurns final : public DriverTurns {
   bool WaitForUpdate(const std::string& handle, milliseconds max_wait) override {
     waits.push_back(handle + " " + std::to_string(max_wait.count()));
     return handle.starts_with("local_cwd://");  // as local_cwd's inotify wait does
+  }
+  bool WaitForAnyUpdate(const std::vector<std::string>& handles, milliseconds max_wait) override {
+    std::string all;
+    for (const std::string& h : handles) all += (all.empty() ? "" : ",") + h;
+    waits.push_back("any " + all + " " + std::to_string(max_wait.count()));
+    return true;
   }
   int turns = 0;
   std::vector<std::string> waits;
@@ -41,10 +47,9 @@ class ScriptedTurns final : public DriverTurns {
 
 TEST(DriverLoop, WaitsOnARunningChildIdlesWithoutOneAndEndsWithTheComposite) {
   testing::FakeClock clock;
-  ScriptedTurns turns(
-      {TurnResult{false, "local_cwd://s/a", std::nullopt, true}, TurnResult{false, std::nullopt, std::nullopt, false},
-       TurnResult{false, "local_cwd://s/b", std::nullopt, true},
-       TurnResult{false, "local_cwd://s/c", std::nullopt, false}, TurnResult{true, std::nullopt, std::nullopt, false}});
+  ScriptedTurns turns({TurnResult::WaitOn("local_cwd://s/a", true), TurnResult{},
+                       TurnResult::WaitOn("local_cwd://s/b", true), TurnResult::WaitOn("local_cwd://s/c", false),
+                       TurnResult::Ended()});
   EXPECT_EQ(RunDriverLoop(turns, clock, "driver"), 0);
   EXPECT_EQ(turns.turns, 5);
   // The first wait shows local_cwd notifies: the next one, on the only child running, is long;
@@ -55,18 +60,30 @@ TEST(DriverLoop, WaitsOnARunningChildIdlesWithoutOneAndEndsWithTheComposite) {
 
 TEST(DriverLoop, AChildWhoseSchedulerCannotNotifyIsPolledAndAKindsDeadlineCutsAWaitShort) {
   testing::FakeClock clock;
-  TurnResult due{false, "local_cwd://s/a", std::nullopt, true};
+  TurnResult due = TurnResult::WaitOn("local_cwd://s/a", true);
   due.turn_within = milliseconds(2500);  // a start_timeout 2.5 s away
-  TurnResult idle_due{false, std::nullopt, std::nullopt, false};
+  TurnResult idle_due;
   idle_due.turn_within = milliseconds(50);
-  ScriptedTurns turns({TurnResult{false, "slurm://s/1", std::nullopt, false},
-                       TurnResult{false, "slurm://s/1", std::nullopt, false},
-                       TurnResult{false, "local_cwd://s/a", std::nullopt, false}, due, idle_due,
-                       TurnResult{true, std::nullopt, std::nullopt, false}});
+  ScriptedTurns turns({TurnResult::WaitOn("slurm://s/1", false), TurnResult::WaitOn("slurm://s/1", false),
+                       TurnResult::WaitOn("local_cwd://s/a", false), due, idle_due, TurnResult::Ended()});
   EXPECT_EQ(RunDriverLoop(turns, clock, "driver"), 0);
   EXPECT_THAT(turns.waits,
               ElementsAre("slurm://s/1 1000", "slurm://s/1 1000", "local_cwd://s/a 1000", "local_cwd://s/a 2500"));
   EXPECT_THAT(clock.sleeps(), ElementsAre(milliseconds(50)));
+}
+
+// With several children running, the loop waits on all of them at once: whichever changes first
+// wakes it (a sweep's freed slot is filled then, not at the next short wait).
+TEST(DriverLoop, SeveralRunningChildrenAreWaitedOnTogether) {
+  testing::FakeClock clock;
+  TurnResult three = TurnResult::WaitOn("local_cwd://s/a", false);
+  three.running = {"local_cwd://s/a", "local_cwd://s/b", "local_cwd://s/c"};
+  TurnResult one = TurnResult::WaitOn("local_cwd://s/c", true);
+  one.running = {"local_cwd://s/c"};
+  ScriptedTurns turns({three, one, TurnResult::Ended()});
+  EXPECT_EQ(RunDriverLoop(turns, clock, "driver"), 0);
+  EXPECT_THAT(turns.waits,
+              ElementsAre("any local_cwd://s/a,local_cwd://s/b,local_cwd://s/c 1000", "local_cwd://s/c 10000"));
 }
 
 TEST(DriverLoop, ADeletedRecordEndsTheDriverCleanly) {
@@ -80,7 +97,7 @@ TEST(DriverLoop, FailedTurnsBackOffAndASuccessResetsTheBudget) {
   testing::FakeClock clock;
   std::deque<Result<TurnResult>> script;
   for (int i = 0; i < 5; ++i) script.emplace_back(UnavailableError("read-only file system"));
-  script.emplace_back(TurnResult{false, std::nullopt, std::nullopt, false});
+  script.emplace_back(TurnResult{});
   script.emplace_back(UnavailableError("read-only file system"));
   ScriptedTurns turns(std::move(script));
   EXPECT_EQ(RunDriverLoop(turns, clock, "driver"), 0);

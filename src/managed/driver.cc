@@ -277,7 +277,7 @@ class ManagedTurns final : public composite::TurnsOver<ManagedStore, AttemptBack
   Result<composite::TurnResult> Turn() override {
     TORCHX_RETURN_IF_ERROR(ResumeSubmitting(store_, id_, backend_, composite::EpochNow()));
     TORCHX_ASSIGN_OR_RETURN(ManagedRecord r, managed::Turn(store_, id_, backend_, composite::EpochNow()));
-    if (r.final_state) return composite::TurnResult{true, std::nullopt, std::nullopt, false};
+    if (r.final_state) return composite::TurnResult::Ended();
     composite::TurnResult out;
     const AttemptRecord* last = r.attempts.empty() ? nullptr : &r.attempts.back();
     if (last && last->phase == ChildPhase::kSubmitted && !specs::IsTerminal(last->state)) out.wait_on = last->handle;

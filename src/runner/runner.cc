@@ -360,6 +360,24 @@ bool Runner::WaitForUpdate(const std::string& handle, std::chrono::milliseconds 
   return false;
 }
 
+bool Runner::WaitForAnyUpdate(const std::vector<std::string>& handles, std::chrono::milliseconds max_wait) {
+  if (handles.size() == 1) return WaitForUpdate(handles[0], max_wait);
+  schedulers::Scheduler* shared = nullptr;
+  std::vector<std::string> ids;
+  for (const std::string& h : handles) {
+    auto sa = SchedulerFor(h);
+    if (!sa || (shared && sa->first != shared)) {
+      shared = nullptr;
+      break;
+    }
+    shared = sa->first;
+    ids.push_back(sa->second);
+  }
+  if (shared && shared->WaitForAnyUpdate(ids, max_wait)) return true;
+  clock_->SleepFor(max_wait);
+  return false;
+}
+
 ::torchx::Status Runner::Cancel(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   return sa.first->Cancel(sa.second);

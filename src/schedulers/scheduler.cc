@@ -126,6 +126,10 @@ Result<bool> LogIterator::NextBatch(const std::function<void(std::string_view)>&
 
 bool Scheduler::WaitForUpdate(const std::string&, std::chrono::milliseconds) { return false; }
 
+bool Scheduler::WaitForAnyUpdate(const std::vector<std::string>& app_ids, std::chrono::milliseconds max_wait) {
+  return app_ids.size() == 1 && WaitForUpdate(app_ids[0], max_wait);
+}
+
 Status Scheduler::BuildWorkspace(const std::string& workspace, specs::AppDef&, const specs::ResolvedCfg&) {
   return UnimplementedError(
       fmt::format("scheduler {} does not support workspaces (asked to build {})", backend(), workspace));

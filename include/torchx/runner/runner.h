@@ -132,6 +132,9 @@ class Runner {
   /// Returns whether the app's scheduler waited on its own notice of a change (true), or the
   /// clock slept `max_wait` for it (false: the caller learns that polling is all there is).
   bool WaitForUpdate(const std::string& handle, std::chrono::milliseconds max_wait);
+  /// WaitForUpdate for several apps, woken by whichever changes first where they share a
+  /// scheduler that can wait on several (local_cwd); else it sleeps `max_wait` and returns false.
+  bool WaitForAnyUpdate(const std::vector<std::string>& handles, std::chrono::milliseconds max_wait);
   /// Requests cancellation; returns at once. No-op for missing or terminal apps.
   ::torchx::Status Cancel(const std::string& handle);
   /// TorchX's deprecated alias of Cancel (Ax calls it).

@@ -349,6 +349,9 @@ class Scheduler {
   /// passes, and returns true. The default returns false at once: the caller (Runner::Wait) then
   /// waits on its clock.
   virtual bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait);
+  /// WaitForUpdate for several apps: wakes when any of them may have changed (a sweep's running
+  /// trials). Default: one app's WaitForUpdate; several, none (false: the caller sleeps).
+  virtual bool WaitForAnyUpdate(const std::vector<std::string>& app_ids, std::chrono::milliseconds max_wait);
 
  protected:
   /// Builds the request; info.cfg and info.scheduler are filled by SubmitDryRun.

@@ -572,35 +572,38 @@ Result<std::unique_ptr<LogIterator>> LocalScheduler::LogIter(const std::string& 
 }
 
 bool LocalScheduler::WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) {
-  auto found = Find(app_id);
-  if (!found || !*found || specs::IsTerminal((*found)->app.state)) return true;  // nothing to wait for
-  const std::string& dir = (*found)->app.app_dir;
+  return WaitForAnyUpdate({app_id}, max_wait);
+}
+
+bool LocalScheduler::WaitForAnyUpdate(const std::vector<std::string>& app_ids, std::chrono::milliseconds max_wait) {
   int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (fd < 0) return false;
-  // Watch first, then look: a summary written in between is seen either way.
-  if (inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
-    ::close(fd);
-    return false;
-  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   std::error_code ec;
-  pollfd pfd{fd, POLLIN, 0};
-  if (fs::exists(fs::path(dir) / "SUCCESS", ec)) {
-    // The summary is there but the record above is not terminal: the supervisor writes the
-    // summary first and the state next (a few ms later), or it is retrying that write (a locked
-    // store, a full disk). Woken by the store's next commit, which writes its WAL: not a fixed
-    // wait (up to 200 ms at `run --wait`'s pace), nor a spin while the store is stuck.
-    std::string wal = (*found)->store->path() + "-wal";
-    if (inotify_add_watch(fd, wal.c_str(), IN_MODIFY) >= 0) {
-      // Watch first, then look: a commit in between is seen either way.
-      auto again = (*found)->store->GetApp(app_id);
-      if (again.ok() && (!*again || specs::IsTerminal((*again)->state))) {
-        ::close(fd);
-        return true;
+  for (const std::string& app_id : app_ids) {
+    auto found = Find(app_id);
+    if (!found || !*found || specs::IsTerminal((*found)->app.state)) return true;  // changed already
+    const std::string& dir = (*found)->app.app_dir;
+    // Watch first, then look: a summary written in between is seen either way.
+    if (inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) return false;
+    if (fs::exists(fs::path(dir) / "SUCCESS", ec)) {
+      // The summary is there but the record above is not terminal: the supervisor writes the
+      // summary first and the state next (a few ms later), or it is retrying that write (a locked
+      // store, a full disk). Woken by the store's next commit, which writes its WAL: not a fixed
+      // wait (up to 200 ms at `run --wait`'s pace), nor a spin while the store is stuck.
+      std::string wal = (*found)->store->path() + "-wal";
+      if (inotify_add_watch(fd, wal.c_str(), IN_MODIFY) >= 0) {
+        // Watch first, then look: a commit in between is seen either way.
+        auto again = (*found)->store->GetApp(app_id);
+        if (again.ok() && (!*again || specs::IsTerminal((*again)->state))) return true;
       }
     }
   }
+  pollfd pfd{fd, POLLIN, 0};
   ::poll(&pfd, 1, static_cast<int>(max_wait.count()));
-  ::close(fd);
   return true;
 }
 

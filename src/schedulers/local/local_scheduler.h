@@ -57,6 +57,8 @@ class LocalScheduler : public Scheduler {
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
   /// Woken by the supervisor writing the app's summary file when the app ends (inotify).
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;
+  /// The same for several apps, with one inotify instance watching each app's directory.
+  bool WaitForAnyUpdate(const std::vector<std::string>& app_ids, std::chrono::milliseconds max_wait) override;
 
  protected:
   Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override;

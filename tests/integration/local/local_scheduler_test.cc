@@ -109,6 +109,30 @@ TEST_F(LocalSchedulerTest, EchoSucceedsWithTorchXLogLayout) {
   EXPECT_EQ(Lines(runner_, *handle, "echo", 1), std::vector<std::string>{"hello world\n"});
 }
 
+// A wait on several apps is woken by whichever ends first (a sweep's driver filling the slot a
+// trial freed), not by the one it names first.
+TEST_F(LocalSchedulerTest, AWaitOnSeveralAppsWakesWhenAnyOfThemEnds) {
+  auto slow = runner_.Run(App({ShRole("slow", "sleep 30")}), "local_cwd");
+  auto quick = runner_.Run(App({ShRole("quick", "sleep 1")}), "local_cwd");
+  ASSERT_THAT(slow, IsOk());
+  ASSERT_THAT(quick, IsOk());
+  auto start = std::chrono::steady_clock::now();
+  bool ended = false;
+  while (!ended && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+    EXPECT_TRUE(runner_.WaitForAnyUpdate({*slow, *quick}, std::chrono::seconds(25)));
+    auto s = runner_.Status(*quick);
+    ended = s.ok() && *s && specs::IsTerminal((*s)->state);
+  }
+  EXPECT_TRUE(ended);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));  // not the 25 s wait
+  // An app that has ended already is no wait at all.
+  auto again = std::chrono::steady_clock::now();
+  EXPECT_TRUE(runner_.WaitForAnyUpdate({*slow, *quick}, std::chrono::seconds(25)));
+  EXPECT_LT(std::chrono::steady_clock::now() - again, std::chrono::seconds(5));
+  ASSERT_THAT(runner_.Cancel(*slow), IsOk());
+  testing::WaitTerminal(runner_, *slow);
+}
+
 mode_t ModeOf(const fs::path& p) {
   struct stat st {};
   EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
