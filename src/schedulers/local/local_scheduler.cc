@@ -585,7 +585,8 @@ bool LocalScheduler::WaitForAnyUpdate(const std::vector<std::string>& app_ids, s
   std::error_code ec;
   for (const std::string& app_id : app_ids) {
     auto found = Find(app_id);
-    if (!found || !*found || specs::IsTerminal((*found)->app.state)) return true;  // changed already
+    if (!found) return false;  // its store cannot be read: the caller sleeps, it does not spin
+    if (!*found || specs::IsTerminal((*found)->app.state)) return true;  // changed already
     const std::string& dir = (*found)->app.app_dir;
     // Watch first, then look: a summary written in between is seen either way.
     if (inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) return false;

@@ -109,9 +109,9 @@ Result<std::vector<SlurmJob>> QueueReader::QueueJobs() {
   return all;
 }
 
-void QueueReader::Touched(const std::string& app_id, double settle) {
+void QueueReader::Touched(const std::string& app_id) {
   std::string job = SubmittedId(app_id);
-  store_->Touch(job, clock_->EpochSeconds() + settle);
+  store_->Touch(job, clock_->EpochSeconds());
   // Its ended rows no longer hold once it is submitted again under the same id (a requeue).
   std::erase_if(ended_, [&](const auto& entry) { return SubmittedId(entry.first) == job; });
 }

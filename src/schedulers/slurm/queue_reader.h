@@ -47,10 +47,9 @@ class QueueReader {
   /// Every job of the user accounting lists (`sacct -X`, with submit times), shared as the queue
   /// is; nullopt where the cluster has no accounting (or it cannot be reached).
   Result<std::optional<std::vector<SlurmJob>>> AccountedJobs();
-  /// This host just submitted or cancelled `app_id`: the next answer about it is read fresh, and
-  /// every answer for `settle` seconds more (a cancelled job shows COMPLETING, still running, for
-  /// a moment; an answer taken then is not kept for a whole interval).
-  void Touched(const std::string& app_id, double settle = 0);
+  /// This host just submitted or cancelled `app_id`: the next answer about it is read fresh
+  /// (and answers taken soon after are kept briefly: SnapshotServes).
+  void Touched(const std::string& app_id);
   /// The snapshot of `kind` the host's readers share, while no older than `max_age` seconds;
   /// else what `take` takes (under the store's lock; written for the others when shared).
   QueueSnapshot SharedFor(SnapshotKind kind, double max_age, const std::function<QueueSnapshot()>& take);

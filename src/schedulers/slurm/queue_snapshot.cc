@@ -84,8 +84,9 @@ bool SnapshotServes(const SnapshotAsk& ask) {
   double answered = std::max(ask.answered_at, taken);
   // A snapshot from the future: this host's clock went back since; it cannot be aged.
   if (answered > ask.now + 1) return false;
-  if (ask.now - answered >= ask.interval) return false;
   if (ask.touched_at && *ask.touched_at >= taken) return false;
+  bool settling = ask.touched_at && taken - *ask.touched_at < kSettleSeconds;
+  if (ask.now - answered >= (settling ? std::min(ask.interval, kSettlingInterval) : ask.interval)) return false;
   if (ask.answered_from && taken < *ask.answered_from) return false;
   return true;
 }

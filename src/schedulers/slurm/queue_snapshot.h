@@ -55,8 +55,13 @@ struct SnapshotAsk {
 /// Whether the snapshot answers: its answer is younger than the interval (and not from a clock
 /// that went back), taken after this host's last submit or cancel of the job (`status` right after `run`
 /// never says unknown, nor running after `cancel`), and not older than the one the reader last
-/// answered from (a `wait` never goes back in time).
+/// answered from (a `wait` never goes back in time). One taken within kSettleSeconds of the touch
+/// answers for kSettlingInterval only: slurmctld shows a cancelled job COMPLETING (running) while
+/// its processes are killed, and a new job's first moments move fast; that answer is not kept for
+/// a whole interval, nor asked again by every call (the host's readers share it).
 bool SnapshotServes(const SnapshotAsk& ask);
+inline constexpr double kSettleSeconds = 2;
+inline constexpr double kSettlingInterval = 0.25;
 
 /// The app id an array task or het component is submitted and cancelled under: `12_3` -> `12`.
 std::string SubmittedId(std::string_view app_id);

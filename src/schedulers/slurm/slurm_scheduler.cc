@@ -389,10 +389,7 @@ class SlurmScheduler : public Scheduler {
   Status DoCancel(const std::string& app_id) override {
     TORCHX_ASSIGN_OR_RETURN(auto res, Tool({"scancel", app_id}, std::chrono::seconds(30)));
     if (res.exit_code != 0) return UnavailableError(fmt::format("slurm: scancel {}: {}", app_id, Trim(res.err)));
-    // slurmctld shows the job COMPLETING (running) while its processes are killed: answers are
-    // read fresh for a moment after, so the cancel's end is not hidden behind one.
-    constexpr double kCancelSettles = 2;
-    reader_.Touched(app_id, kCancelSettles);
+    reader_.Touched(app_id);
     return OkStatus();
   }
 
