@@ -56,12 +56,8 @@ Result<JobRows> QueueReader::Rows(const std::string& app_id) {
   }
   // Gone from the queue (ended more than MinJobAge ago), not yet in it, or the queue cannot be
   // read: accounting, asked once per refresh for every such job the reader follows.
-  if (auto it = ended_.find(app_id); it != ended_.end()) {
-    out.source = JobRows::Source::kAccounting;
-    out.jobs = it->second;
-    return out;
-  }
-  if (accounted_for_ != current_->taken_at || !accounted_.contains(app_id)) AskAccounting();
+  bool asked = accounted_for_ == current_->taken_at && accounted_.contains(app_id);
+  if (!ended_.contains(app_id) && !asked) AskAccounting();
   if (auto it = ended_.find(app_id); it != ended_.end()) {
     out.source = JobRows::Source::kAccounting;
     out.jobs = it->second;
@@ -117,11 +113,10 @@ void QueueReader::Touched(const std::string& app_id) {
 }
 
 Result<std::optional<std::vector<SlurmJob>>> QueueReader::AccountedJobs() {
-  auto serves = [&](const QueueSnapshot& s) {
-    return SnapshotServes({s.taken_at, s.answered_at, clock_->EpochSeconds(), interval_, std::nullopt, std::nullopt});
-  };
-  if (!accounting_ || !serves(*accounting_)) {
-    accounting_ = Shared(SnapshotKind::kAccounting, serves, [&] {
+  bool held = accounting_ && SnapshotServes({accounting_->taken_at, accounting_->answered_at, clock_->EpochSeconds(),
+                                             interval_, std::nullopt, std::nullopt});
+  if (!held) {
+    accounting_ = SharedFor(SnapshotKind::kAccounting, interval_, [&] {
       return Take({"sacct", "--parsable2", "-X", "-S", "1970-01-01T00:00:01", "-o",
                    "JobID,JobName,State,ExitCode,NodeList,Submit"});
     });
