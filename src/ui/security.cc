@@ -2,7 +2,11 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,7 +126,59 @@ std::optional<uid_t> PeerUidFromProcNet(std::string_view table, int client_port,
   return std::nullopt;
 }
 
-std::optional<uid_t> LoopbackPeerUid(int client_port, int server_port) {
+std::optional<uid_t> SockDiagPeerUid(const std::string& client_addr, int client_port, const std::string& server_addr,
+                                     int server_port) {
+  struct Request {
+    nlmsghdr header;
+    inet_diag_req_v2 body;
+  } request{};
+  inet_diag_sockid& id = request.body.id;
+  // The client's socket: its own address and port are the source, the server's the destination.
+  int family = client_addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
+  if (::inet_pton(family, client_addr.c_str(), id.idiag_src) != 1 ||
+      ::inet_pton(family, server_addr.c_str(), id.idiag_dst) != 1 || client_port <= 0 || client_port > 65535 ||
+      server_port <= 0 || server_port > 65535) {
+    return std::nullopt;
+  }
+  id.idiag_sport = htons(static_cast<uint16_t>(client_port));
+  id.idiag_dport = htons(static_cast<uint16_t>(server_port));
+  id.idiag_cookie[0] = id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+  request.body.sdiag_family = static_cast<uint8_t>(family);
+  request.body.sdiag_protocol = IPPROTO_TCP;
+  request.body.idiag_states = ~0u;
+  request.header.nlmsg_len = sizeof request;
+  request.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  request.header.nlmsg_flags = NLM_F_REQUEST;  // no NLM_F_DUMP: the kernel looks the one socket up
+
+  int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (fd < 0) return std::nullopt;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  timeval limit{1, 0};  // the kernel answers at once; a hung socket must not hold a request
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  std::optional<uid_t> uid;
+  if (::sendto(fd, &request, sizeof request, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) ==
+      static_cast<ssize_t>(sizeof request)) {
+    alignas(nlmsghdr) char answer[8192];
+    ssize_t n;
+    do {
+      n = ::recv(fd, answer, sizeof answer, 0);
+    } while (n < 0 && errno == EINTR);
+    // One message: the socket, or NLMSG_ERROR when there is no such socket.
+    const auto* h = reinterpret_cast<const nlmsghdr*>(answer);
+    size_t need = NLMSG_LENGTH(sizeof(inet_diag_msg));
+    if (n >= static_cast<ssize_t>(need) && h->nlmsg_type == SOCK_DIAG_BY_FAMILY && h->nlmsg_len >= need &&
+        h->nlmsg_len <= static_cast<size_t>(n)) {
+      uid = static_cast<const inet_diag_msg*>(NLMSG_DATA(h))->idiag_uid;
+    }
+  }
+  ::close(fd);
+  return uid;
+}
+
+std::optional<uid_t> LoopbackPeerUid(const std::string& client_addr, int client_port, const std::string& server_addr,
+                                     int server_port) {
+  if (auto uid = SockDiagPeerUid(client_addr, client_port, server_addr, server_port)) return uid;
   for (const char* path : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::ifstream in(path);
     std::stringstream text;

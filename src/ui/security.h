@@ -58,9 +58,16 @@ struct Verdict {
 
 Verdict CheckRequest(const SecurityPolicy& policy, const RequestHeaders& request);
 
-/// The user owning the loopback TCP connection from `client_port` to `server_port`, read from
-/// the kernel's socket tables (/proc/net/tcp, tcp6); nullopt when it is not there.
-std::optional<uid_t> LoopbackPeerUid(int client_port, int server_port);
+/// The user owning the loopback TCP connection from `client_addr`:`client_port` to
+/// `server_addr`:`server_port` (numeric IPv4 or IPv6 addresses). Asked of the kernel by the
+/// connection's four-tuple (sock_diag netlink: one lookup, whatever the number of sockets), else
+/// read from its socket tables (/proc/net/tcp, tcp6: a walk of every socket on the host, which
+/// was a tenth of an apps page); nullopt when neither has it.
+std::optional<uid_t> LoopbackPeerUid(const std::string& client_addr, int client_port, const std::string& server_addr,
+                                     int server_port);
+/// The sock_diag lookup alone (for tests); nullopt when the kernel does not answer.
+std::optional<uid_t> SockDiagPeerUid(const std::string& client_addr, int client_port, const std::string& server_addr,
+                                     int server_port);
 /// The same from one table's text (the parser, for tests).
 std::optional<uid_t> PeerUidFromProcNet(std::string_view table, int client_port, int server_port);
 

@@ -166,7 +166,36 @@ TEST(LoopbackPeerUid, AConnectionOfOursIsOurs) {
   sockaddr_in mine{};
   len = sizeof mine;
   ASSERT_EQ(::getsockname(client, reinterpret_cast<sockaddr*>(&mine), &len), 0);
-  EXPECT_EQ(LoopbackPeerUid(ntohs(mine.sin_port), ntohs(addr.sin_port)), ::getuid());
+  int client_port = ntohs(mine.sin_port), server_port = ntohs(addr.sin_port);
+  EXPECT_EQ(LoopbackPeerUid("127.0.0.1", client_port, "127.0.0.1", server_port), ::getuid());
+  // The kernel's lookup by the four-tuple finds it; a port nobody uses is nobody's.
+  EXPECT_EQ(SockDiagPeerUid("127.0.0.1", client_port, "127.0.0.1", server_port), ::getuid());
+  EXPECT_EQ(SockDiagPeerUid("127.0.0.1", client_port, "127.0.0.1", server_port == 65535 ? 1 : server_port + 1),
+            std::nullopt);
+  EXPECT_EQ(SockDiagPeerUid("not an address", client_port, "127.0.0.1", server_port), std::nullopt);
+  ::close(client);
+  ::close(server);
+}
+
+TEST(LoopbackPeerUid, FindsAnIpv6Connection) {
+  int server = ::socket(AF_INET6, SOCK_STREAM, 0);
+  ASSERT_GE(server, 0);
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_addr = in6addr_loopback;
+  socklen_t len = sizeof addr;
+  if (::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(server);
+    GTEST_SKIP() << "no IPv6 loopback here";
+  }
+  ASSERT_EQ(::listen(server, 1), 0);
+  ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  int client = ::socket(AF_INET6, SOCK_STREAM, 0);
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  sockaddr_in6 mine{};
+  len = sizeof mine;
+  ASSERT_EQ(::getsockname(client, reinterpret_cast<sockaddr*>(&mine), &len), 0);
+  EXPECT_EQ(LoopbackPeerUid("::1", ntohs(mine.sin6_port), "::1", ntohs(addr.sin6_port)), ::getuid());
   ::close(client);
   ::close(server);
 }

@@ -366,7 +366,7 @@ void Server::Impl::Routes() {
     std::string query_token = req.has_param("token") ? req.get_param_value("token") : "";
     RequestHeaders headers{req.method, req.path, host,   origin,      site,        auth,
                            token,      csrf,     cookie, query_token, std::nullopt};
-    if (loopback) headers.peer = LoopbackPeerUid(req.remote_port, port);
+    if (loopback) headers.peer = LoopbackPeerUid(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
     Verdict verdict = CheckRequest(policy, headers);
     if (verdict.status != 0) {
       SetError(res, verdict.status, verdict.status == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED", verdict.message);
