@@ -166,7 +166,8 @@ ApiResponse ErrorResponse(const ::torchx::Status& status) {
   return ApiResponse{HttpStatusFor(status.code()), Dump(body)};
 }
 
-Api::Api(plugins::PluginRegistry& registry, ApiOptions options) : registry_(registry), options_(std::move(options)) {}
+Api::Api(plugins::PluginRegistry& registry, ApiOptions options)
+    : registry_(registry), options_(std::move(options)), shared_(MakeRunner()) {}
 
 std::unique_ptr<runner::Runner> Api::MakeRunner() const {
   return std::make_unique<runner::Runner>(registry_, options_.runner_options);
@@ -213,33 +214,45 @@ Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>
 // A composite app's member as the apps page and the app page's graph show it.
 json MemberJson(const schedulers::MemberApp& m) { return json::parse(schedulers::MemberAppToJson(m)); }
 
-std::pair<std::vector<Listed>, json> ListAll(runner::Runner& runner, const ListFilter& f) {
+// Every listed app, and the order to show them in: newest first across schedulers where the
+// back-end says when. Each listing is already newest first, and a stable sort keeps that order
+// for the apps without a time. The order is of indexes: sorting 10,000 listed apps themselves
+// moved every one of their strings, a quarter of an apps page.
+struct Listing {
   std::vector<Listed> apps;
+  std::vector<size_t> order;
   json errors = json::array();
+};
+
+Listing ListAll(runner::Runner& runner, const ListFilter& f) {
+  Listing out;
   std::vector<std::pair<std::string, std::vector<schedulers::ListAppResponse>>> listings;
   // A pipeline's steps are shown under it (its `members`), not again on their own.
   std::set<std::string> nested;
+  size_t total = 0;
   for (const std::string& scheduler : f.schedulers) {
     auto listed = runner.List(scheduler);
     if (!listed) {
-      errors.push_back({{"scheduler", scheduler}, {"message", listed.error().message()}});
+      out.errors.push_back({{"scheduler", scheduler}, {"message", listed.error().message()}});
       continue;
     }
     nested.merge(runner::MemberHandles(*listed));
+    total += listed->size();
     listings.emplace_back(scheduler, std::move(*listed));
   }
+  out.apps.reserve(total);
   for (auto& [scheduler, listed] : listings) {
     for (schedulers::ListAppResponse& a : listed) {
       if (nested.contains(a.app_handle) || !runner::Matches(f.apps, a)) continue;
-      apps.push_back(Listed{scheduler, std::move(a)});
+      out.apps.push_back(Listed{scheduler, std::move(a)});
     }
   }
-  // Newest first across schedulers where the back-end says when; each listing is already newest
-  // first, and a stable sort keeps that order for the apps without a time.
-  std::stable_sort(apps.begin(), apps.end(), [](const Listed& a, const Listed& b) {
-    return a.app.created.value_or(0) > b.app.created.value_or(0);
+  out.order.resize(out.apps.size());
+  for (size_t i = 0; i < out.order.size(); ++i) out.order[i] = i;
+  std::stable_sort(out.order.begin(), out.order.end(), [&apps = out.apps](size_t a, size_t b) {
+    return apps[a].app.created.value_or(0) > apps[b].app.created.value_or(0);
   });
-  return {std::move(apps), std::move(errors)};
+  return out;
 }
 
 }  // namespace
@@ -252,11 +265,11 @@ ApiResponse Api::ListApps(const Query& query) const {
   auto limit = Count(query, "limit", kDefaultPageSize, 1, kMaxPageSize);
   if (!limit) return ErrorResponse(limit.error());
 
-  auto runner = MakeRunner();
-  auto [apps, errors] = ListAll(*runner, *filter);
+  runner::Runner* runner = &Shared();
+  Listing listing = ListAll(*runner, *filter);
   json page = json::array();
-  for (size_t i = *offset; i < apps.size() && i < *offset + *limit; ++i) {
-    const Listed& l = apps[i];
+  for (size_t i = *offset; i < listing.order.size() && i < *offset + *limit; ++i) {
+    const Listed& l = listing.apps[listing.order[i]];
     json item = {{"app_handle", l.app.app_handle},
                  {"app_id", l.app.app_id},
                  {"name", l.app.name},
@@ -278,19 +291,20 @@ ApiResponse Api::ListApps(const Query& query) const {
     page.push_back(std::move(item));
   }
   return Ok({{"apps", std::move(page)},
-             {"total", apps.size()},
+             {"total", listing.order.size()},
              {"offset", *offset},
              {"limit", *limit},
              {"schedulers", filter->schedulers},
-             {"errors", std::move(errors)}});
+             {"errors", std::move(listing.errors)}});
 }
 
 Result<std::string> Api::AppsDigest(const Query& query) const {
   TORCHX_ASSIGN_OR_RETURN(ListFilter filter, ReadFilter(query, options_.schedulers));
-  auto runner = MakeRunner();
-  auto [apps, errors] = ListAll(*runner, filter);
-  std::string digest = Dump(errors);
-  for (const Listed& l : apps) {
+  runner::Runner* runner = &Shared();
+  Listing listing = ListAll(*runner, filter);
+  std::string digest = Dump(listing.errors);
+  for (size_t i : listing.order) {
+    const Listed& l = listing.apps[i];
     digest += l.app.app_handle;
     digest += ' ';
     digest += specs::AppStateName(l.app.state);
@@ -318,7 +332,7 @@ Result<specs::AppStatus> ExistingApp(runner::Runner& runner, const std::string& 
 }  // namespace
 
 ApiResponse Api::GetApp(const std::string& handle) const {
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   auto status = ExistingApp(*runner, handle);
   if (!status) return ErrorResponse(status.error());
   json body = {{"app_handle", handle}, {"scheduler", SchedulerOf(handle)}, {"status", StatusJson(*status)}};
@@ -383,7 +397,7 @@ ApiResponse Api::GetResources(const std::string& handle, const Query& query) con
     }
     opts.max_samples = static_cast<size_t>(n);
   }
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   auto usage = runner->ResourceUsage(handle, opts);
   if (!usage) return ErrorResponse(usage.error());
   if (!*usage) return ErrorResponse(NotFoundError("app not found: " + handle));
@@ -391,7 +405,7 @@ ApiResponse Api::GetResources(const std::string& handle, const Query& query) con
 }
 
 ApiResponse Api::CancelApp(const std::string& handle) const {
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   auto outcome = runner->RequestCancel(handle);
   if (!outcome) return ErrorResponse(outcome.error());
   if (outcome->kind == runner::Runner::CancelOutcome::Kind::kNotFound) {
@@ -401,7 +415,7 @@ ApiResponse Api::CancelApp(const std::string& handle) const {
 }
 
 ApiResponse Api::DeleteApp(const std::string& handle) const {
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   if (auto app = ExistingApp(*runner, handle); !app) return ErrorResponse(app.error());
   if (::torchx::Status s = runner->Delete(handle); !s.ok()) return ErrorResponse(s);
   return Ok({{"app_handle", handle}, {"deleted", true}});
@@ -479,7 +493,7 @@ ApiResponse Api::SubmitApp(const std::string& body) const {
     if (!req["dryrun"].is_boolean()) return ErrorResponse(InvalidArgumentError("field `dryrun` must be true or false"));
     dryrun = req["dryrun"].get<bool>();
   }
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   auto cfg = RequestCfg(*runner, scheduler, req.value("cfg", json(nullptr)), options_.config);
   if (!cfg) return ErrorResponse(cfg.error());
   auto app = RequestApp(*runner, req);
@@ -499,7 +513,7 @@ ApiResponse Api::SubmitApp(const std::string& body) const {
 }
 
 ApiResponse Api::ListComponents() const {
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   json out = json::array();
   for (const std::string& name : runner->ComponentNames()) {
     auto component = runner->Component(name);
@@ -511,7 +525,7 @@ ApiResponse Api::ListComponents() const {
 }
 
 ApiResponse Api::GetComponent(const std::string& name) const {
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   auto component = runner->Component(name);
   if (!component) return ErrorResponse(component.error());
   json spec = json::parse(components::ComponentSpecToJson((*component)->spec()));
@@ -521,7 +535,7 @@ ApiResponse Api::GetComponent(const std::string& name) const {
 }
 
 ApiResponse Api::ListSchedulers() const {
-  auto runner = MakeRunner();
+  runner::Runner* runner = &Shared();
   json out = json::array();
   for (const std::string& name : runner->SchedulerBackends()) {
     bool listed = std::find(options_.schedulers.begin(), options_.schedulers.end(), name) != options_.schedulers.end();

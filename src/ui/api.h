@@ -2,8 +2,8 @@
 // and answers a status code and a JSON body, so it is unit-tested without a socket. The server
 // (server.cc) routes requests here and streams what is followed (logs, events).
 //
-// The API keeps no state of its own: every answer comes from the schedulers through a Runner
-// made for the call (a Runner is one thread's), over the registry the composition root built.
+// The API keeps no state of its own: every answer comes from the schedulers through one Runner
+// shared by the server's threads, over the registry the composition root built.
 #pragma once
 
 #include <map>
@@ -97,13 +97,21 @@ class Api {
   };
   Result<OpenedLog> OpenLog(const std::string& handle, const Query& query) const;
 
+  /// A new runner, for a caller that keeps it (a followed log, an event stream).
   std::unique_ptr<runner::Runner> MakeRunner() const;
+
+  /// The runner every call shares (a Runner may be shared by threads: each server thread gets
+  /// its own instance of each back-end, kept between calls with what it opened and read, such as
+  /// the local store's connection and a composite's parsed record while its version holds; a
+  /// tenth of an apps page was opening the store again).
+  runner::Runner& Shared() const { return *shared_; }
 
   const ApiOptions& options() const { return options_; }
 
  private:
   plugins::PluginRegistry& registry_;
   ApiOptions options_;
+  std::unique_ptr<runner::Runner> shared_;
 };
 
 }  // namespace torchx::ui
