@@ -345,6 +345,9 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
   } else {
     return OkStatus();
   }
+  // A listed record lacks the error file's text, which the failed state keeps.
+  std::string structured_error_msg = app.structured_error_msg;
+  if (auto full = store.GetApp(app.app_id); full.ok() && *full) structured_error_msg = (*full)->structured_error_msg;
   TORCHX_ASSIGN_OR_RETURN(auto replicas, store.GetReplicas(app.app_id));
   for (ReplicaRecord& r : replicas) {
     if (specs::IsTerminal(r.state)) continue;
@@ -353,8 +356,7 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
   }
   TORCHX_RETURN_IF_ERROR(store.PutReplicas(replicas));
   TORCHX_RETURN_IF_ERROR(
-      store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, app.structured_error_msg, cause)
-          .status());
+      store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, structured_error_msg, cause).status());
   TORCHX_ASSIGN_OR_RETURN(auto fresh, store.GetApp(app.app_id));
   if (fresh) app = std::move(*fresh);
   return OkStatus();

@@ -84,8 +84,8 @@ CREATE TABLE IF NOT EXISTS usage_meta (
 );
 )sql";
 // Bumped with every change to kSchema (each statement stays idempotent: older databases run it
-// all, then the ALTERs below that they lack). 2: apps.end_cause.
-constexpr int kSchemaVersion = 2;
+// all, then the ALTERs below that they lack, then kIndexes). 2: apps.end_cause. 3: apps_listing.
+constexpr int kSchemaVersion = 3;
 // Columns added since version 1, each with the ALTER that adds it to an older `apps` table. Older
 // binaries (a supervisor started before an upgrade) name their columns, so they keep working.
 struct AddedColumn {
@@ -95,6 +95,14 @@ struct AddedColumn {
 constexpr AddedColumn kAddedAppColumns[] = {
     {"end_cause", "ALTER TABLE apps ADD COLUMN end_cause TEXT NOT NULL DEFAULT ''"},
 };
+// Made after the added columns, which they may name.
+// apps_listing holds every column a listing reads, newest last: `list` and the dashboard's apps
+// page read it alone, not the table, whose rows carry each app's AppDef and plan (2 KB or more:
+// a listing of 10,000 apps walked 40 MB of them).
+constexpr const char* kIndexes = R"sql(
+CREATE INDEX IF NOT EXISTS apps_listing ON apps (created, app_id, session, name, state, num_restarts, msg,
+  supervisor_pid, supervisor_start, updated, end_cause);
+)sql";
 
 // The cause as stored: its name, '' for none. A name this build does not know (a newer one
 // wrote it) reads as unknown.
@@ -375,6 +383,7 @@ Status StateStore::MigrateSchema() {
   for (const AddedColumn& c : kAddedAppColumns) {
     if (!columns.contains(c.name)) TORCHX_RETURN_IF_ERROR(Exec(c.alter));
   }
+  TORCHX_RETURN_IF_ERROR(Exec(kIndexes));
   TORCHX_RETURN_IF_ERROR(Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()));
   return tx.Commit();
 }
@@ -493,16 +502,29 @@ Result<std::vector<ReplicaRecord>> StateStore::GetReplicas(const std::string& ap
 }
 
 Result<std::vector<AppRecord>> StateStore::ListApps() {
-  // Newest first. Rows are inserted as apps are created, so rowid order is creation order, and
-  // reading the table backwards needs no sort (a sort of 10,000 rows was a tenth of `list`).
+  // Newest first, from apps_listing alone (kIndexes): the columns a listing needs, not the
+  // AppDef, plan, log directory or error file (empty in what this returns).
   Stmt s(*statements_,
-         "SELECT app_id, session, name, app_dir, state, num_restarts, msg, structured_error_msg,"
-         " supervisor_pid, supervisor_start, created, updated, cancel_requested, end_cause FROM apps"
-         " ORDER BY rowid DESC");
+         "SELECT app_id, session, name, state, num_restarts, msg, supervisor_pid, supervisor_start, created, updated,"
+         " end_cause FROM apps ORDER BY created DESC");
   if (!s.ok()) return DbError(db_, "list apps");
   std::vector<AppRecord> out;
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadApp(s, false));
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    AppRecord& a = out.emplace_back();
+    int c = 0;
+    a.app_id = s.Text(c++);
+    a.session = s.Text(c++);
+    a.name = s.Text(c++);
+    a.state = static_cast<specs::AppState>(s.Int(c++));
+    a.num_restarts = s.Int(c++);
+    a.msg = s.Text(c++);
+    a.supervisor_pid = s.Int(c++);
+    a.supervisor_start = s.Text(c++);
+    a.created = s.Double(c++);
+    a.updated = s.Double(c++);
+    a.end_cause = CauseOf(s.Text(c++));
+  }
   if (rc != SQLITE_DONE) return DbError(db_, "list apps");
   return out;
 }

@@ -108,7 +108,8 @@ class StateStore {
   Status InsertStartedApp(const AppRecord& app, const std::vector<ReplicaRecord>& replicas);
   Result<std::optional<AppRecord>> GetApp(const std::string& app_id);
   Result<std::vector<ReplicaRecord>> GetReplicas(const std::string& app_id);
-  /// All apps, newest first (without the JSON blobs).
+  /// All apps, newest first, with what a listing needs only: no AppDef, plan, app_dir or
+  /// structured error (GetApp has them).
   Result<std::vector<AppRecord>> ListApps();
 
   Status SetSupervisor(const std::string& app_id, int pid, const std::string& start);

@@ -566,6 +566,23 @@ TEST_F(LocalSchedulerTest, AStoreFromBeforeCausesIsMigratedOnce) {
   ASSERT_THAT(listed, IsOk());
   ASSERT_EQ(listed->size(), 2u);
   EXPECT_EQ(listed->front().end_cause, schedulers::FailureCause::kSupervisorLost);
+  EXPECT_EQ(listed->front().app_id, "new-1");  // newest first
+  EXPECT_EQ(listed->back().msg, "the app's supervisor died unexpectedly; its replicas were stopped");
+  // The migration also made the listing's index, and a listing reads it, not the table.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  std::string plan;
+  auto collect = [](void* out, int, char** values, char**) {
+    *static_cast<std::string*>(out) += std::string(values[3] ? values[3] : "") + "\n";
+    return 0;
+  };
+  ASSERT_EQ(sqlite3_exec(db,
+                         "EXPLAIN QUERY PLAN SELECT app_id, session, name, state, num_restarts, msg, supervisor_pid,"
+                         " supervisor_start, created, updated, end_cause FROM apps ORDER BY created DESC",
+                         collect, &plan, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_THAT(plan, HasSubstr("COVERING INDEX apps_listing"));
 }
 
 TEST_F(LocalSchedulerTest, CancelBeforeTheSupervisorStartsIsNotLost) {
