@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,7 @@
 #include "torchx/specs/app_state.h"
 #include "torchx/version.h"
 #include "ui/api.h"
+#include "ui/api_workers.h"
 #include "ui/assets.h"
 #include "ui/security.h"
 
@@ -91,6 +93,7 @@ struct Server::Impl {
 
   ServerOptions options;
   Api api;
+  ApiWorkers workers{options.api_workers};  // after api: stopped before it
   httplib::Server http;
   SecurityPolicy policy;
   int port = 0;
@@ -100,6 +103,32 @@ struct Server::Impl {
   std::shared_ptr<std::atomic<size_t>> open_streams = std::make_shared<std::atomic<size_t>>(0);
   // Log pumps still running (Run waits for them before it returns).
   std::shared_ptr<std::atomic<int>> live_pumps = std::make_shared<std::atomic<int>>(0);
+  // The apps streams' digests, by filter: the open pages with the same filter share one listing
+  // per poll (50 pages each listing 10,000 apps every second would keep a core busy).
+  struct SharedDigest {
+    std::chrono::steady_clock::time_point taken;
+    std::string digest;
+  };
+  std::mutex digests_mu;
+  std::map<std::string, SharedDigest> digests;
+
+  // The digest for `query`, listed at most once per kAppsPoll by all streams together.
+  std::string AppsDigest(const Query& query) {
+    std::string key;
+    for (const auto& [k, v] : query) key += k + '\x1f' + v + '\x1e';
+    auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(digests_mu);
+      auto it = digests.find(key);
+      if (it != digests.end() && now - it->second.taken < kAppsPoll - 100ms) return it->second.digest;
+    }
+    // Listed outside the lock: two streams may both list at the turn of a poll, never more.
+    std::string digest = workers.Run([&] { return api.AppsDigest(query); }).value_or("");
+    std::lock_guard lock(digests_mu);
+    if (digests.size() > 64) digests.clear();  // filters come from clients: keep the map small
+    digests[key] = SharedDigest{now, digest};
+    return digest;
+  }
 
   Status SetUpPolicy() {
     loopback = IsLoopbackHost(options.host);
@@ -269,7 +298,7 @@ void Server::Impl::ServeLogs(const httplib::Request& req, httplib::Response& res
 void Server::Impl::ServeAppsEvents(const httplib::Request& req, httplib::Response& res) {
   Query query = QueryOf(req);
   // A bad filter is answered before the stream opens; the first digest is sent as the first event.
-  auto first = api.AppsDigest(query);
+  auto first = workers.Run([&] { return api.AppsDigest(query); });
   if (!first) return SetJson(res, ErrorResponse(first.error()));
   std::shared_ptr<StreamSlot> slot = OpenStream(res);
   if (!slot) return;
@@ -285,7 +314,7 @@ void Server::Impl::ServeAppsEvents(const httplib::Request& req, httplib::Respons
       "text/event-stream",
       [this, state, slot, query](size_t, httplib::DataSink& sink) {
         // A scheduler that stops answering shows in the digest's errors; the filter was checked.
-        std::string digest = state->first ? state->digest : api.AppsDigest(query).value_or("");
+        std::string digest = state->first ? state->digest : AppsDigest(query);
         std::string out;
         if (state->first || digest != state->digest) {
           out = "event: apps\ndata: {\"changed\": true}\n\n";
@@ -304,7 +333,7 @@ void Server::Impl::ServeAppsEvents(const httplib::Request& req, httplib::Respons
 }
 
 void Server::Impl::ServeAppEvents(httplib::Response& res, const std::string& handle) {
-  ApiResponse first = api.GetApp(handle);
+  ApiResponse first = workers.Run([&] { return api.GetApp(handle); });
   if (first.status != 200) return SetJson(res, first);
   std::shared_ptr<StreamSlot> slot = OpenStream(res);
   if (!slot) return;
@@ -318,7 +347,7 @@ void Server::Impl::ServeAppEvents(httplib::Response& res, const std::string& han
   res.set_chunked_content_provider(
       "text/event-stream",
       [this, state, slot, handle](size_t, httplib::DataSink& sink) {
-        ApiResponse now = api.GetApp(handle);
+        ApiResponse now = workers.Run([&] { return api.GetApp(handle); });
         if (now.body != state->last) {
           // 404: the app is gone; another error (its scheduler unreachable) is shown and retried.
           const char* event = now.status == 200 ? "app" : now.status == 404 ? "gone" : "error";
@@ -435,10 +464,12 @@ void Server::Impl::Routes() {
   http.Get("/api/v1/version", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(json({{"version", TORCHX_VERSION_STRING}, {"api", "v1"}}).dump(), "application/json");
   });
-  http.Get("/api/v1/apps",
-           [this](const httplib::Request& req, httplib::Response& res) { SetJson(res, api.ListApps(QueryOf(req))); });
-  http.Post("/api/v1/apps",
-            [this](const httplib::Request& req, httplib::Response& res) { SetJson(res, api.SubmitApp(req.body)); });
+  http.Get("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, workers.Run([&] { return api.ListApps(QueryOf(req)); }));
+  });
+  http.Post("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, workers.Run([&] { return api.SubmitApp(req.body); }));
+  });
   http.Get("/api/v1/events",
            [this](const httplib::Request& req, httplib::Response& res) { ServeAppsEvents(req, res); });
   http.Get(std::string("/api/v1/apps/") + kHandle + "/logs",
@@ -447,17 +478,17 @@ void Server::Impl::Routes() {
            [this](const httplib::Request& req, httplib::Response& res) { ServeAppEvents(res, req.matches[1].str()); });
   http.Get(std::string("/api/v1/apps/") + kHandle + "/resources",
            [this](const httplib::Request& req, httplib::Response& res) {
-             SetJson(res, api.GetResources(req.matches[1].str(), QueryOf(req)));
+             SetJson(res, workers.Run([&] { return api.GetResources(req.matches[1].str(), QueryOf(req)); }));
            });
   http.Post(std::string("/api/v1/apps/") + kHandle + "/cancel",
             [this](const httplib::Request& req, httplib::Response& res) {
-              SetJson(res, api.CancelApp(req.matches[1].str()));
+              SetJson(res, workers.Run([&] { return api.CancelApp(req.matches[1].str()); }));
             });
   http.Get(std::string("/api/v1/apps/") + kHandle, [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, api.GetApp(req.matches[1].str()));
+    SetJson(res, workers.Run([&] { return api.GetApp(req.matches[1].str()); }));
   });
   http.Delete(std::string("/api/v1/apps/") + kHandle, [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, api.DeleteApp(req.matches[1].str()));
+    SetJson(res, workers.Run([&] { return api.DeleteApp(req.matches[1].str()); }));
   });
   // Anything else under apps/ is not a handle.
   auto bad_handle = [](const httplib::Request& req, httplib::Response& res) {
@@ -467,13 +498,15 @@ void Server::Impl::Routes() {
   http.Get(R"(/api/v1/apps/(.+))", bad_handle);
   http.Post(R"(/api/v1/apps/(.+))", bad_handle);
   http.Delete(R"(/api/v1/apps/(.+))", bad_handle);
-  http.Get("/api/v1/components",
-           [this](const httplib::Request&, httplib::Response& res) { SetJson(res, api.ListComponents()); });
-  http.Get(R"(/api/v1/components/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, api.GetComponent(req.matches[1].str()));
+  http.Get("/api/v1/components", [this](const httplib::Request&, httplib::Response& res) {
+    SetJson(res, workers.Run([&] { return api.ListComponents(); }));
   });
-  http.Get("/api/v1/schedulers",
-           [this](const httplib::Request&, httplib::Response& res) { SetJson(res, api.ListSchedulers()); });
+  http.Get(R"(/api/v1/components/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    SetJson(res, workers.Run([&] { return api.GetComponent(req.matches[1].str()); }));
+  });
+  http.Get("/api/v1/schedulers", [this](const httplib::Request&, httplib::Response& res) {
+    SetJson(res, workers.Run([&] { return api.ListSchedulers(); }));
+  });
 }
 
 Server::Server(plugins::PluginRegistry& registry, ServerOptions options)

@@ -31,8 +31,12 @@ struct ServerOptions {
   /// More names the Host header may carry on loopback (an alias in /etc/hosts).
   std::vector<std::string> extra_hosts;
   size_t max_body_bytes = 1 << 20;  ///< larger request bodies are answered 413
-  size_t max_streams = 16;          ///< followed logs and event streams open at once
-  size_t threads = 32;              ///< connections served at once
+  size_t max_streams = 64;          ///< followed logs and event streams open at once (each holds a thread)
+  /// Connections served at once. A browser keeps its connections open between requests, each
+  /// holding a thread: 32 left the 33rd of 50 open pages waiting for one to close (up to 30 s).
+  size_t threads = 256;
+  /// Threads that answer API calls (src/ui/api_workers.h): connections wait their turn for one.
+  size_t api_workers = 4;
 };
 
 /// The schedulers `torchx ui` lists: local_cwd, the `composites` (pipelines: their steps are shown

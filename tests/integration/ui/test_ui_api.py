@@ -276,7 +276,7 @@ def test_hostile_logs_and_error_files_do_not_break_the_server(ui):
 def test_clients_that_go_away_free_their_streams(ui):
     handle = ui.submit("utils.sh", "--", "sh", "-c", "while true; do echo tick; sleep 0.2; done")
     ui.wait_state(handle, {"RUNNING"})
-    for _ in range(20):  # more than the 16 streams, each dropped while it waits for a match
+    for _ in range(70):  # more than the 64 streams, each dropped while it waits for a match
         conn = http.client.HTTPConnection(ui.host, ui.port, timeout=10)
         conn.request("GET", app_path(handle, "/logs?follow=true&regex=never-printed"))
         assert conn.getresponse().status == 200
