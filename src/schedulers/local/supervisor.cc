@@ -30,6 +30,7 @@
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/detached_start.h"
+#include "schedulers/local/end_summary.h"
 #include "schedulers/local/event_loop.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/process_launcher.h"
@@ -418,43 +419,12 @@ class Supervisor {
     done_ = true;
   }
 
-  // TorchX's local scheduler leaves a summary JSON named SUCCESS in the app dir when it ends. Written
-  // as text (a fan-out's has thousands of fields), laid out as nlohmann's dump(2) of the object:
-  // keys sorted, two-space indents, strings as it writes them (AppendJsonString).
+  // TorchX's local scheduler leaves a summary JSON named SUCCESS in the app dir when it ends
+  // (end_summary.h).
   void WriteSummary(const action::Finish& f) {
-    auto str = [](const std::string& v) {
-      std::string out;
-      ::torchx::internal::AppendJsonString(out, v);
-      return out;
-    };
-    std::map<std::string, std::vector<size_t>> by_role;
-    for (size_t i = 0; i < f.replicas.size() && i < plan_.replicas.size(); ++i)
-      by_role[plan_.replicas[i].role].push_back(i);
-    std::string text = fmt::format(
-        "{{\n  \"app_id\": {},\n  \"final_state\": {},\n  \"last_updated\": {},\n  \"log_dir\": {},\n  \"roles\": {{",
-        str(app_.app_id), str(std::string(specs::AppStateName(f.state))), nlohmann::json(clock_.EpochSeconds()).dump(),
-        str(plan_.app_dir));
-    bool first_role = true;
-    for (const auto& [role, indices] : by_role) {
-      text += fmt::format("{}\n    {}: [", first_role ? "" : ",", str(role));
-      first_role = false;
-      for (size_t k = 0; k < indices.size(); ++k) {
-        const ReplicaRecord& r = f.replicas[indices[k]];
-        const ReplicaPlan& rp = plan_.replicas[indices[k]];
-        text += fmt::format(
-            "{}\n      {{\n        \"error_file\": {},\n        \"exitcode\": {},\n        \"pid\": {},\n"
-            "        \"replica_id\": {},\n        \"stderr\": {},\n        \"stdout\": {}\n      }}",
-            k ? "," : "", str(rp.error_file), r.exit_code ? std::to_string(*r.exit_code) : "null", r.pid, rp.replica_id,
-            str(rp.log_dir + "/stderr.log"), str(rp.log_dir + "/stdout.log"));
-      }
-      text += "\n    ]";  // a role here has a replica
-    }
-    text += by_role.empty() ? "}\n}\n" : "\n  }\n}\n";
-    if (int fd = ::open((fs::path(plan_.app_dir) / "SUCCESS").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        fd >= 0) {
-      (void)!::write(fd, text.data(), text.size());
-      ::close(fd);
-    }
+    std::vector<const ReplicaRecord*> records;
+    for (const ReplicaRecord& r : f.replicas) records.push_back(&r);
+    WriteEndSummary(plan_.app_dir, EndSummaryText(app_.app_id, f.state, clock_.EpochSeconds(), plan_, records));
   }
 
   StateStore& state_;  // the supervisor's own row and the cancel flag; the app's state goes through store_

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/local/app_plan.h"
+#include "schedulers/local/end_summary.h"
 #include "schedulers/local/failure_cause.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/state_store.h"
@@ -35,7 +37,8 @@ namespace {
   if (!log.done()) {
     for (const auto& [pgid, identity] : log.groups()) SignalGroupOrLeftovers(pgid, identity, SIGKILL);
     if (auto store = StateStore::Open(state_dir); store) {
-      if (auto replicas = (*store)->GetReplicas(app_id); replicas) {
+      auto replicas = (*store)->GetReplicas(app_id);
+      if (replicas.ok()) {
         for (ReplicaRecord& r : *replicas) {
           if (!specs::IsTerminal(r.state)) r.state = specs::AppState::kFailed;
         }
@@ -44,7 +47,26 @@ namespace {
       // The restarts so far stay part of the record (a user reading why the app failed after
       // its retries needs to see that it was retried).
       int restarts = 0;
-      if (auto app = (*store)->GetApp(app_id); app && *app) restarts = (*app)->num_restarts;
+      if (auto app = (*store)->GetApp(app_id); app && *app) {
+        restarts = (*app)->num_restarts;
+        // The summary first, as the supervisor leaves it: a reader that sees the state finds it,
+        // and a reader waiting on the app's directory (a managed job's driver) wakes for it.
+        if (auto plan = AppPlanFromJson((*app)->plan_json); plan.ok() && !plan->app_dir.empty()) {
+          std::vector<const ReplicaRecord*> records(plan->replicas.size(), nullptr);
+          if (replicas.ok()) {
+            for (size_t i = 0; i < plan->replicas.size(); ++i) {
+              for (const ReplicaRecord& r : *replicas) {  // the latest attempt of each replica
+                if (r.role == plan->replicas[i].role && r.replica_id == plan->replicas[i].replica_id &&
+                    (!records[i] || r.attempt > records[i]->attempt)) {
+                  records[i] = &r;
+                }
+              }
+            }
+          }
+          WriteEndSummary(plan->app_dir,
+                          EndSummaryText(app_id, specs::AppState::kFailed, NowSeconds(), *plan, records));
+        }
+      }
       (void)(*store)->SetAppState(app_id, specs::AppState::kFailed, restarts, std::string(kSupervisorDiedWatchdog),
                                   "<NONE>", FailureCause::kSupervisorLost);
     }

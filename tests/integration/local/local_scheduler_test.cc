@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -453,7 +454,13 @@ TEST_F(LocalSchedulerTest, KilledSupervisorIsReportedAndNothingOutlivesIt) {
   Pids pids = PidsOf(env_, *handle);
   ASSERT_GT(pids.supervisor, 0);
   ASSERT_TRUE(Eventually([&] { return SupervisorUp(pids.supervisor); }));
+  // A reader already waiting on the app (a managed job's driver) is woken by the end its watchdog
+  // records (the summary it leaves in the app's directory), not by its own clock: well before 60 s.
+  auto woken = std::async(std::launch::async, [&] { return runner_.WaitForUpdate(*handle, std::chrono::seconds(60)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the wait is armed
+  ASSERT_EQ(woken.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
   ASSERT_EQ(::kill(pids.supervisor, SIGKILL), 0);
+  EXPECT_EQ(woken.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   // `sh` dies with its parent (PDEATHSIG); its child `sleep` is reached through the group.
   EXPECT_TRUE(Eventually([&] { return !GroupAlive(pids.replicas.at(0)); }));
   auto status = testing::WaitTerminal(runner_, *handle);
@@ -461,6 +468,9 @@ TEST_F(LocalSchedulerTest, KilledSupervisorIsReportedAndNothingOutlivesIt) {
   EXPECT_THAT(status->msg, HasSubstr("supervisor"));
   EXPECT_THAT(status->msg, HasSubstr("died unexpectedly"));
   ExpectCause(runner_, *handle, schedulers::FailureCause::kSupervisorLost);
+  std::string summary = Read(fs::path(AppDir(env_, *handle)) / "SUCCESS");
+  EXPECT_THAT(summary, HasSubstr("\"final_state\": \"FAILED\""));
+  EXPECT_THAT(summary, HasSubstr("\"pid\": " + std::to_string(pids.replicas.at(0))));
 }
 
 // Killed at once, before its watchdog exists (a small app's supervisor takes over after `run`
