@@ -175,11 +175,6 @@ std::unique_ptr<runner::Runner> Api::MakeRunner() const {
 
 namespace {
 
-struct Listed {
-  std::string scheduler;
-  schedulers::ListAppResponse app;
-};
-
 struct ListFilter {
   std::vector<std::string> schedulers;
   runner::AppFilter apps;  // the rule `torchx list` keeps apps by
@@ -214,44 +209,137 @@ Result<ListFilter> ReadFilter(const Query& query, const std::vector<std::string>
 // A composite app's member as the apps page and the app page's graph show it.
 json MemberJson(const schedulers::MemberApp& m) { return json::parse(schedulers::MemberAppToJson(m)); }
 
-// Every listed app, and the order to show them in: newest first across schedulers where the
-// back-end says when. Each listing is already newest first, and a stable sort keeps that order
-// for the apps without a time. The order is of indexes: sorting 10,000 listed apps themselves
-// moved every one of their strings, a quarter of an apps page.
+// The apps a filter keeps, newest first across schedulers where the back-end says when (each
+// listing is already newest first, and a stable sort keeps that order for the apps without a
+// time), pointing into the shared snapshot they were taken from.
+struct Listed {
+  const std::string* scheduler;
+  const schedulers::ListAppResponse* app;
+};
 struct Listing {
+  std::shared_ptr<const Api::ListingSnapshot> snapshot;  // what `apps` points into
   std::vector<Listed> apps;
-  std::vector<size_t> order;
   json errors = json::array();
 };
 
-Listing ListAll(runner::Runner& runner, const ListFilter& f) {
-  Listing out;
-  std::vector<std::pair<std::string, std::vector<schedulers::ListAppResponse>>> listings;
-  // A pipeline's steps are shown under it (its `members`), not again on their own.
-  std::set<std::string> nested;
-  size_t total = 0;
-  for (const std::string& scheduler : f.schedulers) {
-    auto listed = runner.List(scheduler);
+}  // namespace
+
+struct Api::ListingSnapshot {
+  struct Of {
+    std::string scheduler;
+    std::optional<std::string> error;  // the scheduler could not list
+    std::vector<schedulers::ListAppResponse> apps;
+    std::set<std::string> nested;  // a pipeline's steps are shown under it, not again on their own
+  };
+  std::chrono::steady_clock::time_point taken;
+  std::vector<Of> schedulers;
+};
+
+namespace {
+
+// How a shared answer taken at `taken` may serve now: fresh within kListingMaxAge; stale within
+// kStaleServes of it while one caller takes it anew (the others are answered at once instead of
+// waiting for that caller, so a busy dashboard's users never queue behind a rebuild); past that,
+// everyone waits for a new one.
+enum class Age { kFresh, kStale, kOld };
+constexpr std::chrono::milliseconds kStaleServes{5000};
+Age AgeOf(std::chrono::steady_clock::time_point taken, std::chrono::milliseconds max_age) {
+  auto age = std::chrono::steady_clock::now() - taken;
+  return age < max_age ? Age::kFresh : age < max_age + kStaleServes ? Age::kStale : Age::kOld;
+}
+
+}  // namespace
+
+std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
+  std::shared_ptr<const ListingSnapshot> now;
+  {
+    std::lock_guard lock(listings_mu_);
+    now = listings_;
+  }
+  Age age = now ? AgeOf(now->taken, kListingMaxAge) : Age::kOld;
+  if (age == Age::kFresh) return now;
+  std::unique_lock refreshing(refresh_mu_, std::defer_lock);
+  if (age == Age::kStale) {
+    if (!refreshing.try_lock()) return now;  // another caller is taking it anew
+  } else {
+    refreshing.lock();  // concurrent callers wait for one listing
+  }
+  {
+    std::lock_guard lock(listings_mu_);
+    if (listings_ && listings_ != now && AgeOf(listings_->taken, kListingMaxAge) == Age::kFresh) return listings_;
+  }
+  auto snapshot = std::make_shared<ListingSnapshot>();
+  snapshot->taken = std::chrono::steady_clock::now();  // its age counts from before it was read
+  for (const std::string& scheduler : options_.schedulers) {
+    ListingSnapshot::Of& of = snapshot->schedulers.emplace_back();
+    of.scheduler = scheduler;
+    auto listed = Shared().List(scheduler);
     if (!listed) {
-      out.errors.push_back({{"scheduler", scheduler}, {"message", listed.error().message()}});
+      of.error = listed.error().message();
       continue;
     }
-    nested.merge(runner::MemberHandles(*listed));
-    total += listed->size();
-    listings.emplace_back(scheduler, std::move(*listed));
+    of.nested = runner::MemberHandles(*listed);
+    of.apps = std::move(*listed);
   }
-  out.apps.reserve(total);
-  for (auto& [scheduler, listed] : listings) {
-    for (schedulers::ListAppResponse& a : listed) {
-      if (nested.contains(a.app_handle) || !runner::Matches(f.apps, a)) continue;
-      out.apps.push_back(Listed{scheduler, std::move(a)});
+  std::lock_guard lock(listings_mu_);
+  listings_ = snapshot;
+  return snapshot;
+}
+
+void Api::ForgetListings() const {
+  {
+    std::lock_guard lock(listings_mu_);
+    listings_.reset();
+  }
+  std::lock_guard lock(apps_mu_);
+  apps_.clear();
+}
+
+ApiResponse Api::GetAppShared(const std::string& handle) const {
+  {
+    std::lock_guard lock(apps_mu_);
+    if (auto it = apps_.find(handle); it != apps_.end()) {
+      Age age = AgeOf(it->second.taken, kListingMaxAge);
+      // Stale: this caller takes it anew unless another already is (then the stale one serves).
+      if (age == Age::kFresh || (age == Age::kStale && it->second.refreshing)) return it->second.answer;
+      if (age == Age::kStale) it->second.refreshing = true;
     }
   }
-  out.order.resize(out.apps.size());
-  for (size_t i = 0; i < out.order.size(); ++i) out.order[i] = i;
-  std::stable_sort(out.order.begin(), out.order.end(), [&apps = out.apps](size_t a, size_t b) {
-    return apps[a].app.created.value_or(0) > apps[b].app.created.value_or(0);
+  auto taken = std::chrono::steady_clock::now();
+  ApiResponse answer = GetApp(handle);
+  std::lock_guard lock(apps_mu_);
+  if (apps_.size() >= 256) apps_.clear();  // handles come from clients: keep the map small
+  apps_[handle] = SharedApp{taken, answer, false};
+  return answer;
+}
+
+namespace {
+
+Listing ListAll(std::shared_ptr<const Api::ListingSnapshot> snapshot, const ListFilter& f) {
+  Listing out;
+  std::set<std::string> nested;
+  std::vector<const Api::ListingSnapshot::Of*> chosen;
+  for (const std::string& scheduler : f.schedulers) {
+    for (const Api::ListingSnapshot::Of& of : snapshot->schedulers) {
+      if (of.scheduler != scheduler) continue;
+      if (of.error) {
+        out.errors.push_back({{"scheduler", scheduler}, {"message", *of.error}});
+      } else {
+        nested.insert(of.nested.begin(), of.nested.end());
+        chosen.push_back(&of);
+      }
+    }
+  }
+  for (const Api::ListingSnapshot::Of* of : chosen) {
+    for (const schedulers::ListAppResponse& a : of->apps) {
+      if (nested.contains(a.app_handle) || !runner::Matches(f.apps, a)) continue;
+      out.apps.push_back(Listed{&of->scheduler, &a});
+    }
+  }
+  std::stable_sort(out.apps.begin(), out.apps.end(), [](const Listed& a, const Listed& b) {
+    return a.app->created.value_or(0) > b.app->created.value_or(0);
   });
+  out.snapshot = std::move(snapshot);
   return out;
 }
 
@@ -266,32 +354,33 @@ ApiResponse Api::ListApps(const Query& query) const {
   if (!limit) return ErrorResponse(limit.error());
 
   runner::Runner* runner = &Shared();
-  Listing listing = ListAll(*runner, *filter);
+  Listing listing = ListAll(Listings(), *filter);
   json page = json::array();
-  for (size_t i = *offset; i < listing.order.size() && i < *offset + *limit; ++i) {
-    const Listed& l = listing.apps[listing.order[i]];
-    json item = {{"app_handle", l.app.app_handle},
-                 {"app_id", l.app.app_id},
-                 {"name", l.app.name},
-                 {"scheduler", l.scheduler},
-                 {"state", std::string(specs::AppStateName(l.app.state))},
-                 {"created", l.app.created ? json(*l.app.created) : json(nullptr)},
-                 {"num_restarts", l.app.num_restarts ? json(*l.app.num_restarts) : json(nullptr)},
-                 {"ended", l.app.ended ? json(*l.app.ended) : json(nullptr)},
-                 {"user", l.app.user},
-                 {"reason", l.app.reason},
+  for (size_t i = *offset; i < listing.apps.size() && i < *offset + *limit; ++i) {
+    const schedulers::ListAppResponse& app = *listing.apps[i].app;
+    const std::string& scheduler = *listing.apps[i].scheduler;
+    json item = {{"app_handle", app.app_handle},
+                 {"app_id", app.app_id},
+                 {"name", app.name},
+                 {"scheduler", scheduler},
+                 {"state", std::string(specs::AppStateName(app.state))},
+                 {"created", app.created ? json(*app.created) : json(nullptr)},
+                 {"num_restarts", app.num_restarts ? json(*app.num_restarts) : json(nullptr)},
+                 {"ended", app.ended ? json(*app.ended) : json(nullptr)},
+                 {"user", app.user},
+                 {"reason", app.reason},
                  {"roles", json::array()},
                  {"members", json::array()}};
-    for (const schedulers::MemberApp& m : l.app.members) item["members"].push_back(MemberJson(m));
+    for (const schedulers::MemberApp& m : app.members) item["members"].push_back(MemberJson(m));
     // Only the page's apps are described: a listing of 10,000 apps costs one List per scheduler.
-    if (auto status = runner->Status(l.app.app_handle); status && *status) {
+    if (auto status = runner->Status(app.app_handle); status && *status) {
       item["roles"] = RoleSummary(**status);
       item["num_restarts"] = (*status)->num_restarts;
     }
     page.push_back(std::move(item));
   }
   return Ok({{"apps", std::move(page)},
-             {"total", listing.order.size()},
+             {"total", listing.apps.size()},
              {"offset", *offset},
              {"limit", *limit},
              {"schedulers", filter->schedulers},
@@ -300,17 +389,16 @@ ApiResponse Api::ListApps(const Query& query) const {
 
 Result<std::string> Api::AppsDigest(const Query& query) const {
   TORCHX_ASSIGN_OR_RETURN(ListFilter filter, ReadFilter(query, options_.schedulers));
-  runner::Runner* runner = &Shared();
-  Listing listing = ListAll(*runner, filter);
+  Listing listing = ListAll(Listings(), filter);
   std::string digest = Dump(listing.errors);
-  for (size_t i : listing.order) {
-    const Listed& l = listing.apps[i];
-    digest += l.app.app_handle;
+  for (const Listed& listed : listing.apps) {
+    const schedulers::ListAppResponse& app = *listed.app;
+    digest += app.app_handle;
     digest += ' ';
-    digest += specs::AppStateName(l.app.state);
+    digest += specs::AppStateName(app.state);
     digest += ' ';
-    digest += std::to_string(l.app.num_restarts.value_or(0));
-    for (const schedulers::MemberApp& m : l.app.members) {  // a step moving changes the page too
+    digest += std::to_string(app.num_restarts.value_or(0));
+    for (const schedulers::MemberApp& m : app.members) {  // a step moving changes the page too
       digest += ' ';
       digest += specs::AppStateName(m.state);
     }
@@ -411,6 +499,7 @@ ApiResponse Api::CancelApp(const std::string& handle) const {
   if (outcome->kind == runner::Runner::CancelOutcome::Kind::kNotFound) {
     return ErrorResponse(NotFoundError("app not found: " + handle));
   }
+  ForgetListings();
   return Ok({{"app_handle", handle}, {"state", std::string(specs::AppStateName(outcome->state))}}, 202);
 }
 
@@ -418,6 +507,7 @@ ApiResponse Api::DeleteApp(const std::string& handle) const {
   runner::Runner* runner = &Shared();
   if (auto app = ExistingApp(*runner, handle); !app) return ErrorResponse(app.error());
   if (::torchx::Status s = runner->Delete(handle); !s.ok()) return ErrorResponse(s);
+  ForgetListings();
   return Ok({{"app_handle", handle}, {"deleted", true}});
 }
 
@@ -509,6 +599,7 @@ ApiResponse Api::SubmitApp(const std::string& body) const {
   }
   auto handle = runner->Schedule(*info);
   if (!handle) return ErrorResponse(handle.error());
+  ForgetListings();  // the next page lists the new app
   return Ok({{"app_handle", *handle}, {"scheduler", scheduler}}, 201);
 }
 

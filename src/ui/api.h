@@ -6,8 +6,10 @@
 // shared by the server's threads, over the registry the composition root built.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +69,10 @@ class Api {
   /// GET /api/v1/apps/{handle}: status (replica states by name, structured errors decoded) and
   /// the AppDef as submitted.
   ApiResponse GetApp(const std::string& handle) const;
+  /// GetApp's answer shared as Listings() is (a 1,000-trial sweep's document is tens of ms to
+  /// build; 50 open pages asking each second would take a core). Forgotten when an app changes
+  /// through this API. Event streams call GetApp itself.
+  ApiResponse GetAppShared(const std::string& handle) const;
   /// GET /api/v1/apps/{handle}/resources: the replicas' CPU, memory and GPU samples
   /// (schedulers::UsageToJson) ?since= epoch seconds, ?max_samples= per replica. 404 for an unknown
   /// app; 501 for a scheduler without resource usage.
@@ -106,12 +112,33 @@ class Api {
   /// tenth of an apps page was opening the store again).
   runner::Runner& Shared() const { return *shared_; }
 
+  /// Every listed scheduler's apps, shared by the calls (apps pages, event streams) within
+  /// kListingMaxAge of its taking, so 50 open pages cost one listing a second, not 50. Once it
+  /// is older, one caller lists anew while the others are answered the last listing (for up
+  /// to 5 s more; then all wait for the new one). A change made through this API is seen at
+  /// once (it forgets the listing); one made elsewhere (the CLI, a driver) within a second or
+  /// two, as an event stream's poll sees it.
+  struct ListingSnapshot;
+  static constexpr std::chrono::milliseconds kListingMaxAge{1000};
+  std::shared_ptr<const ListingSnapshot> Listings() const;
+
   const ApiOptions& options() const { return options_; }
 
  private:
   plugins::PluginRegistry& registry_;
   ApiOptions options_;
   std::unique_ptr<runner::Runner> shared_;
+  void ForgetListings() const;
+  mutable std::mutex listings_mu_;  // guards listings_
+  mutable std::mutex refresh_mu_;   // one listing taken at a time
+  mutable std::shared_ptr<const ListingSnapshot> listings_;
+  struct SharedApp {
+    std::chrono::steady_clock::time_point taken;
+    ApiResponse answer;
+    bool refreshing = false;  // a caller is taking it anew; the others are answered this one
+  };
+  mutable std::mutex apps_mu_;  // guards apps_
+  mutable std::map<std::string, SharedApp> apps_;
 };
 
 }  // namespace torchx::ui

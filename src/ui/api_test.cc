@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -357,6 +358,28 @@ TEST_F(ApiTest, TheDigestChangesWhenAnAppDoes) {
   ASSERT_EQ(api_->CancelApp(h).status, 202);
   EXPECT_NE(api_->AppsDigest({}).value(), before);
   EXPECT_THAT(api_->AppsDigest({{"state", "DONE"}}), StatusIs(StatusCode::kInvalidArgument, HasSubstr("`state`")));
+}
+
+// Pages share a listing and an app's document for a second (Api::Listings): a change made
+// elsewhere (the CLI, a driver) shows once that second has passed, a change made through the API
+// at once.
+TEST_F(ApiTest, PagesShareAListingForASecondAndSeeTheirOwnChangesAtOnce) {
+  std::string h = Submit("hi");
+  std::string id = h.substr(h.rfind('/') + 1);
+  EXPECT_EQ(Body(api_->ListApps({{"state", "CANCELLED"}}))["total"], 0);
+  EXPECT_EQ(Body(api_->GetAppShared(h))["status"]["state"], "RUNNING");
+  apps_->apps.at(id).state = specs::AppState::kCancelled;  // as another process would
+  EXPECT_EQ(Body(api_->ListApps({{"state", "CANCELLED"}}))["total"], 0);
+  EXPECT_EQ(Body(api_->GetAppShared(h))["status"]["state"], "RUNNING");
+  EXPECT_EQ(Body(api_->GetApp(h))["status"]["state"], "CANCELLED");  // what event streams read
+  std::this_thread::sleep_for(Api::kListingMaxAge + std::chrono::milliseconds(100));
+  EXPECT_EQ(Body(api_->ListApps({{"state", "CANCELLED"}}))["total"], 1);
+  EXPECT_EQ(Body(api_->GetAppShared(h))["status"]["state"], "CANCELLED");
+  std::string second = Submit("two");  // through the API: listed at once
+  EXPECT_EQ(Body(api_->ListApps({}))["total"], 2);
+  ASSERT_EQ(api_->CancelApp(second).status, 202);
+  EXPECT_EQ(Body(api_->ListApps({{"state", "CANCELLED"}}))["total"], 2);
+  EXPECT_EQ(Body(api_->GetAppShared(second))["status"]["state"], "CANCELLED");
 }
 
 TEST(UiSchedulers, LocalFirstThenConfiguredThenAskedForEachOnce) {

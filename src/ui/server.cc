@@ -485,7 +485,7 @@ void Server::Impl::Routes() {
               SetJson(res, workers.Run([&] { return api.CancelApp(req.matches[1].str()); }));
             });
   http.Get(std::string("/api/v1/apps/") + kHandle, [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, workers.Run([&] { return api.GetApp(req.matches[1].str()); }));
+    SetJson(res, workers.Run([&] { return api.GetAppShared(req.matches[1].str()); }));
   });
   http.Delete(std::string("/api/v1/apps/") + kHandle, [this](const httplib::Request& req, httplib::Response& res) {
     SetJson(res, workers.Run([&] { return api.DeleteApp(req.matches[1].str()); }));
