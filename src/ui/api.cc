@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "core/spelling.h"
 #include "schedulers/line_filter.h"
 #include "schedulers/merged_lines.h"
@@ -448,21 +449,35 @@ ApiResponse Api::GetApp(const std::string& handle) const {
     }
   }
   body["failure_logs"] = std::move(failure_logs);
+  // The large parts (a 1,000-trial sweep's AppDef, members and section) are JSON text already,
+  // each written with invalid UTF-8 replaced: spliced into the answer as they are. Parsing them
+  // only to dump them again was most of such a sweep's page.
+  std::vector<std::pair<std::string, std::string>> spliced;
   auto app = runner->Describe(handle);
-  body["appdef"] = nullptr;
-  if (app && *app) body["appdef"] = json::parse(specs::AppDefToJson(**app, -1));
-  body["members"] = json::array();  // a pipeline's steps: the app page draws their graph
-  if (auto members = runner->Members(handle); members && *members) {
-    for (const schedulers::MemberApp& m : **members) body["members"].push_back(MemberJson(m));
-  }
-  // A composite kind's own section, under its scheduler's name (a sweep's trials with their values
-  // and metrics: the page's table and plots; a managed job's attempts: its timeline).
-  if (auto section = runner->CompositeSection(handle); parsed && section && *section) {
-    if (json parsed_section = json::parse(**section, nullptr, false); !parsed_section.is_discarded()) {
-      body[parsed->scheduler_backend] = std::move(parsed_section);
+  spliced.emplace_back("appdef", app && *app ? specs::AppDefToJson(**app, -1) : "null");
+  std::string members = "[";  // a pipeline's steps: the app page draws their graph
+  if (auto listed = runner->Members(handle); listed && *listed) {
+    for (const schedulers::MemberApp& m : **listed) {
+      if (members.size() > 1) members += ',';
+      members += schedulers::MemberAppToJson(m);
     }
   }
-  return Ok(body);
+  spliced.emplace_back("members", members + "]");
+  // A composite kind's own section, under its scheduler's name (a sweep's trials with their values
+  // and metrics: the page's table and plots; a managed job's attempts: its timeline).
+  if (auto section = runner->CompositeSection(handle); parsed && section && *section && !(*section)->empty()) {
+    spliced.emplace_back(parsed->scheduler_backend, std::move(**section));
+  }
+  std::string text = Dump(body);  // an object: "{...}"
+  text.pop_back();
+  for (const auto& [key, value] : spliced) {
+    text += ',';
+    ::torchx::internal::AppendJsonString(text, key);
+    text += ':';
+    text += value;
+  }
+  text += '}';
+  return ApiResponse{200, std::move(text)};
 }
 
 ApiResponse Api::GetResources(const std::string& handle, const Query& query) const {
