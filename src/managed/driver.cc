@@ -267,6 +267,11 @@ Result<ManagedRecord> Turn(ManagedStore& store, const std::string& id, AttemptBa
 
 namespace {
 
+// For this long after a submission, a turn that still has the attempt as submitted comes within
+// kObserveSoon (at most 20 turns a second, for at most a second).
+constexpr double kObserveSoonSeconds = 1.0;
+constexpr std::chrono::milliseconds kObserveSoon{50};
+
 // A managed job's turn of the driver loop: resume an attempt left `submitting` (one whose
 // submission this driver, or a dead one, could not record; none is in flight between turns),
 // observe the current attempt and act on the policy's decision; wait on a running attempt.
@@ -286,6 +291,14 @@ class ManagedTurns final : public composite::TurnsOver<ManagedStore, AttemptBack
     if (last && out.wait_on && r.start_timeout && last->submitted && !last->started) {
       double left = *last->submitted + *r.start_timeout - composite::EpochNow();
       out.turn_within = std::chrono::milliseconds(static_cast<std::int64_t>(std::max(0.0, left) * 1000) + 1);
+    }
+    // Just submitted and not observed since: the next turn looks soon. The child may already run
+    // (a local app starts within milliseconds), and its scheduler wakes a waiter for the next
+    // change, not for one that came before the wait: a recovered job showed its new attempt
+    // SUBMITTED for the 10 s of the notified wait.
+    if (last && out.wait_on && last->state == specs::AppState::kSubmitted && last->submitted &&
+        composite::EpochNow() - *last->submitted < kObserveSoonSeconds) {
+      out.turn_within = std::min(out.turn_within.value_or(kObserveSoon), kObserveSoon);
     }
     return out;
   }

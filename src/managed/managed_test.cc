@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "managed/driver.h"
+#include "managed/kind.h"
 #include "managed/policy.h"
 #include "managed/record.h"
 #include "testing/status_matchers.h"
@@ -457,6 +458,28 @@ TEST_F(DriverTest, RecoversAfterANodeFailureWithTheSameCheckpointDir) {
   r = TurnAt(4);
   EXPECT_EQ(r.final_state, AppState::kSucceeded);
   EXPECT_EQ(r.msg, "succeeded after 1 recovery");
+}
+
+// The turn that submitted an attempt asks for the next soon: the attempt may already run, and a
+// scheduler's wait wakes for the next change, not one before it (a recovered job showed its new
+// attempt SUBMITTED for the driver's whole 10 s notified wait). Once seen running, no hurry.
+TEST_F(DriverTest, AJustSubmittedAttemptIsLookedAtSoonThenWaitedOn) {
+  auto current = store.Get("train-x1");
+  ASSERT_THAT(current, IsOk());
+  ASSERT_TRUE(current->has_value());
+  auto turns = ManagedKind::StartTurns(store, "train-x1", backend, **current);
+  ASSERT_THAT(turns, IsOk());
+  auto first = (*turns)->Turn();
+  ASSERT_THAT(first, IsOk());
+  ASSERT_EQ(first->wait_on, std::optional<std::string>("slurm://s/app0"));
+  ASSERT_TRUE(first->turn_within.has_value());
+  EXPECT_LE(*first->turn_within, std::chrono::milliseconds(50));
+  backend.apps["slurm://s/app0"] = AppState::kRunning;
+  auto second = (*turns)->Turn();
+  ASSERT_THAT(second, IsOk());
+  EXPECT_EQ(second->wait_on, std::optional<std::string>("slurm://s/app0"));
+  EXPECT_FALSE(second->turn_within.has_value());
+  EXPECT_TRUE(second->sole_child);
 }
 
 TEST_F(DriverTest, FailsOverWhenRefusedAndNamesEveryTargetWhenAllRefuse) {
