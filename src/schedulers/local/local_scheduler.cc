@@ -585,10 +585,21 @@ bool LocalScheduler::WaitForAnyUpdate(const std::vector<std::string>& app_ids, s
     ~Closer() { ::close(fd); }
   } closer{fd};
   std::error_code ec;
+  // Apps not running yet, with the state they were seen in: their start is written to the store
+  // only (nothing lands in their directory), so for them the store's WAL is watched too. A
+  // managed job's driver that had just submitted its next attempt otherwise slept its 10 s
+  // notified wait before it saw the attempt run.
+  struct Starting {
+    const std::string* app_id;
+    AppState seen;
+    StateStore* store;
+  };
+  std::vector<Starting> starting;
   for (const std::string& app_id : app_ids) {
     auto found = Find(app_id);
     if (!found) return false;  // its store cannot be read: the caller sleeps, it does not spin
     if (!*found || specs::IsTerminal((*found)->app.state)) return true;  // changed already
+    if ((*found)->app.state != AppState::kRunning) starting.push_back({&app_id, (*found)->app.state, (*found)->store});
     const std::string& dir = (*found)->app.app_dir;
     // Watch first, then look: a summary written in between is seen either way.
     if (inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) return false;
@@ -604,6 +615,12 @@ bool LocalScheduler::WaitForAnyUpdate(const std::vector<std::string>& app_ids, s
         if (again.ok() && (!*again || specs::IsTerminal((*again)->state))) return true;
       }
     }
+  }
+  for (const Starting& a : starting) {
+    // Watch first, then look (a store's WAL watched twice is one watch).
+    if (inotify_add_watch(fd, (a.store->path() + "-wal").c_str(), IN_MODIFY) < 0) continue;
+    auto again = a.store->GetApp(*a.app_id);
+    if (again.ok() && (!*again || (*again)->state != a.seen)) return true;
   }
   pollfd pfd{fd, POLLIN, 0};
   ::poll(&pfd, 1, static_cast<int>(max_wait.count()));
