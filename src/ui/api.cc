@@ -167,8 +167,14 @@ ApiResponse ErrorResponse(const ::torchx::Status& status) {
   return ApiResponse{HttpStatusFor(status.code()), Dump(body)};
 }
 
-Api::Api(plugins::PluginRegistry& registry, ApiOptions options)
-    : registry_(registry), options_(std::move(options)), shared_(MakeRunner()) {}
+Api::Api(plugins::PluginRegistry& registry, ApiOptions options) : registry_(registry), options_(std::move(options)) {}
+
+runner::Runner& Api::Shared() const {
+  std::lock_guard lock(runners_mu_);
+  std::unique_ptr<runner::Runner>& mine = runners_[std::this_thread::get_id()];
+  if (!mine) mine = MakeRunner();
+  return *mine;
+}
 
 std::unique_ptr<runner::Runner> Api::MakeRunner() const {
   return std::make_unique<runner::Runner>(registry_, options_.runner_options);
@@ -269,6 +275,7 @@ std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
     std::lock_guard lock(listings_mu_);
     if (listings_ && listings_ != now && AgeOf(listings_->taken, kListingMaxAge) == Age::kFresh) return listings_;
   }
+  std::uint64_t generation = generation_.load();
   auto snapshot = std::make_shared<ListingSnapshot>();
   snapshot->taken = std::chrono::steady_clock::now();  // its age counts from before it was read
   for (const std::string& scheduler : options_.schedulers) {
@@ -283,11 +290,12 @@ std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
     of.apps = std::move(*listed);
   }
   std::lock_guard lock(listings_mu_);
-  listings_ = snapshot;
+  if (generation_.load() == generation) listings_ = snapshot;  // else it may predate a change
   return snapshot;
 }
 
 void Api::ForgetListings() const {
+  generation_.fetch_add(1);
   {
     std::lock_guard lock(listings_mu_);
     listings_.reset();
@@ -307,10 +315,15 @@ ApiResponse Api::GetAppShared(const std::string& handle) const {
     }
   }
   auto taken = std::chrono::steady_clock::now();
+  std::uint64_t generation = generation_.load();
   ApiResponse answer = GetApp(handle);
   std::lock_guard lock(apps_mu_);
   if (apps_.size() >= 256) apps_.clear();  // handles come from clients: keep the map small
-  apps_[handle] = SharedApp{taken, answer, false};
+  if (generation_.load() == generation) {
+    apps_[handle] = SharedApp{taken, answer, false};
+  } else if (auto it = apps_.find(handle); it != apps_.end()) {
+    it->second.refreshing = false;  // taken before a change: not kept
+  }
   return answer;
 }
 

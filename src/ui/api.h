@@ -2,16 +2,19 @@
 // and answers a status code and a JSON body, so it is unit-tested without a socket. The server
 // (server.cc) routes requests here and streams what is followed (logs, events).
 //
-// The API keeps no state of its own: every answer comes from the schedulers through one Runner
-// shared by the server's threads, over the registry the composition root built.
+// The API keeps no state of its own: every answer comes from the schedulers through the calling
+// thread's Runner, over the registry the composition root built.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -106,11 +109,12 @@ class Api {
   /// A new runner, for a caller that keeps it (a followed log, an event stream).
   std::unique_ptr<runner::Runner> MakeRunner() const;
 
-  /// The runner every call shares (a Runner may be shared by threads: each server thread gets
-  /// its own instance of each back-end, kept between calls with what it opened and read, such as
-  /// the local store's connection and a composite's parsed record while its version holds; a
-  /// tenth of an apps page was opening the store again).
-  runner::Runner& Shared() const { return *shared_; }
+  /// The calling thread's runner, kept for its next calls (the server answers on a few worker
+  /// threads, src/ui/api_workers.h): its back-ends keep what they opened and read between calls
+  /// (the local store's connection, a composite's parsed record while its version holds; a tenth
+  /// of an apps page was opening the store again), and each back-end instance is used by one
+  /// thread, as a Scheduler expects.
+  runner::Runner& Shared() const;
 
   /// Every listed scheduler's apps, shared by the calls (apps pages, event streams) within
   /// kListingMaxAge of its taking, so 50 open pages cost one listing a second, not 50. Once it
@@ -127,8 +131,11 @@ class Api {
  private:
   plugins::PluginRegistry& registry_;
   ApiOptions options_;
-  std::unique_ptr<runner::Runner> shared_;
+  mutable std::mutex runners_mu_;  // guards runners_
+  mutable std::map<std::thread::id, std::unique_ptr<runner::Runner>> runners_;
   void ForgetListings() const;
+  // Bumped by ForgetListings: a listing or document taken before a change is not kept after it.
+  mutable std::atomic<std::uint64_t> generation_{0};
   mutable std::mutex listings_mu_;  // guards listings_
   mutable std::mutex refresh_mu_;   // one listing taken at a time
   mutable std::shared_ptr<const ListingSnapshot> listings_;

@@ -13,6 +13,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -40,11 +41,12 @@ class ApiWorkers {
   /// Runs `f` on a worker and returns what it returns (rethrowing what it throws), waiting.
   template <class F>
   std::invoke_result_t<F> Run(F&& f) {
-    std::packaged_task<std::invoke_result_t<F>()> task(std::forward<F>(f));
-    auto answer = task.get_future();
+    // Owned by the queue too: the worker may still be returning from it when the caller wakes.
+    auto task = std::make_shared<std::packaged_task<std::invoke_result_t<F>()>>(std::forward<F>(f));
+    auto answer = task->get_future();
     {
       std::lock_guard lock(mu_);
-      queue_.emplace_back([&task] { task(); });
+      queue_.emplace_back([task] { (*task)(); });
     }
     cv_.notify_one();
     return answer.get();

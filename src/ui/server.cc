@@ -122,7 +122,8 @@ struct Server::Impl {
       auto it = digests.find(key);
       if (it != digests.end() && now - it->second.taken < kAppsPoll - 100ms) return it->second.digest;
     }
-    // Listed outside the lock: two streams may both list at the turn of a poll, never more.
+    // Outside the lock: streams that ask at the turn of a poll each make a digest, of the one
+    // listing Api::Listings() shares.
     std::string digest = workers.Run([&] { return api.AppsDigest(query); }).value_or("");
     std::lock_guard lock(digests_mu);
     if (digests.size() > 64) digests.clear();  // filters come from clients: keep the map small
