@@ -296,8 +296,10 @@ class ManagedTurns final : public composite::TurnsOver<ManagedStore, AttemptBack
     // (a local app starts within milliseconds), and its scheduler wakes a waiter for the next
     // change, not for one that came before the wait: a recovered job showed its new attempt
     // SUBMITTED for the 10 s of the notified wait.
-    if (last && out.wait_on && last->state == specs::AppState::kSubmitted && last->submitted &&
-        composite::EpochNow() - *last->submitted < kObserveSoonSeconds) {
+    double since_submitted = last && last->submitted ? composite::EpochNow() - *last->submitted : -1;
+    // (A submission time ahead of the clock, a clock stepped back, counts as long ago.)
+    if (last && out.wait_on && last->state == specs::AppState::kSubmitted && since_submitted >= 0 &&
+        since_submitted < kObserveSoonSeconds) {
       out.turn_within = std::min(out.turn_within.value_or(kObserveSoon), kObserveSoon);
     }
     return out;

@@ -50,8 +50,11 @@ namespace {
       if (auto app = (*store)->GetApp(app_id); app && *app) {
         restarts = (*app)->num_restarts;
         // The summary first, as the supervisor leaves it: a reader that sees the state finds it,
-        // and a reader waiting on the app's directory (a managed job's driver) wakes for it.
-        if (auto plan = AppPlanFromJson((*app)->plan_json); plan.ok() && !plan->app_dir.empty()) {
+        // and a reader waiting on the app's directory (a managed job's driver) wakes for it. Not
+        // over the supervisor's own: one that recorded its end and died before telling this
+        // process "done" left both (and the store keeps its first terminal state).
+        if (auto plan = AppPlanFromJson((*app)->plan_json);
+            !specs::IsTerminal((*app)->state) && plan.ok() && !plan->app_dir.empty()) {
           std::vector<const ReplicaRecord*> records(plan->replicas.size(), nullptr);
           if (replicas.ok()) {
             for (size_t i = 0; i < plan->replicas.size(); ++i) {
