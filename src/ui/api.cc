@@ -258,12 +258,21 @@ Age AgeOf(std::chrono::steady_clock::time_point taken, std::chrono::milliseconds
 }  // namespace
 
 std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
+  auto called = std::chrono::steady_clock::now();
+  // Read before Settling: a cancel marks its app settling before it moves the generation on, so
+  // a listing taken here is either known to be settling or not kept.
+  std::uint64_t generation = generation_.load();
+  bool settling = Settling(nullptr);
+  // Settling, only a listing taken after this call began will do.
+  auto usable = [&](const ListingSnapshot& s) {
+    return settling ? s.taken >= called : AgeOf(s.taken, kListingMaxAge) == Age::kFresh;
+  };
   std::shared_ptr<const ListingSnapshot> now;
   {
     std::lock_guard lock(listings_mu_);
     now = listings_;
   }
-  Age age = now ? AgeOf(now->taken, kListingMaxAge) : Age::kOld;
+  Age age = !now || settling ? Age::kOld : AgeOf(now->taken, kListingMaxAge);
   if (age == Age::kFresh) return now;
   std::unique_lock refreshing(refresh_mu_, std::defer_lock);
   if (age == Age::kStale) {
@@ -273,9 +282,9 @@ std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
   }
   {
     std::lock_guard lock(listings_mu_);
-    if (listings_ && listings_ != now && AgeOf(listings_->taken, kListingMaxAge) == Age::kFresh) return listings_;
+    if (listings_ && listings_ != now && usable(*listings_)) return listings_;
   }
-  std::uint64_t generation = generation_.load();
+  generation = std::max(generation, generation_.load());
   auto snapshot = std::make_shared<ListingSnapshot>();
   snapshot->taken = std::chrono::steady_clock::now();  // its age counts from before it was read
   for (const std::string& scheduler : options_.schedulers) {
@@ -289,9 +298,36 @@ std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
     of.nested = runner::MemberHandles(*listed);
     of.apps = std::move(*listed);
   }
+  if (settling) {
+    SeenEnded([&](const std::string& handle) {
+      for (const ListingSnapshot::Of& of : snapshot->schedulers) {
+        for (const schedulers::ListAppResponse& app : of.apps) {
+          if (app.app_handle == handle) return specs::IsTerminal(app.state);
+        }
+      }
+      return false;
+    });
+  }
   std::lock_guard lock(listings_mu_);
   if (generation_.load() == generation) listings_ = snapshot;  // else it may predate a change
   return snapshot;
+}
+
+bool Api::Settling(const std::string* handle) const {
+  std::lock_guard lock(settling_mu_);
+  auto now = std::chrono::steady_clock::now();
+  std::erase_if(settling_, [&](const auto& entry) { return entry.second < now; });
+  return handle ? settling_.contains(*handle) : !settling_.empty();
+}
+
+void Api::SeenEnded(const std::function<bool(const std::string& handle)>& ended) const {
+  std::size_t settled = 0;
+  {
+    std::lock_guard lock(settling_mu_);
+    settled = std::erase_if(settling_, [&](const auto& entry) { return ended(entry.first); });
+  }
+  // What was kept while it settled may show it running: from here on, others read it anew.
+  if (settled > 0) ForgetListings();
 }
 
 void Api::ForgetListings() const {
@@ -305,6 +341,14 @@ void Api::ForgetListings() const {
 }
 
 ApiResponse Api::GetAppShared(const std::string& handle) const {
+  // As in Listings: the generation is read before Settling.
+  std::uint64_t generation = generation_.load();
+  if (Settling(&handle)) {
+    bool ended = false;
+    ApiResponse answer = Document(handle, &ended);
+    if (ended) SeenEnded([&](const std::string& h) { return h == handle; });
+    return answer;  // not kept: the next caller may see it end
+  }
   {
     std::lock_guard lock(apps_mu_);
     if (auto it = apps_.find(handle); it != apps_.end()) {
@@ -315,7 +359,6 @@ ApiResponse Api::GetAppShared(const std::string& handle) const {
     }
   }
   auto taken = std::chrono::steady_clock::now();
-  std::uint64_t generation = generation_.load();
   ApiResponse answer = GetApp(handle);
   std::lock_guard lock(apps_mu_);
   if (apps_.size() >= 256) apps_.clear();  // handles come from clients: keep the map small
@@ -433,9 +476,12 @@ Result<specs::AppStatus> ExistingApp(runner::Runner& runner, const std::string& 
 
 }  // namespace
 
-ApiResponse Api::GetApp(const std::string& handle) const {
+ApiResponse Api::GetApp(const std::string& handle) const { return Document(handle, nullptr); }
+
+ApiResponse Api::Document(const std::string& handle, bool* ended) const {
   runner::Runner* runner = &Shared();
   auto status = ExistingApp(*runner, handle);
+  if (ended) *ended = status ? status->is_terminal() : status.error().code() == StatusCode::kNotFound;
   if (!status) return ErrorResponse(status.error());
   json body = {{"app_handle", handle}, {"scheduler", SchedulerOf(handle)}, {"status", StatusJson(*status)}};
   auto parsed = specs::ParseAppHandle(handle);
@@ -526,6 +572,10 @@ ApiResponse Api::CancelApp(const std::string& handle) const {
   if (!outcome) return ErrorResponse(outcome.error());
   if (outcome->kind == runner::Runner::CancelOutcome::Kind::kNotFound) {
     return ErrorResponse(NotFoundError("app not found: " + handle));
+  }
+  if (!specs::IsTerminal(outcome->state)) {  // it ends after this answer: its reads are fresh till then
+    std::lock_guard lock(settling_mu_);
+    settling_[handle] = std::chrono::steady_clock::now() + kSettleWithin;
   }
   ForgetListings();
   return Ok({{"app_handle", handle}, {"state", std::string(specs::AppStateName(outcome->state))}}, 202);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -74,7 +75,8 @@ class Api {
   ApiResponse GetApp(const std::string& handle) const;
   /// GetApp's answer shared as Listings() is (a 1,000-trial sweep's document is tens of ms to
   /// build; 50 open pages asking each second would take a core). Forgotten when an app changes
-  /// through this API. Event streams call GetApp itself.
+  /// through this API, and not shared while an app cancelled through it has not been seen ended.
+  /// Event streams call GetApp itself.
   ApiResponse GetAppShared(const std::string& handle) const;
   /// GET /api/v1/apps/{handle}/resources: the replicas' CPU, memory and GPU samples
   /// (schedulers::UsageToJson) ?since= epoch seconds, ?max_samples= per replica. 404 for an unknown
@@ -121,8 +123,11 @@ class Api {
   /// is older, one caller lists anew while the others are answered the last listing (for up
   /// to 5 s more; then all wait for the new one). A change made through this API is seen at
   /// once (it forgets the listing); one made elsewhere (the CLI, a driver) within a second or
-  /// two, as an event stream's poll sees it.
+  /// two, as an event stream's poll sees it. A cancel takes effect after it is answered: until
+  /// the cancelled app is seen ended (or kSettleWithin passes), every call is answered a listing
+  /// taken after the call began, so no client is shown the app running after another saw it end.
   struct ListingSnapshot;
+  static constexpr std::chrono::seconds kSettleWithin{30};
   static constexpr std::chrono::milliseconds kListingMaxAge{1000};
   std::shared_ptr<const ListingSnapshot> Listings() const;
 
@@ -134,6 +139,8 @@ class Api {
   mutable std::mutex runners_mu_;  // guards runners_
   mutable std::map<std::thread::id, std::unique_ptr<runner::Runner>> runners_;
   void ForgetListings() const;
+  // GetApp, telling `ended` whether the app has ended or is gone (an error answer).
+  ApiResponse Document(const std::string& handle, bool* ended) const;
   // Bumped by ForgetListings: a listing or document taken before a change is not kept after it.
   mutable std::atomic<std::uint64_t> generation_{0};
   mutable std::mutex listings_mu_;  // guards listings_
@@ -146,6 +153,13 @@ class Api {
   };
   mutable std::mutex apps_mu_;  // guards apps_
   mutable std::map<std::string, SharedApp> apps_;
+  // Apps cancelled through this API and not yet seen ended, each until when it is waited for.
+  mutable std::mutex settling_mu_;  // guards settling_
+  mutable std::map<std::string, std::chrono::steady_clock::time_point> settling_;
+  // Whether `handle` (any app when null) is settling; forgets those past their time.
+  bool Settling(const std::string* handle) const;
+  // Forgets the settling apps `ended` says have ended.
+  void SeenEnded(const std::function<bool(const std::string& handle)>& ended) const;
 };
 
 }  // namespace torchx::ui

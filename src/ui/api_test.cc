@@ -34,6 +34,7 @@ struct MemApps {
   };
   std::map<std::string, App> apps;
   int next = 0;
+  bool cancel_ends_later = false;  // as a process's supervisor does: the cancel is answered first
 };
 
 class MemScheduler : public schedulers::Scheduler {
@@ -117,6 +118,7 @@ class MemScheduler : public schedulers::Scheduler {
     return info;
   }
   Status DoCancel(const std::string& id) override {
+    if (apps_->cancel_ends_later) return OkStatus();
     apps_->apps.at(id).state = specs::AppState::kCancelled;
     return OkStatus();
   }
@@ -380,6 +382,33 @@ TEST_F(ApiTest, PagesShareAListingForASecondAndSeeTheirOwnChangesAtOnce) {
   ASSERT_EQ(api_->CancelApp(second).status, 202);
   EXPECT_EQ(Body(api_->ListApps({{"state", "CANCELLED"}}))["total"], 2);
   EXPECT_EQ(Body(api_->GetAppShared(second))["status"]["state"], "CANCELLED");
+}
+
+// A cancel that ends the app after it is answered (local_cwd's supervisor): a page that read the
+// app running in between is not kept, so once one client sees the app end, every client does.
+TEST_F(ApiTest, AnAppCancelledThroughTheApiIsReadAfreshUntilItIsSeenEnded) {
+  apps_->cancel_ends_later = true;
+  std::string h = Submit("hi");
+  std::string id = h.substr(h.rfind('/') + 1);
+  EXPECT_EQ(Body(api_->ListApps({{"state", "RUNNING"}}))["total"], 1);
+  ASSERT_EQ(api_->CancelApp(h).status, 202);
+  EXPECT_EQ(Body(api_->GetAppShared(h))["status"]["state"], "RUNNING");
+  EXPECT_EQ(Body(api_->ListApps({{"state", "RUNNING"}}))["total"], 1);
+  apps_->apps.at(id).state = specs::AppState::kCancelled;  // its supervisor stops it
+  EXPECT_EQ(Body(api_->ListApps({{"state", "CANCELLED"}}))["total"], 1);
+  EXPECT_EQ(Body(api_->GetAppShared(h))["status"]["state"], "CANCELLED");
+  // Seen ended, it is shared again: a change made elsewhere shows after a second.
+  apps_->apps.at(id).state = specs::AppState::kFailed;
+  EXPECT_EQ(Body(api_->GetAppShared(h))["status"]["state"], "CANCELLED");
+
+  // The document alone may be what sees the end: the listing is then taken anew too.
+  std::string second = Submit("two");
+  std::string second_id = second.substr(second.rfind('/') + 1);
+  ASSERT_EQ(api_->CancelApp(second).status, 202);
+  EXPECT_EQ(Body(api_->ListApps({{"state", "RUNNING"}}))["total"], 1);
+  apps_->apps.at(second_id).state = specs::AppState::kCancelled;
+  EXPECT_EQ(Body(api_->GetAppShared(second))["status"]["state"], "CANCELLED");
+  EXPECT_EQ(Body(api_->ListApps({{"state", "RUNNING"}}))["total"], 0);
 }
 
 TEST(UiSchedulers, LocalFirstThenConfiguredThenAskedForEachOnce) {
