@@ -84,6 +84,40 @@ Result<Target> ParseTarget(const std::string& id) {
   return t;
 }
 
+// Some back-ends keep no time per log line (local_cwd writes plain files): --since/--until there
+// would print every line as if it were the asked-for window. Refused instead, naming the
+// schedulers that honour them. A composite's lines come from its members' schedulers.
+Status CheckLogTimes(runner::Runner& runner, const std::string& handle) {
+  auto parsed = specs::ParseAppHandle(handle);
+  if (!parsed) return OkStatus();  // ParseTarget has said why
+  std::vector<std::string> schedulers = {parsed->scheduler_backend};
+  if (auto caps = runner.SchedulerCapabilities(parsed->scheduler_backend);
+      caps && caps->Has(schedulers::Capability::kComposite)) {
+    schedulers.clear();
+    if (auto members = runner.Members(handle); members && *members) {
+      for (const schedulers::MemberApp& m : **members) {
+        if (std::find(schedulers.begin(), schedulers.end(), m.scheduler) == schedulers.end()) {
+          schedulers.push_back(m.scheduler);
+        }
+      }
+    }
+  }
+  for (const std::string& scheduler : schedulers) {
+    auto caps = runner.SchedulerCapabilities(scheduler);
+    if (!caps || caps->Has(schedulers::Capability::kLogTimestamps)) continue;
+    std::string timed;
+    for (const std::string& name : runner.SchedulerBackends()) {
+      auto of = runner.SchedulerCapabilities(name);
+      if (of && of->Has(schedulers::Capability::kLogTimestamps)) timed += (timed.empty() ? "" : ", ") + name;
+    }
+    return InvalidArgumentError(fmt::format(
+        "log: --since/--until: scheduler `{}` keeps no time per log line, so it cannot choose lines by time; "
+        "schedulers that can: {}. Use -n/--lines or --regex instead.",
+        scheduler, timed.empty() ? "none registered" : timed));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
@@ -158,6 +192,9 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       auto until = ParseWhen("log", "--until", o->until, now);
       if (!until) return ReportError(until.error());
       opts.until = *until;
+    }
+    if (opts.since || opts.until) {
+      if (Status s = CheckLogTimes(runner, target->handle); !s.ok()) return ReportError(s);
     }
     if (Status s = StreamLogs(registry, target->handle, selected, opts, o->json); !s.ok()) return ReportError(s);
     return kExitOk;

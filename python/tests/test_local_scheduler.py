@@ -129,3 +129,13 @@ def test_wrapping_plugin_through_python_and_the_cli(state_dir, tmp_path, torchx_
     assert "tag=wrapped_local" in log.stdout, log.stderr
     status = subprocess.run([torchx_bin, "status", handle], env=env, capture_output=True, text=True, timeout=120)
     assert "SUCCEEDED" in status.stdout, status.stderr
+
+
+def test_log_lines_since_on_local_cwd_warns_as_torchx_and_returns_every_line(state_dir, tmp_path):
+    # local_cwd's lines carry no time: TorchX warns and returns them all (the CLI refuses instead).
+    runner = get_runner()
+    handle = runner.run(sh_app(tmp_path, "echo one; echo two"), "local_cwd")
+    assert runner.wait(handle, wait_interval=0.05).state == AppState.SUCCEEDED
+    with pytest.warns(UserWarning, match="local_cwd, whose log lines carry no time: they are ignored"):
+        lines = list(runner.log_lines(handle, "r", since=time.time() + 3600))
+    assert lines == ["one\n", "two\n"]

@@ -158,7 +158,8 @@ HL=$("$TORCHX" run --wait utils.sh sh -c 'for i in 1 2 3 4 5; do echo "line $i";
 check "log --lines keeps the last N" 0 "sh/0 line 4
 sh/0 line 5" -- "$TORCHX" log --lines 2 "$HL"
 check "log -n 2 prints two lines" 0 "two" -- bash -c "[ \$('$TORCHX' log -n 2 '$HL' | wc -l) -eq 2 ] && echo two"
-check "log --since takes a duration" 0 "line 5" -- "$TORCHX" log --since 10m "$HL"
+check "log --since on local_cwd, whose lines carry no time, is refused naming who can" 2 "scheduler \`local_cwd\` keeps no time per log line, so it cannot choose lines by time; schedulers that can: " -- "$TORCHX" log --since 10m "$HL"
+check "log --until too" 2 "local_docker" -- "$TORCHX" log --until 2999-01-01T00:00:00 "$HL"
 check "log --since refuses nan" 2 "give epoch seconds" -- "$TORCHX" log --since nan "$HL"
 check "log --since refuses what it cannot read" 2 "give epoch seconds, a time such as" -- "$TORCHX" log --since yesterday "$HL"
 check "status --resources shows the sampled figures or why there are none" 0 "REPLICA" -- "$TORCHX" status --resources "$HL"

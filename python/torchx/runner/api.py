@@ -51,6 +51,22 @@ _core_scheduler_factories = get_scheduler_factories
 _APPLIED_BY_PY_LOCAL = ("extra_paths", "image_provider_class")
 
 
+
+def _warn_if_logs_have_no_times(app_handle: str) -> None:
+    """As TorchX's schedulers do: where log lines carry no time (local_cwd), ``since``/``until``
+    are ignored with a warning and every line is returned. (The CLI refuses them instead.)"""
+    try:
+        scheduler = app_handle.split("://", 1)[0]
+        capabilities = core().scheduler_capabilities(scheduler)
+    except Exception:  # an unknown scheduler: log_lines says so itself
+        return
+    if "log_timestamps" not in capabilities and "composite" not in capabilities:
+        warnings.warn(
+            f"since and/or until were given for {scheduler}, whose log lines carry no time: they are "
+            "ignored and every line is returned",
+            stacklevel=3,
+        )
+
 class Runner:
     """Submits apps to schedulers by name ("local_cwd", "local", ...) and follows them.
 
@@ -417,6 +433,8 @@ class Runner:
         """Lines of replica ``k`` of ``role_name`` (each ending in a newline where it had one).
         ``should_tail`` follows the log until the app finishes; ``streams``: None/"combined",
         "stdout" or "stderr" (TorchX's Stream enum values are accepted)."""
+        if since is not None or until is not None:
+            _warn_if_logs_have_no_times(app_handle)
         with log_event("log_lines", *_event_target(app_handle)):
             stream = getattr(streams, "value", streams) or "combined"
             return self._core.log_lines(
