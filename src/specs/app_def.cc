@@ -54,6 +54,12 @@ Status ValidateResource(const Role& role) {
   const Resource& r = role.resource;
   if (IsNullResource(r)) return OkStatus();  // the back-end decides (ValidateResources)
   auto negative = [&](std::string_view field, int v) {
+    if (v == -1) {  // the value of a field never set: a Resource given in part
+      return InvalidArgumentError(fmt::format(
+          "role '{}': resource.{}: missing (-1, not set); give all of cpu, gpu and memMB, or none of them for the "
+          "scheduler's default",
+          role.name, field));
+    }
     return InvalidArgumentError(fmt::format("role '{}': resource.{}: must be >= 0, got {}", role.name, field, v));
   };
   if (r.cpu < 0) return negative("cpu", r.cpu);

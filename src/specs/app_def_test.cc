@@ -103,7 +103,10 @@ TEST(ValidateAppDef, LeavesNullResourcesToTheBackEndAndRejectsNegativeOnes) {
                                                "cpu/gpu/memMB or a named resource)"));
   app.roles[0].resource = Resource{2, -1, 10, {}, {}, {}};
   EXPECT_THAT(ValidateAppDef(app),
-              StatusIs(StatusCode::kInvalidArgument, "role 'trainer': resource.gpu: must be >= 0, got -1"));
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("role 'trainer': resource.gpu: missing (-1, not set)")));
+  app.roles[0].resource = Resource{2, -2, 10, {}, {}, {}};
+  EXPECT_THAT(ValidateAppDef(app),
+              StatusIs(StatusCode::kInvalidArgument, "role 'trainer': resource.gpu: must be >= 0, got -2"));
   app.roles[0].resource = Resource{2, 0, 10, {}, {{"efa", -2}}, {}};
   EXPECT_THAT(ValidateAppDef(app), StatusIs(StatusCode::kInvalidArgument, HasSubstr("resource.devices[efa]")));
 }

@@ -1,5 +1,7 @@
 #include "torchx/specs/serialize.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -209,6 +211,18 @@ class Reader {
       return r;
     }
     TORCHX_RETURN_IF_ERROR(Keys(j, path, {"cpu", "gpu", "memMB", "capabilities", "devices", "tags"}));
+    // TorchX's Resource takes all three or, left out entirely, is the scheduler's default: one
+    // given without the others is named as missing (not as the -1 it would be read as).
+    static constexpr std::array<const char*, 3> kSizes = {"cpu", "gpu", "memMB"};
+    if (std::any_of(kSizes.begin(), kSizes.end(), [&](const char* k) { return j.contains(k); })) {
+      for (const char* key : kSizes) {
+        if (j.contains(key)) continue;
+        return InvalidArgumentError(fmt::format(
+            "{}: missing; a resource gives all of cpu, gpu and memMB (gpu: 0 for none), or none of them for the "
+            "scheduler's default, or is a named resource",
+            Join(path, key)));
+      }
+    }
     Resource r;
     TORCHX_RETURN_IF_ERROR(Int(j, path, "cpu", r.cpu));
     TORCHX_RETURN_IF_ERROR(Int(j, path, "gpu", r.gpu));

@@ -88,6 +88,15 @@ TEST(AppDefJson, ErrorsNameThePath) {
   EXPECT_THAT(
       AppDefFromJson(R"({"roles": [{"resource": {"cpu": 1, "mem": 2}}]})"),
       StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].resource.mem: unknown field. Did you mean `memMB`?")));
+  // Given in part, a resource names what is missing (read alone, it would be -1: "must be >= 0").
+  EXPECT_THAT(AppDefFromJson(R"({"roles": [{"resource": {"cpu": 2}}]})"),
+              StatusIs(StatusCode::kInvalidArgument,
+                       HasSubstr("roles[0].resource.gpu: missing; a resource gives all of cpu, gpu and memMB")));
+  EXPECT_THAT(AppDefFromJson(R"({"roles": [{"resource": {"cpu": 2, "gpu": 0}}]})"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].resource.memMB: missing")));
+  EXPECT_THAT(AppDefFromJson(R"({"roles": [{"name": "a", "entrypoint": "x", "resource": {"tags": {}}}]})"), IsOk());
+  EXPECT_THAT(AppDefFromYaml("roles:\n- name: a\n  entrypoint: x\n  resource: {cpu: 2, memMB: 64}\n"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].resource.gpu: missing")));
   EXPECT_THAT(AppDefFromJson(R"({"roles": [{"env": {"A": 1}}]})"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("roles[0].env[A]: expected a string")));
 }
