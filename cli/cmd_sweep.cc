@@ -121,9 +121,12 @@ int RunSweep(const SweepOptions& o, plugins::PluginRegistry& registry) {
   return LaunchCompositeVerb(registry, *config, request, o.dryrun, o.wait);
 }
 
+// A failed trial's last stderr lines in `--json` (the table's REASON is the last one).
+constexpr size_t kReasonLines = 20;
+
 int SweepStatus(const SweepOptions& o, plugins::PluginRegistry& registry, bool best_only) {
   runner::Runner runner(registry, ReaderRunnerOptions());
-  auto view = sweeps::ViewSweep(runner, o.handle);
+  auto view = sweeps::ViewSweep(runner, o.handle, kReasonLines);
   if (!view) return ReportError(view.error());
   if (best_only) {
     if (!view->best) {

@@ -8,6 +8,7 @@
 
 #include "composite/child_ops.h"
 #include "composite/children.h"
+#include "core/spelling.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 
@@ -45,6 +46,8 @@ void Finish(SweepRecord& r) {
                               ? fmt::format("best trial {} ({}): {}={}", best->index, ValuesText(best->values),
                                             r.objective->metric, *best->objective)
                               : "";
+  // A sweep whose trials never reported its objective has no result, however they ended.
+  std::optional<std::string> unreported = UnreportedObjective(r, true);
   if (r.cancel_requested) {
     r.final_state = AppState::kCancelled;
     r.msg = "cancelled";
@@ -67,6 +70,10 @@ void Finish(SweepRecord& r) {
     if (skipped && !failed.empty() && r.max_failures > 0 && static_cast<int>(failed.size()) >= r.max_failures) {
       r.msg += fmt::format("; stopped early (max_failures {})", r.max_failures);
     }
+    if (unreported) r.msg += "; " + *unreported;
+  } else if (unreported) {
+    r.final_state = AppState::kFailed;
+    r.msg = *unreported;
   } else {
     r.final_state = AppState::kSucceeded;
     r.msg = "";
@@ -200,6 +207,27 @@ const TrialRecord* BestTrial(const SweepRecord& r) {
     }
   }
   return best;
+}
+
+std::optional<std::string> UnreportedObjective(const SweepRecord& r, bool ended) {
+  if (!r.objective) return std::nullopt;
+  std::vector<std::string> reported;
+  for (const TrialRecord& t : r.trials) {
+    if (t.objective) return std::nullopt;
+    for (const auto& [name, _] : t.metrics) {
+      if (std::find(reported.begin(), reported.end(), name) == reported.end()) reported.push_back(name);
+    }
+  }
+  const std::string& metric = r.objective->metric;
+  if (reported.empty()) {
+    if (!ended) return std::nullopt;
+    return fmt::format("objective `{}` not reported: no trial reported any metric", metric);
+  }
+  std::string suffix = internal::DidYouMeanSuffix(metric, reported);
+  if (!suffix.empty()) {  // " Did you mean `loss`?"
+    return fmt::format("objective `{}` not reported; did you mean {}", metric, suffix.substr(suffix.find('`')));
+  }
+  return fmt::format("objective `{}` not reported; the trials report {}", metric, fmt::join(reported, ", "));
 }
 
 Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBackend& backend) {

@@ -108,4 +108,11 @@ Result<TrialRole> FindTrialRole(const SweepRecord& r, const std::string& role);
 /// The best trial with an objective value (succeeded trials first), if any.
 const TrialRecord* BestTrial(const SweepRecord& r);
 
+/// Why the objective has no value yet, once trials report: "objective `los` not reported; did you
+/// mean `loss`?" (or the metrics they do report). nullopt without an objective, once a trial has
+/// a value for it, or while no trial has reported anything (unless `ended`: then a sweep whose
+/// trials never reported it says so too). A typo'd objective shows from the first report on
+/// (`sweep status`, the dashboard) instead of after the whole sweep ran without a best trial.
+std::optional<std::string> UnreportedObjective(const SweepRecord& r, bool ended);
+
 }  // namespace torchx::sweeps

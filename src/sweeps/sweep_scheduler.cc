@@ -165,7 +165,7 @@ int RunSweepDriver(plugins::PluginRegistry& registry, const std::string& state_d
   return composite::RunDriverOf<SweepKind>(registry, state_dir, id, ready_fd);
 }
 
-Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
+Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle, size_t failure_lines) {
   TORCHX_ASSIGN_OR_RETURN(SweepRecord found, composite::RecordOfHandle<SweepKind>(runner, handle));
   SweepRecord* record = &found;
   SweepView v;
@@ -175,6 +175,7 @@ Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
   v.msg = record->msg;
   v.objective = record->objective;
   if (const TrialRecord* best = BestTrial(*record)) v.best = best->index;
+  if (!record->final_state) v.objective_unreported = UnreportedObjective(*record, false);
   v.trials.reserve(record->trials.size());
   for (const TrialRecord& t : record->trials) {
     TrialRow row;
@@ -188,6 +189,17 @@ Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle) {
     row.metrics = t.metrics;
     row.objective = t.objective;
     row.generator = t.generator;
+    if (failure_lines > 0 && t.state == specs::AppState::kFailed && !t.handle.empty()) {
+      // Best effort: a trial whose logs are gone (deleted, a back-end without logs) has its msg.
+      if (auto tails = runner.FailureTails(t.handle, failure_lines); tails && *tails) {
+        for (const runner::ReplicaLogTail& tail : **tails) {
+          row.stderr_tail.insert(row.stderr_tail.end(), tail.lines.begin(), tail.lines.end());
+        }
+        if (row.stderr_tail.size() > failure_lines) {
+          row.stderr_tail.erase(row.stderr_tail.begin(), row.stderr_tail.end() - static_cast<long>(failure_lines));
+        }
+      }
+    }
     v.trials.push_back(std::move(row));
   }
   if (v.objective) {
@@ -221,8 +233,18 @@ std::string RenderSweepTable(const SweepView& v) {
   header.insert(header.end(), params.begin(), params.end());
   header.push_back("STATE");
   header.push_back("DURATION");
+  // Why a trial failed or did not run: its last stderr line, else what the sweep recorded.
+  auto reason = [](const TrialRow& t) -> std::string {
+    if (t.state == specs::AppState::kSucceeded || t.state == specs::AppState::kRunning) return "";
+    std::string why = t.stderr_tail.empty() ? t.msg : t.stderr_tail.back();
+    constexpr size_t kMaxReason = 80;
+    if (why.size() > kMaxReason) why = why.substr(0, kMaxReason - 3) + "...";
+    return why;
+  };
+  bool reasons = std::any_of(v.trials.begin(), v.trials.end(), [&](const TrialRow& t) { return !reason(t).empty(); });
   if (generated) header.push_back("BY");
   for (const std::string& m : metrics) header.push_back(v.objective && m == v.objective->metric ? m + "*" : m);
+  if (reasons) header.push_back("REASON");  // last: it is the widest
   rows.push_back(header);
   for (const TrialRow& t : v.trials) {
     std::vector<std::string> row = {std::to_string(t.index) + (v.best && *v.best == t.index ? " (best)" : "")};
@@ -242,6 +264,7 @@ std::string RenderSweepTable(const SweepView& v) {
         row.push_back(it == t.metrics.end() ? "-" : Number(it->second));
       }
     }
+    if (reasons) row.push_back(reason(t));
     rows.push_back(std::move(row));
   }
   std::vector<size_t> width(header.size(), 0);
@@ -255,6 +278,7 @@ std::string RenderSweepTable(const SweepView& v) {
   }
   out += "\n";
   if (!v.msg.empty()) out += v.msg + "\n";
+  if (v.objective_unreported) out += "warning: " + *v.objective_unreported + "\n";
   for (const auto& row : rows) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {

@@ -395,7 +395,7 @@ class EngineTest : public ::testing::Test {
     r.scheduler = "fake";
     r.max_parallel = max_parallel;
     r.max_failures = max_failures;
-    r.objective = Objective{"loss", true, false};
+    r.objective = Objective{objective_, true, false};
     for (int i = 0; i < trials; ++i) {
       TrialRecord t;
       t.index = i;
@@ -413,6 +413,7 @@ class EngineTest : public ::testing::Test {
   testing::ScopedTempDir dir_;
   SweepStore store_{dir_.path() + "/sweeps"};
   FakeTrials fake_;
+  std::string objective_ = "loss";
 };
 
 TEST_F(EngineTest, AtMostMaxParallelRunAndTheBestIsFound) {
@@ -492,6 +493,39 @@ TEST_F(EngineTest, OnlyTheFirstQueuedTrialsAreAskedAboutEachTurn) {
   for (int turn = 0; turn < 3 && !r->final_state; ++turn) r = Refresh(store_, "sw", fake_);
   ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->final_state, AppState::kSucceeded);
+}
+
+// A typo'd objective is said from the first report on, with the metric meant; a sweep that ends
+// without any trial reporting it has no result, so it fails, saying why.
+TEST_F(EngineTest, AnObjectiveNoTrialReportsIsNamedWithTheMetricMeantAndFailsTheSweep) {
+  objective_ = "los";
+  Make(2, 0);
+  ASSERT_THAT(Advance(store_, "sw", fake_), IsOk());
+  EXPECT_EQ(UnreportedObjective(Get(), false), std::nullopt);  // nothing reported yet
+  fake_.reports[0] = {{{"loss", 0.5}, {"step", 1.0}}};
+  ASSERT_THAT(Refresh(store_, "sw", fake_), IsOk());
+  EXPECT_EQ(UnreportedObjective(Get(), false), "objective `los` not reported; did you mean `loss`?");
+  End(0, AppState::kSucceeded, 0.4);
+  End(1, AppState::kSucceeded, 0.3);
+  auto r = Advance(store_, "sw", fake_);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->final_state, AppState::kFailed);
+  EXPECT_EQ(r->msg, "objective `los` not reported; did you mean `loss`?");
+}
+
+TEST(UnreportedObjectiveTest, NamesWhatTheTrialsReportOrThatTheyReportedNothing) {
+  SweepRecord r;
+  r.trials.push_back(TrialRecord{});
+  r.trials.push_back(TrialRecord{});
+  EXPECT_EQ(UnreportedObjective(r, true), std::nullopt);  // no objective: nothing to report
+  r.objective = Objective{"accuracy", false, false};
+  EXPECT_EQ(UnreportedObjective(r, false), std::nullopt);
+  EXPECT_EQ(UnreportedObjective(r, true), "objective `accuracy` not reported: no trial reported any metric");
+  r.trials.Mut(0).metrics = {{"loss", 0.1}, {"step", 3}};
+  r.trials.Mut(1).metrics = {{"epoch", 1}};
+  EXPECT_EQ(UnreportedObjective(r, false), "objective `accuracy` not reported; the trials report loss, step, epoch");
+  r.trials.Mut(1).objective = 0.9;  // one trial reported it: the others may yet
+  EXPECT_EQ(UnreportedObjective(r, true), std::nullopt);
 }
 
 TEST_F(EngineTest, ARefusedSubmissionFailsThatTrialOnly) {

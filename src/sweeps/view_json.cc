@@ -31,7 +31,8 @@ std::string SweepViewToJson(const SweepView& v) {
                       {"duration", t.submitted && t.ended ? Json(*t.ended - *t.submitted) : Json(nullptr)},
                       {"metrics", std::move(metrics)},
                       {"objective", opt(t.objective)},
-                      {"generator", t.generator}});
+                      {"generator", t.generator},
+                      {"stderr_tail", t.stderr_tail}});
   }
   Json objective = nullptr;
   if (v.objective) {
@@ -45,6 +46,7 @@ std::string SweepViewToJson(const SweepView& v) {
             {"msg", v.msg},
             {"objective", std::move(objective)},
             {"best", v.best ? Json(*v.best) : Json(nullptr)},
+            {"objective_unreported", v.objective_unreported ? Json(*v.objective_unreported) : Json(nullptr)},
             {"trials", std::move(trials)}};
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -169,6 +169,8 @@ struct TrialRow {
   std::vector<std::pair<std::string, double>> metrics;  ///< each metric's value (last, or best for the objective)
   std::optional<double> objective;
   std::string generator;  ///< ax: what proposed the trial (Ax's generation node: Sobol, MBM, ...)
+  /// A failed trial's last stderr lines (its failed replicas', in order), where asked for.
+  std::vector<std::string> stderr_tail;
 };
 
 struct SweepView {
@@ -179,11 +181,16 @@ struct SweepView {
   std::optional<Objective> objective;
   std::vector<TrialRow> trials;  ///< sorted by the objective (best first; trials without one last), else by index
   std::optional<int> best;       ///< the index of the best trial with an objective value
+  /// While it runs: why the objective has no value though trials report (a typo'd name, with
+  /// "did you mean"). An ended sweep says it in `msg`.
+  std::optional<std::string> objective_unreported;
 };
 
 /// The sweep behind `handle` (`sweep://session/id`), from its record (a dead driver restarted;
 /// `runner` answers for the trials' scheduler when none can start).
-Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle);
+/// With `failure_lines`, each failed trial's last that many stderr lines (`sweep status`; each is
+/// a log read).
+Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle, size_t failure_lines = 0);
 /// `sweep status`'s table, and its JSON (`--json`).
 std::string RenderSweepTable(const SweepView& view);
 std::string SweepViewToJson(const SweepView& view);

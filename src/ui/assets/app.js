@@ -626,6 +626,7 @@ function sweepView(sw, handle) {
   }
   return [el("h2", {}, `Trials (${sw.trials.length})`),
     sw.objective ? el("p", { class: "muted" }, `${sw.objective.direction} ${objective} (${sw.objective.reduce} report); click a column to sort`) : null,
+    sw.objective_unreported ? el("div", { class: "banner", id: "sweep-objective-unreported" }, sw.objective_unreported) : null,
     el("div", { class: "charts", id: "sweep-plots" }, plots),
     el("table", { id: "sweep-trials" }, el("thead", {}, head), body)];
 }

@@ -104,13 +104,47 @@ def test_random_search_is_the_seeds(torchx):
 
 def test_max_failures_stops_the_sweep(torchx):
     res = torchx("sweep", "run", "--wait", "--max_parallel", "1", "--max_failures", "2", "-p", "code=0,1,1,0,0",
-                 "utils.sh", "sh", "-c", "exit @{code}", check=False, timeout=300)
+                 "utils.sh", "sh", "-c", "echo noise; echo 'step @{code}' >&2; echo 'bad code @{code}' >&2; exit @{code}",
+                 check=False, timeout=300)
     assert res.returncode == 1, res.stderr
-    view = torchx.sweep(res.stdout.split()[0])
+    handle = res.stdout.split()[0]
+    view = torchx.sweep(handle)
     states = {t["index"]: t["state"] for t in view["trials"]}
     assert states == {0: SUCCEEDED, 1: "FAILED", 2: "FAILED", 3: "CANCELLED", 4: "CANCELLED"}, view
     assert "stopped early (max_failures 2)" in view["msg"]
     assert all(t["handle"] == "" for t in view["trials"] if t["index"] >= 3)
+    # Why each failed: its stderr's last lines in --json, the last one in the table's REASON column;
+    # the trials that never ran say why not.
+    tails = {t["index"]: t["stderr_tail"] for t in view["trials"]}
+    assert tails[1] == ["step 1", "bad code 1"] and tails[0] == [] and tails[3] == [], tails
+    table = torchx("sweep", "status", handle).stdout.splitlines()
+    assert table[2].split()[-1] == "REASON", table
+    rows = {line.split()[0]: line for line in table[3:]}
+    assert rows["1"].endswith("bad code 1") and rows["2"].endswith("bad code 1"), table
+    assert "stopped after 2 failed trials" in rows["3"], table
+
+
+def test_an_objective_no_trial_reports_is_named_with_the_metric_meant(torchx):
+    # A typo'd objective (`los`; the trials report `loss`): said while it runs, and the sweep, having
+    # no result, ends FAILED saying so.
+    torchx.write("report.py", "import sys, time\n"
+                 "from torchx.tracker import app_run_from_env\n"
+                 "app_run_from_env().add_metadata(loss=float(sys.argv[1]), step=1)\n"
+                 "time.sleep(float(sys.argv[2]))\n")
+    handle = torchx("sweep", "run", "--objective", "los", "-p", "x=0.1,0.2", "-p", "pause=4", "utils.sh",
+                    sys.executable, "report.py", "@{x}", "@{pause}").stdout.split()[0]
+    deadline = time.monotonic() + 60
+    while True:
+        view = torchx.sweep(handle)
+        if view["objective_unreported"] or view["state"] in (SUCCEEDED, "FAILED", "CANCELLED"):
+            break
+        assert time.monotonic() < deadline, view
+        time.sleep(0.5)
+    assert view["objective_unreported"] == "objective `los` not reported; did you mean `loss`?", view
+    assert "warning: objective `los` not reported; did you mean `loss`?" in torchx("sweep", "status", handle).stdout
+    view = torchx.wait_sweep(handle, {SUCCEEDED, "FAILED", "CANCELLED"}, timeout=120)
+    assert view["state"] == "FAILED" and view["msg"] == "objective `los` not reported; did you mean `loss`?", view
+    assert all(t["state"] == SUCCEEDED for t in view["trials"]), view
 
 
 def test_driver_killed_mid_sweep_resumes_without_running_a_trial_twice(torchx):
