@@ -53,11 +53,13 @@ def alive(pid: int) -> bool:
         return False
 
 
-def started_attempt(torchx, marker):
-    """Starts a managed job whose first attempt sleeps; returns its handle, attempt handle and pids
-    once the first attempt runs (its marker written)."""
+def started_attempt(torchx, marker, first_sleep: float = 120):
+    """Starts a managed job whose first attempt sleeps `first_sleep` s; returns its handle, attempt
+    handle and pids once the first attempt runs (its marker written). A test that kills the
+    supervisor keeps the default: the attempt must still run when it is killed, however slow a
+    loaded machine is to get there (CI once took over 4 s)."""
     handle = torchx("run", "--managed", "-s", "local_cwd", "utils.sh", "sh", "-c",
-                    runs_script(marker, 4)).stdout.split()[0]
+                    runs_script(marker, first_sleep)).stdout.split()[0]
     d = torchx.wait_for(handle, None, timeout=60, what=lambda d: d["attempts"] and d["attempts"][0].get("handle"))
     attempt = d["attempts"][0]["handle"]
     app_id = attempt.rsplit("/", 1)[1]
@@ -99,7 +101,7 @@ def test_supervisor_and_watchdog_killed_are_recovered(torchx, rep):
 @pytest.mark.parametrize("rep", range(REPEATS))
 def test_watchdog_alone_killed_runs_on_in_one_attempt(torchx, rep):
     marker = torchx.cwd / "runs.txt"
-    handle, attempt, supervisor, watchdog = started_attempt(torchx, marker)
+    handle, attempt, supervisor, watchdog = started_attempt(torchx, marker, first_sleep=4)
     os.kill(watchdog, signal.SIGKILL)
     d = torchx.wait_for(handle, ENDED, timeout=120)
     assert d["state"] == "SUCCEEDED", d
