@@ -1,4 +1,4 @@
-// `torchx log [-t] [-n N] [--since T] [--until T] [--regex R] [--streams S] [--json]
+// `torchx log [-t] [-n N] [--since T] [--until T] [--regex R] [--streams S] [--json] [--driver]
 //  SCHED://[SESSION]/APP_ID[/ROLE[/I,J,...]]`.
 #include <algorithm>
 #include <cctype>
@@ -130,6 +130,7 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     int lines = -1;
     int attempt = -1;
     std::string since, until;
+    bool driver = false;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("log", "Print an app's logs");
@@ -148,13 +149,23 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
                   "An earlier run of a retried replica (0 = the first; default: the latest), where the scheduler "
                   "keeps them")
       ->check(CLI::NonNegativeNumber.description(""));
+  cmd->add_flag("--driver", o->driver,
+                "A composite app's own log, its driver's (what it submitted, retried and decided), instead of its "
+                "members'");
   return [o, &registry] {
     auto target = ParseTarget(o->id);
     if (!target) return ReportError(target.error());
     auto stream = schedulers::ParseLogStream(o->streams);
     if (!stream) return ReportError(stream.error());
+    if (o->driver && (!target->role.empty() || o->attempt >= 0)) {
+      return ReportError(InvalidArgumentError(
+          fmt::format("log: --driver reads the composite's own log: give its handle alone ({}), without a role "
+                      "or --attempt",
+                      target->handle)));
+    }
     runner::Runner runner(registry, ReaderRunnerOptions());
-    auto all = AllReplicas(runner, target->handle);
+    auto all = o->driver ? Result<std::vector<ReplicaRef>>(std::vector<ReplicaRef>{ReplicaRef{}})
+                         : AllReplicas(runner, target->handle);
     if (!all) {
       ReportError(all.error());
       return kExitFailure;
@@ -177,6 +188,7 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       return kExitFailure;
     }
     schedulers::LogOptions opts;
+    opts.driver = o->driver;
     opts.follow = o->tail;
     opts.stream = *stream;
     if (!o->regex.empty()) opts.regex = o->regex;
@@ -192,6 +204,10 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       auto until = ParseWhen("log", "--until", o->until, now);
       if (!until) return ReportError(until.error());
       opts.until = *until;
+    }
+    if ((opts.since || opts.until) && opts.driver) {
+      return ReportError(InvalidArgumentError(
+          "log: --since/--until: a driver's log keeps no time per line; use -n/--lines or --regex instead."));
     }
     if (opts.since || opts.until) {
       if (Status s = CheckLogTimes(runner, target->handle); !s.ok()) return ReportError(s);

@@ -129,8 +129,8 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
     auto it = runner.LogLines(handle, opts);
     Status err = it.status();
     if (it) {
-      std::string prefix = color ? fmt::format("\033[32m{}/{}\033[0m ", ref.role, ref.replica)
-                                 : fmt::format("{}/{} ", ref.role, ref.replica);
+      std::string label = options.driver ? "driver" : fmt::format("{}/{}", ref.role, ref.replica);
+      std::string prefix = color ? fmt::format("\033[32m{}\033[0m ", label) : label + " ";
       // Whole lines are buffered per replica and written under the lock in one call, so lines of
       // different replicas never mix; the buffer is flushed before a call that may block.
       LineBuffer buf;
@@ -153,7 +153,10 @@ Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, 
       auto append_line = [&](std::string_view text) {
         if (json) {
           if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-          nlohmann::json j = {{"role", ref.role}, {"replica", ref.replica}, {"line", std::string(text)}};
+          nlohmann::json j =
+              options.driver
+                  ? nlohmann::json{{"driver", true}, {"line", std::string(text)}}
+                  : nlohmann::json{{"role", ref.role}, {"replica", ref.replica}, {"line", std::string(text)}};
           buf.Append({}, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         } else {
           buf.Append(prefix, text);

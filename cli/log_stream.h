@@ -20,7 +20,8 @@ struct ReplicaRef {
 };
 
 /// Streams the replicas' logs to `out` until each iterator ends. `json` prints one JSON object
-/// per line ({"role", "replica", "line"}). Returns the first error.
+/// per line ({"role", "replica", "line"}; {"driver": true, "line"} for a composite's driver log,
+/// `options.driver`, read as one replica). Returns the first error.
 Status StreamLogs(plugins::PluginRegistry& registry, const std::string& handle, const std::vector<ReplicaRef>& replicas,
                   const schedulers::LogOptions& options, bool json, std::FILE* out = stdout);
 

@@ -20,6 +20,8 @@
 // KindOf gives the type names and the defaults most kinds keep.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -35,7 +37,9 @@
 #include "composite/driver_loop.h"
 #include "composite/driver_process.h"
 #include "composite/fault_points.h"
+#include "composite/journal.h"
 #include "core/state_dir.h"
+#include "schedulers/log_file_reader.h"
 #include "torchx/plugins/registry.h"
 #include "torchx/runner/runner.h"
 #include "torchx/schedulers/scheduler.h"
@@ -190,6 +194,14 @@ class CompositeSchedulerOf : public schedulers::Scheduler {
     return store_.Remove(app_id);
   }
 
+  // The composite's own log is its driver's (`torchx log H --driver`); the others are its
+  // children's, which the kind finds (MemberLog).
+  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
+                                                           const schedulers::LogOptions& options) final {
+    if (options.driver) return DriverLog(app_id, options.follow);
+    return MemberLog(app_id, options);
+  }
+
   // A running child's scheduler is waited on: the composite changes when one of them does.
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
     auto record = store_.Get(app_id);
@@ -209,8 +221,31 @@ class CompositeSchedulerOf : public schedulers::Scheduler {
   }
   Status DoCancel(const std::string& app_id) override { return Kind::Cancel(store_, state_dir_, app_id, *backend_); }
 
+  /// The log of the child `options.role` names, as the kind's Describe names its roles.
+  virtual Result<std::unique_ptr<schedulers::LogIterator>> MemberLog(const std::string& app_id,
+                                                                     const schedulers::LogOptions& options) = 0;
+
   Result<std::optional<Record>> Current(const std::string& id) {
     return CurrentRecord<Kind>(store_, state_dir_, id, *backend_);
+  }
+
+  // Followed until the composite ends, each look through its record (CurrentRecord), so a dead
+  // driver is started again rather than waited on for ever.
+  Result<std::unique_ptr<schedulers::LogIterator>> DriverLog(const std::string& app_id, bool follow) {
+    TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
+    if (!record) return NotFoundError(fmt::format("{} {} does not exist", Kind::kNames.noun, app_id));
+    if (!Kind::HasDriver(*record)) {
+      return FailedPreconditionError(
+          fmt::format("{} {} has no driver log: its children's scheduler runs it alone", Kind::kNames.noun, app_id));
+    }
+    auto ended = [registry = &registry_, session = session_name(), state_dir = state_dir_, id = app_id] {
+      runner::Runner runner(*registry, ChildRunnerOptions(session, nullptr));
+      typename Kind::Store store(Kind::Dir(state_dir));
+      auto backend = Kind::MakeBackend(runner);
+      auto current = CurrentRecord<Kind>(store, state_dir, id, *backend);
+      return !current || !*current || (*current)->final_state.has_value();
+    };
+    return schedulers::MakeLogFileReader(DriverLogPath(store_.dir(), app_id), follow, std::move(ended));
   }
   static Status Refusal() {
     return InvalidArgumentError(fmt::format("scheduler `{}` runs {}s, not single apps: use {}", Kind::kNames.scheduler,
@@ -330,8 +365,9 @@ int RunDriverOf(plugins::PluginRegistry& registry, const std::string& state_dir,
         if (!turns) return mine.Fail(turns.error().message());
         mine.Ready();
         FaultPoint("driver_started");
+        JournalTurns<Kind> journal(store, id, std::move(*turns), static_cast<long>(::getpid()));
         SystemClock clock;
-        return RunDriverLoop(**turns, clock, "torchx-composite-driver");
+        return RunDriverLoop(journal, clock, "torchx-composite-driver");
       },
       wanted);
 }

@@ -95,10 +95,14 @@ bool DriverRunning(const std::string& pipelines_dir, const std::string& id) {
   return held;
 }
 
+std::string DriverLogPath(const std::string& dir, const std::string& id) {
+  return (fs::path(dir) / (id + ".driver.log")).string();
+}
+
 Status StartDriver(const std::string& state_dir, const std::string& pipelines_dir, const std::string& id,
                    const std::string& cwd, const std::string& kind) {
   TORCHX_ASSIGN_OR_RETURN(std::string exe, FindDriver());
-  std::string log = (fs::path(pipelines_dir) / (id + ".driver.log")).string();
+  std::string log = DriverLogPath(pipelines_dir, id);
   // A session of its own (the terminal may close), default signal dispositions and an empty mask
   // (the caller may block or ignore them: `torchx ui` blocks SIGTERM), stdio of its own.
   posix_spawnattr_t attr;

@@ -73,6 +73,9 @@ int RunWatched(DriverStart& start, const std::function<int(DriverStart&)>& drive
 /// Whether some process holds pipeline `id`'s lock.
 bool DriverRunning(const std::string& pipelines_dir, const std::string& id);
 
+/// `<dir>/<id>.driver.log`: where a composite's driver writes (`torchx log H --driver` reads it).
+std::string DriverLogPath(const std::string& dir, const std::string& id);
+
 /// Starts torchx-composite-driver for composite `id` of `state_dir` in its own session, in `cwd`,
 /// with default signal dispositions, its output appended to `<pipelines dir>/<id>.driver.log`.
 /// Returns once the driver holds the pipeline's lock (or found another driver holding it); an

@@ -239,8 +239,8 @@ class ManagedScheduler final : public composite::CompositeSchedulerOf<ManagedKin
     return std::optional(std::move(none));
   }
 
-  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
-                                                           const schedulers::LogOptions& options) override {
+  Result<std::unique_ptr<schedulers::LogIterator>> MemberLog(const std::string& app_id,
+                                                             const schedulers::LogOptions& options) override {
     TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
     if (!record) return NotFoundError(fmt::format("managed job {} does not exist", app_id));
     TORCHX_RETURN_IF_ERROR(CheckRole(*record, options.role));

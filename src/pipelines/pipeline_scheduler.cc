@@ -108,8 +108,8 @@ class PipelineScheduler final : public composite::CompositeSchedulerOf<PipelineK
     return std::optional(std::move(def));
   }
 
-  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
-                                                           const schedulers::LogOptions& options) override {
+  Result<std::unique_ptr<schedulers::LogIterator>> MemberLog(const std::string& app_id,
+                                                             const schedulers::LogOptions& options) override {
     TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
     if (!record) return NotFoundError(fmt::format("pipeline {} does not exist", app_id));
     TORCHX_ASSIGN_OR_RETURN(StepRole found, FindStepRole(*record, options.role));

@@ -531,9 +531,18 @@ Result<std::unique_ptr<schedulers::LogIterator>> Runner::LogLines(const std::str
   TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kLogs));
   if (options.follow) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kFollowLogs));
   if (options.attempt) TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kAttemptHistory));
+  if (options.driver && !sa.first->capabilities().Has(schedulers::Capability::kComposite)) {
+    std::string composites;
+    for (const std::string& name : SchedulerBackends()) {
+      auto caps = SchedulerCapabilities(name);
+      if (caps && caps->Has(schedulers::Capability::kComposite)) composites += (composites.empty() ? "" : ", ") + name;
+    }
+    return InvalidArgumentError(fmt::format(
+        "log: {} has no driver log: only a composite app has one (an app of scheduler {})", handle, composites));
+  }
   TORCHX_ASSIGN_OR_RETURN(auto desc, sa.first->Describe(sa.second));
   if (!desc) return NotFoundError(fmt::format("{}{} does not exist", kUnknownAppLogMessage, handle));
-  if (desc->app) {
+  if (desc->app && !options.driver) {
     std::vector<std::string> roles;
     const specs::Role* found = nullptr;
     for (const specs::Role& r : desc->app->roles) {

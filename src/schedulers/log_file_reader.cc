@@ -1,4 +1,4 @@
-#include "schedulers/local/log_file_reader.h"
+#include "schedulers/log_file_reader.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace torchx::schedulers::local {
+namespace torchx::schedulers {
 namespace {
 
 namespace fs = std::filesystem;
@@ -371,4 +371,4 @@ std::unique_ptr<LogIterator> MakeLogFileReader(std::string path, bool follow, st
   return std::make_unique<LogFileReader>(std::move(path), follow, std::move(app_terminal));
 }
 
-}  // namespace torchx::schedulers::local
+}  // namespace torchx::schedulers

@@ -1,7 +1,7 @@
-// The local log reader against files in a temporary directory: Next(), NextBatch() and
+// The log file reader against files in a temporary directory: Next(), NextBatch() and
 // NextBlock() hand out the same lines (across refills, with a last line lacking its newline, through the Runner's
 // filter), and following drains what was written before the app ended.
-#include "schedulers/local/log_file_reader.h"
+#include "schedulers/log_file_reader.h"
 #include "schedulers/line_filter.h"
 
 #include <filesystem>
@@ -13,7 +13,7 @@
 
 #include "testing/temp_dir.h"
 
-namespace torchx::schedulers::local {
+namespace torchx::schedulers {
 namespace {
 
 std::vector<std::string> ByNext(LogIterator& it) {
@@ -219,4 +219,4 @@ TEST(LogFileReader, FollowingGoesOnWithARetriedAttemptsNewFile) {
 }
 
 }  // namespace
-}  // namespace torchx::schedulers::local
+}  // namespace torchx::schedulers

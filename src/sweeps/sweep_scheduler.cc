@@ -88,8 +88,8 @@ class SweepScheduler final : public composite::CompositeSchedulerOf<SweepKind> {
     return std::optional(SweepViewToJson(*view));
   }
 
-  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
-                                                           const schedulers::LogOptions& options) override {
+  Result<std::unique_ptr<schedulers::LogIterator>> MemberLog(const std::string& app_id,
+                                                             const schedulers::LogOptions& options) override {
     TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
     if (!record) return NotFoundError(fmt::format("sweep {} does not exist", app_id));
     TORCHX_ASSIGN_OR_RETURN(TrialRole found, FindTrialRole(*record, options.role));

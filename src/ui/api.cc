@@ -484,6 +484,9 @@ ApiResponse Api::Document(const std::string& handle, bool* ended) const {
   if (ended) *ended = status ? status->is_terminal() : status.error().code() == StatusCode::kNotFound;
   if (!status) return ErrorResponse(status.error());
   json body = {{"app_handle", handle}, {"scheduler", SchedulerOf(handle)}, {"status", StatusJson(*status)}};
+  // A composite (capability, not kind): the page offers its driver's log.
+  auto caps = runner->SchedulerCapabilities(SchedulerOf(handle));
+  body["composite"] = caps && caps->Has(schedulers::Capability::kComposite);
   auto parsed = specs::ParseAppHandle(handle);
   body["app_id"] = parsed ? parsed->app_id : "";
   json attempts = json::array();
@@ -766,6 +769,19 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
   if (!status) return status.error();
   if (!*status) return NotFoundError("app not found: " + handle);
   opts.role = One(query, "role").value_or("");
+  auto driver = Flag(query, "driver");  // a composite's own log (its driver's)
+  if (!driver) return driver.error();
+  if (*driver) {
+    if (all || opts.attempt || !opts.role.empty()) {
+      return InvalidArgumentError(
+          "query parameter `driver`: the composite's own log takes no role, replica or attempt");
+    }
+    opts.driver = true;
+    auto lines = log.runner->LogLines(handle, opts);
+    if (!lines) return lines.error();
+    log.lines = std::move(*lines);
+    return log;
+  }
   if (all) {
     if (opts.attempt) return InvalidArgumentError("query parameter `attempt`: names one replica's run; give `replica`");
     // The replicas the app was submitted with (as `torchx log` reads them), not those a status

@@ -98,7 +98,8 @@ class Api {
   /// GET /api/v1/schedulers: every scheduler with its runopts, marking the listed ones.
   ApiResponse ListSchedulers() const;
 
-  /// The log of one replica (GET /api/v1/apps/{handle}/logs): ?role (default: the first role),
+  /// The log of one replica (GET /api/v1/apps/{handle}/logs): ?driver (a composite's own log),
+  /// ?role (default: the first role),
   /// ?replica, ?stream (stdout|stderr|combined), ?regex, ?follow. Errors name the parameter.
   struct OpenedLog {
     std::unique_ptr<runner::Runner> runner;  // owns the scheduler the iterator reads through

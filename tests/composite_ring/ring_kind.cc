@@ -272,8 +272,8 @@ class RingScheduler final : public composite::CompositeSchedulerOf<RingKind> {
  public:
   using CompositeSchedulerOf::CompositeSchedulerOf;
   // A link's log, by its member name (`link0`); a link not submitted yet has none.
-  Result<std::unique_ptr<schedulers::LogIterator>> LogIter(const std::string& app_id,
-                                                           const schedulers::LogOptions& options) override {
+  Result<std::unique_ptr<schedulers::LogIterator>> MemberLog(const std::string& app_id,
+                                                             const schedulers::LogOptions& options) override {
     TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
     if (!record) return NotFoundError(fmt::format("ring {} does not exist", app_id));
     for (const LinkRecord& l : record->links) {

@@ -134,6 +134,9 @@ struct LogOptions {
   /// An earlier run of the replica (its retry history, 0 = the first); nullopt: the latest. Only
   /// back-ends with Capability::kAttemptHistory keep them (the Runner refuses it elsewhere).
   std::optional<int> attempt;
+  /// A composite's own log, its driver's (Capability::kComposite; the Runner refuses it
+  /// elsewhere), instead of a member's: `role` and `replica` are not read.
+  bool driver = false;
 };
 
 /// Yields log lines (each with its trailing newline, if it had one).

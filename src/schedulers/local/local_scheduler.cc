@@ -36,9 +36,9 @@
 #include "schedulers/local/detached_start.h"
 #include "schedulers/local/failure_cause.h"
 #include "schedulers/local/helpers.h"
-#include "schedulers/local/log_file_reader.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/replica_logs.h"
+#include "schedulers/log_file_reader.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
 

@@ -369,8 +369,12 @@ function logPanel(handle, detail) {
   // Every replica interleaved (each line prefixed, as `torchx log` prints an app) by default where
   // there are several; one replica when chosen.
   const many = roles.reduce((n, r) => n + r.replicas.length, 0) > 1;
+  // A composite's own log, its driver's, is one more choice (no role is named so: role names are
+  // word characters).
+  const DRIVER = "(driver)";
   const roleSel = el("select", { id: "log-role" }, roles.length > 1 ? el("option", { value: "" }, "all roles") : null,
-    roles.map((r) => el("option", { value: r.role }, r.role)));
+    roles.map((r) => el("option", { value: r.role }, r.role)),
+    detail.composite ? el("option", { value: DRIVER }, "driver log") : null);
   const repSel = el("select", { id: "log-replica" });
   // A retried replica's earlier runs (the retry history): "latest" or one attempt.
   const attemptSel = el("select", { id: "log-attempt" });
@@ -382,6 +386,7 @@ function logPanel(handle, detail) {
     attemptSel.hidden = runs.length < 2;
   };
   const fillReplicas = () => {
+    repSel.hidden = roleSel.value === DRIVER;
     const r = roles.find((x) => x.role === roleSel.value);
     repSel.replaceChildren(...(many ? [el("option", { value: "all" }, "all replicas")] : []),
       ...(r ? r.replicas : []).map((rep) => el("option", { value: rep.id }, "replica " + rep.id)));
@@ -397,13 +402,17 @@ function logPanel(handle, detail) {
   const load = async () => {
     if (controller) controller.abort();
     controller = new AbortController();
-    const q = new URLSearchParams({ role: roleSel.value, replica: repSel.value || 0, stream: streamSel.value });
+    const driver = roleSel.value === DRIVER;
+    streamSel.hidden = driver;
+    const q = driver ? new URLSearchParams({ driver: "true" })
+      : new URLSearchParams({ role: roleSel.value, replica: repSel.value || 0, stream: streamSel.value });
     if (regexIn.value) q.set("regex", regexIn.value);
-    if (attemptSel.value !== "") q.set("attempt", attemptSel.value);
+    if (!driver && attemptSel.value !== "") q.set("attempt", attemptSel.value);
     // The same lines, whole and not followed, as a file.
     download.href = appPath(handle) + "/logs?" + q.toString();
-    download.setAttribute("download", [handle.split("/").pop(), roleSel.value, repSel.value === "all" ? "" : repSel.value,
-      attemptSel.value === "" ? "" : "attempt" + attemptSel.value].filter((p) => p !== "").join("-") + ".log");
+    download.setAttribute("download", (driver ? [handle.split("/").pop(), "driver"]
+      : [handle.split("/").pop(), roleSel.value, repSel.value === "all" ? "" : repSel.value,
+        attemptSel.value === "" ? "" : "attempt" + attemptSel.value]).filter((p) => p !== "").join("-") + ".log");
     if (attemptSel.value === "" && followBox.checked) q.set("follow", "true");
     out.textContent = "";
     try {

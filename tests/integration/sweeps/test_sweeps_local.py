@@ -122,6 +122,14 @@ def test_max_failures_stops_the_sweep(torchx):
     rows = {line.split()[0]: line for line in table[3:]}
     assert rows["1"].endswith("bad code 1") and rows["2"].endswith("bad code 1"), table
     assert "stopped after 2 failed trials" in rows["3"], table
+    # The driver's own log: what it submitted, how each trial ended, the end.
+    driver = torchx("log", "--driver", handle).stdout
+    assert re.search(r"^driver \S+Z driver started \(pid \d+\): 5 children\b", driver, re.M), driver
+    assert re.search(r"^driver \S+Z trial 1: submitted as local_cwd://torchx/\S+", driver, re.M), driver
+    assert "trial 1: FAILED" in driver and "trial 3: not run: the sweep stopped after 2 failed trials" in driver, driver
+    assert re.search(r"sweep ended FAILED: 2 of 5 trials failed", driver), driver
+    res = torchx("log", "--driver", f"{handle}/1", check=False)
+    assert res.returncode == 2 and "give its handle alone" in res.stderr, res.stderr
 
 
 def test_an_objective_no_trial_reports_is_named_with_the_metric_meant(torchx):

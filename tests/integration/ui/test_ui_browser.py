@@ -300,6 +300,11 @@ def test_a_finished_sweeps_page_shows_its_trials_sortable_and_plotted(ui, browse
     browser.find_element(By.CSS_SELECTOR, '#sweep-trials th[data-key="p:x"]').click()
     wait.until(lambda d: [r.get_attribute("data-index") for r in d.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")]
                == ["0", "1", "2", "3", "4", "5"])
+    # The sweep's own log, its driver's: each trial submitted and how it ended, then the end.
+    assert detail["composite"] is True
+    Select(browser.find_element(By.ID, "log-role")).select_by_value("(driver)")
+    wait.until(lambda d: "sweep ended SUCCEEDED" in d.find_element(By.ID, "log").text)
+    assert "trial 4: submitted as local_cwd://torchx/pagesweep-4-" in browser.find_element(By.ID, "log").text
     # A trial links to its own app page.
     browser.find_element(By.CSS_SELECTOR, '#sweep-trials tr.trial[data-index="4"] a').click()
     wait.until(lambda d: urllib.parse.unquote(d.current_url.split("#/app/")[-1]).startswith("local_cwd://torchx/pagesweep-4-"))
