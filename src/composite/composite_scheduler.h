@@ -138,7 +138,8 @@ class CompositeSchedulerOf : public schedulers::Scheduler {
   bool instance_per_thread() const override { return true; }
   schedulers::Capabilities capabilities() const override {
     using schedulers::Capability;
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete, Capability::kComposite};
+    return {Capability::kLogs,   Capability::kFollowLogs, Capability::kList,
+            Capability::kDelete, Capability::kComposite,  Capability::kResourceUsage};
   }
   bool requires_resources() const override { return false; }
 
@@ -202,6 +203,48 @@ class CompositeSchedulerOf : public schedulers::Scheduler {
     return MemberLog(app_id, options);
   }
 
+  // The figures of its running children (`top`, `status --resources`, the page's resources card),
+  // each replica named after its child ("trial 3/trainer"); an ended child's are on its own page.
+  // A child whose scheduler keeps none is counted in the note.
+  Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& app_id,
+                                                            const schedulers::UsageOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto record, store_.Get(app_id));
+    if (!record) return std::optional<schedulers::AppUsage>();
+    schedulers::AppUsage out;
+    int running = 0;
+    std::vector<std::string> without;
+    for (const Child& c : (*record).*Kind::kChildren) {
+      if (c.phase != ChildPhase::kSubmitted || specs::IsTerminal(c.state)) continue;
+      ++running;
+      auto usage = runner_.ResourceUsage(c.handle, options);
+      if (!usage && usage.error().code() != StatusCode::kUnimplemented) {  // not "keeps none": say why
+        without.push_back(fmt::format("{} ({})", Kind::Label(c), usage.error().message()));
+        continue;
+      }
+      if (!usage || !*usage) {
+        without.push_back(Kind::Label(c));
+        continue;
+      }
+      for (schedulers::ReplicaUsage& replica : (*usage)->replicas) {
+        replica.role = Kind::Label(c) + "/" + replica.role;
+        out.replicas.push_back(std::move(replica));
+      }
+      for (schedulers::HostUsage& host : (*usage)->hosts) {  // a host's GPUs once, however many children share it
+        auto same = [&host](const schedulers::HostUsage& h) { return h.host == host.host; };
+        if (std::none_of(out.hosts.begin(), out.hosts.end(), same)) out.hosts.push_back(std::move(host));
+      }
+      out.interval_seconds = std::max(out.interval_seconds, (*usage)->interval_seconds);
+      if (out.gpu_note.empty()) out.gpu_note = (*usage)->gpu_note;
+    }
+    if (running == 0) {
+      out.note = fmt::format("no child of this {} is running", Kind::kNames.noun);
+    } else if (!without.empty()) {
+      out.note = fmt::format("{} of {} running children have no figures: {}", without.size(), running,
+                             fmt::join(without, ", "));
+    }
+    return std::optional(std::move(out));
+  }
+
   // A running child's scheduler is waited on: the composite changes when one of them does.
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override {
     auto record = store_.Get(app_id);
@@ -238,12 +281,21 @@ class CompositeSchedulerOf : public schedulers::Scheduler {
       return FailedPreconditionError(
           fmt::format("{} {} has no driver log: its children's scheduler runs it alone", Kind::kNames.noun, app_id));
     }
-    auto ended = [registry = &registry_, session = session_name(), state_dir = state_dir_, id = app_id] {
-      runner::Runner runner(*registry, ChildRunnerOptions(session, nullptr));
-      typename Kind::Store store(Kind::Dir(state_dir));
-      auto backend = Kind::MakeBackend(runner);
-      auto current = CurrentRecord<Kind>(store, state_dir, id, *backend);
-      return !current || !*current || (*current)->final_state.has_value();
+    // Built once for the follow (the store keeps the record it last read: a look at an unchanged
+    // record is not a parse); a look that fails is not the end.
+    struct Looker {
+      runner::Runner runner;
+      typename Kind::Store store;
+      std::unique_ptr<typename Kind::Backend> backend;
+      Looker(plugins::PluginRegistry& registry, const std::string& session, const std::string& state_dir)
+          : runner(registry, ChildRunnerOptions(session, nullptr)),
+            store(Kind::Dir(state_dir)),
+            backend(Kind::MakeBackend(runner)) {}
+    };
+    auto looker = std::make_shared<Looker>(registry_, session_name(), state_dir_);
+    auto ended = [looker, state_dir = state_dir_, id = app_id] {
+      auto current = CurrentRecord<Kind>(looker->store, state_dir, id, *looker->backend);
+      return current && (!*current || (*current)->final_state.has_value());  // gone: deleted
     };
     return schedulers::MakeLogFileReader(DriverLogPath(store_.dir(), app_id), follow, std::move(ended));
   }

@@ -191,10 +191,6 @@ class ManagedScheduler final : public composite::CompositeSchedulerOf<ManagedKin
  public:
   using CompositeSchedulerOf::CompositeSchedulerOf;
 
-  schedulers::Capabilities capabilities() const override {
-    return CompositeSchedulerOf::capabilities().With(schedulers::Capability::kResourceUsage);
-  }
-
   // A composite's child run as a managed job (PlanManagedChild): the run its dry run planned,
   // under the id it chose. What a user asks `-s managed` is still refused, at its dry run.
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {

@@ -279,6 +279,32 @@ std::string FormatUsage(const AppUsage& usage, double now, int history) {
       rows.push_back(std::move(more));
     }
   }
+  // Several replicas (a job's, a sweep's running trials'): their newest figures summed.
+  std::optional<double> cpu_total;
+  std::optional<int64_t> rss_total;
+  std::optional<int> procs_total;
+  int sampled = 0;
+  for (const ReplicaUsage& r : usage.replicas) {
+    if (r.samples.empty()) continue;
+    ++sampled;
+    const UsageSample& s = r.samples.back();
+    if (s.cpu_percent) cpu_total = cpu_total.value_or(0) + *s.cpu_percent;
+    if (s.rss_bytes) rss_total = rss_total.value_or(0) + *s.rss_bytes;
+    if (s.processes) procs_total = procs_total.value_or(0) + *s.processes;
+  }
+  if (sampled > 1) {
+    std::vector<std::string> row = {fmt::format("TOTAL ({} replicas)", sampled),
+                                    "",
+                                    Pct(cpu_total),
+                                    rss_total ? FormatBytes(*rss_total) : "-",
+                                    procs_total ? std::to_string(*procs_total) : "-",
+                                    "",
+                                    "",
+                                    ""};
+    if (series) row.insert(row.begin() + 5, {"", ""});
+    if (history > 0) row.push_back("");
+    rows.push_back(std::move(row));
+  }
   for (const HostUsage& h : usage.hosts) {
     if (!h.samples.empty()) newest = std::max(newest, h.samples.back().time);
   }

@@ -80,6 +80,21 @@ TEST(FormatUsage, NewestSamplePerReplicaAGpuRowEachAndWhyFiguresAreMissing) {
   EXPECT_THAT(text, HasSubstr("GPUs: no NVIDIA driver on this host (libnvidia-ml.so.1 not found)\n"));
 }
 
+// Several sampled replicas (a job's, a sweep's running trials'): their newest figures summed.
+TEST(FormatUsage, SeveralReplicasGetATotalRow) {
+  AppUsage u;
+  u.replicas.push_back({"trial 0/echo", 0, "h", {{100, 50.0, int64_t{100} << 20, 2, {}}}});
+  u.replicas.push_back({"trial 1/echo", 0, "h", {{100, 25.5, int64_t{28} << 20, 1, {}}}});
+  u.replicas.push_back({"trial 2/echo", 0, "h", {}});
+  EXPECT_EQ(FormatUsage(u, 101),
+            "Resources:\n"
+            "  REPLICA             HOST  CPU%  RSS       PROCS  GPU  GPU%  GPU MEM\n"
+            "  trial 0/echo/0      h     50.0  100.0MiB  2      -    -     -\n"
+            "  trial 1/echo/0      h     25.5  28.0MiB   1      -    -     -\n"
+            "  trial 2/echo/0      h     -     -         -      -    -     -\n"
+            "  TOTAL (2 replicas)        75.5  128.0MiB  3\n");
+}
+
 TEST(FormatBytes, BinaryUnits) {
   EXPECT_EQ(FormatBytes(0), "0B");
   EXPECT_EQ(FormatBytes(1023), "1023B");

@@ -132,6 +132,23 @@ def test_max_failures_stops_the_sweep(torchx):
     assert res.returncode == 2 and "give its handle alone" in res.stderr, res.stderr
 
 
+def test_a_running_sweeps_resources_are_its_running_trials(torchx):
+    # `status --resources` (and `top`) of a sweep: each running trial's replicas, named after the
+    # trial, and their sum.
+    handle = torchx("sweep", "run", "-p", "x=30,31", "utils.sh", "sleep", "@{x}").stdout.split()[0]
+    deadline = time.monotonic() + 60
+    while True:
+        out = torchx("status", "--resources", handle).stdout
+        if "TOTAL (2 replicas)" in out:
+            break
+        assert time.monotonic() < deadline, out
+        time.sleep(0.5)
+    assert re.search(r"^  trial 0/sh/0 ", out, re.M) and re.search(r"^  trial 1/sh/0 ", out, re.M), out
+    torchx("cancel", handle)
+    view = torchx.wait_sweep(handle, {"CANCELLED"}, timeout=60)
+    assert "no child of this sweep is running" in torchx("status", "--resources", handle).stdout, view
+
+
 def test_an_objective_no_trial_reports_is_named_with_the_metric_meant(torchx):
     # A typo'd objective (`los`; the trials report `loss`): said while it runs, and the sweep, having
     # no result, ends FAILED saying so.
