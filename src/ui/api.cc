@@ -259,8 +259,9 @@ Age AgeOf(std::chrono::steady_clock::time_point taken, std::chrono::milliseconds
 
 std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
   auto called = std::chrono::steady_clock::now();
-  // Read before Settling: a cancel marks its app settling before it moves the generation on, so
-  // a listing taken here is either known to be settling or not kept.
+  // A cancel marks its app settling before it moves the generation on (and forgets the shared
+  // listing): a call that finds nothing settling either read the generation before that move
+  // (and keeps nothing it takes) or finds no listing from before the cancel.
   std::uint64_t generation = generation_.load();
   bool settling = Settling(nullptr);
   // Settling, only a listing taken after this call began will do.
@@ -284,6 +285,7 @@ std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
     std::lock_guard lock(listings_mu_);
     if (listings_ && listings_ != now && usable(*listings_)) return listings_;
   }
+  // Kept below only if nothing changed through the API while it was taken.
   generation = std::max(generation, generation_.load());
   auto snapshot = std::make_shared<ListingSnapshot>();
   snapshot->taken = std::chrono::steady_clock::now();  // its age counts from before it was read
@@ -299,11 +301,14 @@ std::shared_ptr<const Api::ListingSnapshot> Api::Listings() const {
     of.apps = std::move(*listed);
   }
   if (settling) {
+    // Ended, or gone from its own scheduler's listing (deleted elsewhere).
     SeenEnded([&](const std::string& handle) {
       for (const ListingSnapshot::Of& of : snapshot->schedulers) {
+        if (of.scheduler != SchedulerOf(handle) || of.error) continue;
         for (const schedulers::ListAppResponse& app : of.apps) {
           if (app.app_handle == handle) return specs::IsTerminal(app.state);
         }
+        return true;
       }
       return false;
     });
@@ -321,13 +326,14 @@ bool Api::Settling(const std::string* handle) const {
 }
 
 void Api::SeenEnded(const std::function<bool(const std::string& handle)>& ended) const {
-  std::size_t settled = 0;
-  {
-    std::lock_guard lock(settling_mu_);
-    settled = std::erase_if(settling_, [&](const auto& entry) { return ended(entry.first); });
-  }
-  // What was kept while it settled may show it running: from here on, others read it anew.
-  if (settled > 0) ForgetListings();
+  // What was kept while it settled may show it running: forgotten before the app stops settling
+  // (under the same lock), so no caller finds it settled and is answered what was kept.
+  // (settling_mu_ is never taken inside listings_mu_ or apps_mu_.)
+  std::lock_guard lock(settling_mu_);
+  bool any = std::any_of(settling_.begin(), settling_.end(), [&](const auto& entry) { return ended(entry.first); });
+  if (!any) return;
+  ForgetListings();
+  std::erase_if(settling_, [&](const auto& entry) { return ended(entry.first); });
 }
 
 void Api::ForgetListings() const {
@@ -501,7 +507,41 @@ ApiResponse Api::Document(const std::string& handle, bool* ended) const {
                           {"ended", a.ended ? json(*a.ended) : json(nullptr)}});
     }
   }
+  // When it started and ended: its replicas' first start and last end, where the scheduler keeps
+  // a history.
+  json started = nullptr;
+  json last_end = nullptr;
+  bool all_ended = !attempts.empty();
+  for (const json& a : attempts) {
+    if (started.is_null() || a["started"].get<double>() < started.get<double>()) started = a["started"];
+    if (a["ended"].is_null()) all_ended = false;
+    if (!a["ended"].is_null() && (last_end.is_null() || a["ended"].get<double>() > last_end.get<double>())) {
+      last_end = a["ended"];
+    }
+  }
+  body["started"] = std::move(started);
   body["attempts"] = std::move(attempts);
+  // When it was submitted and who submitted it, as the apps list says (the last shared listing,
+  // of any age: a document never waits for a listing); null where no listed scheduler lists it.
+  // An app that ended after that listing was taken has its end from its history.
+  body["created"] = nullptr;
+  body["ended"] = nullptr;
+  body["user"] = nullptr;
+  std::shared_ptr<const ListingSnapshot> listing;  // held: the loop reads into it
+  {
+    std::lock_guard lock(listings_mu_);
+    listing = listings_;
+  }
+  if (!listing) listing = Listings();
+  for (const ListingSnapshot::Of& of : listing->schedulers) {
+    for (const schedulers::ListAppResponse& listed : of.apps) {
+      if (listed.app_handle != handle) continue;
+      if (listed.created) body["created"] = *listed.created;
+      if (listed.ended) body["ended"] = *listed.ended;
+      if (!listed.user.empty()) body["user"] = listed.user;
+    }
+  }
+  if (status->is_terminal() && body["ended"].is_null() && all_ended) body["ended"] = last_end;
   json failure_logs = json::array();
   if (status->state == specs::AppState::kFailed) {
     if (auto tails = runner->FailureTails(handle); tails && *tails) {
@@ -772,9 +812,9 @@ Result<Api::OpenedLog> Api::OpenLog(const std::string& handle, const Query& quer
   auto driver = Flag(query, "driver");  // a composite's own log (its driver's)
   if (!driver) return driver.error();
   if (*driver) {
-    if (all || opts.attempt || !opts.role.empty()) {
+    if (query.count("replica") || query.count("stream") || opts.attempt || !opts.role.empty()) {
       return InvalidArgumentError(
-          "query parameter `driver`: the composite's own log takes no role, replica or attempt");
+          "query parameter `driver`: the composite's own log takes no role, replica, stream or attempt");
     }
     opts.driver = true;
     auto lines = log.runner->LogLines(handle, opts);

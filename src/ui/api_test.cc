@@ -389,6 +389,12 @@ TEST_F(ApiTest, PagesShareAListingForASecondAndSeeTheirOwnChangesAtOnce) {
 TEST_F(ApiTest, AnAppCancelledThroughTheApiIsReadAfreshUntilItIsSeenEnded) {
   apps_->cancel_ends_later = true;
   std::string h = Submit("hi");
+  // Its document says when it was submitted, as the listing does; this scheduler has no history
+  // (no start) and no user.
+  json doc = Body(api_->GetApp(h));
+  EXPECT_EQ(doc["created"], 1001.0);
+  EXPECT_TRUE(doc["started"].is_null() && doc["ended"].is_null() && doc["user"].is_null()) << doc.dump();
+  EXPECT_EQ(doc["composite"], false);
   std::string id = h.substr(h.rfind('/') + 1);
   EXPECT_EQ(Body(api_->ListApps({{"state", "RUNNING"}}))["total"], 1);
   ASSERT_EQ(api_->CancelApp(h).status, 202);

@@ -106,7 +106,7 @@ async function appsPage(main, params) {
       el("td", {}, m.depends_on.length ? el("span", { class: "muted" }, "after " + m.depends_on.join(", ")) : ""),
       el("td", {}, ""),
       el("td", { title: m.submitted ? new Date(m.submitted * 1000).toLocaleString() : "" }, age(m.submitted)),
-      el("td", {}, m.submitted ? seconds(Math.max(0, (m.ended || Date.now() / 1000) - m.submitted)) + (m.ended ? "" : " so far") : ""),
+      el("td", {}, m.submitted ? took(m.submitted, m.ended) : ""),
       el("td", {}, ""),
       el("td", { class: "reason err" }, m.state === "SUCCEEDED" ? "" : m.msg || ""));
     const rows = data.apps.flatMap((a) => [el("tr", { "data-handle": a.app_handle },
@@ -118,7 +118,7 @@ async function appsPage(main, params) {
         el("span", { class: "muted" }, Object.entries(r.states).map(([s, n]) => n + " " + s.toLowerCase()).join(", "))))),
       el("td", {}, a.num_restarts === null ? "" : String(a.num_restarts)),
       el("td", { title: a.created ? new Date(a.created * 1000).toLocaleString() : "" }, age(a.created)),
-      el("td", {}, a.created ? seconds(Math.max(0, (a.ended || Date.now() / 1000) - a.created)) + (a.ended ? "" : " so far") : ""),
+      el("td", {}, a.created ? took(a.created, a.ended) : ""),
       el("td", {}, a.user || ""),
       el("td", { class: "reason err" }, a.reason || "")), ...(a.members || []).map(memberRow)]);
     const end = Math.min(data.total, offset + data.apps.length);
@@ -163,6 +163,17 @@ function svg(tag, attrs, ...children) {
 
 const seconds = (s) => s < 60 ? s.toFixed(1) + "s" : s < 3600 ? (s / 60).toFixed(1) + "m" : (s / 3600).toFixed(1) + "h";
 
+// How long something has run: its duration once it ended; while it runs, a count the page's clock
+// moves on every second between refreshes (a refresh comes only when something changes).
+const tickingText = (from) => seconds(Math.max(0, Date.now() / 1000 - from)) + " so far";
+function took(from, ended) {
+  if (ended !== null && ended !== undefined) return seconds(Math.max(0, ended - from));
+  return el("span", { class: "ticking", "data-from": String(from) }, tickingText(from));
+}
+setInterval(() => {
+  for (const e of document.querySelectorAll(".ticking")) e.textContent = tickingText(Number(e.dataset.from));
+}, 1000);
+
 // Each replica's attempts over time: one row per replica, one bar per attempt, coloured by how it
 // ended; and the same as a table (the retry history).
 function attemptsView(attempts) {
@@ -190,7 +201,7 @@ function attemptsView(attempts) {
     el("tbody", {}, attempts.map((a) => el("tr", {}, el("td", {}, a.role), el("td", {}, String(a.replica)),
       el("td", {}, String(a.attempt)), el("td", {}, stateBadge(a.state)), el("td", {}, a.exit_code === null ? "" : String(a.exit_code)),
       el("td", {}, new Date(a.started * 1000).toLocaleTimeString()),
-      el("td", {}, seconds((a.ended || now) - a.started) + (a.ended ? "" : " so far"))))));
+      el("td", { class: "duration" }, took(a.started, a.ended))))));
   return el("div", {}, plot, table);
 }
 
@@ -487,6 +498,11 @@ async function appPage(main, handle) {
       el("dt", {}, "handle"), el("dd", { class: "mono" }, d.app_handle),
       el("dt", {}, "scheduler"), el("dd", {}, d.scheduler),
       el("dt", {}, "restarts"), el("dd", { id: "restarts" }, String(s.num_restarts)),
+      d.created ? [el("dt", {}, "submitted"), el("dd", { id: "submitted" }, new Date(d.created * 1000).toLocaleString())] : null,
+      d.started ? [el("dt", {}, "started"), el("dd", { id: "started" }, new Date(d.started * 1000).toLocaleString())] : null,
+      d.ended ? [el("dt", {}, "ended"), el("dd", { id: "ended" }, new Date(d.ended * 1000).toLocaleString())] : null,
+      d.created ? [el("dt", {}, "duration"), el("dd", { id: "duration" }, terminal ? (d.ended ? took(d.created, d.ended) : "-") : took(d.created, null))] : null,
+      d.user ? [el("dt", {}, "user"), el("dd", { id: "user" }, d.user)] : null,
       s.msg ? [el("dt", {}, "message"), el("dd", {}, s.msg)] : null,
       s.ui_url ? [el("dt", {}, "ui"), el("dd", { class: "mono" },
         /^https?:\/\//.test(s.ui_url) ? el("a", { href: s.ui_url, rel: "noreferrer" }, s.ui_url) : s.ui_url)] : null),
@@ -500,7 +516,10 @@ async function appPage(main, handle) {
   };
   render(detail);
   main.replaceChildren(head, notice, summary, trials, recoveries, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
-    el("h2", {}, "Definition"), ...[appDefView(detail.appdef)].flat());
+    el("h2", {}, "Definition"), ...(detail.sweep
+      // A sweep's "roles" are its trials, each its own app: no fake role cards (entrypoint "trial", -1 CPU).
+      ? [el("p", { class: "muted", id: "definition-trials" }, "Each trial is an app of its own: its definition is on its page (the trials table links to it).")]
+      : [appDefView(detail.appdef)].flat()));
   const es = stream(appPath(handle) + "/events", {
     app: (e) => render(JSON.parse(e.data)),
     error: (e) => { if (e.data) notice.replaceChildren(banner(JSON.parse(e.data).error.message)); },
@@ -516,11 +535,13 @@ function managedView(m) {
   const W = 640, ROW = 26, L = 90, R = 10, T = 6;
   const now = Date.now() / 1000;
   const times = m.attempts.flatMap((a) => [a.submitted, a.ended]).filter((t) => t !== null && t !== undefined);
-  const t0 = times.length ? Math.min(...times) : now, t1 = Math.max(now, ...times, t0 + 1);
+  // An ended job's axis ends where it did, not at the time the page was loaded.
+  const over = /^(SUCCEEDED|FAILED|CANCELLED)$/.test(m.state);
+  const t0 = times.length ? Math.min(...times) : now, t1 = Math.max(over && times.length ? t0 : now, ...times, t0 + 1);
   const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
   const H = T + ROW * Math.max(1, m.attempts.length) + 18;
   const bars = m.attempts.map((a, i) => {
-    const y = T + i * ROW, start = a.submitted ?? a.ended ?? now, end = a.ended ?? now;
+    const y = T + i * ROW, start = a.submitted ?? a.ended ?? t1, end = a.ended ?? t1;
     return svg("g", { class: "attempt", "data-attempt": a.attempt },
       svg("text", { x: 4, y: y + 16 }, `attempt ${a.attempt}`),
       svg("rect", { x: x(start), y: y + 4, width: Math.max(3, x(end) - x(start)), height: ROW - 10,
@@ -537,7 +558,7 @@ function managedView(m) {
     el("p", { class: "muted" }, `up to ${m.max_recoveries} per target on ${m.recover_on.join(", ")}` +
       (m.start_timeout ? `; next target after ${dur(m.start_timeout)} waiting` : "") + `; checkpoints in ${m.checkpoint_dir}`),
     svg("svg", { class: "timeline", id: "managed-timeline", viewBox: `0 0 ${W} ${H}`, role: "img",
-                 "aria-label": "attempts over time" },
+                 "aria-label": "attempts over time", "data-t0": t0, "data-t1": t1 },
       ...bars, svg("text", { x: L, y: H - 4 }, "0"), svg("text", { x: W - R, y: H - 4, "text-anchor": "end" }, dur(t1 - t0))),
     el("table", { id: "managed-attempts" },
       el("thead", {}, el("tr", {}, ...["#", "state", "target", "why", "ended by", "handle"].map((h) => el("th", {}, h)))),

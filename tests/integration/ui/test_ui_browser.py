@@ -101,6 +101,9 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#replicas tbody tr")) == 2)
     # The timeline has a bar for each replica's running attempt.
     assert len(browser.find_elements(By.CSS_SELECTOR, "#timeline rect.bar-RUNNING")) == 2
+    # A running attempt's duration counts on between refreshes.
+    first = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#attempts td.duration .ticking").text)
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#attempts td.duration .ticking").text != first)
     # Log lines arrive as the job writes them: the count grows while we watch.
     wait.until(lambda d: "step 3" in d.find_element(By.ID, "log").text)
     seen = browser.find_element(By.ID, "log").text.count("\n")
@@ -300,6 +303,9 @@ def test_a_finished_sweeps_page_shows_its_trials_sortable_and_plotted(ui, browse
     browser.find_element(By.CSS_SELECTOR, '#sweep-trials th[data-key="p:x"]').click()
     wait.until(lambda d: [r.get_attribute("data-index") for r in d.find_elements(By.CSS_SELECTOR, "#sweep-trials tr.trial")]
                == ["0", "1", "2", "3", "4", "5"])
+    # Trials, not roles: no role card with the sweep's placeholder entrypoint and -1 resources.
+    assert browser.find_elements(By.ID, "definition-trials")
+    assert "-1 CPU" not in browser.find_element(By.TAG_NAME, "main").text
     # The sweep's own log, its driver's: each trial submitted and how it ended, then the end.
     assert detail["composite"] is True
     Select(browser.find_element(By.ID, "log-role")).select_by_value("(driver)")
@@ -329,4 +335,11 @@ def test_a_managed_jobs_page_draws_its_attempts_on_a_timeline_with_their_causes(
     assert cause.startswith("user_error: sh/0 exited with code 1"), cause
     why = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, '#managed-attempts tr[data-attempt="1"]').text)
     assert "recovery 1 after user_error" in why, why
+    # The ended job's axis ends at its end, however long after it the page is read.
+    time.sleep(2)
+    browser.refresh()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#managed-timeline rect.bar")) == 2)
+    axis_end = float(browser.find_element(By.ID, "managed-timeline").get_attribute("data-t1"))
+    ended = max(a["ended"] for a in detail["managed"]["attempts"])
+    assert axis_end == pytest.approx(ended, abs=0.01), (axis_end, ended)
     save(browser, shots, "app-managed.png")
