@@ -84,24 +84,36 @@ Result<Target> ParseTarget(const std::string& id) {
   return t;
 }
 
-// Some back-ends keep no time per log line (local_cwd writes plain files): --since/--until there
-// would print every line as if it were the asked-for window. Refused instead, naming the
-// schedulers that honour them. A composite's lines come from its members' schedulers.
-Status CheckLogTimes(runner::Runner& runner, const std::string& handle) {
+// The schedulers whose lines `handle`'s log is: its own, or a composite's members', down to apps
+// that are no composite (a pipeline step that is a sweep: its trials'). Not-yet-submitted members
+// count by the scheduler they will run on.
+void LineSchedulers(runner::Runner& runner, const std::string& handle, int depth, std::vector<std::string>& out) {
+  auto add = [&out](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
   auto parsed = specs::ParseAppHandle(handle);
-  if (!parsed) return OkStatus();  // ParseTarget has said why
-  std::vector<std::string> schedulers = {parsed->scheduler_backend};
-  if (auto caps = runner.SchedulerCapabilities(parsed->scheduler_backend);
-      caps && caps->Has(schedulers::Capability::kComposite)) {
-    schedulers.clear();
-    if (auto members = runner.Members(handle); members && *members) {
-      for (const schedulers::MemberApp& m : **members) {
-        if (std::find(schedulers.begin(), schedulers.end(), m.scheduler) == schedulers.end()) {
-          schedulers.push_back(m.scheduler);
-        }
-      }
+  if (!parsed) return;
+  auto caps = runner.SchedulerCapabilities(parsed->scheduler_backend);
+  if (!caps || !caps->Has(schedulers::Capability::kComposite)) return add(parsed->scheduler_backend);
+  if (depth >= 4) return;  // composites nest a level or two; a cycle is not followed
+  auto members = runner.Members(handle);
+  if (!members || !*members) return;
+  for (const schedulers::MemberApp& m : **members) {
+    if (!m.app_handle.empty()) {
+      LineSchedulers(runner, m.app_handle, depth + 1, out);
+    } else if (auto of = runner.SchedulerCapabilities(m.scheduler);
+               of && !of->Has(schedulers::Capability::kComposite)) {
+      add(m.scheduler);
     }
   }
+}
+
+// Some back-ends keep no time per log line (local_cwd writes plain files): --since/--until there
+// would print every line as if it were the asked-for window. Refused instead, naming the
+// schedulers that honour them.
+Status CheckLogTimes(runner::Runner& runner, const std::string& handle) {
+  std::vector<std::string> schedulers;
+  LineSchedulers(runner, handle, 0, schedulers);
   for (const std::string& scheduler : schedulers) {
     auto caps = runner.SchedulerCapabilities(scheduler);
     if (!caps || caps->Has(schedulers::Capability::kLogTimestamps)) continue;

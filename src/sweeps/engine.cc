@@ -227,7 +227,9 @@ std::optional<std::string> UnreportedObjective(const SweepRecord& r, bool ended)
   if (!suffix.empty()) {  // " Did you mean `loss`?"
     return fmt::format("objective `{}` not reported; did you mean {}", metric, suffix.substr(suffix.find('`')));
   }
-  return fmt::format("objective `{}` not reported; the trials report {}", metric, fmt::join(reported, ", "));
+  // No close name: perhaps reported only at the end (a validation metric), so "yet" while running.
+  return fmt::format("objective `{}` not reported{}; the trials report {}", metric, ended ? "" : " yet",
+                     fmt::join(reported, ", "));
 }
 
 Result<SweepRecord> Refresh(SweepStore& store, const std::string& id, TrialBackend& backend) {

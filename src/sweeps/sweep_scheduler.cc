@@ -177,6 +177,7 @@ Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle, s
   if (const TrialRecord* best = BestTrial(*record)) v.best = best->index;
   if (!record->final_state) v.objective_unreported = UnreportedObjective(*record, false);
   v.trials.reserve(record->trials.size());
+  int tailed = 0;
   for (const TrialRecord& t : record->trials) {
     TrialRow row;
     row.index = t.index;
@@ -189,7 +190,9 @@ Result<SweepView> ViewSweep(runner::Runner& runner, const std::string& handle, s
     row.metrics = t.metrics;
     row.objective = t.objective;
     row.generator = t.generator;
-    if (failure_lines > 0 && t.state == specs::AppState::kFailed && !t.handle.empty()) {
+    // Each is a log read: the first kMaxTailedTrials failed trials only (the rest have their msg).
+    constexpr int kMaxTailedTrials = 100;
+    if (failure_lines > 0 && t.state == specs::AppState::kFailed && !t.handle.empty() && tailed++ < kMaxTailedTrials) {
       // Best effort: a trial whose logs are gone (deleted, a back-end without logs) has its msg.
       if (auto tails = runner.FailureTails(t.handle, failure_lines); tails && *tails) {
         for (const runner::ReplicaLogTail& tail : **tails) {
@@ -236,9 +239,22 @@ std::string RenderSweepTable(const SweepView& v) {
   // Why a trial failed or did not run: its last stderr line, else what the sweep recorded.
   auto reason = [](const TrialRow& t) -> std::string {
     if (t.state == specs::AppState::kSucceeded || t.state == specs::AppState::kRunning) return "";
-    std::string why = t.stderr_tail.empty() ? t.msg : t.stderr_tail.back();
+    std::string why = t.msg;
+    for (auto it = t.stderr_tail.rbegin(); it != t.stderr_tail.rend(); ++it) {  // the last line with text
+      if (it->find_first_not_of(" \t\r") != std::string::npos) {
+        why = *it;
+        break;
+      }
+    }
+    for (char& c : why) {  // one table row: no control characters (a terminal's colour codes)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    }
     constexpr size_t kMaxReason = 80;
-    if (why.size() > kMaxReason) why = why.substr(0, kMaxReason - 3) + "...";
+    if (why.size() > kMaxReason) {
+      size_t cut = kMaxReason - 3;
+      while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+      why = why.substr(0, cut) + "...";
+    }
     return why;
   };
   bool reasons = std::any_of(v.trials.begin(), v.trials.end(), [&](const TrialRow& t) { return !reason(t).empty(); });

@@ -523,7 +523,9 @@ TEST(UnreportedObjectiveTest, NamesWhatTheTrialsReportOrThatTheyReportedNothing)
   EXPECT_EQ(UnreportedObjective(r, true), "objective `accuracy` not reported: no trial reported any metric");
   r.trials.Mut(0).metrics = {{"loss", 0.1}, {"step", 3}};
   r.trials.Mut(1).metrics = {{"epoch", 1}};
-  EXPECT_EQ(UnreportedObjective(r, false), "objective `accuracy` not reported; the trials report loss, step, epoch");
+  EXPECT_EQ(UnreportedObjective(r, false),
+            "objective `accuracy` not reported yet; the trials report loss, step, epoch");
+  EXPECT_EQ(UnreportedObjective(r, true), "objective `accuracy` not reported; the trials report loss, step, epoch");
   r.trials.Mut(1).objective = 0.9;  // one trial reported it: the others may yet
   EXPECT_EQ(UnreportedObjective(r, true), std::nullopt);
 }
