@@ -433,8 +433,15 @@ ApiResponse Api::ListApps(const Query& query) const {
                  {"user", app.user},
                  {"reason", app.reason},
                  {"roles", json::array()},
-                 {"members", json::array()}};
+                 {"members", json::array()},
+                 {"member_counts", json::object()}};
     for (const schedulers::MemberApp& m : app.members) item["members"].push_back(MemberJson(m));
+    // A composite's children counted by state: what its one row shows (the children themselves
+    // are paged by GET /api/v1/apps/{handle}/members).
+    for (const schedulers::MemberApp& m : app.members) {
+      json& n = item["member_counts"][std::string(specs::AppStateName(m.state))];
+      n = n.is_null() ? 1 : n.get<int>() + 1;
+    }
     // Only the page's apps are described: a listing of 10,000 apps costs one List per scheduler.
     if (auto status = runner->Status(app.app_handle); status && *status) {
       item["roles"] = RoleSummary(**status);
@@ -580,6 +587,37 @@ ApiResponse Api::Document(const std::string& handle, bool* ended) const {
   }
   text += '}';
   return ApiResponse{200, std::move(text)};
+}
+
+ApiResponse Api::ListMembers(const std::string& handle, const Query& query) const {
+  auto offset = Count(query, "offset", 0, 0, 1'000'000'000);
+  if (!offset) return ErrorResponse(offset.error());
+  auto limit = Count(query, "limit", kDefaultPageSize, 1, kMaxPageSize);
+  if (!limit) return ErrorResponse(limit.error());
+  // From the shared listing where its scheduler is listed (a 1,000-trial sweep's page of 50 is
+  // then no read at all); else from the composite itself.
+  std::shared_ptr<const ListingSnapshot> listing = Listings();
+  const std::vector<schedulers::MemberApp>* members = nullptr;
+  for (const ListingSnapshot::Of& of : listing->schedulers) {
+    for (const schedulers::ListAppResponse& app : of.apps) {
+      if (app.app_handle == handle) members = &app.members;
+    }
+  }
+  std::optional<std::vector<schedulers::MemberApp>> described;
+  if (!members) {
+    auto found = Shared().Members(handle);
+    if (!found) return ErrorResponse(found.error());
+    if (!*found) return ErrorResponse(NotFoundError("app not found: " + handle));
+    described = std::move(**found);
+    members = &*described;
+  }
+  json page = json::array();
+  for (size_t i = *offset; i < members->size() && i < *offset + *limit; ++i) page.push_back(MemberJson((*members)[i]));
+  return Ok({{"app_handle", handle},
+             {"members", std::move(page)},
+             {"total", members->size()},
+             {"offset", *offset},
+             {"limit", *limit}});
 }
 
 ApiResponse Api::GetResources(const std::string& handle, const Query& query) const {

@@ -78,6 +78,11 @@ class Api {
   /// through this API, and not shared while an app cancelled through it has not been seen ended.
   /// Event streams call GetApp itself.
   ApiResponse GetAppShared(const std::string& handle) const;
+  /// GET /api/v1/apps/{handle}/members: a composite's children (a sweep's trials, a pipeline's
+  /// steps, a managed job's attempts) in their order, paged: ?offset, ?limit (1..500, default
+  /// 50); {members, total, offset, limit}. An app that is no composite has none; 404 for an unknown
+  /// composite.
+  ApiResponse ListMembers(const std::string& handle, const Query& query) const;
   /// GET /api/v1/apps/{handle}/resources: the replicas' CPU, memory and GPU samples
   /// (schedulers::UsageToJson) ?since= epoch seconds, ?max_samples= per replica. 404 for an unknown
   /// app; 501 for a scheduler without resource usage.

@@ -31,6 +31,7 @@ struct MemApps {
     double created;
     specs::AppDef def;
     std::vector<std::string> log;
+    std::vector<schedulers::MemberApp> members;  // as a composite's listing has them
   };
   std::map<std::string, App> apps;
   int next = 0;
@@ -65,8 +66,8 @@ class MemScheduler : public schedulers::Scheduler {
   }
   Result<std::string> Schedule(const schedulers::DryRunInfo& info) override {
     std::string id = "app" + std::to_string(++apps_->next);
-    apps_->apps[id] = {
-        info.app.name, specs::AppState::kRunning, 1000.0 + apps_->next, info.app, {"hello\n", "world\n"}};
+    apps_->apps[id] = {info.app.name, specs::AppState::kRunning, 1000.0 + apps_->next,
+                       info.app,      {"hello\n", "world\n"},    {}};
     return id;
   }
   Result<std::optional<schedulers::DescribeAppResponse>> Describe(const std::string& id) override {
@@ -95,7 +96,10 @@ class MemScheduler : public schedulers::Scheduler {
   }
   Result<std::vector<schedulers::ListAppResponse>> List() override {
     std::vector<schedulers::ListAppResponse> out;
-    for (const auto& [id, a] : apps_->apps) out.push_back({id, a.state, "", a.name, a.created, 0});
+    for (const auto& [id, a] : apps_->apps) {
+      out.push_back({id, a.state, "", a.name, a.created, 0});
+      out.back().members = a.members;
+    }
     return out;
   }
   Status Delete(const std::string& id) override {
@@ -415,6 +419,34 @@ TEST_F(ApiTest, AnAppCancelledThroughTheApiIsReadAfreshUntilItIsSeenEnded) {
   apps_->apps.at(second_id).state = specs::AppState::kCancelled;
   EXPECT_EQ(Body(api_->GetAppShared(second))["status"]["state"], "CANCELLED");
   EXPECT_EQ(Body(api_->ListApps({{"state", "RUNNING"}}))["total"], 0);
+}
+
+// A composite's children: counted by state in its row, paged from the shared listing.
+TEST_F(ApiTest, AppsCarryTheirMembersCountsByStateAndTheMembersArePaged) {
+  std::string h = Submit("sweep-like");
+  std::string id = h.substr(h.rfind('/') + 1);
+  for (int i = 0; i < 120; ++i) {
+    schedulers::MemberApp m;
+    m.name = std::to_string(i);
+    m.scheduler = "mem";
+    m.state = i < 100 ? specs::AppState::kSucceeded : i < 117 ? specs::AppState::kRunning : specs::AppState::kFailed;
+    apps_->apps.at(id).members.push_back(m);
+  }
+  json listed = Body(api_->ListApps({}))["apps"][0];
+  EXPECT_EQ(listed["member_counts"], json({{"SUCCEEDED", 100}, {"RUNNING", 17}, {"FAILED", 3}}));
+  json page = Body(api_->ListMembers(h, {{"offset", "100"}, {"limit", "50"}}));
+  EXPECT_EQ(page["total"], 120);
+  ASSERT_EQ(page["members"].size(), 20u);
+  EXPECT_EQ(page["members"][0]["name"], "100");
+  EXPECT_EQ(page["members"][19]["state"], "FAILED");
+  EXPECT_EQ(Body(api_->ListMembers(h, {}))["members"].size(), 50u);  // 50 by default
+  EXPECT_EQ(api_->ListMembers(h, {{"limit", "0"}}).status, 400);
+  std::string plain = Submit("plain");
+  EXPECT_EQ(Body(api_->ListMembers(plain, {}))["total"], 0);
+  json all = Body(api_->ListApps({}));
+  for (const json& app : all["apps"]) {
+    if (app["app_handle"] == plain) EXPECT_EQ(app["member_counts"], json::object());
+  }
 }
 
 TEST(UiSchedulers, LocalFirstThenConfiguredThenAskedForEachOnce) {

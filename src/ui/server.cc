@@ -481,6 +481,10 @@ void Server::Impl::Routes() {
            [this](const httplib::Request& req, httplib::Response& res) {
              SetJson(res, workers.Run([&] { return api.GetResources(req.matches[1].str(), QueryOf(req)); }));
            });
+  http.Get(std::string("/api/v1/apps/") + kHandle + "/members",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             SetJson(res, workers.Run([&] { return api.ListMembers(req.matches[1].str(), QueryOf(req)); }));
+           });
   http.Post(std::string("/api/v1/apps/") + kHandle + "/cancel",
             [this](const httplib::Request& req, httplib::Response& res) {
               SetJson(res, workers.Run([&] { return api.CancelApp(req.matches[1].str()); }));

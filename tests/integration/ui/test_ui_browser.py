@@ -284,6 +284,10 @@ def test_a_finished_sweeps_page_shows_its_trials_sortable_and_plotted(ui, browse
     assert status == 200, listing
     top = {a["app_handle"]: a for a in listing["apps"]}
     assert [m["name"] for m in top[handle]["members"]] == ["0", "1", "2", "3", "4", "5"]
+    assert top[handle]["member_counts"] == {"SUCCEEDED": 6}, top[handle]
+    q = urllib.parse.quote(handle, safe="")
+    status, page = ui.api("GET", f"/api/v1/apps/{q}/members?offset=4&limit=10")
+    assert status == 200 and page["total"] == 6 and [m["name"] for m in page["members"]] == ["4", "5"], page
     status, detail = ui.api("GET", "/api/v1/apps/" + urllib.parse.quote(handle, safe=""))
     assert status == 200 and detail["sweep"]["best"] == 3, detail.get("sweep")
 
