@@ -16,14 +16,10 @@ std::string ChildEventLine(const std::string& label, const ChildRecord* before, 
   if (!now.handle.empty() && (!before || before->handle != now.handle)) parts.push_back("submitted as " + now.handle);
   bool phase_changed = !before || before->phase != now.phase;
   bool state_changed = !before || before->state != now.state;
-  if (phase_changed && now.phase == ChildPhase::kSkipped) {
-    // A kind's msg may already say so ("not run: the sweep stopped ...").
-    parts.push_back(now.msg.empty()                    ? "not run"
-                    : now.msg.rfind("not run", 0) == 0 ? now.msg
-                                                       : fmt::format("not run ({})", now.msg));
-  } else if (phase_changed && now.phase == ChildPhase::kRefused) {
-    parts.push_back(now.msg.empty() ? "refused by its scheduler"
-                                    : fmt::format("refused by its scheduler ({})", now.msg));
+  if (phase_changed && (now.phase == ChildPhase::kSkipped || now.phase == ChildPhase::kRefused)) {
+    // The phase says what happened; the kind's msg, as it wrote it, says why.
+    std::string phase(ChildPhaseName(now.phase));
+    parts.push_back(now.msg.empty() ? phase : fmt::format("{} ({})", phase, now.msg));
   } else if (state_changed && now.state != specs::AppState::kUnsubmitted) {
     std::string state(specs::AppStateName(now.state));
     bool says_why = specs::IsTerminal(now.state) && now.state != specs::AppState::kSucceeded && !now.msg.empty();

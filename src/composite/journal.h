@@ -23,7 +23,7 @@ namespace torchx::composite {
 
 /// The line saying how a child changed from `before` (nullptr: it was not there) to `now`, or ""
 /// when nothing a reader follows changed: "trial 3: submitted as local_cwd://s/x; RUNNING",
-/// "steps.train: FAILED (exited with code 1)", "trial 5: not run (the sweep stopped after ...)".
+/// "steps.train: FAILED (exited with code 1)", "trial 5: skipped (not run: the sweep stopped ...)".
 std::string ChildEventLine(const std::string& label, const ChildRecord* before, const ChildRecord& now);
 
 /// "driver started (pid 123): 10 children: 3 SUCCEEDED, 2 RUNNING, 5 waiting".

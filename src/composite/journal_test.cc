@@ -41,8 +41,8 @@ TEST(JournalTest, AChildsChangeReadsAsWhatHappened) {
       {&waiting, running, "trial 3: submitted as local_cwd://s/x; RUNNING"},
       {&running, failed, "trial 3: FAILED (exited with code 1)"},
       {&running, done, "trial 3: SUCCEEDED"},
-      {&waiting, skipped, "trial 3: not run (the sweep stopped)"},
-      {&waiting, skipped_saying_so, "trial 3: not run: a dependency failed"},
+      {&waiting, skipped, "trial 3: skipped (the sweep stopped)"},
+      {&waiting, skipped_saying_so, "trial 3: skipped (not run: a dependency failed)"},
       {nullptr, running, "trial 3: submitted as local_cwd://s/x; RUNNING"},  // an attempt added
   };
   for (const Case& c : cases) EXPECT_EQ(ChildEventLine("trial 3", c.before, c.now), c.want) << c.want;

@@ -223,9 +223,8 @@ std::optional<std::string> UnreportedObjective(const SweepRecord& r, bool ended)
     if (!ended) return std::nullopt;
     return fmt::format("objective `{}` not reported: no trial reported any metric", metric);
   }
-  std::string suffix = internal::DidYouMeanSuffix(metric, reported);
-  if (!suffix.empty()) {  // " Did you mean `loss`?"
-    return fmt::format("objective `{}` not reported; did you mean {}", metric, suffix.substr(suffix.find('`')));
+  if (auto close = internal::SpellCheck(metric, reported)) {
+    return fmt::format("objective `{}` not reported; did you mean `{}`?", metric, *close);
   }
   // No close name: perhaps reported only at the end (a validation metric), so "yet" while running.
   return fmt::format("objective `{}` not reported{}; the trials report {}", metric, ended ? "" : " yet",

@@ -126,7 +126,7 @@ def test_max_failures_stops_the_sweep(torchx):
     driver = torchx("log", "--driver", handle).stdout
     assert re.search(r"^driver \S+Z driver started \(pid \d+\): 5 children\b", driver, re.M), driver
     assert re.search(r"^driver \S+Z trial 1: submitted as local_cwd://torchx/\S+", driver, re.M), driver
-    assert "trial 1: FAILED" in driver and "trial 3: not run: the sweep stopped after 2 failed trials" in driver, driver
+    assert "trial 1: FAILED" in driver and "trial 3: skipped (not run: the sweep stopped after 2 failed trials" in driver, driver
     assert re.search(r"sweep ended FAILED: 2 of 5 trials failed", driver), driver
     res = torchx("log", "--driver", f"{handle}/1", check=False)
     assert res.returncode == 2 and "give its handle alone" in res.stderr, res.stderr
