@@ -539,14 +539,18 @@ ApiResponse Api::Document(const std::string& handle, bool* ended) const {
     std::lock_guard lock(listings_mu_);
     listing = listings_;
   }
-  if (!listing) listing = Listings();
-  for (const ListingSnapshot::Of& of : listing->schedulers) {
-    for (const schedulers::ListAppResponse& listed : of.apps) {
-      if (listed.app_handle != handle) continue;
-      if (listed.created) body["created"] = *listed.created;
-      if (listed.ended) body["ended"] = *listed.ended;
-      if (!listed.user.empty()) body["user"] = listed.user;
-    }
+  auto take = [&](const schedulers::ListAppResponse& listed) {
+    if (listed.app_handle != handle) return;
+    if (listed.created) body["created"] = *listed.created;
+    if (listed.ended) body["ended"] = *listed.ended;
+    if (!listed.user.empty()) body["user"] = listed.user;
+  };
+  if (listing) {
+    for (const ListingSnapshot::Of& of : listing->schedulers) std::for_each(of.apps.begin(), of.apps.end(), take);
+  } else if (auto own = runner->List(SchedulerOf(handle)); own) {
+    // None shared yet: its own scheduler's, not kept (a document must not seed the apps page's
+    // listing with a state it read before a change made elsewhere).
+    std::for_each(own->begin(), own->end(), take);
   }
   if (status->is_terminal() && body["ended"].is_null() && all_ended) body["ended"] = last_end;
   json failure_logs = json::array();
