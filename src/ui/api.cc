@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -418,6 +419,15 @@ ApiResponse Api::ListApps(const Query& query) const {
 
   runner::Runner* runner = &Shared();
   Listing listing = ListAll(Listings(), *filter);
+  std::map<std::string, bool> composite;  // by scheduler: a capability, not a kind
+  auto IsComposite = [&](const std::string& scheduler) {
+    auto [it, added] = composite.try_emplace(scheduler, false);
+    if (added) {
+      auto caps = runner->SchedulerCapabilities(scheduler);
+      it->second = caps && caps->Has(schedulers::Capability::kComposite);
+    }
+    return it->second;
+  };
   json page = json::array();
   for (size_t i = *offset; i < listing.apps.size() && i < *offset + *limit; ++i) {
     const schedulers::ListAppResponse& app = *listing.apps[i].app;
@@ -433,17 +443,19 @@ ApiResponse Api::ListApps(const Query& query) const {
                  {"user", app.user},
                  {"reason", app.reason},
                  {"roles", json::array()},
-                 {"members", json::array()},
+                 {"composite", IsComposite(scheduler)},
                  {"member_counts", json::object()}};
-    for (const schedulers::MemberApp& m : app.members) item["members"].push_back(MemberJson(m));
-    // A composite's children counted by state: what its one row shows (the children themselves
-    // are paged by GET /api/v1/apps/{handle}/members).
+    // A composite is one row: its children counted by state, as Ray groups tasks (the children
+    // themselves are paged by GET /api/v1/apps/{handle}/members when the row is expanded).
     for (const schedulers::MemberApp& m : app.members) {
       json& n = item["member_counts"][std::string(specs::AppStateName(m.state))];
       n = n.is_null() ? 1 : n.get<int>() + 1;
     }
     // Only the page's apps are described: a listing of 10,000 apps costs one List per scheduler.
-    if (auto status = runner->Status(app.app_handle); status && *status) {
+    // A composite's roles are its children, already counted.
+    if (auto status =
+            item["composite"] ? Result<std::optional<specs::AppStatus>>(std::nullopt) : runner->Status(app.app_handle);
+        status && *status) {
       item["roles"] = RoleSummary(**status);
       item["num_restarts"] = (*status)->num_restarts;
     }

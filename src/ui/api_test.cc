@@ -36,6 +36,7 @@ struct MemApps {
   std::map<std::string, App> apps;
   int next = 0;
   bool cancel_ends_later = false;  // as a process's supervisor does: the cancel is answered first
+  bool composite = false;          // says it is one (a capability), as a sweep or pipeline does
 };
 
 class MemScheduler : public schedulers::Scheduler {
@@ -50,8 +51,10 @@ class MemScheduler : public schedulers::Scheduler {
   bool requires_resources() const override { return false; }
   schedulers::Capabilities capabilities() const override {
     using schedulers::Capability;
-    return {Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
-            Capability::kResourceUsage};
+    schedulers::Capabilities caps{Capability::kLogs, Capability::kFollowLogs, Capability::kList, Capability::kDelete,
+                                  Capability::kResourceUsage};
+    if (apps_->composite) caps = caps.With(Capability::kComposite);
+    return caps;
   }
   // Two samples of replica 0 (the options are the back-end's to apply; this one keeps the newest).
   Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& id,
@@ -432,8 +435,13 @@ TEST_F(ApiTest, AppsCarryTheirMembersCountsByStateAndTheMembersArePaged) {
     m.state = i < 100 ? specs::AppState::kSucceeded : i < 117 ? specs::AppState::kRunning : specs::AppState::kFailed;
     apps_->apps.at(id).members.push_back(m);
   }
+  apps_->composite = true;
   json listed = Body(api_->ListApps({}))["apps"][0];
   EXPECT_EQ(listed["member_counts"], json({{"SUCCEEDED", 100}, {"RUNNING", 17}, {"FAILED", 3}}));
+  // One row: the counts, not the members themselves, and no role per child.
+  EXPECT_EQ(listed["composite"], true);
+  EXPECT_FALSE(listed.contains("members"));
+  EXPECT_EQ(listed["roles"], json::array());
   json page = Body(api_->ListMembers(h, {{"offset", "100"}, {"limit", "50"}}));
   EXPECT_EQ(page["total"], 120);
   ASSERT_EQ(page["members"].size(), 20u);
@@ -444,8 +452,13 @@ TEST_F(ApiTest, AppsCarryTheirMembersCountsByStateAndTheMembersArePaged) {
   std::string plain = Submit("plain");
   EXPECT_EQ(Body(api_->ListMembers(plain, {}))["total"], 0);
   json all = Body(api_->ListApps({}));
+  apps_->composite = false;
+  all = Body(api_->ListApps({}));
   for (const json& app : all["apps"]) {
-    if (app["app_handle"] == plain) EXPECT_EQ(app["member_counts"], json::object());
+    if (app["app_handle"] != plain) continue;
+    EXPECT_EQ(app["member_counts"], json::object());
+    EXPECT_EQ(app["composite"], false);
+    EXPECT_EQ(app["roles"].size(), 1u);
   }
 }
 

@@ -90,13 +90,44 @@ async function appsPage(main, params) {
 
   const listQuery = new URLSearchParams();
   for (const k of ["scheduler", "state", "name"]) if (q.get(k)) listQuery.set(k, q.get(k));
+  // A composite (a pipeline, a sweep, a managed job) is one row with its children counted by
+  // state; expanding it pages its children. What is expanded, and at which page, outlives the
+  // redraws the event stream makes.
+  const expanded = new Map();  // handle -> offset of the children shown
+  const pages = new Map();     // handle -> the page of children drawn (or {error})
+  const memberLimit = 50;
+  const fetchPage = async (handle, from) => {
+    try { return await api("GET", appPath(handle) + "/members?offset=" + from + "&limit=" + memberLimit); }
+    catch (e) { return { error: e.message, offset: from }; }
+  };
+  // A page of children is kept only while it is still the one asked for (a later click moves on).
+  const keep = (handle, page) => { if (expanded.get(handle) === page.offset) pages.set(handle, page); };
+  let data = null;
+  let listed = 0;  // a listing answered after a newer one's is dropped
+  // On load and on each event: the list and the expanded composites' pages, afresh.
   const render = async () => {
+    const mine = ++listed;
     const lq = new URLSearchParams(listQuery);
     lq.set("offset", offset);
     lq.set("limit", limit);
-    let data;
-    try { data = await api("GET", "/api/v1/apps?" + lq.toString()); } catch (e) { body.replaceChildren(banner(e.message)); return; }
-    // A pipeline's steps follow it, indented, each linking to its own app.
+    let fresh;
+    try { fresh = await api("GET", "/api/v1/apps?" + lq.toString()); } catch (e) { body.replaceChildren(banner(e.message)); return; }
+    const got = await Promise.all(fresh.apps.filter((a) => expanded.has(a.app_handle))
+      .map(async (a) => [a.app_handle, await fetchPage(a.app_handle, expanded.get(a.app_handle))]));
+    if (mine !== listed) return;
+    for (const [handle, page] of got) keep(handle, page);
+    data = fresh;
+    draw();
+  };
+  // A click on a row's toggle or pager: that composite's page alone, drawn into the list held.
+  const show = async (handle, from) => {
+    if (from === null) { expanded.delete(handle); pages.delete(handle); draw(); return; }
+    expanded.set(handle, from);
+    keep(handle, await fetchPage(handle, from));
+    draw();
+  };
+  const draw = () => {
+    // A child follows its composite, indented, linking to its own app.
     const memberRow = (m) => el("tr", { class: "member", "data-handle": m.app_handle || "", "data-step": m.name },
       el("td", {}, "\u21b3 ", m.app_handle ? el("a", { href: "#/app/" + encodeURIComponent(m.app_handle), class: "mono" },
         m.app_handle.split("/").pop()) : el("span", { class: "muted" }, "not submitted")),
@@ -109,18 +140,43 @@ async function appsPage(main, params) {
       el("td", {}, m.submitted ? took(m.submitted, m.ended) : ""),
       el("td", {}, ""),
       el("td", { class: "reason err" }, m.state === "SUCCEEDED" ? "" : m.msg || ""));
-    const rows = data.apps.flatMap((a) => [el("tr", { "data-handle": a.app_handle },
+    const membersRows = (a) => {
+      const page = expanded.has(a.app_handle) && pages.get(a.app_handle);
+      if (!page) return [];
+      if (page.error) return [el("tr", { class: "member" }, el("td", { colspan: 10 }, banner(page.error)))];
+      const from = page.offset;
+      const to = Math.min(page.total, from + page.members.length);
+      const turn = (at) => () => show(a.app_handle, at);
+      return [...page.members.map(memberRow), el("tr", { class: "member member-pager", "data-pager-of": a.app_handle },
+        el("td", { colspan: 10 },
+          el("button", { class: "small", disabled: from === 0, onclick: turn(Math.max(0, from - memberLimit)) }, "\u2190 Previous"),
+          el("span", { class: "muted" }, " " + (page.total ? (from + 1) + "\u2013" + to + " of " + page.total : "none yet") + " "),
+          el("button", { class: "small", disabled: to >= page.total, onclick: turn(from + memberLimit) }, "Next \u2192")))];
+    };
+    const countsText = (counts) => STATES.filter((s) => counts[s]).map((s) => counts[s] + " " + s.toLowerCase()).join(", ");
+    const rolesCell = (a) => {
+      if (!a.composite) {
+        return a.roles.map((r) => el("div", {}, r.role + " \u00d7" + r.replicas + " ",
+          el("span", { class: "muted" }, Object.entries(r.states).map(([s, n]) => n + " " + s.toLowerCase()).join(", "))));
+      }
+      const total = Object.values(a.member_counts).reduce((x, y) => x + y, 0);
+      const open = expanded.has(a.app_handle);
+      const toggle = () => show(a.app_handle, open ? null : 0);
+      return [el("button", { class: "expand small", "aria-expanded": String(open), onclick: toggle },
+        (open ? "\u25be " : "\u25b8 ") + total + (total === 1 ? " member" : " members")), " ",
+        el("span", { class: "muted member-counts" }, countsText(a.member_counts))];
+    };
+    const rows = data.apps.flatMap((a) => [el("tr", { "data-handle": a.app_handle, class: a.composite ? "composite" : null },
       el("td", {}, el("a", { href: "#/app/" + encodeURIComponent(a.app_handle), class: "mono" }, a.app_id)),
       el("td", {}, a.name),
       el("td", {}, a.scheduler),
       el("td", {}, stateBadge(a.state)),
-      el("td", {}, a.roles.map((r) => el("div", {}, r.role + " \u00d7" + r.replicas + " ",
-        el("span", { class: "muted" }, Object.entries(r.states).map(([s, n]) => n + " " + s.toLowerCase()).join(", "))))),
+      el("td", {}, rolesCell(a)),
       el("td", {}, a.num_restarts === null ? "" : String(a.num_restarts)),
       el("td", { title: a.created ? new Date(a.created * 1000).toLocaleString() : "" }, age(a.created)),
       el("td", {}, a.created ? took(a.created, a.ended) : ""),
       el("td", {}, a.user || ""),
-      el("td", { class: "reason err" }, a.reason || "")), ...(a.members || []).map(memberRow)]);
+      el("td", { class: "reason err" }, a.reason || "")), ...membersRows(a)]);
     const end = Math.min(data.total, offset + data.apps.length);
     body.replaceChildren(
       ...data.errors.map((e) => banner(e.scheduler + ": " + e.message)),
@@ -176,11 +232,15 @@ setInterval(() => {
 
 // Each replica's attempts over time: one row per replica, one bar per attempt, coloured by how it
 // ended; and the same as a table (the retry history).
-function attemptsView(attempts) {
+// `ended`: whether the app has ended, and `endedAt` when (null where unknown): an attempt the
+// scheduler recorded no end for then stops there, and neither ticks nor stretches to now.
+function attemptsView(attempts, ended, endedAt) {
   if (!attempts.length) return el("p", { class: "muted" }, "This scheduler keeps no history of attempts.");
   const now = Date.now() / 1000;
   const t0 = Math.min(...attempts.map((a) => a.started));
-  const t1 = Math.max(t0 + 1, ...attempts.map((a) => a.ended || now));
+  const lastKnown = Math.max(t0, ...attempts.map((a) => a.ended || a.started));
+  const endOf = (a) => a.ended || (ended ? endedAt || lastKnown : now);
+  const t1 = Math.max(t0 + 1, ...attempts.map(endOf));
   const rows = [...new Set(attempts.map((a) => a.role + "/" + a.replica))];
   const W = 1000, L = 120, H = 22;
   const x = (t) => L + (W - L - 10) * (t - t0) / (t1 - t0);
@@ -188,7 +248,7 @@ function attemptsView(attempts) {
     ...rows.map((r, i) => svg("text", { x: 4, y: i * H + 15 }, r)),
     ...attempts.map((a) => {
       const i = rows.indexOf(a.role + "/" + a.replica);
-      const end = a.ended || now;
+      const end = endOf(a);
       return svg("rect", { class: "bar-" + a.state, x: x(a.started), y: i * H + 3, height: H - 6,
         width: Math.max(2, x(end) - x(a.started)), "data-attempt": a.attempt },
         svg("title", {}, `${a.role}/${a.replica} attempt ${a.attempt}: ${a.state}` +
@@ -201,7 +261,7 @@ function attemptsView(attempts) {
     el("tbody", {}, attempts.map((a) => el("tr", {}, el("td", {}, a.role), el("td", {}, String(a.replica)),
       el("td", {}, String(a.attempt)), el("td", {}, stateBadge(a.state)), el("td", {}, a.exit_code === null ? "" : String(a.exit_code)),
       el("td", {}, new Date(a.started * 1000).toLocaleTimeString()),
-      el("td", { class: "duration" }, took(a.started, a.ended))))));
+      el("td", { class: "duration" }, a.ended || !ended ? took(a.started, a.ended) : "\u2013")))));
   return el("div", {}, plot, table);
 }
 
@@ -263,7 +323,7 @@ function lineChart(id, title, series, fmt, floor) {
   const t0 = Math.min(...pts.map((p) => p[0])), t1 = Math.max(t0 + 1, ...pts.map((p) => p[0]));
   const top = Math.max(floor, ...pts.map((p) => p[1])) || 1;
   const x = (t) => L + (W - L - 8) * (t - t0) / (t1 - t0), y = (v) => T + (H - T - B) * (1 - v / top);
-  return el("div", { class: "chart", id },
+  return el("div", { class: "chart", id, "data-t0": String(t0), "data-t1": String(t1) },
     el("h3", {}, title),
     svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title },
       svg("line", { x1: L, y1: y(0), x2: W - 8, y2: y(0), class: "axis" }),
@@ -312,19 +372,37 @@ function resourcesView(u) {
   return el("div", {}, every, legend, charts, table, ...hostGpus, ...notes);
 }
 
-// The card refreshes itself while the app runs (the scheduler samples on its own clock).
+// The card refreshes itself while the app runs (the scheduler samples on its own clock). Its plots
+// cover the whole run or its last stretch: up to the app's end once it ended, else up to now.
+const RANGES = [["", "whole run"], ["3600", "last hour"], ["900", "last 15 min"], ["300", "last 5 min"], ["60", "last minute"]];
 function resourcesCard(handle, detail) {
-  const card = el("div", { class: "card", id: "resources" }, el("h2", {}, "Resources"), el("p", { class: "muted" }, "Loading\u2026"));
-  let timer = null, stopped = false;
+  const range = el("select", { id: "resources-range", "aria-label": "time range" },
+    RANGES.map(([v, text]) => el("option", { value: v }, text)));
+  const head = () => el("div", { class: "card-head" }, el("h2", {}, "Resources"), range);
+  const card = el("div", { class: "card", id: "resources" }, head(), el("p", { class: "muted" }, "Loading\u2026"));
+  let timer = null, stopped = false, loads = 0;
   const load = async () => {
+    clearTimeout(timer);
+    const mine = ++loads;  // a range picked mid-load supersedes it
     if (stopped) return;
+    const doc = await api("GET", appPath(handle)).catch(() => null);
+    const st = doc ? doc.status.state : "UNKNOWN";
+    const ended = /SUCCEEDED|FAILED|CANCELLED|UNKNOWN/.test(st);
+    let q = "";
+    if (range.value) {
+      const upTo = ended && doc && doc.ended ? doc.ended : Date.now() / 1000;
+      q = "?since=" + (upTo - Number(range.value)).toFixed(3);
+    }
     let u;
-    try { u = await api("GET", appPath(handle) + "/resources"); }
-    catch (e) { card.replaceChildren(el("h2", {}, "Resources"), el("p", { class: "muted" }, e.message)); return; }
-    card.replaceChildren(el("h2", {}, "Resources"), resourcesView(u));
-    const st = await api("GET", appPath(handle)).then((d) => d.status.state).catch(() => "UNKNOWN");
-    if (!/SUCCEEDED|FAILED|CANCELLED|UNKNOWN/.test(st) && !stopped) timer = setTimeout(load, Math.max(2, u.interval_seconds || 5) * 1000);
+    try { u = await api("GET", appPath(handle) + "/resources" + q); }
+    catch (e) { if (mine === loads) card.replaceChildren(head(), el("p", { class: "muted" }, e.message)); return; }
+    if (stopped || mine !== loads) return;
+    const view = resourcesView(u);
+    view.dataset.since = q ? q.slice(7) : "";
+    card.replaceChildren(head(), view);
+    if (!ended) timer = setTimeout(load, Math.max(2, u.interval_seconds || 5) * 1000);
   };
+  range.onchange = load;
   cleanup.push(() => { stopped = true; clearTimeout(timer); });
   load();
   return card;
@@ -511,7 +589,7 @@ async function appPage(main, handle) {
     if (d.sweep) trials.replaceChildren(...sweepView(d.sweep, handle));
     else if (d.managed) recoveries.replaceChildren(...managedView(d.managed));
     else if (d.members && d.members.length) steps.replaceChildren(el("h2", {}, "Steps"), stepsGraph(d.members));
-    history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || []));
+    history.replaceChildren(el("h2", {}, "Attempts"), attemptsView(d.attempts || [], terminal, d.ended || null));
     if (detail.onAttempts) detail.onAttempts(d.attempts || []);
   };
   render(detail);

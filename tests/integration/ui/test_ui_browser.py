@@ -149,6 +149,20 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(table)
     browser.execute_script("document.getElementById('resources').scrollIntoView()")
     save(browser, shots, "app-resources.png")
+    # A time range: the last minute up to now, asked of the server (`since`), kept as the card
+    # refreshes; every plotted sample lies in it.
+    Select(browser.find_element(By.ID, "resources-range")).select_by_value("60")
+
+    def ranged(d):
+        view = d.find_element(By.CSS_SELECTOR, "#resources [data-since]")
+        since = view.get_attribute("data-since")
+        t0 = d.find_element(By.ID, "chart-cpu").get_attribute("data-t0")
+        return since and float(t0) >= float(since) and float(since) > time.time() - 90
+
+    wait.until(ranged)
+    time.sleep(2.5)  # past a refresh
+    wait.until(ranged)
+    assert Select(browser.find_element(By.ID, "resources-range")).first_selected_option.text == "last minute"
     browser.execute_script("window.scrollTo(0, 0)")
 
     browser.find_element(By.ID, "cancel").click()
@@ -157,6 +171,8 @@ def test_watch_and_cancel_a_ddp_job(ui, browser, shots, tmp_path):
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '.titlebar [data-state="CANCELLED"]')))
     wait.until(lambda d: all(e.text == "CANCELLED" for e in d.find_elements(By.CSS_SELECTOR, "#replicas .state")))
     assert ui.app(handle)[1]["status"]["state"] == "CANCELLED"
+    # Ended: no duration counts on, the app's nor an attempt's.
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#attempts .ticking, #duration .ticking"))
     # "Cancel requested." goes once the app has ended.
     wait.until(lambda d: "Cancel requested" not in d.find_element(By.ID, "notice").text)
     # The definition reads as a command line, not JSON.
@@ -235,12 +251,16 @@ def test_a_pipeline_is_listed_with_its_steps_and_drawn_as_a_graph(ui, browser, s
     assert res.returncode != 0, res.stdout + res.stderr  # a step failed
     handle = res.stdout.split()[0]
     assert handle.startswith("pipeline://"), res.stdout
-    # The apps listing has the pipeline by default, with its steps as members and not on their own.
+    # The apps listing has the pipeline by default as one row, its steps counted, paged on their own
+    # and not listed on their own.
     status, listing = ui.api("GET", "/api/v1/apps")
     assert status == 200, listing
     top = {a["app_handle"]: a for a in listing["apps"]}
-    members = {m["name"]: m for m in top[handle]["members"]}
-    assert [m["name"] for m in top[handle]["members"]] == ["prepare", "train", "evaluate"]
+    assert top[handle]["composite"] and top[handle]["member_counts"] == {"SUCCEEDED": 1, "FAILED": 1, "CANCELLED": 1}
+    status, page = ui.api("GET", f"/api/v1/apps/{urllib.parse.quote(handle, safe='')}/members")
+    assert status == 200, page
+    members = {m["name"]: m for m in page["members"]}
+    assert list(members) == ["prepare", "train", "evaluate"]
     assert members["train"]["depends_on"] == ["prepare"] and members["train"]["state"] == "FAILED"
     assert members["evaluate"]["state"] == "CANCELLED" and not members["evaluate"]["app_handle"]
     assert members["prepare"]["app_handle"] not in top  # nested, not listed twice
@@ -249,10 +269,14 @@ def test_a_pipeline_is_listed_with_its_steps_and_drawn_as_a_graph(ui, browser, s
     wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
     browser.get(ui.url)
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr[data-handle="{handle}"]')))
+    # One row, its steps counted; expanded, the steps follow it.
+    assert not browser.find_elements(By.CSS_SELECTOR, "tr.member")
+    wait.until(lambda d: "1 failed" in d.find_element(By.CSS_SELECTOR, f'tr[data-handle="{handle}"] .member-counts').text)
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, f'tr[data-handle="{handle}"] button.expand').click() or True)
     # The list is drawn again as events arrive: read its rows in waits that retry on a redraw.
-    wait.until(lambda d: [s.get_attribute("data-step") for s in d.find_elements(By.CSS_SELECTOR, "tr.member")]
+    wait.until(lambda d: [s.get_attribute("data-step") for s in d.find_elements(By.CSS_SELECTOR, "tr.member[data-step]")]
                == ["prepare", "train", "evaluate"])
-    wait.until(lambda d: "after prepare" in d.find_elements(By.CSS_SELECTOR, "tr.member")[1].text)
+    wait.until(lambda d: "after prepare" in d.find_elements(By.CSS_SELECTOR, "tr.member[data-step]")[1].text)
     save(browser, shots, "apps-pipeline.png")
 
     browser.get(ui.url + "#/app/" + urllib.parse.quote(handle, safe=""))
@@ -283,8 +307,7 @@ def test_a_finished_sweeps_page_shows_its_trials_sortable_and_plotted(ui, browse
     status, listing = ui.api("GET", "/api/v1/apps")
     assert status == 200, listing
     top = {a["app_handle"]: a for a in listing["apps"]}
-    assert [m["name"] for m in top[handle]["members"]] == ["0", "1", "2", "3", "4", "5"]
-    assert top[handle]["member_counts"] == {"SUCCEEDED": 6}, top[handle]
+    assert top[handle]["member_counts"] == {"SUCCEEDED": 6} and "members" not in top[handle], top[handle]
     q = urllib.parse.quote(handle, safe="")
     status, page = ui.api("GET", f"/api/v1/apps/{q}/members?offset=4&limit=10")
     assert status == 200 and page["total"] == 6 and [m["name"] for m in page["members"]] == ["4", "5"], page
@@ -347,3 +370,57 @@ def test_a_managed_jobs_page_draws_its_attempts_on_a_timeline_with_their_causes(
     ended = max(a["ended"] for a in detail["managed"]["attempts"])
     assert axis_end == pytest.approx(ended, abs=0.01), (axis_end, ended)
     save(browser, shots, "app-managed.png")
+
+
+def helper(name):
+    """A bench/ helper the test build makes (ctest names it); skipped when run outside ctest."""
+    path = os.environ.get("TORCHX_" + name.upper()) or str(pathlib.Path(torchx_bin()).parents[1] / "bench" / name)
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{path} is not built (ctest passes it as TORCHX_{name.upper()})")
+    return path
+
+
+def test_the_apps_page_at_scale_shows_a_1000_trial_sweep_as_one_row_that_pages_its_trials(browser, shots, tmp_path):
+    # 10,000 ended apps recorded as local_cwd records them, and a 1,000-trial sweep's record as its
+    # driver writes it (bench/populate_store.cc, bench/sweep_record.cc: the bench's own store).
+    state = tmp_path / "state"
+    subprocess.run([helper("populate_store"), str(state), "10000"], check=True, timeout=300)
+    subprocess.run([helper("sweep_record"), str(state), "1000", "50"], check=True, timeout=300,
+                   stdout=subprocess.DEVNULL)
+    ui = UiServer(tmp_path)
+    try:
+        sweep = "sweep://torchx/bench-sweep"
+        status, listing = ui.api("GET", "/api/v1/apps?limit=50")
+        assert status == 200 and listing["total"] == 10001, listing.get("total")
+        row = listing["apps"][0]  # the newest
+        assert row["app_handle"] == sweep and row["member_counts"] == {"SUCCEEDED": 1000} and row["roles"] == [], row
+
+        browser.set_window_size(1280, 800)
+        wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
+        browser.get(ui.url)
+        wait.until(lambda d: "of 10001" in d.find_element(By.ID, "apps-count").text)
+        sel = f'tr[data-handle="{sweep}"]'
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, f"{sel} .member-counts").text == "1000 succeeded")
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        assert height < 3000, f"the apps page is {height} px tall"
+        assert not browser.find_elements(By.CSS_SELECTOR, "tr.member")
+        save(browser, shots, "apps-at-scale.png")
+
+        # Expanded: its first 50 trials follow it, then the next 50 on a click.
+        browser.find_element(By.CSS_SELECTOR, f"{sel} button.expand").click()
+        pager = f'tr.member-pager[data-pager-of="{sweep}"]'
+
+        def steps(d):
+            return [r.get_attribute("data-step") for r in d.find_elements(By.CSS_SELECTOR, "tr.member[data-step]")]
+
+        wait.until(lambda d: steps(d) == [str(i) for i in range(50)])
+        wait.until(lambda d: "1\u201350 of 1000" in d.find_element(By.CSS_SELECTOR, pager).text)
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, f"{pager} button:last-child").click() or True)
+        wait.until(lambda d: steps(d) == [str(i) for i in range(50, 100)])
+        wait.until(lambda d: "51\u2013100 of 1000" in d.find_element(By.CSS_SELECTOR, pager).text)
+        save(browser, shots, "apps-at-scale-expanded.png")
+        # Collapsed again: one row.
+        browser.find_element(By.CSS_SELECTOR, f"{sel} button.expand").click()
+        wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "tr.member"))
+    finally:
+        assert ui.stop() == 0, ui.stderr()
