@@ -1,6 +1,7 @@
 // `torchx completion bash|zsh|fish`: a completion script for the shell, and the hidden
 // `torchx __complete verbs|components|schedulers|handles` it calls for the names that change (the
-// registry's components and schedulers, the apps in the store), so the script never goes stale.
+// registry's components and schedulers, the apps in the store), so the script never goes stale;
+// `__complete options` prints every verb's options for the CLI fuzz stage (tests/fuzz/cli).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -61,6 +62,26 @@ complete -c torchx -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish
 complete -c torchx -s s -l scheduler -x -a '(torchx __complete schedulers 2>/dev/null)'
 )SH";
 
+// A verb's grammar from its own option table, a line per option: `PATH<TAB>NAME<TAB>KIND`, KIND
+// `flag`, `value` or `positional` (the CLI fuzz stage builds its command lines from it), then its
+// subcommands' (`sweep run`).
+void AppendGrammar(const CLI::App& cmd, const std::string& path, std::string& out) {
+  for (const CLI::Option* opt : cmd.get_options()) {
+    std::string name;
+    if (!opt->get_lnames().empty()) {
+      name = "--" + opt->get_lnames().front();
+    } else if (!opt->get_snames().empty()) {
+      name = "-" + opt->get_snames().front();
+    } else {
+      name = opt->get_name();
+    }
+    if (name == "--help") continue;
+    const char* kind = opt->get_positional() ? "positional" : opt->get_expected_min() == 0 ? "flag" : "value";
+    out += path + "\t" + name + "\t" + kind + "\n";
+  }
+  for (const CLI::App* sub : cmd.get_subcommands({})) AppendGrammar(*sub, path + " " + sub->get_name(), out);
+}
+
 }  // namespace
 
 Handler AddCompletionCommand(CLI::App& app, plugins::PluginRegistry& registry) {
@@ -91,9 +112,13 @@ Handler AddCompletionCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       if (auto apps = runner.List(plugins::DefaultSchedulerName())) {
         for (const auto& a : *apps) out += a.app_handle + "\n";
       }
+    } else if (*kind == "options") {
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        if (!sub->get_group().empty()) AppendGrammar(*sub, sub->get_name(), out);
+      }
     } else {
       return ReportError(
-          InvalidArgumentError("__complete: kind must be one of verbs, components, schedulers, handles"));
+          InvalidArgumentError("__complete: kind must be one of verbs, components, schedulers, handles, options"));
     }
     std::fputs(out.c_str(), stdout);
     return kExitOk;

@@ -14,6 +14,7 @@
 #include "common.h"
 #include "exit_codes.h"
 #include "log_stream.h"
+#include "schedulers/line_filter.h"
 #include "torchx/runner/runner.h"
 #include "torchx/specs/app_handle.h"
 
@@ -175,6 +176,32 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
                       "or --attempt",
                       target->handle)));
     }
+    // The options first: a bad one is refused (exit 2) before any scheduler is asked.
+    schedulers::LogOptions opts;
+    opts.driver = o->driver;
+    opts.follow = o->tail;
+    opts.stream = *stream;
+    if (!o->regex.empty()) {
+      if (auto filter = schedulers::LineFilter::Compile(o->regex); !filter) return ReportError(filter.error());
+      opts.regex = o->regex;
+    }
+    if (o->lines >= 0) opts.last_lines = static_cast<size_t>(o->lines);
+    if (o->attempt >= 0) opts.attempt = o->attempt;
+    double now = static_cast<double>(std::time(nullptr));
+    if (!o->since.empty()) {
+      auto since = ParseWhen("log", "--since", o->since, now);
+      if (!since) return ReportError(since.error());
+      opts.since = *since;
+    }
+    if (!o->until.empty()) {
+      auto until = ParseWhen("log", "--until", o->until, now);
+      if (!until) return ReportError(until.error());
+      opts.until = *until;
+    }
+    if ((opts.since || opts.until) && opts.driver) {
+      return ReportError(InvalidArgumentError(
+          "log: --since/--until: a driver's log keeps no time per line; use -n/--lines or --regex instead."));
+    }
     runner::Runner runner(registry, ReaderRunnerOptions());
     auto all = o->driver ? Result<std::vector<ReplicaRef>>(std::vector<ReplicaRef>{ReplicaRef{}})
                          : AllReplicas(runner, target->handle);
@@ -198,28 +225,6 @@ Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry) {
       for (const auto& r : roles) list += (list.empty() ? "" : ", ") + r;
       ReportError(NotFoundError(fmt::format("log: no replica matches `{}`; roles: [{}]", o->id, list)));
       return kExitFailure;
-    }
-    schedulers::LogOptions opts;
-    opts.driver = o->driver;
-    opts.follow = o->tail;
-    opts.stream = *stream;
-    if (!o->regex.empty()) opts.regex = o->regex;
-    if (o->lines >= 0) opts.last_lines = static_cast<size_t>(o->lines);
-    if (o->attempt >= 0) opts.attempt = o->attempt;
-    double now = static_cast<double>(std::time(nullptr));
-    if (!o->since.empty()) {
-      auto since = ParseWhen("log", "--since", o->since, now);
-      if (!since) return ReportError(since.error());
-      opts.since = *since;
-    }
-    if (!o->until.empty()) {
-      auto until = ParseWhen("log", "--until", o->until, now);
-      if (!until) return ReportError(until.error());
-      opts.until = *until;
-    }
-    if ((opts.since || opts.until) && opts.driver) {
-      return ReportError(InvalidArgumentError(
-          "log: --since/--until: a driver's log keeps no time per line; use -n/--lines or --regex instead."));
     }
     if (opts.since || opts.until) {
       if (Status s = CheckLogTimes(runner, target->handle); !s.ok()) return ReportError(s);

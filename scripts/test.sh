@@ -7,6 +7,7 @@
 #   package   the Python package (`pip install .`: extension, CLI, supervisor) the suites import
 #   build     the `ci` preset: clang, ASan + UBSan, every test and each fuzz corpus's replay
 #   unit      unit and fuzz-replay tests (no engine, seconds)
+#   clifuzz   mutated command lines over every verb (tests/fuzz/cli/cli_fuzz.py, 100 s)
 #   engines   Slurm (three nodes), dockerd, podman, Ray (two nodes), started from scripts/engines/
 #   suites    everything else in the same build: conformance (every back-end), e2e, Python,
 #             the real DDP job, Ax, Slurm, containers, kubernetes (API server fake), the dashboard
@@ -70,6 +71,13 @@ stage build build_ci
 # the test binaries); leaks are errors.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 stage unit ctest --preset ci -j "$jobs" -L "unit|fuzz"
+# Mutated command lines over every verb for TORCHX_CLI_FUZZ_SECONDS (100), before any engine is up
+# (the lines reach none anyway); a finding is kept in build/ci/cli-fuzz-findings.
+clifuzz() {
+  TORCHX_BIN=build/ci/cli/torchx python3 tests/fuzz/cli/cli_fuzz.py --seconds "${TORCHX_CLI_FUZZ_SECONDS:-100}" \
+    --workers "$jobs" --findings build/ci/cli-fuzz-findings
+}
+stage clifuzz clifuzz
 
 # Engines the tests need are installed above, so their tests must run, not skip.
 engines=torch,ax,pjrt,python
