@@ -33,6 +33,7 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
     std::vector<std::string> schedulers;
     std::string token_file;
     std::vector<std::string> allow_hosts;
+    std::vector<std::string> component_dirs;
     bool token_required = false;
   };
   auto o = std::make_shared<Opts>();
@@ -46,6 +47,9 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
   cmd.add_flag("--token_required", o->token_required,
                "Require the token on every request on loopback too (a shared machine's users all reach it)");
   cmd.add_option("--allow_host", o->allow_hosts, "Another name the server is reached by on loopback");
+  cmd.add_option("--component_dir", o->component_dirs,
+                 "Another directory whose component files the Run page may load (besides the working directory's)")
+      ->check(CLI::ExistingDirectory);
   return [o, &registry] {
     auto config = LoadConfig();
     if (!config) return ReportError(config.error());
@@ -63,6 +67,7 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
     options.token_file = o->token_file;
     options.extra_hosts = o->allow_hosts;
     options.token_required = o->token_required;
+    options.component_dirs = o->component_dirs;
 
     // SIGINT and SIGTERM are taken by one thread that stops the server; every other thread
     // (httplib's workers start below) has them blocked.

@@ -66,6 +66,8 @@ inline Status FailedPreconditionError(std::string msg) { return {StatusCode::kFa
 inline Status UnavailableError(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
 inline Status UnimplementedError(std::string msg) { return {StatusCode::kUnimplemented, std::move(msg)}; }
 inline Status InternalError(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+inline Status DeadlineExceededError(std::string msg) { return {StatusCode::kDeadlineExceeded, std::move(msg)}; }
+inline Status PermissionDeniedError(std::string msg) { return {StatusCode::kPermissionDenied, std::move(msg)}; }
 
 template <typename T>
 class [[nodiscard]] Result {

@@ -19,13 +19,14 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 Result<std::shared_ptr<const Component>> ResolveComponent(const ComponentSource& registry, std::string_view name,
-                                                          const specs::NamedResourceSource* named_resources) {
+                                                          const specs::NamedResourceSource* named_resources,
+                                                          std::optional<std::chrono::milliseconds> python_timeout) {
   if (auto c = registry.Find(name)) return c;
   std::string path(name);
   std::error_code ec;
   bool is_file = std::filesystem::is_regular_file(path, ec);
   if (name.find(':') != std::string_view::npos && !is_file) {
-    TORCHX_ASSIGN_OR_RETURN(auto python, internal::LoadPythonComponent(name));
+    TORCHX_ASSIGN_OR_RETURN(auto python, internal::LoadPythonComponent(name, python_timeout));
     return std::shared_ptr<const Component>(std::move(python));
   }
   bool yaml = EndsWith(name, ".yaml") || EndsWith(name, ".yml");

@@ -17,11 +17,12 @@ using Json = nlohmann::json;
 // One child interpreter for the component; replies parsed and mapped to Status here.
 class Bridge {
  public:
+  explicit Bridge(std::optional<std::chrono::milliseconds> timeout) : timeout_(timeout) {}
   Status Start() { return process_.Start("torchx.components._bridge", "Python components"); }
 
   Result<Json> Call(const Json& request) {
     TORCHX_ASSIGN_OR_RETURN(std::string reply,
-                            process_.Call(request.dump(-1, ' ', false, Json::error_handler_t::replace)));
+                            process_.Call(request.dump(-1, ' ', false, Json::error_handler_t::replace), timeout_));
     Json j = Json::parse(reply, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) return InternalError("python component bridge: unreadable reply");
     if (j.contains("error")) {
@@ -36,6 +37,7 @@ class Bridge {
   }
 
  private:
+  std::optional<std::chrono::milliseconds> timeout_;
   ::torchx::internal::PythonBridge process_;
 };
 
@@ -64,10 +66,18 @@ class PythonComponent : public Component {
 
 }  // namespace
 
-Result<std::unique_ptr<Component>> LoadPythonComponent(std::string_view name) {
-  auto bridge = std::make_unique<Bridge>();
+Result<std::unique_ptr<Component>> LoadPythonComponent(std::string_view name,
+                                                       std::optional<std::chrono::milliseconds> timeout) {
+  auto bridge = std::make_unique<Bridge>(timeout);
   TORCHX_RETURN_IF_ERROR(bridge->Start());
-  TORCHX_ASSIGN_OR_RETURN(Json reply, bridge->Call({{"op", "describe"}, {"component", name}}));
+  auto described = bridge->Call({{"op", "describe"}, {"component", name}});
+  if (!described && described.error().code() == StatusCode::kDeadlineExceeded) {
+    return DeadlineExceededError(
+        fmt::format("component `{}`: loading it took longer than {:.0f} s (a component file "
+                    "runs at import); it was stopped",
+                    name, static_cast<double>(timeout->count()) / 1000.0));
+  }
+  TORCHX_ASSIGN_OR_RETURN(Json reply, std::move(described));
   if (!reply.contains("spec")) return InternalError("python component bridge: reply without a spec");
   TORCHX_ASSIGN_OR_RETURN(ComponentSpec spec, ComponentSpecFromJson(reply["spec"].dump()));
   std::string origin(name.substr(0, name.rfind(':')));

@@ -7,7 +7,9 @@
 // beside this executable (a virtual env's bin/), else python3 on PATH.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "torchx/components/component.h"
@@ -15,7 +17,10 @@
 namespace torchx::components::internal {
 
 /// kNotFound for a missing file, module or function; kInvalidArgument with the linter's
-/// messages; kFailedPrecondition when Python or the torchx package cannot be started.
-Result<std::unique_ptr<Component>> LoadPythonComponent(std::string_view name);
+/// messages; kFailedPrecondition when Python or the torchx package cannot be started;
+/// kDeadlineExceeded when `timeout` is given and a call (describe, or a later build) takes
+/// longer (the child is stopped).
+Result<std::unique_ptr<Component>> LoadPythonComponent(std::string_view name,
+                                                       std::optional<std::chrono::milliseconds> timeout = {});
 
 }  // namespace torchx::components::internal

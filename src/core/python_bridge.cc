@@ -1,10 +1,13 @@
 #include "core/python_bridge.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -50,7 +53,7 @@ std::string PythonInterpreter() {
 
 PythonBridge::~PythonBridge() {
   if (to_child_) std::fclose(to_child_);
-  if (from_child_) std::fclose(from_child_);
+  if (from_child_ >= 0) ::close(from_child_);
   if (pid_ > 0) {
     int st = 0;
     while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
@@ -97,19 +100,66 @@ Status PythonBridge::Start(const std::string& module, const std::string& purpose
                                                purpose, python_, std::strerror(rc)));
   }
   to_child_ = ::fdopen(req[1], "w");
-  from_child_ = ::fdopen(rep[0], "r");
+  from_child_ = rep[0];
   return OkStatus();
 }
 
-Result<std::string> PythonBridge::Call(const std::string& request_json) {
-  if (!to_child_ || !from_child_) return FailedPreconditionError("python bridge: not started");
+void PythonBridge::Kill() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+  }
+  if (to_child_) std::fclose(to_child_);
+  to_child_ = nullptr;
+  if (from_child_ >= 0) ::close(from_child_);
+  from_child_ = -1;
+  pending_.clear();
+}
+
+Result<std::string> PythonBridge::Call(const std::string& request_json,
+                                       std::optional<std::chrono::milliseconds> timeout) {
+  if (!to_child_ || from_child_ < 0) return FailedPreconditionError("python bridge: not started");
   std::string line = request_json + "\n";
   bool sent = std::fwrite(line.data(), 1, line.size(), to_child_) == line.size() && std::fflush(to_child_) == 0;
+  auto deadline = std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
   std::string reply;
-  char buf[65536];
-  while (sent && std::fgets(buf, sizeof buf, from_child_)) {
-    reply += buf;
-    if (!reply.empty() && reply.back() == '\n') break;
+  bool timed_out = false;
+  while (sent) {
+    if (size_t nl = pending_.find('\n'); nl != std::string::npos) {
+      reply = pending_.substr(0, nl + 1);
+      pending_.erase(0, nl + 1);
+      break;
+    }
+    int wait_ms = -1;
+    if (timeout) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30));
+    }
+    pollfd p{from_child_, POLLIN, 0};
+    int ready = ::poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) {
+      timed_out = true;
+      break;
+    }
+    char buf[65536];
+    ssize_t n = ::read(from_child_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child closed its end: it exited
+    pending_.append(buf, static_cast<size_t>(n));
+  }
+  if (timed_out) {
+    Kill();
+    return DeadlineExceededError(fmt::format("{}: `{} -m {}` did not answer within {:.0f} s and was stopped", purpose_,
+                                             python_, module_, static_cast<double>(timeout->count()) / 1000.0));
   }
   if (reply.empty()) {
     int status = 0;

@@ -7,7 +7,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "torchx/status.h"
@@ -28,15 +30,21 @@ class PythonBridge {
   /// Starts `python -u -m <module>`. kFailedPrecondition when no interpreter can be started.
   Status Start(const std::string& module, const std::string& purpose);
   /// Sends one request line and returns the reply line. kFailedPrecondition when the child exited
-  /// without answering (e.g. the torchx package is not importable).
-  Result<std::string> Call(const std::string& request_json);
+  /// without answering (e.g. the torchx package is not importable). With `timeout`, a child that
+  /// has not answered by then is killed and the call is kDeadlineExceeded (the dashboard's limit
+  /// on loading a component whose file may do anything at import); the bridge is then stopped.
+  Result<std::string> Call(const std::string& request_json,
+                           std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   bool started() const { return pid_ > 0; }
 
  private:
+  void Kill();
+
   std::string python_, module_, purpose_;
   pid_t pid_ = -1;
   FILE* to_child_ = nullptr;
-  FILE* from_child_ = nullptr;
+  int from_child_ = -1;  // read with poll, so that a reply can be waited for with a limit
+  std::string pending_;  // what was read past the last reply
 };
 
 }  // namespace torchx::internal

@@ -248,7 +248,8 @@ Result<std::string> Runner::Run(specs::AppDef app, const std::string& scheduler,
 }
 
 Result<std::shared_ptr<const components::Component>> Runner::Component(const std::string& name) {
-  return components::ResolveComponent(registry_.components(), name, &registry_.named_resources());
+  return components::ResolveComponent(registry_.components(), name, &registry_.named_resources(),
+                                      options_.component_load_timeout);
 }
 
 Result<std::string> Runner::ComponentHelp(const std::string& name) {

@@ -22,6 +22,7 @@
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/serialize.h"
 #include "torchx/ui/server.h"
+#include "ui/component_paths.h"
 
 namespace torchx::ui {
 
@@ -758,6 +759,10 @@ ApiResponse Api::SubmitApp(const std::string& body) const {
     if (!req["dryrun"].is_boolean()) return ErrorResponse(InvalidArgumentError("field `dryrun` must be true or false"));
     dryrun = req["dryrun"].get<bool>();
   }
+  if (req.contains("component") && req["component"].is_string()) {
+    Status allowed = CheckComponentPath(req["component"].get<std::string>(), options_.component_roots);
+    if (!allowed.ok()) return ErrorResponse(allowed);
+  }
   runner::Runner* runner = &Shared();
   auto cfg = RequestCfg(*runner, scheduler, req.value("cfg", json(nullptr)), options_.config);
   if (!cfg) return ErrorResponse(cfg.error());
@@ -791,6 +796,9 @@ ApiResponse Api::ListComponents() const {
 }
 
 ApiResponse Api::GetComponent(const std::string& name) const {
+  if (Status allowed = CheckComponentPath(name, options_.component_roots); !allowed.ok()) {
+    return ErrorResponse(allowed);
+  }
   runner::Runner* runner = &Shared();
   auto component = runner->Component(name);
   if (!component) return ErrorResponse(component.error());

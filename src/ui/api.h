@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,6 +40,9 @@ struct ApiOptions {
   runner::RunnerOptions runner_options;
   /// `.torchxconfig` for scheduler option defaults of submitted apps.
   config::TorchxConfig config;
+  /// Where component files may be loaded from (component_paths.h): the working directory and
+  /// those `--component_dir` names.
+  std::vector<std::filesystem::path> component_roots;
 };
 
 /// JSON text; bytes that are not UTF-8 (job output, error files) are replaced.

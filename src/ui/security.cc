@@ -93,6 +93,13 @@ Verdict CheckRequest(const SecurityPolicy& p, const RequestHeaders& r) {
     }
     allowed.set_cookie = query_token && !cookie_token;
   }
+  bool csrf = !p.csrf_token.empty() && ConstantTimeEquals(r.csrf_header, p.csrf_token);
+  if (r.loads_code && !header_token && !csrf) {
+    return {401,
+            "loading a component from a file runs its code: send the page's X-Torchx-CSRF header or the API "
+            "token (`Authorization: Bearer <token>`)",
+            false};
+  }
   if (IsMutation(r.method) && !header_token) {
     if (p.csrf_token.empty() || !ConstantTimeEquals(r.csrf_header, p.csrf_token)) {
       return {403, "a request that changes anything needs the X-Torchx-CSRF header of the page or the API token",

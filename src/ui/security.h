@@ -4,7 +4,8 @@
 // - a browser request from another origin is refused (Origin, Sec-Fetch-Site);
 // - off loopback (or with --token_required), every request carries the token (bearer header,
 //   or the cookie set when the page was opened with ?token=);
-// - a request that changes anything carries the token in a header, or the page's CSRF token;
+// - a request that changes anything carries the token in a header, or the page's CSRF token, and
+//   so does a read that loads a component from a file (its code runs; else 401);
 // - on loopback, a connection from another user of the machine carries the token (on a shared
 //   login node every user reaches 127.0.0.1, and the page, with its CSRF token, is theirs to read).
 #pragma once
@@ -48,6 +49,8 @@ struct RequestHeaders {
   std::string_view cookie;
   std::string_view query_token;  ///< ?token= (opening the page off loopback)
   std::optional<uid_t> peer;     ///< who opened the connection, where the kernel says (loopback)
+  /// A read that runs code the request names (a component from a file: component_paths.h).
+  bool loads_code = false;
 };
 
 struct Verdict {

@@ -91,6 +91,22 @@ TEST(CheckRequest, ChangesNeedTheCsrfTokenOrTheApiToken) {
   EXPECT_EQ(CheckRequest(with_token, scripted).status, 0);
 }
 
+TEST(CheckRequest, LoadingAComponentFromAFileNeedsTheCsrfTokenOrTheApiToken) {
+  RequestHeaders r = Get("/api/v1/components/./train.py:main");
+  r.loads_code = true;
+  Verdict v = CheckRequest(Loopback(), r);
+  EXPECT_EQ(v.status, 401);
+  EXPECT_THAT(v.message, HasSubstr("runs its code"));
+  r.csrf_header = "csrf-123";  // the Run page's
+  EXPECT_EQ(CheckRequest(Loopback(), r).status, 0);
+  SecurityPolicy with_token = Loopback();
+  with_token.token = "tok-0123456789abcdef";
+  RequestHeaders scripted = Get("/api/v1/components/./train.py:main");
+  scripted.loads_code = true;
+  scripted.authorization = "Bearer tok-0123456789abcdef";
+  EXPECT_EQ(CheckRequest(with_token, scripted).status, 0);
+}
+
 TEST(CheckRequest, OffLoopbackEveryRequestNeedsTheToken) {
   SecurityPolicy p = Remote();
   RequestHeaders r = Get();

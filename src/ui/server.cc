@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include "ui/api.h"
 #include "ui/api_workers.h"
 #include "ui/assets.h"
+#include "ui/component_paths.h"
 #include "ui/security.h"
 
 namespace torchx::ui {
@@ -88,12 +90,26 @@ class StreamSlot {
 
 struct Server::Impl {
   Impl(plugins::PluginRegistry& registry, ServerOptions opts)
-      : options(std::move(opts)),
-        api(registry, ApiOptions{options.schedulers, options.runner_options, options.config}) {}
+      : options(std::move(opts)), api(registry, ApiOptionsOf(options)) {}
+
+  static ApiOptions ApiOptionsOf(const ServerOptions& o) {
+    ApiOptions api{o.schedulers, o.runner_options, o.config, {}};
+    api.runner_options.component_load_timeout = o.component_load_timeout;
+    std::error_code ec;
+    api.component_roots.push_back(std::filesystem::current_path(ec));
+    for (const std::string& dir : o.component_dirs) api.component_roots.emplace_back(dir);
+    return api;
+  }
 
   ServerOptions options;
   Api api;
   ApiWorkers workers{options.api_workers};  // after api: stopped before it
+  // Loading a component by name or file runs on threads of its own: a file runs its code at
+  // import, for up to the load limit, and must not hold the workers every page's calls wait for.
+  // Past kMaxComponentLoads at once, a load is answered 503 at once (none waits behind a slow one).
+  static constexpr int kMaxComponentLoads = 4;
+  ApiWorkers loaders{kMaxComponentLoads};
+  std::atomic<int> component_loads{0};
   httplib::Server http;
   SecurityPolicy policy;
   int port = 0;
@@ -394,8 +410,11 @@ void Server::Impl::Routes() {
     std::string csrf = req.get_header_value("X-Torchx-CSRF");
     std::string cookie = req.get_header_value("Cookie");
     std::string query_token = req.has_param("token") ? req.get_param_value("token") : "";
-    RequestHeaders headers{req.method, req.path, host,   origin,      site,        auth,
-                           token,      csrf,     cookie, query_token, std::nullopt};
+    constexpr std::string_view kComponentPath = "/api/v1/components/";
+    bool loads_code =
+        req.path.starts_with(kComponentPath) && NamesComponentFile(req.path.substr(kComponentPath.size()));
+    RequestHeaders headers{req.method, req.path, host,   origin,      site,         auth,
+                           token,      csrf,     cookie, query_token, std::nullopt, loads_code};
     if (loopback) headers.peer = LoopbackPeerUid(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
     Verdict verdict = CheckRequest(policy, headers);
     if (verdict.status != 0) {
@@ -507,7 +526,15 @@ void Server::Impl::Routes() {
     SetJson(res, workers.Run([&] { return api.ListComponents(); }));
   });
   http.Get(R"(/api/v1/components/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, workers.Run([&] { return api.GetComponent(req.matches[1].str()); }));
+    if (component_loads.fetch_add(1) >= kMaxComponentLoads) {
+      component_loads.fetch_sub(1);
+      SetError(res, 503, "UNAVAILABLE",
+               fmt::format("{} components are loading already; try again in a moment", kMaxComponentLoads));
+      return;
+    }
+    ApiResponse answer = loaders.Run([&] { return api.GetComponent(req.matches[1].str()); });
+    component_loads.fetch_sub(1);
+    SetJson(res, answer);
   });
   http.Get("/api/v1/schedulers", [this](const httplib::Request&, httplib::Response& res) {
     SetJson(res, workers.Run([&] { return api.ListSchedulers(); }));

@@ -66,6 +66,9 @@ struct RunnerOptions {
   std::optional<std::map<std::string, schedulers::SchedulerFactory>> schedulers;
   /// Each scheduler's .torchxconfig section (SchedulerContext::settings), by scheduler name.
   std::map<std::string, std::map<std::string, std::string, std::less<>>> scheduler_settings;
+  /// A limit on each call into a Python component file (`path.py:fn`, `pkg.module:fn`): its
+  /// module runs at import and may never return. nullopt: none (the CLI; the dashboard sets one).
+  std::optional<std::chrono::milliseconds> component_load_timeout;
 };
 
 class Runner {

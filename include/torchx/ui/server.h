@@ -3,6 +3,7 @@
 // local_cwd's store) are the truth, so a restart loses nothing.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,6 +38,11 @@ struct ServerOptions {
   size_t threads = 256;
   /// Threads that answer API calls (src/ui/api_workers.h): connections wait their turn for one.
   size_t api_workers = 4;
+  /// Directories besides the working directory whose component files the pages may load (a
+  /// file elsewhere is 403: loading one runs its code).
+  std::vector<std::string> component_dirs;
+  /// Each call into a Python component file stops after this (504): its module runs at import.
+  std::chrono::milliseconds component_load_timeout{10'000};
 };
 
 /// The schedulers `torchx ui` lists: local_cwd, the `composites` (pipelines: their steps are shown

@@ -22,8 +22,9 @@ function el(tag, attrs, ...children) {
 }
 
 async function api(method, path, body) {
-  const opts = { method, headers: {} };
-  if (method !== "GET") opts.headers["X-Torchx-CSRF"] = CSRF;
+  // The page's CSRF token goes with every call: a change needs it, and so does loading a
+  // component from a file (its code runs).
+  const opts = { method, headers: { "X-Torchx-CSRF": CSRF } };
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);

@@ -5,10 +5,15 @@ security rules (Host, Origin, CSRF, token, traversal, body size)."""
 import http.client
 import json
 import os
+import pathlib
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+import urllib.parse
 
 import pytest
 
@@ -360,3 +365,102 @@ def test_a_second_server_on_a_port_in_use_is_refused(ui, tmp_path):
     assert f"127.0.0.1:{ui.port}" in res.stderr and "in use" in res.stderr
     for _ in range(8):  # had the kernel split connections, some would reach a dead or other server
         assert ui.api("GET", "/api/v1/apps")[0] == 200
+
+
+COMPONENT = "import torchx.specs as specs\n\ndef hello(msg: str = 'hi') -> specs.AppDef:\n" \
+            "    return specs.AppDef(name='hello', roles=[specs.Role(name='r', image='.', entrypoint='echo', args=[msg])])\n"
+
+
+def component_path(name):
+    return "/api/v1/components/" + urllib.parse.quote(name, safe="")
+
+
+def test_loading_a_component_file_needs_a_token_and_a_directory_it_may_load(tmp_path):
+    # A component file runs its code at import: the page's CSRF token or the API token, and a file
+    # in the working directory or a --component_dir.
+    elsewhere = pathlib.Path(tempfile.mkdtemp(prefix="torchx-elsewhere-"))  # outside the server's cwd
+    (tmp_path / "mine.py").write_text(COMPONENT)
+    (elsewhere / "theirs.py").write_text(COMPONENT)
+    (elsewhere / "ran.py").write_text(f"open({str(tmp_path / 'ran.txt')!r}, 'w').write('ran')\n" + COMPONENT)
+    ui = UiServer(tmp_path)
+    try:
+        mine = component_path(str(tmp_path / "mine.py") + ":hello")
+        status, body = ui.api("GET", mine, token=False)
+        assert status == 401 and "X-Torchx-CSRF" in body["error"]["message"], body
+        _, _, page = ui.request("GET", "/")
+        csrf = page.decode().split('name="torchx-csrf" content="')[1].split('"')[0]
+        status, body = ui.api("GET", mine, token=False, headers={"X-Torchx-CSRF": csrf})
+        assert status == 200 and body["params"][0]["name"] == "msg", body
+        assert ui.api("GET", mine)[0] == 200  # the API token
+        # Outside the working directory: refused before anything runs, naming the option.
+        status, body = ui.api("GET", component_path(str(elsewhere / "ran.py") + ":hello"))
+        assert status == 403 and "--component_dir" in body["error"]["message"], body
+        assert not (tmp_path / "ran.txt").exists()
+        climbed = str(tmp_path) + "/" + "../" * 16 + str(elsewhere).lstrip("/") + "/theirs.py:hello"
+        status, body = ui.api("GET", component_path(climbed))
+        assert status == 403, body
+        status, body = ui.api("POST", "/api/v1/apps", {"component": str(elsewhere / "ran.py") + ":hello",
+                                                       "dryrun": True})
+        assert status == 403 and not (tmp_path / "ran.txt").exists(), body
+        # Registered components need nothing.
+        assert ui.api("GET", "/api/v1/components/utils.echo", token=False)[0] == 200
+    finally:
+        assert ui.stop() == 0, ui.stderr()
+    ui = UiServer(tmp_path, "--component_dir", str(elsewhere))
+    try:
+        assert ui.api("GET", component_path(str(elsewhere / "theirs.py") + ":hello"))[0] == 200
+    finally:
+        assert ui.stop() == 0, ui.stderr()
+        shutil.rmtree(elsewhere)
+
+
+def test_slow_heads_and_slow_components_do_not_stop_the_dashboard(ui):
+    # 64 connections trickling a header byte a second, and 16 clients loading a component whose
+    # import sleeps for 60 s: a normal client is answered within a second, 10 times over 15 s.
+    (ui.tmp / "sleepy.py").write_text("import time\ntime.sleep(60)\n" + COMPONENT)
+    trickles = []
+    for _ in range(64):
+        s = socket.create_connection((ui.host, ui.port), timeout=5)
+        s.sendall(b"GET /api/v1/version HTTP/1.1\r\nHost: " + f"{ui.host}:{ui.port}".encode() + b"\r\n")
+        trickles.append(s)
+    stop = threading.Event()
+
+    def trickle():
+        while not stop.is_set():
+            for s in trickles:
+                try:
+                    s.sendall(b"X")
+                except OSError:
+                    pass
+            stop.wait(1.0)
+
+    loads = []
+
+    def load():
+        loads.append(ui.api("GET", component_path(str(ui.tmp / "sleepy.py") + ":hello"), timeout=60))
+
+    threads = [threading.Thread(target=trickle)] + [threading.Thread(target=load) for _ in range(16)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1)
+        worst = 0.0
+        for _ in range(10):
+            t0 = time.monotonic()
+            status, body = ui.api("GET", "/api/v1/apps", timeout=5)
+            took = time.monotonic() - t0
+            worst = max(worst, took)
+            assert status == 200, body
+            time.sleep(max(0.0, 1.5 - took))
+        assert worst < 1.0, f"a normal request took {worst:.2f} s"
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=90)
+        for s in trickles:
+            s.close()
+    # The loads were stopped at their limit (504), or refused at once past the loads allowed (503).
+    codes = sorted(status for status, _ in loads)
+    assert len(codes) == 16 and set(codes) <= {503, 504} and 504 in codes, codes
+    timed_out = next(body for status, body in loads if status == 504)
+    assert "longer than 10 s" in timed_out["error"]["message"], timed_out

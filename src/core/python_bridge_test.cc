@@ -1,0 +1,73 @@
+#include "core/python_bridge.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/status_matchers.h"
+
+namespace torchx::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A module that answers one request and then one that never returns, as a component file whose
+// import waits forever does.
+class PythonBridgeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("torchx-bridge-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "bridge_probe.py") << "import os, sys, time\n"
+                                               "out = os.fdopen(int(os.environ['TORCHX_BRIDGE_FD']), 'w')\n"
+                                               "for line in sys.stdin:\n"
+                                               "    if 'sleep' in line:\n"
+                                               "        time.sleep(600)\n"
+                                               "    out.write('{\"ok\": 1}\\n'); out.flush()\n";
+    const char* old = std::getenv("PYTHONPATH");
+    saved_ = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv("PYTHONPATH", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (saved_) {
+      ::setenv("PYTHONPATH", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("PYTHONPATH");
+    }
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+  std::optional<std::string> saved_;
+};
+
+TEST_F(PythonBridgeTest, ACallPastItsLimitStopsTheChildAndSaysSo) {
+  PythonBridge bridge;
+  ASSERT_THAT(bridge.Start("bridge_probe", "the probe"), IsOk());
+  EXPECT_THAT(bridge.Call("{}", std::chrono::seconds(30)), IsOkAndHolds("{\"ok\": 1}\n"));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(bridge.Call("{\"sleep\": 1}", std::chrono::milliseconds(500)),
+              StatusIs(StatusCode::kDeadlineExceeded, HasSubstr("did not answer within")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_FALSE(bridge.started());  // killed and reaped
+  EXPECT_THAT(bridge.Call("{}"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("not started")));
+}
+
+TEST_F(PythonBridgeTest, WithoutALimitACallWaitsForItsAnswer) {
+  PythonBridge bridge;
+  ASSERT_THAT(bridge.Start("bridge_probe", "the probe"), IsOk());
+  EXPECT_THAT(bridge.Call("{}"), IsOkAndHolds("{\"ok\": 1}\n"));
+  EXPECT_THAT(bridge.Call("{}"), IsOkAndHolds("{\"ok\": 1}\n"));
+}
+
+}  // namespace
+}  // namespace torchx::internal
