@@ -661,7 +661,13 @@ TEST_F(LocalSchedulerTest, ASmallAppIsStartedByTheCallerAndAdoptedByItsSuperviso
   EXPECT_EQ((*status)->state, AppState::kRunning);
   Pids pids = PidsOf(env_, *handle);
   ASSERT_EQ(pids.replicas.size(), 2u);
-  ProcInfo sup = ProcOf(pids.supervisor);
+  // Read once its exec is through: the record names the supervisor-to-be before its exec
+  // completes, and /proc/<pid>/cmdline reads empty (or the caller's) until then.
+  ProcInfo sup;
+  EXPECT_TRUE(Eventually([&] {
+    sup = ProcOf(pids.supervisor);
+    return sup.cmdline.find("torchx-supervisor") != std::string::npos;
+  }));
   EXPECT_THAT(sup.cmdline, AllOf(HasSubstr("torchx-supervisor --adopt "), HasSubstr(env_.state_dir())));
   EXPECT_NE(sup.ppid, getpid());
   EXPECT_EQ(getsid(pids.supervisor), pids.supervisor);  // its own session, as a daemon
