@@ -769,7 +769,7 @@ class Bench:
         scripts/engines/ray-up.sh, neither waiting for the job (issue 57: at most 1/10 of its time).
         Each job is stopped as soon as it is timed."""
         import urllib.request
-        dashboard = os.environ.get("TORCHX_RAY_DASHBOARD", "127.0.0.1:8265")
+        dashboard = os.environ.get("TORCHX_RAY_DASHBOARD", "127.0.0.1:8275")  # scripts/engines/ray-env.sh
         ray_cli = pathlib.Path(os.environ.get("RAY_VENV", "/var/cache/engines/ray-venv")) / "bin" / "ray"
         try:
             with urllib.request.urlopen(f"http://{dashboard}/api/version", timeout=3) as r:

@@ -12,6 +12,8 @@
 #   suites    everything else in the same build: conformance (every back-end), e2e, Python,
 #             the real DDP job, Ax, Slurm, containers, kubernetes (API server fake), the dashboard
 #             in Chromium, pipelines, faults
+#   bystander a Ray cluster on Ray's defaults, started before the engines with a job on it, is
+#             still there with its job (the project's engines stop only their own processes)
 #   tsan      the `tsan` preset: ThreadSanitizer over the threaded code's suites (label tsan)
 #   fuzz      libFuzzer on each target for TORCHX_FUZZ_SECONDS (default 0: replays only)
 # Fails on any failing test and when no test ran.
@@ -35,7 +37,8 @@ report() {
     printf 'test.sh:   %-8s %5ss  FAILED\n' "$running" "$(($(date +%s) - running_since))" >&2
   fi
   printf 'test.sh:   %-8s %5ss\n' total "$(($(date +%s) - suite_start))" >&2
-  for s in "${stop_engines[@]}"; do bash "$s" >/dev/null 2>&1 || true; done
+  # shellcheck disable=SC2086
+  for s in "${stop_engines[@]}"; do bash $s >/dev/null 2>&1 || true; done
   return $rc
 }
 stop_engines=()
@@ -74,7 +77,7 @@ stage unit ctest --preset ci -j "$jobs" -L "unit|fuzz"
 # Mutated command lines over every verb for TORCHX_CLI_FUZZ_SECONDS (100), before any engine is up
 # (the lines reach none anyway); a finding is kept in build/ci/cli-fuzz-findings.
 clifuzz() {
-  TORCHX_BIN=build/ci/cli/torchx python3 tests/fuzz/cli/cli_fuzz.py --seconds "${TORCHX_CLI_FUZZ_SECONDS:-100}" \
+  TORCHX_BIN="$PWD/build/ci/cli/torchx" python3 tests/fuzz/cli/cli_fuzz.py --seconds "${TORCHX_CLI_FUZZ_SECONDS:-100}" \
     --workers "$jobs" --findings build/ci/cli-fuzz-findings
 }
 stage clifuzz clifuzz
@@ -99,16 +102,28 @@ start_engines() {
     stop_engines+=(scripts/engines/podman-down.sh)
     engines+=,docker,podman
   fi
-  # A live Ray cluster (a head and a worker node on this host) for the ray scheduler.
+  # A live Ray cluster (a head and a worker node on this host) for the ray scheduler, on ports and
+  # a temp dir of its own (ray-env.sh): a Ray cluster of the user's on Ray's defaults is left
+  # alone. The tests reach it through these.
   if [[ "${TORCHX_WITH_RAY:-1}" == "1" ]]; then
+    # A cluster of "the user's own" on Ray's defaults, with a job running: checked untouched after
+    # the suites (tests/integration/ray/bystander_cluster.sh).
+    bash tests/integration/ray/bystander_cluster.sh start
+    stop_engines+=("tests/integration/ray/bystander_cluster.sh stop")
     bash scripts/engines/ray-up.sh
     stop_engines+=(scripts/engines/ray-down.sh)
     engines+=,ray
+    # shellcheck source=engines/ray-env.sh
+    . scripts/engines/ray-env.sh
+    export TORCHX_RAY_DASHBOARD TORCHX_RAY_GCS="127.0.0.1:$TORCHX_RAY_GCS_PORT" RAY_ADDRESS="http://$TORCHX_RAY_DASHBOARD"
   fi
 }
 stage engines start_engines
 export TORCHX_REQUIRE_ENGINES=$engines
 stage suites ctest --preset ci -j "$jobs" -LE "unit|fuzz"
+if [[ "${TORCHX_WITH_RAY:-1}" == "1" ]]; then
+  stage bystander bash tests/integration/ray/bystander_cluster.sh check
+fi
 
 if [[ "${TORCHX_SKIP_TSAN:-0}" != "1" ]]; then
   run_tsan() {

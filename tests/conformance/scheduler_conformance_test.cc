@@ -185,11 +185,18 @@ std::string DockerSocketMissing() {
   return up ? "" : "no container engine at /var/run/docker.sock (scripts/engines/dockerd-up.sh)";
 }
 
+// The project's test Ray cluster: its dashboard's address (scripts/engines/ray-env.sh; test.sh
+// exports it), not Ray's default port, where a user's own cluster may run.
+std::string RayDashboard() {
+  const char* env = std::getenv("TORCHX_RAY_DASHBOARD");
+  return env && *env ? env : "127.0.0.1:8275";
+}
+
 // A live Ray cluster's dashboard answers (scripts/engines/ray-up.sh: two nodes on this host).
 std::string RayMissing() {
-  return std::system("curl -fsS -m 3 http://127.0.0.1:8265/api/version >/dev/null 2>&1") == 0
+  return std::system(("curl -fsS -m 3 http://" + RayDashboard() + "/api/version >/dev/null 2>&1").c_str()) == 0
              ? ""
-             : "no Ray dashboard answers on 127.0.0.1:8265 (scripts/engines/ray-up.sh)";
+             : "no Ray dashboard answers on " + RayDashboard() + " (scripts/engines/ray-up.sh)";
 }
 
 // The ray back-end keeps a record of each job it submits (to tell a job Ray lost from an unknown
@@ -198,6 +205,7 @@ class RayEnv {
  private:
   testing::ScopedTempDir dir_;
   testing::ScopedEnv state_{"TORCHX_STATE_DIR", dir_.path().c_str()};
+  testing::ScopedEnv address_{"RAY_ADDRESS", ("http://" + RayDashboard()).c_str()};
 };
 
 std::vector<Backend> Backends() {
@@ -229,7 +237,7 @@ std::vector<Backend> Backends() {
   // ray on the live cluster the test command starts.
   Backend ray{"ray", [] { return std::shared_ptr<void>(std::make_shared<RayEnv>()); }, RAY_IMAGE_DIR, RayMissing,
               "ray"};
-  ray.unknown_app_id = "127.0.0.1:8265-no-such-app-9";
+  ray.unknown_app_id = RayDashboard() + "-no-such-app-9";
   ray.wait = std::chrono::seconds(120);
   return {cwd, local_alias, docker_backend, example, slurm, kubernetes, ray, python_plugin};
 }

@@ -122,14 +122,18 @@ def test_local_docker(tmp_path, engine):
     cli("delete", handle, cwd=tmp_path, env=env, check=False)
 
 
+# The project's test cluster (scripts/engines/ray-env.sh; test.sh exports where it is).
+RAY_DASHBOARD = os.environ.get("TORCHX_RAY_DASHBOARD", "127.0.0.1:8275")
+
+
 def ray_up() -> bool:
     import urllib.request
     try:
-        with urllib.request.urlopen("http://127.0.0.1:8265/api/version", timeout=3):
+        with urllib.request.urlopen(f"http://{RAY_DASHBOARD}/api/version", timeout=3):
             return True
     except OSError as e:
         if "ray" in REQUIRED:
-            raise RuntimeError("ray is required (TORCHX_REQUIRE_ENGINES) but no dashboard answers on 127.0.0.1:8265") from e
+            raise RuntimeError(f"ray is required (TORCHX_REQUIRE_ENGINES) but no dashboard answers on {RAY_DASHBOARD}") from e
         return False
 
 
@@ -139,7 +143,8 @@ def test_ray(tmp_path):
     # writes what it received where the test reads it.
     dump = DUMP.replace("'received.json'", repr(str(tmp_path / "received.json")))
     role = {"image": str(tmp_path), "entrypoint": "python3", "args": ["-c", dump, *ARGS], "env": ENV}
-    res = cli("run", "--wait", "-s", "ray", spec(tmp_path, "hostile", role), cwd=tmp_path, timeout=300)
+    res = cli("run", "--wait", "-s", "ray", spec(tmp_path, "hostile", role), cwd=tmp_path, timeout=300,
+              env=dict(os.environ, RAY_ADDRESS=f"http://{RAY_DASHBOARD}"))
     assert res.stdout.startswith("ray://")
     assert_received(tmp_path)
     cli("delete", res.stdout.split()[0], cwd=tmp_path, check=False)

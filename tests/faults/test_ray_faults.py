@@ -25,7 +25,9 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("TORCHX_BIN") or str(REPO / "build" / "debug" / "cli" / "torchx")
-DASHBOARD = "127.0.0.1:8265"
+# The project's test cluster (scripts/engines/ray-env.sh; test.sh exports where it is).
+DASHBOARD = os.environ.get("TORCHX_RAY_DASHBOARD", "127.0.0.1:8275")
+GCS = os.environ.get("TORCHX_RAY_GCS", "127.0.0.1:6390")
 ENV = dict(os.environ, RAY_ADDRESS=f"http://{DASHBOARD}")
 STATES = {2: "PENDING", 3: "RUNNING", 4: "SUCCEEDED", 5: "FAILED", 6: "CANCELLED"}
 
@@ -104,7 +106,7 @@ VENV_PYTHON = "/var/cache/engines/ray-venv/bin/python3"
 
 
 def alive_nodes() -> int:
-    code = ("import logging, ray; ray.init(address='127.0.0.1:6380', logging_level=logging.ERROR, log_to_driver=False);"
+    code = ("import logging, ray; ray.init(address='" + GCS + "', logging_level=logging.ERROR, log_to_driver=False);"
             "print('alive_nodes=%d' % sum(1 for n in ray.nodes() if n['Alive']))")
     res = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, timeout=120)
     # Ray pushes the GCS's error messages (a node marked dead, say) to a driver's stdout, so the

@@ -44,7 +44,8 @@ UI_OPTIONS = [("--port", "value"), ("-s", "value"), ("--token_file", "value"), (
 
 
 def torchx_bin():
-    return os.environ.get("TORCHX_BIN") or str(REPO / "build" / "ci" / "cli" / "torchx")
+    # Absolute: each line runs in a working directory of its own.
+    return os.path.abspath(os.environ.get("TORCHX_BIN") or str(REPO / "build" / "ci" / "cli" / "torchx"))
 
 
 def values(rng):
@@ -265,7 +266,13 @@ def save(findings_dir, n, argv, why):
     return path
 
 
+MAX_FINDINGS = 20  # then the stage stops: one bug tends to be found many times over
+
+
 def fuzz(seconds, seed, findings_dir, workers):
+    if subprocess.run([torchx_bin(), "version"], capture_output=True, timeout=60).returncode != 0:
+        print(f"cli_fuzz: {torchx_bin()} does not run (`torchx version` failed)", flush=True)
+        return 1
     table = grammar()
     print(f"cli_fuzz: {sum(len(v) for v in table.values())} options over {len(table)} verbs; seed {seed}; "
           f"{seconds} s", flush=True)
@@ -278,7 +285,7 @@ def fuzz(seconds, seed, findings_dir, workers):
 
     def worker(k):
         rng = random.Random(seed * 1000 + k)
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and counts["findings"] < MAX_FINDINGS:
             argv = make_safe(generate(rng, table), rng)
             why = run_line(argv, cwd, env, seen)
             with lock:

@@ -18,7 +18,8 @@ import urllib.request
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-DASHBOARD = os.environ.get("TORCHX_RAY_DASHBOARD", "127.0.0.1:8265")
+# The project's test cluster (scripts/engines/ray-env.sh; test.sh exports where it is).
+DASHBOARD = os.environ.get("TORCHX_RAY_DASHBOARD", "127.0.0.1:8275")
 
 
 def ray_up() -> bool:
