@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
                                       {"builtins", AddBuiltinsCommand},
                                       {"status", AddStatusCommand},
                                       {"top", AddTopCommand},
+                                      {"debug", AddDebugCommand},
                                       {"describe", AddDescribeCommand},
                                       {"log", AddLogCommand},
                                       {"cancel", AddCancelCommand},

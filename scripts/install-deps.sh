@@ -63,6 +63,9 @@ python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubern
 # classes: pip install torchx[kubernetes,docker] for users; the tests of those classes need them.
 python3 -c "import kubernetes" >/dev/null 2>&1 || pip_missing+=("kubernetes>=28")
 python3 -c "import docker" >/dev/null 2>&1 || pip_missing+=("docker>=7")
+# py-spy: `torchx debug stack` (a runtime dependency of the package; the source build's tests need it
+# before the package is installed).
+command -v py-spy >/dev/null 2>&1 || python3 -c "import shutil, sys, os; sys.exit(not os.access(os.path.join(os.path.dirname(sys.executable), 'py-spy'), os.X_OK))" || pip_missing+=("py-spy>=0.3.14")
 # selenium drives chromium-driver in the dashboard's browser tests.
 if [[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]]; then
   python3 -c "import selenium" >/dev/null 2>&1 || pip_missing+=("selenium>=4.10")

@@ -467,6 +467,13 @@ Result<std::optional<schedulers::AppUsage>> Runner::ResourceUsage(const std::str
   return sa.first->ResourceUsage(sa.second, options);
 }
 
+Result<std::optional<std::vector<schedulers::ProcessStack>>> Runner::DumpStacks(
+    const std::string& handle, const schedulers::StackOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kStacks));
+  return sa.first->DumpStacks(sa.second, options);
+}
+
 Result<std::optional<std::vector<schedulers::MemberApp>>> Runner::Members(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   using Members = std::vector<schedulers::MemberApp>;

@@ -113,6 +113,10 @@ Result<std::optional<AppUsage>> Scheduler::ResourceUsage(const std::string&, con
   return Unsupported(CapabilityDescription(Capability::kResourceUsage));
 }
 
+Result<std::optional<std::vector<ProcessStack>>> Scheduler::DumpStacks(const std::string&, const StackOptions&) {
+  return Unsupported(CapabilityDescription(Capability::kStacks));
+}
+
 Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, const LogOptions&) {
   return Unsupported("logs");
 }
@@ -183,6 +187,8 @@ std::string_view CapabilityName(Capability c) {
       return "finds_submission";
     case Capability::kComposite:
       return "composite";
+    case Capability::kStacks:
+      return "stacks";
   }
   return "unknown";
 }
@@ -219,6 +225,8 @@ std::string_view CapabilityDescription(Capability c) {
       return "finding a submission by its key";
     case Capability::kComposite:
       return "composite jobs";
+    case Capability::kStacks:
+      return "stack dumps";
   }
   return "unknown";
 }

@@ -184,6 +184,10 @@ class Runner {
   Result<std::optional<std::vector<ReplicaLogTail>>> FailureTails(const std::string& handle, size_t lines = 20);
   /// The replicas' CPU, memory and GPU figures over time (Scheduler::ResourceUsage); nullopt when
   /// the app is unknown. kUnimplemented for a scheduler without Capability::kResourceUsage.
+  /// Each process of the app's replicas and its Python stacks now (Scheduler::DumpStacks); nullopt
+  /// when the app is unknown. kUnimplemented for a scheduler without Capability::kStacks.
+  Result<std::optional<std::vector<schedulers::ProcessStack>>> DumpStacks(const std::string& handle,
+                                                                          const schedulers::StackOptions& options);
   Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& handle,
                                                             const schedulers::UsageOptions& options = {});
   /// Apps the scheduler knows, with handles filled in. kUnimplemented for a scheduler that cannot

@@ -25,6 +25,7 @@
 #include "torchx/clock.h"
 #include "torchx/devices/device.h"
 #include "torchx/schedulers/failure_cause.h"
+#include "torchx/schedulers/stacks.h"
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_def.h"
 #include "torchx/specs/app_state.h"
@@ -184,8 +185,9 @@ enum class Capability : unsigned {
   kInterruptCancels,       ///< its apps run on this host: a launcher interrupted while waiting on one cancels it
   kFindsSubmission,        ///< FindSubmission: an app found by the DryRunInfo::submission_key it was submitted with
   kComposite,              ///< answers for composite jobs (pipelines); takes no AppDef of its own
+  kStacks,                 ///< DumpStacks: a live app's processes' Python stacks (torchx debug stack)
 };
-inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kComposite) + 1;
+inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kStacks) + 1;
 
 /// The capability's name in docs, JSON and Python ("logs", "follow_logs", ...).
 std::string_view CapabilityName(Capability c);
@@ -300,6 +302,12 @@ class Scheduler {
   /// samples the engine kept, or one read now where the engine measures on demand). nullopt for
   /// an unknown app. Default: kUnimplemented naming the back-end.
   virtual Result<std::optional<AppUsage>> ResourceUsage(const std::string& app_id, const UsageOptions& options);
+
+  /// Capability::kStacks: what each process of the app's replicas (`options` picks which) is doing
+  /// now, one ProcessStack each (with its error where it has no stack). nullopt for an unknown
+  /// app; kFailedPrecondition for one that has ended. Default: kUnimplemented naming the back-end.
+  virtual Result<std::optional<std::vector<ProcessStack>>> DumpStacks(const std::string& app_id,
+                                                                      const StackOptions& options);
 
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options);
 

@@ -39,6 +39,7 @@
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/replica_logs.h"
 #include "schedulers/log_file_reader.h"
+#include "schedulers/py_spy.h"
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
 
@@ -461,6 +462,43 @@ Result<std::vector<ReplicaAttempt>> LocalScheduler::Attempts(const std::string& 
     out.push_back(ReplicaAttempt{std::move(r.role), r.replica_id, r.attempt, r.state, r.exit_code, r.started, r.ended});
   }
   return out;
+}
+
+Result<std::optional<std::vector<ProcessStack>>> LocalScheduler::DumpStacks(const std::string& app_id,
+                                                                            const StackOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return std::optional<std::vector<ProcessStack>>();
+  if (specs::IsTerminal(found->app.state)) {
+    return FailedPreconditionError(
+        fmt::format("app {} has ended ({}): it has no process to dump", app_id, specs::AppStateName(found->app.state)));
+  }
+  TORCHX_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> replicas, found->store->GetReplicas(app_id));
+  std::vector<std::string> roles;
+  std::vector<ProcessStack> out;
+  auto runner = internal::MakeSystemCommandRunner();
+  bool matched = false;
+  for (const ReplicaRecord& r : replicas) {
+    if (std::find(roles.begin(), roles.end(), r.role) == roles.end()) roles.push_back(r.role);
+    if (!options.role.empty() && r.role != options.role) continue;
+    if (options.replica_id && r.replica_id != *options.replica_id) continue;
+    matched = true;
+    // The recorded leader, if it is still that process (a pid can be reused once it is gone).
+    if (r.pid <= 0 || specs::IsTerminal(r.state) || !IsSameProcess(r.pid, r.proc_start)) continue;
+    for (ProcessStack& p : ReplicaProcesses(r.pid)) {
+      p.role = r.role;
+      p.replica_id = r.replica_id;
+      p.host = std::string(kHostname);
+      DumpProcessStack(p, *runner);
+      out.push_back(std::move(p));
+    }
+  }
+  if (!matched) {
+    std::string names;
+    for (const std::string& role : roles) names += (names.empty() ? "" : ", ") + role;
+    return NotFoundError(fmt::format("no replica of app {} matches role `{}`{}; roles: [{}]", app_id, options.role,
+                                     options.replica_id ? fmt::format(" replica {}", *options.replica_id) : "", names));
+  }
+  return std::optional(std::move(out));
 }
 
 Result<std::optional<AppUsage>> LocalScheduler::ResourceUsage(const std::string& app_id, const UsageOptions& options) {

@@ -39,7 +39,8 @@ class LocalScheduler : public Scheduler {
             Capability::kDescribeNative,
             Capability::kResourceUsage,
             Capability::kFailureClassification,
-            Capability::kInterruptCancels};
+            Capability::kInterruptCancels,
+            Capability::kStacks};
   }
   /// ClassifyLocalEnd over the store's record (a dead supervisor found first, as Describe does).
   Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override;
@@ -54,6 +55,9 @@ class LocalScheduler : public Scheduler {
   Result<std::vector<ReplicaAttempt>> Attempts(const std::string& app_id) override;
   /// What the app's supervisor sampled (every `resource_interval` seconds), every replica listed.
   Result<std::optional<AppUsage>> ResourceUsage(const std::string& app_id, const UsageOptions& options) override;
+  /// Each replica's processes (its leader, a torchrun agent's workers), dumped with py-spy.
+  Result<std::optional<std::vector<ProcessStack>>> DumpStacks(const std::string& app_id,
+                                                              const StackOptions& options) override;
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
   /// Woken by the supervisor writing the app's summary file when the app ends (inotify).
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;

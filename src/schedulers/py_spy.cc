@@ -1,0 +1,179 @@
+#include "schedulers/py_spy.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace torchx::schedulers {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// /proc/<pid>/stat's parent and process group: the fields after the command in parentheses.
+std::pair<int, int> ParentAndGroupOf(const std::string& stat) {
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return {-1, -1};
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  int ppid = -1, pgrp = -1;
+  rest >> state >> ppid >> pgrp;
+  return {ppid, pgrp};
+}
+
+std::string CommandLine(int pid) {
+  std::string raw = ReadFile(fmt::format("/proc/{}/cmdline", pid));
+  std::replace(raw.begin(), raw.end(), '\0', ' ');
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw.size() > 160 ? raw.substr(0, 157) + "..." : raw;
+}
+
+std::optional<int> RankOf(int pid) {
+  std::string env = ReadFile(fmt::format("/proc/{}/environ", pid));
+  size_t at = 0;
+  while (at < env.size()) {
+    size_t end = env.find('\0', at);
+    std::string_view var(env.data() + at, (end == std::string::npos ? env.size() : end) - at);
+    if (var.starts_with("RANK=")) {
+      char* stop = nullptr;
+      std::string digits(var.substr(5));
+      long v = std::strtol(digits.c_str(), &stop, 10);
+      if (!digits.empty() && stop && *stop == '\0' && v >= 0 && v < (1L << 30)) return static_cast<int>(v);
+    }
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+// Whether the process runs a Python interpreter: its executable, or a libpython it maps.
+bool IsPython(int pid) {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
+  if (!ec && exe.filename().string().find("python") != std::string::npos) return true;
+  return ReadFile(fmt::format("/proc/{}/maps", pid)).find("libpython") != std::string::npos;
+}
+
+// py-spy beside the process's interpreter (a virtual env's bin/, as `pip install py-spy` puts it
+// there), else on PATH.
+std::optional<std::string> FindPySpy(int pid) {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
+  if (!ec) {
+    fs::path beside = exe.parent_path() / "py-spy";
+    if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    fs::path candidate = fs::path(dir) / "py-spy";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+// Why this process may not attach to others (Yama's ptrace_scope), with the fix; empty if it may.
+std::string AttachRefusal() {
+  std::string scope = ReadFile("/proc/sys/kernel/yama/ptrace_scope");
+  if (scope.empty() || ::geteuid() == 0)
+    return scope.starts_with("3") ? "attaching is disabled on this host "
+                                    "(kernel.yama.ptrace_scope=3, until a reboot)"
+                                  : "";
+  switch (scope.front()) {
+    case '1':
+      return "kernel.yama.ptrace_scope=1 lets only a parent process or root attach: run as root, or allow it with "
+             "`sudo sysctl kernel.yama.ptrace_scope=0`";
+    case '2':
+      return "kernel.yama.ptrace_scope=2 lets only root attach: run as root";
+    case '3':
+      return "attaching is disabled on this host (kernel.yama.ptrace_scope=3, until a reboot)";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::vector<ProcessStack> ReplicaProcesses(int leader) {
+  std::map<int, int> parent;  // every process's parent, and the leader's group's members
+  std::set<int> mine;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    int pid = std::atoi(name.c_str());
+    auto [ppid, pgrp] = ParentAndGroupOf(ReadFile(fmt::format("/proc/{}/stat", pid)));
+    if (ppid < 0) continue;  // gone meanwhile
+    parent[pid] = ppid;
+    if (pid == leader || pgrp == leader) mine.insert(pid);
+  }
+  // Descendants, until none is added (a process tree is shallow: a few passes).
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, ppid] : parent) {
+      if (!mine.contains(pid) && mine.contains(ppid)) grew = mine.insert(pid).second || grew;
+    }
+  }
+  std::vector<ProcessStack> out;
+  for (int pid : mine) {
+    ProcessStack p;
+    p.pid = pid;
+    p.command = CommandLine(pid);
+    p.rank = RankOf(pid);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void DumpProcessStack(ProcessStack& p, internal::CommandRunner& runner, std::chrono::milliseconds timeout) {
+  if (!IsPython(p.pid)) {
+    p.error = "not a Python process";
+    return;
+  }
+  if (std::string refused = AttachRefusal(); !refused.empty()) {
+    p.error = refused;
+    return;
+  }
+  auto py_spy = FindPySpy(p.pid);
+  if (!py_spy) {
+    p.error = "py-spy is not installed beside the replica's Python nor on PATH: `pip install py-spy`";
+    return;
+  }
+  auto ran = runner.Run({*py_spy, "dump", "--json", "--pid", std::to_string(p.pid)}, "", timeout);
+  if (!ran) {
+    p.error = fmt::format("py-spy: {}", ran.error().message());
+    return;
+  }
+  if (ran->exit_code != 0) {
+    std::string why = ran->err.substr(0, ran->err.find('\n'));
+    p.error = fmt::format("py-spy could not read it ({}); in a container, attaching needs the SYS_PTRACE capability",
+                          why.empty() ? "exit " + std::to_string(ran->exit_code) : why);
+    return;
+  }
+  auto threads = ParsePySpyDump(ran->out, p.pid);
+  if (!threads) {
+    p.error = threads.error().message();
+    return;
+  }
+  p.threads = std::move(*threads);
+}
+
+}  // namespace torchx::schedulers
