@@ -1,8 +1,9 @@
 // `torchx debug stack HANDLE [--role R] [--replica N] [--json]`: what every process of a live
 // app's replicas (a torchrun agent and each worker rank) is doing now, read with py-spy, those
 // stuck in the same place grouped ("3 processes in all_reduce", "1 process in stuck_here"): the
-// answer to "is it hung, and which rank?" without logging into a node. A scheduler answers it
-// through Capability::kStacks.
+// answer to "is it hung, and which rank?" without logging into a node. `torchx debug profile
+// HANDLE --duration S [-o FILE]`: one replica's CPU profile as speedscope JSON. A scheduler
+// answers both through Capability::kStacks.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "common.h"
 #include "exit_codes.h"
 #include "torchx/schedulers/stacks.h"
+#include "torchx/specs/app_handle.h"
 
 namespace torchx::cli {
 
@@ -31,7 +33,38 @@ Handler AddDebugCommand(CLI::App& app, plugins::PluginRegistry& registry) {
   stack->add_option("--role", o->role, "Only this role's replicas");
   stack->add_option("--replica", o->replica, "Only this replica (with --role)")->check(CLI::NonNegativeNumber);
   stack->add_flag("--json", o->json, "Print the groups and each process's stacks as JSON");
-  return [o, &registry] {
+  auto prof = std::make_shared<schedulers::ProfileOptions>();
+  auto prof_handle = std::make_shared<std::string>();
+  auto prof_replica = std::make_shared<int>(-1);
+  CLI::App* profile = cmd->add_subcommand(
+      "profile", "Sample one replica's processes for a while and write a CPU profile (speedscope JSON, py-spy)");
+  profile->add_option("app_handle", *prof_handle, "scheduler://session/app_id")->required();
+  profile->add_option("--duration", prof->seconds, "Seconds to sample")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  profile->add_option("--role", prof->role, "The replica's role");
+  profile->add_option("--replica", *prof_replica, "The replica (with --role)")->check(CLI::NonNegativeNumber);
+  profile->add_option("-o,--output", prof->output,
+                      "Where to write it (default: <app_id>.<role>.<replica>.speedscope.json here; "
+                      "open it at https://www.speedscope.app)");
+  return [o, &registry, profile, prof, prof_handle, prof_replica] {
+    if (profile->parsed()) {
+      if (*prof_replica >= 0 && prof->role.empty()) {
+        return ReportError(InvalidArgumentError("debug profile: --replica needs --role (replica ids are per role)"));
+      }
+      if (*prof_replica >= 0) prof->replica_id = *prof_replica;
+      if (prof->output.empty()) {
+        auto parsed = specs::ParseAppHandle(*prof_handle);
+        std::string id = parsed ? parsed->app_id : "app";
+        prof->output = id + (prof->role.empty() ? "" : "." + prof->role) +
+                       (prof->replica_id ? "." + std::to_string(*prof->replica_id) : "") + ".speedscope.json";
+      }
+      runner::Runner runner(registry, ReaderRunnerOptions());
+      std::fprintf(stderr, "torchx: sampling for %.0f s...\n", prof->seconds);
+      if (Status s = runner.Profile(*prof_handle, *prof); !s.ok()) return ReportError(s);
+      std::printf("%s\n", prof->output.c_str());
+      return kExitOk;
+    }
     if (o->replica >= 0 && o->role.empty()) {
       return ReportError(InvalidArgumentError("debug stack: --replica needs --role (replica ids are per role)"));
     }

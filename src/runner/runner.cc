@@ -474,6 +474,12 @@ Result<std::optional<std::vector<schedulers::ProcessStack>>> Runner::DumpStacks(
   return sa.first->DumpStacks(sa.second, options);
 }
 
+::torchx::Status Runner::Profile(const std::string& handle, const schedulers::ProfileOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
+  TORCHX_RETURN_IF_ERROR(Require(*sa.first, schedulers::Capability::kStacks));
+  return sa.first->Profile(sa.second, options);
+}
+
 Result<std::optional<std::vector<schedulers::MemberApp>>> Runner::Members(const std::string& handle) {
   TORCHX_ASSIGN_OR_RETURN(auto sa, SchedulerFor(handle));
   using Members = std::vector<schedulers::MemberApp>;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -62,13 +63,16 @@ std::optional<int> RankOf(int pid) {
   return std::nullopt;
 }
 
-// Whether the process runs a Python interpreter: its executable, or a libpython it maps.
-bool IsPython(int pid) {
+}  // namespace
+
+bool IsPythonProcess(int pid) {
   std::error_code ec;
   fs::path exe = fs::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
   if (!ec && exe.filename().string().find("python") != std::string::npos) return true;
   return ReadFile(fmt::format("/proc/{}/maps", pid)).find("libpython") != std::string::npos;
 }
+
+namespace {
 
 // py-spy beside the process's interpreter (a virtual env's bin/, as `pip install py-spy` puts it
 // there), else on PATH.
@@ -143,18 +147,23 @@ std::vector<ProcessStack> ReplicaProcesses(int leader) {
   return out;
 }
 
-void DumpProcessStack(ProcessStack& p, internal::CommandRunner& runner, std::chrono::milliseconds timeout) {
-  if (!IsPython(p.pid)) {
-    p.error = "not a Python process";
-    return;
-  }
-  if (std::string refused = AttachRefusal(); !refused.empty()) {
-    p.error = refused;
-    return;
-  }
-  auto py_spy = FindPySpy(p.pid);
+// The py-spy to attach to `pid` with, or why it cannot be done.
+Result<std::string> PySpyFor(int pid) {
+  if (!IsPythonProcess(pid)) return FailedPreconditionError("not a Python process");
+  if (std::string refused = AttachRefusal(); !refused.empty()) return FailedPreconditionError(refused);
+  auto py_spy = FindPySpy(pid);
   if (!py_spy) {
-    p.error = "py-spy is not installed beside the replica's Python nor on PATH: `pip install py-spy`";
+    return FailedPreconditionError(
+        "py-spy is not installed beside the replica's Python nor on PATH: "
+        "`pip install py-spy`");
+  }
+  return *py_spy;
+}
+
+void DumpProcessStack(ProcessStack& p, internal::CommandRunner& runner, std::chrono::milliseconds timeout) {
+  auto py_spy = PySpyFor(p.pid);
+  if (!py_spy) {
+    p.error = py_spy.error().message();
     return;
   }
   auto ran = runner.Run({*py_spy, "dump", "--json", "--pid", std::to_string(p.pid)}, "", timeout);
@@ -174,6 +183,23 @@ void DumpProcessStack(ProcessStack& p, internal::CommandRunner& runner, std::chr
     return;
   }
   p.threads = std::move(*threads);
+}
+
+Status RecordProfile(int pid, double seconds, const std::string& output, internal::CommandRunner& runner) {
+  TORCHX_ASSIGN_OR_RETURN(std::string py_spy, PySpyFor(pid));
+  auto limit = std::chrono::milliseconds(static_cast<long long>(seconds * 1000)) + std::chrono::seconds(60);
+  TORCHX_ASSIGN_OR_RETURN(internal::CommandResult ran,
+                          runner.Run({py_spy, "record", "--pid", std::to_string(pid), "--subprocesses", "--duration",
+                                      fmt::format("{}", static_cast<long long>(std::ceil(seconds))), "--format",
+                                      "speedscope", "--output", output},
+                                     "", limit));
+  if (ran.exit_code != 0) {
+    std::string why = ran.err.substr(0, ran.err.find('\n'));
+    return FailedPreconditionError(
+        fmt::format("py-spy could not profile pid {} ({}); in a container, attaching needs the SYS_PTRACE capability",
+                    pid, why.empty() ? "exit " + std::to_string(ran.exit_code) : why));
+  }
+  return OkStatus();
 }
 
 }  // namespace torchx::schedulers

@@ -117,6 +117,10 @@ Result<std::optional<std::vector<ProcessStack>>> Scheduler::DumpStacks(const std
   return Unsupported(CapabilityDescription(Capability::kStacks));
 }
 
+Status Scheduler::Profile(const std::string&, const ProfileOptions&) {
+  return Unsupported(CapabilityDescription(Capability::kStacks));
+}
+
 Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, const LogOptions&) {
   return Unsupported("logs");
 }
@@ -226,7 +230,7 @@ std::string_view CapabilityDescription(Capability c) {
     case Capability::kComposite:
       return "composite jobs";
     case Capability::kStacks:
-      return "stack dumps";
+      return "stack dumps and profiles";
   }
   return "unknown";
 }

@@ -188,6 +188,8 @@ class Runner {
   /// when the app is unknown. kUnimplemented for a scheduler without Capability::kStacks.
   Result<std::optional<std::vector<schedulers::ProcessStack>>> DumpStacks(const std::string& handle,
                                                                           const schedulers::StackOptions& options);
+  /// One replica's CPU profile written to `options.output` (Scheduler::Profile).
+  ::torchx::Status Profile(const std::string& handle, const schedulers::ProfileOptions& options);
   Result<std::optional<schedulers::AppUsage>> ResourceUsage(const std::string& handle,
                                                             const schedulers::UsageOptions& options = {});
   /// Apps the scheduler knows, with handles filled in. kUnimplemented for a scheduler that cannot

@@ -185,7 +185,7 @@ enum class Capability : unsigned {
   kInterruptCancels,       ///< its apps run on this host: a launcher interrupted while waiting on one cancels it
   kFindsSubmission,        ///< FindSubmission: an app found by the DryRunInfo::submission_key it was submitted with
   kComposite,              ///< answers for composite jobs (pipelines); takes no AppDef of its own
-  kStacks,                 ///< DumpStacks: a live app's processes' Python stacks (torchx debug stack)
+  kStacks,                 ///< DumpStacks, Profile: a live app's processes' Python stacks (torchx debug)
 };
 inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kStacks) + 1;
 
@@ -308,6 +308,10 @@ class Scheduler {
   /// app; kFailedPrecondition for one that has ended. Default: kUnimplemented naming the back-end.
   virtual Result<std::optional<std::vector<ProcessStack>>> DumpStacks(const std::string& app_id,
                                                                       const StackOptions& options);
+  /// Capability::kStacks too: one replica's processes sampled for `options.seconds`, written to
+  /// `options.output` as speedscope JSON. kInvalidArgument when `options` matches several
+  /// replicas (naming them), kFailedPrecondition for an ended app, kNotFound for an unknown one.
+  virtual Status Profile(const std::string& app_id, const ProfileOptions& options);
 
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options);
 

@@ -49,6 +49,15 @@ struct StackOptions {
   std::optional<int> replica_id;
 };
 
+/// A CPU profile of one replica (`torchx debug profile`): its processes sampled for `seconds`,
+/// written to `output` as speedscope JSON (py-spy's).
+struct ProfileOptions {
+  std::string role;
+  std::optional<int> replica_id;
+  double seconds = 5;
+  std::string output;  ///< the file to write
+};
+
 /// Processes whose main threads' stacks match frame for frame (function and file; lines may
 /// differ): `members` index the input, in its order. Groups come largest first, then in the order
 /// their first member appears; processes without a stack form no group.

@@ -501,6 +501,41 @@ Result<std::optional<std::vector<ProcessStack>>> LocalScheduler::DumpStacks(cons
   return std::optional(std::move(out));
 }
 
+Status LocalScheduler::Profile(const std::string& app_id, const ProfileOptions& options) {
+  TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
+  if (!found) return NotFoundError(fmt::format("app {} not found", app_id));
+  if (specs::IsTerminal(found->app.state)) {
+    return FailedPreconditionError(fmt::format("app {} has ended ({}): it has no process to profile", app_id,
+                                               specs::AppStateName(found->app.state)));
+  }
+  TORCHX_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> replicas, found->store->GetReplicas(app_id));
+  std::vector<const ReplicaRecord*> chosen;
+  std::string names;
+  for (const ReplicaRecord& r : replicas) {
+    names += fmt::format("{}{}/{}", names.empty() ? "" : ", ", r.role, r.replica_id);
+    if (!options.role.empty() && r.role != options.role) continue;
+    if (options.replica_id && r.replica_id != *options.replica_id) continue;
+    chosen.push_back(&r);
+  }
+  if (chosen.empty()) return NotFoundError(fmt::format("no replica of app {} matches; replicas: {}", app_id, names));
+  if (chosen.size() > 1) {
+    return InvalidArgumentError(fmt::format(
+        "a profile is of one replica, and app {} has {} that match ({}): name one with --role and --replica", app_id,
+        chosen.size(), names));
+  }
+  const ReplicaRecord& r = *chosen.front();
+  if (r.pid <= 0 || specs::IsTerminal(r.state) || !IsSameProcess(r.pid, r.proc_start)) {
+    return FailedPreconditionError(fmt::format("replica {}/{} is not running", r.role, r.replica_id));
+  }
+  auto runner = internal::MakeSystemCommandRunner();
+  // The first Python process of the replica (a shell wrapper's child, torchrun's agent), with
+  // its subprocesses (the worker ranks).
+  for (const ProcessStack& p : ReplicaProcesses(r.pid)) {
+    if (IsPythonProcess(p.pid)) return RecordProfile(p.pid, options.seconds, options.output, *runner);
+  }
+  return FailedPreconditionError(fmt::format("replica {}/{} runs no Python process", r.role, r.replica_id));
+}
+
 Result<std::optional<AppUsage>> LocalScheduler::ResourceUsage(const std::string& app_id, const UsageOptions& options) {
   TORCHX_ASSIGN_OR_RETURN(auto found, Find(app_id));
   if (!found) return std::optional<AppUsage>();

@@ -58,6 +58,8 @@ class LocalScheduler : public Scheduler {
   /// Each replica's processes (its leader, a torchrun agent's workers), dumped with py-spy.
   Result<std::optional<std::vector<ProcessStack>>> DumpStacks(const std::string& app_id,
                                                               const StackOptions& options) override;
+  /// The replica's first Python process (its leader, or torchrun's agent) and its subprocesses.
+  Status Profile(const std::string& app_id, const ProfileOptions& options) override;
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
   /// Woken by the supervisor writing the app's summary file when the app ends (inotify).
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;

@@ -1,7 +1,9 @@
 """`torchx debug stack` on a live 2x2 torchrun job on local_cwd (gloo on CPU): ranks 0-2 wait in an
 all_reduce that rank 3 never joins, because it sleeps in `stuck_here`. The dump groups the four
 workers' stacks (3 in all_reduce, 1 in stuck_here) beside the two torchrun agents, names each
-rank, filters by role and replica, and says why for an ended app or an unknown role.
+rank, filters by role and replica, and says why for an ended app or an unknown role. And
+`torchx debug profile` of a busy replica for 2 s: a speedscope file whose frames name the busy
+function.
 
 Needs torch and py-spy. Skips without torch, unless TORCHX_REQUIRE_ENGINES names torch (CI)."""
 
@@ -95,6 +97,9 @@ def test_a_hung_rank_is_found_by_its_stack(torchx, tmp_path):
 
         res = torchx("debug", "stack", handle, "--role", "nope")
         assert res.returncode == 2 and "roles: [train]" in res.stderr, res.stderr
+        # A profile is of one replica: with two, it asks which.
+        res = torchx("debug", "profile", handle, "--duration", "1")
+        assert res.returncode == 2 and "train/0, train/1" in res.stderr, res.stderr
     finally:
         torchx("cancel", handle)
     deadline = time.monotonic() + 60
@@ -104,3 +109,36 @@ def test_a_hung_rank_is_found_by_its_stack(torchx, tmp_path):
             break
         time.sleep(0.5)
     assert res.returncode == 1 and "has ended (CANCELLED)" in res.stderr, res.stderr
+
+
+BUSY = """\
+import time
+
+
+def busy_loop():
+    x = 0
+    t = time.time()
+    while time.time() - t < 600:
+        x += 1
+
+
+busy_loop()
+"""
+
+
+def test_a_busy_replicas_profile_names_its_busy_function(torchx, tmp_path):
+    (tmp_path / "busy.py").write_text(BUSY)
+    res = torchx("run", "-s", "local_cwd", "utils.python", "--script", "busy.py")
+    assert res.returncode == 0, res.stderr
+    handle = res.stdout.split()[0]
+    try:
+        time.sleep(2)  # past the interpreter's start
+        res = torchx("debug", "profile", handle, "--duration", "2", "-o", str(tmp_path / "busy.speedscope.json"))
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.strip() == str(tmp_path / "busy.speedscope.json")
+        profile = json.loads((tmp_path / "busy.speedscope.json").read_text())
+        assert "speedscope" in profile["$schema"], profile.keys()
+        names = {f["name"] for f in profile["shared"]["frames"]}
+        assert "busy_loop" in names, names
+    finally:
+        torchx("cancel", handle)
