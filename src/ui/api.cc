@@ -606,6 +606,21 @@ ApiResponse Api::Document(const std::string& handle, bool* ended) const {
   return ApiResponse{200, std::move(text)};
 }
 
+ApiResponse Api::DumpStacks(const std::string& handle, const Query& query) const {
+  schedulers::StackOptions options;
+  if (auto it = query.find("role"); it != query.end()) options.role = it->second;
+  if (query.contains("replica")) {
+    auto replica = Count(query, "replica", 0, 0, 1'000'000);
+    if (!replica) return ErrorResponse(replica.error());
+    if (options.role.empty()) return ErrorResponse(InvalidArgumentError("`replica` needs `role` (ids are per role)"));
+    options.replica_id = static_cast<int>(*replica);
+  }
+  auto stacks = Shared().DumpStacks(handle, options);
+  if (!stacks) return ErrorResponse(stacks.error());
+  if (!*stacks) return ErrorResponse(NotFoundError("app not found: " + handle));
+  return ApiResponse{200, schedulers::StacksToJson(**stacks)};
+}
+
 ApiResponse Api::ListMembers(const std::string& handle, const Query& query) const {
   auto offset = Count(query, "offset", 0, 0, 1'000'000'000);
   if (!offset) return ErrorResponse(offset.error());

@@ -93,6 +93,9 @@ class Api {
   ApiResponse GetResources(const std::string& handle, const Query& query) const;
   /// POST /api/v1/apps/{handle}/cancel: 202 and the state seen; 404 for an unknown app.
   ApiResponse CancelApp(const std::string& handle) const;
+  /// POST .../stacks?role=&replica=: `torchx debug stack --json`'s document (it attaches a
+  /// debugger to the app's processes, hence a POST, which needs the token or the page's CSRF).
+  ApiResponse DumpStacks(const std::string& handle, const Query& query) const;
   /// DELETE /api/v1/apps/{handle}: 200; 404 unknown; 409 while it runs.
   ApiResponse DeleteApp(const std::string& handle) const;
   /// POST /api/v1/apps: {"component", "args": [cli args] | {typed}, or "appdef": {...};

@@ -104,9 +104,10 @@ struct Server::Impl {
   ServerOptions options;
   Api api;
   ApiWorkers workers{options.api_workers};  // after api: stopped before it
-  // Loading a component by name or file runs on threads of its own: a file runs its code at
-  // import, for up to the load limit, and must not hold the workers every page's calls wait for.
-  // Past kMaxComponentLoads at once, a load is answered 503 at once (none waits behind a slow one).
+  // Loading a component by name or file, and a stack dump, run on threads of their own: a file
+  // runs its code at import, for up to the load limit, py-spy attaches to each process, and
+  // neither may hold the workers every page's calls wait for. Past kMaxComponentLoads at once, a
+  // call is answered 503 at once (none waits behind a slow one).
   static constexpr int kMaxComponentLoads = 4;
   ApiWorkers loaders{kMaxComponentLoads};
   std::atomic<int> component_loads{0};
@@ -500,6 +501,18 @@ void Server::Impl::Routes() {
            [this](const httplib::Request& req, httplib::Response& res) {
              SetJson(res, workers.Run([&] { return api.GetResources(req.matches[1].str(), QueryOf(req)); }));
            });
+  // A stack dump attaches py-spy to each process: on the slow-call threads, bounded like loads.
+  http.Post(std::string("/api/v1/apps/") + kHandle + "/stacks",
+            [this](const httplib::Request& req, httplib::Response& res) {
+              if (component_loads.fetch_add(1) >= kMaxComponentLoads) {
+                component_loads.fetch_sub(1);
+                SetError(res, 503, "UNAVAILABLE", "too many slow calls at once; try again in a moment");
+                return;
+              }
+              ApiResponse answer = loaders.Run([&] { return api.DumpStacks(req.matches[1].str(), QueryOf(req)); });
+              component_loads.fetch_sub(1);
+              SetJson(res, answer);
+            });
   http.Get(std::string("/api/v1/apps/") + kHandle + "/members",
            [this](const httplib::Request& req, httplib::Response& res) {
              SetJson(res, workers.Run([&] { return api.ListMembers(req.matches[1].str(), QueryOf(req)); }));

@@ -559,20 +559,34 @@ async function appPage(main, handle) {
     if (!confirm("Delete " + handle + " and its logs?")) return;
     try { await api("DELETE", appPath(handle)); location.hash = "#/"; } catch (e) { notice.replaceChildren(banner(e.message)); }
   } }, "Delete");
-  // Delete only where the app's scheduler can (its capabilities, from the schedulers' listing).
-  let canDelete = true;
+  // Delete only where the app's scheduler can, Stacks where it dumps them (its capabilities, from
+  // the schedulers' listing).
+  let canDelete = true, canStacks = false;
   try {
     const sched = (await api("GET", "/api/v1/schedulers")).schedulers.find((x) => handle.startsWith(x.name + "://"));
-    if (sched && sched.capabilities) canDelete = sched.capabilities.includes("delete");
+    if (sched && sched.capabilities) {
+      canDelete = sched.capabilities.includes("delete");
+      canStacks = sched.capabilities.includes("stacks");
+    }
   } catch (e) { /* the listing is a nicety: keep the button */ }
+  const stacks = el("div", { class: "card", id: "stacks", hidden: true });
+  const stacksBtn = el("button", { id: "stacks-button", onclick: async () => {
+    stacksBtn.disabled = true;
+    stacks.hidden = false;
+    stacks.replaceChildren(el("h2", {}, "Stacks"), el("p", { class: "muted" }, "Reading each process's stack\u2026"));
+    try { stacks.replaceChildren(el("h2", {}, "Stacks"), ...stacksView(await api("POST", appPath(handle) + "/stacks"))); }
+    catch (e) { stacks.replaceChildren(el("h2", {}, "Stacks"), banner(e.message)); }
+    finally { stacksBtn.disabled = false; }
+  } }, "Stacks");
   const render = (d) => {
     const s = d.status;
     const terminal = /SUCCEEDED|FAILED|CANCELLED/.test(s.state);
     cancelBtn.disabled = terminal;
+    stacksBtn.disabled = terminal;
     if (terminal && notice.dataset.kind === "cancel") { notice.replaceChildren(); delete notice.dataset.kind; }
     deleteBtn.disabled = !terminal;
     head.replaceChildren(el("h1", {}, (d.appdef && d.appdef.name) || d.app_id), stateBadge(s.state),
-      el("span", { class: "actions" }, cancelBtn, ...(canDelete ? [deleteBtn] : [])));
+      el("span", { class: "actions" }, ...(canStacks ? [stacksBtn] : []), cancelBtn, ...(canDelete ? [deleteBtn] : [])));
     summary.replaceChildren(el("dl", { class: "kv" },
       el("dt", {}, "handle"), el("dd", { class: "mono" }, d.app_handle),
       el("dt", {}, "scheduler"), el("dd", {}, d.scheduler),
@@ -594,7 +608,7 @@ async function appPage(main, handle) {
     if (detail.onAttempts) detail.onAttempts(d.attempts || []);
   };
   render(detail);
-  main.replaceChildren(head, notice, summary, trials, recoveries, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
+  main.replaceChildren(head, notice, stacks, summary, trials, recoveries, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...(detail.sweep
       // A sweep's "roles" are its trials, each its own app: no fake role cards (entrypoint "trial", -1 CPU).
       ? [el("p", { class: "muted", id: "definition-trials" }, "Each trial is an app of its own: its definition is on its page (the trials table links to it).")]
@@ -606,6 +620,22 @@ async function appPage(main, handle) {
     // The app ended: nothing more will change, so no reconnecting.
     end: () => { es.close(); setLive(false); },
   });
+}
+
+// `torchx debug stack --json`'s document: each group of processes standing in the same place as a
+// collapsible block headed by its count and innermost frame (the largest first), then the
+// processes that have no stack and why.
+function stacksView(d) {
+  const frame = (f) => f.function + " (" + f.file + ":" + f.line + ")";
+  const who = (p) => p.role + "/" + p.replica_id + " pid " + p.pid + (p.rank === null ? "" : " rank " + p.rank);
+  const groups = d.groups.map((g, i) => el("details", { class: "stack-group", open: i === 0 || null, "data-count": g.count },
+    el("summary", {}, g.count + (g.count === 1 ? " process in " : " processes in ") + (g.innermost ? frame(g.innermost) : "no Python frame")),
+    el("div", { class: "muted" }, g.members.map((m) => who(d.processes[m])).join(", ")),
+    el("pre", { class: "log stack" }, g.frames.map(frame).join("\n"))));
+  const missing = d.processes.filter((p) => p.error).map((p) =>
+    el("p", { class: "muted stack-missing" }, who(p) + " (" + p.command + "): " + p.error));
+  if (!groups.length && !missing.length) return [el("p", { class: "muted" }, "No process is running.")];
+  return [...groups, ...missing];
 }
 
 // ---- A managed job's attempts: a timeline (one bar per attempt, submitted to ended) and why ----

@@ -424,3 +424,28 @@ def test_the_apps_page_at_scale_shows_a_1000_trial_sweep_as_one_row_that_pages_i
         wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "tr.member"))
     finally:
         assert ui.stop() == 0, ui.stderr()
+
+
+def test_the_stacks_button_shows_where_each_process_stands(ui, browser, shots, tmp_path):
+    (tmp_path / "stuck.py").write_text("import time\n\ndef stuck_here():\n    time.sleep(600)\n\nstuck_here()\n")
+    handle = ui.submit("utils.python", "--script", str(tmp_path / "stuck.py"))
+    ui.wait_state(handle, {"RUNNING"})
+    # It attaches a debugger: a POST, refused without the token or the page's CSRF token.
+    status, _ = ui.api("POST", f"/api/v1/apps/{urllib.parse.quote(handle, safe='')}/stacks", token=False)
+    assert status == 403
+    wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
+    browser.get(ui.url + "#/app/" + urllib.parse.quote(handle, safe=""))
+    # Clicked until the interpreter stands in the function (it may still be starting).
+
+    def stuck(d):
+        summaries = d.find_elements(By.CSS_SELECTOR, "#stacks details.stack-group summary")
+        if any("1 process in stuck_here (stuck.py:4)" in s.text for s in summaries):
+            return True
+        button = d.find_element(By.ID, "stacks-button")
+        if button.is_enabled():
+            button.click()
+        return False
+
+    wait.until(stuck)
+    assert "stuck_here (stuck.py:4)" in browser.find_element(By.CSS_SELECTOR, "#stacks details[open] pre").text
+    save(browser, shots, "app-stacks.png")
