@@ -14,8 +14,8 @@ it goes into tests/fuzz/cli/corpus/, which `--replay` runs in the unit stage (an
   cli_fuzz.py --replay tests/fuzz/cli/corpus   run the saved lines; exit 1 on any finding
 
 `run`, `sweep run`, `pipeline run` and `composite run` run for real only on local_cwd with
-harmless entrypoints; otherwise they get --dryrun. `ui`, `top` and `log -t` are stopped at their
-limit without counting as hangs. Every process a line leaves behind is stopped at the end.
+harmless entrypoints; otherwise they get --dryrun. `ui`, `top`, `log -t` and `debug profile` are
+stopped at their limit without counting as hangs. Every process a line leaves behind is stopped at the end.
 """
 
 import argparse
@@ -203,7 +203,9 @@ def workspace(root):
 
 
 def watch_line(argv):
-    return argv[:1] in (["ui"], ["top"]) or (argv[:1] == ["log"] and ("-t" in argv or "--tail" in argv))
+    """Lines that run for as long as they are asked to: a server, a watch, a profile's sampling."""
+    return (argv[:1] in (["ui"], ["top"]) or argv[:2] == ["debug", "profile"]
+            or (argv[:1] == ["log"] and ("-t" in argv or "--tail" in argv)))
 
 
 def run_line(argv, cwd, env, seen=None):
