@@ -130,7 +130,8 @@ if [[ "${TORCHX_SKIP_TSAN:-0}" != "1" ]]; then
     cmake --preset tsan >/dev/null
     # Only what the threaded suites need: their test binaries and the CLI the dashboard test runs.
     cmake --build --preset tsan --target tsan_suites
-    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --preset tsan -j "$jobs" -L tsan
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
+      ctest --preset tsan -j "$jobs" -L tsan
   }
   stage tsan run_tsan
 fi

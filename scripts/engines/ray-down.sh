@@ -9,6 +9,9 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=ray-env.sh
 . "$HERE/ray-env.sh"
 mark="TORCHX_ENGINE_OWNER=$TORCHX_RAY_OWNER"
+# This script and its subshells are none of the cluster's, even when started by a process that
+# carries the mark.
+unset TORCHX_ENGINE_OWNER
 # The marked processes and their descendants: a process that renames itself (Ray's workers,
 # agents and dashboard modules, through setproctitle) overwrites the memory /proc shows as its
 # environment, so those are found as children of a marked one.
@@ -17,7 +20,7 @@ ours() {
   local -A marked=() parent=()
   for p in /proc/[0-9]*; do
     pid="${p#/proc/}"
-    [ "$pid" = "$$" ] && continue
+    [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] && continue
     ppid="$({ awk '{print $4}' "$p/stat"; } 2>/dev/null)" || continue
     [ -n "$ppid" ] && parent[$pid]=$ppid
     { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "$mark" && marked[$pid]=1

@@ -7,7 +7,8 @@ TORCHX_RAY_VENV="${RAY_VENV:-/var/cache/engines/ray-venv}"
 TORCHX_RAY_TEMP="${TORCHX_RAY_TEMP:-/tmp/torchx-ray}"
 TORCHX_RAY_GCS_PORT="${RAY_GCS_PORT:-6390}"
 TORCHX_RAY_DASHBOARD_PORT="${RAY_DASHBOARD_PORT:-8275}"
-TORCHX_RAY_CLIENT_PORT="${RAY_CLIENT_SERVER_PORT:-10201}"
+# Outside Ray's default worker range (10002-19999) and this cluster's own (20000 on).
+TORCHX_RAY_CLIENT_PORT="${RAY_CLIENT_SERVER_PORT:-9201}"
 # Per node i (0: the head): agent ports 52465+2i and 52466+2i, object and node managers
 # 8176+2i and 8177+2i, metrics 8380+i, runtime-env agent 8390+i, workers 20000+1000i..20999+1000i.
 TORCHX_RAY_DASHBOARD="127.0.0.1:$TORCHX_RAY_DASHBOARD_PORT"

@@ -38,7 +38,9 @@ MEM_MB="${RAY_MEMORY_MB:-4096}"
 TEMP="$TORCHX_RAY_TEMP"
 export RAY_USAGE_STATS_ENABLED=0
 export PATH="$VENV/bin:$PATH"
-export TORCHX_ENGINE_OWNER="$TORCHX_RAY_OWNER"  # inherited by every process of the cluster (ray-down.sh)
+# `ray start` runs with the cluster's owner mark, which every process of the cluster inherits
+# (ray-down.sh finds them by it); this script's other commands do not carry it.
+ray() { TORCHX_ENGINE_OWNER="$TORCHX_RAY_OWNER" command ray "$@"; }
 
 # ---------------------------------------------------------------- the virtual env
 if ! "$VENV/bin/python3" -c "import ray, torch, numpy, sys; sys.exit(ray.__version__ != '$RAY_VERSION')" 2>/dev/null; then

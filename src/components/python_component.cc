@@ -18,7 +18,7 @@ using Json = nlohmann::json;
 class Bridge {
  public:
   explicit Bridge(std::optional<std::chrono::milliseconds> timeout) : timeout_(timeout) {}
-  Status Start() { return process_.Start("torchx.components._bridge", "Python components"); }
+  Status Start() { return process_.Start("torchx.components._bridge", "Python components", timeout_.has_value()); }
 
   Result<Json> Call(const Json& request) {
     TORCHX_ASSIGN_OR_RETURN(std::string reply,

@@ -52,18 +52,33 @@ std::string PythonInterpreter() {
 }
 
 PythonBridge::~PythonBridge() {
-  if (to_child_) std::fclose(to_child_);
-  if (from_child_ >= 0) ::close(from_child_);
-  if (pid_ > 0) {
+  if (to_child_) std::fclose(to_child_);  // the child reads EOF and returns
+  to_child_ = nullptr;
+  if (pid_ > 0 && !bounded_) {  // the CLI's: the child ends once it reads EOF
     int st = 0;
     while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
     }
+    pid_ = -1;
   }
+  if (pid_ > 0) {
+    // A child that does not end (a thread or process its component started that Python's exit
+    // waits for) is killed, with its group, after a few seconds.
+    for (int i = 0; i < 50; ++i) {
+      int st = 0;
+      if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      ::usleep(100'000);
+    }
+  }
+  Kill();
 }
 
-Status PythonBridge::Start(const std::string& module, const std::string& purpose) {
+Status PythonBridge::Start(const std::string& module, const std::string& purpose, bool bounded) {
   module_ = module;
   purpose_ = purpose;
+  bounded_ = bounded;
   int req[2], rep[2];
   if (::pipe2(req, O_CLOEXEC) != 0) return InternalError(fmt::format("python bridge: pipe: {}", std::strerror(errno)));
   if (::pipe2(rep, O_CLOEXEC) != 0) {
@@ -88,8 +103,16 @@ Status PythonBridge::Start(const std::string& module, const std::string& purpose
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  int rc = ::posix_spawnp(&pid_, python_.c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (bounded) {  // a group of its own: a timeout kills what it started too
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  int rc = ::posix_spawnp(&pid_, python_.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0 && bounded) group_ = pid_;
   ::close(req[0]);
   ::close(rep[1]);
   if (rc != 0) {
@@ -105,6 +128,8 @@ Status PythonBridge::Start(const std::string& module, const std::string& purpose
 }
 
 void PythonBridge::Kill() {
+  if (group_ > 0) ::kill(-group_, SIGKILL);  // what the component started, the child gone or not
+  group_ = -1;
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     int st = 0;

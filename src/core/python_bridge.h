@@ -28,7 +28,11 @@ class PythonBridge {
   PythonBridge& operator=(const PythonBridge&) = delete;
 
   /// Starts `python -u -m <module>`. kFailedPrecondition when no interpreter can be started.
-  Status Start(const std::string& module, const std::string& purpose);
+  /// `bounded`: the child gets a process group of its own, a call past its limit (Call's
+  /// `timeout`) kills the whole group, and the destructor waits for it at most a few seconds
+  /// before killing it too: what a component file started at import cannot outlive the bridge
+  /// (the dashboard's loads). Unbounded (the CLI), the destructor waits for the child.
+  Status Start(const std::string& module, const std::string& purpose, bool bounded = false);
   /// Sends one request line and returns the reply line. kFailedPrecondition when the child exited
   /// without answering (e.g. the torchx package is not importable). With `timeout`, a child that
   /// has not answered by then is killed and the call is kDeadlineExceeded (the dashboard's limit
@@ -42,6 +46,8 @@ class PythonBridge {
 
   std::string python_, module_, purpose_;
   pid_t pid_ = -1;
+  pid_t group_ = -1;  // bounded: the child's process group, killed with what it started
+  bool bounded_ = false;
   FILE* to_child_ = nullptr;
   int from_child_ = -1;  // read with poll, so that a reply can be waited for with a limit
   std::string pending_;  // what was read past the last reply

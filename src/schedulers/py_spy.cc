@@ -1,5 +1,6 @@
 #include "schedulers/py_spy.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,14 +75,27 @@ bool IsPythonProcess(int pid) {
 
 namespace {
 
+// Whether `path` and its directory belong to this user or root and no one else may change them:
+// a tool found beside the target's interpreter runs as this user (root, perhaps), so it must not
+// be one the app's owner could have put there.
+bool TrustedExecutable(const fs::path& path) {
+  for (const fs::path& p : {path, path.parent_path()}) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return false;
+    if (st.st_uid != ::geteuid() && st.st_uid != 0) return false;
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) return false;
+  }
+  return ::access(path.c_str(), X_OK) == 0;
+}
+
 // py-spy beside the process's interpreter (a virtual env's bin/, as `pip install py-spy` puts it
-// there), else on PATH.
+// there) where that is trusted, else on PATH.
 std::optional<std::string> FindPySpy(int pid) {
   std::error_code ec;
   fs::path exe = fs::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
   if (!ec) {
     fs::path beside = exe.parent_path() / "py-spy";
-    if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+    if (TrustedExecutable(beside)) return beside.string();
   }
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "");

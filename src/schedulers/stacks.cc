@@ -71,10 +71,12 @@ Result<std::vector<ThreadStack>> ParsePySpyDump(std::string_view text, int pid) 
     for (const json& f : t["frames"]) {
       if (!f.is_object()) return InvalidArgumentError("py-spy dump: a frame that is no object");
       StackFrame frame;
-      frame.function = f.value("name", "");
-      frame.file = f.contains("short_filename") && f["short_filename"].is_string()
-                       ? f["short_filename"].get<std::string>()
-                       : f.value("filename", "");
+      auto string_at = [&](const char* key) {
+        return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
+      };
+      frame.function = string_at("name");
+      frame.file = string_at("short_filename");
+      if (frame.file.empty()) frame.file = string_at("filename");
       if (f.contains("line") && f["line"].is_number_integer()) frame.line = f["line"].get<int>();
       thread.frames.push_back(std::move(frame));
     }

@@ -39,6 +39,10 @@ TEST(ParsePySpyDump, WhatIsNoDumpIsAnError) {
   EXPECT_THAT(ParsePySpyDump(R"([{"thread_name": "x"}])", 1),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("frames")));
   EXPECT_THAT(ParsePySpyDump("[]", 1), IsOkAndHolds(::testing::IsEmpty()));
+  // Fields of another type are empty, never a throw.
+  auto odd = ParsePySpyDump(R"([{"thread_name": 3, "frames": [{"name": 1, "filename": null, "line": "x"}]}])", 1);
+  ASSERT_THAT(odd, IsOk());
+  EXPECT_EQ((*odd)[0].frames[0], (StackFrame{"", "", 0}));
 }
 
 ProcessStack Proc(int pid, int rank, std::vector<StackFrame> frames) {

@@ -27,6 +27,11 @@ bool NamesComponentFile(std::string_view name) {
          file.ends_with(".yml") || file.ends_with(".json");
 }
 
+bool LoadsComponentCode(std::string_view name) {
+  // `module:fn` imports the module, from the server's directory too (the bridge's sys.path).
+  return NamesComponentFile(name) || name.find(':') != std::string_view::npos;
+}
+
 Status CheckComponentPath(std::string_view name, const std::vector<std::filesystem::path>& roots) {
   if (!NamesComponentFile(name)) return OkStatus();
   std::error_code ec;

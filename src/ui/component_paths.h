@@ -17,6 +17,11 @@ namespace torchx::ui {
 /// Whether `name` names a component by a file path (what the checks below are for).
 bool NamesComponentFile(std::string_view name);
 
+/// Whether loading `name` runs code the request chose: a file, or a module (`pkg.module:fn`,
+/// which may be a file in the server's directory). Such a request needs the token or the page's
+/// CSRF token.
+bool LoadsComponentCode(std::string_view name);
+
 /// OK for a name that is no path, or a path (resolved from the working directory, symlinks
 /// followed) inside one of `roots`; kPermissionDenied naming the file and the roots otherwise.
 Status CheckComponentPath(std::string_view name, const std::vector<std::filesystem::path>& roots);

@@ -26,6 +26,9 @@ TEST(NamesComponentFile, PathsAndFilesNotNamesOrModules) {
   EXPECT_FALSE(NamesComponentFile("dist.ddp"));
   EXPECT_FALSE(NamesComponentFile("utils.echo"));
   EXPECT_FALSE(NamesComponentFile("my_pkg.components:trainer"));  // an importable module
+  EXPECT_TRUE(LoadsComponentCode("my_pkg.components:trainer"));   // which runs, and may be ./my_pkg
+  EXPECT_TRUE(LoadsComponentCode("./train.py:main"));
+  EXPECT_FALSE(LoadsComponentCode("dist.ddp"));
 }
 
 class CheckComponentPathTest : public ::testing::Test {

@@ -111,6 +111,23 @@ struct Server::Impl {
   static constexpr int kMaxComponentLoads = 4;
   ApiWorkers loaders{kMaxComponentLoads};
   std::atomic<int> component_loads{0};
+
+  // `call` on a loader thread, or 503 at once when kMaxComponentLoads are running; the slot is
+  // given back however the call ends.
+  template <class F>
+  void SlowCall(httplib::Response& res, F&& call) {
+    struct Slot {
+      std::atomic<int>& n;
+      ~Slot() { n.fetch_sub(1); }
+    } slot{component_loads};
+    if (component_loads.fetch_add(1) >= kMaxComponentLoads) {
+      SetError(res, 503, "UNAVAILABLE",
+               fmt::format("{} slow calls (component loads, stack dumps) are running; try again in a moment",
+                           kMaxComponentLoads));
+      return;
+    }
+    SetJson(res, loaders.Run(std::forward<F>(call)));
+  }
   httplib::Server http;
   SecurityPolicy policy;
   int port = 0;
@@ -413,7 +430,7 @@ void Server::Impl::Routes() {
     std::string query_token = req.has_param("token") ? req.get_param_value("token") : "";
     constexpr std::string_view kComponentPath = "/api/v1/components/";
     bool loads_code =
-        req.path.starts_with(kComponentPath) && NamesComponentFile(req.path.substr(kComponentPath.size()));
+        req.path.starts_with(kComponentPath) && LoadsComponentCode(req.path.substr(kComponentPath.size()));
     RequestHeaders headers{req.method, req.path, host,   origin,      site,         auth,
                            token,      csrf,     cookie, query_token, std::nullopt, loads_code};
     if (loopback) headers.peer = LoopbackPeerUid(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
@@ -488,8 +505,9 @@ void Server::Impl::Routes() {
   http.Get("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
     SetJson(res, workers.Run([&] { return api.ListApps(QueryOf(req)); }));
   });
+  // A submit may load a component file (its code runs at import): a slow call too.
   http.Post("/api/v1/apps", [this](const httplib::Request& req, httplib::Response& res) {
-    SetJson(res, workers.Run([&] { return api.SubmitApp(req.body); }));
+    SlowCall(res, [&] { return api.SubmitApp(req.body); });
   });
   http.Get("/api/v1/events",
            [this](const httplib::Request& req, httplib::Response& res) { ServeAppsEvents(req, res); });
@@ -504,14 +522,7 @@ void Server::Impl::Routes() {
   // A stack dump attaches py-spy to each process: on the slow-call threads, bounded like loads.
   http.Post(std::string("/api/v1/apps/") + kHandle + "/stacks",
             [this](const httplib::Request& req, httplib::Response& res) {
-              if (component_loads.fetch_add(1) >= kMaxComponentLoads) {
-                component_loads.fetch_sub(1);
-                SetError(res, 503, "UNAVAILABLE", "too many slow calls at once; try again in a moment");
-                return;
-              }
-              ApiResponse answer = loaders.Run([&] { return api.DumpStacks(req.matches[1].str(), QueryOf(req)); });
-              component_loads.fetch_sub(1);
-              SetJson(res, answer);
+              SlowCall(res, [&] { return api.DumpStacks(req.matches[1].str(), QueryOf(req)); });
             });
   http.Get(std::string("/api/v1/apps/") + kHandle + "/members",
            [this](const httplib::Request& req, httplib::Response& res) {
@@ -539,15 +550,7 @@ void Server::Impl::Routes() {
     SetJson(res, workers.Run([&] { return api.ListComponents(); }));
   });
   http.Get(R"(/api/v1/components/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    if (component_loads.fetch_add(1) >= kMaxComponentLoads) {
-      component_loads.fetch_sub(1);
-      SetError(res, 503, "UNAVAILABLE",
-               fmt::format("{} components are loading already; try again in a moment", kMaxComponentLoads));
-      return;
-    }
-    ApiResponse answer = loaders.Run([&] { return api.GetComponent(req.matches[1].str()); });
-    component_loads.fetch_sub(1);
-    SetJson(res, answer);
+    SlowCall(res, [&] { return api.GetComponent(req.matches[1].str()); });
   });
   http.Get("/api/v1/schedulers", [this](const httplib::Request&, httplib::Response& res) {
     SetJson(res, workers.Run([&] { return api.ListSchedulers(); }));

@@ -112,7 +112,8 @@ async function appsPage(main, params) {
     lq.set("offset", offset);
     lq.set("limit", limit);
     let fresh;
-    try { fresh = await api("GET", "/api/v1/apps?" + lq.toString()); } catch (e) { body.replaceChildren(banner(e.message)); return; }
+    try { fresh = await api("GET", "/api/v1/apps?" + lq.toString()); }
+    catch (e) { if (mine === listed) body.replaceChildren(banner(e.message)); return; }
     const got = await Promise.all(fresh.apps.filter((a) => expanded.has(a.app_handle))
       .map(async (a) => [a.app_handle, await fetchPage(a.app_handle, expanded.get(a.app_handle))]));
     if (mine !== listed) return;
@@ -570,19 +571,23 @@ async function appPage(main, handle) {
     }
   } catch (e) { /* the listing is a nicety: keep the button */ }
   const stacks = el("div", { class: "card", id: "stacks", hidden: true });
+  let dumping = false, ended = false;  // one dump at a time; none once the app has ended
   const stacksBtn = el("button", { id: "stacks-button", onclick: async () => {
+    if (dumping) return;
+    dumping = true;
     stacksBtn.disabled = true;
     stacks.hidden = false;
     stacks.replaceChildren(el("h2", {}, "Stacks"), el("p", { class: "muted" }, "Reading each process's stack\u2026"));
     try { stacks.replaceChildren(el("h2", {}, "Stacks"), ...stacksView(await api("POST", appPath(handle) + "/stacks"))); }
     catch (e) { stacks.replaceChildren(el("h2", {}, "Stacks"), banner(e.message)); }
-    finally { stacksBtn.disabled = false; }
+    finally { dumping = false; stacksBtn.disabled = ended; }
   } }, "Stacks");
   const render = (d) => {
     const s = d.status;
     const terminal = /SUCCEEDED|FAILED|CANCELLED/.test(s.state);
     cancelBtn.disabled = terminal;
-    stacksBtn.disabled = terminal;
+    ended = terminal;
+    stacksBtn.disabled = terminal || dumping;
     if (terminal && notice.dataset.kind === "cancel") { notice.replaceChildren(); delete notice.dataset.kind; }
     deleteBtn.disabled = !terminal;
     head.replaceChildren(el("h1", {}, (d.appdef && d.appdef.name) || d.app_id), stateBadge(s.state),

@@ -14,8 +14,8 @@ it goes into tests/fuzz/cli/corpus/, which `--replay` runs in the unit stage (an
   cli_fuzz.py --replay tests/fuzz/cli/corpus   run the saved lines; exit 1 on any finding
 
 `run`, `sweep run`, `pipeline run` and `composite run` run for real only on local_cwd with
-harmless entrypoints; otherwise they get --dryrun. `ui`, `top`, `log -t` and `debug profile` are
-stopped at their limit without counting as hangs. Every process a line leaves behind is stopped at the end.
+harmless entrypoints; otherwise they get --dryrun. `ui`, `top` and `log -t` are stopped at their
+limit without counting as hangs; `debug profile` has its --duration more than other lines. Every process a line leaves behind is stopped at the end.
 """
 
 import argparse
@@ -204,13 +204,30 @@ def workspace(root):
 
 def watch_line(argv):
     """Lines that run for as long as they are asked to: a server, a watch, a profile's sampling."""
-    return (argv[:1] in (["ui"], ["top"]) or argv[:2] == ["debug", "profile"]
-            or (argv[:1] == ["log"] and ("-t" in argv or "--tail" in argv)))
+    return argv[:1] in (["ui"], ["top"]) or (argv[:1] == ["log"] and ("-t" in argv or "--tail" in argv))
+
+
+def limit_of(argv):
+    """How long a line may run: a watch stops at WATCH_LIMIT_S; a profile samples for its
+    --duration (1 s by default here), then has LIMIT_S like any line."""
+    if watch_line(argv):
+        return WATCH_LIMIT_S
+    if argv[:2] == ["debug", "profile"]:
+        for i, w in enumerate(argv):
+            value = argv[i + 1] if w == "--duration" and i + 1 < len(argv) else (
+                w.split("=", 1)[1] if w.startswith("--duration=") else None)
+            try:
+                if value is not None:
+                    return LIMIT_S + min(3600.0, max(0.0, float(value)))
+            except ValueError:
+                pass
+        return LIMIT_S + 5
+    return LIMIT_S
 
 
 def run_line(argv, cwd, env, seen=None):
     """None, or why the line is a finding. `seen` counts the exit codes."""
-    limit = WATCH_LIMIT_S if watch_line(argv) else LIMIT_S
+    limit = limit_of(argv)
     try:
         proc = subprocess.Popen([torchx_bin(), *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
@@ -219,7 +236,10 @@ def run_line(argv, cwd, env, seen=None):
     try:
         _, err = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # it ended just then
+            pass
         _, err = proc.communicate()
         return None if watch_line(argv) else f"hung past {limit:.0f} s"
     text = err.decode("utf-8", "replace")

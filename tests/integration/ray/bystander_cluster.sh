@@ -42,9 +42,18 @@ case "${1:-}" in
       for _ in $(seq 1 60); do up && break; sleep 1; done
       up || { log "its dashboard did not answer on $DASH"; exit 1; }
       "$VENV/bin/ray" job submit --address "http://$DASH" --no-wait --submission-id "$JOB" -- sleep 3600 >/dev/null
+      for _ in $(seq 1 60); do  # running, so that its command is among the processes watched
+        curl -fsS -m 5 "http://$DASH/api/jobs/$JOB" 2>/dev/null | grep -q '"status": *"RUNNING"' && break
+        sleep 1
+      done
       touch "$STATE/started"
     fi
-    ray_pids | sort >"$STATE/pids"
+    # The long-lived ones only: the GCS, raylet and dashboard, and the job's command (the raylet
+    # ends idle workers of its own accord).
+    for pid in $(ray_pids); do
+      { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qE "gcs_server|raylet/raylet|dashboard/dashboard.py|^sleep 3600" &&
+        echo "$pid"
+    done | sort >"$STATE/pids"
     log "up on $DASH: $(wc -l <"$STATE/pids") processes"
     ;;
   check)

@@ -42,8 +42,8 @@ class UiServer:
         self.handles = []
 
     def stderr(self):
-        self.log.seek(0)
-        return self.log.read()
+        """The server's stderr so far (readable after stop() too)."""
+        return (self.tmp / "ui.log").read_text(errors="replace")
 
     def request(self, method, path, body=None, headers=None, host=None, timeout=30):
         """(status, headers, body bytes); `host` overrides the Host header."""
