@@ -108,8 +108,8 @@ start_engines() {
   if [[ "${TORCHX_WITH_RAY:-1}" == "1" ]]; then
     # A cluster of "the user's own" on Ray's defaults, with a job running: checked untouched after
     # the suites (tests/integration/ray/bystander_cluster.sh).
+    stop_engines+=("tests/integration/ray/bystander_cluster.sh stop")  # before: a failed start is stopped too
     bash tests/integration/ray/bystander_cluster.sh start
-    stop_engines+=("tests/integration/ray/bystander_cluster.sh stop")
     bash scripts/engines/ray-up.sh
     stop_engines+=(scripts/engines/ray-down.sh)
     engines+=,ray

@@ -51,8 +51,9 @@ case "${1:-}" in
     # The long-lived ones only: the GCS, raylet and dashboard, and the job's command (the raylet
     # ends idle workers of its own accord).
     for pid in $(ray_pids); do
-      { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qE "gcs_server|raylet/raylet|dashboard/dashboard.py|^sleep 3600" &&
+      if { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qE "gcs_server|raylet/raylet|dashboard/dashboard.py|^sleep 3600"; then
         echo "$pid"
+      fi
     done | sort >"$STATE/pids"
     log "up on $DASH: $(wc -l <"$STATE/pids") processes"
     ;;
@@ -71,9 +72,9 @@ case "${1:-}" in
     log "untouched: $(wc -l <"$STATE/pids") processes${status:+, its job $status}"
     ;;
   stop)
-    if [ -f "$STATE/started" ]; then
-      TORCHX_RAY_OWNER=$MARK bash "$REPO/scripts/engines/ray-down.sh"
-    fi
+    # Whatever carries its mark, even from a start that failed half-way (a user's own cluster
+    # never does).
+    TORCHX_RAY_OWNER=$MARK bash "$REPO/scripts/engines/ray-down.sh"
     rm -rf "$STATE"
     ;;
   *)
