@@ -49,14 +49,21 @@ def torchx_bin():
 
 
 def values(rng):
-    """A value for an option or positional: plausible, hostile, or plain odd."""
+    """A value for an option or positional: plausible, hostile, or plain odd; never an absolute
+    path (a line may write where a value names, as the server's --token_file or a profile's -o
+    do: relative paths stay in the stage's own directory)."""
+    value = any_value(rng)
+    return "." + value if value.startswith("/") else value
+
+
+def any_value(rng):
     pool = [
         "", " ", "-", "--", "=", "0", "1", "-1", "2", "9223372036854775808", "1e309", "nan", "inf", "0x10",
         "local_cwd", "local_docker", "slurm", "kubernetes", "ray", "sweep", "pipeline", "managed", "nosuch",
         "local_cwd://torchx/x", "local_cwd://torchx/echo-abc123", "slurm://torchx/12", "sweep://torchx/s",
         "pipeline://torchx/p", "ray://torchx/127.0.0.1:9-raysubmit_x", "kubernetes://torchx/ns:app",
         "local_docker://torchx/x", "://", "a://b/c/d", "utils.echo", "dist.ddp", "utils.sh", "nosuch.comp",
-        "./comp.py:main", "comp.py", "flow.yaml", "bad.yaml", "empty.yaml", "/nonexistent", "../../etc/passwd",
+        "./comp.py:main", "comp.py", "flow.yaml", "bad.yaml", "empty.yaml", "no/such/file", "../../etc/passwd",
         "x=1", "x=1,2,3", "x=randint(0,9)", "x=uniform(0,1)", "x=uniform(-1.79e308,1.79e308)", "x=loguniform(0,1)",
         "x=", "=1", "lr=choice(1,2", "log_dir=logs,prepend_cwd=True", "k=v,k=w", "a=b=c", ",", "@{x}",
         "${app_id}", "$HOME", "%s%n%x", "\\", "'", '"', "`id`", "$(id)", "; true", "*", "?", "[", "(", ")",
@@ -184,7 +191,7 @@ def without_engines(bin_dir, path):
 
 def workspace(root):
     """The temporary world a line runs in: its own state, HOME and files; engines unreachable."""
-    cwd = root / "cwd"
+    cwd = root / "w" / "x" / "y" / "cwd"  # deep: `../../etc/passwd` and the like stay inside root
     (cwd).mkdir(parents=True, exist_ok=True)
     (root / "home").mkdir(exist_ok=True)
     (cwd / "flow.yaml").write_text("steps:\n  a: {component: utils.sh, args: [true]}\n"
