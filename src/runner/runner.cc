@@ -595,6 +595,16 @@ Result<std::vector<schedulers::ListAppResponse>> Runner::List(const std::string&
   return apps;
 }
 
+Result<std::vector<schedulers::HostInfo>> Runner::Hosts(const std::string& scheduler) {
+  TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
+  TORCHX_RETURN_IF_ERROR(Require(*sched, schedulers::Capability::kHosts));
+  TORCHX_ASSIGN_OR_RETURN(auto hosts, sched->Hosts());
+  for (auto& h : hosts) {
+    for (auto& a : h.apps) a.handle = specs::MakeAppHandle(scheduler, options_.session_name, a.app_id);
+  }
+  return hosts;
+}
+
 Result<specs::RunOpts> Runner::SchedulerRunOpts(const std::string& scheduler) {
   TORCHX_ASSIGN_OR_RETURN(schedulers::Scheduler * sched, GetScheduler(scheduler));
   return sched->run_opts();

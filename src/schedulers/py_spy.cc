@@ -46,22 +46,45 @@ std::string CommandLine(int pid) {
   return raw.size() > 160 ? raw.substr(0, 157) + "..." : raw;
 }
 
-std::optional<int> RankOf(int pid) {
+// A process's environment, NAME -> value (empty when it cannot be read: another user's).
+std::map<std::string, std::string, std::less<>> EnvironmentOf(int pid) {
+  std::map<std::string, std::string, std::less<>> out;
   std::string env = ReadFile(fmt::format("/proc/{}/environ", pid));
   size_t at = 0;
   while (at < env.size()) {
     size_t end = env.find('\0', at);
     std::string_view var(env.data() + at, (end == std::string::npos ? env.size() : end) - at);
-    if (var.starts_with("RANK=")) {
-      char* stop = nullptr;
-      std::string digits(var.substr(5));
-      long v = std::strtol(digits.c_str(), &stop, 10);
-      if (!digits.empty() && stop && *stop == '\0' && v >= 0 && v < (1L << 30)) return static_cast<int>(v);
+    if (size_t eq = var.find('='); eq != std::string_view::npos && eq > 0) {
+      out.emplace(std::string(var.substr(0, eq)), std::string(var.substr(eq + 1)));
     }
     if (end == std::string::npos) break;
     at = end + 1;
   }
+  return out;
+}
+
+std::optional<int> RankIn(const std::map<std::string, std::string, std::less<>>& env) {
+  auto it = env.find("RANK");
+  if (it == env.end()) return std::nullopt;
+  char* stop = nullptr;
+  long v = std::strtol(it->second.c_str(), &stop, 10);
+  if (!it->second.empty() && stop && *stop == '\0' && v >= 0 && v < (1L << 30)) return static_cast<int>(v);
   return std::nullopt;
+}
+
+std::optional<int> RankOf(int pid) { return RankIn(EnvironmentOf(pid)); }
+
+// A process as a dump lists it before its stack is read.
+ProcessStack Described(int pid, std::optional<int> rank) {
+  ProcessStack p;
+  p.pid = pid;
+  p.command = CommandLine(pid);
+  p.rank = rank;
+  return p;
+}
+
+bool IsNumber(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -136,7 +159,7 @@ std::vector<ProcessStack> ReplicaProcesses(int leader) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    if (!IsNumber(name)) continue;
     int pid = std::atoi(name.c_str());
     auto [ppid, pgrp] = ParentAndGroupOf(ReadFile(fmt::format("/proc/{}/stat", pid)));
     if (ppid < 0) continue;  // gone meanwhile
@@ -151,14 +174,48 @@ std::vector<ProcessStack> ReplicaProcesses(int leader) {
     }
   }
   std::vector<ProcessStack> out;
-  for (int pid : mine) {
-    ProcessStack p;
-    p.pid = pid;
-    p.command = CommandLine(pid);
-    p.rank = RankOf(pid);
-    out.push_back(std::move(p));
+  for (int pid : mine) out.push_back(Described(pid, RankOf(pid)));
+  return out;
+}
+
+std::vector<ProcessStack> ProcessesByEnvironment(const std::vector<EnvRule>& rules) {
+  std::vector<int> pids;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (IsNumber(name)) pids.push_back(std::atoi(name.c_str()));
+  }
+  std::sort(pids.begin(), pids.end());
+  std::vector<ProcessStack> out;
+  for (int pid : pids) {
+    auto env = EnvironmentOf(pid);
+    bool meets = std::all_of(rules.begin(), rules.end(), [&](const EnvRule& r) {
+      auto it = env.find(r.name);
+      if (it == env.end()) return false;
+      if (!r.value) return true;
+      return r.differs ? it->second != *r.value : it->second == *r.value;
+    });
+    if (!meets) continue;
+    std::error_code lost;
+    std::string exe = fs::read_symlink(fmt::format("/proc/{}/exe", pid), lost).filename().string();
+    if (exe == "torchx-stacks" || exe == "py-spy") continue;
+    out.push_back(Described(pid, RankIn(env)));
   }
   return out;
+}
+
+std::optional<int> TopPythonProcess(const std::vector<ProcessStack>& processes) {
+  std::set<int> pids;
+  for (const ProcessStack& p : processes) pids.insert(p.pid);
+  for (const ProcessStack& p : processes) {
+    int ppid = ParentAndGroupOf(ReadFile(fmt::format("/proc/{}/stat", p.pid))).first;
+    if (!pids.contains(ppid) && IsPythonProcess(p.pid)) return p.pid;
+  }
+  // Every Python one's parent is among them (a wrapper that is Python too): the first.
+  for (const ProcessStack& p : processes) {
+    if (IsPythonProcess(p.pid)) return p.pid;
+  }
+  return std::nullopt;
 }
 
 // The py-spy to attach to `pid` with, or why it cannot be done.

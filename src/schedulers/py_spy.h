@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/subprocess.h"
@@ -15,6 +17,24 @@ namespace torchx::schedulers {
 /// descendant of either (torchrun starts each worker rank in a session of its own), in pid order,
 /// each with its command line and the RANK in its environment.
 std::vector<ProcessStack> ReplicaProcesses(int pid);
+
+/// A condition on a process's environment: `name` set to `value`, set to anything but `value`
+/// (`differs`), or set at all (no value).
+struct EnvRule {
+  std::string name;
+  std::optional<std::string> value;
+  bool differs = false;
+};
+
+/// Every process on this host readable by this user whose environment meets all `rules` (a Slurm
+/// job's processes on one node: SLURM_JOB_ID, SLURMD_NODENAME), in pid order, as
+/// ReplicaProcesses gives them; `torchx-stacks` and `py-spy` processes are never among them (a
+/// dump running beside them in the same job).
+std::vector<ProcessStack> ProcessesByEnvironment(const std::vector<EnvRule>& rules);
+
+/// Of `processes` (pid order), the first Python one whose parent is not among them: the top of
+/// the tree a profile follows with its subprocesses. nullopt where none is a Python one.
+std::optional<int> TopPythonProcess(const std::vector<ProcessStack>& processes);
 
 /// Whether `pid` runs a Python interpreter (its executable, or a libpython it maps).
 bool IsPythonProcess(int pid);

@@ -121,6 +121,8 @@ Status Scheduler::Profile(const std::string&, const ProfileOptions&) {
   return Unsupported(CapabilityDescription(Capability::kStacks));
 }
 
+Result<std::vector<HostInfo>> Scheduler::Hosts() { return Unsupported(CapabilityDescription(Capability::kHosts)); }
+
 Result<std::unique_ptr<LogIterator>> Scheduler::LogIter(const std::string&, const LogOptions&) {
   return Unsupported("logs");
 }
@@ -193,6 +195,8 @@ std::string_view CapabilityName(Capability c) {
       return "composite";
     case Capability::kStacks:
       return "stacks";
+    case Capability::kHosts:
+      return "hosts";
   }
   return "unknown";
 }
@@ -231,6 +235,8 @@ std::string_view CapabilityDescription(Capability c) {
       return "composite jobs";
     case Capability::kStacks:
       return "stack dumps and profiles";
+    case Capability::kHosts:
+      return "a hosts view";
   }
   return "unknown";
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -87,6 +89,158 @@ Result<std::vector<ThreadStack>> ParsePySpyDump(std::string_view text, int pid) 
     threads.front().main = true;
   }
   return threads;
+}
+
+namespace {
+
+std::string_view TrimLine(std::string_view s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+  return s;
+}
+
+// "Process 634: cmd" or "Parent Process 634: cmd": the pid, or nullopt.
+std::optional<int> SectionPid(std::string_view line, std::string_view prefix) {
+  if (!line.starts_with(prefix)) return std::nullopt;
+  line.remove_prefix(prefix.size());
+  int pid = 0;
+  size_t i = 0;
+  for (; i < line.size() && i < 10 && line[i] >= '0' && line[i] <= '9'; ++i) pid = pid * 10 + (line[i] - '0');
+  if (i == 0 || i >= line.size() || line[i] != ':') return std::nullopt;
+  return pid;
+}
+
+// `Thread 634 (idle): "MainThread"` (or a hexadecimal id where py-spy has no OS id).
+std::optional<ThreadStack> ThreadHeader(std::string_view line) {
+  if (!line.starts_with("Thread ")) return std::nullopt;
+  line.remove_prefix(7);
+  size_t space = line.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  ThreadStack t;
+  std::string_view id = line.substr(0, space);
+  if (!id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }) && id.size() < 10) {
+    t.os_thread_id = std::stoi(std::string(id));
+  }
+  size_t quote = line.find('"');
+  size_t end = line.rfind('"');
+  if (quote != std::string_view::npos && end > quote) t.name = std::string(line.substr(quote + 1, end - quote - 1));
+  return t;
+}
+
+// "    func (file.py:12)" or "    clock_nanosleep (libc.so.6)".
+std::optional<StackFrame> FrameLine(std::string_view line) {
+  if (!line.starts_with("    ") || line.starts_with("        ")) return std::nullopt;
+  line.remove_prefix(4);
+  size_t open = line.rfind(" (");
+  if (open == std::string_view::npos || line.back() != ')') return std::nullopt;
+  StackFrame f;
+  f.function = std::string(line.substr(0, open));
+  std::string_view where = line.substr(open + 2, line.size() - open - 3);
+  size_t colon = where.rfind(':');
+  std::string_view digits = colon == std::string_view::npos ? std::string_view() : where.substr(colon + 1);
+  if (!digits.empty() && digits.size() < 10 &&
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    f.line = std::stoi(std::string(digits));
+    where = where.substr(0, colon);
+  }
+  f.file = std::string(where);
+  return f;
+}
+
+}  // namespace
+
+Result<std::vector<ProcessStack>> ParsePySpyText(std::string_view text) {
+  std::vector<ProcessStack> out;
+  enum { kOutside, kCommand, kParent, kThreads } at = kOutside;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = TrimLine(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (auto pid = SectionPid(line, "Process "); pid && at != kCommand) {
+      ProcessStack p;
+      p.pid = *pid;
+      p.command = std::string(line.substr(line.find(':') + 1));
+      while (!p.command.empty() && p.command.front() == ' ') p.command.erase(0, 1);
+      out.push_back(std::move(p));
+      at = kCommand;
+      continue;
+    }
+    if (out.empty()) continue;
+    ProcessStack& p = out.back();
+    if (at == kCommand || at == kParent) {
+      // The command runs on to the interpreter's line (an argument may hold newlines); the
+      // parent's section, which follows it, to the first thread.
+      if (line.starts_with("Python v")) {
+        at = kParent;
+      } else if (SectionPid(line, "Parent Process ")) {
+        at = kParent;
+      } else if (at == kCommand && !line.empty()) {
+        p.command += " " + std::string(line);
+      }
+      if (!line.starts_with("Thread ")) continue;
+    }
+    if (auto t = ThreadHeader(line)) {
+      t->main = t->os_thread_id == p.pid || (t->os_thread_id == 0 && t->name == "MainThread");
+      p.threads.push_back(std::move(*t));
+      at = kThreads;
+      continue;
+    }
+    if (at == kThreads && !p.threads.empty()) {
+      if (auto f = FrameLine(line)) p.threads.back().frames.push_back(std::move(*f));
+    }
+    if (line.starts_with("-----")) at = kOutside;
+  }
+  if (out.empty()) return InvalidArgumentError("py-spy dump: no `Process <pid>:` section in its output");
+  for (ProcessStack& p : out) {
+    if (p.command.size() > 160) p.command = p.command.substr(0, 157) + "...";
+    if (!p.threads.empty() &&
+        std::none_of(p.threads.begin(), p.threads.end(), [](const ThreadStack& t) { return t.main; })) {
+      p.threads.front().main = true;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<ProcessStack>> ProcessStacksFromJson(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("processes") || !j["processes"].is_array()) {
+    return InvalidArgumentError("stacks: expected a JSON object with a `processes` list");
+  }
+  auto str = [](const json& o, const char* key) {
+    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+  };
+  auto num = [](const json& o, const char* key) {
+    return o.contains(key) && o[key].is_number_integer() ? o[key].get<int>() : 0;
+  };
+  std::vector<ProcessStack> out;
+  for (const json& o : j["processes"]) {
+    if (!o.is_object()) return InvalidArgumentError("stacks: a process that is no object");
+    ProcessStack p;
+    p.role = str(o, "role");
+    p.replica_id = num(o, "replica_id");
+    p.pid = num(o, "pid");
+    p.host = str(o, "host");
+    if (o.contains("rank") && o["rank"].is_number_integer()) p.rank = o["rank"].get<int>();
+    p.command = str(o, "command");
+    p.error = str(o, "error");
+    if (o.contains("threads") && o["threads"].is_array()) {
+      for (const json& t : o["threads"]) {
+        if (!t.is_object()) return InvalidArgumentError("stacks: a thread that is no object");
+        ThreadStack thread;
+        thread.name = str(t, "name");
+        thread.os_thread_id = num(t, "os_thread_id");
+        thread.main = t.contains("main") && t["main"].is_boolean() && t["main"].get<bool>();
+        if (t.contains("frames") && t["frames"].is_array()) {
+          for (const json& f : t["frames"]) {
+            if (!f.is_object()) return InvalidArgumentError("stacks: a frame that is no object");
+            thread.frames.push_back({str(f, "function"), str(f, "file"), num(f, "line")});
+          }
+        }
+        p.threads.push_back(std::move(thread));
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 std::string FormatStackGroups(const std::vector<ProcessStack>& processes) {

@@ -103,5 +103,81 @@ TEST(StacksToJson, GroupsAndProcessesAsData) {
   EXPECT_TRUE(j["processes"][0]["error"].is_null());
 }
 
+// What `py-spy dump --subprocesses` prints as text (Ray's traceback endpoint): a command line that
+// runs over several lines, a parent's section, native frames.
+constexpr const char* kTextDump =
+    "Process 634: /usr/bin/python3 -c \n"
+    "import time\n"
+    "stuck_here()\n"
+    "\n"
+    "Python v3.11.7 (/usr/bin/python3.11)\n"
+    "\n"
+    "Thread 634 (idle): \"MainThread\"\n"
+    "    clock_nanosleep (libc.so.6)\n"
+    "    stuck_here (<string>:4)\n"
+    "    <module> (<string>:7)\n"
+    "Thread 676 (active): \"worker-x\"\n"
+    "    Thread.run (threading.py:982)\n"
+    "\n"
+    "--------------------------------------------------------------------------------\n"
+    "Process 677: /usr/bin/python3 train.py\n"
+    "Python v3.11.7 (/usr/bin/python3.11)\n"
+    "Parent Process 634: /usr/bin/python3 -c \n"
+    "import time\n"
+    "\n"
+    "Thread 0x7F2A (idle): \"MainThread\"\n"
+    "    all_reduce (torch/distributed/distributed_c10d.py:2501)\n"
+    "    <module> (train.py:9)\n";
+
+TEST(ParsePySpyText, EachProcessWithItsCommandAndThreads) {
+  auto procs_or = ParsePySpyText(kTextDump);
+  ASSERT_THAT(procs_or, IsOk());
+  auto& procs = *procs_or;
+  ASSERT_EQ(procs.size(), 2u);
+  EXPECT_EQ(procs[0].pid, 634);
+  EXPECT_EQ(procs[0].command, "/usr/bin/python3 -c import time stuck_here()");
+  ASSERT_EQ(procs[0].threads.size(), 2u);
+  EXPECT_TRUE(procs[0].threads[0].main);
+  EXPECT_FALSE(procs[0].threads[1].main);
+  EXPECT_EQ(procs[0].threads[1].name, "worker-x");
+  EXPECT_THAT(procs[0].threads[0].frames,
+              ElementsAre(StackFrame{"clock_nanosleep", "libc.so.6", 0}, StackFrame{"stuck_here", "<string>", 4},
+                          StackFrame{"<module>", "<string>", 7}));
+  EXPECT_EQ(procs[1].pid, 677);
+  EXPECT_EQ(procs[1].command, "/usr/bin/python3 train.py");
+  ASSERT_EQ(procs[1].threads.size(), 1u);
+  EXPECT_TRUE(procs[1].threads[0].main);  // named MainThread; its id is no OS id
+  EXPECT_EQ(procs[1].threads[0].frames.front(),
+            (StackFrame{"all_reduce", "torch/distributed/distributed_c10d.py", 2501}));
+}
+
+TEST(ParsePySpyText, WhatIsNoDumpIsAnError) {
+  EXPECT_THAT(ParsePySpyText("Error: Failed to find python version from target process"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("Process")));
+  EXPECT_THAT(ParsePySpyText(""), StatusIs(StatusCode::kInvalidArgument, HasSubstr("py-spy")));
+}
+
+TEST(ProcessStacksFromJson, ReadsBackWhatStacksToJsonWrote) {
+  auto back_or = ProcessStacksFromJson(StacksToJson(Hang()));
+  ASSERT_THAT(back_or, IsOk());
+  auto& back = *back_or;
+  auto hang = Hang();
+  ASSERT_EQ(back.size(), hang.size());
+  for (size_t i = 0; i < hang.size(); ++i) {
+    EXPECT_EQ(back[i].pid, hang[i].pid);
+    EXPECT_EQ(back[i].role, hang[i].role);
+    EXPECT_EQ(back[i].rank, hang[i].rank);
+    EXPECT_EQ(back[i].error, hang[i].error);
+    ASSERT_EQ(back[i].threads.size(), hang[i].threads.size());
+    for (size_t t = 0; t < hang[i].threads.size(); ++t) {
+      EXPECT_EQ(back[i].threads[t].frames, hang[i].threads[t].frames);
+      EXPECT_EQ(back[i].threads[t].main, hang[i].threads[t].main);
+    }
+  }
+  EXPECT_THAT(ProcessStacksFromJson("[1]"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("processes")));
+  EXPECT_THAT(ProcessStacksFromJson(R"({"processes": [{"threads": [3]}]})"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("thread")));
+}
+
 }  // namespace
 }  // namespace torchx::schedulers

@@ -195,6 +195,9 @@ class Runner {
   /// Apps the scheduler knows, with handles filled in. kUnimplemented for a scheduler that cannot
   /// list.
   Result<std::vector<schedulers::ListAppResponse>> List(const std::string& scheduler);
+  /// The hosts the scheduler runs apps on, with handles of the apps there filled in
+  /// (Scheduler::Hosts). kUnimplemented for a scheduler without Capability::kHosts.
+  Result<std::vector<schedulers::HostInfo>> Hosts(const std::string& scheduler);
 
   /// kNotFound (listing the schedulers, "did you mean") for an unknown scheduler.
   Result<specs::RunOpts> SchedulerRunOpts(const std::string& scheduler);

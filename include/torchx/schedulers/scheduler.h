@@ -25,6 +25,7 @@
 #include "torchx/clock.h"
 #include "torchx/devices/device.h"
 #include "torchx/schedulers/failure_cause.h"
+#include "torchx/schedulers/hosts.h"
 #include "torchx/schedulers/stacks.h"
 #include "torchx/schedulers/usage.h"
 #include "torchx/specs/app_def.h"
@@ -186,8 +187,9 @@ enum class Capability : unsigned {
   kFindsSubmission,        ///< FindSubmission: an app found by the DryRunInfo::submission_key it was submitted with
   kComposite,              ///< answers for composite jobs (pipelines); takes no AppDef of its own
   kStacks,                 ///< DumpStacks, Profile: a live app's processes' Python stacks (torchx debug)
+  kHosts,                  ///< Hosts: the nodes it runs apps on, their capacity and the user's apps there
 };
-inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kStacks) + 1;
+inline constexpr unsigned kCapabilityCount = static_cast<unsigned>(Capability::kHosts) + 1;
 
 /// The capability's name in docs, JSON and Python ("logs", "follow_logs", ...).
 std::string_view CapabilityName(Capability c);
@@ -312,6 +314,11 @@ class Scheduler {
   /// `options.output` as speedscope JSON. kInvalidArgument when `options` matches several
   /// replicas (naming them), kFailedPrecondition for an ended app, kNotFound for an unknown one.
   virtual Status Profile(const std::string& app_id, const ProfileOptions& options);
+
+  /// Capability::kHosts: every host or node this back-end runs apps on, read from the engine now,
+  /// with the user's apps on each (their ids; the Runner adds handles). kUnavailable when the
+  /// engine cannot be reached. Default: kUnimplemented naming the back-end.
+  virtual Result<std::vector<HostInfo>> Hosts();
 
   virtual Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options);
 

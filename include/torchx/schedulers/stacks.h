@@ -71,6 +71,16 @@ std::vector<StackGroup> GroupStacks(const std::vector<ProcessStack>& processes);
 /// which is the main thread. kInvalidArgument naming what is wrong for anything else.
 Result<std::vector<ThreadStack>> ParsePySpyDump(std::string_view json, int pid);
 
+/// py-spy's text dump (`py-spy dump [--subprocesses]`: what Ray's dashboard answers for a
+/// worker's traceback) as one ProcessStack per "Process <pid>:" section, its command and threads
+/// filled (native frames, "name (library)", kept with line 0). kInvalidArgument when no section is
+/// found.
+Result<std::vector<ProcessStack>> ParsePySpyText(std::string_view text);
+
+/// The "processes" of StacksToJson's output read back (what a node-side `torchx-stacks` prints).
+/// kInvalidArgument naming what is wrong.
+Result<std::vector<ProcessStack>> ProcessStacksFromJson(std::string_view text);
+
 /// The grouped dump as people read it: each group headed by its count and innermost frame
 /// ("3 processes in all_reduce (torch/distributed/distributed_c10d.py:2501)"), its members
 /// (role/replica, pid, rank), then the stack; processes without a stack at the end with why.
