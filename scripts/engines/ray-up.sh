@@ -13,7 +13,7 @@
 #   * every port and the temp dir (/tmp/torchx-ray) its own, none of Ray's defaults: a cluster a
 #     user started with `ray start --head` runs beside it untouched. The script refuses when one of
 #     its ports is taken by a process that is not this cluster's, naming the process.
-#   * usage statistics off; each node's object store capped at $RAY_OBJECT_STORE_MB (default 256) and
+#   * usage statistics off, profiling on (the dashboard's stack traces: `torchx debug stack`); each node's object store capped at $RAY_OBJECT_STORE_MB (default 256) and
 #     its `memory` resource at $RAY_MEMORY_MB (default 4096), to fit beside the other suites.
 #
 # Idempotent: exits 0 at once when the dashboard answers and all nodes are alive; starts only the
@@ -37,6 +37,9 @@ OBJ_MB="${RAY_OBJECT_STORE_MB:-256}"
 MEM_MB="${RAY_MEMORY_MB:-4096}"
 TEMP="$TORCHX_RAY_TEMP"
 export RAY_USAGE_STATS_ENABLED=0
+# The dashboard's stack traces and CPU profiles (what `torchx debug stack`/`profile` ask each node's
+# agent for) are off unless the head starts with this (Ray >= 2.5x; loopback only here).
+export RAY_DASHBOARD_ENABLE_PROFILING=1
 export PATH="$VENV/bin:$PATH"
 # `ray start` runs with the cluster's owner mark, which every process of the cluster inherits
 # (ray-down.sh finds them by it); this script's other commands do not carry it.

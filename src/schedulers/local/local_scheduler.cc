@@ -38,6 +38,7 @@
 #include "schedulers/local/helpers.h"
 #include "schedulers/local/process_identity.h"
 #include "schedulers/local/replica_logs.h"
+#include "schedulers/local/this_host.h"
 #include "schedulers/log_file_reader.h"
 #include "schedulers/py_spy.h"
 #include "torchx/specs/app_id.h"
@@ -528,10 +529,10 @@ Status LocalScheduler::Profile(const std::string& app_id, const ProfileOptions& 
     return FailedPreconditionError(fmt::format("replica {}/{} is not running", r.role, r.replica_id));
   }
   auto runner = internal::MakeSystemCommandRunner();
-  // The first Python process of the replica (a shell wrapper's child, torchrun's agent), with
-  // its subprocesses (the worker ranks).
-  for (const ProcessStack& p : ReplicaProcesses(r.pid)) {
-    if (IsPythonProcess(p.pid)) return RecordProfile(p.pid, options.seconds, options.output, *runner);
+  // The top Python process of the replica (a shell wrapper's child, torchrun's agent), with its
+  // subprocesses (the worker ranks).
+  if (auto top = TopPythonProcess(ReplicaProcesses(r.pid))) {
+    return RecordProfile(*top, options.seconds, options.output, *runner);
   }
   return FailedPreconditionError(fmt::format("replica {}/{} runs no Python process", r.role, r.replica_id));
 }
@@ -606,6 +607,24 @@ Result<std::vector<ListAppResponse>> LocalScheduler::List() {
     out.push_back(std::move(r));
   }
   return out;
+}
+
+Result<std::vector<HostInfo>> LocalScheduler::Hosts() {
+  HostInfo host = ReadThisHost();
+  TORCHX_ASSIGN_OR_RETURN(StateStore * store, Store(default_state_dir_));
+  TORCHX_ASSIGN_OR_RETURN(auto apps, store->ListApps());
+  for (AppRecord& a : apps) {
+    if (specs::IsTerminal(a.state)) continue;
+    TORCHX_RETURN_IF_ERROR(CheckLiveness(*store, a));
+    if (specs::IsTerminal(a.state)) continue;
+    TORCHX_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> replicas, store->GetReplicas(a.app_id));
+    HostApp app{a.app_id, "", {}};
+    for (const ReplicaRecord& r : replicas) {
+      if (r.state == AppState::kRunning) app.where.push_back(fmt::format("{}/{}", r.role, r.replica_id));
+    }
+    if (!app.where.empty()) host.apps.push_back(std::move(app));
+  }
+  return std::vector<HostInfo>{std::move(host)};
 }
 
 Result<std::string> LocalScheduler::Helper(std::string_view function, std::string_view args_json) {

@@ -40,7 +40,8 @@ class LocalScheduler : public Scheduler {
             Capability::kResourceUsage,
             Capability::kFailureClassification,
             Capability::kInterruptCancels,
-            Capability::kStacks};
+            Capability::kStacks,
+            Capability::kHosts};
   }
   /// ClassifyLocalEnd over the store's record (a dead supervisor found first, as Describe does).
   Result<std::optional<FailureReport>> ClassifyFailure(const std::string& app_id) override;
@@ -60,6 +61,8 @@ class LocalScheduler : public Scheduler {
                                                               const StackOptions& options) override;
   /// The replica's first Python process (its leader, or torchrun's agent) and its subprocesses.
   Status Profile(const std::string& app_id, const ProfileOptions& options) override;
+  /// This host (ReadThisHost), with every app of the store that has a replica running.
+  Result<std::vector<HostInfo>> Hosts() override;
   Result<std::unique_ptr<LogIterator>> LogIter(const std::string& app_id, const LogOptions& options) override;
   /// Woken by the supervisor writing the app's summary file when the app ends (inotify).
   bool WaitForUpdate(const std::string& app_id, std::chrono::milliseconds max_wait) override;

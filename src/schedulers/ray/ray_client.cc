@@ -30,15 +30,8 @@ RayClient::RayClient(std::shared_ptr<internal::HttpClient> http, std::string add
 
 Result<internal::HttpResponse> RayClient::Call(const std::string& method, const std::string& path, std::string body,
                                                std::string content_type, long timeout_ms) const {
-  internal::HttpRequest req;
-  req.method = method;
-  req.url = fmt::format("http://{}{}", address_, path);
-  req.body = std::move(body);
-  req.content_type = std::move(content_type);
-  req.timeout_ms = timeout_ms;
-  if (!auth_header_.empty()) req.headers.push_back(auth_header_);
   TORCHX_ASSIGN_OR_RETURN(internal::HttpResponse resp,
-                          http_->Call(transport_, req, fmt::format("ray: the dashboard at http://{}", address_)));
+                          Send(method, path, std::move(body), std::move(content_type), timeout_ms));
   if (resp.status == 401 || resp.status == 403) {
     return Status(StatusCode::kPermissionDenied,
                   fmt::format("ray: the dashboard at http://{} refused {} {} (HTTP {}): set RAY_AUTH_TOKEN to the "
@@ -46,6 +39,18 @@ Result<internal::HttpResponse> RayClient::Call(const std::string& method, const 
                               address_, method, path, resp.status));
   }
   return resp;
+}
+
+Result<internal::HttpResponse> RayClient::Send(const std::string& method, const std::string& path, std::string body,
+                                               std::string content_type, long timeout_ms) const {
+  internal::HttpRequest req;
+  req.method = method;
+  req.url = fmt::format("http://{}{}", address_, path);
+  req.body = std::move(body);
+  req.content_type = std::move(content_type);
+  req.timeout_ms = timeout_ms;
+  if (!auth_header_.empty()) req.headers.push_back(auth_header_);
+  return http_->Call(transport_, req, fmt::format("ray: the dashboard at http://{}", address_));
 }
 
 Status RayClient::Failed(const std::string& call, const internal::HttpResponse& resp) const {
@@ -119,6 +124,48 @@ Result<std::optional<std::string>> RayClient::Logs(const std::string& submission
     return UnavailableError(fmt::format("ray: logs of job {}: the answer has no `logs` text", submission_id));
   }
   return std::optional<std::string>(j["logs"].Str());
+}
+
+namespace {
+
+// Ray answers a profiling call it could not do with 500 and the command's output, a cluster whose
+// profiling is off with 403 and how to turn it on (RAY_DASHBOARD_ENABLE_PROFILING=1 on the head),
+// a missing token with 401: the first line of Ray's answer, as a precondition.
+Status ProfilingRefused(const std::string& what, const internal::HttpResponse& resp) {
+  if (resp.status == 401) {
+    return Status(StatusCode::kPermissionDenied,
+                  fmt::format("ray: {} (HTTP 401): set RAY_AUTH_TOKEN to the cluster's token", what));
+  }
+  std::string why = resp.body.substr(0, resp.body.find('\n', resp.body.find_first_not_of(" \n")));
+  if (why.size() > 300) why = why.substr(0, 300) + "...";
+  return FailedPreconditionError(fmt::format("ray: {} (HTTP {}): {}", what, resp.status, why));
+}
+
+}  // namespace
+
+Result<std::string> RayClient::Traceback(const std::string& node_id, int pid) const {
+  TORCHX_ASSIGN_OR_RETURN(
+      auto resp,
+      Send("GET", fmt::format("/worker/traceback?pid={}&node_id={}&native=0&subprocesses=1", pid, UrlEncode(node_id))));
+  if (resp.status != 200) return ProfilingRefused(fmt::format("the stack of pid {} on node {}", pid, node_id), resp);
+  return resp.body;
+}
+
+Result<std::string> RayClient::CpuProfile(const std::string& node_id, int pid, int seconds) const {
+  TORCHX_ASSIGN_OR_RETURN(
+      auto resp, Send("GET",
+                      fmt::format("/worker/cpu_profile?pid={}&node_id={}&duration={}&format=speedscope&native=0&"
+                                  "subprocesses=1",
+                                  pid, UrlEncode(node_id), seconds),
+                      {}, "application/json", (seconds + 60) * 1000L));
+  if (resp.status != 200) return ProfilingRefused(fmt::format("a profile of pid {} on node {}", pid, node_id), resp);
+  return resp.body;
+}
+
+Result<std::string> RayClient::NodesSummary() const {
+  TORCHX_ASSIGN_OR_RETURN(auto resp, Call("GET", "/nodes?view=summary"));
+  if (resp.status != 200) return Failed("nodes", resp);
+  return resp.body;
 }
 
 Result<bool> RayClient::HasPackage(const std::string& name) const {

@@ -42,6 +42,15 @@ class RayClient {
   Result<bool> Delete(const std::string& submission_id) const;
   /// GET /api/jobs/{id}/logs: the whole log so far; nullopt for an unknown job.
   Result<std::optional<std::string>> Logs(const std::string& submission_id) const;
+  /// GET /worker/traceback (the dashboard's "Stack Trace"): the node's agent runs `py-spy dump`
+  /// on `pid` and its subprocesses; py-spy's text. kFailedPrecondition with Ray's words when the
+  /// agent cannot (py-spy missing, attaching refused, profiling disabled on the cluster).
+  Result<std::string> Traceback(const std::string& node_id, int pid) const;
+  /// GET /worker/cpu_profile: `pid` and its subprocesses sampled by the node's agent for
+  /// `seconds`, as speedscope JSON. Errors as Traceback's.
+  Result<std::string> CpuProfile(const std::string& node_id, int pid, int seconds) const;
+  /// GET /nodes?view=summary: every node with its resources and readings (JSON, as Ray sends it).
+  Result<std::string> NodesSummary() const;
   /// GET /api/packages/gcs/{name}: whether the cluster has the package.
   Result<bool> HasPackage(const std::string& name) const;
   /// PUT /api/packages/gcs/{name}.
@@ -49,6 +58,10 @@ class RayClient {
 
  private:
   Result<internal::HttpResponse> Call(const std::string& method, const std::string& path, std::string body = {},
+                                      std::string content_type = "application/json", long timeout_ms = 60000) const;
+  /// The call as Ray answered it, a refusal (401, 403) included: what the profiling calls read,
+  /// since Ray refuses them with 403 when its profiling is off.
+  Result<internal::HttpResponse> Send(const std::string& method, const std::string& path, std::string body = {},
                                       std::string content_type = "application/json", long timeout_ms = 60000) const;
   /// kUnavailable naming the call, its status and Ray's answer.
   Status Failed(const std::string& call, const internal::HttpResponse& resp) const;

@@ -80,7 +80,7 @@ class Replica:
                 "rank0_host": ip if ip in own else hostname}
 
     def start(self, argv, env):
-        """None once the command runs; else why it could not start."""
+        """(None, its pid) once the command runs; else (why it could not start, None)."""
         full = dict(os.environ)
         full.update(env)
         self.lines = []
@@ -99,12 +99,12 @@ class Replica:
                                          preexec_fn=die_with_parent)
         except (OSError, ValueError, subprocess.SubprocessError) as e:
             self.proc = None
-            return f"cannot start `{argv[0] if argv else ''}`: {getattr(e, 'strerror', None) or e}"
+            return f"cannot start `{argv[0] if argv else ''}`: {getattr(e, 'strerror', None) or e}", None
         self.readers = [threading.Thread(target=self._read, args=(pipe, stream), daemon=True)
                         for pipe, stream in ((self.proc.stdout, b"o"), (self.proc.stderr, b"e"))]
         for t in self.readers:
             t.start()
-        return None
+        return None, self.proc.pid
 
     def _read(self, pipe, stream):
         for line in iter(pipe.readline, b""):
@@ -239,11 +239,13 @@ class Gang:
         failures = []
         for i, ref in refs:
             try:
-                err = ray.get(ref)
+                err, pid = ray.get(ref)
             except RayActorError:
                 self.actors[i] = None
                 failures.append((i, None, "node_failure"))
                 continue
+            # The command's pid on its node: what `torchx debug stack` asks the node's agent to dump.
+            self.places[i]["pid"] = pid
             if err:
                 self.codes[i] = 127
                 self.tails[i] = [err]

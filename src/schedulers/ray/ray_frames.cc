@@ -47,7 +47,7 @@ void Apply(const Json& s, GangStatus& g) {
       for (const Json& r : *it) {
         if (!r.is_object()) continue;
         g.replicas.push_back({FrameStr(r, "role"), FrameInt(r, "replica").value_or(0), FrameStr(r, "node_id"),
-                              FrameStr(r, "host"), FrameStr(r, "hostname"), std::nullopt});
+                              FrameStr(r, "host"), FrameStr(r, "hostname"), std::nullopt, FrameInt(r, "pid")});
       }
     }
   } else if (phase == "exited") {

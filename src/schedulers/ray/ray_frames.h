@@ -34,6 +34,7 @@ struct ReplicaPlace {
   std::string host;      ///< that node's address
   std::string hostname;  ///< the machine's name
   std::optional<int> exit_code;
+  std::optional<int> pid;  ///< its command's process on that node, once started
 };
 
 enum class GangPhase { kNone, kPending, kRunning, kRestarting, kSucceeded, kFailed, kCancelled };

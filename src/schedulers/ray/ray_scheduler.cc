@@ -1,5 +1,6 @@
 #include "schedulers/ray/ray_scheduler.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "schedulers/ray/ray_client.h"
 #include "schedulers/ray/ray_frames.h"
 #include "schedulers/ray/ray_job.h"
+#include "schedulers/ray/ray_nodes.h"
 #include "schedulers/ray/ray_package.h"
 #include "schedulers/ray/ray_request.h"
 #include "schedulers/streamed_lines.h"
@@ -76,7 +78,9 @@ class RayScheduler : public Scheduler {
             Capability::kDelete,
             Capability::kWorkspace,
             Capability::kDescribeNative,
-            Capability::kFailureClassification};
+            Capability::kFailureClassification,
+            Capability::kStacks,
+            Capability::kHosts};
   }
 
   // TorchX's DirWorkspaceMixin: the workspace is the job's working directory, each role's image.
@@ -180,6 +184,81 @@ class RayScheduler : public Scheduler {
     out.payload = Compact({{"job", job}, {"placement", placement}});
     if (view->app) out.app = *view->app;
     return std::optional<DryRunInfo>(std::move(out));
+  }
+
+  // Each running replica's command and its subprocesses, dumped by its node's agent (the
+  // dashboard's own "Stack Trace": py-spy on that node), found by the pid the gang driver reported.
+  Result<std::optional<std::vector<ProcessStack>>> DumpStacks(const std::string& app_id,
+                                                              const StackOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto chosen, RunningPlaces(app_id, options.role, options.replica_id, "dump"));
+    if (!chosen) return std::optional<std::vector<ProcessStack>>();
+    RayClient client = Client(chosen->first);
+    std::vector<ProcessStack> out;
+    for (const ReplicaPlace& p : chosen->second) {
+      auto text = client.Traceback(p.node_id, *p.pid);
+      auto got = text ? ParsePySpyText(*text) : Result<std::vector<ProcessStack>>(text.error());
+      if (!got) {  // this replica has no stacks, and says why; the others are still dumped
+        ProcessStack none;
+        none.role = p.role;
+        none.replica_id = p.replica;
+        none.pid = *p.pid;
+        none.host = p.hostname.empty() ? p.host : p.hostname;
+        none.error = got.error().message();
+        out.push_back(std::move(none));
+        continue;
+      }
+      for (ProcessStack& proc : *got) {
+        proc.role = p.role;
+        proc.replica_id = p.replica;
+        proc.host = p.hostname.empty() ? p.host : p.hostname;
+        out.push_back(std::move(proc));
+      }
+    }
+    return std::optional(std::move(out));
+  }
+
+  // The node's agent samples the replica's command and its subprocesses (the dashboard's "CPU
+  // Flame Graph", as speedscope JSON).
+  Status Profile(const std::string& app_id, const ProfileOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto chosen, RunningPlaces(app_id, options.role, options.replica_id, "profile"));
+    if (!chosen) return NotFoundError(fmt::format("ray: app {} not found", app_id));
+    if (chosen->second.size() > 1) {
+      std::string names;
+      for (const ReplicaPlace& p : chosen->second)
+        names += fmt::format("{}{}/{}", names.empty() ? "" : ", ", p.role, p.replica);
+      return InvalidArgumentError(fmt::format(
+          "a profile is of one replica, and app {} has {} running that match ({}): name one with --role and --replica",
+          app_id, chosen->second.size(), names));
+    }
+    const ReplicaPlace& p = chosen->second.front();
+    TORCHX_ASSIGN_OR_RETURN(
+        std::string profile,
+        Client(chosen->first).CpuProfile(p.node_id, *p.pid, static_cast<int>(std::ceil(options.seconds))));
+    std::ofstream out(options.output, std::ios::binary | std::ios::trunc);
+    out << profile;
+    if (!out.good()) return InternalError(fmt::format("cannot write {}", options.output));
+    return OkStatus();
+  }
+
+  // The dashboard's node summary, and each running torchx gang's replicas on their nodes.
+  Result<std::vector<HostInfo>> Hosts() override {
+    TORCHX_ASSIGN_OR_RETURN(std::string address, NormalizeAddress(DefaultAddress(), "dashboard address"));
+    RayClient client = Client(address);
+    TORCHX_ASSIGN_OR_RETURN(std::string summary, client.NodesSummary());
+    TORCHX_ASSIGN_OR_RETURN(std::vector<RayNode> nodes, ParseRayNodes(summary));
+    TORCHX_ASSIGN_OR_RETURN(std::vector<RayJob> jobs, client.Jobs());
+    for (const RayJob& job : jobs) {
+      if (!job.metadata.contains(std::string(kMetadataLauncher)) || RayJobState(job.status) != AppState::kRunning) {
+        continue;
+      }
+      auto logs = client.Logs(job.submission_id);
+      if (!logs.ok() || !*logs) continue;  // its driver's node cannot be read now: placed nowhere
+      PlaceGang(RayAppId(address, job.submission_id), ReadGangStatus(**logs), nodes);
+    }
+    std::vector<HostInfo> out;
+    out.reserve(nodes.size());
+    for (RayNode& n : nodes) out.push_back(std::move(n.host));
+    return out;
   }
 
   Result<std::vector<ListAppResponse>> List() override {
@@ -425,6 +504,39 @@ class RayScheduler : public Scheduler {
     }
     if (specs::IsTerminal(v.state) && v.state != AppState::kSucceeded) return ReadableLog(v.job.message);
     return "";
+  }
+
+  // The address and the running replicas of the app that `role`/`replica` pick, with their
+  // pids; nullopt for an unknown app; kFailedPrecondition for one that has ended or has none running.
+  Result<std::optional<std::pair<std::string, std::vector<ReplicaPlace>>>> RunningPlaces(const std::string& app_id,
+                                                                                         const std::string& role,
+                                                                                         std::optional<int> replica,
+                                                                                         std::string_view what) {
+    TORCHX_ASSIGN_OR_RETURN(auto view, View(app_id));
+    using Out = std::pair<std::string, std::vector<ReplicaPlace>>;
+    if (!view) return std::optional<Out>();
+    if (specs::IsTerminal(view->state)) {
+      return FailedPreconditionError(fmt::format("app {} has ended ({}): it has no process to {}", app_id,
+                                                 specs::AppStateName(view->state), what));
+    }
+    Out out{view->address, {}};
+    std::string names;
+    for (const ReplicaPlace& p : view->gang.replicas) {
+      names += fmt::format("{}{}/{}", names.empty() ? "" : ", ", p.role, p.replica);
+      if (!role.empty() && p.role != role) continue;
+      if (replica && p.replica != *replica) continue;
+      if (p.exit_code || !p.pid || p.node_id.empty()) continue;
+      out.second.push_back(p);
+    }
+    if (out.second.empty()) {
+      return FailedPreconditionError(
+          fmt::format("no replica of app {} that matches is running (replicas: {}; app {}{})", app_id,
+                      names.empty() ? "none placed yet" : names, specs::AppStateName(view->state),
+                      view->gang.replicas.empty() || view->gang.replicas.front().pid
+                          ? ""
+                          : "; its gang driver predates stack dumps (it reports no pids): submit it again"));
+    }
+    return std::optional<Out>(std::move(out));
   }
 
   static const ReplicaPlace* Place(const GangStatus& g, const std::string& role, int replica) {

@@ -10,6 +10,7 @@
 
 #include "schedulers/ray/ray_frames.h"
 #include "schedulers/ray/ray_job.h"
+#include "schedulers/ray/ray_nodes.h"
 #include "schedulers/ray/ray_package.h"
 #include "schedulers/ray/ray_request.h"
 #include "testing/status_matchers.h"
@@ -104,7 +105,8 @@ TEST(RayFramesTest, GangStatusFollowsTheDriversFrames) {
       "2026 INFO Runtime env is setting up.\n"
       "\x1eS {\"phase\":\"pending\",\"bundles\":[]}\n"
       "\x1eS {\"phase\":\"running\",\"restarts\":0,\"replicas\":[{\"role\":\"t\",\"replica\":0,\"node_id\":\"n0\","
-      "\"host\":\"10.0.0.1\",\"hostname\":\"a\"},{\"role\":\"t\",\"replica\":1,\"node_id\":\"n1\",\"host\":\"10.0.0."
+      "\"host\":\"10.0.0.1\",\"hostname\":\"a\",\"pid\":4242},{\"role\":\"t\",\"replica\":1,\"node_id\":\"n1\","
+      "\"host\":\"10.0.0."
       "2\","
       "\"hostname\":\"b\"}]}\n"
       "\x1eL t 0 o\x1f\x1eS {\"phase\":\"succeeded\"}\n"  // a replica printing a frame is not the driver
@@ -114,6 +116,8 @@ TEST(RayFramesTest, GangStatusFollowsTheDriversFrames) {
   EXPECT_EQ(g.phase, GangPhase::kRunning);
   ASSERT_EQ(g.replicas.size(), 2u);
   EXPECT_EQ(g.replicas[0].node_id, "n0");
+  EXPECT_EQ(g.replicas[0].pid, 4242);
+  EXPECT_EQ(g.replicas[1].pid, std::nullopt);  // a driver that reported none (an older one)
   EXPECT_EQ(g.replicas[1].host, "10.0.0.2");
   EXPECT_FALSE(g.replicas[0].exit_code);
   EXPECT_EQ(g.replicas[1].exit_code, 3);
@@ -128,6 +132,54 @@ TEST(RayFramesTest, GangStatusFollowsTheDriversFrames) {
   EXPECT_EQ(g.failed_exit_code, 3);
   EXPECT_THAT(g.stderr_tail, ElementsAre("boom", "bang"));
   EXPECT_EQ(ReadGangStatus("").phase, GangPhase::kNone);
+}
+
+// GET /nodes?view=summary as Ray 2.60 answers it (the fields a host needs; two nodes on one machine).
+constexpr const char* kNodesSummary = R"({"result": true, "msg": "", "data": {"summary": [
+  {"hostname": "vm", "ip": "192.0.2.2", "cpu": 50.0, "cpus": [2, 2],
+   "mem": [25276502016, 24328978432, 3.7, 947523584],
+   "raylet": {"nodeId": "14e5894d858bb20b6201", "state": "ALIVE", "isHeadNode": true,
+              "resourcesTotal": {"CPU": 2.0, "memory": 4294967296.0, "GPU": 1.0}}},
+  {"hostname": "vm", "ip": "192.0.2.2", "cpu": 0.0, "cpus": [2, 2], "mem": [25276502016, 1, 0, 0],
+   "raylet": {"nodeId": "99aa00bb11cc22dd33ee", "state": "ALIVE", "isHeadNode": false,
+              "resourcesTotal": {"CPU": 2.0}}},
+  {"hostname": "gone", "raylet": {}}
+]}})";
+
+TEST(RayNodesTest, EachNodeWithItsResourcesAndReadings) {
+  auto nodes_or = ParseRayNodes(kNodesSummary);
+  ASSERT_THAT(nodes_or, IsOk());
+  auto& nodes = *nodes_or;
+  ASSERT_EQ(nodes.size(), 2u);  // one without a raylet is no node yet
+  EXPECT_EQ(nodes[0].node_id, "14e5894d858bb20b6201");
+  EXPECT_EQ(nodes[0].host.name, "vm/14e5894d");  // two nodes share the machine: told apart by id
+  EXPECT_EQ(nodes[1].host.name, "vm/99aa00bb");
+  EXPECT_EQ(nodes[0].host.address, "192.0.2.2");
+  EXPECT_EQ(nodes[0].host.state, "ALIVE");
+  EXPECT_THAT(nodes[0].host.groups, ElementsAre("head"));
+  EXPECT_TRUE(nodes[1].host.groups.empty());
+  EXPECT_EQ(nodes[0].host.cpus, 2);
+  EXPECT_EQ(nodes[0].host.cpus_used, 1.0);
+  EXPECT_EQ(nodes[0].host.gpus, 1);
+  EXPECT_EQ(nodes[0].host.memory_mb, 24105);
+  EXPECT_EQ(nodes[0].host.memory_used_mb, 903);
+  EXPECT_THAT(ParseRayNodes("{}"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("summary")));
+  EXPECT_THAT(ParseRayNodes("not json"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("summary")));
+}
+
+TEST(RayNodesTest, AGangsLiveReplicasGoOnTheirNodes) {
+  auto nodes_or = ParseRayNodes(kNodesSummary);
+  ASSERT_THAT(nodes_or, IsOk());
+  auto& nodes = *nodes_or;
+  GangStatus g;
+  g.replicas = {{"trainer", 0, "14e5894d858bb20b6201", "192.0.2.2", "vm", std::nullopt, 10},
+                {"trainer", 1, "99aa00bb11cc22dd33ee", "192.0.2.2", "vm", std::nullopt, 11},
+                {"ps", 0, "14e5894d858bb20b6201", "192.0.2.2", "vm", 0, 12}};  // ended
+  PlaceGang("127.0.0.1:8265-tx-1", g, nodes);
+  ASSERT_EQ(nodes[0].host.apps.size(), 1u);
+  EXPECT_EQ(nodes[0].host.apps[0].app_id, "127.0.0.1:8265-tx-1");
+  EXPECT_THAT(nodes[0].host.apps[0].where, ElementsAre("trainer/0"));
+  EXPECT_THAT(nodes[1].host.apps[0].where, ElementsAre("trainer/1"));
 }
 
 TEST(RayFramesTest, ReadableLogShowsReplicaLinesAndDropsStatus) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,11 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "container_engine/workspace_image.h"
+#include "core/helper_exe.h"
 #include "core/subprocess.h"
 #include "schedulers/slurm/helpers.h"
 #include "schedulers/slurm/log_files.h"
 #include "schedulers/slurm/queue_reader.h"
 #include "schedulers/slurm/sbatch_script.h"
+#include "schedulers/slurm/slurm_hosts.h"
 #include "schedulers/slurm/slurm_status.h"
 #include "schedulers/slurm/slurm_usage.h"
 #include "schedulers/slurm/workspace.h"
@@ -71,7 +74,9 @@ class SlurmScheduler : public Scheduler {
             Capability::kWorkspace,
             Capability::kNativeArrays,
             Capability::kFailureClassification,
-            Capability::kFindsSubmission};
+            Capability::kFindsSubmission,
+            Capability::kStacks,
+            Capability::kHosts};
   }
   // --no-requeue: a node failure or preemption ends the job (NODE_FAIL, PREEMPTED) for the caller
   // to recover, instead of Slurm requeueing it under the same id.
@@ -294,6 +299,82 @@ class SlurmScheduler : public Scheduler {
     return std::optional(std::move(usage));
   }
 
+  // One sinfo of every node (a row per node and partition) and the queue's rows (the batched
+  // reader every status shares) for which of the user's jobs run where.
+  Result<std::vector<HostInfo>> Hosts() override {
+    TORCHX_ASSIGN_OR_RETURN(auto sinfo,
+                            Tool({"sinfo", "-N", "-h", "-O", std::string(kSinfoNodeFormat)}, std::chrono::seconds(30)));
+    if (sinfo.exit_code != 0) return UnavailableError(fmt::format("slurm: sinfo: {}", Trim(sinfo.err)));
+    TORCHX_ASSIGN_OR_RETURN(std::vector<HostInfo> hosts, ParseSinfoNodes(sinfo.out));
+    TORCHX_ASSIGN_OR_RETURN(auto jobs, reader_.QueueJobs());
+    PlaceJobs(jobs, hosts);
+    return hosts;
+  }
+
+  // Each running replica's processes on its node, dumped there by torchx-stacks, reached with
+  // `srun --overlap` into the job (no ssh, no login to the node).
+  Result<std::optional<std::vector<ProcessStack>>> DumpStacks(const std::string& app_id,
+                                                              const StackOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto chosen, RunningReplicas(app_id, options.role, options.replica_id, "dump"));
+    if (!chosen) return std::optional<std::vector<ProcessStack>>();
+    TORCHX_ASSIGN_OR_RETURN(std::string helper, StacksHelper());
+    std::vector<ProcessStack> out;
+    for (const SlurmJob& j : *chosen) {
+      auto [role, replica] = RoleAndReplica(j.name);
+      auto ran = Tool(StacksCommand(helper, j), std::chrono::seconds(60));
+      Result<std::vector<ProcessStack>> got =
+          !ran ? Result<std::vector<ProcessStack>>(ran.error())
+          : ran->exit_code != 0
+              ? Result<std::vector<ProcessStack>>(FailedPreconditionError(
+                    fmt::format("srun --overlap into job {} on {} failed: {}", j.raw_id, j.hostname,
+                                Trim(ran->err).empty() ? "exit " + std::to_string(ran->exit_code) : Trim(ran->err))))
+              : ProcessStacksFromJson(ran->out);
+      if (!got) {  // this replica has no stacks, and says why; the others are still dumped
+        ProcessStack p;
+        p.role = role;
+        p.replica_id = replica;
+        p.host = j.hostname;
+        p.error = got.error().message();
+        out.push_back(std::move(p));
+        continue;
+      }
+      for (ProcessStack& p : *got) {
+        p.role = role;
+        p.replica_id = replica;
+        p.host = j.hostname;  // Slurm's name for the node (the machine's may differ, or be shared)
+        out.push_back(std::move(p));
+      }
+    }
+    return std::optional(std::move(out));
+  }
+
+  // torchx-stacks --profile on the replica's node: py-spy's speedscope JSON on srun's stdout.
+  Status Profile(const std::string& app_id, const ProfileOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto chosen, RunningReplicas(app_id, options.role, options.replica_id, "profile"));
+    if (!chosen) return NotFoundError(fmt::format("slurm: job {} not found", app_id));
+    if (chosen->size() > 1) {
+      std::vector<std::string> names;
+      for (const SlurmJob& j : *chosen) names.push_back(j.name);
+      return InvalidArgumentError(fmt::format(
+          "a profile is of one replica, and job {} has {} running that match ({}): name one with --role and --replica",
+          app_id, chosen->size(), fmt::join(names, ", ")));
+    }
+    TORCHX_ASSIGN_OR_RETURN(std::string helper, StacksHelper());
+    const SlurmJob& j = chosen->front();
+    auto limit = std::chrono::milliseconds(static_cast<long long>(options.seconds * 1000)) + std::chrono::seconds(90);
+    TORCHX_ASSIGN_OR_RETURN(
+        auto ran, Tool(StacksCommand(helper, j, {"--profile", fmt::format("{}", std::ceil(options.seconds))}), limit));
+    if (ran.exit_code != 0) {
+      return FailedPreconditionError(
+          fmt::format("slurm: profiling job {} on {} failed: {}", j.raw_id, j.hostname,
+                      Trim(ran.err).empty() ? "exit " + std::to_string(ran.exit_code) : Trim(ran.err)));
+    }
+    std::ofstream out(options.output, std::ios::binary | std::ios::trunc);
+    out << ran.out;
+    if (!out.good()) return InternalError(fmt::format("cannot write {}", options.output));
+    return OkStatus();
+  }
+
   Result<std::vector<ListAppResponse>> List() override {
     std::vector<SlurmJob> jobs;
     TORCHX_ASSIGN_OR_RETURN(auto accounted, reader_.AccountedJobs());
@@ -443,6 +524,46 @@ class SlurmScheduler : public Scheduler {
     if (id.empty()) return UnavailableError("slurm: sbatch printed no job id");
     if (!job_dir.empty()) std::ofstream(kJobDirsFile, std::ios::app) << id << " = " << job_dir << "\n";
     return id;
+  }
+
+  // The app's running components that `role`/`replica` pick (all when neither is given); nullopt
+  // for an unknown job; kFailedPrecondition for one that has ended or has not started.
+  Result<std::optional<std::vector<SlurmJob>>> RunningReplicas(const std::string& app_id, const std::string& role,
+                                                               std::optional<int> replica, std::string_view what) {
+    TORCHX_ASSIGN_OR_RETURN(JobRows rows, reader_.Rows(app_id));
+    auto d = DescribeFromJobs(app_id, rows.jobs);
+    if (!d) {
+      if (rows.controller_error) return UnavailableError(fmt::format("slurm: squeue: {}", *rows.controller_error));
+      return std::optional<std::vector<SlurmJob>>();
+    }
+    if (specs::IsTerminal(d->state) || rows.source != JobRows::Source::kQueue) {
+      return FailedPreconditionError(
+          fmt::format("job {} has ended ({}): it has no process to {}", app_id, specs::AppStateName(d->state), what));
+    }
+    std::vector<SlurmJob> chosen;
+    std::vector<std::string> names;
+    for (const SlurmJob& j : rows.jobs) {
+      auto [r, i] = RoleAndReplica(j.name);
+      names.push_back(fmt::format("{}/{}", r, i));
+      if (!role.empty() && r != role) continue;
+      if (replica && i != *replica) continue;
+      if (SlurmStateToAppState(j.state) != specs::AppState::kRunning) continue;
+      chosen.push_back(j);
+    }
+    if (chosen.empty()) {
+      return FailedPreconditionError(fmt::format("no replica of job {} that matches is running (replicas: {}; job {})",
+                                                 app_id, fmt::join(names, ", "), specs::AppStateName(d->state)));
+    }
+    return std::optional(std::move(chosen));
+  }
+
+  static Result<std::string> StacksHelper() {
+#ifdef TORCHX_STACKS_BUILD_PATH
+    const char* build_path = TORCHX_STACKS_BUILD_PATH;
+#else
+    const char* build_path = nullptr;
+#endif
+    return internal::FindHelperExecutable("torchx-stacks", "TORCHX_STACKS", build_path);
   }
 
   Result<internal::CommandResult> Tool(const std::vector<std::string>& argv, std::chrono::milliseconds t) {

@@ -1,7 +1,8 @@
 """`torchx debug stack` on a live 2x2 torchrun job on local_cwd (gloo on CPU): ranks 0-2 wait in an
 all_reduce that rank 3 never joins, because it sleeps in `stuck_here`. The dump groups the four
 workers' stacks (3 in all_reduce, 1 in stuck_here) beside the two torchrun agents, names each
-rank, filters by role and replica, and says why for an ended app or an unknown role. And
+rank, filters by role and replica, and says why for an ended app or an unknown role; `torchx
+hosts` shows the app on this host. And
 `torchx debug profile` of a busy replica for 2 s: a speedscope file whose frames name the busy
 function.
 
@@ -94,6 +95,18 @@ def test_a_hung_rank_is_found_by_its_stack(torchx, tmp_path):
         one = json.loads(res.stdout)
         assert sorted(p["rank"] for p in one["processes"] if p["rank"] is not None) == [2, 3], one
         assert {p["replica_id"] for p in one["processes"]} == {1}
+
+        # `torchx hosts`: this host, and the app with both its replicas on it.
+        res = torchx("hosts", "-s", "local_cwd", "--json")
+        assert res.returncode == 0, res.stderr
+        [view] = json.loads(res.stdout)
+        [host] = view["hosts"]
+        assert host["state"] == "up" and host["cpus"] >= 1 and host["memory_mb"] > 0, host
+        [app] = [a for a in host["apps"] if a["handle"] == handle]
+        assert app["where"] == ["train/0", "train/1"], host
+        res = torchx("hosts", "-s", "local_cwd")
+        assert res.returncode == 0 and res.stdout.splitlines()[1].startswith("HOST "), res.stdout
+        assert f"    {handle} (train/0, train/1)" in res.stdout, res.stdout
 
         res = torchx("debug", "stack", handle, "--role", "nope")
         assert res.returncode == 2 and "roles: [train]" in res.stderr, res.stderr

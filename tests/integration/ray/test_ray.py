@@ -17,6 +17,9 @@ import urllib.request
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "common"))
+import hung_rank  # noqa: E402
+
 REPO = pathlib.Path(__file__).resolve().parents[3]
 # The project's test cluster (scripts/engines/ray-env.sh; test.sh exports where it is).
 DASHBOARD = os.environ.get("TORCHX_RAY_DASHBOARD", "127.0.0.1:8275")
@@ -222,3 +225,34 @@ def test_workspace_file_reaches_the_replica(torchx, tmp_path):
                  "cat data.txt; ls secret.txt 2>&1 || true", timeout=300)
     assert "from the workspace" in res.stdout
     assert "must not travel" not in res.stdout and "No such file" in res.stdout
+
+
+
+def test_debug_stack_and_hosts_on_the_cluster(torchx, tmp_path):
+    """`torchx debug stack` asks each replica's node agent for its stack (the dashboard's own
+    Stack Trace: py-spy there, by the pid the gang driver reported): rank 0 waits in all_reduce,
+    rank 1 spins in stuck_here. `torchx hosts -s ray` lists the cluster's two nodes with the job's
+    replicas on them; `debug profile` samples one replica through the agent too."""
+    hung_rank.put_script(tmp_path)
+    res = torchx("run", "-s", "ray", "--workspace", str(tmp_path), "dist.ddp", "-j", "2x1", "--script", "hang.py",
+                 timeout=600)
+    handle = res.stdout.split()[0]
+    wait_state(torchx, handle, {"RUNNING"}, timeout=300)
+    dump, groups = hung_rank.wait_for_the_hang(torchx, handle)
+    stuck = dump["processes"][groups["stuck_here"]["members"][0]]
+    assert stuck["role"] == "hang" and stuck["host"], stuck
+    text = torchx("debug", "stack", handle).stdout
+    assert "1 process in stuck_here (hang.py:" in text, text
+
+    [view] = json.loads(torchx("hosts", "-s", "ray", "--json").stdout)
+    hosts = view["hosts"]
+    assert len(hosts) == 2 and all(h["state"] == "ALIVE" and h["cpus"] == 2 for h in hosts), hosts
+    assert sum("head" in h["groups"] for h in hosts) == 1, hosts
+    placed = sorted(w for h in hosts for a in h["apps"] if a["handle"] == handle for w in a["where"])
+    assert placed == ["hang/0", "hang/1"], hosts
+
+    out = tmp_path / "hang.speedscope.json"
+    torchx("debug", "profile", handle, "--role", "hang", "--replica", str(stuck["replica_id"]), "--duration", "2",
+           "-o", str(out), timeout=180)
+    frames = {f["name"] for f in json.loads(out.read_text())["shared"]["frames"]}
+    assert "stuck_here" in frames, sorted(frames)[:50]

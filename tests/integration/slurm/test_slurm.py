@@ -17,6 +17,9 @@ import time
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "common"))
+import hung_rank  # noqa: E402
+
 REPO = pathlib.Path(__file__).resolve().parents[3]
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -237,3 +240,45 @@ def test_plugin_subclassing_slurm_scheduler_changes_what_runs(tmp_path):
     handle, state = out.stdout.split()[:2]
     assert state == "SUCCEEDED"
     assert "Comment=tagged-by-plugin" in job_fields(handle.rsplit("/", 1)[1])
+
+
+
+def test_debug_stack_and_hosts_find_a_hung_rank_on_its_node(torchx, tmp_path):
+    """`torchx debug stack` reaches each replica's node with `srun --overlap` into the job: rank 0
+    waits in all_reduce on one node while rank 1 spins in stuck_here on another; `torchx hosts`
+    lists the three nodes with the job on two; `debug profile` samples one replica there."""
+    hung_rank.put_script(tmp_path)
+    res = torchx("run", "-s", "slurm", "dist.ddp", "-j", "2x1", "--cpu", "1", "--memMB", "1000",
+                 "--rdzv_port", str(free_port()), "--script", "hang.py")
+    handle = handle_of(res)
+    wait_state(torchx, handle, {"RUNNING"}, timeout=180)
+    dump, groups = hung_rank.wait_for_the_hang(torchx, handle)
+    stuck = dump["processes"][groups["stuck_here"]["members"][0]]
+    waiting = dump["processes"][groups["all_reduce"]["members"][0]]
+    assert stuck["rank"] == 1 and waiting["rank"] == 0, dump
+    assert stuck["role"] == "hang" and {stuck["replica_id"], waiting["replica_id"]} == {0, 1}, dump
+    assert stuck["host"].startswith("node") and waiting["host"].startswith("node"), dump
+    assert stuck["host"] != waiting["host"], "both replicas on one node"
+    # Only the job's processes: nothing of the dump's own step (no torchx-stacks, no py-spy).
+    assert not any("torchx-stacks" in p["command"] or "py-spy" in p["command"] for p in dump["processes"]), dump
+    text = torchx("debug", "stack", handle).stdout
+    assert "1 process in stuck_here (hang.py:" in text and " rank 1 on node" in text, text
+
+    hosts = json.loads(torchx("hosts", "-s", "slurm", "--json").stdout)[0]["hosts"]
+    assert sorted(h["name"] for h in hosts) == ["node1", "node2", "node3"], hosts
+    assert all(h["cpus"] == 2 and h["memory_mb"] > 0 and "debug" in h["groups"] for h in hosts), hosts
+    job_id = handle.rsplit("/", 1)[1]
+    on = {h["name"]: a["where"] for h in hosts for a in h["apps"] if a["app_id"] == job_id}
+    assert sorted(on.values()) == [["hang/0"], ["hang/1"]] and set(on) == {stuck["host"], waiting["host"]}, hosts
+    assert all(h["cpus_allocated"] >= 1 for h in hosts if h["name"] in on), hosts
+
+    out = tmp_path / "hang.speedscope.json"
+    res = torchx("debug", "profile", handle, "--role", "hang", "--replica", str(stuck["replica_id"]),
+                 "--duration", "2", "-o", str(out), timeout=180)
+    assert res.stdout.strip() == str(out)
+    frames = {f["name"] for f in json.loads(out.read_text())["shared"]["frames"]}
+    assert "stuck_here" in frames, sorted(frames)[:50]
+    torchx("cancel", handle)
+    wait_state(torchx, handle, {"CANCELLED"})
+    res = torchx("debug", "stack", handle, check=False)
+    assert res.returncode == 1 and "has ended (CANCELLED)" in res.stderr, res.stderr
