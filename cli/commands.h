@@ -23,6 +23,7 @@ Handler AddStatusCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddTopCommand(CLI::App& app, plugins::PluginRegistry& registry);
 /// `debug stack HANDLE`: a live app's processes' Python stacks, grouped.
 Handler AddDebugCommand(CLI::App& app, plugins::PluginRegistry& registry);
+Handler AddHostsCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddDescribeCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddLogCommand(CLI::App& app, plugins::PluginRegistry& registry);
 Handler AddCancelCommand(CLI::App& app, plugins::PluginRegistry& registry);

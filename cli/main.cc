@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
                                       {"status", AddStatusCommand},
                                       {"top", AddTopCommand},
                                       {"debug", AddDebugCommand},
+                                      {"hosts", AddHostsCommand},
                                       {"describe", AddDescribeCommand},
                                       {"log", AddLogCommand},
                                       {"cancel", AddCancelCommand},

@@ -1,13 +1,20 @@
 #include "ui/api.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.h"
@@ -606,19 +613,79 @@ ApiResponse Api::Document(const std::string& handle, bool* ended) const {
   return ApiResponse{200, std::move(text)};
 }
 
-ApiResponse Api::DumpStacks(const std::string& handle, const Query& query) const {
+namespace {
+
+// ?role=&replica=: which replicas a stack dump or a profile is of (a replica id needs its role).
+Result<schedulers::StackOptions> ReplicasOf(const Query& query) {
   schedulers::StackOptions options;
   if (auto it = query.find("role"); it != query.end()) options.role = it->second;
   if (query.contains("replica")) {
-    auto replica = Count(query, "replica", 0, 0, 1'000'000);
-    if (!replica) return ErrorResponse(replica.error());
-    if (options.role.empty()) return ErrorResponse(InvalidArgumentError("`replica` needs `role` (ids are per role)"));
-    options.replica_id = static_cast<int>(*replica);
+    TORCHX_ASSIGN_OR_RETURN(size_t replica, Count(query, "replica", 0, 0, 1'000'000));
+    if (options.role.empty()) return InvalidArgumentError("`replica` needs `role` (ids are per role)");
+    options.replica_id = static_cast<int>(replica);
   }
+  return options;
+}
+
+}  // namespace
+
+ApiResponse Api::DumpStacks(const std::string& handle, const Query& query) const {
+  auto replicas = ReplicasOf(query);
+  if (!replicas) return ErrorResponse(replicas.error());
+  const schedulers::StackOptions& options = *replicas;
   auto stacks = Shared().DumpStacks(handle, options);
   if (!stacks) return ErrorResponse(stacks.error());
   if (!*stacks) return ErrorResponse(NotFoundError("app not found: " + handle));
   return ApiResponse{200, schedulers::StacksToJson(**stacks)};
+}
+
+ApiResponse Api::ProfileApp(const std::string& handle, const Query& query) const {
+  auto replicas = ReplicasOf(query);
+  if (!replicas) return ErrorResponse(replicas.error());
+  schedulers::ProfileOptions options;
+  options.role = replicas->role;
+  options.replica_id = replicas->replica_id;
+  auto seconds = Count(query, "duration", 5, 1, 60);
+  if (!seconds) return ErrorResponse(seconds.error());
+  options.seconds = static_cast<double>(*seconds);
+  // py-spy writes a file: a private temporary one, read back and removed.
+  char path[] = "/tmp/torchx-ui-profile-XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0)
+    return ErrorResponse(InternalError(fmt::format("profile: cannot make a temporary file: {}", strerror(errno))));
+  ::close(fd);
+  options.output = path;
+  ::torchx::Status done = Shared().Profile(handle, options);
+  std::string body;
+  if (done.ok()) {
+    std::ifstream in(path, std::ios::binary);
+    body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ::unlink(path);
+  if (!done.ok()) return ErrorResponse(done);
+  if (body.empty()) return ErrorResponse(InternalError("profile: py-spy wrote nothing"));
+  return ApiResponse{200, std::move(body)};
+}
+
+ApiResponse Api::ListHosts(const Query& query) const {
+  std::vector<std::string> names = Values(query, "scheduler");
+  runner::Runner* runner = &Shared();
+  bool chosen = !names.empty();
+  if (!chosen) names = options_.schedulers;
+  json out = json::array();
+  for (const std::string& name : names) {
+    auto caps = runner->SchedulerCapabilities(name);
+    if (!caps) return ErrorResponse(caps.error());
+    if (!chosen && !caps->Has(schedulers::Capability::kHosts)) continue;
+    auto hosts = runner->Hosts(name);
+    if (!hosts) {
+      if (chosen && hosts.error().code() == StatusCode::kUnimplemented) return ErrorResponse(hosts.error());
+      out.push_back({{"scheduler", name}, {"error", hosts.error().message()}});
+      continue;
+    }
+    out.push_back(json::parse(schedulers::HostsToJson(name, *hosts)));
+  }
+  return Ok({{"schedulers", std::move(out)}});
 }
 
 ApiResponse Api::ListMembers(const std::string& handle, const Query& query) const {

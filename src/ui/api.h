@@ -96,6 +96,14 @@ class Api {
   /// POST .../stacks?role=&replica=: `torchx debug stack --json`'s document (it attaches a
   /// debugger to the app's processes, hence a POST, which needs the token or the page's CSRF).
   ApiResponse DumpStacks(const std::string& handle, const Query& query) const;
+  /// POST .../profile?role=&replica=&duration= (1..60 s, default 5): one replica's CPU profile,
+  /// py-spy's speedscope JSON as the body (the page downloads it). 400 naming the replicas when
+  /// several match.
+  ApiResponse ProfileApp(const std::string& handle, const Query& query) const;
+  /// GET /api/v1/hosts?scheduler=: each listed scheduler that can say (Capability::kHosts), or those
+  /// named, with its hosts (`torchx hosts --json`'s objects), or its error:
+  /// {"schedulers": [{"scheduler", "hosts": [...]} | {"scheduler", "error"}]}.
+  ApiResponse ListHosts(const Query& query) const;
   /// DELETE /api/v1/apps/{handle}: 200; 404 unknown; 409 while it runs.
   ApiResponse DeleteApp(const std::string& handle) const;
   /// POST /api/v1/apps: {"component", "args": [cli args] | {typed}, or "appdef": {...};

@@ -121,9 +121,11 @@ struct Server::Impl {
       ~Slot() { n.fetch_sub(1); }
     } slot{component_loads};
     if (component_loads.fetch_add(1) >= kMaxComponentLoads) {
-      SetError(res, 503, "UNAVAILABLE",
-               fmt::format("{} slow calls (component loads, stack dumps) are running; try again in a moment",
-                           kMaxComponentLoads));
+      SetError(
+          res, 503, "UNAVAILABLE",
+          fmt::format(
+              "{} slow calls (component loads, stack dumps, profiles, host lists) are running; try again in a moment",
+              kMaxComponentLoads));
       return;
     }
     SetJson(res, loaders.Run(std::forward<F>(call)));
@@ -524,6 +526,14 @@ void Server::Impl::Routes() {
             [this](const httplib::Request& req, httplib::Response& res) {
               SlowCall(res, [&] { return api.DumpStacks(req.matches[1].str(), QueryOf(req)); });
             });
+  http.Post(std::string("/api/v1/apps/") + kHandle + "/profile",
+            [this](const httplib::Request& req, httplib::Response& res) {
+              SlowCall(res, [&] { return api.ProfileApp(req.matches[1].str(), QueryOf(req)); });
+            });
+  // Asks each scheduler's engine (sinfo, Ray's dashboard): bounded like the other slow calls.
+  http.Get("/api/v1/hosts", [this](const httplib::Request& req, httplib::Response& res) {
+    SlowCall(res, [&] { return api.ListHosts(QueryOf(req)); });
+  });
   http.Get(std::string("/api/v1/apps/") + kHandle + "/members",
            [this](const httplib::Request& req, httplib::Response& res) {
              SetJson(res, workers.Run([&] { return api.ListMembers(req.matches[1].str(), QueryOf(req)); }));

@@ -1,4 +1,4 @@
-// The dashboard: three pages over the REST API (docs/ui.md), routed by the URL's hash.
+// The dashboard: four pages over the REST API (docs/ui.md), routed by the URL's hash.
 // No framework and no build step: the pages are plain DOM built with el().
 "use strict";
 
@@ -582,16 +582,53 @@ async function appPage(main, handle) {
     catch (e) { stacks.replaceChildren(el("h2", {}, "Stacks"), banner(e.message)); }
     finally { dumping = false; stacksBtn.disabled = ended; }
   } }, "Stacks");
+  // A CPU profile of one replica (py-spy's speedscope JSON), recorded on the server and handed
+  // to the browser as a file to download.
+  const profile = el("div", { class: "card", id: "profile", hidden: true });
+  let profiling = false, replicas = [];
+  const profileBtn = el("button", { id: "profile-button", onclick: () => {
+    profile.hidden = false;
+    if (!profiling) profile.replaceChildren(el("h2", {}, "Profile"), ...profileForm());
+  } }, "Profile");
+  const profileForm = () => {
+    const sel = el("select", { id: "profile-replica" }, replicas.map((r) => el("option", { value: r }, r)));
+    const secs = el("input", { id: "profile-duration", type: "number", min: "1", max: "60", value: "5" });
+    const out = el("div", { id: "profile-result" });
+    const go = el("button", { class: "primary", id: "profile-start", onclick: async () => {
+      if (profiling || !sel.value) return;
+      profiling = true;
+      go.disabled = true;
+      const cut = sel.value.lastIndexOf("/");
+      const role = sel.value.slice(0, cut), replica = sel.value.slice(cut + 1);
+      out.replaceChildren(el("p", { class: "muted" }, "Sampling " + sel.value + " for " + secs.value + " s\u2026"));
+      try {
+        const data = await api("POST", appPath(handle) + "/profile?" +
+          new URLSearchParams({ role, replica, duration: secs.value }).toString());
+        const text = JSON.stringify(data);
+        const name = (detail.app_id || "app") + "." + role + "." + replica + ".speedscope.json";
+        const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+        cleanup.push(() => URL.revokeObjectURL(url));
+        out.replaceChildren(el("a", { id: "profile-download", href: url, download: name, "data-bytes": text.length },
+          "Download " + name), " \u2014 open it at ",
+          el("a", { href: "https://www.speedscope.app", rel: "noreferrer", target: "_blank" }, "speedscope.app"));
+      } catch (e) { out.replaceChildren(banner(e.message)); }
+      finally { profiling = false; go.disabled = ended; }
+    } }, "Record");
+    return [el("div", { class: "filters" }, el("label", { for: "profile-replica" }, "Replica"), sel,
+      el("label", { for: "profile-duration" }, "Seconds"), secs, go), out];
+  };
   const render = (d) => {
     const s = d.status;
     const terminal = /SUCCEEDED|FAILED|CANCELLED/.test(s.state);
     cancelBtn.disabled = terminal;
     ended = terminal;
+    replicas = (s.roles || []).flatMap((r) => r.replicas.map((rep) => r.role + "/" + rep.id));
     stacksBtn.disabled = terminal || dumping;
+    profileBtn.disabled = terminal;
     if (terminal && notice.dataset.kind === "cancel") { notice.replaceChildren(); delete notice.dataset.kind; }
     deleteBtn.disabled = !terminal;
     head.replaceChildren(el("h1", {}, (d.appdef && d.appdef.name) || d.app_id), stateBadge(s.state),
-      el("span", { class: "actions" }, ...(canStacks ? [stacksBtn] : []), cancelBtn, ...(canDelete ? [deleteBtn] : [])));
+      el("span", { class: "actions" }, ...(canStacks ? [stacksBtn, profileBtn] : []), cancelBtn, ...(canDelete ? [deleteBtn] : [])));
     summary.replaceChildren(el("dl", { class: "kv" },
       el("dt", {}, "handle"), el("dd", { class: "mono" }, d.app_handle),
       el("dt", {}, "scheduler"), el("dd", {}, d.scheduler),
@@ -613,7 +650,7 @@ async function appPage(main, handle) {
     if (detail.onAttempts) detail.onAttempts(d.attempts || []);
   };
   render(detail);
-  main.replaceChildren(head, notice, stacks, summary, trials, recoveries, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
+  main.replaceChildren(head, notice, stacks, profile, summary, trials, recoveries, steps, resourcesCard(handle, detail), history, logPanel(handle, detail),
     el("h2", {}, "Definition"), ...(detail.sweep
       // A sweep's "roles" are its trials, each its own app: no fake role cards (entrypoint "trial", -1 CPU).
       ? [el("p", { class: "muted", id: "definition-trials" }, "Each trial is an app of its own: its definition is on its page (the trials table links to it).")]
@@ -868,6 +905,52 @@ async function runPage(main, params) {
   await loadSpec();
 }
 
+// ---- Hosts: each scheduler's hosts or nodes, their capacity and use, and the apps on each ----
+
+function hostsTable(scheduler, hosts) {
+  const num = (v) => Number.isInteger(v) ? String(v) : v.toFixed(1);
+  const mem = (mb) => mb >= 10240 ? (mb / 1024).toFixed(1) + " GiB" : mb + " MiB";
+  // What is given to jobs where the engine says, else what is in use, over the capacity, with a bar.
+  const share = (given, used, cap, fmt) => {
+    const v = given ?? used;
+    if (v === null || v === undefined || !cap) return el("span", {}, fmt(cap));
+    return el("span", { class: "share" }, el("meter", { min: 0, max: cap, value: Math.min(v, cap) }),
+      " " + fmt(v) + (given === null || given === undefined ? " used" : "") + " / " + fmt(cap));
+  };
+  return el("table", { class: "hosts", "data-scheduler": scheduler },
+    el("thead", {}, el("tr", {}, ["Host", "State", "CPUs", "Memory", "GPUs", "Apps"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, hosts.map((h) => el("tr", { class: "host", "data-host": h.name },
+      el("td", { class: "mono", title: h.address + (h.groups.length ? " \u00b7 " + h.groups.join(", ") : "") }, h.name),
+      el("td", {}, h.state),
+      el("td", {}, share(h.cpus_allocated, h.cpus_used, h.cpus, num)),
+      el("td", {}, share(h.memory_allocated_mb, h.memory_used_mb, h.memory_mb, mem)),
+      el("td", {}, h.gpus ? share(h.gpus_allocated, null, h.gpus, num) : "0"),
+      el("td", { class: "host-apps" }, h.apps.map((a) => el("div", {},
+        el("a", { href: "#/app/" + encodeURIComponent(a.handle) }, a.app_id),
+        a.where.length ? el("span", { class: "muted" }, " " + a.where.join(", ")) : null)))))));
+}
+
+async function hostsPage(main) {
+  const body = el("div", { id: "hosts" }, el("p", { class: "muted" }, "Asking each scheduler\u2026"));
+  main.replaceChildren(el("div", { class: "titlebar" }, el("h1", {}, "Hosts")), body);
+  let busy = false;
+  const load = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const d = await api("GET", "/api/v1/hosts");
+      body.replaceChildren(...(d.schedulers.length ? d.schedulers.map((s) => el("div", { class: "card", "data-scheduler": s.scheduler },
+        el("h2", {}, s.scheduler + (s.hosts ? " \u00b7 " + s.hosts.length + (s.hosts.length === 1 ? " host" : " hosts") : "")),
+        s.error ? banner(s.error) : hostsTable(s.scheduler, s.hosts)))
+        : [el("p", { class: "muted" }, "None of the listed schedulers can list its hosts.")]));
+    } catch (e) { body.replaceChildren(banner(e.message)); }
+    finally { busy = false; }
+  };
+  await load();
+  const timer = setInterval(load, 5000);
+  cleanup.push(() => clearInterval(timer));
+}
+
 // ---- Router ------------------------------------------------------------------------------
 
 async function route() {
@@ -878,9 +961,11 @@ async function route() {
   const [path, query] = hash.split("?");
   document.getElementById("nav-apps").classList.toggle("active", path === "/");
   document.getElementById("nav-run").classList.toggle("active", path === "/run");
+  document.getElementById("nav-hosts").classList.toggle("active", path === "/hosts");
   try {
     if (path.startsWith("/app/")) await appPage(main, decodeURIComponent(path.slice(5)));
     else if (path === "/run") await runPage(main, query || "");
+    else if (path === "/hosts") await hostsPage(main);
     else await appsPage(main, query || "");
   } catch (e) {
     main.replaceChildren(banner(e.message));

@@ -160,6 +160,21 @@ def test_submit_dry_run_components_and_schedulers(ui):
     status, scheds = ui.api("GET", "/api/v1/schedulers")
     local = next(s for s in scheds["schedulers"] if s["name"] == "local_cwd")
     assert local["listed"] and "log_dir" in [o["name"] for o in local["runopts"]]
+    assert "hosts" in local["capabilities"] and "stacks" in local["capabilities"]
+
+
+def test_hosts_lists_each_listed_scheduler_that_can(ui):
+    status, body = ui.api("GET", "/api/v1/hosts")
+    assert status == 200, body
+    [local] = [s for s in body["schedulers"] if s["scheduler"] == "local_cwd"]
+    [host] = local["hosts"]
+    assert host["cpus"] >= 1 and host["memory_mb"] > 0 and host["state"] == "up", host
+    # Composites have no hosts of their own: they are left out, not listed with an error.
+    assert not [s for s in body["schedulers"] if s["scheduler"] in ("sweep", "pipeline", "managed")], body
+    status, body = ui.api("GET", "/api/v1/hosts?scheduler=nope")
+    assert status == 404 and "nope" in body["error"]["message"], body
+    status, body = ui.api("GET", "/api/v1/hosts?scheduler=sweep")
+    assert status == 501, body
 
 
 def test_error_codes_name_the_field(ui):

@@ -449,3 +449,28 @@ def test_the_stacks_button_shows_where_each_process_stands(ui, browser, shots, t
     wait.until(stuck)
     assert "stuck_here (stuck.py:4)" in browser.find_element(By.CSS_SELECTOR, "#stacks details[open] pre").text
     save(browser, shots, "app-stacks.png")
+
+    # Profile: one replica sampled for a second, handed over as a speedscope file to download.
+    status, _ = ui.api("POST", f"/api/v1/apps/{urllib.parse.quote(handle, safe='')}/profile?duration=1", token=False)
+    assert status == 403
+    browser.find_element(By.ID, "profile-button").click()
+    wait.until(lambda d: d.find_element(By.ID, "profile-replica").get_attribute("value") == "python/0")
+    duration = browser.find_element(By.ID, "profile-duration")
+    duration.clear()
+    duration.send_keys("1")
+    browser.find_element(By.ID, "profile-start").click()
+    link = wait.until(lambda d: d.find_elements(By.ID, "profile-download"))[0]
+    assert link.get_attribute("download").endswith(".python.0.speedscope.json"), link.get_attribute("download")
+    assert int(link.get_attribute("data-bytes")) > 100
+    assert link.get_attribute("href").startswith("blob:")
+    save(browser, shots, "app-profile.png")
+
+    # Hosts: this host, with the app on it, linking to its page.
+    browser.get(ui.url + "#/hosts")
+    row = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, 'table.hosts[data-scheduler="local_cwd"] tr.host'))
+    assert len(row) == 1
+    apps = row[0].find_elements(By.CSS_SELECTOR, "td.host-apps a")
+    assert any(a.get_attribute("href").endswith("#/app/" + urllib.parse.quote(handle, safe="")) for a in apps), \
+        [a.get_attribute("href") for a in apps]
+    assert "python/0" in row[0].find_element(By.CSS_SELECTOR, "td.host-apps").text
+    save(browser, shots, "hosts.png")
