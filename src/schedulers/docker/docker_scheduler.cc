@@ -137,7 +137,37 @@ class DockerScheduler : public Scheduler {
             Capability::kDescribeNative,
             Capability::kResourceUsage,
             Capability::kFailureClassification,
-            Capability::kInterruptCancels};
+            Capability::kInterruptCancels,
+            Capability::kHosts};
+  }
+
+  // The engine's host (GET /info: its name, CPUs, memory, state), with the running containers of
+  // torchx's apps on it: one host, the one the engine runs containers on.
+  Result<std::vector<HostInfo>> Hosts() override {
+    TORCHX_ASSIGN_OR_RETURN(auto resp, client_.Request("GET", "/info"));
+    if (resp.status >= 300) {
+      return UnavailableError(
+          fmt::format("local_docker: engine info: HTTP {}: {}", resp.status, internal::Excerpt(resp.body)));
+    }
+    JsonView info = JsonView::Parse(resp.body);
+    if (!info.IsObject()) return UnavailableError("local_docker: engine info: the answer is no JSON object");
+    HostInfo h;
+    h.name = info["Name"].Str("engine");
+    h.address = "127.0.0.1";
+    h.state = "up";
+    h.groups.push_back(info["OperatingSystem"].Str());
+    h.cpus = static_cast<double>(info["NCPU"].Int(0));
+    h.memory_mb = info["MemTotal"].Int(0) / (1024 * 1024);
+    TORCHX_ASSIGN_OR_RETURN(std::vector<JsonView> containers, Containers(""));
+    for (const JsonView& c : containers) {
+      if (c["State"].Str() != "running") continue;
+      JsonView labels = c["Labels"];
+      std::string id = labels[kLabelAppId].Str();
+      auto app = std::find_if(h.apps.begin(), h.apps.end(), [&](const HostApp& a) { return a.app_id == id; });
+      if (app == h.apps.end()) app = h.apps.insert(h.apps.end(), HostApp{id, "", {}});
+      app->where.push_back(fmt::format("{}/{}", labels[kLabelRole].Str(), ReplicaIdOf(labels)));
+    }
+    return std::vector<HostInfo>{std::move(h)};
   }
 
   // Each replica's container as the engine's inspect says it ended: ClassifyContainerEnds.

@@ -391,6 +391,28 @@ TEST(DockerScheduler, ListsEachTorchXAppOnceWithItsState) {
   EXPECT_EQ(QueryParam(lists[0].path, "all"), "1");
 }
 
+TEST(DockerScheduler, TheHostIsTheEnginesWithTheRunningReplicasOnIt) {
+  Fixture f;
+  f.http->On("GET", "/v1.41/info", 200,
+             R"({"Name": "box", "NCPU": 16, "MemTotal": 68719476736, "OperatingSystem": "Debian GNU/Linux 12"})");
+  auto a = f.Run(TwoRoles());
+  auto b = f.Run(TwoRoles());
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  f.Set(*b, "exited", 0);
+  f.Set(*a, "exited", 0, /*replica=*/1);
+  auto hosts = f.sched->Hosts();
+  ASSERT_THAT(hosts, IsOk());
+  ASSERT_EQ(hosts->size(), 1u);
+  const HostInfo& h = hosts->front();
+  EXPECT_EQ(h.name, "box");
+  EXPECT_EQ(h.cpus, 16);
+  EXPECT_EQ(h.memory_mb, 65536);
+  ASSERT_EQ(h.apps.size(), 1u);  // b has ended
+  EXPECT_EQ(h.apps[0].app_id, *a);
+  EXPECT_THAT(h.apps[0].where, ::testing::UnorderedElementsAre("trainer/0", "ps/0"));
+}
+
 TEST(DockerScheduler, DeleteRemovesEveryContainerOfTheApp) {
   Fixture f;
   auto id = f.Run(TwoRoles());

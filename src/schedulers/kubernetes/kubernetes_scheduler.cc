@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include "schedulers/kubernetes/kubernetes_request.h"
 #include "schedulers/kubernetes/log_resume.h"
 #include "schedulers/kubernetes/metrics_api.h"
+#include "schedulers/kubernetes/node_hosts.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "schedulers/streamed_lines.h"
 #include "torchx/specs/app_state.h"
@@ -207,7 +209,8 @@ class KubernetesScheduler : public Scheduler {
   Capabilities capabilities() const override {
     return {Capability::kLogs,           Capability::kFollowLogs,    Capability::kLogTimestamps,
             Capability::kList,           Capability::kDelete,        Capability::kWorkspace,
-            Capability::kDescribeNative, Capability::kResourceUsage, Capability::kFailureClassification};
+            Capability::kDescribeNative, Capability::kResourceUsage, Capability::kFailureClassification,
+            Capability::kStacks,         Capability::kHosts};
   }
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override {
     return KubernetesHelper(function, args_json);
@@ -355,6 +358,61 @@ class KubernetesScheduler : public Scheduler {
     return std::optional(std::move(usage));
   }
 
+  // The cluster's nodes (cluster-wide read: RBAC may refuse it, and says so), metrics-server's
+  // node figures where it runs, and the namespace's torchx pods on their nodes.
+  Result<std::vector<HostInfo>> Hosts() override {
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    const std::string& ns = c->connection().namespace_;
+    TORCHX_ASSIGN_OR_RETURN(auto nodes, c->Call("GET", "/api/v1/nodes"));
+    if (nodes.status >= 300) return ApiError(nodes, "kubernetes: list nodes");
+    TORCHX_ASSIGN_OR_RETURN(auto metrics, c->Call("GET", "/apis/metrics.k8s.io/v1beta1/nodes"));
+    TORCHX_ASSIGN_OR_RETURN(
+        auto pods,
+        c->Call("GET", fmt::format("/api/v1/namespaces/{}/pods", internal::UrlEncode(ns)) + "?labelSelector=" +
+                           internal::UrlEncode(fmt::format("{}={}", kLabelManagedBy, kManagedByTorchx))));
+    if (pods.status >= 300) return ApiError(pods, fmt::format("kubernetes: list pods in `{}`", ns));
+    // No metrics-server (404) or no right to read it: capacity and state without use.
+    return HostsFromNodes(nodes.body, metrics.status < 300 ? metrics.body : "", pods.body, ns);
+  }
+
+  // Attaching from here needs the pods/exec WebSocket (libcurl 7.88 has none): each running
+  // replica's entry says the `kubectl exec` that dumps it, as its error.
+  Result<std::optional<std::vector<ProcessStack>>> DumpStacks(const std::string& app_id,
+                                                              const StackOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto pods, RunningPods(app_id, options.role, options.replica_id));
+    if (!pods) return std::optional<std::vector<ProcessStack>>();
+    std::vector<ProcessStack> out;
+    const std::string ns = ParseAppId(app_id)->ns;
+    for (const auto& [role, replica, pod, node] : *pods) {
+      ProcessStack p;
+      p.role = role;
+      p.replica_id = replica;
+      p.host = node;
+      p.command = "pod " + pod;
+      p.error = fmt::format(
+          "not dumped from here (it needs the pods/exec stream); run `kubectl exec -n {} {} -- py-spy dump --pid 1` "
+          "(py-spy in the image; attaching needs the SYS_PTRACE capability)",
+          ns, pod);
+      out.push_back(std::move(p));
+    }
+    return std::optional(std::move(out));
+  }
+
+  Status Profile(const std::string& app_id, const ProfileOptions& options) override {
+    TORCHX_ASSIGN_OR_RETURN(auto pods, RunningPods(app_id, options.role, options.replica_id));
+    if (!pods) return NotFoundError(fmt::format("kubernetes: no job {}", app_id));
+    std::string commands;
+    const std::string ns = ParseAppId(app_id)->ns;
+    for (const auto& [role, replica, pod, node] : *pods) {
+      commands += fmt::format(
+          "\n  {}/{}: kubectl exec -n {} {} -- py-spy record --pid 1 --subprocesses --duration {} "
+          "--format speedscope -o /tmp/profile.json && kubectl cp {}/{}:/tmp/profile.json {}",
+          role, replica, ns, pod, std::ceil(options.seconds), ns, pod, options.output);
+    }
+    return FailedPreconditionError(
+        fmt::format("kubernetes: profiles are not taken from here (they need the pods/exec stream); run:{}", commands));
+  }
+
   Result<std::vector<ListAppResponse>> List() override {
     TORCHX_ASSIGN_OR_RETURN(auto c, Client());
     const std::string& ns = c->connection().namespace_;
@@ -483,6 +541,36 @@ class KubernetesScheduler : public Scheduler {
   }
 
  protected:
+  // (role, replica, pod, node) of the app's running pods that `role`/`replica` pick; nullopt for
+  // an unknown job; kFailedPrecondition when none runs.
+  using PodPlace = std::tuple<std::string, int, std::string, std::string>;
+  Result<std::optional<std::vector<PodPlace>>> RunningPods(const std::string& app_id, const std::string& role,
+                                                           std::optional<int> replica) {
+    TORCHX_ASSIGN_OR_RETURN(JobRef ref, ParseAppId(app_id));
+    TORCHX_ASSIGN_OR_RETURN(auto job, GetJob(ref));
+    if (!job) return std::optional<std::vector<PodPlace>>();
+    TORCHX_ASSIGN_OR_RETURN(auto c, Client());
+    std::string selector = "?labelSelector=" + internal::UrlEncode(std::string(kLabelInstance) + "=" + ref.name);
+    TORCHX_ASSIGN_OR_RETURN(
+        auto pods, c->Call("GET", fmt::format("/api/v1/namespaces/{}/pods", internal::UrlEncode(ref.ns)) + selector));
+    if (pods.status >= 300) return ApiError(pods, fmt::format("kubernetes: the pods of {}", app_id));
+    internal::JsonView list = internal::JsonView::Parse(pods.body);
+    std::vector<PodPlace> out;
+    for (const internal::JsonView& pod : list["items"].Items()) {
+      if (pod["status"]["phase"].Str() != "Running") continue;
+      internal::JsonView labels = pod["metadata"]["labels"];
+      std::string r = labels[kLabelRoleName].Str();
+      int i = std::atoi(labels[kLabelReplicaId].Str().c_str());
+      if (!role.empty() && r != role) continue;
+      if (replica && i != *replica) continue;
+      out.emplace_back(r, i, pod["metadata"]["name"].Str(), pod["spec"]["nodeName"].Str());
+    }
+    if (out.empty()) {
+      return FailedPreconditionError(fmt::format("no pod of job {} that matches is running", app_id));
+    }
+    return std::optional(std::move(out));
+  }
+
   Result<DryRunInfo> DoDryRun(const specs::AppDef& app, const specs::ResolvedCfg& cfg) override {
     VolcanoJobOptions o;
     o.job_name = MakeJobName(app.name);

@@ -10,6 +10,7 @@
 #include "schedulers/kubernetes/helpers.h"
 #include "schedulers/kubernetes/kube_config.h"
 #include "schedulers/kubernetes/kubernetes_scheduler.h"
+#include "schedulers/kubernetes/node_hosts.h"
 #include "schedulers/kubernetes/volcano_job.h"
 #include "testing/fake_command_runner.h"
 #include "testing/fake_http_client.h"
@@ -476,6 +477,42 @@ TEST(ClassifyVolcanoEnd, EachReason) {
   EXPECT_EQ(ClassifyVolcanoEnd(EndedJob("Aborted", "vcctl"), Json::array()).cause, FailureCause::kCancelled);
   EXPECT_EQ(ClassifyVolcanoEnd(EndedJob("Failed", "PodEvicted"), Json::array()).cause, FailureCause::kEviction);
   EXPECT_EQ(ClassifyVolcanoEnd(EndedJob("Failed"), Json::array()).cause, FailureCause::kUnknown);
+}
+
+TEST(HostsFromNodes, ReadyCordonedAndUnreadNodesAndOnlyRunningPods) {
+  const char* nodes = R"({"kind": "NodeList", "items": [
+    {"metadata": {"name": "a"}, "spec": {"unschedulable": true},
+     "status": {"capacity": {"cpu": "8", "memory": "32Gi"}, "allocatable": {"cpu": "7500m", "memory": "30Gi"},
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "addresses": [{"type": "InternalIP", "address": "10.1.0.1"}]}},
+    {"metadata": {"name": "b"}, "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
+                                           "conditions": [{"type": "Ready", "status": "Unknown"}]}},
+    {"metadata": {}}]})";
+  const char* pods = R"({"items": [
+    {"metadata": {"labels": {"app.kubernetes.io/instance": "j1", "torchx.pytorch.org/role-name": "t",
+                             "torchx.pytorch.org/replica-id": "0"}},
+     "spec": {"nodeName": "a"}, "status": {"phase": "Running"}},
+    {"metadata": {"labels": {"app.kubernetes.io/instance": "j1", "torchx.pytorch.org/role-name": "t",
+                             "torchx.pytorch.org/replica-id": "1"}},
+     "spec": {"nodeName": "b"}, "status": {"phase": "Pending"}}]})";
+  auto hosts =
+      HostsFromNodes(nodes, R"({"items": [{"metadata": {"name": "a"}, "usage": {"cpu": "1500m"}}]})", pods, "ns");
+  ASSERT_THAT(hosts, IsOk());
+  ASSERT_EQ(hosts->size(), 2u);  // a node without a name is none
+  const HostInfo& a = (*hosts)[0];
+  EXPECT_EQ(a.state, "Ready,SchedulingDisabled");
+  EXPECT_EQ(a.address, "10.1.0.1");
+  EXPECT_EQ(a.cpus, 7.5);  // allocatable, not capacity
+  EXPECT_EQ(a.memory_mb, 30 * 1024);
+  EXPECT_EQ(a.cpus_used, 1.5);
+  EXPECT_EQ(a.memory_used_mb, std::nullopt);
+  ASSERT_EQ(a.apps.size(), 1u);
+  EXPECT_EQ(a.apps[0].app_id, "ns:j1");
+  EXPECT_THAT(a.apps[0].where, ElementsAre("t/0"));
+  EXPECT_EQ((*hosts)[1].state, "Unknown");
+  EXPECT_EQ((*hosts)[1].cpus, 4);         // capacity where there is no allocatable
+  EXPECT_TRUE((*hosts)[1].apps.empty());  // its pod is not running
+  EXPECT_THAT(HostsFromNodes("[]", "", "{}", "ns"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("NodeList")));
 }
 
 }  // namespace

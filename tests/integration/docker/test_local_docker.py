@@ -130,6 +130,11 @@ def test_cancel(torchx):
     config = native["containers"][0]["config"]
     config = json.loads(config) if isinstance(config, str) else config
     assert config["Image"] == torchx.image and "sleep 300" in config["Cmd"][-1] and "HostConfig" in config
+    # The engine's host (GET /info), with the running container on it.
+    [view] = json.loads(torchx("hosts", "-s", "local_docker", "--json").stdout)
+    [host] = view["hosts"]
+    assert host["cpus"] >= 1 and host["memory_mb"] > 0, host
+    assert [a["where"] for a in host["apps"] if a["handle"] == handle] == [["sh/0"]], host
     torchx("cancel", handle)
     assert wait_state(torchx, handle, {"CANCELLED"}) == "CANCELLED"
 

@@ -3,7 +3,8 @@
 It serves, over TLS on 127.0.0.1, the parts of the API the scheduler uses, with the request and
 response shapes of the Kubernetes API reference: Volcano Jobs (batch.volcano.sh/v1alpha1 create,
 get, list with labelSelector, delete), Volcano bus Commands (create; AbortJob aborts its target),
-pods (get, list), and pod logs (timestamps, sinceSeconds, sinceTime, follow as a chunked stream).
+pods (get, list), and pod logs (timestamps, sinceSeconds, sinceTime, follow as a chunked stream),
+nodes (list; three, each pod put on one as it is made, round robin) and their metrics.
 Errors are v1 Status objects. Clients authenticate with a client certificate signed by the fake's
 CA or a bearer token.
 
@@ -33,6 +34,23 @@ POD_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 POD = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
 POD_METRICS = re.compile(r"^/apis/metrics\.k8s\.io/v1beta1/namespaces/([^/]+)/pods$")
+NODES = "/api/v1/nodes"
+NODE_METRICS = "/apis/metrics.k8s.io/v1beta1/nodes"
+
+
+def node(name, cpu, memory, gpus=0, ready=True, control_plane=False):
+    """A Node as the API serves it: capacity, what pods may be given, Ready, its address."""
+    capacity = {"cpu": cpu, "memory": memory, "pods": "110"}
+    if gpus:
+        capacity["nvidia.com/gpu"] = str(gpus)
+    labels = {"kubernetes.io/hostname": name}
+    if control_plane:
+        labels["node-role.kubernetes.io/control-plane"] = ""
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "spec": {}, "status": {"capacity": capacity, "allocatable": dict(capacity),
+                                   "addresses": [{"type": "InternalIP", "address": f"10.0.0.{len(name)}"},
+                                                 {"type": "Hostname", "address": name}],
+                                   "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
 
 
 def make_pki(d):
@@ -91,6 +109,12 @@ class FakeApiServer:
         # `pod_usage(ns)`. metrics_api False: a cluster without metrics-server (404).
         self.pod_metrics = {}
         self.metrics_api = True
+        # The cluster's nodes; a new pod is put on the next one (spec.nodeName), and node metrics
+        # are {name: {"cpu", "memory"}} as metrics-server reports them.
+        self.nodes = [node("cp-0", "4", "16Gi", control_plane=True), node("gpu-1", "32", "256Gi", gpus=8),
+                      node("gpu-2", "32", "256Gi", gpus=8)]
+        self.node_metrics = {"cp-0": {"cpu": "500m", "memory": "2Gi"}, "gpu-1": {"cpu": "3", "memory": "40Gi"}}
+        self._next_node = 0
 
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(pki_dir / "server.crt", pki_dir / "server.key")
@@ -256,6 +280,16 @@ class FakeApiServer:
                 return self._send(h, *status(404, "NotFound", f'pods "{m.group(2)}" not found',
                                              {"name": m.group(2), "kind": "pods"}))
             return self._send(h, 200, pod)
+        if url.path == NODES and method == "GET":
+            with self.cond:
+                return self._send(h, 200, {"apiVersion": "v1", "kind": "NodeList", "items": self.nodes,
+                                           "metadata": {"resourceVersion": str(self._serial)}})
+        if url.path == NODE_METRICS and method == "GET" and self.metrics_api:
+            with self.cond:
+                items = [{"metadata": {"name": n}, "timestamp": self._now(), "window": "15s", "usage": u}
+                         for n, u in self.node_metrics.items()]
+            return self._send(h, 200, {"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                                       "metadata": {}, "items": items})
         m = POD_METRICS.match(url.path)
         if m and method == "GET" and self.metrics_api:
             return self._send(h, *self._pod_metrics(m.group(1), query))
@@ -303,10 +337,14 @@ class FakeApiServer:
                     self.logs.setdefault((ns, pod), [])
                     labels = dict(task["template"]["metadata"].get("labels", {}),
                                   **{"volcano.sh/job-name": job_name, "volcano.sh/task-spec": task["name"]})
+                    spec = dict(task["template"]["spec"])
+                    if self.nodes:  # bound to a node as the scheduler would
+                        spec["nodeName"] = self.nodes[self._next_node % len(self.nodes)]["metadata"]["name"]
+                        self._next_node += 1
                     self.pods[(ns, pod)] = {"apiVersion": "v1", "kind": "Pod",
                                             "metadata": {"name": pod, "namespace": ns, "labels": labels,
                                                          "uid": str(uuid.uuid4())},
-                                            "spec": task["template"]["spec"], "status": {"phase": "Pending"}}
+                                            "spec": spec, "status": {"phase": "Pending"}}
                 for w in self.watchers:
                     w.job_created(ns, job_name)
                 return 201, job

@@ -519,3 +519,33 @@ def test_a_managed_jobs_evicted_pod_is_recovered(server, pki, tmp_path):
         assert d["state"] == "SUCCEEDED" and d["msg"] == "succeeded after 1 recovery", d
     finally:
         torchx("cancel", handle, check=False)
+
+
+def test_hosts_are_the_nodes_with_the_jobs_pods_and_stacks_say_how(torchx, server):
+    """`torchx hosts -s kubernetes`: the Node list with metrics-server's figures and the running
+    pods of the namespace's torchx jobs on their nodes. `debug stack` names the `kubectl exec`
+    that dumps each running pod (attaching needs the pods/exec stream this client lacks)."""
+    handle, ns, name = submit(torchx, "utils.echo", "--msg", "hi", "--num_replicas", "2")
+    server.set_phase(ns, name, "Running", {"echo-0": "Running", "echo-1": "Running"})
+    [view] = json.loads(torchx("hosts", "-s", "kubernetes", "--json").stdout)
+    hosts = {h["name"]: h for h in view["hosts"]}
+    assert sorted(hosts) == ["cp-0", "gpu-1", "gpu-2"], view
+    assert hosts["cp-0"]["groups"] == ["control-plane"] and hosts["cp-0"]["state"] == "Ready"
+    assert hosts["gpu-1"]["cpus"] == 32 and hosts["gpu-1"]["memory_mb"] == 256 * 1024 and hosts["gpu-1"]["gpus"] == 8
+    assert hosts["gpu-1"]["cpus_used"] == 3 and hosts["gpu-1"]["memory_used_mb"] == 40 * 1024
+    assert hosts["gpu-2"]["cpus_used"] is None  # metrics-server has no figure for it
+    pods = {p["metadata"]["name"]: p["spec"]["nodeName"] for (n, _), p in server.pods.items() if n == ns}
+    placed = {h: a["where"] for h, v in hosts.items() for a in v["apps"] if a["app_id"] == f"{ns}:{name}"}
+    assert placed == {pods[f"{name}-echo-0-0"]: ["echo/0"], pods[f"{name}-echo-1-0"]: ["echo/1"]}, placed
+    assert f"    {handle} (echo/0)" in torchx("hosts", "-s", "kubernetes").stdout
+    # Without metrics-server: capacity and state, no use.
+    server.metrics_api = False
+    [view] = json.loads(torchx("hosts", "-s", "kubernetes", "--json").stdout)
+    assert all(h["cpus_used"] is None for h in view["hosts"]), view
+
+    dump = json.loads(torchx("debug", "stack", handle, "--json").stdout)
+    assert [p["error"].split("run `")[1].split("`")[0] for p in dump["processes"]] == [
+        f"kubectl exec -n {ns} {name}-echo-0-0 -- py-spy dump --pid 1",
+        f"kubectl exec -n {ns} {name}-echo-1-0 -- py-spy dump --pid 1"]
+    res = torchx("debug", "profile", handle, "--role", "echo", "--replica", "1", check=False)
+    assert res.returncode == 1 and f"kubectl exec -n {ns} {name}-echo-1-0 -- py-spy record" in res.stderr, res.stderr
