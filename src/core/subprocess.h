@@ -19,8 +19,9 @@ struct CommandResult {
 };
 
 /// kNotFound when argv[0] cannot be found on PATH; kDeadlineExceeded (after killing it) when it
-/// runs past `timeout`. A non-zero exit is not an error here: callers read exit_code. The tool
-/// gets the caller's environment with `env_overrides` ("NAME=value") put over it.
+/// runs past `timeout`; kCancelled (after killing it) once this thread's CancelScope is cancelled.
+/// A non-zero exit is not an error here: callers read exit_code. The tool gets the caller's
+/// environment with `env_overrides` ("NAME=value") put over it.
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std::string& cwd = {},
                                  std::chrono::milliseconds timeout = std::chrono::seconds(60),
                                  const std::vector<std::string>& env_overrides = {});

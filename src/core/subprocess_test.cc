@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/cancel_scope.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
@@ -89,6 +90,33 @@ TEST(RunCommand, TheToolDiesWithItsCaller) {
   }
   EXPECT_TRUE(gone) << "the tool (pid " << tool << ") outlived its caller";
   if (!gone) ::kill(tool, SIGKILL);
+}
+
+TEST(RunCommand, ACancelledScopeStopsTheToolAndSaysSo) {
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  CancelScope scope(cancelled);
+  std::thread later([cancelled] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancelled->store(true);
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto res = RunCommand({"sleep", "30"}, "", std::chrono::seconds(60));
+  later.join();
+  EXPECT_EQ(res.status().code(), StatusCode::kCancelled) << res.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // Scopes nest: an inner one that is not cancelled is still under the cancelled outer one.
+  {
+    CancelScope inner(std::make_shared<std::atomic<bool>>(false));
+    EXPECT_TRUE(CancelScope::Cancelled());
+  }
+}
+
+TEST(RunCommand, NoScopeOrAnUncancelledOneRunsToTheEnd) {
+  EXPECT_FALSE(CancelScope::Cancelled());
+  CancelScope scope(std::make_shared<std::atomic<bool>>(false));
+  auto res = RunCommand({"sh", "-c", "sleep 0.3; echo done"}, "", std::chrono::seconds(10));
+  ASSERT_THAT(res, IsOk());
+  EXPECT_EQ(res->out, "done\n");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 // connection: 256 connection threads each with their own cost 700 MiB.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -41,6 +42,13 @@ class ApiWorkers {
   /// Runs `f` on a worker and returns what it returns (rethrowing what it throws), waiting.
   template <class F>
   std::invoke_result_t<F> Run(F&& f) {
+    return RunWatched(
+        std::forward<F>(f), [] {}, std::chrono::hours(1));
+  }
+
+  /// As Run, calling `watch` every `every` while it waits (to see whether its client has left).
+  template <class F, class W>
+  std::invoke_result_t<F> RunWatched(F&& f, W&& watch, std::chrono::milliseconds every) {
     // Owned by the queue too: the worker may still be returning from it when the caller wakes.
     auto task = std::make_shared<std::packaged_task<std::invoke_result_t<F>()>>(std::forward<F>(f));
     auto answer = task->get_future();
@@ -49,6 +57,7 @@ class ApiWorkers {
       queue_.emplace_back([task] { (*task)(); });
     }
     cv_.notify_one();
+    while (answer.wait_for(every) != std::future_status::ready) watch();
     return answer.get();
   }
 

@@ -18,12 +18,14 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "core/cancel_scope.h"
 #include "torchx/specs/app_handle.h"
 #include "torchx/specs/app_state.h"
 #include "torchx/version.h"
 #include "ui/api.h"
 #include "ui/api_workers.h"
 #include "ui/assets.h"
+#include "ui/client_socket.h"
 #include "ui/component_paths.h"
 #include "ui/security.h"
 
@@ -116,6 +118,11 @@ struct Server::Impl {
   // given back however the call ends.
   template <class F>
   void SlowCall(httplib::Response& res, F&& call) {
+    SlowCall(res, std::forward<F>(call), [] {});
+  }
+  // As SlowCall, calling `watch` every 200 ms while it runs.
+  template <class F, class W>
+  void SlowCall(httplib::Response& res, F&& call, W&& watch) {
     struct Slot {
       std::atomic<int>& n;
       ~Slot() { n.fetch_sub(1); }
@@ -128,7 +135,24 @@ struct Server::Impl {
               kMaxComponentLoads));
       return;
     }
-    SetJson(res, loaders.Run(std::forward<F>(call)));
+    SetJson(res, loaders.RunWatched(std::forward<F>(call), std::forward<W>(watch), std::chrono::milliseconds(200)));
+  }
+  // A slow call whose work is wasted once its client has left (a stack dump, a profile): as
+  // SlowCall, and the connection watched while it runs; once the client has closed it, the
+  // call's CancelScope is cancelled, which stops the tools it runs (py-spy, srun).
+  template <class F>
+  void CancellableSlowCall(const httplib::Request& req, httplib::Response& res, F&& call) {
+    std::optional<int> client = FindClientSocket(req.local_port, req.remote_addr, req.remote_port);
+    auto cancelled = std::make_shared<std::atomic<bool>>(false);
+    SlowCall(
+        res,
+        [&call, cancelled] {
+          internal::CancelScope scope(cancelled);
+          return call();
+        },
+        [&] {
+          if (client && !cancelled->load() && ClientHasLeft(*client)) cancelled->store(true);
+        });
   }
   httplib::Server http;
   SecurityPolicy policy;
@@ -524,11 +548,11 @@ void Server::Impl::Routes() {
   // A stack dump attaches py-spy to each process: on the slow-call threads, bounded like loads.
   http.Post(std::string("/api/v1/apps/") + kHandle + "/stacks",
             [this](const httplib::Request& req, httplib::Response& res) {
-              SlowCall(res, [&] { return api.DumpStacks(req.matches[1].str(), QueryOf(req)); });
+              CancellableSlowCall(req, res, [&] { return api.DumpStacks(req.matches[1].str(), QueryOf(req)); });
             });
   http.Post(std::string("/api/v1/apps/") + kHandle + "/profile",
             [this](const httplib::Request& req, httplib::Response& res) {
-              SlowCall(res, [&] { return api.ProfileApp(req.matches[1].str(), QueryOf(req)); });
+              CancellableSlowCall(req, res, [&] { return api.ProfileApp(req.matches[1].str(), QueryOf(req)); });
             });
   // Asks each scheduler's engine (sinfo, Ray's dashboard): bounded like the other slow calls.
   http.Get("/api/v1/hosts", [this](const httplib::Request& req, httplib::Response& res) {

@@ -479,3 +479,32 @@ def test_slow_heads_and_slow_components_do_not_stop_the_dashboard(ui):
     assert len(codes) == 16 and set(codes) <= {503, 504} and 504 in codes, codes
     timed_out = next(body for status, body in loads if status == 504)
     assert "longer than 10 s" in timed_out["error"]["message"], timed_out
+
+
+def test_a_profile_whose_client_leaves_is_stopped(ui):
+    """A profile samples for as long as it is asked (here 30 s); a client that closes its
+    connection after a second stops it: py-spy is gone within seconds, not at the 30 s end."""
+    (ui.tmp / "idle.py").write_text("import time\n\ndef waiting():\n    time.sleep(120)\n\nwaiting()\n")
+    handle = ui.submit("utils.python", "--script", str(ui.tmp / "idle.py"))
+    ui.wait_state(handle, {"RUNNING"})
+
+    def recording():
+        out = subprocess.run(["pgrep", "-f", "py-spy record"], capture_output=True, text=True).stdout
+        return [p for p in out.split() if p]
+
+    before = set(recording())
+    conn = http.client.HTTPConnection(ui.host, ui.port, timeout=10)
+    conn.request("POST", app_path(handle, "/profile?duration=30"), body=b"",
+                 headers={"Authorization": f"Bearer {ui.token}", "Host": f"{ui.host}:{ui.port}"})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not set(recording()) - before:
+        time.sleep(0.2)
+    started = set(recording()) - before
+    assert started, "no py-spy record started"
+    conn.close()  # the client leaves
+    left = time.monotonic()
+    while time.monotonic() - left < 10 and set(recording()) & started:
+        time.sleep(0.2)
+    assert not set(recording()) & started, "py-spy still records for a client that has gone"
+    # The slot is free again, and the dashboard answers.
+    assert ui.api("GET", "/api/v1/apps")[0] == 200
