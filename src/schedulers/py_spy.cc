@@ -151,6 +151,18 @@ std::string AttachRefusal() {
   }
 }
 
+// Why py-spy could not read a process, and the fix: the kernel's ptrace scope where it forbids
+// this (found only once py-spy has failed: a py-spy with CAP_SYS_PTRACE attaches anyway), else
+// py-spy's own first line and the container case.
+std::string AttachFailure(const std::string& err, int exit_code) {
+  std::string why = err.substr(0, err.find('\n'));
+  if (why.empty()) why = "exit " + std::to_string(exit_code);
+  if (std::string refused = AttachRefusal(); !refused.empty()) {
+    return fmt::format("py-spy could not attach ({}): {}", why, refused);
+  }
+  return fmt::format("py-spy could not read it ({}); in a container, attaching needs the SYS_PTRACE capability", why);
+}
+
 }  // namespace
 
 std::vector<ProcessStack> ReplicaProcesses(int leader) {
@@ -221,7 +233,6 @@ std::optional<int> TopPythonProcess(const std::vector<ProcessStack>& processes) 
 // The py-spy to attach to `pid` with, or why it cannot be done.
 Result<std::string> PySpyFor(int pid) {
   if (!IsPythonProcess(pid)) return FailedPreconditionError("not a Python process");
-  if (std::string refused = AttachRefusal(); !refused.empty()) return FailedPreconditionError(refused);
   auto py_spy = FindPySpy(pid);
   if (!py_spy) {
     return FailedPreconditionError(
@@ -243,9 +254,7 @@ void DumpProcessStack(ProcessStack& p, internal::CommandRunner& runner, std::chr
     return;
   }
   if (ran->exit_code != 0) {
-    std::string why = ran->err.substr(0, ran->err.find('\n'));
-    p.error = fmt::format("py-spy could not read it ({}); in a container, attaching needs the SYS_PTRACE capability",
-                          why.empty() ? "exit " + std::to_string(ran->exit_code) : why);
+    p.error = AttachFailure(ran->err, ran->exit_code);
     return;
   }
   auto threads = ParsePySpyDump(ran->out, p.pid);
@@ -265,10 +274,7 @@ Status RecordProfile(int pid, double seconds, const std::string& output, interna
                                       "speedscope", "--output", output},
                                      "", limit));
   if (ran.exit_code != 0) {
-    std::string why = ran.err.substr(0, ran.err.find('\n'));
-    return FailedPreconditionError(
-        fmt::format("py-spy could not profile pid {} ({}); in a container, attaching needs the SYS_PTRACE capability",
-                    pid, why.empty() ? "exit " + std::to_string(ran.exit_code) : why));
+    return FailedPreconditionError(fmt::format("pid {}: {}", pid, AttachFailure(ran.err, ran.exit_code)));
   }
   return OkStatus();
 }

@@ -1,6 +1,7 @@
 #include "ui/component_paths.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
@@ -8,8 +9,11 @@
 namespace torchx::ui {
 namespace {
 
-// The file part: before the function's `:` where there is one.
+// The file the finder loads (components/finder.cc): the whole name where it is a file (a path
+// may hold a ':'), else the part before the function's `:`.
 std::string_view FilePart(std::string_view name) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(std::filesystem::path(name), ec)) return name;
   size_t colon = name.rfind(':');
   return colon == std::string_view::npos ? name : name.substr(0, colon);
 }

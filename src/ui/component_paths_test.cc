@@ -63,5 +63,18 @@ TEST_F(CheckComponentPathTest, InsideTheRootsOnlyWithSymlinksFollowed) {
   EXPECT_THAT(CheckComponentPath((root_ / "elsewhere/evil.py").string() + ":f", roots), IsOk());
 }
 
+TEST_F(CheckComponentPathTest, APathWithAColonIsCheckedAsTheWholeFileTheFinderLoads) {
+  // `work/ok:/../../elsewhere/app.yaml` is a file outside (the finder loads a whole name that is a
+  // file), not `work/ok` (inside) with a function named after the rest.
+  fs::create_directories(root_ / "work" / "ok:");
+  std::ofstream(root_ / "elsewhere" / "app.yaml") << "name: x\n";
+  std::vector<fs::path> roots = {root_ / "work"};
+  std::string sneaky = (root_ / "work" / "ok:").string() + "/../../elsewhere/app.yaml";
+  ASSERT_TRUE(fs::is_regular_file(sneaky));
+  EXPECT_THAT(CheckComponentPath(sneaky, roots), StatusIs(StatusCode::kPermissionDenied, HasSubstr("outside")));
+  std::ofstream(root_ / "work" / "ok:" / "app.yaml") << "name: x\n";
+  EXPECT_THAT(CheckComponentPath((root_ / "work" / "ok:" / "app.yaml").string(), roots), IsOk());
+}
+
 }  // namespace
 }  // namespace torchx::ui

@@ -478,6 +478,9 @@ Result<std::optional<std::vector<ProcessStack>>> LocalScheduler::DumpStacks(cons
   std::vector<ProcessStack> out;
   auto runner = internal::MakeSystemCommandRunner();
   bool matched = false;
+  // The whole dump within a minute: a hundred hung processes each taking py-spy's 10 s would keep
+  // the caller for a quarter of an hour; those past it are listed with why.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   for (const ReplicaRecord& r : replicas) {
     if (std::find(roles.begin(), roles.end(), r.role) == roles.end()) roles.push_back(r.role);
     if (!options.role.empty() && r.role != options.role) continue;
@@ -489,7 +492,12 @@ Result<std::optional<std::vector<ProcessStack>>> LocalScheduler::DumpStacks(cons
       p.role = r.role;
       p.replica_id = r.replica_id;
       p.host = std::string(kHostname);
-      DumpProcessStack(p, *runner);
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left < std::chrono::seconds(1)) {
+        p.error = "not dumped: the dump's 60 s limit was reached (dump one replica with --role and --replica)";
+      } else {
+        DumpProcessStack(p, *runner, std::min<std::chrono::milliseconds>(left, std::chrono::seconds(10)));
+      }
       out.push_back(std::move(p));
     }
   }
