@@ -3,16 +3,19 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/cancel_scope.h"
 #include "testing/status_matchers.h"
 
 namespace torchx::internal {
@@ -64,6 +67,22 @@ TEST_F(PythonBridgeTest, ACallPastItsLimitStopsTheChildAndSaysSo) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_FALSE(bridge.started());  // killed and reaped
   EXPECT_THAT(bridge.Call("{}"), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("not started")));
+}
+
+TEST_F(PythonBridgeTest, ACallWhoseCallerHasGoneStopsTheChild) {
+  PythonBridge bridge;
+  ASSERT_THAT(bridge.Start("bridge_probe", "the probe"), IsOk());
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  CancelScope scope(cancelled);
+  std::thread later([cancelled] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancelled->store(true);
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(bridge.Call("{\"sleep\": 1}"), StatusIs(StatusCode::kCancelled, HasSubstr("its caller has gone")));
+  later.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_FALSE(bridge.started());  // killed and reaped
 }
 
 // A bounded bridge's end does not wait on what its child started and will not end (a thread

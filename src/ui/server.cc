@@ -584,7 +584,7 @@ void Server::Impl::Routes() {
     SetJson(res, workers.Run([&] { return api.ListComponents(); }));
   });
   http.Get(R"(/api/v1/components/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    SlowCall(res, [&] { return api.GetComponent(req.matches[1].str()); });
+    CancellableSlowCall(req, res, [&] { return api.GetComponent(req.matches[1].str()); });
   });
   http.Get("/api/v1/schedulers", [this](const httplib::Request&, httplib::Response& res) {
     SetJson(res, workers.Run([&] { return api.ListSchedulers(); }));

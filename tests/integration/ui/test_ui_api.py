@@ -508,3 +508,29 @@ def test_a_profile_whose_client_leaves_is_stopped(ui):
     assert not set(recording()) & started, "py-spy still records for a client that has gone"
     # The slot is free again, and the dashboard answers.
     assert ui.api("GET", "/api/v1/apps")[0] == 200
+
+
+def test_a_component_load_whose_client_leaves_is_stopped(ui):
+    """A component file that takes a minute to import, asked for by a client that leaves after a
+    second: its Python child is stopped then, not at the 10 s limit nor at the end of the import."""
+    (ui.tmp / "slow_import.py").write_text("import time\ntime.sleep(60)\n" + COMPONENT)
+
+    def loaders():
+        out = subprocess.run(["pgrep", "-f", "torchx.components._bridge"], capture_output=True, text=True).stdout
+        return set(out.split())
+
+    before = loaders()
+    conn = http.client.HTTPConnection(ui.host, ui.port, timeout=10)
+    conn.request("GET", component_path(str(ui.tmp / "slow_import.py") + ":hello"),
+                 headers={"Authorization": f"Bearer {ui.token}", "Host": f"{ui.host}:{ui.port}"})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not loaders() - before:
+        time.sleep(0.1)
+    started = loaders() - before
+    assert started, "no component loader started"
+    conn.close()
+    left = time.monotonic()
+    while time.monotonic() - left < 5 and loaders() & started:
+        time.sleep(0.1)
+    assert not loaders() & started, "the loader still runs for a client that has gone"
+    assert time.monotonic() - left < 5
