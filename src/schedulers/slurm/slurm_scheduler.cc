@@ -319,9 +319,18 @@ class SlurmScheduler : public Scheduler {
     if (!chosen) return std::optional<std::vector<ProcessStack>>();
     TORCHX_ASSIGN_OR_RETURN(std::string helper, StacksHelper());
     std::vector<ProcessStack> out;
+    // One srun per replica, in turn: the whole dump within two minutes (a node that does not answer
+    // takes one srun's minute); replicas past that are listed with why.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
     for (const SlurmJob& j : *chosen) {
       auto [role, replica] = RoleAndReplica(j.name);
-      auto ran = Tool(StacksCommand(helper, j), std::chrono::seconds(60));
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto ran =
+          left < std::chrono::seconds(1)
+              ? Result<internal::CommandResult>(DeadlineExceededError(
+                    "not dumped: the dump's 2 minute limit was reached (dump one replica with --role and "
+                    "--replica)"))
+              : Tool(StacksCommand(helper, j), std::min<std::chrono::milliseconds>(left, std::chrono::seconds(60)));
       Result<std::vector<ProcessStack>> got =
           !ran ? Result<std::vector<ProcessStack>>(ran.error())
           : ran->exit_code != 0

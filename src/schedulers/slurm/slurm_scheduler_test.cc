@@ -701,5 +701,41 @@ TEST(SlurmScheduler, AFollowedLogOutlastsAControllerOutageAndAsksSqueueSparingly
   EXPECT_LE(tools->CallsOf("squeue").size(), 10u * 30 + 2);  // once per 2 s, not per 200 ms poll
 }
 
+// `torchx debug stack` on Slurm: one `srun --overlap` into the job per running replica (a het
+// job's component by --het-group), each replica's processes named by its role and replica and put on
+// its node; a replica whose srun fails says why, and the others are still dumped.
+TEST(SlurmScheduler, DumpStacksRunsTheHelperOnEachRunningReplicasNode) {
+  Fixture f;
+  f.tools->On({"squeue"}, 0,
+              QueueRows("2000|2000|0|RUNNING|node1|0|0|2026-11-20T10:58:00|trainer-0|\n"
+                        "2001|2000|1|RUNNING|node2|0|0|2026-11-20T10:58:00|trainer-1|\n"
+                        "2002|2000|2|PENDING|N/A|0|0|2026-11-20T10:58:00|ps-0|\n"));
+  f.tools->On({"srun", "--overlap", "--jobid=2000", "--het-group=0"}, 0,
+              R"({"groups": [], "processes": [{"pid": 41, "rank": 0, "host": "vm", "command": "python train.py",
+                  "threads": [{"name": "MainThread", "os_thread_id": 41, "main": true,
+                               "frames": [{"function": "all_reduce", "file": "c10d.py", "line": 9}]}],
+                  "error": null}]})");
+  f.tools->On({"srun", "--overlap", "--jobid=2000", "--het-group=1"}, 1, "",
+              "srun: error: Unable to create step for job 2000: Job/step already completing\n");
+  auto stacks = f.sched->DumpStacks("2000", {});
+  ASSERT_THAT(stacks, IsOk());
+  ASSERT_TRUE(stacks->has_value());
+  ASSERT_EQ((*stacks)->size(), 2u);  // ps/0 is pending: nothing to dump
+  const ProcessStack& first = (**stacks)[0];
+  EXPECT_EQ(first.role, "trainer");
+  EXPECT_EQ(first.replica_id, 0);
+  EXPECT_EQ(first.host, "node1");  // Slurm's node name, not the machine's
+  EXPECT_EQ(first.rank, 0);
+  EXPECT_EQ(first.threads.at(0).frames.at(0).function, "all_reduce");
+  const ProcessStack& second = (**stacks)[1];
+  EXPECT_EQ(second.replica_id, 1);
+  EXPECT_THAT(second.error, HasSubstr("Job/step already completing"));
+  auto calls = f.tools->CallsOf("srun");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_TRUE(calls[0][7].ends_with("/torchx-stacks")) << calls[0][7];  // the helper, found as the others are
+  // One replica only, and an ended job is refused.
+  EXPECT_THAT(f.sched->DumpStacks("2000", {"ps", 0}), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("ps/0")));
+}
+
 }  // namespace
 }  // namespace torchx::schedulers::slurm
