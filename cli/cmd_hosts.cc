@@ -48,7 +48,10 @@ Handler AddHostsCommand(CLI::App& app, plugins::PluginRegistry& registry) {
     nlohmann::json all = nlohmann::json::array();
     for (const std::string& name : names) {
       auto caps = runner.SchedulerCapabilities(name);
-      if (!caps) return ReportError(caps.error());
+      if (!caps) {  // one that cannot be built (its module, its engine's client) hides no other
+        rc = ReportError(caps.error());
+        continue;
+      }
       if (!chosen && !caps->Has(schedulers::Capability::kHosts)) continue;
       auto hosts = runner.Hosts(name);
       if (!hosts) {

@@ -161,7 +161,7 @@ Result<std::string> PythonBridge::Call(const std::string& request_json,
       pending_.erase(0, nl + 1);
       break;
     }
-    if (CancelScope::Cancelled()) {  // whoever asked has gone: the child's work is wasted
+    if (bounded_ && CancelScope::Cancelled()) {  // whoever asked has gone: the child's work is wasted
       cancelled = true;
       break;
     }

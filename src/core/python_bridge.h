@@ -31,7 +31,9 @@ class PythonBridge {
   /// `bounded`: the child gets a process group of its own, a call past its limit (Call's
   /// `timeout`) kills the whole group, and the destructor waits for it at most a few seconds
   /// before killing it too: what a component file started at import cannot outlive the bridge
-  /// (the dashboard's loads). Unbounded (the CLI), the destructor waits for the child.
+  /// (the dashboard's loads); a call under a cancelled CancelScope stops it the same way.
+  /// Unbounded (the CLI, the process's one plugin bridge), the destructor waits for the child and
+  /// no caller's scope stops it: what it holds is the whole process's.
   Status Start(const std::string& module, const std::string& purpose, bool bounded = false);
   /// Sends one request line and returns the reply line. kFailedPrecondition when the child exited
   /// without answering (e.g. the torchx package is not importable). With `timeout`, a child that

@@ -71,7 +71,7 @@ TEST_F(PythonBridgeTest, ACallPastItsLimitStopsTheChildAndSaysSo) {
 
 TEST_F(PythonBridgeTest, ACallWhoseCallerHasGoneStopsTheChild) {
   PythonBridge bridge;
-  ASSERT_THAT(bridge.Start("bridge_probe", "the probe"), IsOk());
+  ASSERT_THAT(bridge.Start("bridge_probe", "the probe", /*bounded=*/true), IsOk());
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   CancelScope scope(cancelled);
   std::thread later([cancelled] {
@@ -83,6 +83,10 @@ TEST_F(PythonBridgeTest, ACallWhoseCallerHasGoneStopsTheChild) {
   later.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_FALSE(bridge.started());  // killed and reaped
+  // An unbounded bridge (the process's plugins) is the whole process's: no caller's scope stops it.
+  PythonBridge shared;
+  ASSERT_THAT(shared.Start("bridge_probe", "the probe"), IsOk());
+  EXPECT_THAT(shared.Call("{}", std::chrono::seconds(30)), IsOkAndHolds("{\"ok\": 1}\n"));
 }
 
 // A bounded bridge's end does not wait on what its child started and will not end (a thread

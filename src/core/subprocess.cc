@@ -24,6 +24,25 @@ extern char** environ;
 namespace torchx::internal {
 namespace {
 
+// Ends a tool that has run too long or for nobody, as a person would: SIGINT (py-spy then detaches
+// from the process it reads, which a SIGKILL mid-read could leave stopped; srun ends its step),
+// SIGTERM a second later, SIGKILL a second after that. Its wait status.
+int StopGently(pid_t pid) {
+  int status = 0;
+  for (int sig : {SIGINT, SIGTERM, SIGKILL}) {
+    ::kill(pid, sig);
+    for (int i = 0; i < (sig == SIGKILL ? 1 : 20); ++i) {
+      pid_t r = ::waitpid(pid, &status, sig == SIGKILL ? 0 : WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) return status;
+      if (r == 0) ::usleep(50'000);
+    }
+  }
+  return status;
+}
+
+}  // namespace
+namespace {
+
 // Where `name` runs from: itself when it names a path, else the first executable of that name on
 // PATH ("" for none). Found before the fork, so that the child only execs.
 std::string ExecutablePath(const std::string& name) {
@@ -211,9 +230,12 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const std
   for (auto& f : fds) {
     if (f.fd >= 0) ::close(f.fd);
   }
-  if (timed_out || cancelled) ::kill(pid, SIGKILL);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (timed_out || cancelled) {
+    status = StopGently(pid);
+  } else {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (cancelled) return Status(StatusCode::kCancelled, fmt::format("`{}` was stopped: its caller has gone", args[0]));
   if (timed_out) {

@@ -104,7 +104,7 @@ std::optional<int> SectionPid(std::string_view line, std::string_view prefix) {
   line.remove_prefix(prefix.size());
   int pid = 0;
   size_t i = 0;
-  for (; i < line.size() && i < 10 && line[i] >= '0' && line[i] <= '9'; ++i) pid = pid * 10 + (line[i] - '0');
+  for (; i < line.size() && i < 9 && line[i] >= '0' && line[i] <= '9'; ++i) pid = pid * 10 + (line[i] - '0');
   if (i == 0 || i >= line.size() || line[i] != ':') return std::nullopt;
   return pid;
 }

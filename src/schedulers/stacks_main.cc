@@ -9,7 +9,11 @@
 //
 // --env-same NAME: NAME as this process has it (SLURMD_NODENAME: this node); --env-differs NAME:
 // set, and not as this process has it (SLURM_STEP_ID: not the step this helper runs in).
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <array>
 #include <cstdio>
@@ -80,17 +84,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "torchx-stacks: no Python process of the job runs on %s\n", host.data());
       return 1;
     }
-    std::filesystem::path out =
-        std::filesystem::temp_directory_path() / ("torchx-profile-" + std::to_string(::getpid()) + ".json");
+    // A directory of its own (0700, a name nobody could have taken first) on a node others share.
+    std::string dir = (std::filesystem::temp_directory_path() / "torchx-profile-XXXXXX").string();
+    if (::mkdtemp(dir.data()) == nullptr) {
+      std::fprintf(stderr, "torchx-stacks: cannot make a temporary directory: %s\n", std::strerror(errno));
+      return 1;
+    }
+    std::filesystem::path out = std::filesystem::path(dir) / "profile.json";
     torchx::Status s = torchx::schedulers::RecordProfile(*top, *profile_seconds, out.string(), *runner);
     if (!s.ok()) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
       std::fprintf(stderr, "torchx-stacks: %s\n", s.message().c_str());
       return 1;
     }
     std::ifstream in(out, std::ios::binary);
     std::cout << in.rdbuf();
     std::error_code ec;
-    std::filesystem::remove(out, ec);
+    std::filesystem::remove_all(dir, ec);
     return std::cout.good() ? 0 : 1;
   }
   for (auto& p : processes) {

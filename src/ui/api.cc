@@ -675,7 +675,11 @@ ApiResponse Api::ListHosts(const Query& query) const {
   json out = json::array();
   for (const std::string& name : names) {
     auto caps = runner->SchedulerCapabilities(name);
-    if (!caps) return ErrorResponse(caps.error());
+    if (!caps && chosen && caps.error().code() == StatusCode::kNotFound) return ErrorResponse(caps.error());
+    if (!caps) {  // one that cannot be built (its module, its engine's client) hides no other
+      out.push_back({{"scheduler", name}, {"error", caps.error().message()}});
+      continue;
+    }
     if (!chosen && !caps->Has(schedulers::Capability::kHosts)) continue;
     auto hosts = runner->Hosts(name);
     if (!hosts) {

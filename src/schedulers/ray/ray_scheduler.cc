@@ -1,5 +1,6 @@
 #include "schedulers/ray/ray_scheduler.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -194,8 +195,14 @@ class RayScheduler : public Scheduler {
     if (!chosen) return std::optional<std::vector<ProcessStack>>();
     RayClient client = Client(chosen->first);
     std::vector<ProcessStack> out;
+    // One agent call per replica, in turn: the whole dump within two minutes; the rest say why.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
     for (const ReplicaPlace& p : chosen->second) {
-      auto text = client.Traceback(p.node_id, *p.pid);
+      auto text = std::chrono::steady_clock::now() >= deadline
+                      ? Result<std::string>(DeadlineExceededError(
+                            "not dumped: the dump's 2 minute limit was reached (dump one replica with --role and "
+                            "--replica)"))
+                      : client.Traceback(p.node_id, *p.pid);
       auto got = text ? ParsePySpyText(*text) : Result<std::vector<ProcessStack>>(text.error());
       if (!got) {  // this replica has no stacks, and says why; the others are still dumped
         ProcessStack none;

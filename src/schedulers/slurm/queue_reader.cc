@@ -173,6 +173,8 @@ QueueSnapshot QueueReader::Take(const std::vector<std::string>& argv) {
   if (!res) {
     s.error = res.error().message();
     s.shared = false;  // not found on this process's PATH, timed out: this process's alone
+    // Stopped because its caller left: an answer for nobody, which serves no later ask either.
+    if (res.error().code() == StatusCode::kCancelled) s.taken_at = s.answered_at = 0;
   } else if (res->exit_code != 0) {
     s.error = Trim(res->err);
     if (s.error->empty()) s.error = fmt::format("exit {}", res->exit_code);

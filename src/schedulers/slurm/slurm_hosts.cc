@@ -46,7 +46,7 @@ int GpusInGres(std::string_view gres) {
     std::string_view item = gres.substr(0, comma);
     gres = comma == std::string_view::npos ? std::string_view() : gres.substr(comma + 1);
     // A comma inside "(IDX:0,2)" belongs to the item before it: such pieces name no gres.
-    if (!item.starts_with("gpu")) continue;
+    if (item != "gpu" && !item.starts_with("gpu:")) continue;  // not gpumem, gpuutil
     item = item.substr(0, item.find('('));
     size_t colon = item.rfind(':');
     if (colon == std::string_view::npos) continue;
@@ -133,6 +133,12 @@ std::vector<std::string> StacksCommand(const std::string& helper, const SlurmJob
        {std::string("--env"), "SLURM_JOB_ID=" + id, std::string("--env-same"), std::string("SLURMD_NODENAME"),
         std::string("--env-differs"), std::string("SLURM_STEP_ID")}) {
     argv.push_back(a);
+  }
+  // A het step's tasks are numbered across its components (one task each here): component k's is
+  // SLURM_PROCID=k, which tells two components on one node apart.
+  if (!job.component.empty()) {
+    argv.push_back("--env");
+    argv.push_back("SLURM_PROCID=" + job.component);
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;

@@ -54,6 +54,7 @@ TEST(GpusInGres, EveryGpuTypeCountedAndIndexListsSkipped) {
   EXPECT_EQ(GpusInGres("gpu:a100:2(S:0-1),gpu:h100:1"), 3);
   EXPECT_EQ(GpusInGres("gpu:a100:2(IDX:0,2)"), 2);
   EXPECT_EQ(GpusInGres("mps:100,gpu:1"), 1);
+  EXPECT_EQ(GpusInGres("gpumem:40960,gpu:2"), 2);
 }
 
 TEST(PlaceJobs, RunningComponentsOnTheirNodes) {
@@ -81,7 +82,7 @@ TEST(StacksCommand, IntoTheJobOnTheReplicasNode) {
   EXPECT_THAT(StacksCommand("/opt/bin/torchx-stacks", het),
               ElementsAre("srun", "--overlap", "--jobid=40", "--het-group=1", "--nodes=1", "--ntasks=1", "--quiet",
                           "/opt/bin/torchx-stacks", "--env", "SLURM_JOB_ID=40", "--env-same", "SLURMD_NODENAME",
-                          "--env-differs", "SLURM_STEP_ID"));
+                          "--env-differs", "SLURM_STEP_ID", "--env", "SLURM_PROCID=1"));
   SlurmJob task{"50_3", "", "53", "echo-0", "RUNNING", "node1", {}, 0, {}};
   auto argv = StacksCommand("torchx-stacks", task, {"--profile", "2"});
   EXPECT_EQ(argv[2], "--jobid=53");

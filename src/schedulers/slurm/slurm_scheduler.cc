@@ -347,6 +347,16 @@ class SlurmScheduler : public Scheduler {
         out.push_back(std::move(p));
         continue;
       }
+      if (got->empty()) {  // the helper ran on the node and found none of the job's processes there
+        ProcessStack none;
+        none.role = role;
+        none.replica_id = replica;
+        none.host = j.hostname;
+        none.error = fmt::format("no process of job {} found on {} (it may run in a container of its own)", j.job_id,
+                                 j.hostname);
+        out.push_back(std::move(none));
+        continue;
+      }
       for (ProcessStack& p : *got) {
         p.role = role;
         p.replica_id = replica;
@@ -544,6 +554,9 @@ class SlurmScheduler : public Scheduler {
     if (!d) {
       if (rows.controller_error) return UnavailableError(fmt::format("slurm: squeue: {}", *rows.controller_error));
       return std::optional<std::vector<SlurmJob>>();
+    }
+    if (!specs::IsTerminal(d->state) && rows.controller_error) {  // accounting's word: the queue cannot say
+      return UnavailableError(fmt::format("slurm: squeue: {}", *rows.controller_error));
     }
     if (specs::IsTerminal(d->state) || rows.source != JobRows::Source::kQueue) {
       return FailedPreconditionError(

@@ -607,6 +607,8 @@ async function appPage(main, handle) {
         const text = JSON.stringify(data);
         const name = (detail.app_id || "app") + "." + role + "." + replica + ".speedscope.json";
         const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+        // Revoked when this page closes; a page already closed revokes it at once.
+        if (!profile.isConnected) { URL.revokeObjectURL(url); return; }
         cleanup.push(() => URL.revokeObjectURL(url));
         out.replaceChildren(el("a", { id: "profile-download", href: url, download: name, "data-bytes": text.length },
           "Download " + name), " \u2014 open it at ",
@@ -933,22 +935,24 @@ function hostsTable(scheduler, hosts) {
 async function hostsPage(main) {
   const body = el("div", { id: "hosts" }, el("p", { class: "muted" }, "Asking each scheduler\u2026"));
   main.replaceChildren(el("div", { class: "titlebar" }, el("h1", {}, "Hosts")), body);
-  let busy = false;
+  // Registered before the first answer: a page left while it loads must not keep asking.
+  let busy = false, stopped = false;
+  const timer = setInterval(() => load(), 10000);
+  cleanup.push(() => { stopped = true; clearInterval(timer); });
   const load = async () => {
-    if (busy) return;
+    if (busy || stopped) return;
     busy = true;
     try {
       const d = await api("GET", "/api/v1/hosts");
+      if (stopped) return;
       body.replaceChildren(...(d.schedulers.length ? d.schedulers.map((s) => el("div", { class: "card", "data-scheduler": s.scheduler },
         el("h2", {}, s.scheduler + (s.hosts ? " \u00b7 " + s.hosts.length + (s.hosts.length === 1 ? " host" : " hosts") : "")),
         s.error ? banner(s.error) : hostsTable(s.scheduler, s.hosts)))
         : [el("p", { class: "muted" }, "None of the listed schedulers can list its hosts.")]));
-    } catch (e) { body.replaceChildren(banner(e.message)); }
+    } catch (e) { if (!stopped) body.replaceChildren(banner(e.message)); }
     finally { busy = false; }
   };
   await load();
-  const timer = setInterval(load, 5000);
-  cleanup.push(() => clearInterval(timer));
 }
 
 // ---- Router ------------------------------------------------------------------------------
