@@ -9,20 +9,17 @@
 //
 // --env-same NAME: NAME as this process has it (SLURMD_NODENAME: this node); --env-differs NAME:
 // set, and not as this process has it (SLURM_STEP_ID: not the step this helper runs in).
-#include <stdlib.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 

@@ -1,24 +1,17 @@
 #include "schedulers/local/this_host.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace torchx::schedulers::local {
 namespace {
-
-std::string ReadSmallFile(const char* path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The value in kB after `key` ("MemTotal:       16318240 kB"), or 0.
 int64_t KilobytesOf(std::string_view text, std::string_view key) {
@@ -35,6 +28,19 @@ int64_t KilobytesOf(std::string_view text, std::string_view key) {
 
 }  // namespace
 
+std::string ReadProcFile(const char* path) {
+  std::string out;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 std::pair<int64_t, int64_t> ParseMemInfo(std::string_view meminfo) {
   return {KilobytesOf(meminfo, "MemTotal:") / 1024, KilobytesOf(meminfo, "MemAvailable:") / 1024};
 }
@@ -49,11 +55,11 @@ HostInfo ReadThisHost() {
   CPU_ZERO(&set);
   h.cpus = static_cast<double>(::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
                                                                               : ::sysconf(_SC_NPROCESSORS_ONLN));
-  auto [total, available] = ParseMemInfo(ReadSmallFile("/proc/meminfo"));
+  auto [total, available] = ParseMemInfo(ReadProcFile("/proc/meminfo"));
   h.memory_mb = total;
   if (total > 0 && available > 0) h.memory_used_mb = total - available;
   // The 1-minute load: runnable processes on average, which reads as CPUs in use.
-  std::string load = ReadSmallFile("/proc/loadavg");
+  std::string load = ReadProcFile("/proc/loadavg");
   if (!load.empty()) h.cpus_used = std::strtod(load.c_str(), nullptr);
   // One directory per GPU the NVIDIA driver runs (no NVML needed to count them).
   std::error_code ec;

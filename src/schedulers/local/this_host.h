@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -13,6 +14,9 @@ namespace torchx::schedulers::local {
 
 /// What /proc says of this host now (apps not filled in).
 HostInfo ReadThisHost();
+
+/// A small /proc file, whole ("" when it cannot be read).
+std::string ReadProcFile(const char* path);
 
 /// /proc/meminfo's MemTotal and MemAvailable in MiB ({0, 0} for what it lacks).
 std::pair<int64_t, int64_t> ParseMemInfo(std::string_view meminfo);

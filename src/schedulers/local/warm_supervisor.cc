@@ -21,22 +21,10 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/local/this_host.h"
+
 namespace torchx::schedulers::local {
 namespace {
-
-// A small /proc file, whole ("" when it cannot be read).
-std::string ReadSmallFile(const char* path) {
-  std::string out;
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
-    if (n > 0) out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
 
 void ReapChildren() {
   while (waitpid(-1, nullptr, WNOHANG) > 0) {
@@ -48,7 +36,7 @@ void ReapChildren() {
 std::string LaunchContext() {
   std::string out;
   // The calling thread's: a clone from it inherits its affinity, not the main thread's.
-  std::string status = ReadSmallFile("/proc/thread-self/status");
+  std::string status = ReadProcFile("/proc/thread-self/status");
   static constexpr std::array<std::string_view, 14> kFields = {
       "Uid:",    "Gid:",    "Groups:",     "Umask:",   "CapInh:",       "CapPrm:",       "CapEff:",
       "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:", "Cpus_allowed:", "Mems_allowed:", "Seccomp_filters:"};
@@ -74,8 +62,8 @@ std::string LaunchContext() {
   errno = 0;
   out +=
       "nice " + std::to_string(getpriority(PRIO_PROCESS, 0)) + " sched " + std::to_string(sched_getscheduler(0)) + '\n';
-  out += ReadSmallFile("/proc/self/oom_score_adj");
-  out += ReadSmallFile("/proc/self/cgroup");
+  out += ReadProcFile("/proc/self/oom_score_adj");
+  out += ReadProcFile("/proc/self/cgroup");
   char target[128];
   for (const char* ns : {"cgroup", "ipc", "mnt", "net", "pid_for_children", "time_for_children", "user", "uts"}) {
     std::string path = std::string("/proc/thread-self/ns/") + ns;
