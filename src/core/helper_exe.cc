@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "core/install_layout.h"
+
 namespace torchx::internal {
 
 namespace fs = std::filesystem;
@@ -32,11 +34,34 @@ std::optional<SelfImage> FindSelfImage() {
   return SelfImage{exe, true};
 }
 
+std::vector<fs::path> PackageDirs() {
+  std::vector<fs::path> dirs;
+  std::optional<SelfImage> self = FindSelfImage();
+  if (!self) return dirs;
+  fs::path own = self->path.parent_path();
+  dirs.push_back(own);
+  // A back-end module (torchx/backends/*.so) holds its own copy of this code: its package is the
+  // directory above.
+  if (!self->main_program && own.filename() == "backends") dirs.push_back(own.parent_path());
+  constexpr std::string_view kPythonDir = TORCHX_WHEEL_PYTHON_DIR;
+  if (!self->main_program || kPythonDir.empty()) return dirs;
+  // A wheel's scripts are installed in <prefix>/bin and its package in the scheme's platlib; pip's
+  // schemes put that at one of these below the same prefix (a venv, --user, /usr/local).
+  for (const char* lib : {"lib", "lib64"}) {
+    for (const char* packages : {"site-packages", "dist-packages"}) {
+      fs::path dir = (own / ".." / lib / kPythonDir / packages / "torchx").lexically_normal();
+      std::error_code ec;
+      if (fs::is_directory(dir, ec)) dirs.push_back(std::move(dir));
+    }
+  }
+  return dirs;
+}
+
 Result<std::string> FindHelperExecutable(std::string_view name, const char* env_var, const char* build_path) {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv(env_var); env && *env) candidates.emplace_back(env);
   if (std::optional<SelfImage> self = FindSelfImage()) {
-    candidates.push_back(self->path.parent_path() / name);
+    for (const fs::path& dir : PackageDirs()) candidates.push_back(dir / name);
     if (self->main_program) candidates.push_back(self->path.parent_path() / ".." / "libexec" / "torchx" / name);
   }
   if (build_path && *build_path) candidates.emplace_back(build_path);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "torchx/status.h"
 
@@ -22,9 +23,16 @@ struct SelfImage {
 };
 std::optional<SelfImage> FindSelfImage();
 
-/// Looks, in order: $<env_var>, beside this project's image (FindSelfImage: the CLI or the
-/// Python extension), in <image dir>/../libexec/torchx for a main program, `build_path` (the build
-/// tree, for tests), then PATH. kFailedPrecondition naming `env_var` when not found.
+/// The directories that hold this install's own files (helpers, back-end modules, the carried
+/// libcurl), nearest first: the image's directory (the extension's and the helpers' is the package
+/// directory; a back-end module's is torchx/backends, so the one above it too), and for a main program installed as a
+/// wheel's script in <prefix>/bin, that wheel's package directory
+/// (<prefix>/lib[64]/pythonX.Y/{site,dist}-packages/torchx, those that exist).
+std::vector<std::filesystem::path> PackageDirs();
+
+/// Looks, in order: $<env_var>, in each of PackageDirs() (beside this project's image first), in
+/// <image dir>/../libexec/torchx for a main program, `build_path` (the build tree, for tests),
+/// then PATH. kFailedPrecondition naming `env_var` when not found.
 Result<std::string> FindHelperExecutable(std::string_view name, const char* env_var, const char* build_path);
 
 }  // namespace torchx::internal

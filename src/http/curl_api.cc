@@ -2,14 +2,37 @@
 
 #include <dlfcn.h>
 
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "core/helper_exe.h"
 
 namespace torchx::internal {
 namespace {
 
 constexpr const char* kLibrary = "libcurl.so.4";
+// A wheel carries its own libcurl (and what that needs) for machines without one: this small
+// object in the package directory links it, so auditwheel copies it into the wheel and points
+// the object at the copy. Opening it brings that libcurl, and dlsym on its handle searches it.
+constexpr const char* kCarrier = "_libcurl.so";
+
+// The carried copy when this install has one, else the system's.
+void* OpenLibcurl(std::string& why) {
+  for (const std::filesystem::path& dir : PackageDirs()) {
+    std::filesystem::path carrier = dir / kCarrier;
+    std::error_code ec;
+    if (!std::filesystem::exists(carrier, ec)) continue;
+    if (void* lib = dlopen(carrier.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
+    const char* error = dlerror();
+    why = fmt::format("{}: {}; ", carrier.string(), error ? error : "cannot be loaded");
+  }
+  if (void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL)) return lib;
+  const char* error = dlerror();
+  why += error ? error : "not found";
+  return nullptr;
+}
 
 template <typename Fn>
 bool Bind(void* lib, const char* name, Fn& fn, std::string& missing) {
@@ -20,13 +43,13 @@ bool Bind(void* lib, const char* name, Fn& fn, std::string& missing) {
 
 Result<const CurlApi*> Load() {
   // Never closed: transfers may be running on other threads until the process exits.
-  void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  void* lib = OpenLibcurl(why);
   if (!lib) {
-    const char* why = dlerror();
     return FailedPreconditionError(fmt::format(
         "http: cannot load {} ({}): the local_docker and kubernetes schedulers need libcurl (Debian/Ubuntu: apt "
         "install libcurl4)",
-        kLibrary, why ? why : "not found"));
+        kLibrary, why));
   }
   static CurlApi api;
   std::string missing;

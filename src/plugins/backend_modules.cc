@@ -105,13 +105,11 @@ std::vector<std::string> BackendModulePath() {
       p.remove_prefix(colon + 1);
     }
   }
-  // This install's modules: beside the Python extension (torchx/backends), or for the CLI in
-  // <prefix>/bin beside it or in <prefix>/lib/torchx/backends. Never beside the interpreter (see
-  // FindSelfImage: a venv's python is the base install's binary).
-  if (std::optional<internal::SelfImage> self = internal::FindSelfImage()) {
-    add(self->path.parent_path() / "backends");
-    if (self->main_program) add(self->path.parent_path() / ".." / "lib" / "torchx" / "backends");
-  }
+  // This install's modules: in the package beside the Python extension (torchx/backends), which
+  // is also where a wheel's CLI in <prefix>/bin finds them (PackageDirs), and beside a CLI in its
+  // build tree. Never beside the interpreter (see FindSelfImage: a venv's python is the base
+  // install's binary).
+  for (const fs::path& dir : internal::PackageDirs()) add(dir / "backends");
   add(fs::path(TORCHX_BACKEND_BUILD_DIR));
   return path;
 }
