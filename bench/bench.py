@@ -43,7 +43,7 @@ def spread(samples):
 
 
 def ours_in_torch_venv():
-    """TORCH_VENV's interpreter with the package `pip install .` installed for this interpreter
+    """TORCH_VENV's interpreter with the package installed for this interpreter (the wheel or `pip install .`)
     linked into its site-packages (the package directory and its dist-info, as pip lays them out),
     so that it runs exactly what the other rows run; None when setup_reference.sh has not made it."""
     python = TORCH_VENV / "bin" / "python"
@@ -53,12 +53,13 @@ def ours_in_torch_venv():
     package = pathlib.Path(torchx.__file__).resolve().parent
     site = pathlib.Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                        capture_output=True, text=True, check=True).stdout.strip())
-    for old in [*site.glob("torchx"), *site.glob("torchx-*.dist-info")]:
+    for old in [*site.glob("torchx"), *site.glob("torchx.libs"), *site.glob("torchx-*.dist-info")]:
         if old.is_symlink() or old.is_file():
             old.unlink()
         else:
             shutil.rmtree(old)
-    for src in [package, *package.parent.glob("torchx-*.dist-info")]:
+    # torchx.libs: the libraries a wheel carries, which its objects find beside the package.
+    for src in [package, *package.parent.glob("torchx.libs"), *package.parent.glob("torchx-*.dist-info")]:
         (site / src.name).symlink_to(src)
     return str(python)
 

@@ -21,6 +21,8 @@ case "$(basename "$wheel")" in
   *) echo "clean-root: the root has Debian 12's Python 3.11; $(basename "$wheel") is for another Python" >&2; exit 1 ;;
 esac
 mkdir -p "$cache"
+mb=$(($(stat -c %s "$wheel") / 1000000))
+((mb < 40)) || { echo "clean-root: the wheel is $mb MB, over its 40 MB budget" >&2; exit 1; }
 
 tarball=$cache/clean-root-bookworm.tar
 [[ -s $tarball ]] || echo "clean-root: making the Debian 12 root (debootstrap, about a minute)" >&2

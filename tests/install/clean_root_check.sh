@@ -93,6 +93,11 @@ EOF
 kill $ui
 wait $ui 2>/dev/null || true
 
+say "the back-end modules load from the package when first used"
+for s in kubernetes local_docker ray; do
+  torchx runopts "$s" >/dev/null || fail "runopts $s: its module did not load"
+done
+
 say "local_docker with no daemon: cannot connect, not a missing library"
 if out=$(torchx status local_docker://torchx/x 2>&1); then fail "status without a daemon succeeded: $out"; fi
 echo "$out"

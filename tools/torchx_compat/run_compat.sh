@@ -3,8 +3,9 @@
 # virtual environment: TorchX itself, e.g. torchx-nightly, or this project's), from outside any
 # source tree, and prints pass/total per test file and in all, with the failure causes ranked.
 #
-# Usage: run_compat.sh VENV [-s TORCHX_SRC] [-l SELECTION|all] [-o OUTDIR] [-t SECONDS] [-p] [-P] [-S FILE]
-#   VENV  a virtual environment (or prefix with bin/python) holding `torchx` and pytest
+# Usage: run_compat.sh [VENV] [-s TORCHX_SRC] [-l SELECTION|all] [-o OUTDIR] [-t SECONDS] [-p] [-P] [-S FILE]
+#   VENV  a virtual environment (or prefix with bin/python) holding `torchx` and pytest (default:
+#         $TORCHX_VENV, this project's env, scripts/venv.sh)
 #   -s    a TorchX source tree: the directory holding torchx/ with its test/ folders
 #         (default: $TORCHX_SRC; see README.md for how to get one)
 #   -l    a file of pytest node ids, one a line, '#' comments allowed (default: selection.txt beside
@@ -29,9 +30,15 @@
 # summary.txt (what is printed), probe.txt (-P).
 set -euo pipefail
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-[[ $# -ge 1 && $1 != -* ]] || usage
-VENV=$(cd "$1" && pwd); shift
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+if [[ $# -ge 1 && $1 != -* ]]; then
+  VENV=$(cd "$1" && pwd)
+  shift
+elif [[ -n ${TORCHX_VENV:-} ]]; then
+  VENV=$(cd "$TORCHX_VENV" && pwd)  # this project's env (scripts/venv.sh)
+else
+  usage
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=${TORCHX_SRC:-}
 SEL="$HERE/selection.txt"
