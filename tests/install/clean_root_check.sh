@@ -4,6 +4,9 @@
 set -euo pipefail
 say() { echo "clean-root: $*" >&2; }
 fail() { echo "clean-root: FAILED: $*" >&2; exit 1; }
+# What a command printed, on stderr. Never `tee /dev/stderr`: that reopens the caller's log file by
+# path and truncates it.
+show() { printf '%s\n' "$1" >&2; }
 
 for tool in gcc g++ cc c++ cmake make ninja pkg-config; do
   ! command -v "$tool" >/dev/null || fail "the root is not clean: it has $tool"
@@ -49,7 +52,7 @@ torchx log "$h" | grep -q hello-from-the-clean-root || fail "echo's log"
 
 say "a two-replica utils.sh app: status, log, list"
 h=$(torchx run --wait utils.sh --num_replicas 2 echo replica '${replica_id}' | head -1)
-torchx status "$h" | tee /dev/stderr | grep -q "State: SUCCEEDED" || fail "status of $h"
+out=$(torchx status "$h") && show "$out" && grep -q "State: SUCCEEDED" <<<"$out" || fail "status of $h: $out"
 log=$(torchx log "$h")
 grep -q "replica 0" <<<"$log" && grep -q "replica 1" <<<"$log" || fail "log of $h: $log"
 torchx list | grep -q "${h##*/}" || fail "list does not show $h"
@@ -72,12 +75,12 @@ EOF
 say "a 4-trial grid sweep"
 torchx sweep run --wait -p x=1,2,3,4 utils.sh echo 'trial @{x}' >sweep.out || { cat sweep.out; fail "sweep"; }
 s=$(head -1 sweep.out)
-torchx sweep status "$s" | tee /dev/stderr | grep -c SUCCEEDED | grep -qE '^[4-9]' || fail "sweep status of $s"
+out=$(torchx sweep status "$s") && show "$out" && (($(grep -c SUCCEEDED <<<"$out") >= 4)) || fail "sweep status of $s: $out"
 
 say "torchx run --managed of an app that succeeds"
 m=$(torchx run --managed --wait utils.echo --msg managed-ok | head -1)
 [[ $m == managed://* ]] || fail "no managed handle: $m"
-torchx status "$m" | tee /dev/stderr | grep -q SUCCEEDED || fail "managed status of $m"
+out=$(torchx status "$m") && show "$out" && grep -q SUCCEEDED <<<"$out" || fail "managed status of $m: $out"
 
 say "torchx ui answers /api/v1/apps on loopback"
 torchx ui --port 0 >ui.out 2>&1 &
