@@ -17,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -26,12 +27,13 @@
 
 extern char** environ;
 
-// ThreadSanitizer cannot follow a CLONE_VM child (process_launcher.cc forks there instead).
+// ThreadSanitizer cannot follow a CLONE_VM child: a TSan build forks (SpawnMode::kFork; the
+// supervisor's launcher does the same, process_launcher.cc).
 #if defined(__SANITIZE_THREAD__)
-#define TORCHX_NO_DETACHED_START 1
+#define TORCHX_FORK_BY_DEFAULT 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#define TORCHX_NO_DETACHED_START 1
+#define TORCHX_FORK_BY_DEFAULT 1
 #endif
 #endif
 
@@ -45,6 +47,7 @@ constexpr char kRecorded = 'y';
 // on stacks of their own, make system calls only, and report here.
 struct Chain {
   // Set by the caller.
+  bool fork = false;  // SpawnMode::kFork
   const char* supervisor = nullptr;
   char* const* supervisor_argv = nullptr;
   int recorded_w = -1;  // the supervisor-to-be writes its line here; the caller's commit follows
@@ -78,6 +81,31 @@ TORCHX_CHILD_CODE char* PutNumber(char* p, long value) {
   } while (value > 0);
   while (n > 0) *p++ = digits[--n];
   return p;
+}
+
+// A child running fn(arg), its parent resuming once the child has exec'd or exited (SpawnMode).
+// The pipe of a fork is close-on-exec: the child's exec or exit closes its end, and the parent's
+// read ends then. Every descriptor at 0-2 is open here (the caller's, or /dev/null), so the pipe
+// is never where the child puts its stdio.
+TORCHX_CHILD_CODE pid_t Spawn(bool fork_mode, int (*fn)(void*), char* stack, void* arg) {
+  if (!fork_mode) return clone(fn, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+  int done[2];
+  if (pipe2(done, O_CLOEXEC) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    ::close(done[0]);
+    _exit(fn(arg));
+  }
+  int saved = errno;
+  ::close(done[1]);
+  if (pid > 0) {
+    char b = 0;
+    while (::read(done[0], &b, 1) < 0 && errno == EINTR) {
+    }
+  }
+  ::close(done[0]);
+  errno = saved;
+  return pid;
 }
 
 TORCHX_CHILD_CODE void KillStarted(Chain* c, size_t started) {
@@ -130,7 +158,7 @@ TORCHX_CHILD_CODE int SupervisorToBe(void* p) {
     ReplicaChildArgs& r = c->replicas[i];
     r.supervisor = self;
     c->before[i] = BoottimeNs();
-    pid_t pid = clone(&ReplicaChildMain, c->replica_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &r);
+    pid_t pid = Spawn(c->fork, &ReplicaChildMain, c->replica_stack, &r);
     c->after[i] = BoottimeNs();
     if (pid < 0) SupervisorToBeFailed(c, i);
     c->pids[i] = pid;
@@ -160,7 +188,7 @@ TORCHX_CHILD_CODE int SupervisorToBe(void* p) {
 TORCHX_CHILD_CODE int Helper(void* p) {
   auto* c = static_cast<Chain*>(p);
   c->supervisor_before = BoottimeNs();
-  pid_t pid = clone(&SupervisorToBe, c->supervisor_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+  pid_t pid = Spawn(c->fork, &SupervisorToBe, c->supervisor_stack, c);
   c->supervisor_after = BoottimeNs();
   c->supervisor_pid = pid;
   if (pid < 0) c->error = errno;
@@ -179,6 +207,39 @@ char* Stacks() {
   }();
   return stacks;
 }
+
+// Where the chain reports: the caller's heap when its children share the caller's memory, a
+// shared mapping when they are copies of it (kFork).
+class ChainMemory {
+ public:
+  explicit ChainMemory(SpawnMode mode) {
+    if (mode == SpawnMode::kCloneVm) {
+      chain_ = new Chain();
+      return;
+    }
+    void* p = mmap(nullptr, sizeof(Chain), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    shared_ = true;
+    chain_ = new (p) Chain();
+    chain_->fork = true;
+  }
+  ~ChainMemory() {
+    if (!chain_) return;
+    if (!shared_) {
+      delete chain_;
+      return;
+    }
+    chain_->~Chain();
+    munmap(chain_, sizeof(Chain));
+  }
+  ChainMemory(const ChainMemory&) = delete;
+  ChainMemory& operator=(const ChainMemory&) = delete;
+  Chain* get() const { return chain_; }
+
+ private:
+  Chain* chain_ = nullptr;
+  bool shared_ = false;
+};
 
 // A pipe's ends (or a socket pair's), close-on-exec and clear of stdin/out/err (the
 // supervisor-to-be puts /dev/null there).
@@ -208,11 +269,14 @@ struct Fds {
 }  // namespace
 
 bool StartsDetached(const AppPlan& plan) {
-#ifdef TORCHX_NO_DETACHED_START
-  (void)plan;
-  return false;
-#else
   return !plan.replicas.empty() && plan.replicas.size() <= kDetachedStartMaxReplicas;
+}
+
+SpawnMode DefaultSpawnMode() {
+#ifdef TORCHX_FORK_BY_DEFAULT
+  return SpawnMode::kFork;
+#else
+  return SpawnMode::kCloneVm;
 #endif
 }
 
@@ -231,13 +295,14 @@ void DetachedStart::Abandon() {
 }
 
 Result<std::unique_ptr<DetachedStart>> StartDetached(const std::string& supervisor, const std::string& state_dir,
-                                                     const std::string& app_id, const AppPlan& plan) {
+                                                     const std::string& app_id, const AppPlan& plan, SpawnMode mode) {
   if (plan.replicas.empty() || plan.replicas.size() > kDetachedStartMaxReplicas) {
     return InvalidArgumentError(fmt::format("local: a detached start takes 1 to {} replicas, not {}",
                                             kDetachedStartMaxReplicas, plan.replicas.size()));
   }
-  auto chain = std::make_unique<Chain>();
-  Chain& c = *chain;
+  ChainMemory chain(mode);
+  if (!chain.get()) return InternalError(fmt::format("local: cannot map the start's report: {}", strerror(errno)));
+  Chain& c = *chain.get();
   c.n = plan.replicas.size();
   Fds opened;
   auto pipe_failed = [] { return InternalError(fmt::format("local: cannot create pipes: {}", strerror(errno))); };
@@ -294,7 +359,7 @@ Result<std::unique_ptr<DetachedStart>> StartDetached(const std::string& supervis
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t helper = clone(&Helper, base + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+  pid_t helper = Spawn(c.fork, &Helper, base + kStackBytes, &c);
   int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (helper > 0) {

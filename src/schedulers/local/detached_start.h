@@ -1,5 +1,5 @@
-// A small app started by the caller of `run` itself (LocalScheduler::Schedule), with its
-// supervisor's durability: the caller's thread clones a short-lived helper, which clones the
+// A small app started by the caller of `run` itself (LocalScheduler::Schedule, through its
+// ProcessStarter), with its supervisor's durability: the caller's thread clones a short-lived helper, which clones the
 // supervisor-to-be and exits (so the caller has no zombie to reap and the supervisor no parent
 // to die with). The supervisor-to-be, still in the caller's memory, leaves the caller's session,
 // starts the replicas as its own children (ReplicaChildMain), writes their pids on a socket pair
@@ -29,9 +29,17 @@ namespace torchx::schedulers::local {
 /// (the caller would wait for every replica's exec).
 inline constexpr size_t kDetachedStartMaxReplicas = 16;
 
-/// Whether `plan` is started this way. Never under ThreadSanitizer, which cannot follow a CLONE_VM
-/// child: there the supervisor starts every app.
+/// Whether `plan` is started this way.
 bool StartsDetached(const AppPlan& plan);
+
+/// How the chain's children are made. kCloneVm: each shares its parent's memory and runs on a
+/// stack of its own there, and CLONE_VFORK holds the parent until the child's exec (no copy of
+/// the caller's memory: the production path). kFork: each is a copy of its parent, which waits
+/// for a close-on-exec pipe that the child's exec (or exit) closes, and the chain reports through
+/// a shared mapping; ThreadSanitizer follows these children, so a TSan build uses it.
+enum class SpawnMode { kCloneVm, kFork };
+/// kFork in a ThreadSanitizer build, else kCloneVm.
+SpawnMode DefaultSpawnMode();
 
 struct DetachedReplica {
   int pid = 0;           ///< also its process group id
@@ -81,7 +89,8 @@ class DetachedStart {
 /// kDetachedStartMaxReplicas; their directories already made) and `supervisor` to adopt them.
 /// An error means nothing was started.
 Result<std::unique_ptr<DetachedStart>> StartDetached(const std::string& supervisor, const std::string& state_dir,
-                                                     const std::string& app_id, const AppPlan& plan);
+                                                     const std::string& app_id, const AppPlan& plan,
+                                                     SpawnMode mode = DefaultSpawnMode());
 
 // The supervisor's end.
 

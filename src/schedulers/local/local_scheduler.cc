@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -44,8 +43,6 @@
 #include "torchx/specs/app_id.h"
 #include "torchx/specs/serialize.h"
 
-extern char** environ;
-
 namespace torchx::schedulers::local {
 namespace {
 
@@ -75,10 +72,11 @@ Result<std::string> FindSupervisor() {
 }
 
 LocalScheduler::LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir,
-                               const devices::DeviceSource* devices)
+                               const devices::DeviceSource* devices, std::shared_ptr<ProcessStarter> starter)
     : Scheduler(std::move(backend), std::move(session_name)),
       default_state_dir_(std::move(default_state_dir)),
-      devices_(devices) {}
+      devices_(devices),
+      starter_(starter ? std::move(starter) : OsProcessStarter()) {}
 
 specs::RunOpts LocalScheduler::run_opts() const {
   specs::RunOpts o;
@@ -209,8 +207,8 @@ Result<std::string> LocalScheduler::Schedule(const DryRunInfo& info) {
     TORCHX_RETURN_IF_ERROR(def->PutRedirect(rec.app_id, state_dir));
   }
   if (StartsDetached(plan)) {
-    std::string context = LaunchContext();
-    if (auto warm = warm_.Claim(state_dir, supervisor, context)) {
+    std::string context = starter_->LaunchContext();
+    if (auto warm = warm_.Claim(state_dir, supervisor, context, starter_->ProcessId())) {
       return ScheduleWarm(*store, supervisor, state_dir, plan, std::move(*warm), std::move(rec), std::move(context));
     }
     return ScheduleDetached(*store, supervisor, state_dir, plan, std::move(rec), std::move(context));
@@ -224,29 +222,10 @@ Result<std::string> LocalScheduler::SpawnSupervisor(StateStore& store, const std
   // The supervisor starts in its own session with no terminal and no inherited stdio, forks
   // once more, and its first process exits as soon as the app is running: reaping it here
   // leaves no zombie behind in long-lived callers (a Python process, Ax).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  for (int fd : {0, 1, 2})
-    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
-  std::vector<std::string> args = {supervisor, state_dir, app_id};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, supervisor.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  int status = 0;
-  if (rc == 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string why = rc != 0 ? fmt::format("cannot start {}: {}", supervisor, strerror(rc))
-                              : fmt::format("{} exited before the app started", supervisor);
+  Result<int> status = starter_->RunToExit({supervisor, state_dir, app_id});
+  if (!status.ok() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+    std::string why =
+        !status.ok() ? status.status().message() : fmt::format("{} exited before the app started", supervisor);
     (void)store.SetAppState(app_id, AppState::kFailed, 0, why, "<NONE>", FailureCause::kSupervisorLost);
     return UnavailableError(fmt::format("local: {}", why));
   }
@@ -268,7 +247,7 @@ Result<std::string> LocalScheduler::ScheduleWarm(StateStore& store, const std::s
   req.plan_json = rec.plan_json;
   req.app_dir = rec.app_dir;
   req.created = rec.created;
-  req.env = EnvironmentOf(environ);
+  req.env = starter_->Environment();
   if (!SendAll(warm.fd, EncodeWarmRequest(req))) {
     ::close(warm.fd);
     return ScheduleDetached(store, supervisor, state_dir, plan, std::move(rec), std::move(context));
@@ -300,7 +279,7 @@ Result<std::string> LocalScheduler::ScheduleDetached(StateStore& store, const st
   // The replica's error file is in its directory: there before it starts.
   for (const auto& [role, _] : plan.roles) (void)internal::CreatePrivateDirs((fs::path(plan.app_dir) / role).string());
   for (const ReplicaPlan& rp : plan.replicas) MakeReplicaDir(rp.log_dir);
-  TORCHX_ASSIGN_OR_RETURN(auto started, StartDetached(supervisor, state_dir, rec.app_id, plan));
+  TORCHX_ASSIGN_OR_RETURN(auto started, starter_->StartDetached(supervisor, state_dir, rec.app_id, plan));
   rec.state = AppState::kRunning;
   rec.supervisor_pid = started->supervisor_pid();
   rec.supervisor_start = started->supervisor_identity();
@@ -314,7 +293,7 @@ Result<std::string> LocalScheduler::ScheduleDetached(StateStore& store, const st
   TORCHX_RETURN_IF_ERROR(store.InsertStartedApp(rec, rows));  // else abandoned: the supervisor stops them
   started->Commit();
   warm_.Add({started->TakeLink(), started->supervisor_pid(), started->supervisor_identity(), state_dir, supervisor,
-             std::move(context), getpid()});
+             std::move(context), starter_->ProcessId()});
   return rec.app_id;
 }
 

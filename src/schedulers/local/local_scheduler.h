@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedulers/local/app_plan.h"
+#include "schedulers/local/process_starter.h"
 #include "schedulers/local/state_store.h"
 #include "schedulers/local/warm_supervisor.h"
 #include "torchx/schedulers/scheduler.h"
@@ -22,9 +23,10 @@ Result<std::string> FindSupervisor();
 
 class LocalScheduler : public Scheduler {
  public:
-  /// `devices`: where the `device` option finds device plugins (may be null: none).
+  /// `devices`: where the `device` option finds device plugins (may be null: none). `starter`:
+  /// what starts an app's processes (process_starter.h; null: the operating system's).
   LocalScheduler(std::string backend, std::string session_name, std::string default_state_dir,
-                 const devices::DeviceSource* devices = nullptr);
+                 const devices::DeviceSource* devices = nullptr, std::shared_ptr<ProcessStarter> starter = nullptr);
 
   specs::RunOpts run_opts() const override;
   Result<std::string> Helper(std::string_view function, std::string_view args_json) override;
@@ -101,6 +103,7 @@ class LocalScheduler : public Scheduler {
   // does) takes the plan as is instead of parsing it back; an edited request is parsed.
   std::string planned_payload_;
   std::optional<AppPlan> planned_;
+  std::shared_ptr<ProcessStarter> starter_;
   WarmSupervisors warm_;  // the small apps' supervisors, which take this process's next apps
 };
 

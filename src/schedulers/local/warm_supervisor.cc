@@ -200,10 +200,9 @@ void WarmSupervisors::Add(Entry e) {
 }
 
 std::optional<WarmSupervisors::Entry> WarmSupervisors::Claim(const std::string& state_dir,
-                                                             const std::string& supervisor,
-                                                             const std::string& context) {
+                                                             const std::string& supervisor, const std::string& context,
+                                                             pid_t self) {
   std::lock_guard<std::mutex> hold(mu_);
-  pid_t self = getpid();
   std::optional<Entry> claimed;
   for (size_t i = 0; i < entries_.size();) {
     Entry& e = entries_[i];

@@ -104,8 +104,11 @@ class WarmSupervisors {
   /// Keeps `e` (closing the oldest past kWarmPoolSize).
   void Add(Entry e);
   /// An idle supervisor for `state_dir` running `supervisor` whose context is `context`, taken
-  /// out of the pool (its idle byte read); links found closed are dropped on the way.
-  std::optional<Entry> Claim(const std::string& state_dir, const std::string& supervisor, const std::string& context);
+  /// out of the pool (its idle byte read); links found closed, and those of another context or
+  /// owner than `self` (this process's id: a forked child never uses its parent's), are dropped
+  /// on the way.
+  std::optional<Entry> Claim(const std::string& state_dir, const std::string& supervisor, const std::string& context,
+                             pid_t self);
 
  private:
   std::mutex mu_;

@@ -124,16 +124,16 @@ TEST_F(WarmPoolTest, ClaimsOnlyAnIdleSupervisorOfTheSameStateDirAndContext) {
   int other_dir = Add("/elsewhere");
   int idle = Add("/state");
   Idle(other_dir);
-  EXPECT_FALSE(pool_.Claim("/state", "/sup", "ctx")) << "none is idle yet for /state";
+  EXPECT_FALSE(pool_.Claim("/state", "/sup", "ctx", getpid())) << "none is idle yet for /state";
   Idle(idle);
-  auto claimed = pool_.Claim("/state", "/sup", "ctx");
+  auto claimed = pool_.Claim("/state", "/sup", "ctx", getpid());
   ASSERT_TRUE(claimed);
   EXPECT_EQ(claimed->pid, 1002);
-  EXPECT_FALSE(pool_.Claim("/state", "/sup", "ctx")) << "claimed once";
-  EXPECT_FALSE(pool_.Claim("/state", "/other-sup", "ctx"));
+  EXPECT_FALSE(pool_.Claim("/state", "/sup", "ctx", getpid())) << "claimed once";
+  EXPECT_FALSE(pool_.Claim("/state", "/other-sup", "ctx", getpid()));
   EXPECT_FALSE(PeerClosed(busy));
   // A different launch context drops every supervisor made in the old one.
-  EXPECT_FALSE(pool_.Claim("/elsewhere", "/sup", "new ctx"));
+  EXPECT_FALSE(pool_.Claim("/elsewhere", "/sup", "new ctx", getpid()));
   EXPECT_TRUE(PeerClosed(other_dir));
   EXPECT_TRUE(PeerClosed(busy));
   ::close(claimed->fd);
@@ -144,10 +144,10 @@ TEST_F(WarmPoolTest, ASupervisorGoneSinceItSaidIdleIsDropped) {
   Idle(end);
   ::close(end);
   ends_.pop_back();
-  EXPECT_FALSE(pool_.Claim("/state", "/sup", "ctx"));
+  EXPECT_FALSE(pool_.Claim("/state", "/sup", "ctx", getpid()));
   int live = Add("/state");
   Idle(live);
-  auto claimed = pool_.Claim("/state", "/sup", "ctx");
+  auto claimed = pool_.Claim("/state", "/sup", "ctx", getpid());
   ASSERT_TRUE(claimed);
   ::close(claimed->fd);
 }

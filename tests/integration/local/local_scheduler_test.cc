@@ -454,6 +454,10 @@ TEST_F(LocalSchedulerTest, KilledSupervisorIsReportedAndNothingOutlivesIt) {
   Pids pids = PidsOf(env_, *handle);
   ASSERT_GT(pids.supervisor, 0);
   ASSERT_TRUE(Eventually([&] { return SupervisorUp(pids.supervisor); }));
+  // Its start is over once its diagnostics file is there (RedirectDiagnostics): the file's
+  // creation in the app's directory would wake the wait below (a slow supervisor, under TSan,
+  // makes it after the wait is armed).
+  ASSERT_TRUE(Eventually([&] { return fs::exists(fs::path(AppDir(env_, *handle)) / "supervisor.log"); }));
   // A reader already waiting on the app (a managed job's driver) is woken by the end its watchdog
   // records (the summary it leaves in the app's directory), not by its own clock: well before 60 s.
   auto woken = std::async(std::launch::async, [&] { return runner_.WaitForUpdate(*handle, std::chrono::seconds(60)); });
@@ -641,19 +645,17 @@ schedulers::local::AppPlan PlanOf(const testing::LocalSchedulerEnv& env, const s
 }
 
 // A small app's start as the caller makes it, without the record and the commit that follow.
-Result<std::unique_ptr<schedulers::local::DetachedStart>> StartUnrecorded(const testing::LocalSchedulerEnv& env,
-                                                                          const schedulers::local::AppPlan& plan) {
+Result<std::unique_ptr<schedulers::local::DetachedStart>> StartUnrecorded(
+    const testing::LocalSchedulerEnv& env, const schedulers::local::AppPlan& plan,
+    schedulers::local::SpawnMode mode = schedulers::local::DefaultSpawnMode()) {
   for (const auto& rp : plan.replicas) fs::create_directories(rp.log_dir);
   TORCHX_ASSIGN_OR_RETURN(std::string supervisor, schedulers::local::FindSupervisor());
-  return schedulers::local::StartDetached(supervisor, env.state_dir(), plan.app_id, plan);
+  return schedulers::local::StartDetached(supervisor, env.state_dir(), plan.app_id, plan, mode);
 }
 
 // A small app's replicas are started by the caller, as children of a supervisor that is nobody's
 // child of ours (detached_start.h), recorded RUNNING before `run` returns.
 TEST_F(LocalSchedulerTest, ASmallAppIsStartedByTheCallerAndAdoptedByItsSupervisor) {
-  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
-    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
-  }
   auto handle = runner_.Run(App({ShRole("s", "sleep 100", 2)}), "local_cwd");
   ASSERT_THAT(handle, IsOk());
   auto status = runner_.Status(*handle);
@@ -705,7 +707,6 @@ TEST_F(LocalSchedulerTest, AReplicaInheritsOnlyItsStdio) {
 TEST_F(LocalSchedulerTest, AnUnrecordedStartLeavesNothingRunning) {
   specs::AppDef app = App({ShRole("s", "sleep 100", 2)}, "abandoned");
   schedulers::local::AppPlan plan = PlanOf(env_, app, "abandoned-1");
-  if (!schedulers::local::StartsDetached(plan)) GTEST_SKIP() << "no detached start in this build";
   auto started = StartUnrecorded(env_, plan);
   ASSERT_THAT(started, IsOk());
   int sup = (*started)->supervisor_pid();
@@ -723,6 +724,43 @@ TEST_F(LocalSchedulerTest, AnUnrecordedStartLeavesNothingRunning) {
   auto found = (*store)->GetApp("abandoned-1");
   ASSERT_THAT(found, IsOk());
   EXPECT_FALSE(found->has_value());
+}
+
+// The chain made by forks (what a ThreadSanitizer build uses) starts what the chain made by
+// CLONE_VM clones does, and reports it the same: each replica running in its own group or its
+// exec's errno, the supervisor exec'd as `--adopt`, all of it stopped when the start is abandoned.
+TEST_F(LocalSchedulerTest, AStartByForksReportsWhatAStartByClonesDoes) {
+  std::vector<schedulers::local::SpawnMode> modes = {schedulers::local::SpawnMode::kFork};
+  // ThreadSanitizer cannot follow a CLONE_VM child: there, the forks only (DefaultSpawnMode).
+  if (schedulers::local::DefaultSpawnMode() == schedulers::local::SpawnMode::kCloneVm) {
+    modes.push_back(schedulers::local::SpawnMode::kCloneVm);
+  }
+  for (auto mode : modes) {
+    SCOPED_TRACE(mode == schedulers::local::SpawnMode::kFork ? "fork" : "clone");
+    specs::Role missing = ShRole("m", "");
+    missing.entrypoint = "/nonexistent/program";
+    missing.args = {};
+    std::string id = mode == schedulers::local::SpawnMode::kFork ? "forked-1" : "cloned-1";
+    schedulers::local::AppPlan plan = PlanOf(env_, App({ShRole("s", "sleep 100", 2), missing}), id);
+    auto started = StartUnrecorded(env_, plan, mode);
+    ASSERT_THAT(started, IsOk());
+    const auto& replicas = (*started)->replicas();
+    ASSERT_EQ(replicas.size(), 3u);
+    for (int i : {0, 1}) {
+      EXPECT_EQ(replicas[i].exec_errno, 0);
+      EXPECT_TRUE(GroupAlive(replicas[i].pid));
+      EXPECT_FALSE(replicas[i].identity.empty());
+    }
+    EXPECT_EQ(replicas[2].exec_errno, ENOENT);
+    int sup = (*started)->supervisor_pid();
+    EXPECT_TRUE(Eventually([&] { return ProcOf(sup).cmdline.find("--adopt") != std::string::npos; }))
+        << ProcOf(sup).cmdline;
+    EXPECT_FALSE((*started)->supervisor_identity().empty());
+    std::vector<int> pids = {replicas[0].pid, replicas[1].pid};
+    started->reset();  // abandoned
+    for (int pid : pids) EXPECT_TRUE(Eventually([&] { return !GroupAlive(pid); }));
+    EXPECT_TRUE(Eventually([&] { return ::kill(sup, 0) != 0 || ProcOf(sup).cmdline.empty(); }));
+  }
 }
 
 // Whether `pid` is a live process (an exited one that its parent has not reaped yet is not).
@@ -749,9 +787,6 @@ void LetItIdle(int sup) {
 // Back-to-back runs of one process: the supervisor of the app that ended takes the next app
 // (warm_supervisor.h), with the caller's environment as it is at that run.
 TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
-  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
-    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
-  }
   auto first = runner_.Run(App({ShRole("s", "echo first")}), "local_cwd");
   ASSERT_THAT(first, IsOk());
   ASSERT_EQ(testing::WaitTerminal(runner_, *first)->state, AppState::kSucceeded);
@@ -814,9 +849,6 @@ TEST_F(LocalSchedulerTest, AnIdleSupervisorTakesTheCallersNextApp) {
 // A cancel of an app that has ended, or one still on its way to the supervisor that ran it,
 // does not reach the app that supervisor runs now.
 TEST_F(LocalSchedulerTest, ACancelOfAnEndedAppSparesTheNextAppOfItsSupervisor) {
-  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
-    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
-  }
   auto first = runner_.Run(App({ShRole("s", "true")}), "local_cwd");
   ASSERT_THAT(first, IsOk());
   ASSERT_EQ(testing::WaitTerminal(runner_, *first)->state, AppState::kSucceeded);
@@ -847,9 +879,6 @@ TEST_F(LocalSchedulerTest, ACancelOfAnEndedAppSparesTheNextAppOfItsSupervisor) {
 // An idle supervisor goes when the process that could hand it an app lets it go, and by itself
 // once it has waited kWarmLingerMs.
 TEST_F(LocalSchedulerTest, AnIdleSupervisorExitsWithItsCallerOrAfterItsLinger) {
-  if (!schedulers::local::StartsDetached(PlanOf(env_, App({ShRole("s", "true")}), "probe-1"))) {
-    GTEST_SKIP() << "this build starts every app from its supervisor (ThreadSanitizer)";
-  }
   int released = 0;
   {
     runner::Runner r{*registry_};
@@ -882,7 +911,6 @@ TEST_F(LocalSchedulerTest, AStartedReplicaThatCannotExecSaysWhy) {
   role.entrypoint = "no-such-program-here";
   role.args = {};
   schedulers::local::AppPlan plan = PlanOf(env_, App({role}, "noexec"), "noexec-1");
-  if (!schedulers::local::StartsDetached(plan)) GTEST_SKIP() << "no detached start in this build";
   auto started = StartUnrecorded(env_, plan);
   ASSERT_THAT(started, IsOk());
   ASSERT_EQ((*started)->replicas().size(), 1u);
