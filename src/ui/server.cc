@@ -27,6 +27,7 @@
 #include "ui/assets.h"
 #include "ui/client_socket.h"
 #include "ui/component_paths.h"
+#include "ui/http_server.h"
 #include "ui/security.h"
 
 namespace torchx::ui {
@@ -154,7 +155,9 @@ struct Server::Impl {
           if (client && !cancelled->load() && ClientHasLeft(*client)) cancelled->store(true);
         });
   }
-  httplib::Server http;
+  // Connections wait for each request without a thread, and a request's head and body are read
+  // within options.request_deadline (http_server.h).
+  HttpServer http{WaitingRoomOptions{std::chrono::milliseconds(5'000), options.request_deadline}, options.threads};
   SecurityPolicy policy;
   int port = 0;
   bool loopback = true;
@@ -599,11 +602,6 @@ Server::~Server() { Stop(); }
 Status Server::Bind() {
   Impl& s = *impl_;
   s.http.set_payload_max_length(s.options.max_body_bytes);
-  s.http.set_keep_alive_max_count(100);
-  s.http.set_keep_alive_timeout(5);
-  s.http.set_read_timeout(10, 0);
-  size_t threads = s.options.threads;
-  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // cpp-httplib's default also sets SO_REUSEPORT, with which a second `torchx ui` on a port in use
   // binds too and the kernel splits connections between the two servers. SO_REUSEADDR alone
   // still lets a restarted server take its port back from connections in TIME_WAIT.
@@ -626,7 +624,7 @@ Status Server::Bind() {
   }
   TORCHX_RETURN_IF_ERROR(s.SetUpPolicy());
   s.Routes();
-  return OkStatus();
+  return s.http.StartRoom();
 }
 
 int Server::port() const { return impl_->port; }
@@ -653,6 +651,7 @@ Status Server::Run() {
 
 void Server::Stop() {
   impl_->stopping.store(true);
+  impl_->http.StopRoom();
   impl_->http.stop();
 }
 

@@ -43,6 +43,9 @@ struct ServerOptions {
   std::vector<std::string> component_dirs;
   /// Each call into a Python component file stops after this (504): its module runs at import.
   std::chrono::milliseconds component_load_timeout{10'000};
+  /// A request's head must arrive whole within this of its first byte (else 408 and the
+  /// connection closed), and its body within this of the head; it holds no thread meanwhile.
+  std::chrono::milliseconds request_deadline{10'000};
 };
 
 /// The schedulers `torchx ui` lists: local_cwd, the `composites` (pipelines: their steps are shown
