@@ -4,7 +4,9 @@
 // Serves until SIGINT or SIGTERM, then exits 0.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -77,6 +79,15 @@ Handler AddUiOptions(CLI::App& cmd, plugins::PluginRegistry& registry) {
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     signal(SIGPIPE, SIG_IGN);
+    // Each open connection is a descriptor (one waiting for its next request holds no thread):
+    // the soft limit raised to the hard one, so that a crowd of them does not make accept fail.
+    if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+      lim.rlim_cur = lim.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &lim);
+    }
+    if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+      options.max_waiting = std::max<size_t>(64, lim.rlim_cur / 2);
+    }
 
     ui::Server server(registry, options);
     if (Status s = server.Bind(); !s.ok()) return ReportError(s);

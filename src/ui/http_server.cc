@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace torchx::ui {
 
@@ -22,6 +23,17 @@ using std::chrono::milliseconds;
 
 // How long a write waits for the client to take bytes (a reader that stopped reading).
 constexpr milliseconds kWriteTimeout{5'000};
+
+// Set on a worker by the logger when the response it wrote left the request's body unread (a
+// request refused before routing: 401, 403, 411, 413, 415): those bytes must never be read as the
+// connection's next request, so the connection ends with the response.
+thread_local bool t_body_unread = false;
+
+bool BodyUnread(const httplib::Request& req) {
+  if (!req.body.empty()) return false;
+  std::string length = req.get_header_value("Content-Length");
+  return req.has_header("Transfer-Encoding") || (!length.empty() && length.find_first_not_of('0') != std::string::npos);
+}
 
 void Close(int fd) {
   ::shutdown(fd, SHUT_RDWR);
@@ -38,6 +50,7 @@ class ConnectionStream final : public httplib::Stream {
   void StartRequest() { deadline_ = Clock::now() + limit_; }
   /// Bytes of the next request read already (a pipelined request).
   size_t buffered() const { return end_ - begin_; }
+  bool BufferedHeadEnds() const { return HeadEnds(std::string_view(buf_.data() + begin_, buffered())); }
 
   bool is_readable() const override { return buffered() > 0 || Wait(POLLIN, Left()); }
   bool is_writable() const override { return Wait(POLLOUT, kWriteTimeout) && Open(); }
@@ -151,6 +164,7 @@ HttpServer::HttpServer(WaitingRoomOptions room, size_t threads)
         workers_->enqueue([this, fd] { Serve(fd); });
       }) {
   new_task_queue = [this, threads] { return new Workers(*this, threads); };
+  set_logger([](const httplib::Request& req, const httplib::Response&) { t_body_unread = BodyUnread(req); });
 }
 
 HttpServer::~HttpServer() { room_.Stop(); }
@@ -165,11 +179,15 @@ void HttpServer::Serve(int fd) {
   while (true) {
     stream.StartRequest();
     bool closed = false;
-    if (!process_request(stream, false, closed, nullptr) || closed) break;
+    t_body_unread = false;
+    if (!process_request(stream, false, closed, nullptr) || closed || t_body_unread) break;
     if (stream.buffered() == 0) {
       room_.Park(fd);  // its next request waits there, holding no thread
       return;
     }
+    // A pipelined request read already: served here only when its head is whole (the rest of one
+    // cannot go back to the room, and a worker never waits for a head).
+    if (!stream.BufferedHeadEnds()) break;
   }
   Close(fd);
 }

@@ -157,7 +157,9 @@ struct Server::Impl {
   }
   // Connections wait for each request without a thread, and a request's head and body are read
   // within options.request_deadline (http_server.h).
-  HttpServer http{WaitingRoomOptions{std::chrono::milliseconds(5'000), options.request_deadline}, options.threads};
+  HttpServer http{
+      WaitingRoomOptions{std::chrono::milliseconds(5'000), options.request_deadline, 16 * 1024, options.max_waiting},
+      options.threads};
   SecurityPolicy policy;
   int port = 0;
   bool loopback = true;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -26,12 +27,11 @@ constexpr std::string_view kTimedOut =
     "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 56\r\n\r\n"
     "the request did not arrive whole in time; send it again\n";
 
-// Whether a request head's end (an empty line; HTTP/1.1 allows a bare LF) is in `bytes`.
+}  // namespace
+
 bool HeadEnds(std::string_view bytes) {
   return bytes.find("\n\r\n") != std::string_view::npos || bytes.find("\n\n") != std::string_view::npos;
 }
-
-}  // namespace
 
 WaitingRoom::WaitingRoom(WaitingRoomOptions options, Ready ready) : options_(options), ready_(std::move(ready)) {}
 
@@ -57,6 +57,17 @@ void WaitingRoom::Park(int fd) {
     ::shutdown(fd, SHUT_RDWR);
     ::close(fd);
     return;
+  }
+  if (guests_.size() >= options_.max_waiting) {
+    // The one waiting longest, an idle one before one sending its head.
+    auto oldest = guests_.end();
+    for (auto it = guests_.begin(); it != guests_.end(); ++it) {
+      if (oldest == guests_.end() ||
+          std::pair(it->second.started, it->second.since) < std::pair(oldest->second.started, oldest->second.since)) {
+        oldest = it;
+      }
+    }
+    Evict(oldest->first, oldest->second.started);
   }
   guests_[fd] = Guest{Clock::now(), false};
   // Edge-triggered: each arrival of bytes wakes the room once, and what it peeks stays in the

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "torchx/status.h"
@@ -24,7 +25,13 @@ struct WaitingRoomOptions {
   std::chrono::milliseconds head_deadline{10'000};
   /// A head this large without its end is handed over anyway: the parser answers it (431 or 414).
   size_t max_head_bytes = 16 * 1024;
+  /// At most this many connections wait; one more evicts the one waiting longest (idle ones
+  /// first), so waiting connections cannot take every file descriptor.
+  size_t max_waiting = 4096;
 };
+
+/// Whether the end of a request head (an empty line; HTTP/1.1 allows a bare LF) is in `bytes`.
+bool HeadEnds(std::string_view bytes);
 
 class WaitingRoom {
  public:

@@ -134,6 +134,20 @@ TEST_F(WaitingRoomTest, AHeadLargerThanTheLimitIsHandedToTheParserToRefuse) {
   EXPECT_TRUE(HandedWithin(1, 1s));
 }
 
+TEST_F(WaitingRoomTest, PastItsSizeTheRoomEvictsTheConnectionWaitingLongestIdleOnesFirst) {
+  room_ = std::make_unique<WaitingRoom>(WaitingRoomOptions{10s, 10s, 64, 2}, [](int fd) { ::close(fd); });
+  ASSERT_THAT(room_->Start(), IsOk());
+  int sending = Connect();
+  Send(sending, "GET / HT");  // has started its head
+  std::this_thread::sleep_for(100ms);
+  int idle = Connect();
+  int third = Connect();
+  EXPECT_EQ(ClosedSaying(idle, 1s), "") << "the idle one goes first";
+  EXPECT_FALSE(ClosedSaying(sending, 200ms));
+  EXPECT_FALSE(ClosedSaying(third, 200ms));
+  EXPECT_EQ(room_->waiting(), 2u);
+}
+
 TEST_F(WaitingRoomTest, StoppingClosesEveryConnectionAndWhatIsParkedAfter) {
   int waiting = Connect();
   room_->Stop();

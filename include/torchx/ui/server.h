@@ -46,6 +46,8 @@ struct ServerOptions {
   /// A request's head must arrive whole within this of its first byte (else 408 and the
   /// connection closed), and its body within this of the head; it holds no thread meanwhile.
   std::chrono::milliseconds request_deadline{10'000};
+  /// Connections waiting for their next request at most (src/ui/waiting_room.h).
+  size_t max_waiting = 4096;
 };
 
 /// The schedulers `torchx ui` lists: local_cwd, the `composites` (pipelines: their steps are shown

@@ -228,6 +228,26 @@ def test_cross_origin_and_csrf(ui):
     ui.wait_state(handle, {"CANCELLED"}, timeout=30)
 
 
+def test_a_refused_requests_body_is_never_read_as_the_next_request(ui):
+    # A cross-site POST is refused before its body is read. Its body, a request of its own, must
+    # not be answered as the connection's next request (the CSRF check would never see it): the
+    # connection ends with the refusal.
+    host = f"{ui.host}:{ui.port}".encode()
+    smuggled = b"GET /api/v1/version HTTP/1.1\r\nHost: " + host + b"\r\n\r\n"
+    request = (b"POST /api/v1/apps HTTP/1.1\r\nHost: " + host + b"\r\nOrigin: http://evil.example\r\n"
+               b"Content-Type: text/plain\r\nContent-Length: " + str(len(smuggled)).encode() + b"\r\n\r\n" + smuggled)
+    with socket.create_connection((ui.host, ui.port), timeout=10) as s:
+        s.sendall(request)
+        said = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            said += chunk
+    assert said.startswith(b"HTTP/1.1 403"), said[:200]
+    assert said.count(b"HTTP/1.1 ") == 1, said
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to connect as another user")
 def test_another_users_connection_needs_the_token(ui):
     # On a shared machine every user reaches 127.0.0.1: another user's requests need the token,
