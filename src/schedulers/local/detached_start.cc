@@ -85,12 +85,32 @@ TORCHX_CHILD_CODE char* PutNumber(char* p, long value) {
 
 // A child running fn(arg), its parent resuming once the child has exec'd or exited (SpawnMode).
 // The pipe of a fork is close-on-exec: the child's exec or exit closes its end, and the parent's
-// read ends then. Every descriptor at 0-2 is open here (the caller's, or /dev/null), so the pipe
-// is never where the child puts its stdio.
-TORCHX_CHILD_CODE pid_t Spawn(bool fork_mode, int (*fn)(void*), char* stack, void* arg) {
+// read ends then. Its ends are kept clear of 0-2, where the supervisor-to-be puts /dev/null.
+// `wait_for_exec` false: the parent reaps the child itself (the caller and its helper), so no
+// pipe, whose write end a fork by another of the caller's threads could hold open.
+TORCHX_CHILD_CODE pid_t Spawn(bool fork_mode, int (*fn)(void*), char* stack, void* arg, bool wait_for_exec = true) {
   if (!fork_mode) return clone(fn, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+  if (!wait_for_exec) {
+    pid_t pid = fork();
+    if (pid == 0) _exit(fn(arg));
+    return pid;
+  }
   int done[2];
   if (pipe2(done, O_CLOEXEC) != 0) return -1;
+  for (int& end : done) {
+    if (end > 2) continue;
+    int moved = fcntl(end, F_DUPFD_CLOEXEC, 3);
+    ::close(end);
+    end = moved;
+  }
+  if (done[0] < 0 || done[1] < 0) {
+    int saved = errno;
+    for (int end : done) {
+      if (end >= 0) ::close(end);
+    }
+    errno = saved;
+    return -1;
+  }
   pid_t pid = fork();
   if (pid == 0) {
     ::close(done[0]);
@@ -359,7 +379,7 @@ Result<std::unique_ptr<DetachedStart>> StartDetached(const std::string& supervis
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t helper = Spawn(c.fork, &Helper, base + kStackBytes, &c);
+  pid_t helper = Spawn(c.fork, &Helper, base + kStackBytes, &c, /*wait_for_exec=*/false);
   int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (helper > 0) {

@@ -55,4 +55,19 @@ void WriteEndSummary(const std::string& app_dir, const std::string& text) {
   }
 }
 
+void WriteLostAppSummary(const AppRecord& app, const std::vector<ReplicaRecord>& replicas, double epoch_seconds) {
+  auto plan = AppPlanFromJson(app.plan_json);
+  if (!plan.ok() || plan->app_dir.empty()) return;
+  std::vector<const ReplicaRecord*> records(plan->replicas.size(), nullptr);
+  for (size_t i = 0; i < plan->replicas.size(); ++i) {
+    for (const ReplicaRecord& r : replicas) {  // the latest attempt of each replica
+      if (r.role == plan->replicas[i].role && r.replica_id == plan->replicas[i].replica_id &&
+          (!records[i] || r.attempt > records[i]->attempt)) {
+        records[i] = &r;
+      }
+    }
+  }
+  WriteEndSummary(plan->app_dir, EndSummaryText(app.app_id, specs::AppState::kFailed, epoch_seconds, *plan, records));
+}
+
 }  // namespace torchx::schedulers::local

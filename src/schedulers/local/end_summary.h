@@ -1,7 +1,8 @@
 // The summary JSON TorchX's local scheduler leaves in an ended app's directory, named SUCCESS
-// whatever the app's end. Written by the supervisor when it finishes, and by its watchdog when
-// the supervisor died first: the file is also what wakes a reader waiting on the app directory
-// (LocalScheduler::WaitForAnyUpdate), so an end the watchdog records is seen at once.
+// whatever the app's end. Written by the supervisor when it finishes, and, when the supervisor
+// died first, by whoever records that end (its watchdog, or a reader that finds it dead first): the file is also what
+// wakes a reader waiting on the app directory (LocalScheduler::WaitForAnyUpdate), so an end the watchdog records is
+// seen at once.
 #pragma once
 
 #include <string>
@@ -21,5 +22,10 @@ std::string EndSummaryText(const std::string& app_id, specs::AppState state, dou
 
 /// Writes `text` to <app_dir>/SUCCESS; best effort (a full disk leaves the store's state to say it).
 void WriteEndSummary(const std::string& app_dir, const std::string& text);
+
+/// The summary of `app`, whose supervisor died before it ended, written FAILED with the latest
+/// attempt of each replica in `replicas`, before its end is recorded (a reader that sees the state
+/// finds the summary). Nothing when the app's plan cannot be read.
+void WriteLostAppSummary(const AppRecord& app, const std::vector<ReplicaRecord>& replicas, double epoch_seconds);
 
 }  // namespace torchx::schedulers::local

@@ -33,6 +33,7 @@
 #include "core/state_dir.h"
 #include "schedulers/local/app_plan.h"
 #include "schedulers/local/detached_start.h"
+#include "schedulers/local/end_summary.h"
 #include "schedulers/local/failure_cause.h"
 #include "schedulers/local/helpers.h"
 #include "schedulers/local/process_identity.h"
@@ -336,6 +337,9 @@ Status LocalScheduler::CheckLiveness(StateStore& store, AppRecord& app) {
     r.state = AppState::kFailed;
   }
   TORCHX_RETURN_IF_ERROR(store.PutReplicas(replicas));
+  // The summary before the state, as the watchdog writes it when it gets there first (it writes
+  // none over a recorded end): whoever records the end leaves it.
+  if (auto full = store.GetApp(app.app_id); full.ok() && *full) WriteLostAppSummary(**full, replicas, NowSeconds());
   TORCHX_RETURN_IF_ERROR(
       store.SetAppState(app.app_id, AppState::kFailed, app.num_restarts, why, structured_error_msg, cause).status());
   TORCHX_ASSIGN_OR_RETURN(auto fresh, store.GetApp(app.app_id));

@@ -53,21 +53,8 @@ namespace {
         // and a reader waiting on the app's directory (a managed job's driver) wakes for it. Not
         // over the supervisor's own: one that recorded its end and died before telling this
         // process "done" left both (and the store keeps its first terminal state).
-        if (auto plan = AppPlanFromJson((*app)->plan_json);
-            !specs::IsTerminal((*app)->state) && plan.ok() && !plan->app_dir.empty()) {
-          std::vector<const ReplicaRecord*> records(plan->replicas.size(), nullptr);
-          if (replicas.ok()) {
-            for (size_t i = 0; i < plan->replicas.size(); ++i) {
-              for (const ReplicaRecord& r : *replicas) {  // the latest attempt of each replica
-                if (r.role == plan->replicas[i].role && r.replica_id == plan->replicas[i].replica_id &&
-                    (!records[i] || r.attempt > records[i]->attempt)) {
-                  records[i] = &r;
-                }
-              }
-            }
-          }
-          WriteEndSummary(plan->app_dir,
-                          EndSummaryText(app_id, specs::AppState::kFailed, NowSeconds(), *plan, records));
+        if (!specs::IsTerminal((*app)->state)) {
+          WriteLostAppSummary(**app, replicas.ok() ? *replicas : std::vector<ReplicaRecord>{}, NowSeconds());
         }
       }
       (void)(*store)->SetAppState(app_id, specs::AppState::kFailed, restarts, std::string(kSupervisorDiedWatchdog),
