@@ -30,12 +30,17 @@ rm -rf "$raw"
 mkdir -p "$raw" "$out"
 started=$(date +%s)
 # The whole output in pip.log; CMake's [n/N] lines and the outcome on the terminal.
-set +o pipefail
+set +e
 "$py" -m pip wheel -v --no-build-isolation --no-deps -w "$raw" . 2>&1 | tee "$raw/pip.log" |
   grep --line-buffered -E '^ *\[[0-9]+/[0-9]+\] |Created wheel'
-set -o pipefail
+built=${PIPESTATUS[0]}
+set -e
 whl=$(ls "$raw"/torchx-*.whl 2>/dev/null | head -1)
-[[ -n "$whl" ]] || { tail -60 "$raw/pip.log" >&2; echo "build-wheel: pip wheel made no wheel ($raw/pip.log)" >&2; exit 1; }
+if [[ $built -ne 0 || -z "$whl" ]]; then
+  tail -60 "$raw/pip.log" >&2
+  echo "build-wheel: pip wheel failed (all of its output: $raw/pip.log)" >&2
+  exit 1
+fi
 echo "build-wheel: built $(basename "$whl") in $(($(date +%s) - started))s" >&2
 
 rm -f "$out"/torchx-*.whl

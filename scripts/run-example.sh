@@ -17,15 +17,16 @@ echo "run-example: what was missing installed in $(($(date +%s) - started))s" >&
 # One build: CMake's [n/N] progress on the terminal, pip's whole output in build/pip-install.log.
 started=$(date +%s)
 mkdir -p build
-set +o pipefail
+set +e
 python3 -m pip install -v --no-build-isolation . 2>&1 | tee build/pip-install.log |
   grep --line-buffered -E '^ *\[[0-9]+/[0-9]+\] |^Successfully installed'
-set -o pipefail
-python3 -c "import torchx._torchx" 2>/dev/null || {
+built=${PIPESTATUS[0]}
+set -e
+if [[ $built -ne 0 ]]; then
   tail -60 build/pip-install.log >&2
-  echo "run-example: the build failed (build/pip-install.log)" >&2
+  echo "run-example: the build failed (all of its output: build/pip-install.log)" >&2
   exit 1
-}
+fi
 echo "run-example: built and installed torchx into $TORCHX_VENV in $(($(date +%s) - started))s" >&2
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -9,6 +9,7 @@ TORCHX_BUILD_CHECK=0 skips the check (headers in a place it does not look, a non
 
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -61,8 +62,9 @@ def missing_build_requirements() -> List[Tuple[str, str]]:
     """What this machine lacks to build the core: (description, Debian package), in order."""
     missing = []
     for what, names, package in _TOOLS:
-        env = os.environ.get("CXX") if package == "g++" else None
-        found = shutil.which(env) if env else next((shutil.which(n) for n in names if shutil.which(n)), None)
+        # CXX may carry a launcher or flags ("ccache g++"): its program is the first word.
+        env = shlex.split(os.environ.get("CXX", "")) if package == "g++" else []
+        found = shutil.which(env[0]) if env else next((shutil.which(n) for n in names if shutil.which(n)), None)
         if not found:
             missing.append((what, package))
         elif package == "cmake" and (old := _cmake_too_old(found)):

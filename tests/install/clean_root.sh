@@ -66,7 +66,7 @@ cp tests/install/clean_root_check.sh "$root/opt/in/check.sh"
 
 echo "clean-root: entering $root" >&2
 status=0
-timeout 600 unshare --mount --pid --fork --net --propagation private bash -c '
+timeout -k 15 600 unshare --mount --pid --fork --net --propagation private bash -c '
   set -e
   root=$1
   ip link set lo up
