@@ -35,7 +35,7 @@ set +e
   grep --line-buffered -E '^ *\[[0-9]+/[0-9]+\] |Created wheel'
 built=${PIPESTATUS[0]}
 set -e
-whl=$(ls "$raw"/torchx-*.whl 2>/dev/null | head -1)
+whl=$(ls "$raw"/torchx-*.whl 2>/dev/null | head -1 || true)
 if [[ $built -ne 0 || -z "$whl" ]]; then
   tail -60 "$raw/pip.log" >&2
   echo "build-wheel: pip wheel failed (all of its output: $raw/pip.log)" >&2
@@ -46,7 +46,7 @@ echo "build-wheel: built $(basename "$whl") in $(($(date +%s) - started))s" >&2
 rm -f "$out"/torchx-*.whl
 "$py" -m auditwheel repair --plat "$plat" --exclude libnvidia-ml.so.1 -w "$out" "$whl" >"$raw/repair.log" 2>&1 || {
   cat "$raw/repair.log" >&2; exit 1; }
-repaired=$(ls "$out"/torchx-*-"$plat".whl 2>/dev/null | head -1)
+repaired=$(ls "$out"/torchx-*-"$plat".whl 2>/dev/null | head -1 || true)
 [[ -n "$repaired" ]] || { cat "$raw/repair.log" >&2; echo "build-wheel: auditwheel wrote no $plat wheel" >&2; exit 1; }
 "$py" -m auditwheel show "$repaired" >"$raw/show.log" 2>&1
 grep -q "\"$plat\"" "$raw/show.log" || { cat "$raw/show.log" >&2; echo "build-wheel: auditwheel show does not name $plat" >&2; exit 1; }

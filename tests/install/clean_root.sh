@@ -31,7 +31,7 @@ bash scripts/engines/make-rootfs.sh debian "$tarball" python3,python3-venv
 # The package's dependencies as wheels for Debian 12's CPython 3.11, fetched once: by this
 # interpreter, which built a cp311 wheel, so its own tags are the root's. With them the sdist's
 # build requirements, so that pip reaches the sdist's own check.
-sdist=$(ls "$(dirname "$wheel")"/torchx-*.tar.gz 2>/dev/null | head -1)
+sdist=$(ls "$(dirname "$wheel")"/torchx-*.tar.gz 2>/dev/null | head -1 || true)
 [[ -n $sdist ]] || { echo "clean-root: no sdist beside $wheel (scripts/build-wheel.sh makes both)" >&2; exit 1; }
 wheelhouse=$cache/wheelhouse-cp311
 mkdir -p "$wheelhouse"
