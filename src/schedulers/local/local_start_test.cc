@@ -134,16 +134,7 @@ class LocalStartTest : public ::testing::Test {
   void RecordAsTheSupervisor(const WarmRequest& req) {
     auto store = StateStore::Open(dir_.path());
     ASSERT_THAT(store, IsOk());
-    AppRecord rec;
-    rec.app_id = req.app_id;
-    rec.session = req.session;
-    rec.name = req.name;
-    rec.appdef_json = req.appdef_json;
-    rec.plan_json = req.plan_json;
-    rec.app_dir = req.app_dir;
-    rec.state = AppState::kRunning;
-    rec.created = rec.updated = req.created;
-    ASSERT_THAT((*store)->InsertStartedApp(rec, {}), IsOk());
+    ASSERT_THAT((*store)->InsertStartedApp(RunningRecordOf(req), {}), IsOk());
   }
   // A small app started detached, and its supervisor now idle.
   int IdleSupervisor() {

@@ -548,15 +548,7 @@ void StopLaunched(std::vector<LaunchedProcess>& launched) {
 // an adopted one. Refused (and said why) with nothing left running or recorded. Returns the exit
 // code the process would have; non-zero ends the warm service.
 int RunWarmApp(StateStore& store, const std::string& state_dir, WarmRequest req, int link) {
-  AppRecord rec;
-  rec.app_id = req.app_id;
-  rec.session = req.session;
-  rec.name = req.name;
-  rec.appdef_json = std::move(req.appdef_json);
-  rec.plan_json = std::move(req.plan_json);
-  rec.app_dir = req.app_dir;
-  rec.state = AppState::kRunning;
-  rec.created = rec.updated = req.created;
+  AppRecord rec = RunningRecordOf(req);
   rec.supervisor_pid = getpid();
   rec.supervisor_start = SelfIdentity();
   auto refuse = [&](const std::string& why) {

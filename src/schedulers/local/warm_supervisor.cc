@@ -33,6 +33,19 @@ void ReapChildren() {
 
 }  // namespace
 
+AppRecord RunningRecordOf(WarmRequest request) {
+  AppRecord rec;
+  rec.app_id = std::move(request.app_id);
+  rec.session = std::move(request.session);
+  rec.name = std::move(request.name);
+  rec.appdef_json = std::move(request.appdef_json);
+  rec.plan_json = std::move(request.plan_json);
+  rec.app_dir = std::move(request.app_dir);
+  rec.state = specs::AppState::kRunning;
+  rec.created = rec.updated = request.created;
+  return rec;
+}
+
 std::string LaunchContext() {
   std::string out;
   // The calling thread's: a clone from it inherits its affinity, not the main thread's.

@@ -30,6 +30,8 @@
 #include <string_view>
 #include <vector>
 
+#include "schedulers/local/state_store.h"
+
 namespace torchx::schedulers::local {
 
 /// How long an idle supervisor waits for its caller's next app before it exits.
@@ -60,6 +62,9 @@ struct WarmRequest {
   double created = 0;
   std::vector<std::string> env;  ///< "KEY=VALUE" each
 };
+
+/// The record of the app `request` carries, RUNNING (the supervisor that takes it adds itself).
+AppRecord RunningRecordOf(WarmRequest request);
 
 /// The fields, each as "<length>\n<bytes>" (the environment as its entries each ending in a NUL).
 std::string EncodeWarmRequest(const WarmRequest& request);
