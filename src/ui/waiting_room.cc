@@ -33,7 +33,8 @@ bool HeadEnds(std::string_view bytes) {
   return bytes.find("\n\r\n") != std::string_view::npos || bytes.find("\n\n") != std::string_view::npos;
 }
 
-WaitingRoom::WaitingRoom(WaitingRoomOptions options, Ready ready) : options_(options), ready_(std::move(ready)) {}
+WaitingRoom::WaitingRoom(WaitingRoomOptions options, Ready ready)
+    : options_(options), ready_(std::move(ready)), peek_(options.max_head_bytes) {}
 
 WaitingRoom::~WaitingRoom() { Stop(); }
 
@@ -149,7 +150,7 @@ void WaitingRoom::Loop() {
 void WaitingRoom::Look(int fd) {
   auto guest = guests_.find(fd);
   if (guest == guests_.end()) return;
-  std::vector<char> buf(options_.max_head_bytes);
+  std::vector<char>& buf = peek_;
   ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
     Evict(fd, false);  // gone

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "torchx/status.h"
 
@@ -65,7 +66,8 @@ class WaitingRoom {
   WaitingRoomOptions options_;
   Ready ready_;
   int epoll_ = -1;
-  int wake_ = -1;  // an eventfd that ends the thread's wait at Stop
+  int wake_ = -1;           // an eventfd that ends the thread's wait at Stop
+  std::vector<char> peek_;  // the room's thread's buffer for a head's first bytes
   mutable std::mutex mu_;
   std::map<int, Guest> guests_;
   bool stopped_ = false;

@@ -27,16 +27,6 @@
 
 extern char** environ;
 
-// ThreadSanitizer cannot follow a CLONE_VM child: a TSan build forks (SpawnMode::kFork; the
-// supervisor's launcher does the same, process_launcher.cc).
-#if defined(__SANITIZE_THREAD__)
-#define TORCHX_FORK_BY_DEFAULT 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TORCHX_FORK_BY_DEFAULT 1
-#endif
-#endif
-
 namespace torchx::schedulers::local {
 namespace {
 
@@ -293,7 +283,7 @@ bool StartsDetached(const AppPlan& plan) {
 }
 
 SpawnMode DefaultSpawnMode() {
-#ifdef TORCHX_FORK_BY_DEFAULT
+#ifdef TORCHX_LAUNCH_WITH_FORK
   return SpawnMode::kFork;
 #else
   return SpawnMode::kCloneVm;

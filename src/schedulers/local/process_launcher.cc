@@ -18,16 +18,6 @@
 
 extern char** environ;
 
-// ThreadSanitizer cannot follow a CLONE_VM child (the child would run on the parent's sanitizer
-// state): a TSan build forks instead and reports an exec failure through a close-on-exec pipe.
-#if defined(__SANITIZE_THREAD__)
-#define TORCHX_LAUNCH_WITH_FORK 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TORCHX_LAUNCH_WITH_FORK 1
-#endif
-#endif
-
 namespace torchx::schedulers::local {
 
 int MoveFdHigh(int fd) {

@@ -14,6 +14,18 @@
 #define TORCHX_CHILD_CODE
 #endif
 
+// ThreadSanitizer cannot follow a CLONE_VM child (the child would run on the parent's sanitizer
+// state): a TSan build forks instead, both in the supervisor's launcher (process_launcher.cc, an
+// exec failure reported through a close-on-exec pipe) and in a caller's detached start
+// (detached_start.cc, SpawnMode::kFork).
+#if defined(__SANITIZE_THREAD__)
+#define TORCHX_LAUNCH_WITH_FORK 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TORCHX_LAUNCH_WITH_FORK 1
+#endif
+#endif
+
 namespace torchx::schedulers::local {
 
 struct ReplicaChildArgs {
